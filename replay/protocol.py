@@ -1,0 +1,133 @@
+"""The protocol every game engine follows (named after OpenSpiel), and the values replay yields.
+
+An engine is a set of pure functions over frozen states: `apply_action` returns a new state and
+never mutates its input. Replay is a fold over a game's events: for each event it yields a `Step`
+with the state after it, the derived facts and any findings.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Hashable, Iterable, Iterator
+from typing import Any, Literal, Protocol
+
+import msgspec
+
+from schemas.common import GameStarted
+from schemas.envelope import Event
+from schemas.profiles import Profile
+
+CHANCE = -1
+"""`current_player` while the game waits for a chance event (a layout, a deal)."""
+TERMINAL = -4
+"""`current_player` once the game is over."""
+
+
+class Finding(msgspec.Struct, frozen=True, kw_only=True):
+    """A rule problem at one event: stable code, the rule book's article where there is one, and why."""
+
+    stream: str
+    seq: int
+    code: str
+    message: str
+    article: str | None = None
+    severity: Literal["error", "warning"] = "error"
+
+    def __str__(self) -> str:
+        where = f" ({self.article})" if self.article else ""
+        return f"{self.stream}#{self.seq} {self.code}{where}: {self.message}"
+
+
+class Outcome(msgspec.Struct, frozen=True, kw_only=True):
+    """How a game ended: the termination reason (`FLAG_CAPTURED`, `HU`, `ALL_HOME` …), the
+    winning seats (empty for a draw) and the game points of every seat."""
+
+    termination: str
+    winners: tuple[int, ...]
+    points: tuple[float, ...]
+
+
+class Step(msgspec.Struct, frozen=True, kw_only=True):
+    """One event of a replay: the state after it, the facts derived from it, and its findings."""
+
+    event: Event
+    state: Any
+    facts: dict[str, Any]
+    findings: tuple[Finding, ...] = ()
+
+
+class ReplayError(Exception):
+    """Base of the errors an engine raises."""
+
+
+class InvalidActionError(ReplayError):
+    """The input is malformed: not an action of this game at all (bad notation, unknown point)."""
+
+
+class IllegalActionError(ReplayError):
+    """The action is well formed but breaks a rule in this state; carries the rule's code and article."""
+
+    def __init__(self, code: str, message: str, article: str | None = None) -> None:
+        super().__init__(f"{code}{f' ({article})' if article else ''}: {message}")
+        self.code = code
+        self.article = article
+        self.detail = message
+
+
+class StrictReplayError(ReplayError):
+    """Raised by a strict replay at its first finding."""
+
+    def __init__(self, finding: Finding) -> None:
+        super().__init__(str(finding))
+        self.finding = finding
+
+
+class GameEngine(Protocol):
+    """One game's rules, replay, bot and pictures."""
+
+    name: str
+    profile_type: type[Profile]
+
+    def new_initial_state(self, start: GameStarted) -> Any:
+        """Returns the state before any event after `game.started`."""
+
+    def current_player(self, state: Any) -> int:
+        """Returns the seat to act, `CHANCE` or `TERMINAL`."""
+
+    def legal_actions(self, state: Any) -> list[Hashable]:
+        """Returns every legal action of the player to act, in a stable order."""
+
+    def apply_action(self, state: Any, action: Hashable) -> Any:
+        """Returns the state after the action; the input state is left unchanged.
+
+        :raises InvalidActionError: when the action is malformed.
+        :raises IllegalActionError: when the action breaks a rule in this state.
+        """
+
+    def is_terminal(self, state: Any) -> bool:
+        """Tells whether the game is over."""
+
+    def outcome(self, state: Any) -> Outcome | None:
+        """Returns the outcome of a finished game, else None."""
+
+    def information_state_string(self, state: Any, seat: int) -> str:
+        """Describes the state as `seat` may know it, hiding what it cannot see."""
+
+    def to_event(self, state: Any, action: Hashable, *, stream: str, seq: int, ts: int) -> Event:
+        """Returns the event that records `action` taken in `state`."""
+
+    def replay(self, events: Iterable[Event], strict: bool = False) -> Iterator[Step]:
+        """Folds a game's events (starting with `game.started`) into steps.
+
+        :raises StrictReplayError: in strict mode, at the first finding.
+        """
+
+    def bot_game(self, start: GameStarted, rng: random.Random) -> list[Event]:
+        """Plays a whole game with the seeded bot: `start` (seq 0), every setup, move and timing
+        event with realistic timestamps, and the software's `game.ended` claim last."""
+
+    def render_svg(self, state: Any, seat: int | None = None) -> str:
+        """Draws the position as SVG, from `seat`'s view when given."""
+
+    def render_text(self, state: Any, seat: int | None = None) -> str:
+        """Draws the position as a compact text diagram."""

@@ -1,0 +1,66 @@
+"""Canonical encoding and strict decoding of events, with errors that name the line and field."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import msgspec
+
+from schemas.envelope import Event
+
+DEFAULT_MAX_ENTRY_BYTES = 64 * 1024
+_encoder = msgspec.json.Encoder()
+
+
+class ContractError(ValueError):
+    """An input line does not satisfy the event contract."""
+
+    def __init__(self, line: int, message: str) -> None:
+        super().__init__(f"line {line}: {message}")
+        self.line = line
+        self.detail = message
+
+
+@functools.cache
+def _decoder() -> msgspec.json.Decoder[Any]:
+    from schemas import AnyEvent
+
+    return msgspec.json.Decoder(AnyEvent)
+
+
+def encode(event: Event) -> bytes:
+    """Returns the canonical bytes of an event: the msgspec JSON encoding of the validated Struct."""
+    return _encoder.encode(event)
+
+
+def decode(data: bytes | str) -> Event:
+    """Decodes one event strictly.
+
+    :raises msgspec.DecodeError: on malformed JSON or a contract violation.
+    """
+    return _decoder().decode(data)  # type: ignore[no-any-return]
+
+
+def decode_line(data: bytes, line: int, max_bytes: int = DEFAULT_MAX_ENTRY_BYTES) -> tuple[Event, bytes]:
+    """Validates one input line and returns the event with its canonical bytes.
+
+    :raises ContractError: naming the line and the JSON path of the offending field.
+    """
+    if len(data) > 4 * max_bytes:
+        raise ContractError(line, f"event is {len(data)} bytes, over the limit of {max_bytes}")
+    try:
+        event = decode(data)
+    except msgspec.ValidationError as exc:
+        raise ContractError(line, _with_path(str(exc))) from None
+    except msgspec.DecodeError as exc:
+        raise ContractError(line, f"malformed JSON: {exc}") from None
+    canonical = encode(event)
+    if len(canonical) > max_bytes:
+        raise ContractError(line, f"event is {len(canonical)} bytes, over the limit of {max_bytes}")
+    return event, canonical
+
+
+def _with_path(message: str) -> str:
+    """Adds the root path to msgspec messages about the top-level object, which carry none."""
+    return message if " - at `" in message else f"{message} - at `$`"

@@ -1,0 +1,151 @@
+"""Events every game and tournament shares: registration, seating, start, timing, cards,
+draws, resignation, the software's claims, rulings and round closing."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import msgspec
+
+from schemas.checkers import CheckersProfile
+from schemas.envelope import Event, Millis, PlayerId, Program, Seat, SeatHolder, StreamId
+from schemas.junqi import JunqiProfile
+from schemas.paohuzi import PaohuziProfile
+
+GameName = Literal["junqi", "paohuzi", "checkers"]
+AnyProfile = CheckersProfile | JunqiProfile | PaohuziProfile
+Round = Annotated[int, msgspec.Meta(ge=1)]
+Points = int | float
+
+
+class TournamentOpened(Event, kw_only=True, tag="tournament.opened"):
+    """A tournament opens: its game, the rule profile in force and the stage (预赛, 决赛 …)."""
+
+    game: GameName
+    name: str
+    profile: AnyProfile
+    stage: str = "preliminary"
+    format: Literal["duplicate", "swiss", "knockout"] = "duplicate"
+    rounds: Annotated[int, msgspec.Meta(ge=1)] | None = None
+
+
+class PlayerRegistered(Event, kw_only=True, tag="tournament.player_registered"):
+    """A participant is registered with a fixed player number; an AI entrant names its program."""
+
+    player: PlayerId
+    name: str
+    team: str | None = None
+    program: Program | None = None
+
+
+class DrawRecord(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """The random draw behind a seating: the seed, or its SHA-256 commitment before the reveal."""
+
+    method: str
+    seed: str | None = None
+    commitment: str | None = None
+
+
+class TableSeating(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """One table of a round: its number, group, and who holds each seat."""
+
+    table: Annotated[int, msgspec.Meta(ge=1)]
+    seats: list[SeatHolder]
+    group: int | None = None
+
+
+class RoundSeated(Event, kw_only=True, tag="tournament.round_seated"):
+    """The seating of a round: tables, seats, players, and the draw it came from."""
+
+    round: Round
+    tables: list[TableSeating]
+    draw: DrawRecord | None = None
+
+
+class GameStarted(Event, kw_only=True, tag="game.started"):
+    """A game starts at a table: where it belongs, who sits where, who moves first, which rules."""
+
+    profile: AnyProfile
+    seats: list[SeatHolder]
+    first: Seat
+    tournament: StreamId | None = None
+    round: Round | None = None
+    table: Annotated[int, msgspec.Meta(ge=1)] | None = None
+    game_no: Annotated[int, msgspec.Meta(ge=1)] = 1
+    board: str | None = None
+
+
+class MoveTimeUsed(Event, kw_only=True, tag="game.move_time"):
+    """Time the acting seat used for its turn, by the competition clock."""
+
+    ms: Millis
+    move_seq: int | None = None
+
+
+class TimedOut(Event, kw_only=True, tag="game.timed_out"):
+    """The acting seat let its turn clock run out (超时)."""
+
+
+class Skipped(Event, kw_only=True, tag="game.skipped"):
+    """The acting seat's turn was skipped (略过), e.g. after a timeout."""
+
+
+class Disconnected(Event, kw_only=True, tag="game.disconnected"):
+    """The acting seat's client disconnected (断线); `reconnected` marks its return."""
+
+    reconnected: bool = False
+
+
+class PenaltyCard(Event, kw_only=True, tag="game.penalty"):
+    """A referee shows the acting seat a yellow or red card, citing the rule."""
+
+    card: Literal["yellow", "red"]
+    reason: str
+    article: str | None = None
+
+
+class DrawOffered(Event, kw_only=True, tag="game.draw_offered"):
+    """The acting seat offers a draw (提和)."""
+
+
+class DrawAnswered(Event, kw_only=True, tag="game.draw_answered"):
+    """The acting seat accepts or declines the pending draw offer."""
+
+    accept: bool
+
+
+class Resigned(Event, kw_only=True, tag="game.resigned"):
+    """The acting seat resigns (认输)."""
+
+
+class GameEnded(Event, kw_only=True, tag="game.ended"):
+    """The competition software's claim of a game's end: termination, winning seats, points per seat."""
+
+    termination: str
+    winners: list[Seat]
+    points: list[Points]
+
+
+class Ruling(Event, kw_only=True, tag="game.ruling"):
+    """A referee's ruling that corrects or amends an earlier event of the same stream; nothing is edited."""
+
+    corrects: Annotated[int, msgspec.Meta(ge=0)]
+    article: str | None = None
+    text: str
+    termination: str | None = None
+    winners: list[Seat] | None = None
+    points: list[Points] | None = None
+
+
+class RoundClosed(Event, kw_only=True, tag="tournament.round_closed"):
+    """A round closes; `games` counts the games the software says were played in it."""
+
+    round: Round
+    games: Annotated[int, msgspec.Meta(ge=0)] | None = None
+
+
+EVENTS: tuple[type[Event], ...] = (
+    TournamentOpened, PlayerRegistered, RoundSeated, GameStarted, MoveTimeUsed, TimedOut,
+    Skipped, Disconnected, PenaltyCard, DrawOffered, DrawAnswered, Resigned, GameEnded, Ruling,
+    RoundClosed,
+)

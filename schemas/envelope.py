@@ -1,0 +1,54 @@
+"""The event envelope every recorded event shares, and the seat holders it names."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import msgspec
+
+SCHEMA_VERSION = 1
+
+StreamId = Annotated[str, msgspec.Meta(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:/-]*$")]
+SeqNo = Annotated[int, msgspec.Meta(ge=0)]
+Millis = Annotated[int, msgspec.Meta(ge=0)]
+Seat = Annotated[int, msgspec.Meta(ge=0, le=3)]
+PlayerId = Annotated[str, msgspec.Meta(min_length=1, max_length=100)]
+
+
+class Event(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, tag_field="kind"):
+    """Base of every event: the stream it belongs to, its dense 0-based sequence number there,
+    the competition server's timestamp (ms since the epoch, UTC), the acting seat where there
+    is one, and the schema version it was written under."""
+
+    stream: StreamId
+    seq: SeqNo
+    ts: Millis
+    seat: Seat | None = None
+    v: Annotated[int, msgspec.Meta(ge=1)] = SCHEMA_VERSION
+
+
+class Program(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """An AI program holding a seat (人机赛), named with its version."""
+
+    name: Annotated[str, msgspec.Meta(min_length=1)]
+    version: Annotated[str, msgspec.Meta(min_length=1)]
+
+
+class SeatHolder(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Who sits in a seat: a registered player, or an AI program (人机赛)."""
+
+    seat: Seat
+    player: PlayerId | None = None
+    program: Program | None = None
+
+    def __post_init__(self) -> None:
+        if (self.player is None) == (self.program is None):
+            raise ValueError("a seat is held by exactly one of `player` or `program`")
+
+    @property
+    def holder(self) -> str:
+        """Returns the player id, or `program@version` for an AI seat."""
+        if self.player is not None:
+            return self.player
+        assert self.program is not None
+        return f"{self.program.name}@{self.program.version}"
