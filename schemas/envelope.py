@@ -26,6 +26,11 @@ class Event(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tru
     seat: Seat | None = None
     v: Annotated[int, msgspec.Meta(ge=1)] = SCHEMA_VERSION
 
+    @property
+    def kind(self) -> str:
+        """Returns the event's stable kind tag, e.g. `game.started`."""
+        return self.__struct_config__.tag  # type: ignore[return-value]
+
 
 class Program(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """An AI program holding a seat (人机赛), named with its version."""

@@ -1,0 +1,172 @@
+"""The `matchledger` command line: each command parses options, calls one library function, prints."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+
+from audit.output import emit_json, fail, say
+from ledger import bundle as bundle_mod
+from ledger import checkpoints as checkpoints_mod
+from ledger import export as export_mod
+from ledger import record as record_mod
+from ledger import store
+from ledger import verify as verify_mod
+from ledger.errors import LedgerError
+from ledger.notes import Signer, Verifier
+from replay.protocol import ReplayError
+from schemas.codec import ContractError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="Record, verify, replay and audit competitive games.")
+
+PROJECT_ERRORS = (LedgerError, ContractError, ReplayError, ValueError, OSError)
+LedgerOpt = Annotated[Path, typer.Option("--ledger", envvar="MATCHLEDGER_LEDGER", help="Ledger directory.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")]
+DEFAULT_LEDGER = Path("matchledger-data")
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class ExitCode(Exception):
+    """Ends a command with a given exit code after it has printed its verdict."""
+
+    def __init__(self, code: int) -> None:
+        self.code = code
+
+
+def command(fn: F) -> F:
+    """Registers a command whose project errors become a message on stderr and exit code 1."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except ExitCode as exc:
+            raise typer.Exit(exc.code) from None
+        except PROJECT_ERRORS as exc:
+            fail(str(exc))
+            raise typer.Exit(1) from None
+
+    app.command(fn.__name__.rstrip("_").replace("_", "-"))(wrapper)
+    return fn
+
+
+@command
+def init(ledger: LedgerOpt = DEFAULT_LEDGER, origin: Annotated[str | None, typer.Option(help="Checkpoint origin line.")] = None,
+         json: JsonOpt = False) -> None:
+    """Create an empty ledger with a new Ed25519 signing key."""
+    pub = store.init(ledger, origin)
+    if json:
+        emit_json({"ledger": str(ledger), "public_key": str(pub), "verifier": pub.read_text().strip()})
+    else:
+        say(f"created ledger {ledger}\npublic key: {pub}")
+
+
+@command
+def record(file: Annotated[str, typer.Argument(help="JSONL file of events, or - for stdin.")],
+           ledger: LedgerOpt = DEFAULT_LEDGER, json: JsonOpt = False) -> None:
+    """Append the events of a JSONL file, all or nothing, and sign a checkpoint."""
+    source = sys.stdin.buffer if file == "-" else open(file, "rb")
+    with source:
+        result = record_mod.record(ledger, source)
+    if json:
+        emit_json({"appended": result.appended, "duplicates": result.duplicates, "size": result.size})
+    else:
+        say(f"appended {result.appended} events, {result.duplicates} already present; tree size {result.size}")
+
+
+@command
+def verify(ledger: LedgerOpt = DEFAULT_LEDGER, json: JsonOpt = False) -> None:
+    """Re-read every frame, recompute the tree and check every checkpoint and signature."""
+    report = verify_mod.verify(ledger)
+    if json:
+        emit_json({"size": report.size, "root": report.root, "checkpoints": report.checkpoints, "notes": report.notes}
+                  if report.ok else {"ok": False, "index": report.index, "error": report.error})
+    elif report.ok:
+        say(f"ok: tree size {report.size}, root {report.root}, {report.checkpoints} checkpoints verified")
+        for note in report.notes:
+            say(f"note: {note}")
+    else:
+        where = f"entry {report.index}: " if report.index is not None else ""
+        fail(f"ledger damaged: {where}{report.error}")
+    if not report.ok:
+        raise ExitCode(1)
+
+
+@command
+def export(ledger: LedgerOpt = DEFAULT_LEDGER,
+           jsonl: Annotated[Path | None, typer.Option(help="Write the entries as stored, one per line.")] = None,
+           json: JsonOpt = False) -> None:
+    """Export the entries exactly as stored."""
+    if jsonl is None:
+        raise ValueError("give --jsonl FILE")
+    count = export_mod.export_jsonl(ledger, jsonl)
+    if json:
+        emit_json({"entries": count, "jsonl": str(jsonl)})
+    else:
+        say(f"wrote {count} entries to {jsonl}")
+
+
+@command
+def prove(stream: Annotated[str, typer.Option(help="Stream (game or tournament) id.")],
+          out: Annotated[Path, typer.Option(help="Where to write the evidence bundle.")],
+          ledger: LedgerOpt = DEFAULT_LEDGER, json: JsonOpt = False) -> None:
+    """Write an evidence bundle: a stream's entries with inclusion proofs and a signed checkpoint."""
+    built = bundle_mod.prove(ledger, stream)
+    out.write_bytes(bundle_mod.msgspec.json.format(bundle_mod.msgspec.json.encode(built)) + b"\n")
+    if json:
+        emit_json({"stream": stream, "entries": len(built.entries), "out": str(out)})
+    else:
+        say(f"wrote {len(built.entries)} entries of {stream} with inclusion proofs to {out}")
+
+
+@command
+def check_proof(file: Annotated[Path, typer.Argument(help="Evidence bundle file.")],
+                key: Annotated[Path, typer.Option(help="The ledger's verifier key (signer.pub).")],
+                json: JsonOpt = False) -> None:
+    """Verify an evidence bundle offline with the public key alone."""
+    loaded = bundle_mod.load_bundle(file)
+    checkpoint = bundle_mod.check_bundle(loaded, Verifier.parse(key.read_text()))
+    if json:
+        emit_json({"ok": True, "stream": loaded.stream, "entries": len(loaded.entries), "size": checkpoint.size, "root": checkpoint.root.hex()})
+    else:
+        say(f"ok: {len(loaded.entries)} entries of {loaded.stream} are in the log of size {checkpoint.size}, root {checkpoint.root.hex()}")
+
+
+@command
+def keygen(name: Annotated[str, typer.Option(help="Key name, e.g. arbiter-zhang.")],
+           out: Annotated[Path, typer.Option(help="Private key file to create (mode 600).")]) -> None:
+    """Create an arbiter's Ed25519 key pair for co-signing checkpoints."""
+    signer = Signer.generate(name)
+    signer.save(out)
+    pub = out.with_suffix(".pub")
+    pub.write_text(str(signer.verifier) + "\n")
+    say(f"private key: {out}\npublic key: {pub}")
+
+
+@command
+def cosign(key: Annotated[Path, typer.Option(help="The arbiter's private key.")],
+           ledger: LedgerOpt = DEFAULT_LEDGER,
+           size: Annotated[int | None, typer.Option(help="Tree size of the checkpoint; the latest by default.")] = None) -> None:
+    """Add an arbiter's co-signature to a checkpoint."""
+    checkpoint = checkpoints_mod.cosign(ledger, Signer.load(key), size)
+    say(checkpoint.note)
+
+
+@command
+def demo(ledger: LedgerOpt = DEFAULT_LEDGER, json: JsonOpt = False) -> None:
+    """Simulate, record, verify and prove a small tournament into a fresh local ledger."""
+    from audit import demo as demo_mod
+
+    summary = demo_mod.run_demo(ledger, say=None if json else say)
+    if json:
+        emit_json(summary)
+
+
+def main() -> None:
+    """Runs the command line."""
+    app()

@@ -1,0 +1,109 @@
+"""Evidence bundles: one stream's entries with inclusion proofs against a signed checkpoint,
+verifiable offline with the ledger's public key alone."""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+
+import msgspec
+
+from ledger.checkpoints import Checkpoint, latest_checkpoint, parse_checkpoint
+from ledger.errors import LedgerCorrupt, LedgerError, SignatureError
+from ledger.merkle import ProofError, SubtreeHasher, inclusion_proof, leaf_hash, verify_inclusion
+from ledger.notes import Verifier
+from ledger.scan import EntryKey
+from ledger.store import iter_entries, load_verifier
+
+FORMAT = "matchledger-evidence/1"
+
+
+class BundleEntry(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One entry of a bundle: its log index, its exact stored text and its inclusion proof."""
+
+    index: int
+    entry: str
+    proof: list[str]
+
+
+class EvidenceBundle(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A stream's entries, each with an inclusion proof against the signed checkpoint."""
+
+    format: str
+    stream: str
+    checkpoint: str
+    entries: list[BundleEntry]
+
+
+class BundleError(LedgerError):
+    """An evidence bundle does not verify."""
+
+
+_key_decoder = msgspec.json.Decoder(EntryKey)
+
+
+def prove(root: Path, stream: str) -> EvidenceBundle:
+    """Builds the evidence bundle of one stream against the latest checkpoint.
+
+    Memory grows with the log (one 32-byte leaf hash per entry), which proofs need.
+
+    :raises LedgerError: when the stream has no entries under the checkpoint.
+    """
+    checkpoint = latest_checkpoint(root, load_verifier(root))
+    if checkpoint is None or checkpoint.size == 0:
+        raise LedgerError(f"ledger {root} has no non-empty checkpoint to prove against")
+    leaves: list[bytes] = []
+    mine: list[tuple[int, bytes]] = []
+    for index, data in iter_entries(root):
+        if index >= checkpoint.size:
+            break
+        leaves.append(leaf_hash(data))
+        if _key_decoder.decode(data).stream == stream:
+            mine.append((index, data))
+    if len(leaves) < checkpoint.size:
+        raise LedgerCorrupt(len(leaves), f"log ends before checkpoint {checkpoint.size}")
+    if not mine:
+        raise LedgerError(f"stream {stream!r} has no entries in the first {checkpoint.size} entries of the log")
+    hasher = SubtreeHasher(leaves)
+    entries = [
+        BundleEntry(index, data.decode(), [base64.b64encode(h).decode() for h in inclusion_proof(index, checkpoint.size, hasher)])
+        for index, data in mine
+    ]
+    return EvidenceBundle(FORMAT, stream, checkpoint.note, entries)
+
+
+def check_bundle(bundle: EvidenceBundle, verifier: Verifier) -> Checkpoint:
+    """Verifies a bundle offline: the checkpoint's signature, every inclusion proof, and that the
+    entries are the stream's events 0, 1, 2 … in log order.
+
+    :raises BundleError: naming the first entry or part that fails.
+    """
+    if bundle.format != FORMAT:
+        raise BundleError(f"unknown bundle format {bundle.format!r}")
+    try:
+        checkpoint = parse_checkpoint(bundle.checkpoint, verifier)
+    except SignatureError as exc:
+        raise BundleError(f"checkpoint: {exc}") from None
+    last = -1
+    for n, item in enumerate(bundle.entries):
+        data = item.entry.encode()
+        key = _key_decoder.decode(data)
+        if key.stream != bundle.stream or key.seq != n or item.index <= last:
+            raise BundleError(f"entry {item.index}: expected seq {n} of stream {bundle.stream!r} after entry {last}")
+        try:
+            verify_inclusion(leaf_hash(data), item.index, checkpoint.size, [base64.b64decode(p) for p in item.proof], checkpoint.root)
+        except ProofError as exc:
+            raise BundleError(f"entry {item.index}: {exc}") from None
+        last = item.index
+    return checkpoint
+
+
+def load_bundle(path: Path) -> EvidenceBundle:
+    """Reads a bundle file.
+
+    :raises BundleError: when it is not a bundle.
+    """
+    try:
+        return msgspec.json.decode(path.read_bytes(), type=EvidenceBundle)
+    except msgspec.DecodeError as exc:
+        raise BundleError(f"{path}: not an evidence bundle: {exc}") from None

@@ -1,0 +1,43 @@
+"""Errors of the ledger layer."""
+
+from __future__ import annotations
+
+
+class LedgerError(Exception):
+    """Base of every ledger error; the CLI prints its message and exits 1."""
+
+
+class LedgerNotFound(LedgerError):
+    """The directory holds no ledger (run `matchledger init`)."""
+
+
+class LedgerLocked(LedgerError):
+    """Another writer holds the ledger's exclusive lock."""
+
+
+class LedgerCorrupt(LedgerError):
+    """Stored data inside a checkpointed range is damaged; it is evidence and is never repaired."""
+
+    def __init__(self, index: int | None, message: str) -> None:
+        super().__init__(message if index is None else f"entry {index}: {message}")
+        self.index = index
+
+
+class KeyFileError(LedgerError):
+    """A signing or verifier key is missing, malformed or unsafely stored."""
+
+
+class SignatureError(LedgerError):
+    """A signed note does not verify against the key."""
+
+
+class SequenceError(LedgerError):
+    """An input event's sequence number is out of order or conflicts with a recorded event."""
+
+    def __init__(self, line: int, message: str) -> None:
+        super().__init__(f"line {line}: {message}")
+        self.line = line
+
+
+class DiskError(LedgerError):
+    """Writing or syncing a batch failed; nothing of that batch was acknowledged."""

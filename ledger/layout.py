@@ -1,0 +1,57 @@
+"""Where a ledger keeps its files, its settings, and the atomic file writes it relies on."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated
+
+import msgspec
+
+from ledger.errors import LedgerNotFound
+from ledger.segments import fsync_dir
+from schemas.codec import DEFAULT_MAX_ENTRY_BYTES
+
+CONFIG = "ledger.json"
+PRIVATE_KEY = "signer.key"
+PUBLIC_KEY = "signer.pub"
+SEGMENTS = "segments"
+CHECKPOINTS = "checkpoints"
+LATEST = "checkpoint"
+LOCK = "lock"
+WITNESSES = "witnesses"
+
+
+class LedgerConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """A ledger's settings, fixed at `init`."""
+
+    format: int = 1
+    origin: str
+    max_entry_bytes: Annotated[int, msgspec.Meta(ge=256, le=16 * 1024 * 1024)] = DEFAULT_MAX_ENTRY_BYTES
+    segment_bytes: Annotated[int, msgspec.Meta(ge=4096)] = 64 * 1024 * 1024
+    checkpoint_interval: Annotated[int, msgspec.Meta(ge=1)] = 100_000
+
+
+def load_config(root: Path) -> LedgerConfig:
+    """Reads a ledger's settings.
+
+    :raises LedgerNotFound: when `root` is not a ledger directory.
+    """
+    path = root / CONFIG
+    if not path.exists():
+        raise LedgerNotFound(f"{root} is not a ledger (no {CONFIG}); run `matchledger init --ledger {root}`")
+    return msgspec.json.decode(path.read_bytes(), type=LedgerConfig)
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Writes a file so that readers see the old or the new content, never a mix: temp file,
+    fsync, rename, fsync of the directory."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+    fsync_dir(path.parent)

@@ -1,0 +1,159 @@
+"""Ed25519 keys and C2SP signed notes (the checkpoint format of transparency logs)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import stat
+from pathlib import Path
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat, PrivateFormat, NoEncryption
+
+from ledger.errors import KeyFileError, SignatureError
+
+ALG_ED25519 = b"\x01"
+SIG_PREFIX = "— "  # U+2014 EM DASH and a space open every signature line of a signed note
+
+
+def _key_id(name: str, public: bytes) -> bytes:
+    return hashlib.sha256(name.encode() + b"\n" + ALG_ED25519 + public).digest()[:4]
+
+
+class Verifier:
+    """A C2SP verifier key: `<name>+<hex key id>+<base64(0x01 ‖ public key)>`."""
+
+    def __init__(self, name: str, public: bytes) -> None:
+        self.name = name
+        self.public = public
+        self.key_id = _key_id(name, public)
+        self._key = Ed25519PublicKey.from_public_bytes(public)
+
+    @classmethod
+    def parse(cls, text: str) -> Verifier:
+        """Parses a verifier key string.
+
+        :raises KeyFileError: when it is malformed or its key id does not match.
+        """
+        try:
+            name, hex_id, b64 = text.strip().split("+", 2)
+            raw = base64.b64decode(b64, validate=True)
+        except ValueError as exc:
+            raise KeyFileError(f"malformed verifier key {text.strip()[:60]!r}: {exc}") from None
+        if raw[:1] != ALG_ED25519 or len(raw) != 33:
+            raise KeyFileError(f"verifier key {name!r} is not an Ed25519 key")
+        verifier = cls(name, raw[1:])
+        if verifier.key_id.hex() != hex_id:
+            raise KeyFileError(f"verifier key {name!r} has id {hex_id}, its key gives {verifier.key_id.hex()}")
+        return verifier
+
+    def __str__(self) -> str:
+        return f"{self.name}+{self.key_id.hex()}+{base64.b64encode(ALG_ED25519 + self.public).decode()}"
+
+    def verifies(self, text: bytes, signature: bytes) -> bool:
+        """Tells whether `signature` is this key's signature of `text`."""
+        try:
+            self._key.verify(signature, text)
+        except InvalidSignature:
+            return False
+        return True
+
+
+class Signer:
+    """An Ed25519 signing key with its note name."""
+
+    def __init__(self, name: str, key: Ed25519PrivateKey) -> None:
+        self.name = name
+        self._key = key
+        public = key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+        self.verifier = Verifier(name, public)
+
+    @classmethod
+    def generate(cls, name: str) -> Signer:
+        """Creates a new random key."""
+        return cls(name, Ed25519PrivateKey.generate())
+
+    def sign_line(self, text: bytes) -> str:
+        """Returns the signature line of a note body."""
+        sig = self._key.sign(text)
+        return f"{SIG_PREFIX}{self.name} {base64.b64encode(self.verifier.key_id + sig).decode()}\n"
+
+    def encoded(self) -> str:
+        """Returns the C2SP signer key string `PRIVATE+KEY+<name>+<id>+<base64(0x01 ‖ seed)>`."""
+        seed = self._key.private_bytes(Encoding.Raw, PrivateFormat.Raw, NoEncryption())
+        return f"PRIVATE+KEY+{self.name}+{self.verifier.key_id.hex()}+{base64.b64encode(ALG_ED25519 + seed).decode()}"
+
+    def save(self, path: Path) -> None:
+        """Writes the key readable by its owner only."""
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(self.encoded() + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+
+    @classmethod
+    def load(cls, path: Path) -> Signer:
+        """Reads a signer key, refusing one that anyone but its owner can read.
+
+        :raises KeyFileError: when the file is missing, unsafe or malformed.
+        """
+        try:
+            mode = stat.S_IMODE(path.stat().st_mode)
+        except FileNotFoundError:
+            raise KeyFileError(f"private key {path} is missing") from None
+        if mode & 0o077:
+            raise KeyFileError(f"private key {path} is accessible by others (mode {mode:o}); run chmod 600 {path}")
+        parts = path.read_text().strip().split("+", 4)
+        if len(parts) != 5 or parts[:2] != ["PRIVATE", "KEY"]:
+            raise KeyFileError(f"private key {path} is not a C2SP signer key")
+        raw = base64.b64decode(parts[4])
+        if raw[:1] != ALG_ED25519 or len(raw) != 33:
+            raise KeyFileError(f"private key {path} is not an Ed25519 key")
+        return cls(parts[2], Ed25519PrivateKey.from_private_bytes(raw[1:]))
+
+
+def sign_note(text: str, signer: Signer) -> str:
+    """Returns a signed note: the body, a blank line and the signature line."""
+    return text + "\n" + signer.sign_line(text.encode())
+
+
+def split_note(note: str) -> tuple[str, list[tuple[str, bytes]]]:
+    """Splits a signed note into its body and its (name, key id ‖ signature) lines.
+
+    :raises SignatureError: when the note is malformed.
+    """
+    body, sep, sigs = note.rpartition("\n\n")
+    if not sep or not body:
+        raise SignatureError("malformed note: no blank line before the signatures")
+    lines = []
+    for line in sigs.splitlines():
+        if not line.startswith(SIG_PREFIX):
+            raise SignatureError(f"malformed signature line {line[:40]!r}")
+        name, _, b64 = line[len(SIG_PREFIX):].rpartition(" ")
+        try:
+            lines.append((name, base64.b64decode(b64, validate=True)))
+        except ValueError:
+            raise SignatureError(f"malformed signature of {name!r}") from None
+    return body + "\n", lines
+
+
+def add_signature(note: str, signer: Signer) -> str:
+    """Returns the note with one more signature line (an arbiter's co-signature)."""
+    body, _ = split_note(note)
+    return note + signer.sign_line(body.encode())
+
+
+def verify_note(note: str, verifier: Verifier) -> str:
+    """Checks that the note carries a valid signature by `verifier` and returns its body.
+
+    :raises SignatureError: when no such valid signature is present.
+    """
+    body, sigs = split_note(note)
+    for name, blob in sigs:
+        if name == verifier.name and blob[:4] == verifier.key_id:
+            if verifier.verifies(body.encode(), blob[4:]):
+                return body
+            raise SignatureError(f"signature of {name!r} does not verify")
+    raise SignatureError(f"note carries no signature by {verifier.name!r}")

@@ -1,0 +1,149 @@
+"""Segment files of framed records.
+
+A frame is `word ‖ crc32 ‖ index ‖ payload ‖ word`: `word` (u32) is the payload length with bit
+31 set on the last frame of a batch (the commit mark), `index` (u64) is the entry's position in
+the log, and the CRC-32 covers word, index and payload. The length at both ends lets a reader
+detect a torn tail; the commit mark lets it drop a batch that was cut short, so a batch is all or
+nothing; the index makes a deleted, swapped or inserted frame show at its position.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import struct
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+
+HEADER = struct.Struct("<IIQ")
+TRAILER = struct.Struct("<I")
+OVERHEAD = HEADER.size + TRAILER.size
+COMMIT = 0x8000_0000
+LENGTH_MASK = 0x7FFF_FFFF
+SUFFIX = ".seg"
+
+
+def frame(index: int, payload: bytes, commit: bool) -> bytes:
+    """Returns the framed bytes of one entry."""
+    word = len(payload) | (COMMIT if commit else 0)
+    head = struct.pack("<IQ", word, index)
+    crc = zlib.crc32(payload, zlib.crc32(head))
+    return HEADER.pack(word, crc, index) + payload + TRAILER.pack(word)
+
+
+def frame_batch(first_index: int, payloads: list[bytes]) -> bytes:
+    """Returns the framed bytes of a batch, the commit mark on its last frame."""
+    last = len(payloads) - 1
+    return b"".join(frame(first_index + i, p, i == last) for i, p in enumerate(payloads))
+
+
+def segment_path(directory: Path, first_index: int) -> Path:
+    """Returns the path of the segment whose first entry is `first_index`."""
+    return directory / f"{first_index:020d}{SUFFIX}"
+
+
+def list_segments(directory: Path) -> list[tuple[int, Path]]:
+    """Returns the segments of a directory as (first index, path), in log order."""
+    found = [(int(p.stem), p) for p in directory.glob(f"*{SUFFIX}") if p.stem.isdigit()]
+    return sorted(found)
+
+
+class FrameError(ValueError):
+    """A frame is damaged or out of place; `offset` is where it starts in its segment."""
+
+    def __init__(self, offset: int, message: str) -> None:
+        super().__init__(message)
+        self.offset = offset
+
+
+def iter_frames(data: bytes | memoryview, first_index: int) -> Iterator[tuple[int, int, memoryview, bool]]:
+    """Yields (index, offset, payload, committed) for each frame of a segment's bytes.
+
+    :raises FrameError: at the first frame that is torn, damaged or out of place.
+    """
+    view = memoryview(data)
+    offset, expected, end = 0, first_index, len(view)
+    unpack_header, unpack_trailer, crc32 = HEADER.unpack_from, TRAILER.unpack_from, zlib.crc32
+    while offset < end:
+        if end - offset < OVERHEAD:
+            raise FrameError(offset, f"torn frame: {end - offset} bytes left, a frame needs at least {OVERHEAD}")
+        word, crc, index = unpack_header(view, offset)
+        length = word & LENGTH_MASK
+        stop = offset + HEADER.size + length
+        if stop + TRAILER.size > end:
+            raise FrameError(offset, f"torn frame: header says {length} payload bytes, only {end - offset - OVERHEAD} follow")
+        payload = view[offset + HEADER.size:stop]
+        if crc32(payload, crc32(view[offset:offset + 4].tobytes() + view[offset + 8:offset + 16].tobytes())) != crc:
+            raise FrameError(offset, "CRC mismatch: the frame's bytes were changed")
+        if unpack_trailer(view, stop)[0] != word:
+            raise FrameError(offset, "trailing length differs from the header")
+        if index != expected:
+            raise FrameError(offset, f"frame says it holds entry {index}, expected entry {expected} here")
+        yield index, offset, payload, bool(word & COMMIT)
+        offset = stop + TRAILER.size
+        expected += 1
+
+
+class FileOps:
+    """The system calls a segment writer makes; tests substitute a faulty double."""
+
+    def write(self, fd: int, data: bytes | memoryview) -> int:
+        return os.write(fd, data)
+
+    def sync(self, fd: int) -> None:
+        os.fdatasync(fd)
+
+    def truncate(self, fd: int, size: int) -> None:
+        os.ftruncate(fd, size)
+
+
+def fsync_dir(path: Path) -> None:
+    """Makes a directory entry (a new or renamed file) durable."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class SegmentWriter:
+    """Appends whole batches to one segment file; a batch is acknowledged once it is synced."""
+
+    def __init__(self, path: Path, ops: FileOps, size: int) -> None:
+        self.path = path
+        self.size = size
+        self._ops = ops
+        created = not path.exists()
+        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        if created:
+            fsync_dir(path.parent)
+
+    def append(self, data: bytes) -> None:
+        """Writes and syncs a batch; on any failure the file is cut back to its size before.
+
+        :raises OSError: when the write or the sync fails (ENOSPC, EIO …).
+        """
+        start = self.size
+        try:
+            view = memoryview(data)
+            while view:
+                written = self._ops.write(self._fd, view)
+                if written <= 0:
+                    raise OSError(errno.EIO, "short write")
+                view = view[written:]
+            self._ops.sync(self._fd)
+        except OSError:
+            self._rollback(start)
+            raise
+        self.size = start + len(data)
+
+    def _rollback(self, size: int) -> None:
+        try:
+            self._ops.truncate(self._fd, size)
+            self._ops.sync(self._fd)
+        except OSError:
+            pass  # the reopened ledger drops the uncommitted tail anyway
+
+    def close(self) -> None:
+        os.close(self._fd)

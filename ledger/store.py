@@ -1,0 +1,299 @@
+"""The ledger: one append-only, tamper-evident log with a single writer.
+
+Appends are atomic batches, acknowledged once their bytes are synced (group commit). Each
+stream's events must arrive with the next expected sequence number; an identical re-send is
+acknowledged without a second copy, and a different event at a used number is a conflict.
+"""
+
+from __future__ import annotations
+
+import bisect
+import fcntl
+import os
+import uuid
+from array import array
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import msgspec
+
+from ledger.checkpoints import Checkpoint, latest_checkpoint, list_checkpoint_files, write_checkpoint
+from ledger.errors import DiskError, LedgerCorrupt, LedgerError, LedgerLocked, SequenceError
+from ledger.layout import (
+    CHECKPOINTS, CONFIG, LOCK, PRIVATE_KEY, PUBLIC_KEY, SEGMENTS, LedgerConfig, load_config, write_atomic,
+)
+from ledger.merkle import CompactRange, leaf_hash
+from ledger.notes import Signer, Verifier
+from ledger.scan import Damage, KeyDecodeError, decode_keys_exact, scan
+from ledger.segments import OVERHEAD, FileOps, SegmentWriter, frame_batch, segment_path
+from schemas.envelope import Event
+
+CHECKPOINT_KINDS = frozenset({"game.ended", "tournament.round_closed"})
+
+
+@dataclass(frozen=True)
+class Pending:
+    """One validated input event waiting to be appended: its input line, the event, its canonical bytes."""
+
+    line: int
+    event: Event
+    data: bytes
+
+
+@dataclass(frozen=True)
+class AppendResult:
+    """What an append did: events appended, identical re-sends acknowledged, the new tree size."""
+
+    appended: int
+    duplicates: int
+    size: int
+
+
+def init(root: Path, origin: str | None = None) -> Path:
+    """Creates an empty ledger with a fresh Ed25519 key pair; returns the verifier key's path.
+
+    :raises LedgerError: when `root` already holds a ledger.
+    """
+    if (root / CONFIG).exists():
+        raise LedgerError(f"{root} already holds a ledger")
+    root.mkdir(parents=True, exist_ok=True)
+    config = LedgerConfig(origin=origin or f"matchledger.local/{uuid.uuid4().hex[:12]}")
+    (root / SEGMENTS).mkdir(exist_ok=True)
+    (root / CHECKPOINTS).mkdir(exist_ok=True)
+    signer = Signer.generate(config.origin)
+    signer.save(root / PRIVATE_KEY)
+    write_atomic(root / PUBLIC_KEY, (str(signer.verifier) + "\n").encode())
+    write_atomic(root / CONFIG, msgspec.json.format(msgspec.json.encode(config)) + b"\n")
+    write_checkpoint(root, signer, 0, CompactRange().root())
+    return root / PUBLIC_KEY
+
+
+def load_verifier(root: Path) -> Verifier:
+    """Reads a ledger's public verifier key."""
+    return Verifier.parse((root / PUBLIC_KEY).read_text())
+
+
+class Ledger:
+    """The single writer of a ledger directory; use `Ledger.open` as a context manager."""
+
+    def __init__(self, root: Path, ops: FileOps | None = None) -> None:
+        self.root = root
+        self.config = load_config(root)
+        self._lock_fd = _lock(root)
+        self._ops = ops or FileOps()
+        self.signer = Signer.load(root / PRIVATE_KEY)
+        self.recovered: str | None = None
+        self._tree = CompactRange()
+        self._streams: dict[str, array[int]] = {}
+        self._segment_starts: list[int] = []
+        self._offsets: array[int] = array("Q")
+        self._writer: SegmentWriter | None = None
+        self._checkpoint: Checkpoint | None = latest_checkpoint(root, self.signer.verifier)
+        self._load()
+
+    @classmethod
+    def open(cls, root: Path, ops: FileOps | None = None) -> Ledger:
+        """Opens a ledger for writing: takes the lock and recovers a torn tail.
+
+        :raises LedgerLocked: when another writer holds it.
+        :raises LedgerCorrupt: when damage lies inside the checkpointed range.
+        """
+        return cls(root, ops)
+
+    def __enter__(self) -> Ledger:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def size(self) -> int:
+        """Returns the number of entries in the log."""
+        return self._tree.size
+
+    def root_hash(self) -> bytes:
+        """Returns the Merkle root of the whole log."""
+        return self._tree.root()
+
+    @property
+    def checkpoint_size(self) -> int:
+        """Returns the tree size of the latest checkpoint."""
+        return self._checkpoint.size if self._checkpoint else 0
+
+    def next_seq(self, stream: str) -> int:
+        """Returns the sequence number the stream expects next."""
+        return len(self._streams.get(stream, ()))
+
+    # -- loading and recovery -------------------------------------------------------------
+
+    def _load(self) -> None:
+        damage: Damage | None = None
+        for part in scan(self.root):
+            if isinstance(part, Damage):
+                damage = part
+                break
+            self._segment_starts.append(part.first_index)
+            self._index(part.first_index, part.offsets, part.payloads)
+        if self.size < self.checkpoint_size:
+            where = f": {damage.reason}" if damage else ""
+            raise LedgerCorrupt(self.size, f"log holds {self.size} entries but checkpoint {self.checkpoint_size} covers more{where}")
+        if damage is not None:
+            self._truncate_tail(damage)
+        self._open_writer()
+
+    def _index(self, first: int, offsets: list[int], payloads: list) -> None:
+        try:
+            keys = decode_keys_exact(payloads)
+        except KeyDecodeError as exc:
+            raise LedgerCorrupt(first + exc.position, str(exc)) from None
+        for offset, payload, key in zip(offsets, payloads, keys):
+            seqs = self._streams.setdefault(key.stream, array("Q"))
+            if key.seq != len(seqs):
+                raise LedgerCorrupt(self.size, f"stream {key.stream!r} has seq {key.seq} where {len(seqs)} was due")
+            seqs.append(self.size)
+            self._offsets.append(offset)
+            self._tree.append(leaf_hash(payload))
+
+    def _truncate_tail(self, damage: Damage) -> None:
+        if damage.trailing_segments:
+            raise LedgerCorrupt(damage.index, f"{damage.reason} in {damage.segment.name}, with later segments after it")
+        size = damage.segment.stat().st_size
+        with open(damage.segment, "r+b") as f:
+            f.truncate(damage.offset)
+            os.fsync(f.fileno())
+        if damage.offset == 0 and damage.index not in self._segment_starts:
+            damage.segment.unlink()
+        self.recovered = f"recovered: dropped an unacknowledged tail of {size - damage.offset} bytes after entry {damage.index - 1} ({damage.reason})"
+
+    def _open_writer(self) -> None:
+        if not self._segment_starts:
+            self._segment_starts.append(0)
+        first = self._segment_starts[-1]
+        path = segment_path(self.root / SEGMENTS, first)
+        self._writer = SegmentWriter(path, self._ops, path.stat().st_size if path.exists() else 0)
+
+    # -- appending -------------------------------------------------------------------------
+
+    def append(self, batch: Sequence[Pending]) -> AppendResult:
+        """Appends a batch atomically after checking every sequence number; signs a checkpoint
+        when the batch ends a game or a round, or the checkpoint interval has passed.
+
+        :raises SequenceError: on a gap or a conflict, naming the input line; nothing is appended.
+        :raises DiskError: when the batch cannot be made durable; nothing is acknowledged.
+        """
+        fresh, duplicates = self._plan(batch)
+        if fresh:
+            self._commit(fresh)
+            if any(p.event.kind in CHECKPOINT_KINDS for p in fresh) or \
+                    self.size - self.checkpoint_size >= self.config.checkpoint_interval:
+                self.checkpoint()
+        return AppendResult(len(fresh), duplicates, self.size)
+
+    def _plan(self, batch: Sequence[Pending]) -> tuple[list[Pending], int]:
+        fresh: list[Pending] = []
+        in_batch: dict[tuple[str, int], bytes] = {}
+        next_seq: dict[str, int] = {}
+        duplicates = 0
+        for p in batch:
+            stream, seq = p.event.stream, p.event.seq
+            due = next_seq.get(stream, self.next_seq(stream))
+            if seq > due:
+                raise SequenceError(p.line, f"field `seq`: stream {stream!r} expects seq {due}, got {seq} (gap)")
+            if seq < due:
+                stored = in_batch.get((stream, seq)) or self.read_stream_entry(stream, seq)
+                if stored != p.data:
+                    raise SequenceError(p.line, f"field `seq`: stream {stream!r} already holds a different event at seq {seq} (conflict)")
+                duplicates += 1
+                continue
+            if len(p.data) > self.config.max_entry_bytes:
+                raise SequenceError(p.line, f"event is {len(p.data)} bytes, over the limit of {self.config.max_entry_bytes}")
+            next_seq[stream] = seq + 1
+            in_batch[(stream, seq)] = p.data
+            fresh.append(p)
+        return fresh, duplicates
+
+    def _commit(self, fresh: list[Pending]) -> None:
+        assert self._writer is not None
+        if self._writer.size >= self.config.segment_bytes:
+            self._roll_segment()
+        first = self.size
+        data = frame_batch(first, [p.data for p in fresh])
+        offset = self._writer.size
+        try:
+            self._writer.append(data)
+        except OSError as exc:
+            raise DiskError(f"batch of {len(fresh)} events not appended ({os.strerror(exc.errno or 0)}); nothing was acknowledged") from None
+        for p in fresh:
+            self._streams.setdefault(p.event.stream, array("Q")).append(self.size)
+            self._offsets.append(offset)
+            offset += len(p.data) + OVERHEAD
+            self._tree.append(leaf_hash(p.data))
+
+    def _roll_segment(self) -> None:
+        assert self._writer is not None
+        self._writer.close()
+        self._segment_starts.append(self.size)
+        self._writer = SegmentWriter(segment_path(self.root / SEGMENTS, self.size), self._ops, 0)
+
+    def checkpoint(self) -> Checkpoint:
+        """Signs a checkpoint of the current tree unless the latest already covers it."""
+        if self._checkpoint is None or self._checkpoint.size != self.size:
+            self._checkpoint = write_checkpoint(self.root, self.signer, self.size, self.root_hash())
+        return self._checkpoint
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def read_stream_entry(self, stream: str, seq: int) -> bytes:
+        """Returns the stored bytes of one event of a stream."""
+        return self.read_entry(self._streams[stream][seq])
+
+    def read_entry(self, index: int) -> bytes:
+        """Returns the stored bytes of the entry at `index`."""
+        n = bisect.bisect_right(self._segment_starts, index) - 1
+        path = segment_path(self.root / SEGMENTS, self._segment_starts[n])
+        with open(path, "rb") as f:
+            f.seek(self._offsets[index])
+            head = f.read(16)
+            length = int.from_bytes(head[:4], "little") & 0x7FFF_FFFF
+            return f.read(length)
+
+    def close(self) -> None:
+        """Releases the writer lock."""
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None  # type: ignore[assignment]
+
+
+def _lock(root: Path) -> int:
+    fd = os.open(root / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
+        os.close(fd)
+        raise LedgerLocked(f"ledger {root} is locked by another writer (pid {holder})") from None
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, str(os.getpid()).encode(), 0)
+    return fd
+
+
+def iter_entries(root: Path, start: int = 0) -> Iterator[tuple[int, bytes]]:
+    """Yields (index, stored bytes) of every committed entry from `start`, without taking the lock.
+
+    :raises LedgerCorrupt: when a damaged frame stops the reading before the last checkpoint.
+    """
+    load_config(root)
+    checkpointed = max((size for size, _ in list_checkpoint_files(root)), default=0)
+    for part in scan(root):
+        if isinstance(part, Damage):
+            if part.index < checkpointed:
+                raise LedgerCorrupt(part.index, f"{part.reason} inside the checkpointed range (size {checkpointed})")
+            return
+        for i, payload in enumerate(part.payloads):
+            index = part.first_index + i
+            if index >= start:
+                yield index, bytes(payload)
