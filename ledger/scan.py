@@ -35,46 +35,54 @@ class Damage:
 
 @dataclass
 class SegmentFrames:
-    """The committed frames of one segment, with what follows them uncommitted."""
+    """The well-formed frames of one segment; those after `last_commit` belong to an unfinished batch."""
 
     first_index: int
     path: Path
     offsets: list[int]
     payloads: list[memoryview]
-    end: int  # byte offset after the last committed frame
+    last_commit: int  # frames up to and including the last commit mark
+    commit_end: int  # byte offset just after that frame
+
+    @property
+    def end_index(self) -> int:
+        return self.first_index + len(self.payloads)
 
 
 def scan(root: Path) -> Iterator[SegmentFrames | Damage]:
-    """Yields each segment's committed frames in order; a `Damage` last if reading stopped early.
+    """Yields each segment's well-formed frames in order, then a `Damage` if reading stopped early.
 
-    Frames after the last commit mark belong to a batch that was never acknowledged; they are
-    left out, and reported as damage only when something follows them.
+    Only the last segment may end in frames without a commit mark (a batch cut short by a crash).
     """
     segments = list_segments(root / SEGMENTS)
     expected = 0
     for n, (first, path) in enumerate(segments):
-        data = path.read_bytes()
+        later = len(segments) - n - 1
         if first != expected:
-            yield Damage(expected, path, 0, f"segment {path.name} starts at entry {first}, expected {expected}", len(segments) - n - 1)
+            yield Damage(expected, path, 0, f"segment {path.name} starts at entry {first}, expected {expected}", later)
             return
-        offsets: list[int] = []
-        payloads: list[memoryview] = []
-        committed, end = 0, 0
-        try:
-            for index, offset, payload, commit in iter_frames(data, first):
-                offsets.append(offset)
-                payloads.append(payload)
-                if commit:
-                    committed, end = len(offsets), offset + payload.nbytes + OVERHEAD
-        except FrameError as exc:
-            yield SegmentFrames(first, path, offsets[:committed], payloads[:committed], end)
-            yield Damage(first + committed, path, end, str(exc), len(segments) - n - 1)
+        part, error = _read_segment(first, path)
+        yield part
+        if error is not None:
+            yield Damage(part.end_index, path, error.offset, str(error), later)
             return
-        yield SegmentFrames(first, path, offsets[:committed], payloads[:committed], end)
-        expected = first + committed
-        if end != len(data):
-            yield Damage(expected, path, end, f"{len(data) - end} bytes of an unfinished batch", len(segments) - n - 1)
+        if later and part.last_commit < len(part.payloads):
+            yield Damage(first + part.last_commit, path, part.commit_end, "unfinished batch before a later segment", later)
             return
+        expected = part.end_index
+
+
+def _read_segment(first: int, path: Path) -> tuple[SegmentFrames, FrameError | None]:
+    part = SegmentFrames(first, path, [], [], 0, 0)
+    try:
+        for _, offset, payload, commit in iter_frames(path.read_bytes(), first):
+            part.offsets.append(offset)
+            part.payloads.append(payload)
+            if commit:
+                part.last_commit, part.commit_end = len(part.offsets), offset + payload.nbytes + OVERHEAD
+    except FrameError as exc:
+        return part, exc
+    return part, None
 
 
 def decode_keys(payloads: list[memoryview]) -> list[EntryKey]:

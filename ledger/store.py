@@ -25,7 +25,7 @@ from ledger.layout import (
 )
 from ledger.merkle import CompactRange, leaf_hash
 from ledger.notes import Signer, Verifier
-from ledger.scan import Damage, KeyDecodeError, decode_keys_exact, scan
+from ledger.scan import Damage, KeyDecodeError, SegmentFrames, decode_keys_exact, scan
 from ledger.segments import OVERHEAD, FileOps, SegmentWriter, frame_batch, segment_path
 from schemas.envelope import Event
 
@@ -128,21 +128,26 @@ class Ledger:
     # -- loading and recovery -------------------------------------------------------------
 
     def _load(self) -> None:
+        last: SegmentFrames | None = None
         damage: Damage | None = None
         for part in scan(self.root):
             if isinstance(part, Damage):
                 damage = part
                 break
+            last = part
             self._segment_starts.append(part.first_index)
-            self._index(part.first_index, part.offsets, part.payloads)
+            self._index(part.first_index, part.offsets[:part.last_commit], part.payloads[:part.last_commit])
         if self.size < self.checkpoint_size:
-            where = f": {damage.reason}" if damage else ""
-            raise LedgerCorrupt(self.size, f"log holds {self.size} entries but checkpoint {self.checkpoint_size} covers more{where}")
-        if damage is not None:
-            self._truncate_tail(damage)
+            found = damage.index if damage else (last.end_index if last else 0)
+            why = f": {damage.reason}" if damage else ""
+            raise LedgerCorrupt(found, f"log holds {found} entries but checkpoint {self.checkpoint_size} covers more{why}")
+        if last is not None and (damage is not None or last.last_commit < len(last.payloads)):
+            self._truncate_tail(last, damage)
+        elif damage is not None:
+            raise LedgerCorrupt(damage.index, damage.reason)
         self._open_writer()
 
-    def _index(self, first: int, offsets: list[int], payloads: list) -> None:
+    def _index(self, first: int, offsets: list[int], payloads: list[memoryview]) -> None:
         try:
             keys = decode_keys_exact(payloads)
         except KeyDecodeError as exc:
@@ -155,16 +160,16 @@ class Ledger:
             self._offsets.append(offset)
             self._tree.append(leaf_hash(payload))
 
-    def _truncate_tail(self, damage: Damage) -> None:
-        if damage.trailing_segments:
+    def _truncate_tail(self, last: SegmentFrames, damage: Damage | None) -> None:
+        """Drops what follows the last commit mark: a batch that was never acknowledged."""
+        if damage is not None and (damage.trailing_segments or damage.segment != last.path):
             raise LedgerCorrupt(damage.index, f"{damage.reason} in {damage.segment.name}, with later segments after it")
-        size = damage.segment.stat().st_size
-        with open(damage.segment, "r+b") as f:
-            f.truncate(damage.offset)
+        dropped = last.path.stat().st_size - last.commit_end
+        with open(last.path, "r+b") as f:
+            f.truncate(last.commit_end)
             os.fsync(f.fileno())
-        if damage.offset == 0 and damage.index not in self._segment_starts:
-            damage.segment.unlink()
-        self.recovered = f"recovered: dropped an unacknowledged tail of {size - damage.offset} bytes after entry {damage.index - 1} ({damage.reason})"
+        why = damage.reason if damage else "frames without a commit mark"
+        self.recovered = f"recovered: dropped an unacknowledged tail of {dropped} bytes after entry {self.size - 1} ({why})"
 
     def _open_writer(self) -> None:
         if not self._segment_starts:
@@ -293,7 +298,7 @@ def iter_entries(root: Path, start: int = 0) -> Iterator[tuple[int, bytes]]:
             if part.index < checkpointed:
                 raise LedgerCorrupt(part.index, f"{part.reason} inside the checkpointed range (size {checkpointed})")
             return
-        for i, payload in enumerate(part.payloads):
+        for i, payload in enumerate(part.payloads[:part.last_commit]):
             index = part.first_index + i
             if index >= start:
                 yield index, bytes(payload)

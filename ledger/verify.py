@@ -77,7 +77,10 @@ def _check_entries(root: Path, tree: CompactRange, checkpoints: list[Checkpoint]
                 raise _Failed(part.index, f"{part.reason} (segment {part.segment.name}, offset {part.offset})")
             notes.append(f"unacknowledged tail after entry {part.index - 1}: {part.reason}; the next writer drops it")
             break
-        walk.segment(part)
+        limit = max(covered - part.first_index, part.last_commit)  # beyond the checkpoints, only committed frames count
+        walk.segment(part, limit)
+        if limit < len(part.payloads):
+            notes.append(f"unacknowledged tail of {len(part.payloads) - limit} frames after entry {tree.size - 1}; the next writer drops it")
     if tree.size < covered:
         raise _Failed(tree.size, f"log ends after {tree.size} entries, but a checkpoint covers {covered}: entries were removed")
 
@@ -91,14 +94,15 @@ class _Walk:
         self.next_seq: dict[str, int] = {}
         self.proven = 0  # entries below this index are covered by a matching checkpoint
 
-    def segment(self, part: SegmentFrames) -> None:
+    def segment(self, part: SegmentFrames, limit: int) -> None:
+        payloads = part.payloads[:limit]
         try:
-            keys = decode_keys_exact(part.payloads)
+            keys = decode_keys_exact(payloads)
         except KeyDecodeError as exc:
             raise _Failed(part.first_index + exc.position, str(exc)) from None
         sha256, append, next_seq = hashlib.sha256, self.tree.append, self.next_seq
         target = self.pending[-1].size if self.pending else -1
-        for i, (payload, key) in enumerate(zip(part.payloads, keys)):
+        for i, (payload, key) in enumerate(zip(payloads, keys)):
             due = next_seq.get(key.stream, 0)
             if key.seq != due:
                 raise _Failed(part.first_index + i, f"stream {key.stream!r} has seq {key.seq} where {due} was due")

@@ -1,0 +1,107 @@
+"""Append rules (per-stream sequence numbers, idempotent re-send, conflicts), bad input refused
+with the line and field named and the ledger byte-identical, the writer lock, export and proofs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ledger import store
+from ledger.errors import LedgerLocked
+from tests.ledger_support import cli, event_line, game_lines, snapshot
+
+
+@pytest.fixture()
+def ledger(tmp_path: Path) -> Path:
+    root = tmp_path / "ledger"
+    store.init(root, origin="test.local/ledger")
+    return root
+
+
+def _record(ledger: Path, lines: list[bytes], tmp_path: Path):  # noqa: ANN202
+    path = tmp_path / "in.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    return cli("record", "--ledger", str(ledger), str(path), "--json")
+
+
+def test_record_then_identical_resend_is_acknowledged_once(ledger: Path, tmp_path: Path) -> None:
+    lines = game_lines(3, 4)
+    first = _record(ledger, lines, tmp_path)
+    assert first.exit_code == 0, first.output
+    assert json.loads(first.stdout) == {"appended": 12, "duplicates": 0, "size": 12}
+    again = _record(ledger, lines + game_lines(3, 1, start=4), tmp_path)
+    assert json.loads(again.stdout) == {"appended": 3, "duplicates": 12, "size": 15}
+
+
+def test_record_from_stdin(ledger: Path) -> None:
+    result = cli("record", "--ledger", str(ledger), "-", "--json", input=b"\n".join(game_lines(1, 3)))
+    assert json.loads(result.stdout)["appended"] == 3
+
+
+def test_resend_judged_by_canonical_bytes(ledger: Path, tmp_path: Path) -> None:
+    """Whitespace and key order do not make a re-send a conflict: the canonical encoding decides."""
+    _record(ledger, [event_line("g", 0)], tmp_path)
+    reordered = b'{ "ts": 1000, "seq": 0, "stream": "g", "ms": 500, "seat": 0, "kind": "game.move_time" }'
+    assert json.loads(_record(ledger, [reordered], tmp_path).stdout) == {"appended": 0, "duplicates": 1, "size": 1}
+
+
+BAD_INPUT = [
+    ("malformed-json", b'{"kind": "game.move_time",', "line 3: malformed JSON"),
+    ("unknown-kind", event_line("g0", 1, kind="game.teleported"), "line 3: Invalid value 'game.teleported' - at `$.kind`"),
+    ("unknown-field", event_line("g0", 1, colour="red"), "line 3: Object contains unknown field `colour` - at `$`"),
+    ("wrong-type", event_line("g0", 1, ms="fast"), "line 3: Expected `int`, got `str` - at `$.ms`"),
+    ("missing-field", b'{"kind":"game.move_time","stream":"g0","seq":1,"seat":0,"ms":5}', "line 3: Object missing required field `ts` - at `$`"),
+    ("sequence-gap", event_line("g0", 5), "line 3: field `seq`: stream 'g0' expects seq 2, got 5 (gap)"),
+    ("conflict", event_line("g0", 0, ms=99), "line 3: field `seq`: stream 'g0' already holds a different event at seq 0 (conflict)"),
+    ("oversized", event_line("g0", 1, kind="game.penalty", seat=0, card="red", reason="x" * 70_000), "line 3: event is"),
+]
+
+
+@pytest.mark.parametrize(("name", "bad", "message"), BAD_INPUT, ids=[b[0] for b in BAD_INPUT])
+def test_bad_input_is_refused_and_ledger_unchanged(ledger: Path, tmp_path: Path, name: str, bad: bytes, message: str) -> None:
+    assert _record(ledger, game_lines(1, 1), tmp_path).exit_code == 0
+    before = snapshot(ledger)
+    result = _record(ledger, [event_line("g0", 1), event_line("g1", 0), bad, event_line("g0", 2)], tmp_path)
+    assert result.exit_code == 1
+    assert result.stderr.startswith(f"error: {message}"), result.stderr
+    assert snapshot(ledger) == before
+
+
+def test_second_writer_gets_a_clear_error(ledger: Path) -> None:
+    with store.Ledger.open(ledger):
+        with pytest.raises(LedgerLocked, match=r"is locked by another writer \(pid \d+\)"):
+            store.Ledger.open(ledger)
+
+
+def test_export_then_record_elsewhere_gives_the_same_root(ledger: Path, tmp_path: Path) -> None:
+    _record(ledger, game_lines(4, 5), tmp_path)
+    out = tmp_path / "export.jsonl"
+    assert cli("export", "--ledger", str(ledger), "--jsonl", str(out)).exit_code == 0
+    other = tmp_path / "other"
+    assert cli("init", "--ledger", str(other)).exit_code == 0
+    assert cli("record", "--ledger", str(other), str(out)).exit_code == 0
+    roots = [json.loads(cli("verify", "--ledger", str(d), "--json").stdout)["root"] for d in (ledger, other)]
+    assert roots[0] == roots[1]
+
+
+def test_evidence_bundle_verifies_offline_and_detects_edits(ledger: Path, tmp_path: Path) -> None:
+    _record(ledger, game_lines(5, 7), tmp_path)
+    out = tmp_path / "g3.json"
+    assert cli("prove", "--ledger", str(ledger), "--stream", "g3", "--out", str(out)).exit_code == 0
+    key = str(ledger / "signer.pub")
+    ok = cli("check-proof", str(out), "--key", key, "--json")
+    assert ok.exit_code == 0 and json.loads(ok.stdout)["entries"] == 7
+    bundle = json.loads(out.read_text())
+    bundle["entries"][2]["entry"] = bundle["entries"][2]["entry"].replace('"ms":502', '"ms":9')
+    out.write_text(json.dumps(bundle))
+    bad = cli("check-proof", str(out), "--key", key)
+    assert bad.exit_code == 1 and "entry 13: inclusion proof gives root" in bad.stderr
+
+
+def test_init_refuses_existing_ledger_and_key_readable_by_others(ledger: Path) -> None:
+    assert "already holds a ledger" in cli("init", "--ledger", str(ledger)).stderr
+    (ledger / "signer.key").chmod(0o644)
+    result = cli("record", "--ledger", str(ledger), "-", input=event_line("g", 0))
+    assert result.exit_code == 1 and "is accessible by others (mode 644)" in result.stderr

@@ -1,0 +1,128 @@
+"""Tamper evidence: every change inside the checkpointed range makes `verify` fail and name the position."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ledger import segments, store
+from ledger.record import validate_lines
+from tests.ledger_support import cli, game_lines
+
+ENTRIES = 24
+
+
+@pytest.fixture()
+def ledger(tmp_path: Path) -> Path:
+    """A ledger of 24 entries in 4 recorded batches, each ending with a checkpoint."""
+    root = tmp_path / "ledger"
+    store.init(root, origin="test.local/tamper")
+    for batch in range(4):
+        with store.Ledger.open(root) as led:
+            led.append(validate_lines(game_lines(3, 2, start=2 * batch), led.config.max_entry_bytes))
+            led.checkpoint()
+    return root
+
+
+def _segment(root: Path) -> Path:
+    return segments.list_segments(root / "segments")[0][1]
+
+
+def _frames(root: Path) -> list[tuple[int, int]]:
+    """Returns (start, end) byte ranges of every frame."""
+    data = _segment(root).read_bytes()
+    spans = [(offset, offset + payload.nbytes + segments.OVERHEAD) for _, offset, payload, _ in segments.iter_frames(data, 0)]
+    assert len(spans) == ENTRIES
+    return spans
+
+
+def _verify(root: Path) -> dict:
+    result = cli("verify", "--ledger", str(root), "--json")
+    assert result.exit_code == (0 if json.loads(result.stdout).get("ok", True) else 1)
+    return json.loads(result.stdout)
+
+
+def test_intact_ledger_verifies(ledger: Path) -> None:
+    assert _verify(ledger)["size"] == ENTRIES
+
+
+def test_every_flipped_byte_names_its_entry(ledger: Path) -> None:
+    seg = _segment(ledger)
+    original = seg.read_bytes()
+    for index, (start, end) in enumerate(_frames(ledger)):
+        for position in (start, start + 5, start + 14, (start + end) // 2, end - 1):
+            data = bytearray(original)
+            data[position] ^= 0x20
+            seg.write_bytes(bytes(data))
+            report = _verify(ledger)
+            assert report["ok"] is False and report["index"] == index, (position, report)
+    seg.write_bytes(original)
+
+
+def _splice(root: Path, build) -> None:  # noqa: ANN001
+    seg = _segment(root)
+    data = seg.read_bytes()
+    frames = [data[s:e] for s, e in _frames(root)]
+    seg.write_bytes(b"".join(build(frames)))
+
+
+@pytest.mark.parametrize("k", [0, 7, 23])
+def test_deleted_entry_is_named(ledger: Path, k: int) -> None:
+    _splice(ledger, lambda f: f[:k] + f[k + 1:])
+    report = _verify(ledger)
+    assert report["ok"] is False and report["index"] == k
+
+
+@pytest.mark.parametrize("k", [0, 11, 22])
+def test_swapped_entries_are_named(ledger: Path, k: int) -> None:
+    _splice(ledger, lambda f: f[:k] + [f[k + 1], f[k]] + f[k + 2:])
+    assert _verify(ledger)["index"] == k
+
+
+@pytest.mark.parametrize("k", [1, 12, 23])
+def test_inserted_entry_is_named(ledger: Path, k: int) -> None:
+    _splice(ledger, lambda f: f[:k] + [f[k - 1]] + f[k:])
+    assert _verify(ledger)["index"] == k
+
+
+@pytest.mark.parametrize("k", [0, 5, 18])
+def test_truncation_inside_checkpointed_range_is_named(ledger: Path, k: int) -> None:
+    _splice(ledger, lambda f: f[:k])
+    report = _verify(ledger)
+    assert report["ok"] is False and report["index"] == k and "entries were removed" in report["error"]
+
+
+def test_rewritten_entry_with_valid_frame_fails_at_its_checkpoint(ledger: Path) -> None:
+    """A forger who re-frames a changed entry (valid CRC) is still caught by the checkpoint root."""
+    def rewrite(frames: list[bytes]) -> list[bytes]:
+        payload = frames[9][16:-4].replace(b'"ms":503', b'"ms":999')
+        return frames[:9] + [segments.frame(9, payload, commit=False)] + frames[10:]
+    _splice(ledger, rewrite)
+    report = _verify(ledger)
+    assert report["ok"] is False and report["index"] == 6 and "do not match checkpoint 12" in report["error"]
+
+
+def test_forged_checkpoint_signature_is_named(ledger: Path) -> None:
+    note = ledger / "checkpoints" / f"{12:020d}.note"
+    text = note.read_text()
+    sig = text.rstrip("\n").rsplit(" ", 1)[1]
+    forged = sig[:10] + ("A" if sig[10] != "A" else "B") + sig[11:]
+    note.write_text(text.replace(sig, forged))
+    report = _verify(ledger)
+    assert report["ok"] is False and "checkpoint of size 12" in report["error"]
+
+
+def test_forged_checkpoint_root_is_refused(ledger: Path) -> None:
+    note = ledger / "checkpoints" / f"{18:020d}.note"
+    lines = note.read_text().split("\n")
+    lines[2] = "A" * 43 + "="
+    note.write_text("\n".join(lines))
+    assert "checkpoint of size 18" in _verify(ledger)["error"]
+
+
+def test_writer_refuses_to_open_damaged_checkpointed_range(ledger: Path) -> None:
+    _splice(ledger, lambda f: f[:10])
+    result = cli("record", "--ledger", str(ledger), "-", input=game_lines(1, 1)[0])
+    assert result.exit_code == 1 and "entry 10: log holds 10 entries but checkpoint 24 covers more" in result.stderr

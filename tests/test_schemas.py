@@ -1,0 +1,60 @@
+"""The event contract: canonical encoding, strict decoding with line and field, and the generated JSON Schema."""
+
+from __future__ import annotations
+
+import pytest
+
+import schemas
+from schemas import jsonschema
+from schemas.codec import ContractError, decode_line
+
+GOOD = b'{"kind":"game.resigned","stream":"g1","seq":3,"ts":5,"seat":1}'
+
+
+def test_json_schema_file_is_current() -> None:
+    """Regenerate with `python -m schemas.jsonschema` when this fails."""
+    assert (jsonschema.OUT / jsonschema.FILE).read_bytes() == jsonschema.render()
+
+
+def test_canonical_bytes_are_stable_under_reencoding() -> None:
+    event, data = decode_line(GOOD, 1)
+    assert data == b'{"kind":"game.resigned","stream":"g1","seq":3,"ts":5,"seat":1,"v":1}'
+    assert schemas.encode(schemas.decode(data)) == data
+    assert event.kind == "game.resigned"
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        (b'{"kind":"game.resigned",', "line 7: malformed JSON: Input data was truncated"),
+        (b'{"kind":"nope","stream":"g","seq":0,"ts":1}', "line 7: Invalid value 'nope' - at `$.kind`"),
+        (b'{"kind":"game.resigned","stream":"g","seq":0,"ts":1,"foo":1}', "line 7: Object contains unknown field `foo` - at `$`"),
+        (b'{"kind":"game.resigned","stream":"g","seq":"0","ts":1}', "line 7: Expected `int`, got `str` - at `$.seq`"),
+        (b'{"kind":"game.resigned","stream":"g","seq":0}', "line 7: Object missing required field `ts` - at `$`"),
+        (b'{"kind":"game.resigned","stream":"g","seq":-1,"ts":1}', "line 7: Expected `int` >= 0 - at `$.seq`"),
+        (b'{"kind":"game.penalty","stream":"g","seq":0,"ts":1,"seat":0,"card":"blue","reason":"x"}',
+         "line 7: Invalid enum value 'blue' - at `$.card`"),
+    ],
+    ids=["malformed", "unknown-kind", "unknown-field", "wrong-type", "missing-field", "negative-seq", "bad-enum"],
+)
+def test_contract_errors_name_line_and_field(line: bytes, message: str) -> None:
+    with pytest.raises(ContractError) as info:
+        decode_line(line, 7)
+    assert str(info.value) == message
+
+
+def test_seat_held_by_player_or_program_not_both() -> None:
+    """人机赛: an AI seat names its program and version instead of a player."""
+    ok = b'{"seat":1,"program":{"name":"junqi-ai","version":"2.1"}}'
+    line = b'{"kind":"game.started","stream":"g","seq":0,"ts":1,"first":0,"profile":{"game":"checkers"},"seats":[{"seat":0,"player":"P1"},' + ok + b']}'
+    event, _ = decode_line(line, 1)
+    assert [s.holder for s in event.seats] == ["P1", "junqi-ai@2.1"]
+    both = line.replace(b'"program"', b'"player":"P2","program"')
+    with pytest.raises(ContractError, match=r"exactly one of `player` or `program` - at `\$.seats\[1\]`"):
+        decode_line(both, 1)
+
+
+def test_oversized_event_is_refused() -> None:
+    big = b'{"kind":"game.penalty","stream":"g","seq":0,"ts":1,"seat":0,"card":"red","reason":"' + b"x" * 3000 + b'"}'
+    with pytest.raises(ContractError, match=r"^line 2: event is \d+ bytes, over the limit of 1024$"):
+        decode_line(big, 2, max_bytes=1024)
