@@ -1,12 +1,92 @@
-"""Events and rule profile of junqi (see `shared/rules/junqi.md`)."""
+"""Events and rule profile of junqi (see `shared/rules/junqi.md`).
+
+Points are written in the notation of junqi.md §2.3: an arm point is `<seat><row><col>` (`S62` is
+seat S's left HQ, rows counted from the front row, columns from the owner's left unless the
+profile's `official_col_origin` says otherwise), a 九宫 point is `C` plus a compass direction
+(`CC`, `CNW`, `CSE` …). Pieces are named by their Chinese names (§4.1).
+"""
 
 from __future__ import annotations
 
+from typing import Annotated, Literal
+
+import msgspec
+
+from schemas.envelope import Event, Seat
 from schemas.profiles import Profile
+
+PointId = Annotated[str, msgspec.Meta(pattern=r"^([SWNE][1-6][1-5]|C(NW|NE|SW|SE|N|S|W|E|C))$")]
+PieceName = Literal["军旗", "地雷", "炸弹", "工兵", "排长", "连长", "营长", "团长", "旅长", "师长", "军长", "司令"]
+Colour = Literal["红", "蓝", "绿", "黑"]
+CombatResult = Literal["move", "win", "lose", "both"]
+"""The public combat outcome of a move (QQ's four classes): no contact, the attacker wins, the
+attacker is removed, both are removed."""
+NonNegative = Annotated[int, msgspec.Meta(ge=0)]
+Positive = Annotated[int, msgspec.Meta(ge=1)]
+
+
+class GamePoints(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Game points per player for a win, a draw and a loss (第十条: 5 / 3 / 1)."""
+
+    win: int = 5
+    draw: int = 3
+    loss: int = 1
 
 
 class JunqiProfile(Profile, frozen=True, kw_only=True, forbid_unknown_fields=True, tag="junqi"):
-    """Rule profile of junqi: every [PARAM] of `shared/rules/junqi.md` with its default."""
+    """Rule profile of junqi: every [PARAM] of `shared/rules/junqi.md` (§12, §8.4) with its default."""
+
+    turn_direction: Literal["clockwise", "counterclockwise"] = "clockwise"
+    first_seat: Literal["from_log"] | Seat = "from_log"
+    official_col_origin: Literal["owner_left", "owner_right"] = "owner_left"
+    arcs_present: bool = True
+    arc_model: Literal["diagonal_bypass", "through_centre_corner"] = "diagonal_bypass"
+    arc_straight_for_non_engineer: bool = True
+    mine_vs_officer: Literal["mine_survives", "both_removed"] = "mine_survives"
+    bomb_vs_flag: Literal["both_removed_flag_captured", "bomb_stays_flag_captured"] = "both_removed_flag_captured"
+    hq_freezes_any_piece: bool = True
+    camp_protects_any_occupant: bool = True
+    no_move_rule: Literal["eliminate", "skip_turn"] = "eliminate"
+    resign_effect: Literal["eliminate_player", "alliance_loses"] = "eliminate_player"
+    max_timeouts: Positive | None = None
+    timeout_counts_as_step: bool = False
+    move_time_limit_s: Positive | None = None
+    step_unit: Literal["ply", "round"] = "ply"
+    quiet_limit: Positive = 50
+    quiet_trigger: Literal[">=", ">"] = ">="
+    elimination_resets_quiet: bool = False
+    max_steps: Positive | None = None
+    draw_voters: Literal["all_four", "alive_only"] = "all_four"
+    draw_min_step: NonNegative = 0
+    max_draw_offers: NonNegative | None = None
+    points: GamePoints = msgspec.field(default_factory=GamePoints)
+    forfeit_points: int | None = None
+    illegal_layout_policy: Literal["flag_and_stop", "flag_and_continue"] = "flag_and_stop"
+    illegal_move_policy: Literal["flag_and_stop", "flag_and_skip", "flag_and_award_loss"] = "flag_and_stop"
 
 
-EVENTS: tuple[type, ...] = ()
+class LayoutSubmitted(Event, kw_only=True, tag="junqi.layout"):
+    """A seat's 布阵: its 25 pieces as (point, piece) pairs, and the seat's colour where the log gives it."""
+
+    pieces: list[tuple[PointId, PieceName]]
+    colour: Colour | None = None
+
+
+class Moved(Event, kw_only=True, tag="junqi.moved"):
+    """The acting seat moves the piece on `from` to `to`; `result` is the software's claimed combat
+    outcome and `piece` the mover's identity where the software states it."""
+
+    from_: PointId = msgspec.field(name="from")
+    to: PointId
+    result: CombatResult | None = None
+    piece: PieceName | None = None
+
+
+class FlagRevealed(Event, kw_only=True, tag="junqi.flag_revealed"):
+    """亮旗: the software shows `owner`'s flag on `point` after that seat's 司令 died in combat."""
+
+    owner: Seat
+    point: PointId
+
+
+EVENTS: tuple[type[Event], ...] = (LayoutSubmitted, Moved, FlagRevealed)

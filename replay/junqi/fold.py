@@ -1,0 +1,264 @@
+"""Replay as a fold over a game's events (junqi.md §11): each event gives the state after it, its
+derived facts and its findings (L.., M.., T.., E.. codes with the rule book's article)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from msgspec.structs import replace
+
+from replay.claims import check_claim
+from replay.protocol import CHANCE, Finding, IllegalActionError, Step, StrictReplayError
+from replay.junqi.board import NAMES
+from replay.junqi.layout import ARTICLES as LAYOUT_ARTICLES
+from replay.junqi.layout import layout_problems, place
+from replay.junqi.moves import check_move
+from replay.junqi.pieces import FLAG, KIND_NAMES, KIND_OF, kind_of, seat_of
+from replay.junqi.rules import do_move, finish, next_turn, offer_draw, pass_turn, resign, vote_draw
+from replay.junqi.state import ALLIANCES, JunqiState, Layout, Move, initial_state, point_index
+from schemas.common import (
+    DrawAnswered, DrawOffered, GameEnded, GameStarted, MoveTimeUsed, Resigned, Skipped, TimedOut,
+)
+from schemas.envelope import Event
+from schemas.junqi import FlagRevealed, JunqiProfile, LayoutSubmitted, Moved
+
+AFTER_END_ALLOWED = (MoveTimeUsed, FlagRevealed, GameEnded)
+"""Events that may follow the end of a game without being E01 (the last move's timing, its 亮旗,
+the claim); rulings, cards and disconnections carry no rule effect either way."""
+
+
+@dataclass
+class Audit:
+    """What the fold tracks beside the game state: the clock, 亮旗 still owed, time used per seat."""
+
+    stream: str
+    last_ts: int
+    pending_reveals: list[int] = field(default_factory=list)
+    time_used: list[int] = field(default_factory=lambda: [0, 0, 0, 0])
+    findings: list[Finding] = field(default_factory=list)
+    ended: bool = False
+
+    def find(self, event: Event, code: str, message: str, article: str | None = None, severity: str = "error") -> None:
+        """Records a finding at `event`."""
+        self.findings.append(Finding(
+            stream=self.stream, seq=event.seq, code=f"junqi.{code}", message=message,
+            article=article, severity=severity,  # type: ignore[arg-type]
+        ))
+
+
+def start_state(start: GameStarted) -> JunqiState:
+    """Returns the state before any event after `game.started`.
+
+    :raises TypeError: when the start event carries another game's profile.
+    """
+    profile = start.profile
+    if not isinstance(profile, JunqiProfile):
+        raise TypeError(f"game.started of {start.stream} carries a {type(profile).__name__}, not a JunqiProfile")
+    first = start.first if profile.first_seat == "from_log" else int(profile.first_seat)
+    return initial_state(profile, first)
+
+
+def replay(events: Iterable[Event], strict: bool = False) -> Iterator[Step]:
+    """Folds a game's events (starting with `game.started`) into steps.
+
+    :raises StrictReplayError: in strict mode, at the first error finding.
+    :raises TypeError: when the first event is not a junqi `game.started`.
+    """
+    it = iter(events)
+    start = next(it)
+    if not isinstance(start, GameStarted):
+        raise TypeError(f"a replay starts with game.started, not {type(start).__name__}")
+    state = start_state(start)
+    audit = Audit(stream=start.stream, last_ts=start.ts)
+    yield Step(event=start, state=state, facts=_counters(state, {"seat": None, "action": None}))
+    for event in it:
+        audit.findings = []
+        state, facts = fold_event(state, event, audit)
+        found = tuple(audit.findings)
+        if strict:
+            for finding in found:
+                if finding.severity == "error":
+                    raise StrictReplayError(finding)
+        yield Step(event=event, state=state, facts=facts, findings=found)
+
+
+def fold_event(state: JunqiState, event: Event, audit: Audit) -> tuple[JunqiState, dict[str, Any]]:
+    """Applies one event to the state, recording findings in `audit`; returns the state and facts."""
+    if event.ts < audit.last_ts:
+        audit.find(event, "T01", f"timestamp {event.ts} is before the previous event's {audit.last_ts}")
+    audit.last_ts = max(audit.last_ts, event.ts)
+    facts: dict[str, Any] = {"seat": event.seat, "action": None}
+    if state.halted is not None:
+        facts["halted"] = state.halted
+        return state, _counters(state, facts)
+    if audit.pending_reveals and not isinstance(event, (FlagRevealed, MoveTimeUsed)):
+        _missed_reveals(event, audit)
+    if state.outcome is not None and not isinstance(event, AFTER_END_ALLOWED) and _has_rule_effect(event):
+        code = "M01" if isinstance(event, Moved) else "E01"
+        audit.find(event, code, f"{event.kind} after the game ended ({state.outcome.termination})", "第九条")  # type: ignore[attr-defined]
+        return state, _counters(state, facts)
+    handler = _HANDLERS.get(type(event))
+    if handler is not None:
+        state = handler(state, event, audit, facts)
+    return state, _counters(state, facts)
+
+
+def _has_rule_effect(event: Event) -> bool:
+    return isinstance(event, (Moved, LayoutSubmitted, TimedOut, Skipped, Resigned, DrawOffered, DrawAnswered))
+
+
+def _counters(state: JunqiState, facts: dict[str, Any]) -> dict[str, Any]:
+    facts["step"] = state.step
+    facts["quiet"] = state.quiet
+    facts["to_move"] = state.to_move
+    return facts
+
+
+def _missed_reveals(event: Event, audit: Audit) -> None:
+    for owner in audit.pending_reveals:
+        audit.find(event, "M11", f"seat {owner}'s 司令 died in combat but its flag was not revealed (亮旗)", "第八条")
+    audit.pending_reveals.clear()
+
+
+def _layout(state: JunqiState, event: LayoutSubmitted, audit: Audit, facts: dict[str, Any]) -> JunqiState:
+    seat = event.seat
+    if seat is None or state.to_move != CHANCE or state.laid[seat]:
+        audit.find(event, "M02", f"layout of seat {seat} outside the layout phase or sent twice", "第六条")
+        return state
+    layout = Layout(seat, tuple((point_index(p, state.profile), KIND_OF[k]) for p, k in event.pieces), event.colour)
+    problems = layout_problems(state, layout)
+    for code, message in problems:
+        audit.find(event, code, message, LAYOUT_ARTICLES[code])
+    facts["layout_ok"] = not problems
+    if problems and state.profile.illegal_layout_policy == "flag_and_stop":
+        return replace(state, halted=f"junqi.{problems[0][0]}")
+    return start_if_ready(place(state, layout))
+
+
+def start_if_ready(state: JunqiState) -> JunqiState:
+    """Hands the turn to the first seat once all four layouts are in."""
+    if all(state.laid) and state.to_move == CHANCE:
+        return next_turn(state, state.first, include_self=True)
+    return state
+
+
+def _moved(state: JunqiState, event: Moved, audit: Audit, facts: dict[str, Any]) -> JunqiState:
+    profile = state.profile
+    frm, to = point_index(event.from_, profile), point_index(event.to, profile)
+    facts["action"] = f"{NAMES[frm]}>{NAMES[to]}"
+    if event.seat is None or state.to_move == CHANCE:
+        audit.find(event, "M02", f"move {facts['action']} before all four layouts are in" if event.seat is not None
+                   else f"move {facts['action']} names no seat", "第七条")
+        return state
+    try:
+        check_move(state, event.seat, frm, to)
+    except IllegalActionError as exc:
+        audit.find(event, exc.code[6:], f"illegal move {facts['action']} by seat {event.seat}: {exc.detail}", exc.article)
+        return _illegal(state, event.seat, exc.code)
+    kind = kind_of(state.board[frm])
+    state, report = do_move(state, Move(frm, to))
+    removed = [f"{KIND_NAMES[kind_of(v)]}@{NAMES[p]}" for p, v in report.removed]
+    facts.update(piece=KIND_NAMES[kind], contact=report.result != "move", combat=report.result,
+                 removed=len(removed), removed_pieces=" ".join(removed) or None,
+                 eliminated=",".join(str(s) for s in report.eliminated) or None)
+    if event.result is not None and event.result != report.result:
+        audit.find(event, "M11", f"claimed combat result {event.result}, derived {report.result}", "第八条")
+    if event.piece is not None and event.piece != KIND_NAMES[kind]:
+        audit.find(event, "M11", f"claimed mover {event.piece}, the piece on {event.from_} is {KIND_NAMES[kind]}", "第八条")
+    audit.pending_reveals = [s for s in report.marshal_deaths if _flag_point(state, s) is not None]
+    return state
+
+
+def _illegal(state: JunqiState, seat: int, code: str) -> JunqiState:
+    """Continues after an illegal move by `illegal_move_policy`."""
+    policy = state.profile.illegal_move_policy
+    if policy == "flag_and_stop":
+        return replace(state, halted=code)
+    if policy == "flag_and_award_loss":
+        return finish(state, "ILLEGAL_MOVE", ALLIANCES[1 - seat % 2])
+    return pass_turn(state, seat, timeout=False) if seat == state.to_move else state
+
+
+def _flag_point(state: JunqiState, seat: int) -> int | None:
+    for p, v in enumerate(state.board):
+        if v and kind_of(v) == FLAG and seat_of(v) == seat:
+            return p
+    return None
+
+
+def _flag_revealed(state: JunqiState, event: FlagRevealed, audit: Audit, facts: dict[str, Any]) -> JunqiState:
+    actual = _flag_point(state, event.owner)
+    facts["revealed"] = event.owner
+    if event.owner not in audit.pending_reveals:
+        audit.find(event, "M11", f"亮旗 of seat {event.owner} without its 司令 dying in the move before", "第八条")
+    elif actual is None or point_index(event.point, state.profile) != actual:
+        where = NAMES[actual] if actual is not None else "nowhere"
+        audit.find(event, "M11", f"亮旗 shows seat {event.owner}'s flag on {event.point}, it stands on {where}", "第八条")
+    if event.owner in audit.pending_reveals:
+        audit.pending_reveals.remove(event.owner)
+    return state
+
+
+def _move_time(state: JunqiState, event: MoveTimeUsed, audit: Audit, facts: dict[str, Any]) -> JunqiState:
+    limit = state.profile.move_time_limit_s
+    if event.seat is not None:
+        audit.time_used[event.seat] += event.ms
+        facts["time_used"] = audit.time_used[event.seat]
+    facts["ms"] = event.ms
+    if limit is not None and event.ms > limit * 1000:
+        audit.find(event, "T02", f"seat {event.seat} used {event.ms} ms, over the limit of {limit} s")
+    return state
+
+
+def _turn_event(state: JunqiState, event: TimedOut | Skipped, audit: Audit, facts: dict[str, Any]) -> JunqiState:
+    if event.seat is None or event.seat != state.to_move:
+        audit.find(event, "M02", f"{event.kind} of seat {event.seat} but it is seat {state.to_move}'s turn", "第七条")  # type: ignore[attr-defined]
+        return state
+    return pass_turn(state, event.seat, timeout=isinstance(event, TimedOut))
+
+
+def _resigned(state: JunqiState, event: Resigned, audit: Audit, facts: dict[str, Any]) -> JunqiState:
+    if event.seat is None or not state.alive[event.seat]:
+        audit.find(event, "M03", f"resignation of seat {event.seat}, which is not in the game", "第九条")
+        return state
+    return resign(state, event.seat)
+
+
+def _draw_offered(state: JunqiState, event: DrawOffered, audit: Audit, facts: dict[str, Any]) -> JunqiState:
+    profile = state.profile
+    too_many = profile.max_draw_offers is not None and state.draw_offers >= profile.max_draw_offers
+    if event.seat is None or state.step < profile.draw_min_step or too_many:
+        audit.find(event, "E03", f"draw offer by seat {event.seat} not allowed at step {state.step} "
+                   f"(offer {state.draw_offers + 1}; from step {profile.draw_min_step}, at most {profile.max_draw_offers})", "第九条")
+        return state
+    return offer_draw(state, event.seat)
+
+
+def _draw_answered(state: JunqiState, event: DrawAnswered, audit: Audit, facts: dict[str, Any]) -> JunqiState:
+    if event.seat is None or state.draw_votes is None:
+        audit.find(event, "E03", f"draw answer by seat {event.seat} with no draw offer pending", "第九条")
+        return state
+    return vote_draw(state, event.seat, event.accept)
+
+
+def _ended(state: JunqiState, event: GameEnded, audit: Audit, facts: dict[str, Any]) -> JunqiState:
+    if audit.ended:
+        audit.find(event, "E01", "a second game.ended claim", "第九条")
+        return state
+    audit.ended = True
+    if event.termination == "DRAW_AGREED" and state.outcome is None:
+        votes = sorted(state.draw_votes or ())
+        audit.find(event, "E03", f"draw by agreement claimed with the votes of seats {votes} only", "第九条")
+        return state
+    for finding in check_claim("junqi.E02", event, state.outcome, "第九条"):
+        audit.findings.append(finding)
+    return state
+
+
+_HANDLERS: dict[type, Any] = {
+    LayoutSubmitted: _layout, Moved: _moved, FlagRevealed: _flag_revealed, MoveTimeUsed: _move_time,
+    TimedOut: _turn_event, Skipped: _turn_event, Resigned: _resigned, DrawOffered: _draw_offered,
+    DrawAnswered: _draw_answered, GameEnded: _ended,
+}

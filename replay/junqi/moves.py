@@ -1,0 +1,163 @@
+"""Movement legality (junqi.md §6, 第四条 三–六, 第七条): the checks that name the broken rule, and
+the move generator the bot, perft and the no-legal-move rule use."""
+
+from __future__ import annotations
+
+from collections import deque
+
+from replay.protocol import TERMINAL, IllegalActionError
+from replay.junqi.board import IS_CAMP, IS_HQ, NAMES, Board, board, owner_of
+from replay.junqi.pieces import ENGINEER, KIND_NAMES, is_movable, kind_of, seat_of
+from replay.junqi.state import JunqiState, Move, is_enemy
+from schemas.junqi import JunqiProfile
+
+ARTICLES = {
+    "M01": "第九条", "M02": "第七条", "M03": "第九条", "M04": "第七条", "M05": "第八条",
+    "M06": "第四条 四", "M07": "第七条", "M08": "第四条 七", "M09": "第四条 三", "M10": "第四条 五",
+}
+"""The article of the rule book each move code rests on."""
+
+
+def geometry(profile: JunqiProfile) -> Board:
+    """Returns the board graph under the profile's arc settings."""
+    return board(profile.arcs_present, profile.arc_model, profile.arc_straight_for_non_engineer)
+
+
+def is_frozen(point: int, value: int, profile: JunqiProfile) -> bool:
+    """Tells whether the piece on an HQ may never move again (第四条 四; `hq_freezes_any_piece`:
+    when false, only a piece in its own seat's HQ is frozen)."""
+    return IS_HQ[point] and (profile.hq_freezes_any_piece or owner_of(point) == seat_of(value))
+
+
+def is_protected(point: int, value: int, profile: JunqiProfile) -> bool:
+    """Tells whether a piece is safe from attack in a 行营 (第四条 三; `camp_protects_any_occupant`:
+    when false, only a camp of the occupant's own arm protects it)."""
+    return IS_CAMP[point] and (profile.camp_protects_any_occupant or owner_of(point) == seat_of(value))
+
+
+def _fail(code: str, message: str) -> IllegalActionError:
+    return IllegalActionError(f"junqi.{code}", message, ARTICLES[code])
+
+
+def check_move(state: JunqiState, seat: int, frm: int, to: int) -> None:
+    """Checks a move by `seat` in the order of §6.1 and returns when it is legal.
+
+    :raises IllegalActionError: with the first broken rule's code (M01–M10) and article.
+    """
+    cells, profile = state.board, state.profile
+    if state.outcome is not None or state.to_move == TERMINAL:
+        raise _fail("M01", "the game is over")
+    if not state.alive[seat]:
+        raise _fail("M03", f"seat {seat} is eliminated")
+    if seat != state.to_move:
+        raise _fail("M02", f"seat {seat} moved but it is seat {state.to_move}'s turn")
+    mover = cells[frm]
+    if mover == 0 or seat_of(mover) != seat:
+        raise _fail("M04", f"{NAMES[frm]} holds no piece of seat {seat}")
+    if not is_movable(kind_of(mover)):
+        raise _fail("M05", f"{KIND_NAMES[kind_of(mover)]} on {NAMES[frm]} never moves")
+    if is_frozen(frm, mover, profile):
+        raise _fail("M06", f"{KIND_NAMES[kind_of(mover)]} on {NAMES[frm]} stands in a 大本营 and never moves")
+    if to == frm:
+        raise _fail("M07", f"the move goes from {NAMES[frm]} to itself")
+    target = cells[to]
+    if target and not is_enemy(seat, seat_of(target)):
+        raise _fail("M08", f"{NAMES[to]} holds a piece of {'the same seat' if seat_of(target) == seat else 'the partner'}")
+    if target and is_protected(to, target, profile):
+        raise _fail("M09", f"the enemy piece on {NAMES[to]} stands in a 行营 and cannot be attacked")
+    if not has_route(cells, geometry(profile), frm, to, kind_of(mover) == ENGINEER):
+        raise _fail("M10", f"no route from {NAMES[frm]} to {NAMES[to]}: {_route_reason(cells, geometry(profile), frm, to)}")
+
+
+def has_route(cells: tuple[int, ...], geo: Board, frm: int, to: int, engineer: bool) -> bool:
+    """Tells whether a route exists: one step along any edge, a straight unobstructed run along a
+    railway line (§6.3), or for a 工兵 any unobstructed rail path (§6.4)."""
+    if to in geo.neighbours[frm]:
+        return True
+    if not (geo.is_rail[frm] and geo.is_rail[to]):
+        return False
+    if engineer:
+        return to in _engineer_reach(cells, geo, frm)
+    return any(all(cells[p] == 0 for p in mids) for mids in geo.between.get((frm, to), ()))
+
+
+def _route_reason(cells: tuple[int, ...], geo: Board, frm: int, to: int) -> str:
+    """Explains why has_route failed, for the finding's message."""
+    if not (geo.is_rail[frm] and geo.is_rail[to]):
+        return "not adjacent and not both on the railway"
+    lines = geo.between.get((frm, to))
+    if not lines:
+        return "not on one railway line (a non-engineer cannot turn)" if kind_of(cells[frm]) != ENGINEER else "no rail path"
+    blockers = sorted({NAMES[p] for mids in lines for p in mids if cells[p]})
+    return f"{', '.join(blockers)} blocks the railway"
+
+
+def _engineer_reach(cells: tuple[int, ...], geo: Board, frm: int) -> set[int]:
+    """Returns the rail points a 工兵 reaches: BFS over rail edges, never through an occupied point."""
+    seen = {frm}
+    queue = deque([frm])
+    rail_nb = geo.rail_neighbours
+    while queue:
+        p = queue.popleft()
+        for q in rail_nb[p]:
+            if q not in seen:
+                seen.add(q)
+                if cells[q] == 0:
+                    queue.append(q)
+    seen.discard(frm)
+    return seen
+
+
+def destinations(cells: tuple[int, ...], geo: Board, frm: int) -> set[int]:
+    """Returns every point the piece on `frm` could reach before own/ally/camp filtering."""
+    reach = set(geo.neighbours[frm])
+    if geo.is_rail[frm]:
+        if kind_of(cells[frm]) == ENGINEER:
+            reach |= _engineer_reach(cells, geo, frm)
+        else:
+            for ray in geo.rays[frm]:
+                for p in ray:
+                    reach.add(p)
+                    if cells[p]:
+                        break
+    return reach
+
+
+def _targets(state: JunqiState, geo: Board, frm: int, seat: int) -> list[int]:
+    """Returns the legal destinations of the piece on `frm`, sorted."""
+    cells, profile = state.board, state.profile
+    out = []
+    for to in destinations(cells, geo, frm):
+        target = cells[to]
+        if target == 0 or (is_enemy(seat, seat_of(target)) and not is_protected(to, target, profile)):
+            out.append(to)
+    out.sort()
+    return out
+
+
+def movable_origins(state: JunqiState, seat: int) -> list[int]:
+    """Returns the points of seat's pieces that may move at all (movable kind, not frozen in an HQ)."""
+    cells, profile = state.board, state.profile
+    return [
+        p for p, v in enumerate(cells)
+        if v and seat_of(v) == seat and is_movable(kind_of(v)) and not is_frozen(p, v, profile)
+    ]
+
+
+def legal_moves(state: JunqiState, seat: int) -> list[Move]:
+    """Returns every legal move of `seat` in the position, ordered by origin then destination."""
+    geo = geometry(state.profile)
+    return [Move(frm, to) for frm in movable_origins(state, seat) for to in _targets(state, geo, frm, seat)]
+
+
+def has_legal_move(state: JunqiState, seat: int) -> bool:
+    """Tells whether `seat` has any legal move (the 无子可走 test of §7.3), stopping at the first."""
+    geo = geometry(state.profile)
+    cells, profile = state.board, state.profile
+    for frm in movable_origins(state, seat):
+        for to in geo.neighbours[frm]:
+            target = cells[to]
+            if target == 0 or (is_enemy(seat, seat_of(target)) and not is_protected(to, target, profile)):
+                return True
+    # A piece with no usable neighbour cannot run along a rail either: every run starts next door.
+    return False

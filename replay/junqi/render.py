@@ -1,0 +1,119 @@
+"""Pictures of a position: an SVG of the cross-shaped board and a 17×17 text diagram, each from an
+omniscient view or from one seat's view in 四暗 or 双明 (第五条), with 亮旗 flags shown to all."""
+
+from __future__ import annotations
+
+from html import escape
+
+from replay.protocol import CHANCE, TERMINAL
+from replay.junqi.board import IS_CAMP, IS_HQ, KIND, N_POINTS, XY, CENTRE, board
+from replay.junqi.pieces import ASCII, FLAG, KIND_NAMES, kind_of, seat_of
+from replay.junqi.state import JunqiState, partner
+
+SEAT_NAMES = "SWNE"
+CSS = {"红": "#c62828", "蓝": "#1565c0", "绿": "#2e7d32", "黑": "#37474f"}
+DEFAULT_COLOURS = ("红", "绿", "蓝", "黑")
+UNIT, MARGIN = 40, 30
+
+
+def is_visible(state: JunqiState, value: int, viewer: int | None, mode: str) -> bool:
+    """Tells whether `viewer` may see a piece's identity: its own, its partner's in 双明, a revealed flag."""
+    if viewer is None:
+        return True
+    owner = seat_of(value)
+    if owner == viewer or (mode == "双明" and owner == partner(viewer)):
+        return True
+    return kind_of(value) == FLAG and state.revealed[owner]
+
+
+def _status(state: JunqiState) -> str:
+    if state.outcome is not None:
+        o = state.outcome
+        return f"over: {o.termination} winners={','.join(SEAT_NAMES[s] for s in o.winners) or '-'}"
+    if state.halted is not None:
+        return f"replay stopped at {state.halted}"
+    if state.to_move == CHANCE:
+        return "layout (布阵) phase"
+    return f"{SEAT_NAMES[state.to_move]} to move" if state.to_move != TERMINAL else "over"
+
+
+def render_text(state: JunqiState, seat: int | None = None, mode: str = "四暗") -> str:
+    """Returns the 17×17 diagram of §2.4: `s9` = S's 司令, `nF` = N's flag, `w?` = a hidden W piece,
+    `.` post, `o` camp, `H` HQ, `+` 九宫; then the step, quiet and seat status."""
+    grid = [["   "] * 17 for _ in range(17)]
+    for p in range(N_POINTS):
+        x, y = XY[p]
+        value = state.board[p]
+        if value:
+            label = ASCII[kind_of(value)] if is_visible(state, value, seat, mode) else "?"
+            grid[y][x] = f" {SEAT_NAMES[seat_of(value)].lower()}{label}"[-3:]
+        else:
+            grid[y][x] = "  " + ("o" if IS_CAMP[p] else "H" if IS_HQ[p] else "+" if KIND[p] == CENTRE else ".")
+    lines = ["".join(row).rstrip() for row in grid]
+    out = [f"{_status(state)}; step {state.step}, quiet {state.quiet}, plies {state.plies}"]
+    out.append("out: " + (", ".join(f"{SEAT_NAMES[e.seat]} ({e.cause} @{e.step})" for e in state.eliminations) or "-"))
+    if seat is not None:
+        out.append(f"view of {SEAT_NAMES[seat]} ({mode})")
+    return "\n".join(out + lines) + "\n"
+
+
+def _px(p: int) -> tuple[float, float]:
+    x, y = XY[p]
+    return MARGIN + x * UNIT, MARGIN + y * UNIT
+
+
+def _edge_svg(a: int, b: int, rail: bool) -> str:
+    (x1, y1), (x2, y2) = _px(a), _px(b)
+    style = 'stroke="#222" stroke-width="5"' if rail else 'stroke="#777" stroke-width="1.5"'
+    ax, ay = XY[a]
+    bx, by = XY[b]
+    if rail and abs(ax - bx) == 1 and abs(ay - by) == 1:
+        # An arc (§3.3): a quarter circle round the empty corner cell outside the 九宫.
+        cx, cy = (ax, by) if not (6 <= ax <= 10 and 6 <= by <= 10) else (bx, ay)
+        cx, cy = MARGIN + cx * UNIT, MARGIN + cy * UNIT
+        k = 0.5523
+        c1 = (x1 + k * (x2 - cx), y1 + k * (y2 - cy))
+        c2 = (x2 + k * (x1 - cx), y2 + k * (y1 - cy))
+        return (f'<path d="M{x1},{y1} C{c1[0]:.1f},{c1[1]:.1f} {c2[0]:.1f},{c2[1]:.1f} {x2},{y2}" '
+                f'fill="none" {style}/>')
+    return f'<line x1="{x1}" y1="{y1}" x2="{x2}" y2="{y2}" {style}/>'
+
+
+def _point_svg(p: int) -> str:
+    x, y = _px(p)
+    if IS_CAMP[p]:
+        return f'<circle cx="{x}" cy="{y}" r="13" fill="#fff8e1" stroke="#555"/>'
+    if IS_HQ[p]:
+        return f'<rect x="{x - 16}" y="{y - 11}" width="32" height="22" rx="9" fill="#ffe0b2" stroke="#555"/>'
+    return f'<rect x="{x - 5}" y="{y - 5}" width="10" height="10" fill="#fafafa" stroke="#555"/>'
+
+
+def _piece_svg(state: JunqiState, p: int, viewer: int | None, mode: str) -> str:
+    value = state.board[p]
+    owner = seat_of(value)
+    x, y = _px(p)
+    fill = CSS[state.colours[owner] or DEFAULT_COLOURS[owner]]
+    label = KIND_NAMES[kind_of(value)] if is_visible(state, value, viewer, mode) else ""
+    text = (f'<text x="{x}" y="{y + 5}" font-size="13" text-anchor="middle" fill="#fff" '
+            f'font-family="sans-serif">{escape(label)}</text>') if label else ""
+    return (f'<g class="piece seat{owner}"><rect x="{x - 17}" y="{y - 11}" width="34" height="22" rx="3" '
+            f'fill="{fill}" stroke="#000"/>{text}</g>')
+
+
+def render_svg(state: JunqiState, seat: int | None = None, mode: str = "四暗") -> str:
+    """Returns an SVG of the board: roads thin, rails thick, arcs curved, camps round, pieces in
+    their seat's colour with Chinese names, hidden from `seat` where `mode` hides them."""
+    geo = board(state.profile.arcs_present, state.profile.arc_model, state.profile.arc_straight_for_non_engineer)
+    size = 2 * MARGIN + 16 * UNIT
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{size}" height="{size + 24}" '
+             f'viewBox="0 0 {size} {size + 24}">', f'<rect width="{size}" height="{size + 24}" fill="#e8f0d8"/>']
+    parts += [_edge_svg(a, b, False) for a, b in sorted(geo.road_edges)]
+    parts += [_edge_svg(a, b, True) for a, b in sorted(geo.rail_edges)]
+    parts += [_point_svg(p) for p in range(N_POINTS)]
+    parts += [_piece_svg(state, p, seat, mode) for p in range(N_POINTS) if state.board[p]]
+    caption = _status(state) + f"; step {state.step}, quiet {state.quiet}"
+    if seat is not None:
+        caption += f"; view of {SEAT_NAMES[seat]} ({mode})"
+    parts.append(f'<text x="{MARGIN}" y="{size + 14}" font-size="14" font-family="sans-serif">{escape(caption)}</text>')
+    parts.append("</svg>")
+    return "\n".join(parts) + "\n"
