@@ -34,12 +34,14 @@ class PositionError(ValueError):
 
 
 def parse_position(text: str, profile: JunqiProfile | None = None, where: str = "position") -> JunqiState:
-    """Reads a position: `turn <seat>` and, per seat, `rows r1/…/r6` arm grids or `point=piece` tokens.
+    """Reads a position: `turn <seat>`, optional `step n` / `quiet n`, and per seat `rows r1/…/r6`
+    arm grids or `point=piece` tokens.
 
     :raises PositionError: naming the line and the bad token.
     """
     cells = [0] * N_POINTS
     turn = 0
+    counters = {"step": 0, "quiet": 0}
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.split("#", 1)[0].split()
         if not line:
@@ -47,6 +49,9 @@ def parse_position(text: str, profile: JunqiProfile | None = None, where: str = 
         try:
             if line[0] == "turn":
                 turn = SEATS.index(line[1])
+                continue
+            if line[0] in counters:
+                counters[line[0]] = int(line[1])
                 continue
             seat = SEATS.index(line[0])
             if line[1] == "rows":
@@ -58,7 +63,8 @@ def parse_position(text: str, profile: JunqiProfile | None = None, where: str = 
         except (ValueError, IndexError, KeyError) as exc:
             raise PositionError(f"{where} line {number}: cannot read {raw.strip()!r} ({exc})") from None
     profile = profile or JunqiProfile()
-    state = replace(initial_state(profile, turn), board=tuple(cells), laid=(True,) * 4)
+    state = replace(initial_state(profile, turn), board=tuple(cells), laid=(True,) * 4,
+                    plies=counters["step"], **counters)
     alive = tuple(any(v and (v - 1) & 3 == s for v in cells) for s in range(4))
     return next_turn(replace(state, alive=alive), turn, include_self=True)
 

@@ -63,9 +63,8 @@ def do_move(state: JunqiState, move: Move) -> tuple[JunqiState, MoveReport]:
         state = eliminate(state, captured_flag, "FLAG")
         eliminated.append(captured_flag)
     report = MoveReport(result, removed, eliminated, deaths, seat_of(mover))
-    if state.outcome is not None:
-        return state, report
-    state = count_step(state, contact=target != 0)
+    # The winning move is still a step, but a win has priority over the draws (§8.5).
+    state = count_step(state, contact=target != 0, judge=state.outcome is None)
     if state.outcome is not None:
         return state, report
     return next_turn(state, seat_of(mover)), report
@@ -98,13 +97,13 @@ def finish(state: JunqiState, termination: str, winners: tuple[int, ...]) -> Jun
     return replace(state, outcome=outcome, to_move=TERMINAL, draw_votes=None)
 
 
-def count_step(state: JunqiState, contact: bool) -> JunqiState:
-    """Counts a completed step (§8.2): per ply it advances the step and quiet counters and checks
-    the draws; per round it only notes contact until the round closes."""
+def count_step(state: JunqiState, contact: bool, judge: bool = True) -> JunqiState:
+    """Counts a completed step (§8.2): per ply it advances the step and quiet counters and, when
+    `judge`, checks the draws; per round it only notes contact until the round closes."""
     if state.profile.step_unit == "round":
         return replace(state, plies=state.plies + 1, round_contact=state.round_contact or contact)
     state = replace(state, plies=state.plies + 1, step=state.step + 1, quiet=0 if contact else state.quiet + 1)
-    return check_draws(state)
+    return check_draws(state) if judge else state
 
 
 def _close_round(state: JunqiState) -> JunqiState:
