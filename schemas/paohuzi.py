@@ -1,12 +1,233 @@
-"""Events and rule profile of paohuzi (see `shared/rules/paohuzi.md`)."""
+"""Events and rule profile of paohuzi (see `shared/rules/paohuzi.md`).
+
+Cards are written in the notation of paohuzi.md §1: `x1`…`x10` for 一…十 (小字) and `d1`…`d10`
+for 壹…拾 (大字). Input may use either the id or the Chinese name; every card field is rewritten to
+the id when the event is decoded, so the canonical bytes of an event never depend on the spelling.
+"""
 
 from __future__ import annotations
 
+from typing import Annotated, Any, Literal
+
+import msgspec
+
+from schemas.envelope import Event, Seat
 from schemas.profiles import Profile
+
+SMALL_NAMES = "一二三四五六七八九十"
+BIG_NAMES = "壹贰叁肆伍陆柒捌玖拾"
+CARD_IDS: tuple[str, ...] = tuple(f"x{r}" for r in range(1, 11)) + tuple(f"d{r}" for r in range(1, 11))
+"""Card id strings indexed by the engine's card number 0–19 (paohuzi.md §1)."""
+CARD_NAMES: tuple[str, ...] = tuple(SMALL_NAMES) + tuple(BIG_NAMES)
+"""Chinese card names indexed by card number."""
+_VARIANTS = {"貳": "贰", "陸": "陆", "參": "叁", "弍": "贰"}
+CARD_NUMBER: dict[str, int] = {
+    **{name: i for i, name in enumerate(CARD_IDS)},
+    **{name: i for i, name in enumerate(CARD_NAMES)},
+    **{old: CARD_NAMES.index(new) for old, new in _VARIANTS.items()},
+}
+"""Every accepted spelling of a card (id, simplified or traditional name) -> card number."""
+
+Card = Annotated[
+    str,
+    msgspec.Meta(
+        pattern=r"^(?:[xd](?:10|[1-9])|[一二三四五六七八九十壹贰叁肆伍陆柒捌玖拾貳陸參弍])$",
+        description="a card: x1..x10 / d1..d10, or its Chinese name 一..十 / 壹..拾",
+    ),
+]
+Sha256Hex = Annotated[str, msgspec.Meta(pattern=r"^[0-9a-f]{64}$")]
+Huxi = Annotated[int, msgspec.Meta(ge=0)]
+
+
+def canonical_card(name: str) -> str:
+    """Returns the id (`x3`, `d10`) of a card given by id or Chinese name.
+
+    :raises KeyError: for a string that names no card.
+    """
+    return CARD_IDS[CARD_NUMBER[name]]
+
+
+def _canonical(value: Any) -> Any:
+    """Rewrites a card or a (nested) list of cards to ids."""
+    if isinstance(value, str):
+        return canonical_card(value)
+    return [_canonical(v) for v in value]
+
+
+class _CardEvent(Event, kw_only=True):
+    """Base of the events with card fields: rewrites them to canonical ids after decoding."""
+
+    def __post_init__(self) -> None:
+        for name in self.__struct_fields__:
+            if name in _CARD_FIELDS and getattr(self, name) is not None:
+                msgspec.structs.force_setattr(self, name, _canonical(getattr(self, name)))
+
+
+_CARD_FIELDS = frozenset({"card", "deck", "hands", "cards", "group", "bi"})
+
+
+class HuxiTable(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """附录四 胡息表 (unknown; consensus values of paohuzi.md §8) as [small, big] per 门子."""
+
+    peng: tuple[int, int] = (1, 3)
+    kan: tuple[int, int] = (3, 6)
+    wei: tuple[int, int] = (3, 6)
+    chou_wei: tuple[int, int] = (3, 6)
+    pao: tuple[int, int] = (6, 9)
+    ti: tuple[int, int] = (9, 12)
+    s123: tuple[int, int] = (3, 6)
+    s2710: tuple[int, int] = (3, 6)
 
 
 class PaohuziProfile(Profile, frozen=True, kw_only=True, forbid_unknown_fields=True, tag="paohuzi"):
-    """Rule profile of paohuzi: every [PARAM] of `shared/rules/paohuzi.md` with its default."""
+    """Rule profile of paohuzi: every [PARAM] of `shared/rules/paohuzi.md` with its default (§12)."""
+
+    players: Literal[3] = 3
+    min_huxi: Annotated[int, msgspec.Meta(ge=0)] = 15
+    liangzhang_owner: Literal["dealer"] = "dealer"
+    xian_can_hu_liangzhang: bool = True
+    san_ti_wu_kan: bool = False
+    hu_on_discard: bool = False
+    hu_optional: bool = True
+    hu_vs_forced_order: Literal["forced_first", "hu_first"] = "forced_first"
+    hu_priority: Literal["drawer_then_turn_order", "xiajia_first"] = "drawer_then_turn_order"
+    allow_pao_hu: bool = True
+    allow_po_pao_hu: bool = False
+    external_third_as: Literal["peng", "wei"] = "peng"
+    peng_pao_on_discard: bool = False
+    peng_requires_discard: bool = True
+    chi_wall_card_by: Literal["drawer_then_xiajia", "xiajia_only"] = "drawer_then_xiajia"
+    chi_requires_discard: bool = True
+    allow_jiao: bool = True
+    kan_locked: bool = True
+    pair_requires_pao_or_ti: bool = True
+    second_pao_ti_no_discard: bool = True
+    double_ti_at_deal_no_discard: bool = True
+    stuck_after_forced: Literal["skip_discard_and_dead", "skip_discard"] = "skip_discard_and_dead"
+    guo_zhang_scope: Literal["deal", "until_next_intake"] = "deal"
+    guo_peng_scope: Literal["deal", "until_next_intake"] = "deal"
+    decomposition_objective: Literal["max_score", "max_huxi"] = "max_score"
+    huxi_table: HuxiTable = HuxiTable()
+    tun_formula: Literal["(huxi-min)//3+1", "ningxiang_money"] = "(huxi-min)//3+1"
+    zimo_mode: Literal["tun_plus_1", "double", "none"] = "tun_plus_1"
+    mingtang_table: Literal["changde_quan", "changde_hhd", "ningxiang", "shaoyang", "none"] = "changde_quan"
+    combine: Literal["sum", "product"] = "sum"
+    deal_score: Literal["winner_plus_2S_losers_minus_S", "discarder_pays_both"] = "winner_plus_2S_losers_minus_S"
+    base: Annotated[int, msgspec.Meta(ge=1)] = 1
 
 
-EVENTS: tuple[type, ...] = ()
+class BoardCreated(_CardEvent, kw_only=True, tag="paohuzi.board_created"):
+    """A duplicate board (one deck order for every table): the order itself, or its SHA-256
+    commitment `sha256(salt + "|" + ",".join(deck))` when the order is revealed later."""
+
+    board: str
+    deck: list[Card] | None = None
+    commitment: Sha256Hex | None = None
+
+
+class BoardRevealed(_CardEvent, kw_only=True, tag="paohuzi.board_revealed"):
+    """The deck order of a committed board and the salt of its commitment."""
+
+    board: str
+    deck: list[Card]
+    salt: str
+
+
+class Dealt(_CardEvent, kw_only=True, tag="paohuzi.dealt"):
+    """第五条 发牌: the dealer and the 20 cards each seat receives (hands indexed by seat)."""
+
+    dealer: Seat
+    hands: list[list[Card]]
+
+
+class LiangzhangRevealed(_CardEvent, kw_only=True, tag="paohuzi.liangzhang"):
+    """第六条 亮张: the card turned face up for all after the deal (the dealer's 21st card)."""
+
+    card: Card
+
+
+class Drawn(_CardEvent, kw_only=True, tag="paohuzi.drawn"):
+    """The acting seat turns over the top wall card."""
+
+    card: Card
+
+
+class Discarded(_CardEvent, kw_only=True, tag="paohuzi.discarded"):
+    """The acting seat discards a card from its concealed hand."""
+
+    card: Card
+
+
+class Chi(_CardEvent, kw_only=True, tag="paohuzi.chi"):
+    """吃: the acting seat takes the offered card into `group` (3 cards, the taken card included),
+    with the 比 groups that meld every other copy of it held in hand."""
+
+    card: Card
+    group: list[Card]
+    bi: list[list[Card]] = []
+
+
+class Peng(_CardEvent, kw_only=True, tag="paohuzi.peng"):
+    """碰: the acting seat takes the offered card onto a pair from its hand."""
+
+    card: Card
+
+
+class Wei(_CardEvent, kw_only=True, tag="paohuzi.wei"):
+    """偎 (forced): the acting seat's own draw completes a pair in hand; placed face down."""
+
+    card: Card
+
+
+class ChouWei(_CardEvent, kw_only=True, tag="paohuzi.chou_wei"):
+    """臭偎 (forced): a 偎 after having passed a 碰 on that card; one card face up."""
+
+    card: Card
+
+
+class Pao(_CardEvent, kw_only=True, tag="paohuzi.pao"):
+    """跑 (forced): the fourth card joins the acting seat's 坎, 偎 or 碰; four cards face up."""
+
+    card: Card
+
+
+class Ti(_CardEvent, kw_only=True, tag="paohuzi.ti"):
+    """提 (forced): the fourth card by own draw or at the deal; one card face up."""
+
+    card: Card
+
+
+class Passed(_CardEvent, kw_only=True, tag="paohuzi.passed"):
+    """过: the acting seat declines what it was offered on the card on the table."""
+
+    card: Card | None = None
+
+
+class HuGroup(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """One 门子 of a claimed decomposition: its kind and cards."""
+
+    kind: Literal["chi", "peng", "kan", "wei", "chou_wei", "pao", "ti", "shun", "jiao", "jiang"]
+    cards: list[Card]
+
+    def __post_init__(self) -> None:
+        msgspec.structs.force_setattr(self, "cards", _canonical(self.cards))
+
+
+class Hu(_CardEvent, kw_only=True, tag="paohuzi.hu"):
+    """胡: the acting seat wins; the software's claimed decomposition, 胡息, 名堂 and deal score."""
+
+    card: Card | None = None
+    groups: list[HuGroup] = []
+    huxi: Huxi | None = None
+    mingtang: list[str] = []
+    score: int | None = None
+
+
+class Huangzhuang(Event, kw_only=True, tag="paohuzi.huangzhuang"):
+    """荒庄: the wall is exhausted and nobody won; a draw (第十条)."""
+
+
+EVENTS: tuple[type[Event], ...] = (
+    BoardCreated, BoardRevealed, Dealt, LiangzhangRevealed, Drawn, Discarded, Chi, Peng, Wei,
+    ChouWei, Pao, Ti, Passed, Hu, Huangzhuang,
+)

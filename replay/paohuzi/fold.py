@@ -1,0 +1,309 @@
+"""Replay of one paohuzi deal as a fold over its events, with derived facts and findings."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import msgspec
+
+from replay.claims import check_claim
+from replay.paohuzi import rules
+from replay.paohuzi.cards import HAND_SIZE, LIANGZHANG_INDEX, WALL_START, card_id, card_number, counts_of, deal_hands, ids
+from replay.paohuzi.checks import ART_DEAL, ART_END, ART_HUXI, ART_LIANG, ART_MINGTANG, ART_PLAY, ART_PRIORITY, ART_SCORE, check
+from replay.paohuzi.deals import commitment, deck_problem
+from replay.paohuzi.events import ACTION_EVENTS, FORCED_KINDS, to_action
+from replay.paohuzi.melds import group_huxi
+from replay.paohuzi.state import SEATS, State
+from replay.protocol import Finding, IllegalActionError, InvalidActionError, Outcome, Step, StrictReplayError
+from schemas.common import GameEnded, GameStarted, MoveTimeUsed
+from schemas.envelope import Event
+from schemas.paohuzi import BoardCreated, BoardRevealed, Dealt, Huangzhuang, Hu, LiangzhangRevealed, PaohuziProfile
+
+replace = msgspec.structs.replace
+
+
+def new_state(start: GameStarted) -> State:
+    """Returns the state before any event after `game.started` (the profile must be paohuzi's).
+
+    :raises InvalidActionError: when the start names another game's profile.
+    """
+    if not isinstance(start.profile, PaohuziProfile):
+        raise InvalidActionError(f"game.started of {start.stream} carries a {type(start.profile).__name__}, not a PaohuziProfile")
+    return State(profile=start.profile, stream=start.stream, dealer=start.first, turn=start.first)
+
+
+def outcome(state: State) -> Outcome | None:
+    """Returns how the deal ended: `HU` with the deal score of §10, or `WALL_EXHAUSTED` (荒庄)."""
+    if state.win is not None:
+        win = state.win
+        s = win.result.score.s
+        points = [-s] * SEATS
+        if state.profile.deal_score == "discarder_pays_both" and not win.from_wall and win.owner is not None:
+            points = [0] * SEATS
+            points[win.owner] = -2 * s
+        points[win.seat] = 2 * s
+        return Outcome(termination="HU", winners=(win.seat,), points=tuple(points))
+    if state.exhausted:
+        return Outcome(termination="WALL_EXHAUSTED", winners=(), points=(0,) * SEATS)
+    return None
+
+
+def facts_of(state: State) -> dict[str, Any]:
+    """Returns the per-event facts every step carries: phase, wall, table 胡息 per seat, who may act."""
+    facts: dict[str, Any] = {"phase": state.phase, "wall": state.wall_left}
+    for seat in range(len(state.hands) or SEATS):
+        facts[f"huxi_{seat}"] = sum(group_huxi(g, state.profile.huxi_table) for g in state.melds[seat])
+    facts["could_act"] = ",".join(f"{o.seat}:{o.stage}" for o in state.offers) or None
+    facts["forced"] = ",".join(f"{k} {card_id(c)} by {s}" for k, s, c in state.effects) or None
+    return facts
+
+
+class _Fold:
+    """The running fold: state, the forced actions derived but not yet seen logged, findings."""
+
+    def __init__(self, strict: bool) -> None:
+        self.strict = strict
+        self.state: State | None = None
+        self.unlogged: list[tuple[str, int, int]] = []
+        self.found: list[Finding] = []
+        self.event: Event | None = None
+        self.dealt: list[list[int]] | None = None
+
+    def finding(self, code: str, message: str, article: str | None = None, severity: str = "error") -> None:
+        assert self.event is not None
+        f = Finding(stream=self.event.stream, seq=self.event.seq, code=code, message=message, article=article, severity=severity)  # type: ignore[arg-type]
+        if self.strict and severity == "error":
+            raise StrictReplayError(f)
+        self.found.append(f)
+
+    def step(self, event: Event) -> Step:
+        self.event, self.found = event, []
+        facts: dict[str, Any] = {"seat": event.seat, "action": None}
+        if isinstance(event, GameStarted):
+            self.state = new_state(event)
+        elif self.state is None:
+            self.finding("paohuzi.X02", f"{event.kind} before game.started", ART_DEAL)  # type: ignore[attr-defined]
+            return Step(event=event, state=None, facts=facts, findings=tuple(self.found))
+        else:
+            self._dispatch(event, facts)
+        state = self.state
+        assert state is not None
+        if state.hands:
+            self._conservation(state)
+        facts.update(facts_of(state))
+        return Step(event=event, state=state, facts=facts, findings=tuple(self.found))
+
+    def _dispatch(self, event: Event, facts: dict[str, Any]) -> None:
+        match event:
+            case BoardCreated():
+                self._board(event)
+            case BoardRevealed():
+                self._reveal(event)
+            case Dealt():
+                self._deal(event)
+            case LiangzhangRevealed():
+                self._liang(event)
+            case _ if type(event) in FORCED_KINDS:
+                self._forced(event, facts)
+            case _ if isinstance(event, ACTION_EVENTS):
+                self._action(event, facts)
+            case Huangzhuang():
+                if self.state is not None and not self.state.exhausted:
+                    self.finding("paohuzi.E02", "荒庄 claimed but the wall is not exhausted or the deal was won", ART_END)
+            case GameEnded():
+                assert self.state is not None
+                for f in check_claim("paohuzi.E01", event, outcome(self.state), ART_END):
+                    self.finding(f.code, f.message, f.article)
+            case MoveTimeUsed():
+                facts["ms"] = event.ms
+
+    # ---- the board and the deal (第五条, 第六条) ------------------------------------------
+
+    def _board(self, event: BoardCreated) -> None:
+        assert self.state is not None
+        deck = self._deck(event.deck) if event.deck is not None else None
+        self.state = replace(self.state, board=event.board, commitment=event.commitment, deck=deck)
+
+    def _deck(self, cards: list[str]) -> tuple[int, ...] | None:
+        deck = tuple(card_number(c) for c in cards)
+        problem = deck_problem(deck)
+        if problem:
+            self.finding("paohuzi.D01", problem, ART_DEAL)
+            return None
+        return deck
+
+    def _reveal(self, event: BoardRevealed) -> None:
+        state = self.state
+        assert state is not None
+        deck = self._deck(event.deck)
+        if deck is None:
+            return
+        if state.commitment is not None and commitment(deck, event.salt) != state.commitment:
+            self.finding("paohuzi.D02", f"revealed deck hashes to {commitment(deck, event.salt)}, committed {state.commitment}", ART_DEAL)
+            return
+        if state.deck is not None and state.deck != deck:
+            self.finding("paohuzi.D02", "revealed deck differs from the deck of board_created", ART_DEAL)
+            return
+        if self.dealt is not None and not self._deal_matches(deck, state.dealer, self.dealt):
+            return
+        if state.liangzhang is not None and deck[LIANGZHANG_INDEX] != state.liangzhang:
+            self.finding("paohuzi.D04", f"亮张 {card_id(state.liangzhang)} is not the revealed deck's", ART_LIANG)
+            return
+        if tuple(deck[WALL_START:WALL_START + len(state.drawn)]) != state.drawn:
+            self.finding("paohuzi.D05", "the wall cards turned so far differ from the revealed deck", ART_DEAL)
+            return
+        wall = deck[WALL_START + len(state.drawn):] if self.dealt is not None else ()
+        self.state = replace(state, deck=deck, wall=wall)
+
+    def _deal_matches(self, deck: tuple[int, ...], dealer: int, hands: list[list[int]]) -> bool:
+        expected = deal_hands(deck, dealer)
+        seats = [s for s in range(SEATS) if expected[s] != hands[s]]
+        if seats:
+            self.finding("paohuzi.D03", f"hands of seats {seats} are not the board's deck order", ART_DEAL)
+        return not seats
+
+    def _deal(self, event: Dealt) -> None:
+        state = self.state
+        assert state is not None
+        hands = [sorted(card_number(c) for c in h) for h in event.hands]
+        if len(hands) != SEATS or any(len(h) != HAND_SIZE for h in hands) or max(counts_of(c for h in hands for c in h)) > 4:
+            self.finding("paohuzi.D07", f"the deal must give {SEATS} hands of {HAND_SIZE} cards from one deck", ART_DEAL)
+            hands = (hands + [[], [], []])[:SEATS]
+        if event.dealer != state.dealer:
+            self.finding("paohuzi.D08", f"dealer {event.dealer} is not seat {state.dealer} named first by game.started", ART_DEAL)
+        if state.deck is not None and not self._deal_matches(state.deck, event.dealer, hands):
+            state = replace(state, deck=None)
+        self.dealt = hands
+        self.state = rules.deal(state, event.dealer, hands)
+
+    def _liang(self, event: LiangzhangRevealed) -> None:
+        state = self.state
+        assert state is not None
+        if state.phase != "liang":
+            self.finding("paohuzi.T01", "亮张 outside the deal", ART_LIANG)
+            return
+        card = card_number(event.card)
+        if state.deck is not None and state.deck[LIANGZHANG_INDEX] != card:
+            self.finding("paohuzi.D04", f"亮张 {event.card} is not the deck's {card_id(state.deck[LIANGZHANG_INDEX])}", ART_LIANG)
+            state = replace(state, deck=None, wall=())
+        self.state = rules.reveal_liangzhang(state, card)
+        self.unlogged = list(self.state.effects)
+
+    # ---- play (第七–九条) ------------------------------------------------------------------
+
+    def _forced(self, event: Event, facts: dict[str, Any]) -> None:
+        kind = FORCED_KINDS[type(event)]
+        card = card_number(event.card)  # type: ignore[attr-defined]
+        facts["action"] = f"{kind} {card_id(card)}"
+        facts["forced"] = True
+        logged = (kind, event.seat, card)
+        if logged in self.unlogged:
+            self.unlogged.remove(logged)
+            return
+        derived = ", ".join(f"{k} {card_id(c)} by seat {s}" for k, s, c in self.unlogged) or "none"
+        self.finding("paohuzi.F01", f"logged forced {kind} {card_id(card)} by seat {event.seat}; the rules derive {derived}", "第四条 术语定义")
+
+    def _action(self, event: Event, facts: dict[str, Any]) -> None:
+        state = self.state
+        assert state is not None
+        try:
+            action = to_action(state, event)
+        except InvalidActionError as exc:
+            self.finding("paohuzi.T03", str(exc), ART_PLAY)
+            return
+        facts["action"] = action.notation()
+        if state.phase == "end":
+            self.finding("paohuzi.X01", f"{action.notation()} after the end of the deal", ART_END)
+            return
+        if not self._seat_ok(state, event, action):
+            return
+        if action.kind == "draw" and state.deck is not None:
+            drawn = card_number(event.card)  # type: ignore[attr-defined]
+            if drawn != state.wall[0]:
+                self.finding("paohuzi.D05", f"drew {card_id(drawn)} but the board's wall has {card_id(state.wall[0])} on top", ART_DEAL)
+                state = replace(state, deck=None, wall=())
+                action = to_action(state, event)
+        pending = state.pending
+        if pending is not None and getattr(event, "card", None) is not None and action.kind in ("chi", "peng", "pass"):
+            if card_number(event.card) != pending.card:  # type: ignore[attr-defined]
+                self.finding("paohuzi.A26", f"{event.kind} names {event.card} but {card_id(pending.card)} is on offer", ART_PLAY)  # type: ignore[attr-defined]
+                return
+        try:
+            check(state, action)
+        except IllegalActionError as exc:
+            self.finding(exc.code, exc.detail, exc.article)
+            return
+        new = rules_apply(state, action)
+        self.state = new
+        self.unlogged = list(new.effects)
+        if isinstance(event, Hu):
+            self._hu_claims(event, new)
+
+    def _seat_ok(self, state: State, event: Event, action: Any) -> bool:
+        seat = rules.current_seat(state)
+        if seat is None and state.phase == "draw":
+            seat = state.turn
+        if event.seat == seat:
+            return True
+        later = [o for o in state.offers[1:] if o.seat == event.seat]
+        if later:
+            self.finding("paohuzi.P01", f"seat {event.seat} acts ({action.notation()}) before seat {seat} answered its {state.offers[0].stage} offer", ART_PRIORITY)
+        else:
+            self.finding("paohuzi.T01", f"seat {event.seat} acts ({action.notation()}) but seat {seat} is to act ({state.phase})", ART_PLAY)
+        return False
+
+    def _hu_claims(self, event: Hu, state: State) -> None:
+        win = state.win
+        assert win is not None
+        result = win.result
+        if event.huxi is not None and event.huxi != result.huxi:
+            self.finding("paohuzi.H01", f"claimed {event.huxi} 胡息, derived {result.huxi}", ART_HUXI)
+        claimed = sorted(event.mingtang)
+        derived = sorted(name for name, _ in result.mingtang)
+        if claimed != derived and (event.mingtang or event.score is not None):
+            self.finding("paohuzi.H02", f"claimed 名堂 {claimed}, derived {derived}", ART_MINGTANG)
+        if event.score is not None and event.score != 2 * result.score.s:
+            self.finding("paohuzi.H03", f"claimed deal score {event.score}, derived {2 * result.score.s}", ART_SCORE)
+        if event.groups:
+            mine = sorted(tuple(sorted(g.cards)) for g in result.groups)
+            theirs = sorted(tuple(sorted(card_number(c) for c in g.cards)) for g in event.groups)
+            if mine != theirs:
+                shown = " ".join(ids(g) for g in mine)
+                self.finding("paohuzi.H04", f"claimed decomposition is not the maximising one ({shown})", "第八条")
+
+    def _conservation(self, state: State) -> None:
+        """Checks that the 80 cards are all somewhere: wall, hands, table groups, discard rows, on offer."""
+        census = list(rules.census_of(state))
+        unseen_liang = state.phase == "liang"
+        if unseen_liang and state.deck is not None:
+            census[state.deck[LIANGZHANG_INDEX]] += 1
+        if state.deck is not None:
+            wall = counts_of(state.wall)
+            bad = [card_id(c) for c in range(20) if census[c] + wall[c] != 4]
+            total = sum(census) + len(state.wall)
+        else:
+            bad = [card_id(c) for c in range(20) if census[c] > 4]
+            total = sum(census) + state.wall_left + (1 if unseen_liang else 0)
+        if bad or total != 80:
+            self.finding("paohuzi.C01", f"card conservation broken: {total} cards, wrong count of {', '.join(bad) or '-'}", ART_DEAL)
+
+
+def rules_apply(state: State, action: Any) -> State:
+    """Applies a legal action (the dispatcher shared by `apply_action` and the fold)."""
+    if action.kind == "draw":
+        card = action.card if action.card >= 0 else state.wall[0]
+        return rules.draw(state, card)
+    if action.kind == "discard":
+        return rules.discard(state, action.card)
+    return rules.answer(state, action)
+
+
+def replay(events: Iterable[Event], strict: bool = False) -> Iterator[Step]:
+    """Folds a deal's events into steps (see `GameEngine.replay`).
+
+    :raises StrictReplayError: in strict mode, at the first error finding.
+    """
+    fold = _Fold(strict)
+    for event in events:
+        yield fold.step(event)

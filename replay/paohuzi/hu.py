@@ -1,0 +1,161 @@
+"""胡牌条件 (第八条; paohuzi.md §7): the maximising decomposition of a winning hand, its 胡息,
+名堂 and deal score."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Literal, NamedTuple
+
+from replay.paohuzi.cards import N_VALUES, Counts
+from replay.paohuzi.melds import FOUR_KINDS, Group, Score, Stats, deal_score, group_huxi, mingtang, stats_of
+from schemas.paohuzi import PaohuziProfile
+
+Source = Literal["self", "other"]
+MENZI = 7
+"""Every winning hand is exactly 7 门子 (§7.2)."""
+
+
+class WinContext(NamedTuple):
+    """How a win comes about, for the 名堂 that depend on it (§9)."""
+
+    zimo: bool = False
+    tianhu: bool = False
+    dihu: bool = False
+    haidi: bool = False
+    tinghu: bool = False
+
+
+class HuResult(NamedTuple):
+    """A complete hand: its chosen decomposition, 胡息, 名堂 and score."""
+
+    groups: tuple[Group, ...]
+    huxi: int
+    stats: Stats
+    mingtang: tuple[tuple[str, int], ...]
+    score: Score
+
+    @property
+    def is_win(self) -> bool:
+        """Tells whether the hand wins: complete (always, for a HuResult) and 胡息 reaches the minimum."""
+        return self.score.s > 0
+
+
+def best_hand(
+    profile: PaohuziProfile, melds: Sequence[Group], hand: Counts, card: int | None = None,
+    source: Source | None = None, from_discard: bool = False, ctx: WinContext = WinContext(),
+) -> HuResult | None:
+    """Returns the best complete decomposition of table groups + concealed hand + winning card by
+    the profile's objective (§7.4), whether or not its 胡息 reaches `min_huxi`; None if incomplete."""
+    shuahou = card is not None and sum(hand) == 1
+    best: HuResult | None = None
+    best_key: tuple[int, int] = (-1, -1)
+    for fixed, pool, triples in _placements(profile, melds, hand, card, source, from_discard):
+        fours = sum(1 for g in fixed if g.kind in FOUR_KINDS)
+        pair_ok = fours >= 1 or not profile.pair_requires_pao_or_ti
+        need = MENZI - len(fixed)
+        if need < 0 or sum(pool) > 4 * need:
+            continue
+        for rest in _split(pool, 0, pair_ok, profile.allow_jiao, triples, need):
+            result = _result(profile, tuple(fixed) + tuple(rest), ctx, shuahou)
+            key = (result.score.s, result.huxi)
+            if profile.decomposition_objective == "max_huxi":
+                key = (result.huxi, result.score.s)
+            if key > best_key:
+                best, best_key = result, key
+    return best
+
+
+def winning_hand(
+    profile: PaohuziProfile, melds: Sequence[Group], hand: Counts, card: int | None = None,
+    source: Source | None = None, from_discard: bool = False, ctx: WinContext = WinContext(),
+) -> HuResult | None:
+    """Returns the best decomposition if the hand wins (complete, 胡息 ≥ `min_huxi`), else None."""
+    result = best_hand(profile, melds, hand, card, source, from_discard, ctx)
+    return result if result is not None and result.huxi >= profile.min_huxi else None
+
+
+def _result(profile: PaohuziProfile, groups: tuple[Group, ...], ctx: WinContext, shuahou: bool) -> HuResult:
+    huxi = sum(group_huxi(g, profile.huxi_table) for g in groups)
+    stats = stats_of(groups, ctx.tianhu, ctx.dihu, ctx.haidi, ctx.tinghu, shuahou)
+    fans = mingtang(stats, profile)
+    score = deal_score(huxi, fans, ctx.zimo, profile) if huxi >= profile.min_huxi else Score(0, 0, 0)
+    return HuResult(groups, huxi, stats, tuple(fans), score)
+
+
+def _placements(
+    profile: PaohuziProfile, melds: Sequence[Group], hand: Counts, card: int | None,
+    source: Source | None, from_discard: bool,
+) -> Iterator[tuple[list[Group], list[int], frozenset[int]]]:
+    """Yields each way to seat the winning card: into a 坎/偎/碰 as 跑/提 (跑胡), onto a pair as a
+    triple, or into the concealed pool — with the locked 坎 taken out first (§7.2, §7.4)."""
+    fixed = list(melds)
+    pool = list(hand)
+    triples = frozenset(v for v in range(N_VALUES) if pool[v] >= 3)
+    if profile.kan_locked:
+        for v in triples:
+            fixed.append(Group("kan" if pool[v] == 3 else "ti", (v,) * pool[v]))
+            pool[v] = 0
+        triples = frozenset()
+    if card is None:
+        yield fixed, pool, triples
+        return
+    own = source == "self"
+    merges = []
+    for i, g in enumerate(fixed):
+        if len(g.cards) == 3 and g.cards == (card,) * 3 and g.kind in ("kan", "wei", "chou_wei", "peng"):
+            if g.kind == "peng" and from_discard and not profile.peng_pao_on_discard:
+                continue
+            kind = "ti" if own and g.kind != "peng" else "pao"
+            merges.append(fixed[:i] + [Group(kind, (card,) * 4)] + fixed[i + 1:])
+    if merges and (own or profile.allow_pao_hu):
+        for merged in merges:
+            yield merged, pool, triples
+    if not merges or profile.allow_po_pao_hu:
+        if pool[card] == 2:
+            kind = "wei" if own else profile.external_third_as
+            yield fixed + [Group(kind, (card,) * 3)], [n if v != card else 0 for v, n in enumerate(pool)], triples
+        added = list(pool)
+        added[card] += 1
+        yield fixed, added, triples
+
+
+def _split(
+    counts: list[int], i: int, pair_ok: bool, jiao: bool, triples: frozenset[int], need: int,
+) -> Iterator[list[Group]]:
+    """Yields every split of the concealed pool into exactly `need` groups: sequences (一二三,
+    二七十 included), 绞, 坎 (only where unlocked) and at most one pair (§14)."""
+    while i < N_VALUES and counts[i] == 0:
+        i += 1
+    if i == N_VALUES:
+        if need == 0:
+            yield []
+        return
+    if need == 0:
+        return
+    for group, pair in _shapes_at(counts, i, pair_ok, jiao, triples):
+        for c in group.cards:
+            counts[c] -= 1
+        for rest in _split(counts, i, pair_ok and not pair, jiao, triples, need - 1):
+            yield [group, *rest]
+        for c in group.cards:
+            counts[c] += 1
+
+
+def _shapes_at(
+    counts: list[int], i: int, pair_ok: bool, jiao: bool, triples: frozenset[int],
+) -> Iterator[tuple[Group, bool]]:
+    """Yields the groups that can take the lowest remaining card `i`."""
+    rank = i % 10
+    if i in triples and counts[i] >= 3:
+        yield Group("kan", (i, i, i)), False
+    if rank <= 7 and counts[i + 1] and counts[i + 2]:
+        yield Group("shun", (i, i + 1, i + 2)), False
+    if rank == 1 and counts[i + 5] and counts[i + 8]:
+        yield Group("shun", (i, i + 5, i + 8)), False
+    if jiao and i < 10:
+        if counts[i] >= 2 and counts[i + 10] >= 1:
+            yield Group("jiao", (i, i, i + 10)), False
+        if counts[i + 10] >= 2:
+            yield Group("jiao", (i, i + 10, i + 10)), False
+    if pair_ok and counts[i] >= 2:
+        yield Group("jiang", (i, i)), True

@@ -1,0 +1,88 @@
+"""`hu_report`: what the rules make of one hand (for `matchledger hu`), and the meld notation."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from replay.paohuzi.cards import COPIES, card_number, counts_of, is_big, is_red, names, parse_cards
+from replay.paohuzi.hu import WinContext, best_hand
+from replay.paohuzi.melds import KIND_NAMES, Group, is_chi_shape
+from replay.paohuzi.profiles import profile_named
+from replay.protocol import InvalidActionError
+
+_KINDS = {
+    "臭偎": "chou_wei", "吃": "chi", "碰": "peng", "偎": "wei", "跑": "pao", "提": "ti", "坎": "kan",
+    "chou_wei": "chou_wei", "chi": "chi", "peng": "peng", "wei": "wei", "pao": "pao", "ti": "ti", "kan": "kan",
+}
+_KIND_RE = "|".join(sorted(_KINDS, key=len, reverse=True))
+_SPLIT = re.compile(rf"\s*[;；]\s*|\s*[,，、]\s*(?=(?:{_KIND_RE})(?![a-z_]))")
+_GROUP = re.compile(rf"^({_KIND_RE})[\s:：]*(.*?)(?:\s*[×*]\s*(\d))?$")
+_SIZES = {"chi": 3, "peng": 3, "wei": 3, "chou_wei": 3, "kan": 3, "pao": 4, "ti": 4}
+
+
+def parse_melds(text: str) -> list[Group]:
+    """Parses table groups such as `跑 一; 提 壹; 吃 四五六` or `peng x3, chi x4,x5,x6` (`×2` repeats one).
+
+    :raises InvalidActionError: on an unknown kind, a wrong card count or a 吃 that is no sequence.
+    """
+    groups: list[Group] = []
+    for part in filter(None, _SPLIT.split(text.strip())):
+        match = _GROUP.match(part)
+        if not match:
+            raise InvalidActionError(f"not a meld: {part!r} (expected e.g. 碰 一, 吃 一二三, pao x1)")
+        kind = _KINDS[match.group(1)]
+        cards = parse_cards(match.group(2))
+        size = _SIZES[kind]
+        if kind != "chi" and len(cards) == 1:
+            cards = cards * size
+        if len(cards) != size or (kind != "chi" and len(set(cards)) != 1):
+            raise InvalidActionError(f"{KIND_NAMES[kind]} needs {size} cards, got {names(cards)!r} in {part!r}")
+        if kind == "chi" and not is_chi_shape(tuple(cards), allow_jiao=True):
+            raise InvalidActionError(f"吃 {names(cards)} is neither a sequence nor 绞")
+        groups.extend([Group(kind, tuple(sorted(cards)))] * int(match.group(3) or 1))
+    return groups
+
+
+def hu_report(
+    hand: str, melds: str | None = None, win: str | None = None, source: str | None = None,
+    profile: str = "default",
+) -> dict[str, Any]:
+    """Evaluates a hand under a named profile: hu or not and why, 胡息, colour counts, 名堂, the
+    winner's deal score (2S, §10) and the chosen decomposition. Without `win` the hand is taken
+    as complete, its triples valued as 坎; `source` defaults to `self` when `win` is given.
+
+    :raises InvalidActionError: on malformed cards or melds, more than 4 copies of a card, or an unknown profile.
+    """
+    rules = profile_named(profile)
+    groups = parse_melds(melds) if melds else []
+    concealed = parse_cards(hand)
+    card = card_number(win) if win else None
+    if source not in (None, "self", "other"):
+        raise InvalidActionError(f"source must be self or other, got {source!r}")
+    src = (source or "self") if card is not None else None
+    every = [c for g in groups for c in g.cards] + concealed + ([card] if card is not None else [])
+    over = [names([c]) for c, n in enumerate(counts_of(every)) if n > COPIES]
+    if over:
+        raise InvalidActionError(f"more than {COPIES} copies of {', '.join(over)}")
+    ctx = WinContext(zimo=src == "self")
+    result = best_hand(rules, groups, counts_of(concealed), card, src, src == "other" and rules.hu_on_discard, ctx)
+    big = sum(1 for c in every if is_big(c))
+    report: dict[str, Any] = {
+        "hu": False, "huxi": 0, "red": sum(1 for c in every if is_red(c)), "big": big,
+        "small": len(every) - big, "mingtang": [], "fan": 0, "tun": 0, "score": 0,
+        "reason": "incomplete: the cards do not form 7 门子", "decomposition": [],
+    }
+    if result is None:
+        return report
+    report.update(
+        huxi=result.huxi, decomposition=[f"{KIND_NAMES[g.kind]} {names(g.cards)}" for g in result.groups],
+    )
+    if result.huxi < rules.min_huxi:
+        report["reason"] = f"胡息 {result.huxi} below the minimum {rules.min_huxi}"
+        return report
+    report.update(
+        hu=True, mingtang=[name for name, _ in result.mingtang], fan=result.score.fan, tun=result.score.tun,
+        score=2 * result.score.s, reason="hu",
+    )
+    return report

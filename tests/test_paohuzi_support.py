@@ -1,0 +1,52 @@
+"""Shared helpers of the paohuzi tests: start events, scripted decks, replays that collect codes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from replay.paohuzi import ENGINE, PROFILES
+from replay.paohuzi.cards import LIANGZHANG_INDEX, N_VALUES, WALL_START, parse_cards
+from schemas.common import GameStarted
+from schemas.envelope import Event, SeatHolder
+from schemas.paohuzi import PaohuziProfile
+
+TS0 = 1_767_225_600_000
+
+
+def start_event(profile: str | PaohuziProfile = "default", stream: str = "pz-r1-t1-g1", dealer: int = 0,
+                board: str = "b1") -> GameStarted:
+    """Returns a game.started of a paohuzi deal with three registered players."""
+    rules = PROFILES[profile] if isinstance(profile, str) else profile
+    return GameStarted(
+        stream=stream, seq=0, ts=TS0, profile=rules,
+        seats=[SeatHolder(seat=s, player=f"P{s + 1}") for s in range(3)], first=dealer, board=board,
+    )
+
+
+def scripted_deck(hands: Sequence[str], liang: str, wall: str, dealer: int = 0) -> list[int]:
+    """Builds a deck order that deals the given hands (Chinese names, up to 20 each; filled from the
+    rest), turns `liang` as the 亮张 and puts `wall` on top of the wall."""
+    rest = [c for c in range(N_VALUES) for _ in range(4)]
+    wanted = [parse_cards(h) for h in hands]
+    top = parse_cards(liang) + parse_cards(wall)
+    for c in [c for h in wanted for c in h] + top:
+        rest.remove(c)
+    full = [h + [rest.pop() for _ in range(20 - len(h))] for h in wanted]
+    deck = [0] * 80
+    for seat in range(3):
+        for k in range(20):
+            deck[3 * k + (seat - dealer) % 3] = full[seat][k]
+    deck[LIANGZHANG_INDEX] = top[0]
+    deck[WALL_START:] = top[1:] + rest
+    assert sorted(deck) == sorted(c for c in range(N_VALUES) for _ in range(4))
+    return deck
+
+
+def codes(events: Sequence[Event]) -> list[str]:
+    """Replays events in collect mode and returns the finding codes in order."""
+    return [f.code for step in ENGINE.replay(events) for f in step.findings if f.severity == "error"]
+
+
+def last_state(events: Sequence[Event]):  # type: ignore[no-untyped-def]
+    """Replays events and returns the final state."""
+    return list(ENGINE.replay(events))[-1].state
