@@ -1,22 +1,23 @@
 """Full verification (fsck) of a ledger, streaming one segment at a time.
 
-Re-reads every frame, checks its CRC, position and sequence number, recomputes every leaf and
-the tree, and compares the root at every stored checkpoint after checking its signature.
+Re-reads every frame, checks its CRC, length and position, recomputes every leaf and the tree,
+and compares the root at every stored checkpoint after checking its signature. Sequence numbers
+are the writer's to enforce; the signed roots cover them.
 Successive checkpoints are consistent exactly when each one's root is the root of a prefix of
 the same leaves, which this recomputation establishes.
 """
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ledger.checkpoints import Checkpoint, list_checkpoint_files, parse_checkpoint
 from ledger.errors import SignatureError
-from ledger.layout import load_config
+from ledger.fastscan import extend, scan_leaves
+from ledger.layout import SEGMENTS, load_config
 from ledger.merkle import CompactRange
-from ledger.scan import Damage, KeyDecodeError, SegmentFrames, decode_keys_exact, scan
+from ledger.segments import list_segments
 from ledger.store import load_verifier
 
 
@@ -71,46 +72,40 @@ def _check_entries(root: Path, tree: CompactRange, checkpoints: list[Checkpoint]
     walk = _Walk(tree, checkpoints)
     covered = checkpoints[-1].size if checkpoints else 0
     walk.reach_checkpoints()
-    for part in scan(root):
-        if isinstance(part, Damage):
-            if part.index < covered or part.trailing_segments:
-                raise _Failed(part.index, f"{part.reason} (segment {part.segment.name}, offset {part.offset})")
-            notes.append(f"unacknowledged tail after entry {part.index - 1}: {part.reason}; the next writer drops it")
-            break
-        limit = max(covered - part.first_index, part.last_commit)  # beyond the checkpoints, only committed frames count
-        walk.segment(part, limit)
-        if limit < len(part.payloads):
-            notes.append(f"unacknowledged tail of {len(part.payloads) - limit} frames after entry {tree.size - 1}; the next writer drops it")
+    found = list_segments(root / SEGMENTS)
+    for n, (first, path) in enumerate(found):
+        later = len(found) - n - 1
+        if first != tree.size:
+            raise _Failed(tree.size, f"segment {path.name} starts at entry {first}, expected {tree.size}")
+        part = scan_leaves(path.read_bytes(), first)
+        limit = min(part.count, max(covered - first, part.last_commit))  # beyond the checkpoints, only committed frames count
+        walk.leaves(part.leaves[: 32 * limit])
+        if part.error is not None and (first + part.count < covered or later):
+            raise _Failed(first + part.count, f"{part.error} (segment {path.name}, offset {part.error_offset})")
+        if later and part.last_commit < part.count:
+            raise _Failed(first + part.last_commit, f"unfinished batch in {path.name} before a later segment")
+        if part.error is not None or limit < part.count:
+            notes.append(f"unacknowledged tail after entry {tree.size - 1} ({part.error or 'no commit mark'}); the next writer drops it")
     if tree.size < covered:
         raise _Failed(tree.size, f"log ends after {tree.size} entries, but a checkpoint covers {covered}: entries were removed")
 
 
 class _Walk:
-    """The running state of a verification: the tree, the checkpoints ahead, each stream's next seq."""
+    """Feeds leaf hashes into the tree, comparing the root at every checkpoint on the way."""
 
     def __init__(self, tree: CompactRange, checkpoints: list[Checkpoint]) -> None:
         self.tree = tree
         self.pending = list(reversed(checkpoints))  # smallest last, popped as the tree reaches it
-        self.next_seq: dict[str, int] = {}
         self.proven = 0  # entries below this index are covered by a matching checkpoint
 
-    def segment(self, part: SegmentFrames, limit: int) -> None:
-        payloads = part.payloads[:limit]
-        try:
-            keys = decode_keys_exact(payloads)
-        except KeyDecodeError as exc:
-            raise _Failed(part.first_index + exc.position, str(exc)) from None
-        sha256, append, next_seq = hashlib.sha256, self.tree.append, self.next_seq
-        target = self.pending[-1].size if self.pending else -1
-        for i, (payload, key) in enumerate(zip(payloads, keys)):
-            due = next_seq.get(key.stream, 0)
-            if key.seq != due:
-                raise _Failed(part.first_index + i, f"stream {key.stream!r} has seq {key.seq} where {due} was due")
-            next_seq[key.stream] = due + 1
-            append(sha256(b"\x00" + payload).digest())
-            if self.tree.size == target:
-                self.reach_checkpoints()
-                target = self.pending[-1].size if self.pending else -1
+    def leaves(self, blob: bytes) -> None:
+        while blob:
+            take = len(blob) // 32
+            if self.pending:  # stop at the next checkpoint to compare its root
+                take = min(take, self.pending[-1].size - self.tree.size)
+            extend(self.tree, blob[: 32 * take])
+            blob = blob[32 * take:]
+            self.reach_checkpoints()
 
     def reach_checkpoints(self) -> None:
         while self.pending and self.pending[-1].size == self.tree.size:

@@ -7,11 +7,19 @@ from pathlib import Path
 
 import pytest
 
-from ledger import segments, store
+from ledger import fastscan, segments, store
 from ledger.record import validate_lines
 from tests.ledger_support import cli, game_lines
 
 ENTRIES = 24
+
+
+@pytest.fixture(autouse=True, params=["c", "python"])
+def scanner(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs every tamper case with the C accelerator and with the pure-Python reference."""
+    if request.param == "c" and not fastscan.ACCELERATED:
+        pytest.skip("C accelerator not built")
+    monkeypatch.setattr(fastscan, "ACCELERATED", request.param == "c")
 
 
 @pytest.fixture()

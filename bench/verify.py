@@ -1,0 +1,57 @@
+"""Full verification rate on a ledger of at least 1 M entries, against the limit: the raw hashlib
+SHA-256 rate over the same stored bytes, measured in the same run (goal: a third of it)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.common import CACHE, move_time_lines  # noqa: E402
+from ledger import store  # noqa: E402
+from ledger.record import validate_lines  # noqa: E402
+from ledger.verify import verify  # noqa: E402
+
+ENTRIES = int(os.environ.get("MATCHLEDGER_BENCH_ENTRIES", "1000000"))
+
+
+def build(root: Path) -> None:
+    """Creates the cached ledger once: ENTRIES timing events in batches of 10,000."""
+    store.init(root)
+    with store.Ledger.open(root) as led:
+        lines = move_time_lines(ENTRIES)
+        for start in range(0, ENTRIES, 10_000):
+            led.append(validate_lines(lines[start:start + 10_000], 65536))
+        led.checkpoint()
+
+
+def sha256_limit(root: Path) -> float:
+    """Returns the raw SHA-256 rate, entries per second, over the stored entry bytes."""
+    payloads = [data for _, data in store.iter_entries(root)]
+    sha256 = hashlib.sha256
+    t0 = time.perf_counter()
+    for p in payloads:
+        sha256(p).digest()
+    return len(payloads) / (time.perf_counter() - t0)
+
+
+def main() -> None:
+    root = CACHE / f"verify-{ENTRIES}"
+    if not (root / "ledger.json").exists():
+        print(f"building {ENTRIES:,} entries in {root} (once) …", flush=True)
+        build(root)
+    t0 = time.perf_counter()
+    report = verify(root)
+    seconds = time.perf_counter() - t0
+    assert report.ok and report.size >= ENTRIES, report.error
+    ours, limit = report.size / seconds, sha256_limit(root)
+    print(f"verify {report.size:,} entries in {seconds:.2f} s: {ours:,.0f} entries/s; raw sha256 {limit:,.0f} entries/s")
+    print(f"verify: ratio {ours / limit:.2f} (goal ≥ 0.33)")
+
+
+if __name__ == "__main__":
+    main()
