@@ -101,10 +101,12 @@ def bot_game(engine: _Engine, start: GameStarted, rng: random.Random) -> list[Ev
         events.append(engine.to_event(state, layout, stream=start.stream, seq=len(events), ts=ts))
         state = engine.apply_action(state, layout)
     tempers = [rng.uniform(0.4, 1.0) for _ in range(4)]
+    limit = state.profile.move_time_limit_s
+    cap = min(30_000, limit * 1000) if limit is not None else 30_000
     while state.outcome is None:
         seat = state.to_move
         move = choose_move(state, seat, rng, tempers[seat])
-        ms = min(30_000, 1_000 + int(rng.expovariate(1 / 5_000)))
+        ms = min(cap, 1_000 + int(rng.expovariate(1 / 5_000)))
         ts += ms
         event = engine.to_event(state, move, stream=start.stream, seq=len(events), ts=ts)
         events.append(event)
