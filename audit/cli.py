@@ -17,6 +17,10 @@ from ledger import export as export_mod
 from ledger import record as record_mod
 from ledger import store
 from ledger import verify as verify_mod
+from ledger.read import read_events
+from replay import run as run_mod
+from audit import simulate as simulate_mod
+from audit.output import progress_bar
 from ledger.errors import LedgerError
 from ledger.notes import Signer, Verifier
 from replay.protocol import ReplayError
@@ -155,6 +159,93 @@ def cosign(key: Annotated[Path, typer.Option(help="The arbiter's private key.")]
     """Add an arbiter's co-signature to a checkpoint."""
     checkpoint = checkpoints_mod.cosign(ledger, Signer.load(key), size)
     say(checkpoint.note)
+
+
+GameArg = Annotated[str, typer.Argument(help="checkers, junqi or paohuzi.")]
+
+
+@command
+def simulate(game: GameArg, ledger: LedgerOpt = DEFAULT_LEDGER,
+             games: Annotated[int, typer.Option(min=1, help="Number of games.")] = 10,
+             seed: Annotated[int, typer.Option(help="Seed of the bots and the draw.")] = 1,
+             json: JsonOpt = False) -> None:
+    """Record complete bot games through the recorder (a fresh ledger is created if needed)."""
+    if not (ledger / "ledger.json").exists():
+        store.init(ledger)
+    with progress_bar(f"simulating {game}", games, quiet=json) as advance:
+        result = simulate_mod.simulate_games(ledger, game, games, seed, advance)
+    if json:
+        emit_json({"games": result.games, "events": result.events, "size": result.size})
+    else:
+        say(f"recorded {result.games} {game} games, {result.events} events; tree size {result.size}")
+
+
+@command
+def replay(ledger: LedgerOpt = DEFAULT_LEDGER,
+           game: Annotated[str | None, typer.Option(help="Replay only this game stream.")] = None,
+           json: JsonOpt = False) -> None:
+    """Re-derive every game from the rules and list the findings (exit 1 when there are any)."""
+    summary = run_mod.summarise(run_mod.replay_all(read_events(ledger), game))
+    if game is not None and summary.games == 0:
+        raise ValueError(f"no game stream {game!r} in {ledger}")
+    if json:
+        emit_json({"games": summary.games, "events": summary.events, "moves": summary.moves,
+                   "findings": len(summary.findings), "seconds": round(summary.seconds, 3)})
+    else:
+        say(f"games {summary.games}, events {summary.events}, moves {summary.moves}, "
+            f"findings {len(summary.findings)}, seconds {summary.seconds:.2f}")
+        for finding in summary.findings:
+            say(str(finding))
+    if summary.findings:
+        raise ExitCode(1)
+
+
+@command
+def show(game: Annotated[str, typer.Option(help="Game stream id.")], ledger: LedgerOpt = DEFAULT_LEDGER,
+         at: Annotated[int | None, typer.Option(help="Show the position after this seq (default: the end).")] = None,
+         seat: Annotated[int | None, typer.Option(help="Show only what this seat can see.")] = None,
+         svg: Annotated[Path | None, typer.Option(help="Also write the position as SVG.")] = None) -> None:
+    """Show a game's position at any step, as text (and SVG)."""
+    view = run_mod.position(read_events(ledger), game, at)
+    say(f"{game} after seq {view.seq} ({view.kind})")
+    say(view.engine.render_text(view.state, seat))
+    if svg is not None:
+        svg.write_text(view.engine.render_svg(view.state, seat))
+        say(f"wrote {svg}")
+
+
+@command
+def perft(game: GameArg, depth: Annotated[int, typer.Option(min=1, help="Depth in plies.")],
+          moves: Annotated[str | None, typer.Option(help='Checkers: moves to play first, "3>14,115>102".')] = None,
+          position: Annotated[Path | None, typer.Option(help="Junqi: position file (layouts).")] = None) -> None:
+    """Count move endpoints to a depth (perft); the count is the last number printed."""
+    counts = run_mod.perft(game, depth, moves if game == "checkers" else (str(position) if position else None))
+    for d, n in enumerate(counts, start=1):
+        say(f"depth {d}: {n}")
+    say(str(counts[-1]))
+
+
+@command
+def hu(hand: Annotated[str, typer.Option(help="Cards: 一…十, 壹…拾 or x1…x10, d1…d10, comma-separated.")],
+       melds: Annotated[str | None, typer.Option(help='Open melds, e.g. "跑一,提壹".')] = None,
+       win: Annotated[str | None, typer.Option(help="The winning card.")] = None,
+       source: Annotated[str | None, typer.Option(help="self or other.")] = None,
+       profile: Annotated[str, typer.Option(help="Rule profile name.")] = "default",
+       json: JsonOpt = False) -> None:
+    """Paohuzi arbiter's tool: does this hand win, with which decomposition, 胡息, 名堂 and score (exit 2 if not)."""
+    from replay.paohuzi import hu_report
+
+    report = hu_report(hand, melds, win, source, profile)
+    if json:
+        emit_json({k: report[k] for k in ("hu", "huxi", "red", "big", "small", "mingtang", "score", "reason")})
+    else:
+        say(("胡 (wins)" if report["hu"] else "no hu") + f": {report['reason']}")
+        if report["decomposition"]:
+            say("decomposition: " + " | ".join(report["decomposition"]))
+        say(f"胡息 {report['huxi']}; red {report['red']}, big {report['big']}, small {report['small']}")
+        say(f"名堂: {', '.join(report['mingtang']) or 'none'}; score {report['score']}")
+    if not report["hu"]:
+        raise ExitCode(2)
 
 
 @command

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import msgspec
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 console = Console(highlight=False, soft_wrap=True)
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -26,3 +29,15 @@ def say(text: str) -> None:
 def fail(message: str) -> None:
     """Prints an error on stderr."""
     err_console.print(f"error: {message}", markup=False)
+
+
+@contextmanager
+def progress_bar(label: str, total: int, quiet: bool = False) -> Iterator[Callable[[int], None]]:
+    """Shows a progress bar on stderr while long work runs; yields the function that advances it."""
+    if quiet:
+        yield lambda _n: None
+        return
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=err_console, transient=True) as bar:
+        task = bar.add_task(label, total=total)
+        yield lambda n: bar.advance(task, n)

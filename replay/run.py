@@ -1,0 +1,131 @@
+"""Replays the games of a stream of events: groups them by stream and folds each game with its engine."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from replay.protocol import Finding, Outcome, Step
+from replay.registry import engine
+from schemas.common import GameStarted
+from schemas.envelope import Event
+
+
+@dataclass
+class GameReplay:
+    """One game replayed: its start, every step's facts, the derived outcome and the findings."""
+
+    stream: str
+    game: str
+    start: GameStarted
+    facts: list[dict[str, Any]]
+    outcome: Outcome | None
+    findings: list[Finding]
+    final_state: Any
+
+    @property
+    def moves(self) -> int:
+        """Counts the events that were actions of the game (facts with an `action`)."""
+        return sum(1 for f in self.facts if f.get("action") is not None)
+
+
+@dataclass
+class ReplaySummary:
+    """Totals of a replay run, as `matchledger replay` prints them."""
+
+    games: int = 0
+    events: int = 0
+    moves: int = 0
+    findings: list[Finding] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def group_streams(events: Iterable[Event]) -> dict[str, list[Event]]:
+    """Returns each stream's events in sequence order."""
+    streams: dict[str, list[Event]] = {}
+    for event in events:
+        streams.setdefault(event.stream, []).append(event)
+    for items in streams.values():
+        items.sort(key=lambda e: e.seq)
+    return streams
+
+
+def is_game_stream(events: list[Event]) -> bool:
+    """Tells whether a stream is a game: it opens with `game.started`."""
+    return bool(events) and isinstance(events[0], GameStarted)
+
+
+def replay_game(events: list[Event], strict: bool = False) -> GameReplay:
+    """Folds one game's events with the engine its start event names.
+
+    :raises StrictReplayError: in strict mode, at the first finding.
+    """
+    start = events[0]
+    assert isinstance(start, GameStarted)
+    game = start.profile.__struct_config__.tag  # type: ignore[attr-defined]
+    eng = engine(str(game))
+    facts: list[dict[str, Any]] = []
+    findings: list[Finding] = []
+    last: Step | None = None
+    for step in eng.replay(events, strict=strict):
+        facts.append({"seq": step.event.seq, "kind": step.event.kind, "ts": step.event.ts, **step.facts})
+        findings.extend(step.findings)
+        last = step
+    state = last.state if last else None
+    return GameReplay(start.stream, str(game), start, facts, eng.outcome(state), findings, state)
+
+
+def replay_all(events: Iterable[Event], game: str | None = None, strict: bool = False) -> Iterator[GameReplay]:
+    """Replays every game stream (or only `game`), in stream order."""
+    for stream, items in sorted(group_streams(events).items()):
+        if (game is None or stream == game) and is_game_stream(items):
+            yield replay_game(items, strict)
+
+
+def summarise(replays: Iterable[GameReplay]) -> ReplaySummary:
+    """Adds up games, events, moves and findings of replays, timing the work."""
+    summary = ReplaySummary()
+    t0 = time.perf_counter()
+    for r in replays:
+        summary.games += 1
+        summary.events += len(r.facts)
+        summary.moves += r.moves
+        summary.findings.extend(r.findings)
+    summary.seconds = time.perf_counter() - t0
+    return summary
+
+
+@dataclass
+class Position:
+    """A game's state after one of its events, with the engine that draws it."""
+
+    engine: Any
+    state: Any
+    seq: int
+    kind: str
+
+
+def position(events: Iterable[Event], stream: str, seq: int | None = None) -> Position:
+    """Returns the position of a game after event `seq` (the last event by default).
+
+    :raises ValueError: when there is no such game or event.
+    """
+    items = [e for e in events if e.stream == stream]
+    if not is_game_stream(items):
+        raise ValueError(f"no game stream {stream!r} (a game opens with game.started)")
+    if seq is not None and not 0 <= seq < len(items):
+        raise ValueError(f"game {stream!r} has events 0–{len(items) - 1}, not {seq}")
+    start = items[0]
+    eng = engine(str(start.profile.__struct_config__.tag))  # type: ignore[attr-defined]
+    last = None
+    for step in eng.replay(items[: len(items) if seq is None else seq + 1]):
+        last = step
+    assert last is not None
+    return Position(eng, last.state, last.event.seq, last.event.kind)
+
+
+def perft(game: str, depth: int, setup: str | None = None) -> list[int]:
+    """Counts move endpoints per depth from the initial position or a game-specific setup."""
+    return engine(game).perft(depth, setup)  # type: ignore[attr-defined, no-any-return]
