@@ -1,0 +1,90 @@
+"""The legality check of one logged move in a state (checkers.md §4.7): turn, piece, target
+hole, then the witness path or the endpoint, and the classification of what fails."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from replay.checkers.board import BIT, HOME, NEIGHBOUR_MASK, rowcol
+from replay.checkers.codes import Note, note
+from replay.checkers.moves import check_path, classify, is_reachable, reach
+from replay.checkers.rules import NO_NOTES, derived
+from replay.checkers.state import CheckersState
+
+
+class Verdict(NamedTuple):
+    """The verdict on a move: the §4.7 code and reason when illegal (None when legal), the path
+    it takes, its hop count, and warnings about a legal move."""
+
+    code: str | None
+    why: str
+    path: tuple[int, ...]
+    hops: int
+    notes: tuple[Note, ...] = NO_NOTES
+
+
+def check_move(s: CheckersState, seat: int, frm: int, to: int, path: tuple[int, ...] | None) -> Verdict:
+    """Checks a move of `seat` from `frm` to `to` with an optional witness path."""
+    if seat != s.to_move:
+        return Verdict("E_NOT_YOUR_TURN", f"it is seat {s.to_move}'s turn", (), 0)
+    own = s.pieces[seat]
+    occupied = own | s.pieces[1 - seat]
+    if not own & BIT[frm]:
+        return Verdict("E_NO_OWN_PIECE", f"hole {frm} ({rowcol(frm)}) holds no piece of seat {seat}", (), 0)
+    if frm == to:
+        return Verdict("E_UNREACHABLE", "ending on the origin hole is not a move", (), 0)
+    if occupied & BIT[to]:
+        return Verdict("E_OCCUPIED", f"hole {to} ({rowcol(to)}) is occupied", (), 0)
+    p = s.profile
+    rules = derived(p).rules
+    reentry = _reentry(s, seat, frm, to)
+    if reentry:
+        return Verdict("E_REENTER_OWN_CAMP", reentry, (), 0)
+    if path is not None:
+        return _check_witness(s, seat, frm, to, path, occupied)
+    if NEIGHBOUR_MASK[frm] & BIT[to]:
+        if to in reach(seat, frm, occupied, rules).steps:
+            return Verdict(None, "", (frm, to), 0)
+    else:
+        r = reach(seat, frm, occupied, rules)
+        if to in r.hops:
+            path = r.path(frm, to)
+            return Verdict(None, "", path, len(path) - 1)
+    code = classify(seat, frm, to, occupied, p)
+    return Verdict(code, f"hole {to} ({rowcol(to)}) cannot be reached from {frm} ({rowcol(frm)}) under this profile", (), 0)
+
+
+def _check_witness(s: CheckersState, seat: int, frm: int, to: int, path: tuple[int, ...], occupied: int) -> Verdict:
+    """Checks a move given with its path: each segment in the position before the move (§4.7)."""
+    p = s.profile
+    rules = derived(p).rules
+    shown = ">".join(map(str, path))
+    if path[0] != frm or path[-1] != to:
+        problem: str | None = f"path {shown} does not run from {frm} to {to}"
+        checked = None
+    else:
+        checked = check_path(seat, path, occupied, rules)
+        problem = checked.problem and f"path {shown}: {checked.problem}"
+    if problem is not None:
+        if is_reachable(seat, frm, to, occupied, rules):
+            return Verdict("E_BAD_PATH", problem, (), 0)
+        return Verdict(classify(seat, frm, to, occupied, p), problem, (), 0)
+    assert checked is not None
+    if checked.revisits:
+        message = f"path {shown} lands twice on one hole"
+        if p.path_revisit_policy == "error":
+            return Verdict("E_PATH_REVISIT", message, (), 0)
+        return Verdict(None, "", path, checked.hops, (note("W_PATH_REVISIT", message),))
+    return Verdict(None, "", path, checked.hops)
+
+
+def _reentry(s: CheckersState, seat: int, frm: int, to: int) -> str:
+    """Returns why a move back into the own home camp is illegal after the last leave-camp
+    deadline (`reentry_own_home_after_deadline = illegal`, §9), or ''."""
+    if s.profile.reentry_own_home_after_deadline != "illegal":
+        return ""
+    last = derived(s.profile).last_check[0]
+    if s.turns[seat] >= last and HOME[seat] & BIT[to] and not HOME[seat] & BIT[frm]:
+        return f"a piece may not re-enter its home camp after turn {last}"
+    return ""
+

@@ -1,0 +1,231 @@
+"""Steps, hop chains and their checks (checkers.md §4): endpoint generation under a profile's
+move options, witness-path validation, and the classification of illegal moves (§4.7)."""
+
+from __future__ import annotations
+
+from typing import Final, NamedTuple
+
+from replay.checkers.board import (
+    ADJACENT_HOPS, BIT, HOP_GEOMETRY, LONG_HOPS, NEIGHBOURS, SIDE, TARGET, ids,
+)
+from schemas.checkers import CheckersProfile
+
+
+class MoveRules(NamedTuple):
+    """The move options of a profile (§4.4–4.6), reduced to what the generator reads."""
+
+    long_hops: bool
+    land_forbidden: int
+    end_forbidden: int
+    lock: str
+
+    @classmethod
+    def of(cls, profile: CheckersProfile) -> MoveRules:
+        """Returns the move options of a profile."""
+        return cls(
+            long_hops=profile.hop_mode == "equidistant",
+            land_forbidden=SIDE if profile.side_triangles == "forbidden" else 0,
+            end_forbidden=SIDE if profile.side_triangles != "free" else 0,
+            lock=profile.goal_lock,
+        )
+
+
+DEFAULT_RULES: Final[MoveRules] = MoveRules.of(CheckersProfile())
+
+
+class Reach(NamedTuple):
+    """Where one piece can go: step endpoints, hop-chain endpoints, and each hop landing with the
+    landing it came from (intermediate landings included, for paths)."""
+
+    steps: tuple[int, ...]
+    hops: tuple[int, ...]
+    parents: dict[int, int]
+
+    def endpoints(self) -> list[int]:
+        """Returns every endpoint, steps first, then hop landings in discovery order."""
+        return [*self.steps, *self.hops]
+
+    def path(self, frm: int, to: int) -> tuple[int, ...]:
+        """Returns the hop chain from `frm` to the landing `to`, both included."""
+        out = [to]
+        while out[-1] != frm:
+            out.append(self.parents[out[-1]])
+        return tuple(reversed(out))
+
+
+def reach(seat: int, frm: int, occupied: int, rules: MoveRules = DEFAULT_RULES) -> Reach:
+    """Returns where the piece of `seat` on `frm` can move; `occupied` holds every piece, the
+    mover's own origin included (it counts as empty during the chain, §4.3)."""
+    occ = occupied & ~BIT[frm]
+    target = TARGET[seat]
+    locked = rules.lock != "off" and bool(target & BIT[frm])
+    blocked = occ | rules.land_forbidden
+    steps = tuple(n for n in NEIGHBOURS[frm] if not blocked & BIT[n])
+    parents: dict[int, int] = {}
+    seen = BIT[frm]
+    stack = [frm]
+    chain_lock = rules.lock == "within_chain"
+    while stack:
+        x = stack.pop()
+        stay_in = chain_lock and bool(target & BIT[x])
+        for land in _landings(x, occ, rules.long_hops):
+            bit = BIT[land]
+            if seen & bit or blocked & bit or (stay_in and not target & bit):
+                continue
+            seen |= bit
+            parents[land] = x
+            stack.append(land)
+    end_bad = rules.end_forbidden | (~target if locked else 0)
+    if not end_bad:
+        return Reach(steps, tuple(parents), parents)
+    return Reach(tuple(n for n in steps if not end_bad & BIT[n]), tuple(n for n in parents if not end_bad & BIT[n]), parents)
+
+
+def _landings(x: int, occ: int, long_hops: bool) -> list[int]:
+    """Returns the hop landings from `x` in the occupancy `occ` (ordinary, or equidistant too)."""
+    if not long_hops:
+        return [land for over, land in ADJACENT_HOPS[x] if occ & BIT[over] and not occ & BIT[land]]
+    return [land for pivot, clear, land in LONG_HOPS[x] if occ & pivot and not occ & clear]
+
+
+def is_reachable(seat: int, frm: int, to: int, occupied: int, rules: MoveRules = DEFAULT_RULES) -> bool:
+    """Tells whether `to` is a legal endpoint for the piece on `frm` (§4.7: endpoint-only check)."""
+    if BIT[to] & occupied or to == frm:
+        return False
+    r = reach(seat, frm, occupied, rules)
+    return to in r.steps or to in r.hops
+
+
+def all_moves(seat: int, own: int, occupied: int, rules: MoveRules = DEFAULT_RULES) -> list[tuple[int, int]]:
+    """Returns every (from, to) move of `seat`, pieces in canonical order (§14.1: distinct endpoints)."""
+    out = []
+    for frm in ids(own):
+        r = reach(seat, frm, occupied, rules)
+        out.extend((frm, to) for to in r.endpoints())
+    return out
+
+
+class PathCheck(NamedTuple):
+    """The verdict on a witness path: why it fails (None when it holds), its hop count, and
+    whether it lands twice on one hole (§4.3)."""
+
+    problem: str | None
+    hops: int
+    revisits: bool
+
+
+def check_path(seat: int, path: tuple[int, ...], occupied: int, rules: MoveRules = DEFAULT_RULES) -> PathCheck:
+    """Checks a witness path segment by segment in the position before the move (§4.7)."""
+    frm = path[0]
+    occ = occupied & ~BIT[frm]
+    if len(path) < 2:
+        return PathCheck("the path has no segment", 0, False)
+    if len(path) == 2 and BIT[path[1]] & _neighbour_mask(frm):
+        bad = _land_problem(path[1], occ, rules, seat, frm, final=True)
+        return PathCheck(bad, 0, False)
+    seen = BIT[frm]
+    revisits = False
+    target = TARGET[seat]
+    for i, (a, b) in enumerate(zip(path, path[1:])):
+        problem = _hop_problem(a, b, occ, rules)
+        if problem is None and rules.lock == "within_chain" and target & BIT[a] and not target & BIT[b]:
+            problem = f"leaves the target camp at {a}>{b} inside the chain"
+        if problem is None:
+            problem = _land_problem(b, occ, rules, seat, frm, final=i == len(path) - 2)
+        if problem:
+            return PathCheck(f"segment {a}>{b} {problem}", i, revisits)
+        revisits = revisits or bool(seen & BIT[b])
+        seen |= BIT[b]
+    return PathCheck(None, len(path) - 1, revisits)
+
+
+def _neighbour_mask(i: int) -> int:
+    out = 0
+    for n in NEIGHBOURS[i]:
+        out |= BIT[n]
+    return out
+
+
+def _hop_problem(a: int, b: int, occ: int, rules: MoveRules) -> str | None:
+    """Returns why a→b is not a hop in `occ`, or None."""
+    geometry = HOP_GEOMETRY.get((a, b))
+    if geometry is None:
+        return "is neither a step at the start nor a hop (a chain never mixes them)"
+    pivot, clear, adjacent = geometry
+    if not adjacent and not rules.long_hops:
+        return "is a long (equidistant) hop"
+    if not occ & pivot:
+        return f"jumps over the empty hole {pivot.bit_length() - 1}"
+    if occ & clear:
+        return "lands on or passes over an occupied hole"
+    return None
+
+
+def _land_problem(b: int, occ: int, rules: MoveRules, seat: int, frm: int, *, final: bool) -> str | None:
+    """Returns why landing on `b` breaks the side-triangle or goal-lock options, or None."""
+    if occ & BIT[b]:
+        return f"lands on the occupied hole {b}"
+    if rules.land_forbidden & BIT[b]:
+        return "enters a side triangle"
+    if final and rules.end_forbidden & BIT[b]:
+        return "ends in a side triangle"
+    if final and rules.lock != "off" and TARGET[seat] & BIT[frm] and not TARGET[seat] & BIT[b]:
+        return "takes a piece out of its target camp"
+    return None
+
+
+def classify(seat: int, frm: int, to: int, occupied: int, profile: CheckersProfile) -> str:
+    """Returns the §4.7 code of an endpoint that the profile rejects: the first relaxed profile
+    that accepts it (long hops, side triangles, goal lock), else `E_UNREACHABLE`."""
+    relaxations = (
+        ("E_LONG_HOP_ONLY", profile.hop_mode != "equidistant", {"hop_mode": "equidistant"}),
+        ("E_SIDE_TRIANGLE", profile.side_triangles != "free", {"side_triangles": "free"}),
+        ("E_GOAL_LOCK", profile.goal_lock != "off", {"goal_lock": "off"}),
+    )
+    base = MoveRules.of(profile)
+    for code, applies, change in relaxations:
+        if applies and is_reachable(seat, frm, to, occupied, base._replace(**_rules_change(change))):
+            return code
+    return "E_UNREACHABLE"
+
+
+def _rules_change(change: dict[str, str]) -> dict[str, object]:
+    """Translates one relaxed profile setting into the matching `MoveRules` fields."""
+    key, value = next(iter(change.items()))
+    if key == "hop_mode":
+        return {"long_hops": True}
+    if key == "side_triangles":
+        return {"land_forbidden": 0, "end_forbidden": 0}
+    return {"lock": value}
+
+
+def can_arrive_within(seat: int, own: int, other: int, turns: int, rules: MoveRules = DEFAULT_RULES) -> int:
+    """Returns the fewest own moves (1..turns) that complete the seat's target camp with the
+    opponent's pieces fixed (the equaliser search of §5.2), or 0 when none does."""
+    target = TARGET[seat]
+    frontier = {own}
+    for n in range(1, turns + 1):
+        following: set[int] = set()
+        for pieces in frontier:
+            occ = pieces | other
+            for frm in ids(pieces & ~target):
+                for to in reach(seat, frm, occ, rules).endpoints():
+                    after = pieces ^ BIT[frm] ^ BIT[to]
+                    if after == target:
+                        return n
+                    following.add(after)
+        frontier = following
+    return 0
+
+
+def is_stuck(seat: int, own: int, occupied: int, home: int, rules: MoveRules = DEFAULT_RULES) -> bool:
+    """Tells whether no move of `seat` adds a piece to its target camp or takes one out of its
+    home camp (the `stuck` test of the wall check, §10)."""
+    target = TARGET[seat]
+    for frm in ids(own):
+        gains = not target & BIT[frm]
+        leaves = bool(home & BIT[frm])
+        for to in reach(seat, frm, occupied, rules).endpoints():
+            if (gains and target & BIT[to]) or (leaves and not home & BIT[to]):
+                return False
+    return True
