@@ -50,3 +50,18 @@ def codes(events: Sequence[Event]) -> list[str]:
 def last_state(events: Sequence[Event]):  # type: ignore[no-untyped-def]
     """Replays events and returns the final state."""
     return list(ENGINE.replay(events))[-1].state
+
+
+def table(hands: Sequence[str], melds: Sequence[str] = ("", "", ""), wall: str = "", turn: int = 0,
+          profile: PaohuziProfile | None = None, **fields: object):  # type: ignore[no-untyped-def]
+    """Builds a mid-deal state with seat `turn` to draw from a known wall (Chinese card names)."""
+    from replay.paohuzi.cards import counts_of
+    from replay.paohuzi.report import parse_melds
+    from replay.paohuzi.state import State
+
+    cards = tuple(parse_cards(wall))
+    return State(
+        profile=profile or PaohuziProfile(), stream="pz-test", phase="draw", dealer=0, turn=turn, deck=(),
+        wall=cards, wall_left=len(cards) + 10, hands=tuple(counts_of(parse_cards(h)) for h in hands),
+        melds=tuple(tuple(parse_melds(m)) if m else () for m in melds), liangzhang=0, **fields,  # type: ignore[arg-type]
+    )

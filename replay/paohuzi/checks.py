@@ -36,6 +36,8 @@ def _diagnose(state: State, action: Action) -> tuple[str, str | None, str]:
     if state.phase == "discard":
         return _discard(state, action)
     if state.phase == "draw":
+        if action.kind == "draw" and state.deck is None:
+            return "paohuzi.C01", ART_DEAL, f"no copy of {ids([action.card])} is left in the wall"
         return "paohuzi.T01", ART_PLAY, f"seat {state.turn} must draw"
     if state.phase != "offer":
         return "paohuzi.T01", ART_DEAL, "the deal is not complete"

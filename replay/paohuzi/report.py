@@ -10,6 +10,7 @@ from replay.paohuzi.hu import WinContext, best_hand
 from replay.paohuzi.melds import KIND_NAMES, Group, is_chi_shape
 from replay.paohuzi.profiles import profile_named
 from replay.protocol import InvalidActionError
+from schemas.paohuzi import PaohuziProfile
 
 _KINDS = {
     "臭偎": "chou_wei", "吃": "chi", "碰": "peng", "偎": "wei", "跑": "pao", "提": "ti", "坎": "kan",
@@ -54,7 +55,16 @@ def hu_report(
 
     :raises InvalidActionError: on malformed cards or melds, more than 4 copies of a card, or an unknown profile.
     """
-    rules = profile_named(profile)
+    return hand_report(profile_named(profile), hand, melds, win, source)
+
+
+def hand_report(
+    rules: PaohuziProfile, hand: str, melds: str | None = None, win: str | None = None, source: str | None = None,
+) -> dict[str, Any]:
+    """Evaluates a hand under a profile value (see `hu_report`).
+
+    :raises InvalidActionError: on malformed cards or melds, or more than 4 copies of a card.
+    """
     groups = parse_melds(melds) if melds else []
     concealed = parse_cards(hand)
     card = card_number(win) if win else None

@@ -331,10 +331,11 @@ def after_intake(state: State, seat: int, kind: str) -> State:
     """After taking a card the seat discards, unless exempt (§5.8): its 2nd and later 跑/提, the
     first intake after two 提 at the deal, or a hand with nothing left to discard."""
     profile = state.profile
-    if kind in ("pao", "ti") and state.pao_ti[seat] >= 2 and profile.second_pao_ti_no_discard:
-        return to_draw(state, xiajia(seat))
+    exempt = kind in ("pao", "ti") and state.pao_ti[seat] >= 2 and profile.second_pao_ti_no_discard
     if state.skip_discard[seat]:
-        return to_draw(replace(state, skip_discard=_set(state.skip_discard, seat, False)), xiajia(seat))
+        state, exempt = replace(state, skip_discard=_set(state.skip_discard, seat, False)), True
+    if exempt:
+        return to_draw(state, xiajia(seat))
     if not has_discard(state.hands[seat]):
         if profile.stuck_after_forced == "skip_discard_and_dead":
             state = replace(state, dead=_set(state.dead, seat, True))
