@@ -133,12 +133,14 @@ def _curve_line(seat: int, through_corner: bool) -> tuple[int, ...]:
 
 @dataclass(frozen=True)
 class Board:
-    """The typed graph under one reading of the arcs: adjacency, rail adjacency, the railway lines
-    and, per ordered pair of rail points, the points a non-engineer passes between them."""
+    """The typed graph under one reading of the arcs: adjacency (per point, and as a set of ordered
+    pairs), rail adjacency, the railway lines and, per ordered pair of rail points, the points a
+    non-engineer passes between them."""
 
     rail_edges: frozenset[tuple[int, int]]
     road_edges: frozenset[tuple[int, int]]
     neighbours: tuple[tuple[int, ...], ...]
+    adjacent: frozenset[tuple[int, int]]
     rail_neighbours: tuple[tuple[int, ...], ...]
     is_rail: tuple[bool, ...]
     lines: tuple[tuple[int, ...], ...]
@@ -200,6 +202,7 @@ def board(arcs_present: bool = True, arc_model: str = "diagonal_bypass", arcs_fo
         rail_edges=rail_set,  # type: ignore[arg-type]
         road_edges=road_set,  # type: ignore[arg-type]
         neighbours=tuple(tuple(sorted(n)) for n in neighbours),
+        adjacent=frozenset((a, b) for a, n in enumerate(neighbours) for b in n),
         rail_neighbours=tuple(tuple(sorted(n)) for n in rail_nb),
         is_rail=tuple(bool(n) for n in rail_nb),
         lines=tuple(lines),

@@ -74,9 +74,12 @@ def replay(events: Iterable[Event], strict: bool = False) -> Iterator[Step]:
     audit = Audit(stream=start.stream, last_ts=start.ts)
     yield Step(event=start, state=state, facts=_counters(state, {"seat": None, "action": None}))
     for event in it:
-        audit.findings = []
         state, facts = fold_event(state, event, audit)
+        if not audit.findings:
+            yield Step(event=event, state=state, facts=facts)
+            continue
         found = tuple(audit.findings)
+        audit.findings.clear()
         if strict:
             for finding in found:
                 if finding.severity == "error":
@@ -90,6 +93,9 @@ def fold_event(state: JunqiState, event: Event, audit: Audit) -> tuple[JunqiStat
         audit.find(event, "T01", f"timestamp {event.ts} is before the previous event's {audit.last_ts}")
     audit.last_ts = max(audit.last_ts, event.ts)
     facts: dict[str, Any] = {"seat": event.seat, "action": None}
+    handler = _HANDLERS.get(type(event))
+    if handler is _move_time and state.halted is None and not audit.pending_reveals:
+        return handler(state, event, audit, facts), _counters(state, facts)  # the common, cheap case
     if state.halted is not None:
         facts["halted"] = state.halted
         return state, _counters(state, facts)
@@ -99,7 +105,6 @@ def fold_event(state: JunqiState, event: Event, audit: Audit) -> tuple[JunqiStat
         code = "M01" if isinstance(event, Moved) else "E01"
         audit.find(event, code, f"{event.kind} after the game ended ({state.outcome.termination})", "第九条")  # type: ignore[attr-defined]
         return state, _counters(state, facts)
-    handler = _HANDLERS.get(type(event))
     if handler is not None:
         state = handler(state, event, audit, facts)
     return state, _counters(state, facts)
@@ -157,17 +162,21 @@ def _moved(state: JunqiState, event: Moved, audit: Audit, facts: dict[str, Any])
     except IllegalActionError as exc:
         audit.find(event, exc.code[6:], f"illegal move {facts['action']} by seat {event.seat}: {exc.detail}", exc.article)
         return _illegal(state, event.seat, exc.code)
-    kind = kind_of(state.board[frm])
+    piece = KIND_NAMES[kind_of(state.board[frm])]
     state, report = do_move(state, Move(frm, to))
-    removed = [f"{KIND_NAMES[kind_of(v)]}@{NAMES[p]}" for p, v in report.removed]
-    facts.update(piece=KIND_NAMES[kind], contact=report.result != "move", combat=report.result,
-                 removed=len(removed), removed_pieces=" ".join(removed) or None,
-                 eliminated=",".join(str(s) for s in report.eliminated) or None)
-    if event.result is not None and event.result != report.result:
-        audit.find(event, "M11", f"claimed combat result {event.result}, derived {report.result}", "第八条")
-    if event.piece is not None and event.piece != KIND_NAMES[kind]:
-        audit.find(event, "M11", f"claimed mover {event.piece}, the piece on {event.from_} is {KIND_NAMES[kind]}", "第八条")
-    audit.pending_reveals = [s for s in report.marshal_deaths if _flag_point(state, s) is not None]
+    result = report.result
+    facts["piece"] = piece
+    facts["contact"] = result != "move"
+    facts["combat"] = result
+    facts["removed"] = len(report.removed)
+    facts["removed_pieces"] = " ".join([f"{KIND_NAMES[kind_of(v)]}@{NAMES[p]}" for p, v in report.removed]) if report.removed else None
+    facts["eliminated"] = ",".join(str(s) for s in report.eliminated) if report.eliminated else None
+    if event.result is not None and event.result != result:
+        audit.find(event, "M11", f"claimed combat result {event.result}, derived {result}", "第八条")
+    if event.piece is not None and event.piece != piece:
+        audit.find(event, "M11", f"claimed mover {event.piece}, the piece on {event.from_} is {piece}", "第八条")
+    if report.marshal_deaths:
+        audit.pending_reveals = [s for s in report.marshal_deaths if _flag_point(state, s) is not None]
     return state
 
 

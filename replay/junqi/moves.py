@@ -52,27 +52,29 @@ def check_move(state: JunqiState, seat: int, frm: int, to: int) -> None:
     if seat != state.to_move:
         raise _fail("M02", f"seat {seat} moved but it is seat {state.to_move}'s turn")
     mover = cells[frm]
-    if mover == 0 or seat_of(mover) != seat:
+    if mover == 0 or (mover - 1) & 3 != seat:
         raise _fail("M04", f"{NAMES[frm]} holds no piece of seat {seat}")
-    if not is_movable(kind_of(mover)):
+    if mover < 9:  # cells 1–8 are 军旗 and 地雷 (kinds 0 and 1)
         raise _fail("M05", f"{KIND_NAMES[kind_of(mover)]} on {NAMES[frm]} never moves")
-    if is_frozen(frm, mover, profile):
+    if IS_HQ[frm] and is_frozen(frm, mover, profile):
         raise _fail("M06", f"{KIND_NAMES[kind_of(mover)]} on {NAMES[frm]} stands in a 大本营 and never moves")
     if to == frm:
         raise _fail("M07", f"the move goes from {NAMES[frm]} to itself")
     target = cells[to]
-    if target and not is_enemy(seat, seat_of(target)):
-        raise _fail("M08", f"{NAMES[to]} holds a piece of {'the same seat' if seat_of(target) == seat else 'the partner'}")
-    if target and is_protected(to, target, profile):
-        raise _fail("M09", f"the enemy piece on {NAMES[to]} stands in a 行营 and cannot be attacked")
-    if not has_route(cells, geometry(profile), frm, to, kind_of(mover) == ENGINEER):
-        raise _fail("M10", f"no route from {NAMES[frm]} to {NAMES[to]}: {_route_reason(cells, geometry(profile), frm, to)}")
+    if target:
+        if not is_enemy(seat, seat_of(target)):
+            raise _fail("M08", f"{NAMES[to]} holds a piece of {'the same seat' if seat_of(target) == seat else 'the partner'}")
+        if is_protected(to, target, profile):
+            raise _fail("M09", f"the enemy piece on {NAMES[to]} stands in a 行营 and cannot be attacked")
+    geo = geometry(profile)
+    if not has_route(cells, geo, frm, to, kind_of(mover) == ENGINEER):
+        raise _fail("M10", f"no route from {NAMES[frm]} to {NAMES[to]}: {_route_reason(cells, geo, frm, to)}")
 
 
 def has_route(cells: tuple[int, ...], geo: Board, frm: int, to: int, engineer: bool) -> bool:
     """Tells whether a route exists: one step along any edge, a straight unobstructed run along a
     railway line (§6.3), or for a 工兵 any unobstructed rail path (§6.4)."""
-    if to in geo.neighbours[frm]:
+    if (frm, to) in geo.adjacent:
         return True
     if not (geo.is_rail[frm] and geo.is_rail[to]):
         return False
@@ -151,13 +153,25 @@ def legal_moves(state: JunqiState, seat: int) -> list[Move]:
 
 
 def has_legal_move(state: JunqiState, seat: int) -> bool:
-    """Tells whether `seat` has any legal move (the 无子可走 test of §7.3), stopping at the first."""
-    geo = geometry(state.profile)
+    """Tells whether `seat` has any legal move (the 无子可走 test of §7.3), stopping at the first.
+
+    A piece with no usable neighbour cannot run along a rail either (every run starts next door),
+    so one step to an empty point or an unprotected enemy decides. The seat's own arm is scanned
+    first because that is where its pieces mostly stand.
+    """
     cells, profile = state.board, state.profile
-    for frm in movable_origins(state, seat):
-        for to in geo.neighbours[frm]:
+    neighbours = geometry(profile).neighbours
+    for frm in SCAN_ORDER[seat]:
+        v = cells[frm]
+        if v < 9 or (v - 1) & 3 != seat or (IS_HQ[frm] and is_frozen(frm, v, profile)):
+            continue  # empty, 军旗/地雷 (cells 1–8), another seat's piece, or frozen in an HQ
+        for to in neighbours[frm]:
             target = cells[to]
-            if target == 0 or (is_enemy(seat, seat_of(target)) and not is_protected(to, target, profile)):
+            if target == 0 or ((target - 1 - seat) & 1 and not is_protected(to, target, profile)):
                 return True
-    # A piece with no usable neighbour cannot run along a rail either: every run starts next door.
     return False
+
+
+SCAN_ORDER = tuple(tuple(range(30 * s, 30 * s + 30)) + tuple(p for p in range(129) if not 30 * s <= p < 30 * s + 30)
+                   for s in range(4))
+"""Per seat, every point with the seat's own arm first."""

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from msgspec.structs import replace
 
-from replay.junqi.board import INDEX, N_POINTS, owner_of
+from replay.junqi.board import INDEX, N_POINTS, NAMES, owner_of
 from replay.junqi.moves import legal_moves
-from replay.junqi.pieces import ASCII, KIND_NAMES, SHORT, cell
+from replay.junqi.pieces import ASCII, KIND_NAMES, SHORT, cell, kind_of, seat_of
 from replay.junqi.rules import do_move, next_turn
 from replay.junqi.state import JunqiState, initial_state
 from schemas.junqi import JunqiProfile
@@ -79,6 +79,16 @@ def _place_rows(cells: list[int], seat: int, grid: str) -> None:
                 point = 30 * seat + 5 * r + c
                 assert owner_of(point) == seat
                 cells[point] = cell(seat, PIECES[ch])
+
+
+def format_position(state: JunqiState) -> str:
+    """Writes a position in the file format `parse_position` reads (point=piece tokens per seat)."""
+    lines = [f"turn {SEATS[state.to_move] if state.to_move >= 0 else 'S'}", f"step {state.step}", f"quiet {state.quiet}"]
+    for seat in range(4):
+        tokens = [f"{NAMES[p]}={KIND_NAMES[kind_of(v)]}" for p, v in enumerate(state.board) if v and seat_of(v) == seat]
+        if tokens:
+            lines.append(f"{SEATS[seat]} " + " ".join(tokens))
+    return "\n".join(lines) + "\n"
 
 
 def load_position(setup: str | None, profile: JunqiProfile | None = None) -> JunqiState:

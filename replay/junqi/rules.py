@@ -56,7 +56,7 @@ def do_move(state: JunqiState, move: Move) -> tuple[JunqiState, MoveReport]:
             removed.append((frm, mover))
             deaths += [seat_of(mover)] if akind == MARSHAL else []
         cells[to] = mover if result == "win" else target if result == "lose" else 0
-    revealed = tuple(r or s in deaths for s, r in enumerate(state.revealed))
+    revealed = tuple(r or s in deaths for s, r in enumerate(state.revealed)) if deaths else state.revealed
     state = replace(state, board=tuple(cells), revealed=revealed)
     eliminated = []
     if captured_flag is not None:

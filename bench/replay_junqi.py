@@ -1,0 +1,93 @@
+"""Replay speed of the junqi engine against python-chess, measured in the same run on one core.
+
+Junqi: moves per second of `ENGINE.replay` over seeded bot games (every event folded, legality
+checked, facts and findings built). Chess: moves per second of `Board.push_uci` replaying random
+legal games (each move parsed and checked for legality). The last line prints the ratio.
+
+    /work/venv/bin/python bench/replay_junqi.py [--games 40] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import time
+from collections.abc import Callable
+
+import chess
+
+from replay.junqi import ENGINE
+from schemas.common import GameStarted
+from schemas.envelope import SeatHolder
+from schemas.junqi import JunqiProfile, Moved
+
+GOAL = 1.00
+
+
+def junqi_games(n: int, seed: int) -> list[list]:  # type: ignore[type-arg]
+    """Returns the events of n seeded bot games."""
+    start = GameStarted(stream="bench-g1", seq=0, ts=1_764_000_000_000, profile=JunqiProfile(),
+                        seats=[SeatHolder(seat=s, player=f"p{s}") for s in range(4)], first=0)
+    rng = random.Random(seed)
+    return [ENGINE.bot_game(start, random.Random(rng.getrandbits(64))) for _ in range(n)]
+
+
+def chess_games(n: int, seed: int, max_plies: int = 200) -> list[list[str]]:
+    """Returns n random legal chess games as UCI move lists."""
+    rng = random.Random(seed)
+    games = []
+    for _ in range(n):
+        board = chess.Board()
+        moves = []
+        while len(moves) < max_plies and not board.is_game_over(claim_draw=False):
+            move = rng.choice(list(board.legal_moves))
+            moves.append(move.uci())
+            board.push(move)
+        games.append(moves)
+    return games
+
+
+def best_rate(run: Callable[[], int], repeat: int) -> float:
+    """Returns the best moves-per-second of `repeat` runs of `run` (which returns its move count)."""
+    best = 0.0
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        moves = run()
+        best = max(best, moves / (time.perf_counter() - t0))
+    return best
+
+
+def main() -> None:
+    """Measures both replays and prints the ratio line."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=40)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    jq = junqi_games(args.games, seed=2026)
+    ch = chess_games(args.games * 2, seed=2026)
+
+    def replay_junqi() -> int:
+        moves = 0
+        for events in jq:
+            for step in ENGINE.replay(events):
+                moves += isinstance(step.event, Moved)
+        return moves
+
+    def replay_chess() -> int:
+        moves = 0
+        for game in ch:
+            board = chess.Board()
+            for uci in game:
+                board.push_uci(uci)
+            moves += len(game)
+        return moves
+
+    junqi_rate = best_rate(replay_junqi, args.repeat)
+    chess_rate = best_rate(replay_chess, args.repeat)
+    print(f"junqi replay: {junqi_rate:,.0f} moves/s over {args.games} bot games ({sum(len(g) for g in jq):,} events)")
+    print(f"python-chess {chess.__version__} push_uci: {chess_rate:,.0f} moves/s over {len(ch)} random games")
+    print(f"replay_junqi: ratio {junqi_rate / chess_rate:.2f} (goal ≥ {GOAL:.2f})")
+
+
+if __name__ == "__main__":
+    main()
