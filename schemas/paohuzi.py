@@ -214,7 +214,8 @@ class HuGroup(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
 
 
 class Hu(_CardEvent, kw_only=True, tag="paohuzi.hu"):
-    """胡: the acting seat wins; the software's claimed decomposition, 胡息, 名堂 and deal score."""
+    """胡: the acting seat wins on `card` (None: on its own cards, e.g. 天胡 or after a forced 提/偎);
+    the software's claimed decomposition, 胡息, 名堂 and the winner's deal score (2S of §10)."""
 
     card: Card | None = None
     groups: list[HuGroup] = []
