@@ -18,6 +18,7 @@ from replay.junqi.board import NAMES
 from replay.junqi.moves import geometry, is_protected, movable_origins
 from replay.junqi.pieces import seat_of
 from replay.junqi.state import JunqiState, is_enemy
+from replay.junqi.summary import game_summary
 from replay.protocol import StrictReplayError
 from schemas.common import GameEnded, MoveTimeUsed, TimedOut
 from schemas.envelope import Event
@@ -287,3 +288,15 @@ def test_events_roundtrip_through_the_codec() -> None:
     bad = b'{"kind":"junqi.moved","stream":"g","seq":1,"ts":1,"seat":0,"from":"S71","to":"S61"}'
     with pytest.raises(msgspec.ValidationError):
         schemas.decode(bad)
+
+
+def test_game_summary_section_9() -> None:
+    """§9: the per-game record: result, points, reason, steps, quiet, eliminations, time per seat."""
+    events = _bot()
+    summary = game_summary(ENGINE.replay(events))
+    claim = events[-1]
+    assert isinstance(claim, GameEnded)
+    assert (summary["termination"], summary["winners"]) == (claim.termination, sorted(claim.winners))
+    assert summary["time_used_ms"] == [sum(e.ms for e in events if isinstance(e, MoveTimeUsed) and e.seat == s) for s in range(4)]
+    assert sum(summary["moves"]) == summary["plies"] == sum(isinstance(e, Moved) for e in events)
+    assert summary["findings"] == 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from collections.abc import Hashable, Iterable, Iterator
 
-from replay.protocol import TERMINAL, Event, IllegalActionError, InvalidActionError, Outcome, Step
+from replay.protocol import TERMINAL, IllegalActionError, InvalidActionError, Outcome, Step
 from replay.junqi import bot, fold, perft, render
 from replay.junqi.layout import ARTICLES as LAYOUT_ARTICLES
 from replay.junqi.layout import layout_problems, place
@@ -14,6 +14,7 @@ from replay.junqi.pieces import KIND_NAMES, combat, kind_of
 from replay.junqi.rules import do_move
 from replay.junqi.state import JunqiState, Layout, Move, point_name
 from schemas.common import GameStarted
+from schemas.envelope import Event
 from schemas.junqi import JunqiProfile, LayoutSubmitted, Moved
 
 
