@@ -18,8 +18,26 @@ Round = Annotated[int, msgspec.Meta(ge=1)]
 Points = int | float
 
 
+class TournamentRules(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """The [PARAM]s of `shared/rules/tournament.md` (scoring, ranking and movement) with their defaults."""
+
+    mp_field: Literal["all_tables", "group"] = "all_tables"
+    r_accumulation: Literal["mean_of_boards", "mean_of_round_means"] = "mean_of_boards"
+    r_compare: Literal["rounded_1dp", "exact"] = "rounded_1dp"
+    opponents: Literal["distinct", "per_game"] = "distinct"
+    lone_board: Literal["exclude"] = "exclude"
+    """A board played at one table only (N = 1) has no r; it is reported and left out (§2)."""
+    final_tiebreak: Literal["player_number"] = "player_number"
+    """Movement ranks ties left after criteria 1–4 by player number (§4)."""
+    group_tables: Annotated[int, msgspec.Meta(ge=1)] | None = None
+    """Tables per movement group (4N players in Junqi, 3N in Paohuzi); None: one group."""
+    move_time_tolerance_ms: Annotated[int, msgspec.Meta(ge=0)] = 1000
+    """How far a claimed move time may differ from the timestamp gap before it is a finding (§3)."""
+
+
 class TournamentOpened(Event, kw_only=True, tag="tournament.opened"):
-    """A tournament opens: its game, the rule profile in force and the stage (预赛, 决赛 …)."""
+    """A tournament opens: its game, the rule profile in force, the stage (预赛, 决赛 …) and the
+    tournament rules."""
 
     game: GameName
     name: str
@@ -27,6 +45,7 @@ class TournamentOpened(Event, kw_only=True, tag="tournament.opened"):
     stage: str = "preliminary"
     format: Literal["duplicate", "swiss", "knockout"] = "duplicate"
     rounds: Annotated[int, msgspec.Meta(ge=1)] | None = None
+    rules: TournamentRules = msgspec.field(default_factory=TournamentRules)
 
 
 class PlayerRegistered(Event, kw_only=True, tag="tournament.player_registered"):

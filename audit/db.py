@@ -1,0 +1,102 @@
+"""Every DuckDB call of matchledger: load the projection, run the named SQL files, run read-only SQL.
+
+The database is in memory and holds only the projection; after loading, external access is
+switched off and locked, so no SQL can read or write files, let alone the ledger.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+SQL_DIR = Path(__file__).parent / "sql"
+_HEADER = re.compile(r"^--\s*(\w+):\s*(.*)$")
+
+
+class AuditError(Exception):
+    """A query failed or is not allowed; the message names it."""
+
+
+@dataclass(frozen=True)
+class NamedQuery:
+    """One `.sql` file: its name, what it computes, the article it implements, and its text."""
+
+    name: str
+    computes: str
+    implements: str
+    check: str | None  # the certification check its rows are findings of, if any
+    sql: str
+
+
+def load_queries(directory: Path = SQL_DIR) -> dict[str, NamedQuery]:
+    """Reads every named query of a directory, keyed by name."""
+    found = {}
+    for path in sorted(directory.glob("*.sql")):
+        text = path.read_text()
+        meta = {m.group(1): m.group(2).strip() for line in text.splitlines() if (m := _HEADER.match(line))}
+        name = meta.get("name", path.stem)
+        found[name] = NamedQuery(name, meta.get("computes", ""), meta.get("implements", ""), meta.get("check"), text)
+    return found
+
+
+QUERIES = load_queries()
+VIEWS = load_queries(SQL_DIR / "views")
+
+
+class AuditDB:
+    """An in-memory DuckDB holding the projection's tables and views, locked against file access."""
+
+    def __init__(self, tables: dict[str, pa.Table], parquet: Path | None = None) -> None:
+        self._con = duckdb.connect(":memory:")
+        for name, table in tables.items():
+            self._con.register(f"_arrow_{name}", table)
+            self._con.execute(f'CREATE TABLE "{name}" AS SELECT * FROM "_arrow_{name}"')
+            self._con.unregister(f"_arrow_{name}")
+        for view in VIEWS.values():
+            self._con.execute(view.sql)
+        self._con.execute("SET enable_external_access = false")
+        self._con.execute("SET lock_configuration = true")
+
+    def run(self, name: str, **params: Any) -> list[dict[str, Any]]:
+        """Runs a named query of `audit/sql/` with its parameters and returns the rows as dicts.
+
+        :raises AuditError: when the query is unknown or fails.
+        """
+        if name not in QUERIES:
+            raise AuditError(f"no query named {name!r}; known: {', '.join(sorted(QUERIES))}")
+        return self._rows(QUERIES[name].sql, params, name)
+
+    def query(self, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+        """Runs a user's read-only SQL (SELECT, WITH, SHOW, DESCRIBE …) and returns columns and rows.
+
+        :raises AuditError: when the SQL would change anything, or fails.
+        """
+        try:
+            statements = self._con.extract_statements(sql)
+        except duckdb.Error as exc:
+            raise AuditError(f"SQL error: {exc}") from None
+        for statement in statements:
+            if statement.type not in _READ_ONLY:
+                raise AuditError(f"only read-only queries are allowed, not {statement.type.name}")
+        try:
+            cursor = self._con.execute(sql)
+            return [d[0] for d in cursor.description or []], cursor.fetchall()
+        except duckdb.Error as exc:
+            raise AuditError(f"SQL error: {exc}") from None
+
+    def _rows(self, sql: str, params: dict[str, Any], name: str) -> list[dict[str, Any]]:
+        try:
+            used = {k: v for k, v in params.items() if f"${k}" in sql}
+            cursor = self._con.execute(sql, used) if used else self._con.execute(sql)
+            columns = [d[0] for d in cursor.description or []]
+            return [dict(zip(columns, row)) for row in cursor.fetchall()]
+        except duckdb.Error as exc:
+            raise AuditError(f"query {name}: {exc}") from None
+
+
+_READ_ONLY = {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN, duckdb.StatementType.PRAGMA}

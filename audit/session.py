@@ -1,0 +1,46 @@
+"""An audit session: the projection of a ledger loaded into DuckDB, with the replays kept."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from audit.db import AuditDB
+from audit.projection import Projection, project_ledger
+from audit.simulate import Progress
+
+
+@dataclass
+class Session:
+    """The projection of one ledger and the database built from it."""
+
+    projection: Projection
+    db: AuditDB
+
+    def tournament_game(self, tournament: str) -> tuple[str, str]:
+        """Returns a tournament's game and format.
+
+        :raises ValueError: when the ledger holds no such tournament.
+        """
+        for row in self.projection.rows["tournaments"]:
+            if row["tournament"] == tournament:
+                return row["game"], row["format"]
+        known = ", ".join(r["tournament"] for r in self.projection.rows["tournaments"]) or "none"
+        raise ValueError(f"no tournament {tournament!r} in the ledger (known: {known})")
+
+
+def open_session(root: Path, progress: Progress | None = None) -> Session:
+    """Replays a ledger and loads its projection into an in-memory DuckDB."""
+    projection = project_ledger(root, progress)
+    return Session(projection, AuditDB(projection.tables()))
+
+
+def movement_ranking(root: Path, tournament: str, through_round: int) -> list[str]:
+    """Returns the players in movement order after a round (cumulative R, tie-breaks, player number)."""
+    session = open_session(root)
+    game, fmt = session.tournament_game(tournament)
+    if fmt == "swiss":
+        rows = session.db.run("swiss_standings", tournament=tournament, through=through_round)
+        return [r["player"] for r in sorted(rows, key=lambda r: r["movement_rank"])]
+    rows = session.db._rows("SELECT player FROM standings($t, $n) ORDER BY movement_rank", {"t": tournament, "n": through_round}, "standings")
+    return [r["player"] for r in rows]

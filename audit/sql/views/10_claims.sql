@@ -1,0 +1,11 @@
+-- name: claims
+-- computes: the competition software's last game.ended claim of each game: termination, winners, points
+-- implements: DESIGN.md "claims are events too"; tournament.md §1 (points are claims to check)
+CREATE VIEW claims AS
+SELECT stream, seq,
+       json_extract_string(body, '$.termination') AS termination,
+       CAST(json_extract(body, '$.winners') AS INTEGER[]) AS winners,
+       CAST(json_extract(body, '$.points') AS DOUBLE[]) AS points
+FROM events
+WHERE kind = 'game.ended'
+QUALIFY row_number() OVER (PARTITION BY stream ORDER BY seq DESC) = 1;
