@@ -7,7 +7,7 @@ from typing import NamedTuple
 
 from replay.checkers.board import BIT, HOME, NEIGHBOUR_MASK, rowcol
 from replay.checkers.codes import Note, note
-from replay.checkers.moves import check_path, classify, is_reachable, reach
+from replay.checkers.moves import check_path, classify, is_reachable, reach, step_problem
 from replay.checkers.rules import NO_NOTES, derived
 from replay.checkers.state import CheckersState
 
@@ -43,7 +43,7 @@ def check_move(s: CheckersState, seat: int, frm: int, to: int, path: tuple[int, 
     if path is not None:
         return _check_witness(s, seat, frm, to, path, occupied)
     if NEIGHBOUR_MASK[frm] & BIT[to]:
-        if to in reach(seat, frm, occupied, rules).steps:
+        if step_problem(seat, frm, to, occupied, rules) is None:
             return Verdict(None, "", (frm, to), 0)
     else:
         r = reach(seat, frm, occupied, rules)

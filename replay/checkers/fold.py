@@ -67,14 +67,15 @@ def replay(events: Iterable[Event], strict: bool = False) -> Iterator[Step]:
     clock = Clock(start.ts)
     yield Step(event=start, state=state, facts={"seat": None, "action": None, "first": start.first})
     expected = start.seq + 1
+    stream = start.stream
     for ev in it:
         handler = _HANDLERS.get(type(ev), _on_foreign)
         state, facts, notes = handler(state, ev, clock)
-        envelope = _envelope_notes(start, ev, expected, clock)
+        if ev.seq != expected or ev.ts < clock.prev_ts or ev.stream != stream:
+            notes = [*_envelope_notes(start, ev, expected, clock), *notes]
         expected = ev.seq + 1
-        clock.prev_ts = max(clock.prev_ts, ev.ts)
-        if envelope:
-            notes = [*envelope, *notes]
+        if ev.ts > clock.prev_ts:
+            clock.prev_ts = ev.ts
         findings = tuple(_finding(ev, n) for n in notes) if notes else ()
         if strict:
             for f in findings:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Final, NamedTuple
 
 from replay.checkers.board import (
-    ADJACENT_HOPS, BIT, HOP_GEOMETRY, LONG_HOPS, NEIGHBOURS, SIDE, TARGET, ids,
+    ADJACENT_HOPS, BIT, HOP_GEOMETRY, LONG_HOPS, NEIGHBOUR_MASK, NEIGHBOURS, SIDE, TARGET, ids,
 )
 from schemas.checkers import CheckersProfile
 
@@ -120,9 +120,26 @@ def check_path(seat: int, path: tuple[int, ...], occupied: int, rules: MoveRules
     occ = occupied & ~BIT[frm]
     if len(path) < 2:
         return PathCheck("the path has no segment", 0, False)
-    if len(path) == 2 and BIT[path[1]] & _neighbour_mask(frm):
-        bad = _land_problem(path[1], occ, rules, seat, frm, final=True)
-        return PathCheck(bad, 0, False)
+    if len(path) == 2 and BIT[path[1]] & NEIGHBOUR_MASK[frm]:
+        return PathCheck(_land_problem(path[1], occ, rules, seat, frm, final=True), 0, False)
+    if not rules.land_forbidden and not rules.end_forbidden and rules.lock == "off":
+        # The common profile: only geometry and occupancy to check, in one tight loop.
+        seen, revisits, a = BIT[frm], False, frm
+        for b in path[1:]:
+            geometry = HOP_GEOMETRY.get((a, b))
+            if geometry is None or not occ & geometry[0] or occ & geometry[1] or not (geometry[2] or rules.long_hops):
+                break
+            revisits = revisits or bool(seen & BIT[b])
+            seen |= BIT[b]
+            a = b
+        else:
+            return PathCheck(None, len(path) - 1, revisits)
+    return _explain_path(seat, path, occ, rules)
+
+
+def _explain_path(seat: int, path: tuple[int, ...], occ: int, rules: MoveRules) -> PathCheck:
+    """Walks a hop path segment by segment and names the first segment that fails."""
+    frm = path[0]
     seen = BIT[frm]
     revisits = False
     target = TARGET[seat]
@@ -139,13 +156,6 @@ def check_path(seat: int, path: tuple[int, ...], occupied: int, rules: MoveRules
     return PathCheck(None, len(path) - 1, revisits)
 
 
-def _neighbour_mask(i: int) -> int:
-    out = 0
-    for n in NEIGHBOURS[i]:
-        out |= BIT[n]
-    return out
-
-
 def _hop_problem(a: int, b: int, occ: int, rules: MoveRules) -> str | None:
     """Returns why a→b is not a hop in `occ`, or None."""
     geometry = HOP_GEOMETRY.get((a, b))
@@ -159,6 +169,11 @@ def _hop_problem(a: int, b: int, occ: int, rules: MoveRules) -> str | None:
     if occ & clear:
         return "lands on or passes over an occupied hole"
     return None
+
+
+def step_problem(seat: int, frm: int, to: int, occupied: int, rules: MoveRules = DEFAULT_RULES) -> str | None:
+    """Returns why a step from `frm` to the adjacent `to` breaks a rule, or None (§4.1, §4.5, §4.6)."""
+    return _land_problem(to, occupied & ~BIT[frm], rules, seat, frm, final=True)
 
 
 def _land_problem(b: int, occ: int, rules: MoveRules, seat: int, frm: int, *, final: bool) -> str | None:

@@ -27,15 +27,22 @@ class Derived(NamedTuple):
     allowance: int
     trigger_ply: int
     with_side: bool
+    camp_every_turn: bool
+    """Whether the leave-camp check must run after every turn, not only at the check turns."""
 
 
 _DERIVED: dict[int, tuple[CheckersProfile, Derived]] = {}
+_LAST: list = [None, None]  # type: ignore[type-arg]
+"""The most recently used profile and its values: a replay asks for the same one at every ply."""
 
 
 def derived(profile: CheckersProfile) -> Derived:
     """Returns the values a profile implies (cached by identity; profiles are immutable)."""
+    if profile is _LAST[0]:
+        return _LAST[1]
     hit = _DERIVED.get(id(profile))
     if hit is not None and hit[0] is profile:
+        _LAST[:] = hit
         return hit[1]
     if len(_DERIVED) > 256:
         _DERIVED.clear()
@@ -48,8 +55,11 @@ def derived(profile: CheckersProfile) -> Derived:
         allowance=getattr(profile.timeouts_allowed, profile.stage),
         trigger_ply={"both_fully_evacuated": -1, "after_round_30": 2 * last[0], "always": 0}[profile.repetition_trigger],
         with_side=profile.repetition_key_includes_side_to_move,
+        camp_every_turn=(profile.persistent_after_deadline or profile.turn_counter == "moves_only"
+                         or profile.leave_camp_check_time == "end_of_round"),
     )
     _DERIVED[id(profile)] = (profile, value)
+    _LAST[:] = (profile, value)
     return value
 
 
@@ -202,7 +212,8 @@ def _end_turn(s: CheckersState, seat: int, pieces: tuple[int, int], last: tuple[
     if p.margin_model == "own_moves" and arrived[nxt] and outcome is None:
         nxt = seat
     camp_failed = s.camp_failed
-    if outcome is None and (moved or p.turn_counter == "turns_incl_passes"):
+    if outcome is None and (moved or p.turn_counter == "turns_incl_passes") and (
+            turns[seat] in d.checks or d.camp_every_turn):
         outcome, camp_failed = _leave_camp(s, seat, pieces, turns, passes, camp_failed, notes)
     evacuated_at, history, formation, still, walled = s.evacuated_at, s.history, s.formation, s.still, s.walled
     if not evacuated_at and not pieces[0] & HOME[0] and not pieces[1] & HOME[1]:
@@ -217,6 +228,18 @@ def _end_turn(s: CheckersState, seat: int, pieces: tuple[int, int], last: tuple[
         formation, still, walled = _track_wall(s, seat, pieces, ply, notes)
     if outcome is None and p.max_rounds and ply >= 2 * p.max_rounds:
         outcome = draw("MAX_ROUNDS")
+    quiet = (moved and outcome is None and arrived is s.arrived and camp_failed is s.camp_failed and undo is s.undo
+             and owe_wait == s.owe_wait and s.draw_offer == NOBODY and s.timed_out == NOBODY)
+    if quiet:
+        # Most plies change only the pieces, the counters and the repetition and wall trackers:
+        # naming only those keeps the copy cheap (replay speed, bench/replay_checkers.py).
+        state = msgspec.structs.replace(
+            s, pieces=pieces, to_move=nxt, ply=ply, turns=turns, last=last, history=history,
+        ) if not evacuated_at else msgspec.structs.replace(
+            s, pieces=pieces, to_move=nxt, ply=ply, turns=turns, last=last, history=history,
+            evacuated_at=evacuated_at, formation=formation, still=still, walled=walled,
+        )
+        return Turn(state, tuple(notes) if notes else NO_NOTES)
     state = msgspec.structs.replace(
         s, pieces=pieces, to_move=nxt, ply=ply, turns=turns, passes=passes, last=last, arrived=arrived,
         evacuated_at=evacuated_at, history=history, owe_wait=owe_wait, undo=undo, formation=formation,
