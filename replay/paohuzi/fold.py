@@ -50,12 +50,14 @@ def outcome(state: State) -> Outcome | None:
 
 
 def facts_of(state: State) -> dict[str, Any]:
-    """Returns the per-event facts every step carries: phase, wall, table 胡息 per seat, who may act."""
+    """Returns the facts every step carries about the state after it: phase, wall, each seat's
+    table 胡息, who may act on the card on offer, and the forced actions the rules derived."""
+    table = state.profile.huxi_table
     facts: dict[str, Any] = {"phase": state.phase, "wall": state.wall_left}
-    for seat in range(len(state.hands) or SEATS):
-        facts[f"huxi_{seat}"] = sum(group_huxi(g, state.profile.huxi_table) for g in state.melds[seat])
+    for seat in range(SEATS):
+        facts[f"huxi_{seat}"] = sum(group_huxi(g, table) for g in state.melds[seat])
     facts["could_act"] = ",".join(f"{o.seat}:{o.stage}" for o in state.offers) or None
-    facts["forced"] = ",".join(f"{k} {card_id(c)} by {s}" for k, s, c in state.effects) or None
+    facts["derived"] = ",".join(f"{k} {card_id(c)} by {s}" for k, s, c in state.effects) or None
     return facts
 
 
@@ -68,6 +70,7 @@ class _Fold:
         self.unlogged: list[tuple[str, int, int]] = []
         self.found: list[Finding] = []
         self.event: Event | None = None
+        self.last: tuple[State | None, dict[str, Any]] = (None, {})
         self.dealt: list[list[int]] | None = None
 
     def finding(self, code: str, message: str, article: str | None = None, severity: str = "error") -> None:
@@ -79,7 +82,7 @@ class _Fold:
 
     def step(self, event: Event) -> Step:
         self.event, self.found = event, []
-        facts: dict[str, Any] = {"seat": event.seat, "action": None}
+        facts: dict[str, Any] = {"seat": event.seat, "action": None, "forced": False}
         if isinstance(event, GameStarted):
             self.state = new_state(event)
         elif self.state is None:
@@ -89,9 +92,12 @@ class _Fold:
             self._dispatch(event, facts)
         state = self.state
         assert state is not None
-        if state.hands:
-            self._conservation(state)
-        facts.update(facts_of(state))
+        if state is not self.last[0]:
+            # Events that leave the state as it was (timings, logged forced actions) reuse its facts.
+            if state.hands:
+                self._conservation(state)
+            self.last = (state, facts_of(state))
+        facts.update(self.last[1])
         return Step(event=event, state=state, facts=facts, findings=tuple(self.found))
 
     def _dispatch(self, event: Event, facts: dict[str, Any]) -> None:

@@ -70,8 +70,27 @@ def winning_hand(
     source: Source | None = None, from_discard: bool = False, ctx: WinContext = WinContext(),
 ) -> HuResult | None:
     """Returns the best decomposition if the hand wins (complete, 胡息 ≥ `min_huxi`), else None."""
+    if huxi_bound(profile, melds, hand, card) < profile.min_huxi:
+        return None
     result = best_hand(profile, melds, hand, card, source, from_discard, ctx)
     return result if result is not None and result.huxi >= profile.min_huxi else None
+
+
+def huxi_bound(profile: PaohuziProfile, melds: Sequence[Group], hand: Counts, card: int | None) -> int:
+    """Returns an upper bound of the 胡息 any decomposition can reach: the table groups, every
+    triple in hand as 坎, as many 一二三/二七十 as the cards allow, and the most a winning card can add."""
+    table = profile.huxi_table
+    bound = sum(group_huxi(g, table) for g in melds)
+    counts = list(hand)
+    if card is not None:
+        counts[card] += 1
+        bound += max(max(v) for v in (table.peng, table.kan, table.wei, table.chou_wei, table.pao, table.ti))
+    for size in (0, 1):
+        b = 10 * size
+        bound += sum(table.kan[size] for c in range(b, b + 10) if hand[c] >= 3)
+        bound += min(counts[b], counts[b + 1], counts[b + 2]) * table.s123[size]
+        bound += min(counts[b + 1], counts[b + 6], counts[b + 9]) * table.s2710[size]
+    return bound
 
 
 def _result(profile: PaohuziProfile, groups: tuple[Group, ...], ctx: WinContext, shuahou: bool) -> HuResult:

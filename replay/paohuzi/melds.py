@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from typing import NamedTuple
 
@@ -43,6 +44,7 @@ def is_chi_shape(cards: tuple[int, ...], allow_jiao: bool) -> bool:
     return is_sequence(cards) or (allow_jiao and is_jiao(cards))
 
 
+@functools.lru_cache(maxsize=4096)
 def group_huxi(group: Group, table: HuxiTable) -> int:
     """Returns the 胡息 of one 门子 per the table of §8 (附录四)."""
     kind, cards = group

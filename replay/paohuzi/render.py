@@ -57,7 +57,10 @@ def render_text(state: State, seat: int | None = None) -> str:
         lines.append(f"on offer: {names([state.pending.card])} ({where} seat {state.pending.owner})")
     if state.win is not None:
         r = state.win.result
-        lines.append(f"胡 by seat {state.win.seat}: {r.huxi} 胡息, 名堂 {[n for n, _ in r.mingtang] or '-'}, S = {r.score.s}")
+        on = f" on {names([state.win.card])}" if state.win.card is not None else " on its own cards"
+        lines.append(f"胡 by seat {state.win.seat}{on}: {r.huxi} 胡息, 名堂 {[n for n, _ in r.mingtang] or '-'}, "
+                     f"{r.score.tun} 囤 × {r.score.fan} 番, S = {r.score.s}")
+        lines.append("  " + " · ".join(f"{KIND_NAMES[g.kind]} {names(g.cards)}" for g in r.groups))
     if state.exhausted:
         lines.append("荒庄 (wall exhausted)")
     return "\n".join(lines)

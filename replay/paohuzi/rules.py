@@ -3,6 +3,7 @@ offers resolved by the priority of §6 (胡 > 跑 > 碰 > 吃), discards and the
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import msgspec
@@ -114,9 +115,12 @@ def _hu_choices(profile: PaohuziProfile) -> tuple[Action, ...]:
 def chi_options(hand: Counts, card: int, allow_jiao: bool) -> list[tuple[tuple[int, ...], ...]]:
     """Returns every legal way to eat `card` with this hand: the eaten group, then one 比 group
     for each other copy of the card in hand (比牌, §5.5); 坎 cards may not be used."""
+    candidates = [p for p in _partners(card, allow_jiao) if all(0 < hand[c] < 3 for c in p)]
+    if not candidates:
+        return []
     usable = [n if n < 3 else 0 for n in hand]
     found: set[tuple[tuple[int, ...], ...]] = set()
-    for partners in _partners(card, allow_jiao):
+    for partners in candidates:
         if _take(usable, partners):
             main = tuple(sorted((card, *partners)))
             for bi in _bi(usable, card, allow_jiao):
@@ -125,7 +129,8 @@ def chi_options(hand: Counts, card: int, allow_jiao: bool) -> list[tuple[tuple[i
     return sorted(found)
 
 
-def _partners(card: int, allow_jiao: bool) -> list[tuple[int, ...]]:
+@functools.lru_cache(maxsize=64)
+def _partners(card: int, allow_jiao: bool) -> tuple[tuple[int, ...], ...]:
     """Returns the pairs of cards that make a 吃-type group with `card`."""
     size, rank = divmod(card, 10)
     base = size * 10
@@ -137,15 +142,16 @@ def _partners(card: int, allow_jiao: bool) -> list[tuple[int, ...]]:
     if allow_jiao:
         other = card + 10 if size == 0 else card - 10
         out.extend([(card, other), (other, other)])
-    return [p for p in out if is_chi_shape((card, *p), allow_jiao)]
+    return tuple(p for p in out if is_chi_shape((card, *p), allow_jiao))
 
 
 def _take(counts: list[int], cards: Sequence[int]) -> bool:
-    need = counts_of(cards)
-    if any(counts[c] < need[c] for c in set(cards)):
-        return False
+    """Takes the cards out of `counts` if all are there; leaves `counts` as it was otherwise."""
     for c in cards:
         counts[c] -= 1
+    if any(counts[c] < 0 for c in cards):
+        _put(counts, cards)
+        return False
     return True
 
 
@@ -456,10 +462,7 @@ def unseen(state: State) -> Counts:
 
 def census_of(state: State) -> Counts:
     """Counts every card outside the wall: hands, table groups, discard rows and the card on offer."""
-    counts = [0] * 20
-    for hand in state.hands:
-        for c, n in enumerate(hand):
-            counts[c] += n
+    counts = list(map(sum, zip(*state.hands))) if state.hands else [0] * 20
     for seat in range(SEATS):
         for g in state.melds[seat]:
             for c in g.cards:

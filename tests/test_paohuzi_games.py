@@ -1,0 +1,63 @@
+"""Whole deals: a golden playthrough for a fixed seed, and N simulated deals that replay with zero
+findings and keep every seat's card count (paohuzi.md §4, §5.8, §14). MATCHLEDGER_GAMES sets N."""
+
+from __future__ import annotations
+
+import os
+import random
+from pathlib import Path
+
+import pytest
+from test_paohuzi_support import start_event
+
+import schemas
+from replay.paohuzi import ENGINE, PROFILES
+from replay.paohuzi.state import State
+
+DATA = Path(__file__).resolve().parent / "data" / "paohuzi"
+GAMES = int(os.environ.get("MATCHLEDGER_GAMES", "60"))
+GOLDEN_SEED = 20260101
+
+
+def test_golden_playthrough() -> None:
+    """Golden transcript: the seeded bot deal is byte-identical to the stored JSONL, and its replay
+    ends in the stored table view (regenerate both with MATCHLEDGER_REGEN=1 after a deliberate change)."""
+    print(f"golden seed={GOLDEN_SEED}")
+    events = ENGINE.bot_game(start_event(dealer=1), random.Random(GOLDEN_SEED))
+    lines = b"".join(schemas.encode(e) + b"\n" for e in events)
+    final = ENGINE.render_text(list(ENGINE.replay(events))[-1].state) + "\n"
+    if os.environ.get("MATCHLEDGER_REGEN"):
+        (DATA / "golden.jsonl").write_bytes(lines)
+        (DATA / "golden.txt").write_text(final, encoding="utf-8")
+    assert lines == (DATA / "golden.jsonl").read_bytes()
+    assert final == (DATA / "golden.txt").read_text(encoding="utf-8")
+    decoded = [schemas.decode(line) for line in lines.splitlines()]
+    assert decoded == events
+
+
+def _card_counts_hold(state: State) -> bool:
+    """§5.8: between turns a seat holds 20 cards, one more for each 跑/提 after its first, one fewer
+    while its two-提-at-the-deal exemption is unused; dead hands are exempt."""
+    if state.phase != "draw":
+        return True
+    for seat in range(3):
+        total = sum(state.hands[seat]) + sum(len(g.cards) for g in state.melds[seat])
+        if not state.dead[seat] and total != 20 + max(0, state.pao_ti[seat] - 1) - int(state.skip_discard[seat]):
+            return False
+    return True
+
+
+@pytest.mark.parametrize("profile", sorted(PROFILES))
+def test_simulated_deals_replay_clean(profile: str) -> None:
+    """第七–十一条: bot deals under every named profile replay with zero findings and consistent card counts."""
+    seed = random.randrange(1 << 30)
+    print(f"profile={profile} seed={seed} games={GAMES}")
+    rng = random.Random(seed)
+    ends = set()
+    for n in range(max(1, GAMES // len(PROFILES))):
+        events = ENGINE.bot_game(start_event(profile, stream=f"sim-{n}", dealer=n % 3), random.Random(rng.getrandbits(64)))
+        steps = list(ENGINE.replay(events))
+        assert not [str(f) for s in steps for f in s.findings], f"game {n}"
+        assert all(_card_counts_hold(s.state) for s in steps if s.state is not None and s.state.hands), f"game {n}"
+        ends.add(events[-1].termination)
+    assert ends <= {"HU", "WALL_EXHAUSTED"}
