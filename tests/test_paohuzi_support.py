@@ -56,12 +56,16 @@ def table(hands: Sequence[str], melds: Sequence[str] = ("", "", ""), wall: str =
           profile: PaohuziProfile | None = None, **fields: object):  # type: ignore[no-untyped-def]
     """Builds a mid-deal state with seat `turn` to draw from a known wall (Chinese card names)."""
     from replay.paohuzi.cards import counts_of
+    from replay.paohuzi.melds import total_huxi
     from replay.paohuzi.report import parse_melds
     from replay.paohuzi.state import State
 
     cards = tuple(parse_cards(wall))
+    groups = tuple(tuple(parse_melds(m)) if m else () for m in melds)
+    rules = profile or PaohuziProfile()
     return State(
-        profile=profile or PaohuziProfile(), stream="pz-test", phase="draw", dealer=0, turn=turn, deck=(),
+        profile=rules, stream="pz-test", phase="draw", dealer=0, turn=turn, deck=(),
         wall=cards, wall_left=len(cards) + 10, hands=tuple(counts_of(parse_cards(h)) for h in hands),
-        melds=tuple(tuple(parse_melds(m)) if m else () for m in melds), liangzhang=0, **fields,  # type: ignore[arg-type]
+        melds=groups, table_huxi=tuple(total_huxi(g, rules.huxi_table) for g in groups), liangzhang=0,
+        **fields,  # type: ignore[arg-type]
     )

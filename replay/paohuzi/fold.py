@@ -13,7 +13,6 @@ from replay.paohuzi.cards import HAND_SIZE, LIANGZHANG_INDEX, WALL_START, card_i
 from replay.paohuzi.checks import ART_DEAL, ART_END, ART_HUXI, ART_LIANG, ART_MINGTANG, ART_PLAY, ART_PRIORITY, ART_SCORE, check
 from replay.paohuzi.deals import commitment, deck_problem
 from replay.paohuzi.events import ACTION_EVENTS, FORCED_KINDS, to_action
-from replay.paohuzi.melds import group_huxi
 from replay.paohuzi.state import SEATS, State
 from replay.protocol import Finding, IllegalActionError, InvalidActionError, Outcome, Step, StrictReplayError
 from schemas.common import GameEnded, GameStarted, MoveTimeUsed
@@ -52,10 +51,9 @@ def outcome(state: State) -> Outcome | None:
 def facts_of(state: State) -> dict[str, Any]:
     """Returns the facts every step carries about the state after it: phase, wall, each seat's
     table 胡息, who may act on the card on offer, and the forced actions the rules derived."""
-    table = state.profile.huxi_table
     facts: dict[str, Any] = {"phase": state.phase, "wall": state.wall_left}
     for seat in range(SEATS):
-        facts[f"huxi_{seat}"] = sum(group_huxi(g, table) for g in state.melds[seat])
+        facts[f"huxi_{seat}"] = state.table_huxi[seat]
     facts["could_act"] = ",".join(f"{o.seat}:{o.stage}" for o in state.offers) or None
     facts["derived"] = ",".join(f"{k} {card_id(c)} by {s}" for k, s, c in state.effects) or None
     return facts

@@ -68,23 +68,32 @@ def best_hand(
 def winning_hand(
     profile: PaohuziProfile, melds: Sequence[Group], hand: Counts, card: int | None = None,
     source: Source | None = None, from_discard: bool = False, ctx: WinContext = WinContext(),
+    table_huxi: int | None = None,
 ) -> HuResult | None:
-    """Returns the best decomposition if the hand wins (complete, 胡息 ≥ `min_huxi`), else None."""
-    if huxi_bound(profile, melds, hand, card) < profile.min_huxi:
+    """Returns the best decomposition if the hand wins (complete, 胡息 ≥ `min_huxi`), else None;
+    `table_huxi` is the groups' 胡息 when the caller keeps it."""
+    if table_huxi is None:
+        table_huxi = sum(group_huxi(g, profile.huxi_table) for g in melds)
+    if table_huxi + huxi_bound(profile, melds, hand, card) < profile.min_huxi:
         return None
     result = best_hand(profile, melds, hand, card, source, from_discard, ctx)
     return result if result is not None and result.huxi >= profile.min_huxi else None
 
 
 def huxi_bound(profile: PaohuziProfile, melds: Sequence[Group], hand: Counts, card: int | None) -> int:
-    """Returns an upper bound of the 胡息 any decomposition can reach: the table groups, every
-    triple in hand as 坎, as many 一二三/二七十 as the cards allow, and the most a winning card can add."""
+    """Returns an upper bound of the 胡息 the concealed cards and the winning card can add to the
+    table groups: every triple in hand as 坎, as many 一二三/二七十 as the cards allow, and the
+    winning card as a 跑/提 (on top of the group it joins) or as a triple with a pair."""
     table = profile.huxi_table
-    bound = sum(group_huxi(g, table) for g in melds)
+    bound = 0
     counts = list(hand)
     if card is not None:
         counts[card] += 1
-        bound += max(max(v) for v in (table.peng, table.kan, table.wei, table.chou_wei, table.pao, table.ti))
+        size = 1 if card >= 10 else 0
+        if hand[card] == 3 or any(g.cards == (card,) * 3 for g in melds):
+            bound += max(table.pao[size], table.ti[size])
+        elif hand[card] == 2:
+            bound += max(table.wei[size], table.peng[size])
     for size in (0, 1):
         b = 10 * size
         bound += sum(table.kan[size] for c in range(b, b + 10) if hand[c] >= 3)

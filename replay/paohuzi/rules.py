@@ -10,7 +10,7 @@ import msgspec
 
 from replay.paohuzi.cards import LIANGZHANG_INDEX, WALL_START, Counts, counts_of
 from replay.paohuzi.hu import HuResult, WinContext, winning_hand
-from replay.paohuzi.melds import Group, is_chi_shape
+from replay.paohuzi.melds import Group, group_huxi, is_chi_shape
 from replay.paohuzi.state import DRAW, HU, PASS, PENG, SEATS, Action, Offer, Pending, State, Win, xiajia
 from schemas.paohuzi import PaohuziProfile
 
@@ -27,6 +27,12 @@ def _add(counts: Counts, card: int, n: int) -> Counts:
 
 def _bit(card: int) -> int:
     return 1 << card
+
+
+def _melds(state: State, seat: int, melds: tuple[Group, ...]) -> dict[str, tuple]:  # type: ignore[type-arg]
+    """Returns the fields that change with a seat's table groups: the groups and their 胡息 total."""
+    huxi = sum(group_huxi(g, state.profile.huxi_table) for g in melds)
+    return {"melds": _set(state.melds, seat, melds), "table_huxi": _set(state.table_huxi, seat, huxi)}
 
 
 def has_discard(hand: Counts) -> bool:
@@ -105,7 +111,7 @@ def _hu_at(state: State, seat: int, card: int | None, owner: int | None) -> HuRe
     source = "self" if card is not None and owner == seat else "other"
     ctx = win_context(state, seat, card, owner)
     return winning_hand(state.profile, state.melds[seat], hand, card, source if card is not None else None,
-                        card is not None and not from_wall, ctx)
+                        card is not None and not from_wall, ctx, state.table_huxi[seat])
 
 
 def _hu_choices(profile: PaohuziProfile) -> tuple[Action, ...]:
@@ -283,7 +289,7 @@ def _upgrade(state: State, seat: int, card: int, kind: str) -> State:
         state = _meld(state, seat, Group(kind, (card,) * 4), {card: 3})
     else:
         melds = tuple(Group(kind, (card,) * 4) if g.cards == (card,) * 3 else g for g in state.melds[seat])
-        state = replace(state, melds=_set(state.melds, seat, melds))
+        state = replace(state, **_melds(state, seat, melds))
     return replace(state, pao_ti=_set(state.pao_ti, seat, state.pao_ti[seat] + 1))
 
 
@@ -291,7 +297,7 @@ def _meld(state: State, seat: int, group: Group, from_hand: dict[int, int]) -> S
     hand = state.hands[seat]
     for card, n in from_hand.items():
         hand = _add(hand, card, -n)
-    return replace(state, hands=_set(state.hands, seat, hand), melds=_set(state.melds, seat, state.melds[seat] + (group,)))
+    return replace(state, hands=_set(state.hands, seat, hand), **_melds(state, seat, state.melds[seat] + (group,)))
 
 
 def expose(state: State, card: int, owner: int, from_wall: bool) -> State:
@@ -395,7 +401,7 @@ def answer(state: State, action: Action) -> State:
         for c in g:
             hand[c] -= 1
     melds = state.melds[seat] + tuple(Group("chi", g) for g in action.groups)
-    state = replace(state, hands=_set(state.hands, seat, tuple(hand)), melds=_set(state.melds, seat, melds))
+    state = replace(state, hands=_set(state.hands, seat, tuple(hand)), **_melds(state, seat, melds))
     return after_intake(state, seat, "chi")
 
 

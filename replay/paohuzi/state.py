@@ -88,6 +88,7 @@ class State(msgspec.Struct, frozen=True, kw_only=True):
     drawn: tuple[int, ...] = ()
     hands: tuple[Counts, ...] = ()
     melds: tuple[tuple[Group, ...], ...] = ((), (), ())
+    table_huxi: tuple[int, ...] = (0, 0, 0)
     discards: tuple[tuple[int, ...], ...] = ((), (), ())
     liangzhang: int | None = None
     pending: Pending | None = None
