@@ -13,8 +13,9 @@ from typing import Any, Protocol
 from replay.junqi.board import arm_point, distances
 from replay.junqi.moves import legal_moves
 from replay.junqi.pieces import BOMB, ENGINEER, FLAG, MINE, combat, kind_of, seat_of
+from replay.junqi.rules import draw_voters, offer_draw, pass_turn, vote_draw
 from replay.junqi.state import JunqiState, Layout, Move, is_enemy, point_name
-from schemas.common import GameEnded, GameStarted, MoveTimeUsed
+from schemas.common import DrawAnswered, DrawOffered, GameEnded, GameStarted, MoveTimeUsed, TimedOut
 from schemas.envelope import Event
 from schemas.junqi import FlagRevealed
 
@@ -89,40 +90,96 @@ def _score(state: JunqiState, move: Move, targets: list[int], own_flag: int | No
     return score
 
 
+class _Recorder:
+    """Appends events with dense sequence numbers and a running clock."""
+
+    def __init__(self, start: GameStarted) -> None:
+        self.stream = start.stream
+        self.events: list[Event] = [start]
+        self.ts = start.ts
+
+    def add(self, kind: type[Event], **fields: Any) -> Event:
+        event = kind(stream=self.stream, seq=len(self.events), ts=self.ts, **fields)
+        self.events.append(event)
+        return event
+
+
 def bot_game(engine: _Engine, start: GameStarted, rng: random.Random) -> list[Event]:
-    """Plays a whole game: layouts, moves with move-time events, 亮旗 and the final claim."""
+    """Plays a whole game: layouts, moves with move-time events, 亮旗, now and then a timeout or a
+    draw offer, and the final claim."""
     state: JunqiState = engine.new_initial_state(start)
-    events: list[Event] = [start]
-    ts = start.ts
+    rec = _Recorder(start)
     colours = rng.choice(COLOURS)
     for seat in rng.sample(range(4), 4):
-        ts += rng.randint(5_000, 60_000)
+        rec.ts += rng.randint(5_000, 60_000)
         layout = random_layout(seat, rng, colours[seat])
-        events.append(engine.to_event(state, layout, stream=start.stream, seq=len(events), ts=ts))
+        rec.events.append(engine.to_event(state, layout, stream=rec.stream, seq=len(rec.events), ts=rec.ts))
         state = engine.apply_action(state, layout)
     tempers = [rng.uniform(0.4, 1.0) for _ in range(4)]
     limit = state.profile.move_time_limit_s
     cap = min(30_000, limit * 1000) if limit is not None else 30_000
     while state.outcome is None:
-        seat = state.to_move
-        move = choose_move(state, seat, rng, tempers[seat])
-        ms = min(cap, 1_000 + int(rng.expovariate(1 / 5_000)))
-        ts += ms
-        event = engine.to_event(state, move, stream=start.stream, seq=len(events), ts=ts)
-        events.append(event)
-        before = state.revealed
-        state = engine.apply_action(state, move)
-        events.append(MoveTimeUsed(stream=start.stream, seq=len(events), ts=ts, seat=seat, ms=ms, move_seq=event.seq))
-        for owner in range(4):
-            if state.revealed[owner] and not before[owner]:
-                flag = next((p for p, v in enumerate(state.board) if v and kind_of(v) == FLAG and seat_of(v) == owner), None)
-                if flag is not None:
-                    events.append(_reveal(start.stream, len(events), ts, owner, flag, state))
+        roll = rng.random()
+        if roll < 0.004:
+            state = _time_out(state, rec, 60_000 if limit is None else limit * 1000)
+        elif roll < 0.05 and state.quiet >= 15 and _may_offer(state):
+            state = _offer_draw(state, rec, rng)
+        if state.outcome is None:
+            state = _move(engine, state, rec, rng, tempers, cap)
     outcome = state.outcome
-    events.append(GameEnded(stream=start.stream, seq=len(events), ts=ts + 500, termination=outcome.termination,
-                            winners=list(outcome.winners), points=[int(p) for p in outcome.points]))
-    return events
+    rec.ts += 500
+    rec.add(GameEnded, termination=outcome.termination, winners=list(outcome.winners),
+            points=[int(p) for p in outcome.points])
+    return rec.events
 
 
-def _reveal(stream: str, seq: int, ts: int, owner: int, flag: int, state: JunqiState) -> FlagRevealed:
-    return FlagRevealed(stream=stream, seq=seq, ts=ts, owner=owner, point=point_name(flag, state.profile))
+def _move(engine: _Engine, state: JunqiState, rec: _Recorder, rng: random.Random, tempers: list[float], cap: int) -> JunqiState:
+    """Plays one move with its move-time event and any 亮旗 it causes."""
+    seat = state.to_move
+    move = choose_move(state, seat, rng, tempers[seat])
+    ms = min(cap, 1_000 + int(rng.expovariate(1 / 5_000)))
+    rec.ts += ms
+    event = engine.to_event(state, move, stream=rec.stream, seq=len(rec.events), ts=rec.ts)
+    rec.events.append(event)
+    before = state.revealed
+    state = engine.apply_action(state, move)
+    rec.add(MoveTimeUsed, seat=seat, ms=ms, move_seq=event.seq)
+    for owner in range(4):
+        if state.revealed[owner] and not before[owner]:
+            flag = next((p for p, v in enumerate(state.board) if v and kind_of(v) == FLAG and seat_of(v) == owner), None)
+            if flag is not None:
+                rec.add(FlagRevealed, owner=owner, point=point_name(flag, state.profile))
+    return state
+
+
+def _time_out(state: JunqiState, rec: _Recorder, wait: int) -> JunqiState:
+    """The seat to move lets its clock run out (超时): the turn passes (§7.5)."""
+    seat = state.to_move
+    rec.ts += wait
+    event = rec.add(TimedOut, seat=seat)
+    rec.add(MoveTimeUsed, seat=seat, ms=wait, move_seq=event.seq)
+    return pass_turn(state, seat, timeout=True)
+
+
+def _may_offer(state: JunqiState) -> bool:
+    """Tells whether the profile allows another draw offer now (§8.4)."""
+    p = state.profile
+    return state.step >= p.draw_min_step and (p.max_draw_offers is None or state.draw_offers < p.max_draw_offers)
+
+
+def _offer_draw(state: JunqiState, rec: _Recorder, rng: random.Random) -> JunqiState:
+    """The seat to move offers a draw (提和); the other voters answer until one declines."""
+    seat = state.to_move
+    rec.ts += rng.randint(1_000, 5_000)
+    rec.add(DrawOffered, seat=seat)
+    state = offer_draw(state, seat)
+    for voter in sorted(draw_voters(state) - {seat}):
+        if state.outcome is not None:
+            break
+        accept = rng.random() < 0.5 + state.quiet / 100  # the longer nothing happens, the likelier
+        rec.ts += rng.randint(500, 4_000)
+        rec.add(DrawAnswered, seat=voter, accept=accept)
+        state = vote_draw(state, voter, accept)
+        if not accept:
+            break
+    return state
