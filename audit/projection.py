@@ -13,6 +13,7 @@ from typing import Any
 import msgspec
 import pyarrow as pa
 
+from audit.checks import check_of
 from ledger.store import iter_entries
 from replay.run import GameReplay, group_streams, is_game_stream, replay_game
 from schemas import decode
@@ -34,7 +35,8 @@ SCHEMAS: dict[str, pa.Schema] = {
                         ("game_no", pa.int32()), ("board", pa.string()), ("seat", pa.int8()), ("player", pa.string()),
                         ("points", pa.float64())]),
     "findings": pa.schema([("stream", pa.string()), ("seq", pa.int64()), ("code", pa.string()), ("article", pa.string()),
-                           ("severity", pa.string()), ("message", pa.string()), ("source", pa.string())]),
+                           ("severity", pa.string()), ("message", pa.string()), ("source", pa.string()),
+                           ("check_name", pa.string())]),
     "seatings": pa.schema([("tournament", pa.string()), ("round", pa.int32()), ("table_no", pa.int32()), ("group_no", pa.int32()),
                            ("seat", pa.int8()), ("player", pa.string())]),
     "players": pa.schema([("tournament", pa.string()), ("player", pa.string()), ("name", pa.string())]),
@@ -110,6 +112,7 @@ def _game_rows(proj: Projection, r: GameReplay) -> None:
         proj.rows["steps"].append({"stream": r.stream, "seq": f["seq"], "ts": f["ts"], "kind": f["kind"], "seat": f.get("seat"),
                                    "action": f.get("action"), "facts": _json.encode(rest).decode()})
     proj.rows["findings"].extend(
-        {"stream": x.stream, "seq": x.seq, "code": x.code, "article": x.article, "severity": x.severity, "message": x.message, "source": "replay"}
+        {"stream": x.stream, "seq": x.seq, "code": x.code, "article": x.article, "severity": x.severity, "message": x.message, "source": "replay",
+         "check_name": check_of(x.code)}
         for x in r.findings
     )

@@ -1,0 +1,18 @@
+-- name: junqi_step_limit
+-- check: steps
+-- computes: the total step count of every Junqi game counted in SQL over the move facts against the
+--   profile's max_steps: a game that runs past the limit, or ends MAX_STEPS short of it
+-- implements: junqi.md §8.3 (total step limit, [PARAM] max_steps)
+WITH counted AS (
+    SELECT g.stream, g.termination, CAST(json_extract(g.profile, '$.max_steps') AS INTEGER) AS max_steps,
+           count(*) FILTER (WHERE mv.kind = 'junqi.moved' AND mv.contact IS NOT NULL) AS steps, max(mv.seq) AS last_seq
+    FROM games g JOIN moves mv USING (stream)
+    WHERE g.game = 'junqi' AND json_extract_string(g.profile, '$.step_unit') = 'ply'
+    GROUP BY ALL
+)
+SELECT stream, last_seq AS seq, 'audit.S01' AS code, '第九条' AS article,
+       format('{} steps played with max_steps {}; the game ended {}', steps, max_steps, termination) AS message
+FROM counted
+WHERE max_steps IS NOT NULL
+  AND (steps > max_steps OR (termination = 'MAX_STEPS' AND steps < max_steps))
+ORDER BY stream;

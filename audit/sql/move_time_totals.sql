@@ -1,0 +1,16 @@
+-- name: move_time_totals
+-- check: timing
+-- computes: each seat's total move time per game summed in SQL from the timing events, beside the
+--   total the engine's clock kept; a disagreement is a finding
+-- implements: tournament.md §3 (tie-break 3: total own move time, re-derived from timing events)
+WITH sql_total AS (
+    SELECT stream, seat, sum(ms) AS ms FROM timings GROUP BY stream, seat
+), engine_total AS (
+    SELECT stream, seat, max(CAST(json_extract(facts, '$.time_used') AS BIGINT)) AS ms
+    FROM steps WHERE kind = 'game.move_time' GROUP BY stream, seat
+)
+SELECT coalesce(s.stream, e.stream) AS stream, NULL::BIGINT AS seq, 'audit.T02' AS code, 'tournament.md §3' AS article,
+       format('seat {}: SQL sums {} ms of move time, the engine {} ms', coalesce(s.seat, e.seat), s.ms, e.ms) AS message
+FROM sql_total s FULL JOIN engine_total e ON e.stream = s.stream AND e.seat = s.seat
+WHERE s.ms IS DISTINCT FROM e.ms
+ORDER BY 1;

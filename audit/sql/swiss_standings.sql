@@ -1,0 +1,4 @@
+-- name: swiss_standings
+-- computes: the checkers Swiss standings after round $through with every tie-break column
+-- implements: tournament.md §5 (第十八条), checkers.md §12.3
+SELECT * FROM swiss($tournament, $through) ORDER BY movement_rank;

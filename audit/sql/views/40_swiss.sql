@@ -1,0 +1,59 @@
+-- name: swiss
+-- computes: checkers Swiss standings through round n (a table macro): 大分 (match points: more game
+--   points in the round's match wins 1, equal ½), 小分 = Buchholz (opponents' final 大分), 累进分
+--   (sum of running totals), direct encounter inside the group tied on those three when all of it
+--   has met (else the number of games won), win rate, then Buchholz after rounds n−1 … 1
+-- implements: tournament.md §5 (第十八条), checkers.md §12.1–§12.3
+CREATE MACRO swiss(t, n) AS TABLE
+WITH game_pts AS (
+    SELECT s.round, s.table_no, s.player, sum(s.points) AS pts,
+           count(*) FILTER (WHERE s.points = 1.0) AS won, count(*) AS played
+    FROM seats s JOIN games g USING (stream)
+    WHERE g.game = 'checkers' AND s.tournament = t AND s.round <= n AND s.points IS NOT NULL
+    GROUP BY ALL
+), matches AS (
+    SELECT a.round, a.player, b.player AS opponent, a.pts AS game_points, a.won, a.played,
+           CASE WHEN a.pts > b.pts THEN 1.0 WHEN a.pts = b.pts THEN 0.5 ELSE 0.0 END AS mp
+    FROM game_pts a JOIN game_pts b ON a.round = b.round AND a.table_no = b.table_no AND a.player <> b.player
+), running AS (
+    SELECT round, player, sum(mp) OVER (PARTITION BY player ORDER BY round) AS total FROM matches
+), totals AS (
+    SELECT player, sum(mp) AS big, sum(won) AS wins, sum(played) AS games, count(*) AS rounds_played
+    FROM matches GROUP BY player
+), progressive AS (
+    SELECT player, sum(total) AS ps FROM running GROUP BY player
+), buchholz AS (
+    SELECT m.player, sum(o.big) AS bh FROM matches m JOIN totals o ON o.player = m.opponent GROUP BY m.player
+), bh_after AS (  -- Buchholz snapshot after round k: opponents of rounds 1..k, their totals after round k
+    SELECT m.player, k.round AS k, sum(r.total) AS bh
+    FROM (SELECT DISTINCT round FROM matches) k
+    JOIN matches m ON m.round <= k.round
+    JOIN running r ON r.player = m.opponent AND r.round = k.round
+    GROUP BY m.player, k.round
+), bh_prev AS (
+    SELECT player, list(bh ORDER BY k DESC) FILTER (WHERE k < n) AS bh_prev FROM bh_after GROUP BY player
+), base AS (
+    SELECT t.player, t.big, b.bh, p.ps, t.wins, t.games, t.wins / t.games AS win_rate, coalesce(h.bh_prev, []) AS bh_prev
+    FROM totals t JOIN buchholz b USING (player) JOIN progressive p USING (player) LEFT JOIN bh_prev h USING (player)
+), tied AS (
+    SELECT *, dense_rank() OVER (ORDER BY big DESC, bh DESC, ps DESC) AS tie_group,
+           count(*) OVER (PARTITION BY big, bh, ps) AS tie_size
+    FROM base
+), encounters AS (  -- points scored against the other members of the tie group, and how many of them were met
+    SELECT a.player, sum(m.game_points) AS de_points, count(DISTINCT m.opponent) AS met_in_group
+    FROM tied a JOIN matches m ON m.player = a.player JOIN tied b ON b.player = m.opponent AND b.tie_group = a.tie_group
+    GROUP BY a.player
+), complete AS (
+    SELECT tie_group, bool_and(coalesce(e.met_in_group, 0) = tie_size - 1) AS all_met
+    FROM tied LEFT JOIN encounters e USING (player) GROUP BY tie_group
+)
+SELECT rank() OVER w AS rank, row_number() OVER (ORDER BY big DESC, bh DESC, ps DESC, de_or_wins DESC, win_rate DESC, bh_prev DESC, player) AS movement_rank,
+       count(*) OVER (PARTITION BY big, bh, ps, de_or_wins, win_rate, bh_prev) > 1 AS unresolved, *
+FROM (
+    SELECT tied.player, big, bh, ps,
+           CASE WHEN tie_size > 1 AND c.all_met THEN coalesce(e.de_points, 0) END AS direct_encounter,
+           wins, games, round(win_rate, 6) AS win_rate, bh_prev,
+           CASE WHEN tie_size > 1 AND c.all_met THEN coalesce(e.de_points, 0) ELSE wins END AS de_or_wins
+    FROM tied LEFT JOIN encounters e USING (player) JOIN complete c USING (tie_group)
+)
+WINDOW w AS (ORDER BY big DESC, bh DESC, ps DESC, de_or_wins DESC, win_rate DESC, bh_prev DESC);
