@@ -38,7 +38,7 @@ def chess_games(n: int, seed: int, max_plies: int = 200) -> list[list[str]]:
     games = []
     for _ in range(n):
         board = chess.Board()
-        moves = []
+        moves: list[str] = []
         while len(moves) < max_plies and not board.is_game_over(claim_draw=False):
             move = rng.choice(list(board.legal_moves))
             moves.append(move.uci())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Hashable, Iterable, Iterator
+from typing import cast
 
 from replay.protocol import TERMINAL, IllegalActionError, InvalidActionError, Outcome, Step
 from replay.junqi import bot, fold, perft, render
@@ -77,7 +78,7 @@ class JunqiEngine:
         if isinstance(action, Layout):
             pieces = [(point_name(p, profile), KIND_NAMES[k]) for p, k in action.placements]
             return LayoutSubmitted(stream=stream, seq=seq, ts=ts, seat=action.seat, pieces=pieces, colour=action.colour)  # type: ignore[arg-type]
-        frm, to = action  # type: ignore[misc]
+        frm, to = cast(tuple[int, int], action)
         mover, target = state.board[frm], state.board[to]
         result = "move" if target == 0 else combat(kind_of(mover), kind_of(target), profile.mine_vs_officer, profile.bomb_vs_flag)
         return Moved(stream=stream, seq=seq, ts=ts, seat=state.to_move, from_=point_name(frm, profile),

@@ -23,7 +23,7 @@ def game_summary(steps: Iterable[Step]) -> dict[str, Any]:
         seat = step.facts.get("seat")
         if step.event.kind == "game.move_time" and seat is not None:  # type: ignore[attr-defined]
             time_used[seat] += step.event.ms  # type: ignore[attr-defined]
-        elif step.event.kind == "junqi.moved" and "combat" in step.facts:  # type: ignore[attr-defined]
+        elif step.event.kind == "junqi.moved" and "combat" in step.facts and seat is not None:  # type: ignore[attr-defined]
             moves[seat] += 1
     if last is None:
         raise ValueError("a game summary needs at least the game.started step")
