@@ -9,7 +9,8 @@ from test_paohuzi_support import table
 from replay.paohuzi import ENGINE
 from replay.paohuzi.cards import card_number, parse_cards
 from replay.paohuzi.melds import Group
-from replay.paohuzi.rules import chi_options, discard, draw, expose
+from replay.paohuzi.options import chi_options
+from replay.paohuzi.rules import discard, draw, expose
 from replay.paohuzi.state import DRAW, HU, PASS, PENG, Action, Offer, Pending, State
 from replay.protocol import IllegalActionError
 from schemas.paohuzi import PaohuziProfile

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from typing import Any
 
 from replay.paohuzi import rules
 from replay.paohuzi.cards import LIANGZHANG_INDEX, card_id, deal_hands, full_deck
@@ -105,7 +106,7 @@ class _Log:
         self.fold.step(start)
         self.state: State = self.fold.state  # type: ignore[assignment]
 
-    def add(self, kind: type[Event], seat: int | None, **fields: object) -> None:
+    def add(self, kind: type[Event], seat: int | None, **fields: Any) -> None:
         event = kind(stream=self.events[0].stream, seq=len(self.events), ts=self.ts, seat=seat, **fields)
         self.events.append(event)
         if self.fold.state is not None and self.fold.state.phase in ("board", "deal", "liang"):

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from replay.paohuzi.cards import ids
 from replay.paohuzi.melds import is_chi_shape
-from replay.paohuzi.rules import chi_seats, has_discard, legal, may_chi, peng_seat
+from replay.paohuzi.options import chi_seats, has_discard, may_chi, peng_seat
+from replay.paohuzi.rules import legal
 from replay.paohuzi.state import Action, State
 from replay.protocol import IllegalActionError
 

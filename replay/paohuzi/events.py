@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from replay.paohuzi.cards import card_id, card_number
 from replay.paohuzi.melds import Group
-from replay.paohuzi.rules import current_seat, hu_result, hu_takes_pending
+from replay.paohuzi.options import hu_result
+from replay.paohuzi.rules import current_seat, hu_takes_pending
 from replay.paohuzi.state import DRAW, HU, PASS, PENG, Action, State
 from replay.protocol import InvalidActionError
 from schemas.envelope import Event
@@ -21,7 +24,7 @@ def to_event(state: State, action: Action, *, stream: str, seq: int, ts: int) ->
     :raises InvalidActionError: for an action kind this game does not have.
     """
     seat = current_seat(state)
-    common = {"stream": stream, "seq": seq, "ts": ts, "seat": seat if seat is not None else state.turn}
+    common: dict[str, Any] = {"stream": stream, "seq": seq, "ts": ts, "seat": seat if seat is not None else state.turn}
     pending = state.pending
     match action.kind:
         case "draw":
@@ -44,7 +47,7 @@ def to_event(state: State, action: Action, *, stream: str, seq: int, ts: int) ->
     raise InvalidActionError(f"not a paohuzi action: {action!r}")
 
 
-def _hu_event(state: State, common: dict) -> Hu:  # type: ignore[type-arg]
+def _hu_event(state: State, common: dict[str, Any]) -> Hu:
     seat = common["seat"]
     result = hu_result(state, seat)
     card = state.pending.card if state.pending is not None and hu_takes_pending(state, seat) else None

@@ -25,6 +25,10 @@ class WinContext(NamedTuple):
     tinghu: bool = False
 
 
+PLAIN_WIN = WinContext()
+"""A win with none of the circumstances that make 名堂 (no 自摸, 天胡 …)."""
+
+
 class HuResult(NamedTuple):
     """A complete hand: its chosen decomposition, 胡息, 名堂 and score."""
 
@@ -42,7 +46,7 @@ class HuResult(NamedTuple):
 
 def best_hand(
     profile: PaohuziProfile, melds: Sequence[Group], hand: Counts, card: int | None = None,
-    source: Source | None = None, from_discard: bool = False, ctx: WinContext = WinContext(),
+    source: Source | None = None, from_discard: bool = False, ctx: WinContext = PLAIN_WIN,
 ) -> HuResult | None:
     """Returns the best complete decomposition of table groups + concealed hand + winning card by
     the profile's objective (§7.4), whether or not its 胡息 reaches `min_huxi`; None if incomplete."""
@@ -67,7 +71,7 @@ def best_hand(
 
 def winning_hand(
     profile: PaohuziProfile, melds: Sequence[Group], hand: Counts, card: int | None = None,
-    source: Source | None = None, from_discard: bool = False, ctx: WinContext = WinContext(),
+    source: Source | None = None, from_discard: bool = False, ctx: WinContext = PLAIN_WIN,
     table_huxi: int | None = None,
 ) -> HuResult | None:
     """Returns the best decomposition if the hand wins (complete, 胡息 ≥ `min_huxi`), else None;

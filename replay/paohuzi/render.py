@@ -97,7 +97,7 @@ def render_svg(state: State, seat: int | None = None) -> str:
         y = 80 + 150 * s
         role = "庄" if s == state.dealer else "闲"
         parts.append(f'<text x="10" y="{y + 20}" font-size="14" fill="#fff">seat {s} ({role})</text>')
-        hand = cards_of(state.hands[s])
+        hand: list[int | None] = list(cards_of(state.hands[s]))
         parts.extend(_row(110, y, hand if seat in (None, s) else [None] * len(hand)))
         x = 110
         for g in state.melds[s]:

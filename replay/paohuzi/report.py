@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 from replay.paohuzi.cards import COPIES, card_number, counts_of, is_big, is_red, names, parse_cards
-from replay.paohuzi.hu import WinContext, best_hand
+from replay.paohuzi.hu import Source, WinContext, best_hand
 from replay.paohuzi.melds import KIND_NAMES, Group, is_chi_shape
 from replay.paohuzi.profiles import profile_named
 from replay.protocol import InvalidActionError
@@ -70,7 +70,7 @@ def hand_report(
     card = card_number(win) if win else None
     if source not in (None, "self", "other"):
         raise InvalidActionError(f"source must be self or other, got {source!r}")
-    src = (source or "self") if card is not None else None
+    src: Source | None = ("other" if source == "other" else "self") if card is not None else None
     every = [c for g in groups for c in g.cards] + concealed + ([card] if card is not None else [])
     over = [names([c]) for c, n in enumerate(counts_of(every)) if n > COPIES]
     if over:

@@ -1,0 +1,195 @@
+"""Who may do what with a card (paohuzi.md §5–§7, 第九条): hu checks, 吃 with 比牌, 碰, forced 跑,
+and the order in which seats are asked."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+
+from replay.paohuzi.cards import Counts
+from replay.paohuzi.hu import HuResult, Source, WinContext, winning_hand
+from replay.paohuzi.melds import is_chi_shape
+from replay.paohuzi.state import HU, PASS, SEATS, Action, Pending, State, xiajia
+from schemas.paohuzi import PaohuziProfile
+
+
+def adjust(counts: Counts, card: int, n: int) -> Counts:
+    """Returns the multiset with `n` more (or fewer) of `card`."""
+    return counts[:card] + (counts[card] + n,) + counts[card + 1:]
+
+
+def bit(card: int) -> int:
+    """Returns the bit of a card value in a per-seat memory such as 过张 or 过碰."""
+    return 1 << card
+
+
+def has_discard(hand: Counts) -> bool:
+    """Tells whether a hand holds a card it may discard: any card outside a 坎 (§5.7)."""
+    return any(0 < n < 3 for n in hand)
+
+
+def win_context(state: State, seat: int, card: int | None, owner: int | None) -> WinContext:
+    """Describes how a win by `seat` on `card` (from `owner`) would come about, for the 名堂."""
+    opening = state.stage == "open"
+    from_wall = state.pending.from_wall if state.pending is not None and card is not None else True
+    return WinContext(
+        zimo=not opening and (card is None or (owner == seat and from_wall)),
+        tianhu=opening and seat == state.dealer,
+        dihu=(opening and seat != state.dealer)
+        or (card is not None and not from_wall and owner == state.dealer and state.discards_made == 1),
+        haidi=not opening and from_wall and state.wall_left == 0,
+        tinghu=state.intakes[seat] == 0,
+    )
+
+
+def hu_result(state: State, seat: int) -> HuResult | None:
+    """Returns the hand `seat` would win with on the card now on offer (or with its own cards
+    after a forced 提/偎), else None."""
+    if state.stage.startswith("self") or (state.stage == "open" and seat == state.dealer):
+        return hu_at(state, seat, None, None)
+    assert state.pending is not None
+    return hu_at(state, seat, state.pending.card, state.pending.owner)
+
+
+def hu_at(state: State, seat: int, card: int | None, owner: int | None) -> HuResult | None:
+    """Returns the hand `seat` wins with on `card` from `owner` (None: on its own cards), else None."""
+    if state.dead[seat]:
+        return None
+    hand = state.hands[seat]
+    from_wall = state.pending.from_wall if state.pending is not None else True
+    if card is not None and state.pending is not None and state.pending.in_hand and owner == state.dealer:
+        from_wall = False
+    source: Source = "self" if card is not None and owner == seat else "other"
+    ctx = win_context(state, seat, card, owner)
+    return winning_hand(state.profile, state.melds[seat], hand, card, source if card is not None else None,
+                        card is not None and not from_wall, ctx, state.table_huxi[seat])
+
+
+def hu_choices(profile: PaohuziProfile) -> tuple[Action, ...]:
+    """Returns the answers to a hu offer: hu or pass, or hu alone where hu is compulsory."""
+    return (HU, PASS) if profile.hu_optional else (HU,)
+
+
+def chi_options(hand: Counts, card: int, allow_jiao: bool) -> list[tuple[tuple[int, ...], ...]]:
+    """Returns every legal way to eat `card` with this hand: the eaten group, then one 比 group
+    for each other copy of the card in hand (比牌, §5.5); 坎 cards may not be used."""
+    candidates = [p for p in _partners(card, allow_jiao) if all(0 < hand[c] < 3 for c in p)]
+    if not candidates:
+        return []
+    usable = [n if n < 3 else 0 for n in hand]
+    found: set[tuple[tuple[int, ...], ...]] = set()
+    for partners in candidates:
+        if _take(usable, partners):
+            main = tuple(sorted((card, *partners)))
+            for bi in _bi(usable, card, allow_jiao):
+                found.add((main, *sorted(bi)))
+            _put(usable, partners)
+    return sorted(found)
+
+
+@functools.lru_cache(maxsize=64)
+def _partners(card: int, allow_jiao: bool) -> tuple[tuple[int, ...], ...]:
+    """Returns the pairs of cards that make a 吃-type group with `card`."""
+    size, rank = divmod(card, 10)
+    base = size * 10
+    out = []
+    for start in range(max(0, rank - 2), min(rank, 7) + 1):
+        out.append(tuple(base + r for r in range(start, start + 3) if r != rank))
+    if rank in (1, 6, 9):
+        out.append(tuple(base + r for r in (1, 6, 9) if r != rank))
+    if allow_jiao:
+        other = card + 10 if size == 0 else card - 10
+        out.extend([(card, other), (other, other)])
+    return tuple(p for p in out if is_chi_shape((card, *p), allow_jiao))
+
+
+def _take(counts: list[int], cards: Sequence[int]) -> bool:
+    """Takes the cards out of `counts` if all are there; leaves `counts` as it was otherwise."""
+    for c in cards:
+        counts[c] -= 1
+    if any(counts[c] < 0 for c in cards):
+        _put(counts, cards)
+        return False
+    return True
+
+
+def _put(counts: list[int], cards: Sequence[int]) -> None:
+    for c in cards:
+        counts[c] += 1
+
+
+def _bi(usable: list[int], card: int, allow_jiao: bool) -> list[list[tuple[int, ...]]]:
+    """Returns every way to meld all remaining copies of `card` into 吃-type groups (下比)."""
+    if usable[card] == 0:
+        return [[]]
+    out = []
+    for partners in _partners(card, allow_jiao):
+        group = (card, *partners)
+        if _take(usable, group):
+            out.extend([[tuple(sorted(group)), *rest] for rest in _bi(usable, card, allow_jiao)])
+            _put(usable, group)
+    return out
+
+
+def chi_leaves_discard(state: State, seat: int, groups: tuple[tuple[int, ...], ...], card: int) -> bool:
+    """Tells whether the seat still has a card to discard after this 吃 (or needs none)."""
+    hand = list(state.hands[seat])
+    hand[card] += 1
+    for g in groups:
+        for c in g:
+            hand[c] -= 1
+    return state.skip_discard[seat] or has_discard(tuple(hand))
+
+
+def may_chi(state: State, seat: int, card: int) -> bool:
+    """Tells whether `seat` is not barred from eating `card`: 过张, its own discards, a dead hand."""
+    return not state.dead[seat] and not ((state.guo_zhang[seat] | state.chou[seat]) & bit(card))
+
+
+def chi_seats(state: State, pending: Pending) -> list[int]:
+    """Returns who may eat the card on offer, in order: the drawer then its 下家 for a wall card,
+    the discarder's 下家 for a discard (§5.5)."""
+    if not pending.from_wall or state.profile.chi_wall_card_by == "xiajia_only":
+        return [xiajia(pending.owner)]
+    return [pending.owner, xiajia(pending.owner)]
+
+
+def peng_seat(state: State, pending: Pending) -> int | None:
+    """Returns the seat that may 碰 the card on offer: another seat holding a pair of it outside a 坎,
+    not barred by 过碰 nor dead, with a card left to discard where the profile asks it (§5.4)."""
+    for seat in range(SEATS):
+        if seat == pending.owner or state.hands[seat][pending.card] != 2 or state.dead[seat]:
+            continue
+        if state.guo_peng[seat] & bit(pending.card):
+            return None
+        after = adjust(state.hands[seat], pending.card, -2)
+        if state.profile.peng_requires_discard and not (state.skip_discard[seat] or has_discard(after)):
+            return None
+        return seat
+    return None
+
+
+def pao_seat(state: State, pending: Pending) -> int | None:
+    """Returns the seat forced to 跑 the card on offer: a 坎 in hand or 偎 on the table (any card
+    from another seat), or a 碰 on the table (wall card by anyone; discard only by profile) (§5.3)."""
+    card = pending.card
+    for seat in range(SEATS):
+        if seat != pending.owner and state.hands[seat][card] == 3:
+            return seat
+        for g in state.melds[seat]:
+            if g.cards == (card,) * 3:
+                if g.kind in ("wei", "chou_wei") and seat != pending.owner:
+                    return seat
+                if g.kind == "peng" and (pending.from_wall or state.profile.peng_pao_on_discard):
+                    return seat
+    return None
+
+
+def hu_order(state: State, pending: Pending) -> list[int]:
+    """Returns who may hu the card on offer, in priority order (第九条; §6.2, §7.1)."""
+    owner = pending.owner
+    if not pending.from_wall:
+        return [xiajia(owner), xiajia(xiajia(owner))] if state.profile.hu_on_discard else []
+    if state.profile.hu_priority == "xiajia_first":
+        return [xiajia(owner), xiajia(xiajia(owner)), owner]
+    return [owner, xiajia(owner), xiajia(xiajia(owner))]
