@@ -70,3 +70,42 @@ def final(steps: list[Step]) -> CheckersState:
 def moved(seat: int, frm: int, to: int, path: tuple[int, ...] | None = None, ts: int = T0) -> Moved:
     """Returns a move event to plant (its seq is fixed by `resequenced`)."""
     return Moved(stream=STREAM, seq=0, ts=ts, seat=seat, from_=frm, to=to, path=path)
+
+
+def position(profile: CheckersProfile, north: list[str], south: list[str], to_move: int, *, first: int = 0,
+             turns: tuple[int, int] = (0, 0)) -> CheckersState:
+    """Returns a state set up directly: holes as ids, row-col or `q,r` axial pairs; `turns` own
+    turns already played (the ply follows from them)."""
+    from replay.checkers.state import setup
+
+    state = setup(profile, [_hole(h) for h in north], [_hole(h) for h in south], to_move, first)
+    return replace(state, turns=turns, ply=turns[0] + turns[1])
+
+
+def _hole(text: str) -> int:
+    from replay.checkers.board import INDEX
+
+    if "," in text:
+        q, r = text.split(",")
+        return INDEX[(int(q), int(r))]
+    return parse_hole(text)
+
+
+def run(state: CheckersState, turns: list[str]) -> tuple[CheckersState, list[str]]:
+    """Plays turns on a state through the rule layer (`a>b` moves as ids, row-col or `q,r`
+    holes, `T` timeouts, `P` passes) and returns the last state and the codes noted."""
+    from replay.checkers.check import check_move
+    from replay.checkers.rules import play_move, play_pass
+
+    found: list[str] = []
+    for text in turns:
+        if text in ("T", "P"):
+            turn = play_pass(state, timeout=text == "T")
+        else:
+            holes = [_hole(h) for h in text.split(">")]
+            verdict = check_move(state, state.to_move, holes[0], holes[-1], None)
+            assert verdict.code is None, f"{text}: {verdict.code} {verdict.why}"
+            turn = play_move(state, holes[0], holes[-1], verdict.path)
+        state = turn.state
+        found.extend(n.code for n in turn.notes)
+    return state, found
