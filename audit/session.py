@@ -38,9 +38,7 @@ def open_session(root: Path, progress: Progress | None = None) -> Session:
 def movement_ranking(root: Path, tournament: str, through_round: int) -> list[str]:
     """Returns the players in movement order after a round (cumulative R, tie-breaks, player number)."""
     session = open_session(root)
-    game, fmt = session.tournament_game(tournament)
+    _, fmt = session.tournament_game(tournament)
     if fmt == "swiss":
-        rows = session.db.run("swiss_standings", tournament=tournament, through=through_round)
-        return [r["player"] for r in sorted(rows, key=lambda r: r["movement_rank"])]
-    rows = session.db._rows("SELECT player FROM standings($t, $n) ORDER BY movement_rank", {"t": tournament, "n": through_round}, "standings")
-    return [r["player"] for r in rows]
+        return [r["player"] for r in session.db.run("swiss_standings", tournament=tournament, through=through_round)]
+    return [r["player"] for r in session.db.run("ranking_through", tournament=tournament, through=through_round)]

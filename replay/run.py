@@ -24,6 +24,7 @@ class GameReplay:
     outcome: Outcome | None
     findings: list[Finding]
     final_state: Any
+    events: list[Event]
 
     @property
     def moves(self) -> int:
@@ -74,7 +75,7 @@ def replay_game(events: list[Event], strict: bool = False) -> GameReplay:
         findings.extend(step.findings)
         last = step
     state = last.state if last else None
-    return GameReplay(start.stream, str(game), start, facts, eng.outcome(state), findings, state)
+    return GameReplay(start.stream, str(game), start, facts, eng.outcome(state), findings, state, events)
 
 
 def replay_all(events: Iterable[Event], game: str | None = None, strict: bool = False) -> Iterator[GameReplay]:

@@ -10,7 +10,7 @@ WITH sql_total AS (
     FROM steps WHERE kind = 'game.move_time' GROUP BY stream, seat
 )
 SELECT coalesce(s.stream, e.stream) AS stream, NULL::BIGINT AS seq, 'audit.T02' AS code, 'tournament.md §3' AS article,
-       format('seat {}: SQL sums {} ms of move time, the engine {} ms', coalesce(s.seat, e.seat), s.ms, e.ms) AS message
+       format('seat {}: SQL sums {} ms of move time, the engine {} ms', coalesce(s.seat, e.seat), coalesce(CAST(s.ms AS VARCHAR), 'no'), coalesce(CAST(e.ms AS VARCHAR), 'no')) AS message
 FROM sql_total s FULL JOIN engine_total e ON e.stream = s.stream AND e.seat = s.seat
 WHERE s.ms IS DISTINCT FROM e.ms
 ORDER BY 1;

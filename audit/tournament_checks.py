@@ -1,0 +1,101 @@
+"""Tournament checks that need more than SQL: the round-1 draw re-run from its revealed seed, the
+seating every later round should have had (snake seating or Swiss pairing from the standings
+after the previous round), and the same deal at every table of a Paohuzi board."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from audit import seating
+from audit.session import Session
+from audit.simulate import SEATS
+from replay.protocol import Finding
+
+
+def seating_findings(session: Session) -> Iterator[Finding]:
+    """Yields a finding for every round whose recorded seating differs from what the rules give."""
+    rows = session.projection.rows
+    for t in rows["tournaments"]:
+        tid, game = t["tournament"], t["game"]
+        players = [p["player"] for p in rows["players"] if p["tournament"] == tid]
+        recorded = _recorded_tables(rows["seatings"], tid)
+        draws = {e.round: e for e in _round_events(session, tid)}
+        met: set[frozenset[str]] = set()
+        for rnd in sorted(recorded):
+            tables = recorded[rnd]
+            if rnd == 1:
+                yield from _check_draw(tid, draws.get(1), players, tables, SEATS[game])
+            else:
+                expected = _expected(session, tid, game, t["format"], rnd, met)
+                yield from _compare(tid, draws[rnd].seq if rnd in draws else None, rnd, expected, tables, t["format"])
+            met.update(frozenset((a, b)) for row in tables for a in row for b in row if a < b)
+
+
+def deal_findings(session: Session) -> Iterator[Finding]:
+    """Yields a finding for every Paohuzi table whose deal differs from the others of its board (第五条)."""
+    from replay.paohuzi import check_board_deals
+
+    boards: dict[tuple[str, str], list] = {}
+    for replay in session.projection.replays.values():
+        start = replay.start
+        if replay.game == "paohuzi" and start.tournament and start.board:
+            boards.setdefault((start.tournament, start.board), []).append(replay.events)
+    for (_, _), tables in sorted(boards.items()):
+        yield from check_board_deals(sorted(tables, key=lambda evs: evs[0].stream))
+
+
+def _round_events(session: Session, tid: str) -> list:
+    from schemas.common import RoundSeated
+    from schemas import decode
+
+    return [decode(r["body"]) for r in session.projection.rows["events"]
+            if r["stream"] == tid and r["kind"] == RoundSeated.__struct_config__.tag]
+
+
+def _recorded_tables(seatings: list[dict], tid: str) -> dict[int, list[list[str]]]:
+    rounds: dict[int, dict[int, dict[int, str]]] = {}
+    for r in seatings:
+        if r["tournament"] == tid:
+            rounds.setdefault(r["round"], {}).setdefault(r["table_no"], {})[r["seat"]] = r["player"]
+    return {n: [[seats[s] for s in sorted(seats)] for _, seats in sorted(tables.items())] for n, tables in rounds.items()}
+
+
+def _finding(tid: str, seq: int | None, code: str, message: str, article: str = "附录三") -> Finding:
+    return Finding(stream=tid, seq=seq if seq is not None else 0, code=code, article=article, message=message)
+
+
+def _check_draw(tid: str, event, players: list[str], tables: list[list[str]], seats: int) -> Iterator[Finding]:  # noqa: ANN001
+    draw = event.draw if event is not None else None
+    if draw is None or draw.seed is None:
+        yield _finding(tid, event.seq if event else None, "audit.W01", "round 1 records no seed: the draw cannot be reproduced")
+        return
+    if draw.commitment is not None and seating.commitment(draw.seed) != draw.commitment:
+        yield _finding(tid, event.seq, "audit.W01", f"round-1 seed hashes to {seating.commitment(draw.seed)}, committed {draw.commitment}")
+    if draw.method != seating.DRAW_METHOD:
+        yield _finding(tid, event.seq, "audit.W01", f"round-1 draw method {draw.method!r} is unknown to the auditor")
+        return
+    expected = seating.draw_first_round(players, seats, draw.seed)
+    yield from _compare(tid, event.seq, 1, expected, tables, "duplicate")
+
+
+def _expected(session: Session, tid: str, game: str, fmt: str, rnd: int, met: set[frozenset[str]]) -> list[list[str]]:
+    if fmt == "swiss":
+        rows = session.db.run("swiss_standings", tournament=tid, through=rnd - 1)
+        return [list(pair) for pair in seating.swiss_pairs([r["player"] for r in rows], met)]
+    rows = session.db.run("ranking_through", tournament=tid, through=rnd - 1)
+    rules = next(t["rules"] for t in session.projection.rows["tournaments"] if t["tournament"] == tid)
+    import json
+
+    return seating.snake([r["player"] for r in rows], SEATS[game], json.loads(rules).get("group_tables"))
+
+
+def _compare(tid: str, seq: int | None, rnd: int, expected: list[list[str]], tables: list[list[str]], fmt: str) -> Iterator[Finding]:
+    if fmt == "swiss":  # a pairing is a set of opponents; who sits where is decided per game
+        want = sorted(sorted(t) for t in expected)
+        got = sorted(sorted(t) for t in tables)
+        for pair in (p for p in got if p not in want):
+            yield _finding(tid, seq, "audit.W02", f"round {rnd} pairs {' – '.join(pair)}; the Swiss pairing gives {want}", "第十八条")
+        return
+    for n, (want, got) in enumerate(zip(expected, tables), start=1):
+        if want != got:
+            yield _finding(tid, seq, "audit.W04", f"round {rnd} table {n} seats {got}; the movement rules give {want}")
