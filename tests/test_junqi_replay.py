@@ -239,7 +239,8 @@ def test_timestamp_going_back() -> None:
     """T01 §11: an event stamped before its predecessor."""
     events = _bot()
     i = next(i for i, e in enumerate(events) if isinstance(e, Moved) and i > 10)
-    assert codes(events[:i] + [replace(events[i], ts=events[i - 1].ts - 1)] + events[i + 1:]) == ["junqi.T01"]
+    planted = events[:i] + [replace(events[i], ts=events[i - 1].ts - 1)] + events[i + 1:]
+    assert codes(planted, errors_only=True) == ["junqi.T01"]  # T03 also warns: the clock no longer fits
 
 
 def test_move_time_over_the_limit() -> None:
@@ -247,7 +248,20 @@ def test_move_time_over_the_limit() -> None:
     events = _bot(move_time_limit_s=20)
     assert codes(events) == []
     i = next(i for i, e in enumerate(events) if isinstance(e, MoveTimeUsed))
-    assert codes(events[:i] + [replace(events[i], ms=20_001)] + events[i + 1:]) == ["junqi.T02"]
+    planted = events[:i] + [replace(events[i], ms=20_001)] + events[i + 1:]
+    # The claim now also disagrees with the clock, which T03 reports as a warning.
+    assert codes(planted) == ["junqi.T02", "junqi.T03"]
+
+
+def test_move_time_disagreeing_with_the_clock_is_a_warning() -> None:
+    """T03 (tournament.md §3): a move-time claim off the timestamp gap by more than 1 s warns;
+    strict replay does not stop at a warning."""
+    events = _bot()
+    i = next(i for i, e in enumerate(events) if isinstance(e, MoveTimeUsed))
+    planted = events[:i] + [replace(events[i], ms=events[i].ms + 1_001)] + events[i + 1:]  # type: ignore[attr-defined]
+    steps = list(ENGINE.replay(planted, strict=True))
+    found = [f for s in steps for f in s.findings]
+    assert [(f.code, f.severity) for f in found] == [("junqi.T03", "warning")]
 
 
 def test_event_after_the_end() -> None:

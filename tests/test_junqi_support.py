@@ -90,9 +90,9 @@ def _event(text: str, state: JunqiState, stream: str, seq: int) -> Event:
     return kinds[head](**where)  # type: ignore[no-any-return]
 
 
-def codes(events: list[Event]) -> list[str]:
-    """Returns the codes of every finding of a replay, in order."""
-    return [f.code for step in ENGINE.replay(events) for f in step.findings]
+def codes(events: list[Event], errors_only: bool = False) -> list[str]:
+    """Returns the codes of every finding of a replay (or only its errors), in order."""
+    return [f.code for step in ENGINE.replay(events) for f in step.findings if not errors_only or f.severity == "error"]
 
 
 def point(name: str) -> int:

@@ -97,6 +97,7 @@ class _Recorder:
         self.stream = start.stream
         self.events: list[Event] = [start]
         self.ts = start.ts
+        self.turn_end = start.ts
 
     def add(self, kind: type[Event], **fields: Any) -> Event:
         event = kind(stream=self.stream, seq=len(self.events), ts=self.ts, **fields)
@@ -113,6 +114,7 @@ def bot_game(engine: _Engine, start: GameStarted, rng: random.Random) -> list[Ev
     for seat in rng.sample(range(4), 4):
         rec.ts += rng.randint(5_000, 60_000)
         layout = random_layout(seat, rng, colours[seat])
+        rec.turn_end = rec.ts
         rec.events.append(engine.to_event(state, layout, stream=rec.stream, seq=len(rec.events), ts=rec.ts))
         state = engine.apply_action(state, layout)
     tempers = [rng.uniform(0.4, 1.0) for _ in range(4)]
@@ -122,7 +124,7 @@ def bot_game(engine: _Engine, start: GameStarted, rng: random.Random) -> list[Ev
         roll = rng.random()
         if roll < 0.004:
             state = _time_out(state, rec, 60_000 if limit is None else limit * 1000)
-        elif roll < 0.05 and state.quiet >= 15 and _may_offer(state):
+        elif roll < 0.05 and state.quiet >= 15 and cap >= 15_000 and _may_offer(state):
             state = _offer_draw(state, rec, rng)
         if state.outcome is None:
             state = _move(engine, state, rec, rng, tempers, cap)
@@ -137,8 +139,9 @@ def _move(engine: _Engine, state: JunqiState, rec: _Recorder, rng: random.Random
     """Plays one move with its move-time event and any 亮旗 it causes."""
     seat = state.to_move
     move = choose_move(state, seat, rng, tempers[seat])
-    ms = min(cap, 1_000 + int(rng.expovariate(1 / 5_000)))
-    rec.ts += ms
+    spent = rec.ts - rec.turn_end  # a draw offer earlier in this turn already took time
+    rec.ts += max(500, min(cap - spent, 1_000 + int(rng.expovariate(1 / 5_000))))
+    ms, rec.turn_end = rec.ts - rec.turn_end, rec.ts
     event = engine.to_event(state, move, stream=rec.stream, seq=len(rec.events), ts=rec.ts)
     rec.events.append(event)
     before = state.revealed
@@ -156,6 +159,7 @@ def _time_out(state: JunqiState, rec: _Recorder, wait: int) -> JunqiState:
     """The seat to move lets its clock run out (超时): the turn passes (§7.5)."""
     seat = state.to_move
     rec.ts += wait
+    rec.turn_end = rec.ts
     event = rec.add(TimedOut, seat=seat)
     rec.add(MoveTimeUsed, seat=seat, ms=wait, move_seq=event.seq)
     return pass_turn(state, seat, timeout=True)
@@ -168,16 +172,17 @@ def _may_offer(state: JunqiState) -> bool:
 
 
 def _offer_draw(state: JunqiState, rec: _Recorder, rng: random.Random) -> JunqiState:
-    """The seat to move offers a draw (提和); the other voters answer until one declines."""
+    """The seat to move offers a draw (提和); the other voters answer until one declines. It all
+    happens inside the offering seat's turn (at most 7.5 s; offers need a clock of 15 s or more)."""
     seat = state.to_move
-    rec.ts += rng.randint(1_000, 5_000)
+    rec.ts += rng.randint(1_000, 3_000)
     rec.add(DrawOffered, seat=seat)
     state = offer_draw(state, seat)
     for voter in sorted(draw_voters(state) - {seat}):
         if state.outcome is not None:
             break
         accept = rng.random() < 0.5 + state.quiet / 100  # the longer nothing happens, the likelier
-        rec.ts += rng.randint(500, 4_000)
+        rec.ts += rng.randint(300, 1_500)
         rec.add(DrawAnswered, seat=voter, accept=accept)
         state = vote_draw(state, voter, accept)
         if not accept:

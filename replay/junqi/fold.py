@@ -24,6 +24,8 @@ from schemas.common import (
 from schemas.envelope import Event
 from schemas.junqi import FlagRevealed, JunqiProfile, LayoutSubmitted, Moved
 
+CLOCK_TOLERANCE_MS = 1000
+"""How far a move-time claim may differ from the timestamp gap before T03 warns (tournament.md §3)."""
 AFTER_END_ALLOWED = (MoveTimeUsed, FlagRevealed, GameEnded)
 """Events that may follow the end of a game without being E01 (the last move's timing, its 亮旗,
 the claim); rulings, cards and disconnections carry no rule effect either way."""
@@ -39,6 +41,14 @@ class Audit:
     time_used: list[int] = field(default_factory=lambda: [0, 0, 0, 0])
     findings: list[Finding] = field(default_factory=list)
     ended: bool = False
+    turn_end: int = 0
+    last_turn: tuple[int, int] = (-1, 0)
+    """The seq of the last turn-ending event (move, timeout, skip, layout) and its gap to the one before."""
+
+    def end_turn(self, event: Event) -> None:
+        """Notes when a turn ended, so the next move-time claim can be checked against the clock."""
+        self.last_turn = (event.seq, event.ts - self.turn_end)
+        self.turn_end = event.ts
 
     def find(self, event: Event, code: str, message: str, article: str | None = None, severity: str = "error") -> None:
         """Records a finding at `event`."""
@@ -71,7 +81,7 @@ def replay(events: Iterable[Event], strict: bool = False) -> Iterator[Step]:
     if not isinstance(start, GameStarted):
         raise TypeError(f"a replay starts with game.started, not {type(start).__name__}")
     state = start_state(start)
-    audit = Audit(stream=start.stream, last_ts=start.ts)
+    audit = Audit(stream=start.stream, last_ts=start.ts, turn_end=start.ts)
     yield Step(event=start, state=state, facts=_counters(state, {"seat": None, "action": None}))
     for event in it:
         state, facts = fold_event(state, event, audit)
@@ -96,6 +106,8 @@ def fold_event(state: JunqiState, event: Event, audit: Audit) -> tuple[JunqiStat
     handler = _HANDLERS.get(type(event))
     if handler is _move_time and state.halted is None and not audit.pending_reveals:
         return _move_time(state, event, audit, facts), _counters(state, facts)  # type: ignore[arg-type]  # the common, cheap case
+    if handler in _TURN_ENDING:
+        audit.end_turn(event)
     if state.halted is not None:
         facts["halted"] = state.halted
         return state, _counters(state, facts)
@@ -218,6 +230,10 @@ def _move_time(state: JunqiState, event: MoveTimeUsed, audit: Audit, facts: dict
     facts["ms"] = event.ms
     if limit is not None and event.ms > limit * 1000:
         audit.find(event, "T02", f"seat {event.seat} used {event.ms} ms, over the limit of {limit} s")
+    seq, gap = audit.last_turn
+    if event.move_seq == seq and abs(event.ms - gap) > CLOCK_TOLERANCE_MS:
+        audit.find(event, "T03", f"seat {event.seat} is said to have used {event.ms} ms for #{seq}, but "
+                   f"{gap} ms passed since the previous turn ended", severity="warning")
     return state
 
 
@@ -271,3 +287,4 @@ _HANDLERS: dict[type, Any] = {
     TimedOut: _turn_event, Skipped: _turn_event, Resigned: _resigned, DrawOffered: _draw_offered,
     DrawAnswered: _draw_answered, GameEnded: _ended,
 }
+_TURN_ENDING = (_layout, _moved, _turn_event)
