@@ -204,9 +204,9 @@ class Passed(_CardEvent, kw_only=True, tag="paohuzi.passed"):
 
 
 class HuGroup(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """One 门子 of a claimed decomposition: its kind and cards."""
+    """One 门子 of a claimed decomposition: its kind and cards (`rest`: the loose cards of a 三提五坎 win)."""
 
-    kind: Literal["chi", "peng", "kan", "wei", "chou_wei", "pao", "ti", "shun", "jiao", "jiang"]
+    kind: Literal["chi", "peng", "kan", "wei", "chou_wei", "pao", "ti", "shun", "jiao", "jiang", "rest"]
     cards: list[Card]
 
     def __post_init__(self) -> None:

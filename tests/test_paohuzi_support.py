@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 
 from replay.paohuzi import ENGINE, PROFILES
@@ -25,13 +26,21 @@ def start_event(profile: str | PaohuziProfile = "default", stream: str = "pz-r1-
 
 def scripted_deck(hands: Sequence[str], liang: str, wall: str, dealer: int = 0) -> list[int]:
     """Builds a deck order that deals the given hands (Chinese names, up to 20 each; filled from the
-    rest), turns `liang` as the 亮张 and puts `wall` on top of the wall."""
+    rest without new triples), turns `liang` as the 亮张 and puts `wall` on top of the wall."""
     rest = [c for c in range(N_VALUES) for _ in range(4)]
     wanted = [parse_cards(h) for h in hands]
     top = parse_cards(liang) + parse_cards(wall)
     for c in [c for h in wanted for c in h] + top:
         rest.remove(c)
-    full = [h + [rest.pop() for _ in range(20 - len(h))] for h in wanted]
+    random.Random(0).shuffle(rest)
+    full = []
+    for hand in wanted:
+        # Fill with cards the hand holds at most twice, so no unasked-for 坎 or 提 appears.
+        while len(hand) < 20:
+            card = next(c for c in rest if hand.count(c) < 2)
+            rest.remove(card)
+            hand = hand + [card]
+        full.append(hand)
     deck = [0] * 80
     for seat in range(3):
         for k in range(20):

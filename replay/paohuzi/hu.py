@@ -84,6 +84,21 @@ def winning_hand(
     return result if result is not None and result.huxi >= profile.min_huxi else None
 
 
+def san_ti_wu_kan(profile: PaohuziProfile, melds: Sequence[Group], hand: Counts) -> HuResult | None:
+    """三提五坎 (§2, §7.5): three 提 or five 坎 at the deal win at once, whatever the 胡息 and the
+    rest of the hand (S4); scored as the minimum 胡息 at least, with no other 名堂."""
+    tis = [g for g in melds if g.kind == "ti"]
+    kans = [Group("kan", (v,) * 3) for v in range(N_VALUES) if hand[v] == 3]
+    if len(tis) < 3 and len(kans) < 5:
+        return None
+    rest = tuple(v for v in range(N_VALUES) if hand[v] != 3 for _ in range(hand[v]))
+    groups = (*melds, *kans, *((Group("rest", rest),) if rest else ()))
+    huxi = sum(group_huxi(g, profile.huxi_table) for g in groups)
+    fans = [("三提五坎", 1)]
+    score = deal_score(max(huxi, profile.min_huxi), fans, False, profile)
+    return HuResult(groups, huxi, stats_of(groups, False, False, False, True, False), tuple(fans), score)
+
+
 def huxi_bound(profile: PaohuziProfile, melds: Sequence[Group], hand: Counts, card: int | None) -> int:
     """Returns an upper bound of the 胡息 the concealed cards and the winning card can add to the
     table groups: every triple in hand as 坎, as many 一二三/二七十 as the cards allow, and the

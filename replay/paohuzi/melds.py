@@ -14,7 +14,7 @@ SEQUENCE_KINDS = frozenset({"chi", "shun", "jiao"})
 FOUR_KINDS = frozenset({"pao", "ti"})
 KIND_NAMES = {
     "chi": "吃", "peng": "碰", "kan": "坎", "wei": "偎", "chou_wei": "臭偎", "pao": "跑", "ti": "提",
-    "shun": "顺", "jiao": "绞", "jiang": "将",
+    "shun": "顺", "jiao": "绞", "jiang": "将", "rest": "散",
 }
 
 
@@ -58,7 +58,7 @@ def group_huxi(group: Group, table: HuxiTable) -> int:
         if first == 1 and max(cards) % 10 == 9:
             return table.s2710[size]
         return 0
-    if kind == "jiang":
+    if kind in ("jiang", "rest"):
         return 0
     return getattr(table, kind)[size]  # type: ignore[no-any-return]
 

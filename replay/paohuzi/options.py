@@ -7,7 +7,7 @@ import functools
 from collections.abc import Sequence
 
 from replay.paohuzi.cards import Counts
-from replay.paohuzi.hu import HuResult, Source, WinContext, winning_hand
+from replay.paohuzi.hu import HuResult, Source, WinContext, san_ti_wu_kan, winning_hand
 from replay.paohuzi.melds import is_chi_shape
 from replay.paohuzi.state import HU, PASS, SEATS, Action, Pending, State, xiajia
 from schemas.paohuzi import PaohuziProfile
@@ -45,10 +45,31 @@ def win_context(state: State, seat: int, card: int | None, owner: int | None) ->
 def hu_result(state: State, seat: int) -> HuResult | None:
     """Returns the hand `seat` would win with on the card now on offer (or with its own cards
     after a forced 提/偎), else None."""
-    if state.stage.startswith("self") or (state.stage == "open" and seat == state.dealer):
+    if state.stage == "open":
+        return opening_result(state, seat)[0]
+    if state.stage.startswith("self"):
         return hu_at(state, seat, None, None)
     assert state.pending is not None
     return hu_at(state, seat, state.pending.card, state.pending.owner)
+
+
+def opening_result(state: State, seat: int) -> tuple[HuResult | None, bool]:
+    """Returns the best opening win of a seat (§2): 天胡 for the dealer, 地胡 on the 亮张 for the
+    others where allowed, or 三提五坎 where enabled; and whether it wins on the 亮张."""
+    profile = state.profile
+    found: list[tuple[HuResult, bool]] = []
+    if seat == state.dealer:
+        regular = hu_at(state, seat, None, None)
+    else:
+        regular = hu_at(state, seat, state.liangzhang, state.dealer) if profile.xian_can_hu_liangzhang else None
+    if regular is not None:
+        found.append((regular, seat != state.dealer))
+    instant = san_ti_wu_kan(profile, state.melds[seat], state.hands[seat]) if profile.san_ti_wu_kan else None
+    if instant is not None and not state.dead[seat]:
+        found.append((instant, False))
+    if not found:
+        return None, False
+    return max(found, key=lambda f: f[0].score.s)
 
 
 def hu_at(state: State, seat: int, card: int | None, owner: int | None) -> HuResult | None:

@@ -11,7 +11,7 @@ from replay.paohuzi.cards import WALL_START, Counts, counts_of
 from replay.paohuzi.melds import Group, group_huxi
 from replay.paohuzi.options import (
     adjust, bit, chi_leaves_discard, hu_at, hu_choices, chi_options, chi_seats, has_discard, hu_order,
-    hu_result, may_chi, pao_seat, peng_seat,
+    hu_result, may_chi, opening_result, pao_seat, peng_seat,
 )
 from replay.paohuzi.state import DRAW, PASS, PENG, SEATS, Action, Offer, Pending, State, Win, xiajia
 
@@ -51,16 +51,11 @@ def reveal_liangzhang(state: State, card: int) -> State:
                 effects.append(("ti", seat, value))
         if state.pao_ti[seat] >= 2 and state.profile.double_ti_at_deal_no_discard:
             state = replace(state, skip_discard=_set(state.skip_discard, seat, True))
-    offers = []
-    if hu_at(state, state.dealer, None, None):
-        offers.append(Offer(state.dealer, "open", hu_choices(state.profile)))
-    if state.profile.xian_can_hu_liangzhang:
-        for seat in (xiajia(state.dealer), xiajia(xiajia(state.dealer))):
-            if hu_at(state, seat, card, state.dealer):
-                offers.append(Offer(seat, "open", hu_choices(state.profile)))
     pending = Pending(card, state.dealer, from_wall=False, in_hand=True)
-    state = replace(state, pending=pending, stage="open", offers=tuple(offers), effects=tuple(effects))
-    return _advance(state)
+    state = replace(state, pending=pending, stage="open", effects=tuple(effects))
+    order = (state.dealer, xiajia(state.dealer), xiajia(xiajia(state.dealer)))
+    offers = tuple(Offer(s, "open", hu_choices(state.profile)) for s in order if opening_result(state, s)[0] is not None)
+    return _advance(replace(state, offers=offers))
 
 
 # ---- transitions --------------------------------------------------------------------------
@@ -256,7 +251,9 @@ def _win(state: State, seat: int) -> State:
 
 def hu_takes_pending(state: State, seat: int) -> bool:
     """Tells whether a hu by `seat` now wins on the card on offer (not on its own completed hand)."""
-    return state.pending is not None and not (state.stage == "open" and seat == state.dealer)
+    if state.stage == "open":
+        return opening_result(state, seat)[1]
+    return state.pending is not None
 
 
 def current_seat(state: State) -> int | None:
