@@ -133,9 +133,11 @@ def _counters(state: JunqiState, facts: dict[str, Any]) -> dict[str, Any]:
     return facts
 
 
+# 亮旗 is common practice (junqi.md §10, [COM]); the rule book excerpt has no article for it, so its
+# findings carry no article.
 def _missed_reveals(event: Event, audit: Audit) -> None:
     for owner in audit.pending_reveals:
-        audit.find(event, "M11", f"seat {owner}'s 司令 died in combat but its flag was not revealed (亮旗)", "第八条")
+        audit.find(event, "M11", f"seat {owner}'s 司令 died in combat but its flag was not revealed (亮旗)")
     audit.pending_reveals.clear()
 
 
@@ -213,10 +215,10 @@ def _flag_revealed(state: JunqiState, event: FlagRevealed, audit: Audit, facts: 
     actual = _flag_point(state, event.owner)
     facts["revealed"] = event.owner
     if event.owner not in audit.pending_reveals:
-        audit.find(event, "M11", f"亮旗 of seat {event.owner} without its 司令 dying in the move before", "第八条")
+        audit.find(event, "M11", f"亮旗 of seat {event.owner} without its 司令 dying in the move before")
     elif actual is None or point_index(event.point, state.profile) != actual:
         where = NAMES[actual] if actual is not None else "nowhere"
-        audit.find(event, "M11", f"亮旗 shows seat {event.owner}'s flag on {event.point}, it stands on {where}", "第八条")
+        audit.find(event, "M11", f"亮旗 shows seat {event.owner}'s flag on {event.point}, it stands on {where}")
     if event.owner in audit.pending_reveals:
         audit.pending_reveals.remove(event.owner)
     return state

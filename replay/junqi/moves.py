@@ -26,6 +26,9 @@ def geometry(profile: JunqiProfile) -> Board:
 def is_frozen(point: int, value: int, profile: JunqiProfile) -> bool:
     """Tells whether the piece on an HQ may never move again (第四条 四; `hq_freezes_any_piece`:
     when false, only a piece in its own seat's HQ is frozen)."""
+    # The seed (第四条 四) names pieces placed in (摆入) or attacked into (攻入) an HQ; junqi.md §6.5
+    # freezes any piece that ends there, a plain move into an empty HQ included. The seed does not
+    # say otherwise for that case, so the engine follows junqi.md.
     return IS_HQ[point] and (profile.hq_freezes_any_piece or owner_of(point) == seat_of(value))
 
 
@@ -74,6 +77,8 @@ def check_move(state: JunqiState, seat: int, frm: int, to: int) -> None:
 def has_route(cells: tuple[int, ...], geo: Board, frm: int, to: int, engineer: bool) -> bool:
     """Tells whether a route exists: one step along any edge, a straight unobstructed run along a
     railway line (§6.3), or for a 工兵 any unobstructed rail path (§6.4)."""
+    # 第四条 五 lets non-engineers run straight but not turn. Following an arc counts as straight
+    # (junqi.md §6.3, every source); `arc_straight_for_non_engineer = false` takes the strict reading.
     if (frm, to) in geo.adjacent:
         return True
     if not (geo.is_rail[frm] and geo.is_rail[to]):
