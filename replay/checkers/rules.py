@@ -10,6 +10,7 @@ import msgspec
 
 from replay.checkers.board import BIT, HOME, NEAR_HOME, TARGET
 from replay.checkers.codes import Note, note
+from replay.checkers.match import timeout_allowance
 from replay.checkers.moves import MoveRules, all_moves, can_arrive_within, is_stuck
 from replay.checkers.state import NOBODY, CheckersState, position_key
 from replay.protocol import Outcome
@@ -52,7 +53,7 @@ def derived(profile: CheckersProfile) -> Derived:
         rules=MoveRules.of(profile),
         checks=checks,
         last_check=last,
-        allowance=getattr(profile.timeouts_allowed, profile.stage),
+        allowance=timeout_allowance(profile),
         trigger_ply={"both_fully_evacuated": -1, "after_round_30": 2 * last[0], "always": 0}[profile.repetition_trigger],
         with_side=profile.repetition_key_includes_side_to_move,
         camp_every_turn=(profile.persistent_after_deadline or profile.turn_counter == "moves_only"
