@@ -4,6 +4,7 @@ vectors of §6.6."""
 from __future__ import annotations
 
 import json
+import random
 from collections import Counter
 from pathlib import Path
 
@@ -12,8 +13,11 @@ import pytest
 from replay.junqi.board import (
     CAMP, CENTRE, HQ, INDEX, IS_HQ, KIND, N_POINTS, NAMES, XY, board, rail_component,
 )
+from replay.junqi import ENGINE
 from replay.junqi.moves import destinations, legal_moves
 from replay.junqi.perft import parse_position
+from replay.junqi.pieces import ENGINEER, is_movable, kind_of
+from test_junqi_support import start
 
 DATA = Path(__file__).parent / "data" / "junqi"
 VECTORS = json.loads((DATA / "move_vectors.json").read_text(encoding="utf-8"))["vectors"]
@@ -125,3 +129,63 @@ def test_move_vectors_section_6_6(vector: dict) -> None:  # type: ignore[type-ar
         assert len(reach) == vector["expect_count"]
         rail = {NAMES[p] for p in range(N_POINTS) if b.is_rail[p]} - {vector["at"]}
         assert set(reach) == rail | set(vector["expect_extra"])
+
+
+_S_LINES = (  # junqi.md §3.4 lines 1, 5, 9, 13, 15 as printed; the others follow by rotation
+    "S11 S12 S13 S14 S15",
+    "S51 S52 S53 S54 S55",
+    "N55 N45 N35 N25 N15 CNW CW CSW S11 S21 S31 S41 S51",
+    "N13 CN CC CS S13",
+    "S51 S41 S31 S21 S11 W15 W25 W35 W45 W55",
+)
+_ROTATE = {"S": "W", "W": "N", "N": "E", "E": "S", "CSW": "CNW", "CNW": "CNE", "CNE": "CSE", "CSE": "CSW",
+           "CS": "CW", "CW": "CN", "CN": "CE", "CE": "CS", "CC": "CC"}
+
+
+def _rotate(name: str) -> str:
+    return _ROTATE[name] if name.startswith("C") else _ROTATE[name[0]] + name[1:]
+
+
+def _printed_lines() -> set[tuple[str, ...]]:
+    """Returns the 18 lines of §3.4, each once (as read in either direction)."""
+    lines: set[tuple[str, ...]] = set()
+    for spec in _S_LINES:
+        line = tuple(spec.split())
+        for _ in range(4):
+            if line[::-1] not in lines:
+                lines.add(line)
+            line = tuple(_rotate(n) for n in line)
+    return lines
+
+
+def test_the_18_lines_are_those_printed_in_section_3_4() -> None:
+    """§3.4: the engine's railway lines are exactly the 18 printed lines."""
+    printed = _printed_lines()
+    ours = {tuple(NAMES[p] for p in line) for line in board().lines}
+    assert len(printed) == 18
+    assert {min(x, x[::-1]) for x in ours} == {min(x, x[::-1]) for x in printed}
+
+
+def test_non_engineer_runs_match_a_naive_line_walk_section_6_3() -> None:
+    """§6.2–§6.3: in bot positions, a non-engineer's destinations equal a naive walk along the
+    printed lines (stop at the first occupied point, which is reachable) plus its neighbours."""
+    seed = 8
+    print(f"line walk seed={seed}")
+    lines = [[INDEX[n] for n in line] for line in _printed_lines()]
+    b = board()
+    events = ENGINE.bot_game(start(), random.Random(seed))
+    for step in list(ENGINE.replay(events))[4::25]:
+        cells = step.state.board
+        for p, v in enumerate(cells):
+            if not v or not is_movable(kind_of(v)) or kind_of(v) == ENGINEER:
+                continue
+            naive = set(b.neighbours[p])
+            for line in lines:
+                if p in line:
+                    i = line.index(p)
+                    for ray in (line[i + 1:], line[:i][::-1]):
+                        for q in ray:
+                            naive.add(q)
+                            if cells[q]:
+                                break
+            assert destinations(cells, b, p) == naive, NAMES[p]
