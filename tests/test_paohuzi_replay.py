@@ -209,3 +209,12 @@ def test_board_created_with_deck() -> None:
     clear = BoardCreated(stream=events[i].stream, seq=1, ts=events[1].ts, board=events[i].board, deck=events[i].deck)
     rest = [replace(e, seq=n + 2) for n, e in enumerate(events[i + 1:])]
     assert codes([events[0], clear, *rest]) == []
+
+
+def test_move_time_against_timestamps() -> None:
+    """DESIGN schemas/: the time a seat used is checked against the timestamp gap (warning paohuzi.W01)."""
+    events = game(25)
+    i = next(n for n, e in enumerate(events) if e.kind == "game.move_time")
+    tampered = events[:i] + [replace(events[i], ms=events[i].ms + 1)] + events[i + 1:]
+    found = [f for s in ENGINE.replay(tampered) for f in s.findings]
+    assert [(f.code, f.severity) for f in found] == [("paohuzi.W01", "warning")]

@@ -69,6 +69,8 @@ class _Fold:
         self.found: list[Finding] = []
         self.event: Event | None = None
         self.last: tuple[State | None, dict[str, Any]] = (None, {})
+        self.turn_end = 0
+        self.gaps: dict[int, int] = {}
         self.dealt: list[list[int]] | None = None
 
     def finding(self, code: str, message: str, article: str | None = None, severity: str = "error") -> None:
@@ -120,7 +122,15 @@ class _Fold:
                 for f in check_claim("paohuzi.E01", event, outcome(self.state), ART_END):
                     self.finding(f.code, f.message, f.article)
             case MoveTimeUsed():
-                facts["ms"] = event.ms
+                self._move_time(event, facts)
+
+    def _move_time(self, event: MoveTimeUsed, facts: dict[str, Any]) -> None:
+        """Compares the time a seat used with the gap between its move and the previous turn's end."""
+        facts["ms"] = event.ms
+        gap = self.gaps.get(event.move_seq) if event.move_seq is not None else None
+        if gap is not None and gap != event.ms:
+            self.finding("paohuzi.W01", f"seat {event.seat} used {event.ms} ms by the clock but the timestamps give {gap} ms",
+                         severity="warning")
 
     # ---- the board and the deal (第五条, 第六条) ------------------------------------------
 
@@ -192,6 +202,7 @@ class _Fold:
             self.finding("paohuzi.D04", f"亮张 {event.card} is not the deck's {card_id(state.deck[LIANGZHANG_INDEX])}", ART_LIANG)
             state = replace(state, deck=None, wall=())
         self.state = rules.reveal_liangzhang(state, card)
+        self.turn_end = event.ts
         self.unlogged = list(self.state.effects)
 
     # ---- play (第七–九条) ------------------------------------------------------------------
@@ -217,6 +228,8 @@ class _Fold:
             self.finding("paohuzi.T03", str(exc), ART_PLAY)
             return
         facts["action"] = action.notation()
+        self.gaps[event.seq] = event.ts - self.turn_end
+        self.turn_end = event.ts
         if state.phase == "end":
             self.finding("paohuzi.X01", f"{action.notation()} after the end of the deal", ART_END)
             return

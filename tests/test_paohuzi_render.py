@@ -1,0 +1,42 @@
+"""Pictures of the table (paohuzi.md §3: 偎 face down, 臭偎/提 one card up): SVG and text, whole or one seat's view."""
+
+from __future__ import annotations
+
+import random
+import xml.etree.ElementTree as ET
+
+from test_paohuzi_support import start_event, table
+
+from replay.paohuzi import ENGINE
+from replay.paohuzi.render import HIDDEN, render_svg, render_text
+
+
+def test_text_view_hides_what_a_seat_cannot_see() -> None:
+    """§3: others' hands show as a count; another seat's 偎 is face down, its 提 and 臭偎 show one card."""
+    state = table(["一二三", "四五六七", "八九"], ("偎 一", "提 壹", "臭偎 二"))
+    full = render_text(state)
+    assert "偎 一一一" in full and "提 壹壹壹壹" in full
+    seen = render_text(state, seat=2)
+    assert "[3 cards]" in seen and "[4 cards]" in seen and "hand: 八九" in seen
+    assert f"偎 {HIDDEN * 3}" in seen and f"提 壹{HIDDEN * 3}" in seen and "臭偎 二二二" in seen
+    assert "胡息 0" in seen.splitlines()[1]  # seat 0's hidden 偎 does not show its 胡息 to seat 2
+
+
+def test_svg_is_well_formed_at_every_step() -> None:
+    """Pictures: the SVG of every step of a bot deal parses, for all and for each seat."""
+    events = ENGINE.bot_game(start_event(), random.Random(31))
+    for step in list(ENGINE.replay(events))[::7]:
+        for seat in (None, 0, 1, 2):
+            root = ET.fromstring(render_svg(step.state, seat))
+            assert root.tag.endswith("svg")
+
+
+def test_svg_shows_wall_count_and_liangzhang() -> None:
+    """Pictures: the header names the wall count and the 亮张; own-view hands are face down for others."""
+    events = ENGINE.bot_game(start_event(), random.Random(32))
+    state = list(ENGINE.replay(events))[6].state
+    svg = render_svg(state, seat=1)
+    assert f"wall {state.wall_left}" in svg and "亮张" in svg
+    face_down = svg.count('fill="#6b7b8c"')
+    assert face_down >= sum(state.hands[0]) + sum(state.hands[2])
+    assert ENGINE.information_state_string(state, 1) == render_text(state, 1)
