@@ -81,3 +81,10 @@ def test_draw_voters_alive_only() -> None:
 def test_max_draw_offers() -> None:
     """§8.4 `max_draw_offers`: an offer beyond the limit is reported (E03) and ignored."""
     assert codes(scripted(["offer:S", "decline:W", "offer:S"], max_draw_offers=1)) == ["junqi.E03"]
+
+
+def test_first_seat_from_the_profile() -> None:
+    """§7.1 `first_seat`: a seat number in the profile overrides the log's `first`."""
+    events = scripted(["E12>E22", "S12>S22"], first=0, first_seat=3)
+    assert codes(events) == []
+    assert [s.state.to_move for s in ENGINE.replay(events)][-3:] == [3, 0, 1]
