@@ -172,7 +172,7 @@ def test_two_tables_of_one_board() -> None:
 
 
 def test_claimed_hu_figures_checked() -> None:
-    """附录四/附录五/第十一条: claimed 胡息 (H01), 名堂 (H02), score (H03), decomposition (H04) are checked."""
+    """附录四/附录五/第十一条: claimed 胡息 (H01), 名堂 (H02), score (H03), decomposition (H04), winning card (H05)."""
     events = game(19, termination="HU")
     i = first(events, Hu)
     hu = events[i]
@@ -180,6 +180,8 @@ def test_claimed_hu_figures_checked() -> None:
     assert codes(events[:i] + [replace(hu, mingtang=[*hu.mingtang, "海胡"])]) == ["paohuzi.H02"]
     assert codes(events[:i] + [replace(hu, score=hu.score + 2)]) == ["paohuzi.H03"]
     assert codes(events[:i] + [replace(hu, groups=hu.groups[1:])]) == ["paohuzi.H04"]
+    other = "x1" if hu.card != "x1" else "x2"
+    assert codes(events[:i] + [replace(hu, card=other)]) == ["paohuzi.H05"]
 
 
 def test_claimed_result_checked() -> None:

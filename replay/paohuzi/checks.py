@@ -6,7 +6,7 @@ from replay.paohuzi.cards import ids
 from replay.paohuzi.melds import is_chi_shape
 from replay.paohuzi.options import chi_seats, has_discard, may_chi, peng_seat
 from replay.paohuzi.rules import legal
-from replay.paohuzi.state import Action, State
+from replay.paohuzi.state import DRAW, Action, State
 from replay.protocol import IllegalActionError
 
 ART_DEAL = "第五条"
@@ -112,5 +112,16 @@ def check(state: State, action: Action) -> None:
 
     :raises IllegalActionError: with the code and article of the broken rule.
     """
-    if action not in legal(state):
+    if not is_legal(state, action):
         raise illegal(state, action)
+
+
+def is_legal(state: State, action: Action) -> bool:
+    """Tells whether `action` is among the legal actions of the seat to act (without listing them)."""
+    if state.phase == "offer":
+        return action in state.offers[0].actions
+    if state.phase == "discard":
+        return action.kind == "discard" and 0 <= action.card < 20 and 0 < state.hands[state.turn][action.card] < 3
+    if state.phase == "draw" and state.deck is not None:
+        return action == DRAW
+    return action in legal(state)

@@ -274,6 +274,9 @@ class _Fold:
         win = state.win
         assert win is not None
         result = win.result
+        derived_card = card_id(win.card) if win.card is not None else None
+        if event.card != derived_card:
+            self.finding("paohuzi.H05", f"claimed winning card {event.card}, derived {derived_card or 'none (own cards)'}", "第八条")
         if event.huxi is not None and event.huxi != result.huxi:
             self.finding("paohuzi.H01", f"claimed {event.huxi} 胡息, derived {result.huxi}", ART_HUXI)
         claimed = sorted(event.mingtang)
