@@ -60,7 +60,7 @@ def do_move(state: JunqiState, move: Move) -> tuple[JunqiState, MoveReport]:
     state = replace(state, board=tuple(cells), revealed=revealed)
     eliminated = []
     if captured_flag is not None:
-        state = eliminate(state, captured_flag, "FLAG")
+        state = eliminate(state, captured_flag, "FLAG", at_step=state.step + 1)  # the capturing move's step
         eliminated.append(captured_flag)
     report = MoveReport(result, removed, eliminated, deaths, seat_of(mover))
     # The winning move is still a step, but a win has priority over the draws (§8.5).
@@ -70,15 +70,15 @@ def do_move(state: JunqiState, move: Move) -> tuple[JunqiState, MoveReport]:
     return next_turn(state, seat_of(mover)), report
 
 
-def eliminate(state: JunqiState, seat: int, cause: str) -> JunqiState:
-    """Takes a seat out (出局): removes all its pieces, records why, and ends the game when its
-    alliance has no player left (§7.3, §8.1)."""
+def eliminate(state: JunqiState, seat: int, cause: str, at_step: int | None = None) -> JunqiState:
+    """Takes a seat out (出局): removes all its pieces, records why and at which step (by default
+    the steps completed so far), and ends the game when its alliance has no player left (§7.3, §8.1)."""
     cells = tuple(0 if v and seat_of(v) == seat else v for v in state.board)
     alive = tuple(a and s != seat for s, a in enumerate(state.alive))
     quiet = 0 if state.profile.elimination_resets_quiet and cause != "FLAG" else state.quiet
     state = replace(
         state, board=cells, alive=alive, quiet=quiet,
-        eliminations=state.eliminations + (Elimination(seat, cause, state.step),),
+        eliminations=state.eliminations + (Elimination(seat, cause, state.step if at_step is None else at_step),),
     )
     for losers, winners in (ALLIANCES, ALLIANCES[::-1]):
         if not any(alive[s] for s in losers):
