@@ -7,8 +7,17 @@ from __future__ import annotations
 import pytest
 
 from replay.checkers.match import (
-    BreakRecord, GameResult, NextGame, ScheduledMatch, break_violations, game1_first_mover, match_status,
-    quarterfinal_pairs, round_points, timeout_allowance, withdrawal_forfeits,
+    BreakRecord,
+    GameResult,
+    NextGame,
+    ScheduledMatch,
+    break_violations,
+    game1_first_mover,
+    match_status,
+    quarterfinal_pairs,
+    round_points,
+    timeout_allowance,
+    withdrawal_forfeits,
 )
 from schemas.checkers import CheckersProfile
 

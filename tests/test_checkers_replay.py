@@ -9,17 +9,17 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from engine_contract import check_engine
 from msgspec.structs import replace
+from test_checkers_support import codes, final, resequenced, start
 
 import schemas
-from engine_contract import check_engine
 from replay.checkers import ENGINE
 from replay.checkers.board import BIT, NEIGHBOUR_MASK, ids
 from replay.protocol import Outcome, StrictReplayError
 from schemas.checkers import Moved
 from schemas.common import GameEnded
 from schemas.envelope import Event
-from test_checkers_support import codes, final, resequenced, start
 
 DATA = Path(__file__).parent / "data" / "checkers"
 GAMES = int(os.environ.get("MATCHLEDGER_GAMES", "200"))
@@ -160,3 +160,19 @@ def test_strict_replay_raises_at_the_first_error() -> None:
     events = resequenced(_plant_occupied(_bot_events()))
     with pytest.raises(StrictReplayError, match=r"checkers.E_OCCUPIED \(第一条\): seq \d+: seat \d moved"):
         list(ENGINE.replay(events, strict=True))
+
+
+def test_log_ending_at_the_first_movers_arrival_is_settled_by_search() -> None:
+    """§5.2 `equalizer_source = log_then_search` (§5.5 third example): the log ends at F's arrival,
+    so the replay searches G's moves for an equalising arrival at the claim."""
+    for seed in range(40):
+        events = ENGINE.bot_game(start(), random.Random(seed))
+        steps = list(ENGINE.replay(events))
+        state = final(steps)
+        if state.outcome.termination == "ALL_HOME" and state.outcome.winners == (0,):
+            break
+    print(f"checkers equaliser seed={seed}")
+    cut = [*events[:-3], events[-1]]  # drop G's last turn and its move_time; keep the claim
+    steps = list(ENGINE.replay(resequenced(cut)))
+    assert steps[-1].facts["equalizer"] == "computed"
+    assert codes(steps) == [] and final(steps).outcome.winners == (0,)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import msgspec
 import pytest
+from test_checkers_support import STREAM, claim, codes, final, position, run, scripted, start
 
 from replay.checkers import ENGINE
 from replay.checkers.board import BIT, COORDS, HOME
@@ -13,7 +14,6 @@ from replay.checkers.rules import settle_by_search
 from schemas.checkers import CheckersProfile
 from schemas.common import Disconnected, PenaltyCard
 from schemas.envelope import Event
-from test_checkers_support import STREAM, claim, codes, final, position, resequenced, run, scripted, start
 
 # §5.5 unit-test position: F (seat 0, first) = S camp minus (−1,5) plus (0,4);
 # G (seat 1) = N camp minus (1,−5) plus (0,−4). Axial q,r pairs.

@@ -9,7 +9,7 @@ from typing import Final
 
 import msgspec
 
-from replay.checkers.board import BIT, HOME, HOLES, INDEX, NEIGHBOUR_MASK, TARGET, hex_distance, ids
+from replay.checkers.board import BIT, HOLES, HOME, INDEX, NEIGHBOUR_MASK, TARGET, hex_distance, ids
 from replay.checkers.moves import reach
 from replay.checkers.rules import Turn, derived, play_move, play_pass, win
 from replay.checkers.state import CheckersState, initial_state

@@ -9,19 +9,37 @@ from typing import Any
 
 import msgspec
 
-from replay.checkers.board import BIT, HOME, TARGET, rowcol
+from replay.checkers.board import HOME, TARGET, rowcol
 from replay.checkers.check import check_move
 from replay.checkers.codes import ARTICLES, Note, note
 from replay.checkers.rules import (
-    NO_NOTES, Turn, both_lose, count_timeout, derived, draw, play_move, play_pass, settle_by_search, win,
+    NO_NOTES,
+    Turn,
+    both_lose,
+    count_timeout,
+    derived,
+    draw,
+    play_move,
+    play_pass,
+    settle_by_search,
+    win,
 )
 from replay.checkers.state import NOBODY, CheckersState, StartError, describe, initial_state, position_key
 from replay.claims import check_claim
 from replay.protocol import Finding, InvalidActionError, Outcome, Step, StrictReplayError
 from schemas.checkers import Moved
 from schemas.common import (
-    Disconnected, DrawAnswered, DrawOffered, GameEnded, GameStarted, MoveTimeUsed, PenaltyCard, Resigned,
-    Ruling, Skipped, TimedOut,
+    Disconnected,
+    DrawAnswered,
+    DrawOffered,
+    GameEnded,
+    GameStarted,
+    MoveTimeUsed,
+    PenaltyCard,
+    Resigned,
+    Ruling,
+    Skipped,
+    TimedOut,
 )
 from schemas.envelope import Event
 

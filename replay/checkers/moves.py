@@ -6,7 +6,15 @@ from __future__ import annotations
 from typing import Final, NamedTuple
 
 from replay.checkers.board import (
-    ADJACENT_HOPS, BIT, HOP_GEOMETRY, LONG_HOPS, NEIGHBOUR_MASK, NEIGHBOURS, SIDE, TARGET, ids,
+    ADJACENT_HOPS,
+    BIT,
+    HOP_GEOMETRY,
+    LONG_HOPS,
+    NEIGHBOUR_MASK,
+    NEIGHBOURS,
+    SIDE,
+    TARGET,
+    ids,
 )
 from schemas.checkers import CheckersProfile
 
@@ -98,7 +106,7 @@ def is_reachable(seat: int, frm: int, to: int, occupied: int, rules: MoveRules =
 
 def all_moves(seat: int, own: int, occupied: int, rules: MoveRules = DEFAULT_RULES) -> list[tuple[int, int]]:
     """Returns every (from, to) move of `seat`, pieces in canonical order (§14.1: distinct endpoints)."""
-    out = []
+    out: list[tuple[int, int]] = []
     for frm in ids(own):
         r = reach(seat, frm, occupied, rules)
         out.extend((frm, to) for to in r.endpoints())
@@ -190,28 +198,18 @@ def _land_problem(b: int, occ: int, rules: MoveRules, seat: int, frm: int, *, fi
 
 
 def classify(seat: int, frm: int, to: int, occupied: int, profile: CheckersProfile) -> str:
-    """Returns the §4.7 code of an endpoint that the profile rejects: the first relaxed profile
-    that accepts it (long hops, side triangles, goal lock), else `E_UNREACHABLE`."""
-    relaxations = (
-        ("E_LONG_HOP_ONLY", profile.hop_mode != "equidistant", {"hop_mode": "equidistant"}),
-        ("E_SIDE_TRIANGLE", profile.side_triangles != "free", {"side_triangles": "free"}),
-        ("E_GOAL_LOCK", profile.goal_lock != "off", {"goal_lock": "off"}),
-    )
+    """Returns the §4.7 code of an endpoint that the profile rejects: the first profile relaxed
+    in one option that accepts it (long hops, side triangles, goal lock), else `E_UNREACHABLE`."""
     base = MoveRules.of(profile)
-    for code, applies, change in relaxations:
-        if applies and is_reachable(seat, frm, to, occupied, base._replace(**_rules_change(change))):
+    relaxed = (
+        ("E_LONG_HOP_ONLY", not base.long_hops, base._replace(long_hops=True)),
+        ("E_SIDE_TRIANGLE", bool(base.end_forbidden), base._replace(land_forbidden=0, end_forbidden=0)),
+        ("E_GOAL_LOCK", base.lock != "off", base._replace(lock="off")),
+    )
+    for code, applies, rules in relaxed:
+        if applies and is_reachable(seat, frm, to, occupied, rules):
             return code
     return "E_UNREACHABLE"
-
-
-def _rules_change(change: dict[str, str]) -> dict[str, object]:
-    """Translates one relaxed profile setting into the matching `MoveRules` fields."""
-    key, value = next(iter(change.items()))
-    if key == "hop_mode":
-        return {"long_hops": True}
-    if key == "side_triangles":
-        return {"land_forbidden": 0, "end_forbidden": 0}
-    return {"lock": value}
 
 
 def can_arrive_within(seat: int, own: int, other: int, turns: int, rules: MoveRules = DEFAULT_RULES) -> int:

@@ -34,7 +34,7 @@ def render_svg(state: CheckersState, seat: int | None = None) -> str:
     height = 2 * MARGIN + 16 * math.sqrt(3) / 2 * SPACING
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width:.0f} {height:.0f}" width="{width:.0f}" height="{height:.0f}">',
-        f'<rect width="100%" height="100%" fill="#ffffff"/>',
+        '<rect width="100%" height="100%" fill="#ffffff"/>',
     ]
     parts.extend(_hole(state, i, flip) for i in range(HOLES))
     parts.extend(_last_move(state, flip))

@@ -7,7 +7,7 @@ from typing import Final
 
 import msgspec
 
-from replay.checkers.board import BIT, HOME, HOLES, ids
+from replay.checkers.board import BIT, HOLES, HOME, ids
 from replay.protocol import Outcome
 from schemas.checkers import CheckersProfile
 from schemas.common import GameStarted
