@@ -7,12 +7,14 @@ import os
 import random
 from pathlib import Path
 
+import msgspec
 import pytest
 from test_paohuzi_support import start_event
 
 import schemas
 from replay.paohuzi import ENGINE, PROFILES
 from replay.paohuzi.state import State
+from schemas.paohuzi import PaohuziProfile
 
 DATA = Path(__file__).resolve().parent / "data" / "paohuzi"
 GAMES = int(os.environ.get("MATCHLEDGER_GAMES", "60"))
@@ -61,3 +63,29 @@ def test_simulated_deals_replay_clean(profile: str) -> None:
         assert all(_card_counts_hold(s.state) for s in steps if s.state is not None and s.state.hands), f"game {n}"
         ends.add(events[-1].termination)
     assert ends <= {"HU", "WALL_EXHAUSTED"}
+
+
+VARIANTS = {
+    "hu_first": {"hu_vs_forced_order": "hu_first"},
+    "hu_on_discard": {"hu_on_discard": True, "deal_score": "discarder_pays_both"},
+    "xiajia_first": {"hu_priority": "xiajia_first", "chi_wall_card_by": "xiajia_only"},
+    "loose": {"kan_locked": False, "allow_jiao": False, "pair_requires_pao_or_ti": False, "min_huxi": 10},
+    "scopes": {"guo_zhang_scope": "until_next_intake", "guo_peng_scope": "until_next_intake", "hu_optional": False},
+    "strict_exemptions": {"second_pao_ti_no_discard": False, "double_ti_at_deal_no_discard": False,
+                          "stuck_after_forced": "skip_discard", "peng_requires_discard": False,
+                          "chi_requires_discard": False, "peng_pao_on_discard": True},
+    "wei_third": {"external_third_as": "wei", "allow_po_pao_hu": True, "allow_pao_hu": False,
+                  "decomposition_objective": "max_huxi", "combine": "product", "zimo_mode": "double", "san_ti_wu_kan": True},
+}
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_profile_variants_replay_clean(variant: str) -> None:
+    """Every [PARAM] of paohuzi.md §12 away from its default: bot deals still replay with zero findings."""
+    seed = random.randrange(1 << 30)
+    print(f"variant={variant} seed={seed}")
+    profile = msgspec.structs.replace(PaohuziProfile(), **VARIANTS[variant])
+    rng = random.Random(seed)
+    for n in range(max(2, GAMES // 10)):
+        events = ENGINE.bot_game(start_event(profile, stream=f"var-{n}", dealer=n % 3), random.Random(rng.getrandbits(64)))
+        assert not [str(f) for s in ENGINE.replay(events) for f in s.findings], f"game {n}"
