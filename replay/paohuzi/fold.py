@@ -307,9 +307,6 @@ class _Fold:
             total = sum(census) + state.wall_left + (1 if unseen_liang else 0)
         if bad or total != 80:
             self.finding("paohuzi.C01", f"card conservation broken: {total} cards, wrong count of {', '.join(bad) or '-'}", ART_DEAL)
-        held = [f"seat {s} {card_id(c)}" for s, hand in enumerate(state.hands) for c in range(20) if hand[c] == 4]
-        if held and state.win is None and state.liangzhang is not None:
-            self.finding("paohuzi.C02", f"four of a kind held in hand ({', '.join(held)}): it must have been 提'd", "第四条 术语定义")
 
 
 def rules_apply(state: State, action: Any) -> State:
