@@ -20,7 +20,16 @@ from ledger import verify as verify_mod
 from ledger.read import read_events
 from replay import run as run_mod
 from audit import simulate as simulate_mod
-from audit.output import progress_bar
+from audit.output import console, progress_bar
+from audit import standings as standings_mod
+from audit.certify import certify
+from audit.db import AuditDB
+from audit.export import export_parquet, load_parquet
+from audit.projection import project_ledger
+from audit.render import certification_table, explanation_tables, standings_table
+from audit.render import table as render_table
+from audit.session import movement_ranking, open_session
+from audit.tournament_sim import FAULTS, TournamentPlan, simulate_tournament
 from ledger.errors import LedgerError
 from ledger.notes import Signer, Verifier
 from replay.protocol import ReplayError
@@ -104,15 +113,24 @@ def verify(ledger: LedgerOpt = DEFAULT_LEDGER, json: JsonOpt = False) -> None:
 @command
 def export(ledger: LedgerOpt = DEFAULT_LEDGER,
            jsonl: Annotated[Path | None, typer.Option(help="Write the entries as stored, one per line.")] = None,
+           parquet: Annotated[Path | None, typer.Option(help="Write the projection as Hive-partitioned Parquet with a manifest.")] = None,
            json: JsonOpt = False) -> None:
-    """Export the entries exactly as stored."""
-    if jsonl is None:
-        raise ValueError("give --jsonl FILE")
-    count = export_mod.export_jsonl(ledger, jsonl)
-    if json:
-        emit_json({"entries": count, "jsonl": str(jsonl)})
+    """Export the entries exactly as stored (--jsonl) or the projection as Parquet (--parquet)."""
+    if (jsonl is None) == (parquet is None):
+        raise ValueError("give exactly one of --jsonl FILE or --parquet DIR")
+    if jsonl is not None:
+        count = export_mod.export_jsonl(ledger, jsonl)
+        summary: dict[str, Any] = {"entries": count, "jsonl": str(jsonl)}
+        text = f"wrote {count} entries to {jsonl}"
     else:
-        say(f"wrote {count} entries to {jsonl}")
+        assert parquet is not None
+        manifest = export_parquet(ledger, project_ledger(ledger), parquet)
+        summary = {"files": len(manifest["files"]), "parquet": str(parquet), "checkpoint": manifest["checkpoint"]}
+        text = f"wrote {len(manifest['files'])} Parquet files and {parquet / 'manifest.json'}"
+    if json:
+        emit_json(summary)
+    else:
+        say(text)
 
 
 @command
@@ -166,18 +184,92 @@ GameArg = Annotated[str, typer.Argument(help="checkers, junqi or paohuzi.")]
 
 @command
 def simulate(game: GameArg, ledger: LedgerOpt = DEFAULT_LEDGER,
-             games: Annotated[int, typer.Option(min=1, help="Number of games.")] = 10,
+             games: Annotated[int, typer.Option(min=1, help="Number of single games (without --tournament).")] = 10,
              seed: Annotated[int, typer.Option(help="Seed of the bots and the draw.")] = 1,
+             tournament: Annotated[bool, typer.Option("--tournament", help="Simulate a whole tournament.")] = False,
+             players: Annotated[int, typer.Option(min=2, help="Tournament players.")] = 8,
+             rounds: Annotated[int, typer.Option(min=1, help="Tournament rounds.")] = 3,
+             games_per_round: Annotated[int, typer.Option(min=1, help="Boards (duplicate) or games per match (checkers).")] = 2,
+             group_tables: Annotated[int | None, typer.Option(min=1, help="Tables per movement group.")] = None,
+             boards: Annotated[int | None, typer.Option(min=1, help="Paohuzi: duplicate boards (deals) to play.")] = None,
+             tables: Annotated[int, typer.Option(min=1, help="Paohuzi: tables that play each board.")] = 1,
+             inject: Annotated[str | None, typer.Option(help=f"Plant one fault: {', '.join(FAULTS)}.")] = None,
              json: JsonOpt = False) -> None:
-    """Record complete bot games through the recorder (a fresh ledger is created if needed)."""
+    """Record bot games or a whole tournament through the recorder (a fresh ledger is created if needed)."""
     if not (ledger / "ledger.json").exists():
         store.init(ledger)
-    with progress_bar(f"simulating {game}", games, quiet=json) as advance:
-        result = simulate_mod.simulate_games(ledger, game, games, seed, advance)
-    if json:
-        emit_json({"games": result.games, "events": result.events, "size": result.size})
+    if tournament:
+        plan = TournamentPlan(game, players, rounds, games_per_round, seed, group_tables, inject)
+        total = plan.expected_games()
     else:
-        say(f"recorded {result.games} {game} games, {result.events} events; tree size {result.size}")
+        total = (boards or games) * (tables if boards else 1)
+    with progress_bar(f"simulating {game}", total, quiet=json) as advance:
+        if tournament:
+            result = simulate_tournament(ledger, plan, movement_ranking, advance)
+        elif boards:
+            result = simulate_mod.simulate_boards(ledger, boards, tables, seed, advance)
+        else:
+            result = simulate_mod.simulate_games(ledger, game, games, seed, advance)
+    if json:
+        emit_json({"games": result.games, "events": result.events, "size": result.size, "tournament": result.tournament})
+    else:
+        what = f"tournament {result.tournament}: " if result.tournament else ""
+        say(f"{what}recorded {result.games} {game} games, {result.events} events; tree size {result.size}")
+
+
+@command
+def audit(ledger: LedgerOpt = DEFAULT_LEDGER,
+          tournament: Annotated[str | None, typer.Option(help="Audit one tournament only.")] = None,
+          json: JsonOpt = False) -> None:
+    """Certify a ledger: verify the log, replay every game, run every query, check every claim (exit 1 on findings)."""
+    with progress_bar("replaying games", 0, quiet=json) as advance:
+        cert = certify(ledger, tournament, advance)
+    if json:
+        emit_json({"ok": cert.ok, "size": cert.log.size, "root": cert.log.root, "games": cert.games,
+                   "checks": [{"check": c.name, "title": c.title, "passed": c.passed, "failed": c.failed, "ran": c.ran,
+                               "examples": c.examples} for c in cert.checks],
+                   "findings": cert.findings, "warnings": cert.warnings})
+    else:
+        console.print(certification_table(cert))
+        verdict = "CERTIFIED: no findings" if cert.ok else f"NOT CERTIFIED: {len(cert.findings)} findings"
+        say(f"{verdict}; {cert.games} games, log size {cert.log.size}, root {cert.log.root}; {len(cert.warnings)} warnings")
+    if not cert.ok:
+        raise ExitCode(1)
+
+
+@command
+def standings(tournament: Annotated[str, typer.Option(help="Tournament stream id.")], ledger: LedgerOpt = DEFAULT_LEDGER,
+              explain: Annotated[str | None, typer.Option(help="Show the chain from events to this player's rank.")] = None,
+              json: JsonOpt = False) -> None:
+    """Print a tournament's ranking with every tie-break column."""
+    session = open_session(ledger)
+    if explain is not None:
+        chain = standings_mod.explain(session, tournament, explain)
+        if json:
+            emit_json({"player": chain.player, "rank": chain.rank, "games": chain.games, "boards": chain.boards, "seating": chain.seating})
+        else:
+            for t in explanation_tables(chain):
+                console.print(t)
+        return
+    table = standings_mod.standings(session, tournament)
+    if json:
+        emit_json({"tournament": table.tournament, "game": table.game, "format": table.format, "rows": table.rows})
+    else:
+        console.print(standings_table(table))
+
+
+@command
+def query(sql: Annotated[str, typer.Argument(help="Read-only SQL over the projection (tables: see README).")],
+          ledger: LedgerOpt = DEFAULT_LEDGER,
+          parquet: Annotated[Path | None, typer.Option(help="Query a Parquet export instead of a ledger.")] = None,
+          json: JsonOpt = False) -> None:
+    """Run read-only SQL over the projection of a ledger or of a Parquet export."""
+    db = AuditDB(load_parquet(parquet)) if parquet is not None else open_session(ledger).db
+    columns, rows = db.query(sql)
+    if json:
+        emit_json({"columns": columns, "rows": [list(r) for r in rows]})
+    else:
+        console.print(render_table(columns, rows))
 
 
 @command

@@ -25,6 +25,7 @@ class SimResult:
     games: int
     events: int
     size: int
+    tournament: str | None = None
 
 
 def default_profile(game: str):  # noqa: ANN201 - one of the game profiles
@@ -58,3 +59,26 @@ def simulate_games(root: Path, game: str, games: int, seed: int, progress: Progr
                 progress(1)
         ledger.checkpoint()
         return SimResult(games, events, ledger.size)
+
+
+def simulate_boards(root: Path, boards: int, tables: int, seed: int, progress: Progress | None = None) -> SimResult:
+    """Records Paohuzi duplicate boards: each seeded deal played at `tables` tables (`dup-<seed>-b<n>-t<t>`)."""
+    from replay.paohuzi import play_board
+    from replay.paohuzi.cards import full_deck
+
+    rng = random.Random(seed)
+    events = 0
+    with Ledger.open(root) as ledger:
+        for b in range(1, boards + 1):
+            deck = full_deck()
+            rng.shuffle(deck)
+            dealer = rng.randrange(SEATS["paohuzi"])
+            for t in range(1, tables + 1):
+                players = [f"B{b:03d}T{t}{chr(65 + s)}" for s in range(SEATS["paohuzi"])]
+                start = game_start("paohuzi", f"dup-{seed}-b{b}-t{t}", players, dealer, START_MS + b * 3_600_000,
+                                   table=t, board=f"dup-{seed}-b{b}")
+                events += record_events(ledger, play_board(start, deck, random.Random(rng.getrandbits(64))))
+                if progress:
+                    progress(1)
+        ledger.checkpoint()
+        return SimResult(boards * tables, events, ledger.size)

@@ -1,6 +1,7 @@
 """A whole simulated tournament, recorded through the real recorder as competition software sends it:
 registrations, a committed round-1 draw, later rounds seated by the movement rules, duplicate
-boards (the same deal at every Paohuzi table), bot games with timings and claims, round closings."""
+boards (the same deal at every Paohuzi table), checkers matches that stop once decided, bot games
+with timings and claims, round closings, and optionally one planted fault."""
 
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from audit import seating
-from audit.simulate import SEATS, START_MS, Progress, default_profile, record_events
+import msgspec
+
+from audit import faults, seating
+from audit.simulate import SEATS, START_MS, Progress, SimResult, default_profile, record_events
 from ledger.store import Ledger
 from replay.registry import engine
 from schemas.common import (
@@ -18,15 +21,18 @@ from schemas.common import (
 )
 from schemas.envelope import Event, SeatHolder
 
+FAULTS = faults.FAULTS
 Ranker = Callable[[Path, str, int], list[str]]
-"""Returns a tournament's players in rank order after a given round (the movement ranking)."""
+"""Returns a tournament's players in movement order after a given round."""
 
-ROUND_MS = 4 * 3_600_000
+ROUND_MS = 6 * 3_600_000
+GAME_MS = 3_600_000
 
 
 @dataclass(frozen=True)
 class TournamentPlan:
-    """What to simulate."""
+    """What to simulate: game, field, rounds, boards (or match length) per round, seed, movement
+    groups and an optional fault to plant."""
 
     game: str
     players: int
@@ -34,10 +40,33 @@ class TournamentPlan:
     games_per_round: int
     seed: int
     group_tables: int | None = None
+    inject: str | None = None
 
     @property
     def tournament(self) -> str:
         return f"{self.game}-cup-{self.seed}"
+
+    def profile(self):  # noqa: ANN201 - the game's profile Struct
+        """Returns the rule profile in force; a checkers match has `games_per_round` base games."""
+        profile = default_profile(self.game)
+        if self.game == "checkers":
+            profile = msgspec.structs.replace(profile, match_games=self.games_per_round)
+        return profile
+
+    def expected_games(self) -> int:
+        """Returns how many games the plan plays at most (the progress bar's total)."""
+        return self.rounds * self.games_per_round * (self.players // SEATS[self.game])
+
+    def check(self) -> None:
+        """Refuses a plan the seating rules cannot serve.
+
+        :raises ValueError: naming the problem.
+        """
+        seats = SEATS[self.game]
+        if self.players % seats:
+            raise ValueError(f"{self.game} seats {seats} players per table: {self.players} players do not fill the tables")
+        if self.inject is not None:
+            faults.check_fault(self.inject, self.game, self.players // seats, self.rounds)
 
 
 class TournamentWriter:
@@ -49,33 +78,37 @@ class TournamentWriter:
         self.rng = random.Random(plan.seed)
         self.seq = ledger.next_seq(plan.tournament)
         self.players = [f"P{n:03d}" for n in range(1, plan.players + 1)]
+        self.events = 0
+        self.games = 0
+        self.firsts: dict[str, int] = {p: 0 for p in self.players}
+        self.target = random.Random(plan.seed ^ 0x5EED).randrange(plan.expected_games() // max(plan.rounds, 1)) if plan.inject else -1
 
     def tournament_event(self, cls: type[Event], ts: int, **fields: object) -> None:
         """Records one event of the tournament stream."""
-        record_events(self.ledger, [cls(stream=self.plan.tournament, seq=self.seq, ts=ts, **fields)])
+        self.events += record_events(self.ledger, [cls(stream=self.plan.tournament, seq=self.seq, ts=ts, **fields)])
         self.seq += 1
 
     def open(self) -> None:
         """Records the opening and every registration."""
         plan = self.plan
-        fmt = "swiss" if plan.game == "checkers" else "duplicate"
         self.tournament_event(TournamentOpened, START_MS, game=plan.game, name=f"{plan.game} cup {plan.seed}",
-                              profile=default_profile(plan.game), format=fmt, rounds=plan.rounds,
-                              rules=TournamentRules(group_tables=plan.group_tables))
+                              profile=plan.profile(), format="swiss" if plan.game == "checkers" else "duplicate",
+                              rounds=plan.rounds, rules=TournamentRules(group_tables=plan.group_tables))
         for p in self.players:
             self.tournament_event(PlayerRegistered, START_MS + 1, player=p, name=f"Player {p}")
 
     def seat_round(self, n: int, tables: list[list[str]], draw: DrawRecord | None) -> int:
         """Records a round's seating; returns the round's start time."""
         ts = START_MS + n * ROUND_MS
+        gt = self.plan.group_tables
         rows = [TableSeating(table=t + 1, seats=[SeatHolder(seat=s, player=p) for s, p in enumerate(row)],
-                             group=t // self.plan.group_tables + 1 if self.plan.group_tables else None)
-                for t, row in enumerate(tables)]
+                             group=t // gt + 1 if gt else None) for t, row in enumerate(tables)]
         self.tournament_event(RoundSeated, ts, round=n, tables=rows, draw=draw)
         return ts
 
     def play(self, start: GameStarted, deck: list[int] | None = None) -> list[Event]:
-        """Plays one game with the bots (a Paohuzi board's deck when given) and records it."""
+        """Plays one game with the bots (a Paohuzi board's deck when given), plants the fault in
+        the chosen game of round 1, and records it."""
         rng = random.Random(self.rng.getrandbits(64))
         if deck is not None:
             from replay.paohuzi import play_board
@@ -83,20 +116,23 @@ class TournamentWriter:
             events = play_board(start, deck, rng)
         else:
             events = engine(self.plan.game).bot_game(start, rng)
-        record_events(self.ledger, events)
+        if self.games == self.target and self.plan.inject in faults.EVENT_FAULTS:
+            events = faults.plant(self.plan.inject, events, rng)
+        self.events += record_events(self.ledger, events)
+        self.games += 1
         return events
 
 
 def game_start(plan: TournamentPlan, n: int, table: int, game_no: int, row: list[str], first: int, ts: int, board: str) -> GameStarted:
     """Returns the start event of one game of the tournament."""
-    return GameStarted(stream=f"{plan.tournament}/r{n}/t{table}/g{game_no}", seq=0, ts=ts, profile=default_profile(plan.game),
+    return GameStarted(stream=f"{plan.tournament}/r{n}/t{table}/g{game_no}", seq=0, ts=ts, profile=plan.profile(),
                        seats=[SeatHolder(seat=s, player=p) for s, p in enumerate(row)], first=first,
                        tournament=plan.tournament, round=n, table=table, game_no=game_no, board=board)
 
 
-def simulate_tournament(root: Path, plan: TournamentPlan, ranker: Ranker, progress: Progress | None = None) -> int:
-    """Records a whole duplicate or Swiss tournament; returns the number of games played."""
-    played = 0
+def simulate_tournament(root: Path, plan: TournamentPlan, ranker: Ranker, progress: Progress | None = None) -> SimResult:
+    """Records a whole duplicate or Swiss tournament."""
+    plan.check()
     met: set[frozenset[str]] = set()
     with Ledger.open(root) as ledger:
         writer = TournamentWriter(ledger, plan)
@@ -106,15 +142,24 @@ def simulate_tournament(root: Path, plan: TournamentPlan, ranker: Ranker, progre
         with Ledger.open(root) as ledger:
             writer.ledger = ledger
             tables, draw = _seating(plan, writer.players, ranked, met, n)
+            if plan.inject == "wrong-seating" and n == 2:
+                tables = faults.misseat(tables)
             ts = writer.seat_round(n, tables, draw)
-            for t, row in enumerate(tables, start=1):
-                met.update(frozenset((a, b)) for a in row for b in row if a < b)
-            played += _play_round(writer, n, tables, ts, progress)
-            writer.tournament_event(RoundClosed, ts + ROUND_MS - 1, round=n, games=played)
-    return played
+            met.update(frozenset((a, b)) for row in tables for a in row for b in row if a < b)
+            before = writer.games
+            if plan.game == "checkers":
+                _play_matches(writer, n, tables, ts, progress)
+            else:
+                _play_boards(writer, n, tables, ts, progress)
+            writer.tournament_event(RoundClosed, ts + ROUND_MS - 1, round=n, games=writer.games - before)
+            size = ledger.size
+    if plan.inject == "bad-byte":
+        faults.flip_byte(root, random.Random(plan.seed))
+    return SimResult(writer.games, writer.events, size, plan.tournament)
 
 
-def _seating(plan: TournamentPlan, players: list[str], ranked: list[str] | None, met: set[frozenset[str]], n: int) -> tuple[list[list[str]], DrawRecord | None]:
+def _seating(plan: TournamentPlan, players: list[str], ranked: list[str] | None, met: set[frozenset[str]],
+             n: int) -> tuple[list[list[str]], DrawRecord | None]:
     seats = SEATS[plan.game]
     if ranked is None:
         seed = f"{plan.tournament}:round-1:{plan.seed}"
@@ -125,20 +170,40 @@ def _seating(plan: TournamentPlan, players: list[str], ranked: list[str] | None,
     return seating.snake(ranked, seats, plan.group_tables), None
 
 
-def _play_round(writer: TournamentWriter, n: int, tables: list[list[str]], ts: int, progress: Progress | None) -> int:
+def _play_boards(writer: TournamentWriter, n: int, tables: list[list[str]], ts: int, progress: Progress | None) -> None:
+    """Plays the round's boards: the same game number (Junqi) or the same deck (Paohuzi) at every table."""
     plan = writer.plan
-    played = 0
     for x in range(1, plan.games_per_round + 1):
-        board = f"r{n}-b{x}"
         deck = _board_deck(writer.rng) if plan.game == "paohuzi" else None
-        first = writer.rng.randrange(SEATS[plan.game]) if plan.game != "checkers" else (x - 1) % 2
+        first = writer.rng.randrange(SEATS[plan.game])
         for t, row in enumerate(tables, start=1):
-            start = game_start(plan, n, t, x, row, first, ts + x * 3_600_000 // plan.games_per_round, board)
-            writer.play(start, deck)
-            played += 1
+            start = game_start(plan, n, t, x, row, first, ts + x * GAME_MS, f"r{n}-b{x}")
+            table_deck = deck
+            if deck is not None and plan.inject == "tampered-deal" and writer.games == writer.target:
+                table_deck = faults.tamper_deck(deck)
+            writer.play(start, table_deck)
             if progress:
                 progress(1)
-    return played
+
+
+def _play_matches(writer: TournamentWriter, n: int, tables: list[list[str]], ts: int, progress: Progress | None) -> None:
+    """Plays each table's checkers match until it is decided, first moves alternating (第二条, 第七条)."""
+    from replay.checkers.match import GameResult, game1_first_mover, match_status
+
+    profile = writer.plan.profile()
+    for t, (a, b) in enumerate(tables, start=1):
+        first = game1_first_mover(profile, (writer.firsts[a], writer.firsts[b]), writer.rng.randrange(2))
+        writer.firsts[(a, b)[first]] += 1
+        results: list[GameResult] = []
+        status = match_status(profile, results, first, knockout=False)
+        while status.next is not None:
+            x = len(results) + 1
+            events = writer.play(game_start(writer.plan, n, t, x, [a, b], status.next.first, ts + x * GAME_MS, f"r{n}-t{t}"))
+            points = events[-1].points  # the claim of the bot's own game, as the software would tally it
+            results.append(GameResult(status.next.first, (int(2 * points[0]), int(2 * points[1]))))
+            status = match_status(profile, results, first, knockout=False)
+            if progress:
+                progress(1)
 
 
 def _board_deck(rng: random.Random) -> list[int]:

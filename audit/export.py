@@ -1,0 +1,93 @@
+"""Parquet export of the projection, Hive-partitioned by game and tournament, with a manifest of
+every file's SHA-256, row count and entry range and the checkpoint it was made from."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
+
+from audit.projection import SCHEMAS, Projection
+from ledger.checkpoints import latest_checkpoint
+from ledger.store import load_verifier
+
+MANIFEST = "manifest.json"
+PARTITIONS = ("game", "tournament")
+
+
+class ExportError(ValueError):
+    """An export is incomplete or does not match its manifest."""
+
+
+def export_parquet(root: Path, projection: Projection, out: Path) -> dict[str, Any]:
+    """Writes every projection table under `out/<table>/game=…/tournament=…/` and the manifest."""
+    checkpoint = latest_checkpoint(root, load_verifier(root))
+    games = {g["stream"]: (g["game"], g["tournament"]) for g in projection.rows["games"]}
+    kinds = {t["tournament"]: t["game"] for t in projection.rows["tournaments"]}
+    files = []
+    for name, table in projection.tables().items():
+        table = _with_partitions(table, games, kinds)
+        ds.write_dataset(table, out / name, format="parquet", partitioning=list(PARTITIONS), partitioning_flavor="hive",
+                         existing_data_behavior="delete_matching")
+        files += [_describe(out, path) for path in sorted((out / name).rglob("*.parquet"))]
+    manifest = {"format": "matchledger-parquet/1", "tables": sorted(projection.tables()),
+                "checkpoint": {"size": checkpoint.size, "root": checkpoint.root.hex(), "note": checkpoint.note} if checkpoint else None,
+                "files": files}
+    (out / MANIFEST).write_bytes(msgspec.json.format(msgspec.json.encode(manifest)) + b"\n")
+    return manifest
+
+
+def _with_partitions(table: pa.Table, games: dict[str, tuple[str, str | None]], kinds: dict[str, str]) -> pa.Table:
+    """Adds the game and tournament columns a table lacks, from its stream."""
+    streams = table.column("stream").to_pylist() if "stream" in table.column_names else None
+    if "tournament" not in table.column_names:
+        values = [games.get(s, (None, s if s in kinds else None))[1] for s in streams] if streams else [None] * len(table)
+        table = table.append_column("tournament", pa.array(values, pa.string()))
+    if "game" not in table.column_names:
+        tours = table.column("tournament").to_pylist()
+        values = [games[s][0] if streams and s in games else kinds.get(t) for s, t in zip(streams or [None] * len(table), tours)]
+        table = table.append_column("game", pa.array(values, pa.string()))
+    return table
+
+
+def _describe(out: Path, path: Path) -> dict[str, Any]:
+    table = ds.dataset(path, format="parquet").to_table()
+    entries = table.column("entry") if "entry" in table.column_names else None
+    return {"path": str(path.relative_to(out)), "sha256": hashlib.sha256(path.read_bytes()).hexdigest(), "rows": table.num_rows,
+            "entry_min": pc.min(entries).as_py() if entries is not None else None,
+            "entry_max": pc.max(entries).as_py() if entries is not None else None}
+
+
+def load_parquet(out: Path) -> dict[str, pa.Table]:
+    """Reads an export back after checking every file against its manifest.
+
+    :raises ExportError: when a file is missing, extra or changed.
+    """
+    manifest_path = out / MANIFEST
+    if not manifest_path.exists():
+        raise ExportError(f"{out} has no {MANIFEST}: not a matchledger export")
+    manifest = msgspec.json.decode(manifest_path.read_bytes())
+    listed = {f["path"]: f for f in manifest["files"]}
+    present = {str(p.relative_to(out)) for p in out.rglob("*.parquet")}
+    if present != set(listed):
+        raise ExportError(f"export files differ from the manifest: extra {sorted(present - set(listed))}, missing {sorted(set(listed) - present)}")
+    for path, meta in listed.items():
+        if hashlib.sha256((out / path).read_bytes()).hexdigest() != meta["sha256"]:
+            raise ExportError(f"{path}: sha256 differs from the manifest")
+    partitioning = ds.partitioning(pa.schema([(p, pa.string()) for p in PARTITIONS]), flavor="hive")
+    return {name: ds.dataset(out / name, format="parquet", partitioning=partitioning).to_table()
+            if (out / name).exists() else _empty(name) for name in manifest["tables"]}
+
+
+def _empty(name: str) -> pa.Table:
+    """Returns a table with no rows (no file was written for it) and its full schema."""
+    schema = SCHEMAS[name]
+    for column in PARTITIONS:
+        if column not in schema.names:
+            schema = schema.append(pa.field(column, pa.string()))
+    return schema.empty_table()
