@@ -192,7 +192,8 @@ def _on_timed_out(s: CheckersState, ev: TimedOut, clock: Clock) -> Result:
     if ev.seat != s.to_move:
         return s, facts, (note("E_NOT_YOUR_TURN", f"timeout of seat {ev.seat} while seat {s.to_move} is to move"),)
     turn = play_pass(s, timeout=True) if s.profile.on_timeout == "pass" else count_timeout(s, s.to_move)
-    facts.update(ply=turn.state.ply, timeouts=turn.state.timeouts[ev.seat])
+    seat = s.to_move
+    facts = {**_move_facts(turn.state, seat, None, facts["think_ms"], 0), "timeouts": turn.state.timeouts[seat]}
     return turn.state, facts, turn.notes
 
 
@@ -210,7 +211,8 @@ def _on_skipped(s: CheckersState, ev: Skipped, clock: Clock) -> Result:
     if ev.seat != s.to_move:
         return s, facts, (note("E_NOT_YOUR_TURN", f"略过 of seat {ev.seat} while seat {s.to_move} is to move"),)
     turn = play_pass(s, timeout=False)
-    facts.update(ply=turn.state.ply, passes=turn.state.passes[ev.seat])
+    seat = s.to_move
+    facts = {**_move_facts(turn.state, seat, None, facts["think_ms"], 0), "passes": turn.state.passes[seat]}
     return turn.state, facts, turn.notes
 
 
