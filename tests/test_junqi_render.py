@@ -7,7 +7,9 @@ import xml.etree.ElementTree as ET
 from msgspec.structs import replace
 
 from replay.junqi import ENGINE
+from replay.junqi.board import INDEX
 from replay.junqi.perft import load_position
+from replay.junqi.state import Move
 
 NS = "{http://www.w3.org/2000/svg}"
 
@@ -59,3 +61,11 @@ def test_text_diagram_from_one_seat() -> None:
     assert lines[-1].split() == ["s2", "sF", "sM", "s1", "sM"]
     assert lines[3].split() == ["n?"] * 5
     assert ENGINE.information_state_string(load_position(None), 2).count("s?") == 25
+
+
+def test_last_move_is_marked() -> None:
+    """Arbitration pictures mark the move that led to the position, in the SVG and the text."""
+    state = ENGINE.apply_action(load_position(None), Move(INDEX["S23"], INDEX["S33"]))
+    root = ET.fromstring(ENGINE.render_svg(state))
+    assert [g.get("class") for g in root.findall(f"{NS}g")].count("last-move") == 1
+    assert ENGINE.render_text(state).splitlines()[0].endswith("last S23>S33")

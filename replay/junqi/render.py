@@ -6,7 +6,7 @@ from __future__ import annotations
 from html import escape
 
 from replay.protocol import CHANCE, TERMINAL
-from replay.junqi.board import IS_CAMP, IS_HQ, KIND, N_POINTS, XY, CENTRE, board
+from replay.junqi.board import CENTRE, IS_CAMP, IS_HQ, KIND, N_POINTS, NAMES, XY, board
 from replay.junqi.pieces import ASCII, FLAG, KIND_NAMES, kind_of, seat_of
 from replay.junqi.state import JunqiState, partner
 
@@ -51,6 +51,8 @@ def render_text(state: JunqiState, seat: int | None = None, mode: str = "四暗"
             grid[y][x] = "  " + ("o" if IS_CAMP[p] else "H" if IS_HQ[p] else "+" if KIND[p] == CENTRE else ".")
     lines = ["".join(row).rstrip() for row in grid]
     out = [f"{_status(state)}; step {state.step}, quiet {state.quiet}, plies {state.plies}"]
+    if state.last_move is not None:
+        out[0] += f"; last {NAMES[state.last_move[0]]}>{NAMES[state.last_move[1]]}"
     out.append("out: " + (", ".join(f"{SEAT_NAMES[e.seat]} ({e.cause} @{e.step})" for e in state.eliminations) or "-"))
     if seat is not None:
         out.append(f"view of {SEAT_NAMES[seat]} ({mode})")
@@ -100,6 +102,14 @@ def _piece_svg(state: JunqiState, p: int, viewer: int | None, mode: str) -> str:
             f'fill="{fill}" stroke="#000"/>{text}</g>')
 
 
+def _last_move_svg(frm: int, to: int) -> str:
+    """Marks the last move: rings on both points and a dashed line between them."""
+    (x1, y1), (x2, y2) = _px(frm), _px(to)
+    return (f'<g class="last-move" stroke="#f9a825" stroke-width="4" fill="none">'
+            f'<circle cx="{x1}" cy="{y1}" r="19"/><circle cx="{x2}" cy="{y2}" r="19"/>'
+            f'<line x1="{x1}" y1="{y1}" x2="{x2}" y2="{y2}" stroke-dasharray="6 4"/></g>')
+
+
 def render_svg(state: JunqiState, seat: int | None = None, mode: str = "四暗") -> str:
     """Returns an SVG of the board: roads thin, rails thick, arcs curved, camps round, pieces in
     their seat's colour with Chinese names, hidden from `seat` where `mode` hides them."""
@@ -110,6 +120,8 @@ def render_svg(state: JunqiState, seat: int | None = None, mode: str = "四暗")
     parts += [_edge_svg(a, b, False) for a, b in sorted(geo.road_edges)]
     parts += [_edge_svg(a, b, True) for a, b in sorted(geo.rail_edges)]
     parts += [_point_svg(p) for p in range(N_POINTS)]
+    if state.last_move is not None:
+        parts.append(_last_move_svg(*state.last_move))
     parts += [_piece_svg(state, p, seat, mode) for p in range(N_POINTS) if state.board[p]]
     caption = _status(state) + f"; step {state.step}, quiet {state.quiet}"
     if seat is not None:

@@ -57,7 +57,7 @@ def do_move(state: JunqiState, move: Move) -> tuple[JunqiState, MoveReport]:
             deaths += [seat_of(mover)] if akind == MARSHAL else []
         cells[to] = mover if result == "win" else target if result == "lose" else 0
     revealed = tuple(r or s in deaths for s, r in enumerate(state.revealed)) if deaths else state.revealed
-    state = replace(state, board=tuple(cells), revealed=revealed)
+    state = replace(state, board=tuple(cells), revealed=revealed, last_move=(frm, to))
     eliminated = []
     if captured_flag is not None:
         state = eliminate(state, captured_flag, "FLAG", at_step=state.step + 1)  # the capturing move's step

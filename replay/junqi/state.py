@@ -43,7 +43,8 @@ class Elimination(msgspec.Struct, frozen=True):
 
 class JunqiState(msgspec.Struct, frozen=True):
     """A position with everything the rules need: cells, seats still in, the seat to act, the step
-    and quiet counters, timeouts, 亮旗, eliminations, a pending draw offer and the outcome."""
+    and quiet counters, timeouts, 亮旗, eliminations, a pending draw offer and the outcome; and the
+    last move made, for pictures."""
 
     profile: JunqiProfile
     board: tuple[int, ...]
@@ -63,6 +64,7 @@ class JunqiState(msgspec.Struct, frozen=True):
     draw_offers: int = 0
     outcome: Outcome | None = None
     halted: str | None = None
+    last_move: tuple[int, int] | None = None
 
     @property
     def seats(self) -> tuple[int, ...]:
