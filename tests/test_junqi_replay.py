@@ -314,3 +314,25 @@ def test_game_summary_section_9() -> None:
     assert summary["time_used_ms"] == [sum(e.ms for e in events if isinstance(e, MoveTimeUsed) and e.seat == s) for s in range(4)]
     assert sum(summary["moves"]) == summary["plies"] == sum(isinstance(e, Moved) for e in events)
     assert summary["findings"] == 0
+
+
+KNOWN_CODES = {f"junqi.{c}" for c in (
+    "L01 L02 L03 L04 L05 L06 L07 L08 M01 M02 M03 M04 M05 M06 M07 M08 M09 M10 M11 T01 T02 T03 E01 E02 E03".split())}
+
+
+@pytest.mark.parametrize("policy", ["flag_and_stop", "flag_and_skip", "flag_and_award_loss"])
+def test_random_garbage_never_raises_in_collect_mode(policy: str) -> None:
+    """§11: well-formed events that break rules are evidence: replay reports them and never raises."""
+    seed = 606
+    print(f"garbage seed={seed} policy={policy}")
+    rng = random.Random(seed)
+    base = ENGINE.bot_game(start(illegal_move_policy=policy), random.Random(rng.getrandbits(32)))
+    for _ in range(30):
+        events = list(base)
+        for _ in range(rng.randint(1, 6)):
+            at = rng.randint(1, len(events) - 1)
+            frm, to = rng.sample(NAMES, 2)
+            events.insert(at, Moved(stream=base[0].stream, seq=0, ts=events[at - 1].ts, seat=rng.randint(0, 3),
+                                    from_=frm, to=to, result=rng.choice(["move", "win", "lose", "both", None])))
+        steps = list(ENGINE.replay(_renumber(events)))
+        assert {f.code for s in steps for f in s.findings} <= KNOWN_CODES
