@@ -6,7 +6,10 @@ competition checks after each ply, facts and findings built, timing events cross
 Chess: moves per second of `Board.push_uci` replaying random legal games (each move parsed and
 checked for legality). The last line prints the ratio.
 
-    /work/venv/bin/python bench/replay_checkers.py [--games 60] [--repeat 5]
+    /work/venv/bin/python bench/replay_checkers.py [--games 60] [--repeat 5] [--endpoints-only]
+
+`--endpoints-only` drops the hop paths the bot records, so every hop chain is checked by the
+endpoint search (§4.7) instead of segment by segment.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import time
 from collections.abc import Callable
 
 import chess
+from msgspec.structs import replace
 
 from replay.checkers import ENGINE
 from schemas.checkers import CheckersProfile, Moved
@@ -43,7 +47,7 @@ def chess_games(n: int, seed: int, max_plies: int = 200) -> list[list[str]]:
     games = []
     for _ in range(n):
         board = chess.Board()
-        moves = []
+        moves: list[str] = []
         while len(moves) < max_plies and not board.is_game_over(claim_draw=False):
             move = rng.choice(list(board.legal_moves))
             moves.append(move.uci())
@@ -67,8 +71,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--games", type=int, default=60)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--endpoints-only", action="store_true")
     args = parser.parse_args()
     games = checkers_games(args.games, seed=2026)
+    if args.endpoints_only:
+        games = [[replace(e, path=None) if type(e) is Moved else e for e in g] for g in games]
     peer = chess_games(args.games, seed=2026)
 
     def replay_checkers() -> int:

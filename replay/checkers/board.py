@@ -95,6 +95,10 @@ ADJACENT_HOPS: Final[tuple[tuple[tuple[int, int], ...], ...]] = tuple(
     tuple((ray[0], ray[1]) for ray in RAYS[i] if len(ray) >= 2) for i in range(HOLES)
 )
 """ADJACENT_HOPS[i]: (jumped hole, landing hole) of every ordinary hop from `i` (§4.2)."""
+HOP_BITS: Final[tuple[tuple[tuple[int, int, int], ...], ...]] = tuple(
+    tuple((1 << over, land, 1 << land) for over, land in hops) for hops in ADJACENT_HOPS
+)
+"""ADJACENT_HOPS with the bits precomputed: (jumped bit, landing hole, landing bit)."""
 
 
 def _long_hops(i: int) -> tuple[tuple[int, int, int], ...]:

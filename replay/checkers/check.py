@@ -7,7 +7,7 @@ from typing import NamedTuple
 
 from replay.checkers.board import BIT, HOME, NEIGHBOUR_MASK, rowcol
 from replay.checkers.codes import Note, note
-from replay.checkers.moves import check_path, classify, is_reachable, reach, step_problem
+from replay.checkers.moves import DEFAULT_RULES, check_path, classify, hop_path, is_reachable, reach, step_problem
 from replay.checkers.rules import NO_NOTES, derived
 from replay.checkers.state import CheckersState
 
@@ -45,6 +45,10 @@ def check_move(s: CheckersState, seat: int, frm: int, to: int, path: tuple[int, 
     if NEIGHBOUR_MASK[frm] & BIT[to]:
         if step_problem(seat, frm, to, occupied, rules) is None:
             return Verdict(None, "", (frm, to), 0)
+    elif rules is DEFAULT_RULES or rules == DEFAULT_RULES:
+        found = hop_path(frm, to, occupied)
+        if found is not None:
+            return Verdict(None, "", found, len(found) - 1)
     else:
         r = reach(seat, frm, occupied, rules)
         if to in r.hops:

@@ -8,6 +8,7 @@ from typing import Final, NamedTuple
 from replay.checkers.board import (
     ADJACENT_HOPS,
     BIT,
+    HOP_BITS,
     HOP_GEOMETRY,
     LONG_HOPS,
     NEIGHBOUR_MASK,
@@ -94,6 +95,28 @@ def _landings(x: int, occ: int, long_hops: bool) -> list[int]:
     if not long_hops:
         return [land for over, land in ADJACENT_HOPS[x] if occ & BIT[over] and not occ & BIT[land]]
     return [land for pivot, clear, land in LONG_HOPS[x] if occ & pivot and not occ & clear]
+
+
+def hop_path(frm: int, to: int, occupied: int) -> tuple[int, ...] | None:
+    """Returns a shortest chain of ordinary hops from `frm` to `to`, or None (the endpoint check
+    of §4.7 for a log without paths, under a profile without side or goal restrictions)."""
+    occ = occupied & ~BIT[frm]
+    parents = {frm: frm}
+    frontier = [frm]
+    while frontier:
+        following = []
+        for x in frontier:
+            for over_bit, land, land_bit in HOP_BITS[x]:
+                if occ & over_bit and not occ & land_bit and land not in parents:
+                    parents[land] = x
+                    if land == to:
+                        out = [to]
+                        while out[-1] != frm:
+                            out.append(parents[out[-1]])
+                        return tuple(reversed(out))
+                    following.append(land)
+        frontier = following
+    return None
 
 
 def is_reachable(seat: int, frm: int, to: int, occupied: int, rules: MoveRules = DEFAULT_RULES) -> bool:

@@ -84,11 +84,6 @@ def describe(state: CheckersState) -> str:
     return f"N:{north} S:{south}, seat {state.to_move} to move, ply {state.ply}"
 
 
-def own_at_home(state: CheckersState, seat: int) -> int:
-    """Returns how many of the seat's pieces are still in its home camp."""
-    return (state.pieces[seat] & HOME[seat]).bit_count()
-
-
 def setup(profile: CheckersProfile, north: list[int], south: list[int], to_move: int, first: int = 0) -> CheckersState:
     """Returns a state with pieces placed directly (for perft fixtures and worked examples)."""
     bits = [0, 0]
