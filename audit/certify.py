@@ -70,7 +70,7 @@ def certify(root: Path, tournament: str | None = None, progress: Callable[[int],
         result = results[r["check"]]
         result.failed += 1
         if len(result.examples) < EXAMPLES:
-            result.examples.append(f"{r['stream']}#{r['seq']} {r['code']}: {r['message']}")
+            result.examples.append(_example(r))
     _count_checked(session, results, tournament)
     return Certification(report, list(results.values()), errors, [r for r in rows if r["severity"] != "error"],
                          len(_games(session, tournament)))
@@ -95,6 +95,13 @@ def _collect(session: Session, tournament: str | None) -> list[dict[str, Any]]:
             seen.add(key)
             unique.append(row)
     return unique
+
+
+def _example(row: dict[str, Any], width: int = 110) -> str:
+    """Returns one finding as a short line for the table of checks."""
+    where = row["stream"] if row["seq"] is None else f"{row['stream']}#{row['seq']}"
+    text = f"{where} {row['code']}: {row['message']}"
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _row(f: Finding, check: str, source: str) -> dict[str, Any]:

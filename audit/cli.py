@@ -20,10 +20,10 @@ from ledger import verify as verify_mod
 from ledger.read import read_events
 from replay import run as run_mod
 from audit import simulate as simulate_mod
-from audit.output import console, progress_bar
+from audit.output import console, progress_bar, progress_steps
 from audit import standings as standings_mod
 from audit.certify import certify
-from audit.db import AuditDB
+from audit.db import AuditDB, AuditError
 from audit.export import export_parquet, load_parquet
 from audit.projection import project_ledger
 from audit.render import certification_table, explanation_tables, standings_table
@@ -37,7 +37,7 @@ from schemas.codec import ContractError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Record, verify, replay and audit competitive games.")
 
-PROJECT_ERRORS = (LedgerError, ContractError, ReplayError, ValueError, OSError)
+PROJECT_ERRORS = (LedgerError, ContractError, ReplayError, AuditError, ValueError, OSError)
 LedgerOpt = Annotated[Path, typer.Option("--ledger", envvar="MATCHLEDGER_LEDGER", help="Ledger directory.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")]
 DEFAULT_LEDGER = Path("matchledger-data")
@@ -342,12 +342,26 @@ def hu(hand: Annotated[str, typer.Option(help="Cards: 一…十, 壹…拾 or x1
 
 @command
 def demo(ledger: LedgerOpt = DEFAULT_LEDGER, json: JsonOpt = False) -> None:
-    """Simulate, record, verify and prove a small tournament into a fresh local ledger."""
+    """The main job: simulate a tournament of each game into a fresh ledger, verify, replay, audit, show standings."""
     from audit import demo as demo_mod
 
-    summary = demo_mod.run_demo(ledger, say=None if json else say)
+    with progress_steps(quiet=json) as step:
+        result = demo_mod.run_demo(ledger, step)
     if json:
-        emit_json(summary)
+        emit_json(result.summary())
+        return
+    assert result.log and result.certification and result.proof
+    say(f"ledger {ledger}: {result.log.size} entries, root {result.log.root}, "
+        f"{result.log.checkpoints} signed checkpoints verified")
+    for table in result.standings:
+        console.print(standings_table(table))
+    console.print(certification_table(result.certification))
+    entry = result.proof.entries[-1]
+    say(f"evidence for {result.proof.stream}: {len(result.proof.entries)} entries proved against the checkpoint; "
+        f"entry {entry.index} has a {len(entry.proof)}-hash inclusion proof")
+    say(result.proof.checkpoint.rstrip())
+    verdict = "CERTIFIED: every check passed" if result.certification.ok else f"NOT CERTIFIED: {len(result.certification.findings)} findings"
+    say(verdict)
 
 
 def main() -> None:

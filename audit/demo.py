@@ -1,4 +1,5 @@
-"""The main job: record a small tournament into a fresh ledger, verify it and prove one game."""
+"""The main job: simulate a small tournament of each game into a fresh ledger, then verify,
+replay, audit, prove one game and show the standings and the certification summary."""
 
 from __future__ import annotations
 
@@ -7,54 +8,68 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from audit.certify import Certification, certify
+from audit.session import movement_ranking, open_session
+from audit.standings import Standings, standings
+from audit.tournament_sim import TournamentPlan, simulate_tournament
 from ledger import bundle, store
-from ledger.record import validate_lines
-from ledger.store import Ledger
-from ledger.verify import verify
-from schemas import encode
-from schemas.checkers import CheckersProfile
-from schemas.common import GameEnded, GameStarted, PlayerRegistered, Resigned, RoundClosed, RoundSeated, TableSeating, TournamentOpened, DrawRecord
-from schemas.envelope import SeatHolder
+from ledger.errors import LedgerError
+from ledger.layout import CONFIG, load_config
+from ledger.verify import VerifyReport, verify
 
-Say = Callable[[str], None] | None
-
-
-def tournament_events(tournament: str = "demo-checkers", players: int = 4, start_ms: int = 1_790_000_000_000) -> list[Any]:
-    """Returns the events of a one-round checkers tournament in which every game ends by resignation."""
-    ts = start_ms
-    events: list[Any] = [TournamentOpened(stream=tournament, seq=0, ts=ts, game="checkers", name="Demo open", profile=CheckersProfile(), format="swiss")]
-    ids = [f"P{n:02d}" for n in range(1, players + 1)]
-    events += [PlayerRegistered(stream=tournament, seq=i + 1, ts=ts + i, player=p, name=f"Player {p}") for i, p in enumerate(ids)]
-    tables = [TableSeating(table=t + 1, seats=[SeatHolder(seat=0, player=ids[2 * t]), SeatHolder(seat=1, player=ids[2 * t + 1])]) for t in range(players // 2)]
-    events.append(RoundSeated(stream=tournament, seq=len(events), ts=ts + 100, round=1, tables=tables, draw=DrawRecord(method="seeded-shuffle", seed="demo")))
-    for t in tables:
-        game = f"{tournament}/r1/t{t.table}/g1"
-        events += [
-            GameStarted(stream=game, seq=0, ts=ts + 1000, profile=CheckersProfile(), seats=t.seats, first=0, tournament=tournament, round=1, table=t.table),
-            Resigned(stream=game, seq=1, ts=ts + 60_000, seat=1),
-            GameEnded(stream=game, seq=2, ts=ts + 60_001, termination="RESIGNED", winners=[0], points=[1, 0]),
-        ]
-    events.append(RoundClosed(stream=tournament, seq=players + 2, ts=ts + 120_000, round=1, games=len(tables)))
-    return events
+ORIGIN = "matchledger.demo/local"
+PLANS = (
+    TournamentPlan("junqi", players=8, rounds=3, games_per_round=2, seed=2026),
+    TournamentPlan("paohuzi", players=6, rounds=3, games_per_round=2, seed=2026),
+    TournamentPlan("checkers", players=6, rounds=3, games_per_round=2, seed=2026),
+)
+Progress = Callable[[str, int], Callable[[int], None]]
 
 
-def run_demo(root: Path, say: Say = print) -> dict[str, Any]:
-    """Records the demo tournament into a fresh ledger at `root`, verifies it and proves one game."""
-    emit = say or (lambda _: None)
-    if root.exists():
+class Demo:
+    """What the demo produced, step by step."""
+
+    def __init__(self) -> None:
+        self.tournaments: list[str] = []
+        self.log: VerifyReport | None = None
+        self.certification: Certification | None = None
+        self.standings: list[Standings] = []
+        self.proof: bundle.EvidenceBundle | None = None
+
+    def summary(self) -> dict[str, Any]:
+        """Returns the machine-readable summary printed by `demo --json`."""
+        assert self.log and self.certification
+        return {"ok": self.log.ok and self.certification.ok, "size": self.log.size, "root": self.log.root,
+                "tournaments": self.tournaments, "games": self.certification.games,
+                "findings": len(self.certification.findings),
+                "checks": {c.name: {"passed": c.passed, "failed": c.failed} for c in self.certification.checks}}
+
+
+def fresh_ledger(root: Path) -> Path:
+    """Creates the demo ledger, replacing an earlier demo ledger but never anything else.
+
+    :raises LedgerError: when `root` holds something that is not a demo ledger.
+    """
+    if root.exists() and any(root.iterdir()):
+        if not (root / CONFIG).exists() or load_config(root).origin != ORIGIN:
+            raise LedgerError(f"{root} is not empty and not a demo ledger; give another --ledger DIR")
         shutil.rmtree(root)
-    pub = store.init(root)
-    emit(f"created ledger {root} (public key {pub})")
-    lines = [encode(e) for e in tournament_events()]
-    with Ledger.open(root) as ledger:
-        result = ledger.append(validate_lines(lines, ledger.config.max_entry_bytes))
-        checkpoint = ledger.checkpoint()
-    emit(f"recorded {result.appended} events")
-    report = verify(root)
-    emit(f"verify: {'ok' if report.ok else 'FAILED'}; tree size {report.size}, root {report.root}")
-    emit("checkpoint:\n" + checkpoint.note)
-    evidence = bundle.prove(root, "demo-checkers/r1/t1/g1")
-    bundle.check_bundle(evidence, store.load_verifier(root))
-    first = evidence.entries[0]
-    emit(f"inclusion proof of entry {first.index} ({len(first.proof)} hashes): " + ", ".join(first.proof))
-    return {"ledger": str(root), "appended": result.appended, "size": report.size, "root": report.root, "ok": report.ok}
+    return store.init(root, ORIGIN)
+
+
+def run_demo(root: Path, progress: Progress) -> Demo:
+    """Runs the whole demo into `root`."""
+    demo = Demo()
+    fresh_ledger(root)
+    for plan in PLANS:
+        advance = progress(f"simulating the {plan.game} tournament", plan.expected_games())
+        demo.tournaments.append(simulate_tournament(root, plan, movement_ranking, advance).tournament or plan.tournament)
+    demo.log = verify(root)
+    games = sum(p.expected_games() for p in PLANS)
+    demo.certification = certify(root, progress=progress("replaying and auditing", games))
+    session = open_session(root)
+    demo.standings = [standings(session, t) for t in demo.tournaments]
+    first_game = next(g["stream"] for g in session.projection.rows["games"])
+    demo.proof = bundle.prove(root, first_game)
+    bundle.check_bundle(demo.proof, store.load_verifier(root))
+    return demo

@@ -41,3 +41,18 @@ def progress_bar(label: str, total: int, quiet: bool = False) -> Iterator[Callab
     with Progress(*columns, console=err_console, transient=True) as bar:
         task = bar.add_task(label, total=total)
         yield lambda n: bar.advance(task, n)
+
+
+@contextmanager
+def progress_steps(quiet: bool = False) -> Iterator[Callable[[str, int], Callable[[int], None]]]:
+    """Shows one progress bar per step of a long job; yields the function that starts a step."""
+    if quiet:
+        yield lambda _label, _total: (lambda _n: None)
+        return
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=err_console) as bar:
+        def step(label: str, total: int) -> Callable[[int], None]:
+            task = bar.add_task(label, total=total or None)
+            return lambda n: bar.advance(task, n)
+
+        yield step

@@ -13,7 +13,7 @@ WITH game_pts AS (
     GROUP BY ALL
 ), matches AS (
     SELECT a.round, a.player, b.player AS opponent, a.pts AS game_points, a.won, a.played,
-           CASE WHEN a.pts > b.pts THEN 1.0 WHEN a.pts = b.pts THEN 0.5 ELSE 0.0 END AS mp
+           CAST(CASE WHEN a.pts > b.pts THEN 1 WHEN a.pts = b.pts THEN 0.5 ELSE 0 END AS DOUBLE) AS mp
     FROM game_pts a JOIN game_pts b ON a.round = b.round AND a.table_no = b.table_no AND a.player <> b.player
 ), running AS (
     SELECT round, player, sum(mp) OVER (PARTITION BY player ORDER BY round) AS total FROM matches
