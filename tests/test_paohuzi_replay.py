@@ -220,3 +220,17 @@ def test_move_time_against_timestamps() -> None:
     tampered = events[:i] + [replace(events[i], ms=events[i].ms + 1)] + events[i + 1:]
     found = [f for s in ENGINE.replay(tampered) for f in s.findings]
     assert [(f.code, f.severity) for f in found] == [("paohuzi.W01", "warning")]
+
+
+def test_conservation_counts_every_card() -> None:
+    """§14: a deal with a fifth copy of a card breaks the deal (D07) and card conservation (C01)."""
+    events = game(27)
+    j = first(events, Dealt)
+    hands = [list(h) for h in events[j].hands]
+    value = max(set(hands[0]), key=lambda c: sum(h.count(c) for h in hands))
+    spare = next(i for i, c in enumerate(hands[1]) if sum(h.count(c) for h in hands) < 4 and c != value)
+    while sum(h.count(value) for h in hands) < 5:
+        hands[1][spare] = value
+        spare = next(i for i, c in enumerate(hands[1]) if c != value and sum(h.count(c) for h in hands) < 4)
+    found = codes(planted(events, j, hands=hands))
+    assert "paohuzi.D07" in found and "paohuzi.C01" in found

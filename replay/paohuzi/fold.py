@@ -71,6 +71,8 @@ class _Fold:
         self.last: tuple[State | None, dict[str, Any]] = (None, {})
         self.turn_end = 0
         self.gaps: dict[int, int] = {}
+        self.left_wall = [0] * 20
+        self.drawn_seen = 0
         self.dealt: list[list[int]] | None = None
 
     def finding(self, code: str, message: str, article: str | None = None, severity: str = "error") -> None:
@@ -101,28 +103,18 @@ class _Fold:
         return Step(event=event, state=state, facts=facts, findings=tuple(self.found))
 
     def _dispatch(self, event: Event, facts: dict[str, Any]) -> None:
-        match event:
-            case BoardCreated():
-                self._board(event)
-            case BoardRevealed():
-                self._reveal(event)
-            case Dealt():
-                self._deal(event)
-            case LiangzhangRevealed():
-                self._liang(event)
-            case _ if type(event) in FORCED_KINDS:
-                self._forced(event, facts)
-            case _ if isinstance(event, ACTION_EVENTS):
-                self._action(event, facts)
-            case Huangzhuang():
-                if self.state is not None and not self.state.exhausted:
-                    self.finding("paohuzi.E02", "荒庄 claimed but the wall is not exhausted or the deal was won", ART_END)
-            case GameEnded():
-                assert self.state is not None
-                for f in check_claim("paohuzi.E01", event, outcome(self.state), ART_END):
-                    self.finding(f.code, f.message, f.article)
-            case MoveTimeUsed():
-                self._move_time(event, facts)
+        handler = _HANDLERS.get(type(event))
+        if handler is not None:
+            handler(self, event, facts)
+
+    def _huangzhuang(self, event: Event, facts: dict[str, Any]) -> None:
+        if self.state is not None and not self.state.exhausted:
+            self.finding("paohuzi.E02", "荒庄 claimed but the wall is not exhausted or the deal was won", ART_END)
+
+    def _ended(self, event: GameEnded, facts: dict[str, Any]) -> None:
+        assert self.state is not None
+        for f in check_claim("paohuzi.E01", event, outcome(self.state), ART_END):
+            self.finding(f.code, f.message, f.article)
 
     def _move_time(self, event: MoveTimeUsed, facts: dict[str, Any]) -> None:
         """Compares the time a seat used with the gap between its move and the previous turn's end."""
@@ -134,7 +126,7 @@ class _Fold:
 
     # ---- the board and the deal (第五条, 第六条) ------------------------------------------
 
-    def _board(self, event: BoardCreated) -> None:
+    def _board(self, event: BoardCreated, facts: dict[str, Any] | None = None) -> None:
         assert self.state is not None
         deck = self._deck(event.deck) if event.deck is not None else None
         self.state = replace(self.state, board=event.board, commitment=event.commitment, deck=deck)
@@ -147,7 +139,7 @@ class _Fold:
             return None
         return deck
 
-    def _reveal(self, event: BoardRevealed) -> None:
+    def _reveal(self, event: BoardRevealed, facts: dict[str, Any] | None = None) -> None:
         state = self.state
         assert state is not None
         deck = self._deck(event.deck)
@@ -177,7 +169,7 @@ class _Fold:
             self.finding("paohuzi.D03", f"hands of seats {seats} are not the board's deck order", ART_DEAL)
         return not seats
 
-    def _deal(self, event: Dealt) -> None:
+    def _deal(self, event: Dealt, facts: dict[str, Any] | None = None) -> None:
         state = self.state
         assert state is not None
         hands = [sorted(card_number(c) for c in h) for h in event.hands]
@@ -189,9 +181,10 @@ class _Fold:
         if state.deck is not None and not self._deal_matches(state.deck, event.dealer, hands):
             state = replace(state, deck=None)
         self.dealt = hands
+        self.left_wall = list(counts_of(c for h in hands for c in h))
         self.state = rules.deal(state, event.dealer, hands)
 
-    def _liang(self, event: LiangzhangRevealed) -> None:
+    def _liang(self, event: LiangzhangRevealed, facts: dict[str, Any] | None = None) -> None:
         state = self.state
         assert state is not None
         if state.phase != "liang":
@@ -202,6 +195,7 @@ class _Fold:
             self.finding("paohuzi.D04", f"亮张 {event.card} is not the deck's {card_id(state.deck[LIANGZHANG_INDEX])}", ART_LIANG)
             state = replace(state, deck=None, wall=())
         self.state = rules.reveal_liangzhang(state, card)
+        self.left_wall[card] += 1
         self.turn_end = event.ts
         self.unlogged = list(self.state.effects)
 
@@ -293,20 +287,25 @@ class _Fold:
                 self.finding("paohuzi.H04", f"claimed decomposition is not the maximising one ({shown})", "第八条")
 
     def _conservation(self, state: State) -> None:
-        """Checks that the 80 cards are all somewhere: wall, hands, table groups, discard rows, on offer."""
-        census = list(rules.census_of(state))
-        unseen_liang = state.phase == "liang"
-        if unseen_liang and state.deck is not None:
-            census[state.deck[LIANGZHANG_INDEX]] += 1
-        if state.deck is not None:
-            wall = counts_of(state.wall)
-            bad = [card_id(c) for c in range(20) if census[c] + wall[c] != 4]
-            total = sum(census) + len(state.wall)
-        else:
-            bad = [card_id(c) for c in range(20) if census[c] > 4]
-            total = sum(census) + state.wall_left + (1 if unseen_liang else 0)
-        if bad or total != 80:
+        """Checks that the 80 cards are all somewhere (§14): the cards in hands, table groups, discard
+        rows and on offer are exactly those that left the wall (dealt, 亮张, drawn), no card has
+        more than four copies, and with the wall they make 80."""
+        while self.drawn_seen < len(state.drawn):
+            self.left_wall[state.drawn[self.drawn_seen]] += 1
+            self.drawn_seen += 1
+        census = rules.census_of(state)
+        total = sum(self.left_wall) + state.wall_left + (1 if state.phase == "liang" else 0)
+        if census != tuple(self.left_wall) or total != 80 or max(self.left_wall) > 4:
+            bad = [card_id(c) for c in range(20) if census[c] != self.left_wall[c] or self.left_wall[c] > 4]
             self.finding("paohuzi.C01", f"card conservation broken: {total} cards, wrong count of {', '.join(bad) or '-'}", ART_DEAL)
+
+
+_HANDLERS: dict[type, Any] = {
+    MoveTimeUsed: _Fold._move_time, BoardCreated: _Fold._board, BoardRevealed: _Fold._reveal, Dealt: _Fold._deal,
+    LiangzhangRevealed: _Fold._liang, Huangzhuang: _Fold._huangzhuang, GameEnded: _Fold._ended,
+    **{kind: _Fold._forced for kind in FORCED_KINDS}, **{kind: _Fold._action for kind in ACTION_EVENTS},
+}
+"""Which fold step handles each kind of event; other kinds (penalties, draws offered …) change nothing."""
 
 
 def rules_apply(state: State, action: Any) -> State:

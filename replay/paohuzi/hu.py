@@ -72,14 +72,8 @@ def best_hand(
 def winning_hand(
     profile: PaohuziProfile, melds: Sequence[Group], hand: Counts, card: int | None = None,
     source: Source | None = None, from_discard: bool = False, ctx: WinContext = PLAIN_WIN,
-    table_huxi: int | None = None,
 ) -> HuResult | None:
-    """Returns the best decomposition if the hand wins (complete, 胡息 ≥ `min_huxi`), else None;
-    `table_huxi` is the groups' 胡息 when the caller keeps it."""
-    if table_huxi is None:
-        table_huxi = sum(group_huxi(g, profile.huxi_table) for g in melds)
-    if table_huxi + huxi_bound(profile, melds, hand, card) < profile.min_huxi:
-        return None
+    """Returns the best decomposition if the hand wins (complete, 胡息 ≥ `min_huxi`), else None."""
     result = best_hand(profile, melds, hand, card, source, from_discard, ctx)
     return result if result is not None and result.huxi >= profile.min_huxi else None
 
@@ -105,9 +99,8 @@ def huxi_bound(profile: PaohuziProfile, melds: Sequence[Group], hand: Counts, ca
     winning card as a 跑/提 (on top of the group it joins) or as a triple with a pair."""
     table = profile.huxi_table
     bound = 0
-    counts = list(hand)
+    counts = hand if card is None else hand[:card] + (hand[card] + 1,) + hand[card + 1:]
     if card is not None:
-        counts[card] += 1
         size = 1 if card >= 10 else 0
         if hand[card] == 3 or any(g.cards == (card,) * 3 for g in melds):
             bound += max(table.pao[size], table.ti[size])
@@ -115,7 +108,7 @@ def huxi_bound(profile: PaohuziProfile, melds: Sequence[Group], hand: Counts, ca
             bound += max(table.wei[size], table.peng[size])
     for size in (0, 1):
         b = 10 * size
-        bound += sum(table.kan[size] for c in range(b, b + 10) if hand[c] >= 3)
+        bound += sum(1 for n in hand[b:b + 10] if n >= 3) * table.kan[size]
         bound += min(counts[b], counts[b + 1], counts[b + 2]) * table.s123[size]
         bound += min(counts[b + 1], counts[b + 6], counts[b + 9]) * table.s2710[size]
     return bound

@@ -7,7 +7,7 @@ import functools
 from collections.abc import Sequence
 
 from replay.paohuzi.cards import Counts
-from replay.paohuzi.hu import HuResult, Source, WinContext, san_ti_wu_kan, winning_hand
+from replay.paohuzi.hu import HuResult, Source, WinContext, huxi_bound, san_ti_wu_kan, winning_hand
 from replay.paohuzi.melds import is_chi_shape
 from replay.paohuzi.state import HU, PASS, SEATS, Action, Pending, State, xiajia
 from schemas.paohuzi import PaohuziProfile
@@ -77,13 +77,16 @@ def hu_at(state: State, seat: int, card: int | None, owner: int | None) -> HuRes
     if state.dead[seat]:
         return None
     hand = state.hands[seat]
+    profile = state.profile
+    if state.table_huxi[seat] + huxi_bound(profile, state.melds[seat], hand, card) < profile.min_huxi:
+        return None
     from_wall = state.pending.from_wall if state.pending is not None else True
     if card is not None and state.pending is not None and state.pending.in_hand and owner == state.dealer:
         from_wall = False
     source: Source = "self" if card is not None and owner == seat else "other"
     ctx = win_context(state, seat, card, owner)
-    return winning_hand(state.profile, state.melds[seat], hand, card, source if card is not None else None,
-                        card is not None and not from_wall, ctx, state.table_huxi[seat])
+    return winning_hand(profile, state.melds[seat], hand, card, source if card is not None else None,
+                        card is not None and not from_wall, ctx)
 
 
 def hu_choices(profile: PaohuziProfile) -> tuple[Action, ...]:

@@ -286,7 +286,7 @@ def unseen(state: State) -> Counts:
 
 def census_of(state: State) -> Counts:
     """Counts every card outside the wall: hands, table groups, discard rows and the card on offer."""
-    counts = list(map(sum, zip(*state.hands))) if state.hands else [0] * 20
+    counts = list(map(sum, zip(*state.hands)))
     for seat in range(SEATS):
         for g in state.melds[seat]:
             for c in g.cards:
