@@ -234,3 +234,13 @@ def test_conservation_counts_every_card() -> None:
         spare = next(i for i, c in enumerate(hands[1]) if c != value and sum(h.count(c) for h in hands) < 4)
     found = codes(planted(events, j, hands=hands))
     assert "paohuzi.D07" in found and "paohuzi.C01" in found
+
+
+def test_setup_events_only_once() -> None:
+    """第五条: a second board or a second deal in one game is paohuzi.T01."""
+    events = game(29)
+    j = first(events, Dealt)
+    again = replace(events[j], seq=j + 1)
+    assert codes(events[: j + 1] + [again]) == ["paohuzi.T01"]
+    b = first(events, BoardCreated)
+    assert codes(events[: j + 1] + [replace(events[b], seq=j + 1)]) == ["paohuzi.T01"]

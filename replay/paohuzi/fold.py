@@ -128,6 +128,9 @@ class _Fold:
 
     def _board(self, event: BoardCreated, facts: dict[str, Any] | None = None) -> None:
         assert self.state is not None
+        if self.state.phase != "board" or self.state.board is not None:
+            self.finding("paohuzi.T01", "board_created after the board was set or the deal began", ART_DEAL)
+            return
         deck = self._deck(event.deck) if event.deck is not None else None
         self.state = replace(self.state, board=event.board, commitment=event.commitment, deck=deck)
 
@@ -172,6 +175,9 @@ class _Fold:
     def _deal(self, event: Dealt, facts: dict[str, Any] | None = None) -> None:
         state = self.state
         assert state is not None
+        if state.phase != "board":
+            self.finding("paohuzi.T01", "a second deal in one game", ART_DEAL)
+            return
         hands = [sorted(card_number(c) for c in h) for h in event.hands]
         if len(hands) != SEATS or any(len(h) != HAND_SIZE for h in hands) or max(counts_of(c for h in hands for c in h)) > 4:
             self.finding("paohuzi.D07", f"the deal must give {SEATS} hands of {HAND_SIZE} cards from one deck", ART_DEAL)
