@@ -236,9 +236,12 @@ def test_waiting_for_a_timed_out_opponent(turns: list[str], expected: list[str])
 
 def test_waiting_excused_by_a_leave_camp_deadline() -> None:
     """第四条: 如因等对方妨碍己方出营，可不等而出营 — a move out of camp just before turn 20 is excused."""
-    state = position(CheckersProfile(), N_CAMP, S_CAMP, 0, turns=(18, 18))
+    profile = CheckersProfile(leave_camp_checks=((20, 1), (25, 8), (30, 10)))
+    state = position(profile, N_CAMP, S_CAMP, 0, turns=(18, 18))
     state, found = run(state, ["T", "-4,5>-4,4", "3,-5>3,-4", "-3,5>-3,4"])
-    assert found == [] and state.undo is None
+    assert found == [] and state.undo is None and state.outcome is None
+    state, found = run(position(profile, N_CAMP, S_CAMP, 0, turns=(10, 10)), ["T", "-4,5>-4,4", "3,-5>3,-4", "-3,5>-3,4"])
+    assert found == ["W_NO_WAIT"], "far from a deadline the same move had to be taken back"
 
 
 @pytest.mark.parametrize(

@@ -99,6 +99,7 @@ def run(state: CheckersState, turns: list[str]) -> tuple[CheckersState, list[str
 
     found: list[str] = []
     for text in turns:
+        assert state.outcome is None, f"{text} after the game ended ({state.outcome.termination})"
         if text in ("T", "P"):
             turn = play_pass(state, timeout=text == "T")
         else:
