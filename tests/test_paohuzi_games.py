@@ -17,7 +17,7 @@ from replay.paohuzi.state import State
 from schemas.paohuzi import PaohuziProfile
 
 DATA = Path(__file__).resolve().parent / "data" / "paohuzi"
-GAMES = int(os.environ.get("MATCHLEDGER_GAMES", "60"))
+GAMES = int(os.environ.get("MATCHLEDGER_GAMES", "150"))
 GOLDEN_SEED = 20260101
 
 

@@ -1,7 +1,11 @@
-"""竞技跑胡子 (Paohuzi) engine: rules of `shared/rules/paohuzi.md`, replay, bot, pictures.
+"""竞技跑胡子 (Paohuzi) engine: the rules of `shared/rules/paohuzi.md`, replay, bot, pictures.
 
-Public functions for the tournament layer and the CLI: `ENGINE`, `play_board`, `check_board_deals`,
-`hu_report`, `profile_named`, `PROFILES`, `commitment`.
+Public entry points:
+- `ENGINE`: the `GameEngine` (replay, legal actions, bot_game, render_svg/render_text).
+- `play_board(start, deck, rng, salt=None)`: one table's deal of a duplicate board (deck order given).
+- `check_board_deals(tables)`: findings for tables of one board whose deals differ (第五条).
+- `hu_report(hand, melds, win, source, profile)`: the `matchledger hu` report of one hand.
+- `PROFILES`, `profile_named(name)`: the named regional rule profiles; `commitment(deck, salt)`.
 """
 
 from replay.paohuzi.bot import bot_game, play_board
