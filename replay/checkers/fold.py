@@ -94,7 +94,7 @@ def replay(events: Iterable[Event], strict: bool = False) -> Iterator[Step]:
         expected = ev.seq + 1
         if ev.ts > clock.prev_ts:
             clock.prev_ts = ev.ts
-        findings = tuple(_finding(ev, n) for n in notes) if notes else ()
+        findings = tuple(_finding(ev, n, state) for n in notes) if notes else ()
         if strict:
             for f in findings:
                 if f.severity == "error":
@@ -102,10 +102,14 @@ def replay(events: Iterable[Event], strict: bool = False) -> Iterator[Step]:
         yield Step(event=ev, state=state, facts=facts, findings=findings)
 
 
-def _finding(ev: Event, n: Note | Finding) -> Finding:
+def _finding(ev: Event, n: Note | Finding, state: CheckersState) -> Finding:
+    """Ties a note to its event: the seq, the rule's article, and for a turn the position after it."""
     if isinstance(n, Finding):
         return n
-    return Finding(stream=ev.stream, seq=ev.seq, code=f"checkers.{n.code}", message=f"seq {ev.seq}: {n.message}",
+    message = f"seq {ev.seq}: {n.message}"
+    if type(ev) in _TURN_EVENTS and "position" not in n.message:
+        message += f"; position after it {describe(state)}"
+    return Finding(stream=ev.stream, seq=ev.seq, code=f"checkers.{n.code}", message=message,
                    article=ARTICLES[n.code], severity=n.severity)  # type: ignore[arg-type]
 
 
@@ -338,6 +342,7 @@ def _put(pair: tuple[bool, bool], seat: int, value: bool) -> tuple[bool, bool]:
     return (value, pair[1]) if seat == 0 else (pair[0], value)
 
 
+_TURN_EVENTS: frozenset[type] = frozenset({Moved, TimedOut, Skipped})
 _HANDLERS: dict[type, Callable[[CheckersState, Any, Clock], Result]] = {
     Moved: _on_moved, TimedOut: _on_timed_out, Skipped: _on_skipped, MoveTimeUsed: _on_move_time,
     Disconnected: _on_disconnected, PenaltyCard: _on_penalty, Resigned: _on_resigned,
