@@ -6,11 +6,14 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_checkers_support import claim, codes, final, position, run, scripted, start
 
 from replay.checkers import ENGINE
-from replay.checkers.board import INDEX
+from replay.checkers.board import BIT, COORDS, INDEX, NEIGHBOUR_MASK
 from replay.checkers.check import check_move
+from replay.checkers.moves import check_path, hop_path, is_reachable, reach
 from replay.checkers.perft import parse_moves
 from replay.protocol import IllegalActionError, InvalidActionError
 from schemas.checkers import CheckersProfile
@@ -143,3 +146,26 @@ def test_svg_draws_holes_pieces_and_the_hop_path() -> None:
     assert len(root.findall(f"{ns}polyline")) == 1
     assert root.find(f"{ns}polyline").get("points").count(",") == len(state.last)  # type: ignore[union-attr]
     assert "seat 1 (S) to move" in ENGINE.render_svg(state, seat=0)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sets(st.integers(0, 120), min_size=1, max_size=40), st.data())
+def test_every_reported_move_has_a_path_that_checks(holes: set[int], data: st.DataObject) -> None:
+    """§1.1 and §4.3: a step goes to a neighbour and changes the parity class; a hop chain keeps
+    it; every hop endpoint's path passes the witness check, and the endpoint check agrees."""
+    frm = data.draw(st.sampled_from(sorted(holes)))
+    occupied = sum(BIT[i] for i in holes)
+    r = reach(0, frm, occupied)
+    for to in r.steps:
+        assert NEIGHBOUR_MASK[frm] & BIT[to] and _parity(to) != _parity(frm)
+    for to in r.hops:
+        path = r.path(frm, to)
+        assert _parity(to) == _parity(frm)
+        assert check_path(0, path, occupied).problem is None
+        assert hop_path(frm, to, occupied) is not None
+    assert {to for to in range(121) if is_reachable(0, frm, to, occupied)} == set(r.endpoints())
+
+
+def _parity(i: int) -> tuple[int, int]:
+    q, r = COORDS[i]
+    return q % 2, r % 2
