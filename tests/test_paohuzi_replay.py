@@ -244,3 +244,22 @@ def test_setup_events_only_once() -> None:
     assert codes(events[: j + 1] + [again]) == ["paohuzi.T01"]
     b = first(events, BoardCreated)
     assert codes(events[: j + 1] + [replace(events[b], seq=j + 1)]) == ["paohuzi.T01"]
+
+
+def test_facts_for_the_audit() -> None:
+    """tournament.md §3 / paohuzi.md §10: move-time steps carry the seat's running total; the hu step
+    carries 胡息, 名堂, 囤, 番, S and the payer, which re-derive the points."""
+    events = game(33, termination="HU")
+    steps = list(ENGINE.replay(events))
+    totals = [0, 0, 0]
+    for step in steps:
+        if step.event.kind == "game.move_time":
+            totals[step.event.seat] += step.event.ms
+            assert step.facts["time_used"] == totals[step.event.seat]
+    hu = next(s for s in steps if isinstance(s.event, Hu))
+    s = hu.facts["score_s"]
+    assert hu.facts["payer"] is None and hu.facts["tun"] * hu.facts["fan"] * PROFILE_BASE == s
+    assert [2 * s if seat == hu.event.seat else -s for seat in range(3)] == list(ENGINE.outcome(steps[-1].state).points)
+
+
+PROFILE_BASE = 1

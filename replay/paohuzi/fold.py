@@ -59,6 +59,20 @@ def facts_of(state: State) -> dict[str, Any]:
     return facts
 
 
+def hu_facts(state: State) -> dict[str, Any]:
+    """Returns the facts of a hu: 胡息, 名堂, 囤, 番, S (each loser's share) and who pays both
+    shares when the profile makes the discarder pay (§10)."""
+    win = state.win
+    assert win is not None
+    r = win.result
+    pays_both = state.profile.deal_score == "discarder_pays_both" and not win.from_wall and win.owner is not None
+    return {
+        "huxi": r.huxi, "mingtang": ",".join(name for name, _ in r.mingtang) or None, "tun": r.score.tun,
+        "fan": r.score.fan, "score_s": r.score.s, "payer": win.owner if pays_both else None,
+        "winning_card": card_id(win.card) if win.card is not None else None,
+    }
+
+
 class _Fold:
     """The running fold: state, the forced actions derived but not yet seen logged, findings."""
 
@@ -72,6 +86,7 @@ class _Fold:
         self.turn_end = 0
         self.gaps: dict[int, int] = {}
         self.left_wall = [0] * 20
+        self.time_used = [0] * SEATS
         self.drawn_seen = 0
         self.dealt: list[list[int]] | None = None
 
@@ -119,6 +134,9 @@ class _Fold:
     def _move_time(self, event: MoveTimeUsed, facts: dict[str, Any]) -> None:
         """Compares the time a seat used with the gap between its move and the previous turn's end."""
         facts["ms"] = event.ms
+        if event.seat is not None and event.seat < SEATS:
+            self.time_used[event.seat] += event.ms
+            facts["time_used"] = self.time_used[event.seat]
         gap = self.gaps.get(event.move_seq) if event.move_seq is not None else None
         if gap is not None and gap != event.ms:
             self.finding("paohuzi.W01", f"seat {event.seat} used {event.ms} ms by the clock but the timestamps give {gap} ms",
@@ -256,6 +274,7 @@ class _Fold:
         self.unlogged = list(new.effects)
         if isinstance(event, Hu):
             self._hu_claims(event, new)
+            facts.update(hu_facts(new))
 
     def _seat_ok(self, state: State, event: Event, action: Any) -> bool:
         seat = rules.current_seat(state)
