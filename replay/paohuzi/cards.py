@@ -35,11 +35,6 @@ def card_id(card: int) -> str:
     return CARD_IDS[card]
 
 
-def card_name(card: int) -> str:
-    """Returns the Chinese name of a card number."""
-    return CARD_NAMES[card]
-
-
 def card_number(text: str) -> int:
     """Returns the card number of an id or Chinese name.
 

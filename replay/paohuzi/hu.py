@@ -38,11 +38,6 @@ class HuResult(NamedTuple):
     mingtang: tuple[tuple[str, int], ...]
     score: Score
 
-    @property
-    def is_win(self) -> bool:
-        """Tells whether the hand wins: complete (always, for a HuResult) and 胡息 reaches the minimum."""
-        return self.score.s > 0
-
 
 def best_hand(
     profile: PaohuziProfile, melds: Sequence[Group], hand: Counts, card: int | None = None,
