@@ -226,7 +226,7 @@ def _on_move_time(s: CheckersState, ev: MoveTimeUsed, clock: Clock) -> Result:
     facts: Facts = {"seat": seat, "action": None, "ms": ev.ms}
     if seat is not None:
         clock.used[seat] += ev.ms
-        facts["total_ms"] = clock.used[seat]
+        facts["time_used"] = clock.used[seat]
     gap = clock.last_gap
     if gap >= 0 and not s.unverified and abs(ev.ms - gap) > s.profile.time_tolerance_ms:
         return s, facts, (note("W_MOVE_TIME", f"clock says seat {seat} used {ev.ms} ms, the timestamps say {gap} ms"),)
