@@ -90,9 +90,13 @@ def render_svg(state: State, seat: int | None = None) -> str:
              f'<rect width="{_W}" height="{90 + 150 * SEATS}" fill="#2e6b3f"/>']
     header = escape(render_text(state, seat).splitlines()[0])
     parts.append(f'<text x="10" y="22" font-size="14" fill="#fff">{header}</text>')
+    if state.liangzhang is not None:
+        parts.append('<text x="10" y="60" font-size="14" fill="#fff">亮张</text>')
+        parts.extend(_row(50, 34, [state.liangzhang]))
+    parts.append(f'<text x="100" y="60" font-size="14" fill="#fff">wall {state.wall_left}</text>')
     if state.pending is not None:
-        parts.append('<text x="10" y="60" font-size="14" fill="#fff">on offer</text>')
-        parts.extend(_row(80, 36, [state.pending.card]))
+        parts.append('<text x="190" y="60" font-size="14" fill="#fff">on offer</text>')
+        parts.extend(_row(255, 34, [state.pending.card]))
     for s in range(SEATS if state.hands else 0):
         y = 80 + 150 * s
         role = "庄" if s == state.dealer else "闲"
