@@ -136,6 +136,7 @@ def _after_end(s: CheckersState, ev: Event, facts: Facts) -> Result:
 
 
 def _move_facts(s: CheckersState, seat: int, action: str | None, think: int, hops: int) -> Facts:
+    """Returns the facts of a turn: counters, pieces out of camp and home, hops, thinking time."""
     pieces = s.pieces[seat]
     return {
         "seat": seat, "action": action, "ply": s.ply, "turn": s.turns[seat],
@@ -144,7 +145,7 @@ def _move_facts(s: CheckersState, seat: int, action: str | None, think: int, hop
     }
 
 
-def _on_moved(s: CheckersState, ev: Moved, clock: Clock) -> Result:  # type: ignore[override]
+def _on_moved(s: CheckersState, ev: Moved, clock: Clock) -> Result:
     frm, to, seat = ev.from_, ev.to, ev.seat
     action = f"{frm}>{to}"
     think = clock.turn(seat, ev.ts)
