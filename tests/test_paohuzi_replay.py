@@ -263,3 +263,11 @@ def test_facts_for_the_audit() -> None:
 
 
 PROFILE_BASE = 1
+
+
+def test_claim_names_the_card_on_offer() -> None:
+    """第七条: a 吃/碰/pass naming a card other than the one on offer is paohuzi.A26."""
+    events = game(35)
+    i = next(n for n, e in enumerate(events) if e.kind == "paohuzi.passed" and e.card is not None)
+    other = "x1" if events[i].card != "x1" else "x2"
+    assert codes(planted(events, i, card=other)) == ["paohuzi.A26"]
