@@ -271,3 +271,10 @@ def test_claim_names_the_card_on_offer() -> None:
     i = next(n for n, e in enumerate(events) if e.kind == "paohuzi.passed" and e.card is not None)
     other = "x1" if events[i].card != "x1" else "x2"
     assert codes(planted(events, i, card=other)) == ["paohuzi.A26"]
+
+
+def test_events_before_the_start() -> None:
+    """第五条: an event before game.started is paohuzi.X02 and leaves no state."""
+    events = game(37)
+    steps = list(ENGINE.replay([replace(events[1], seq=0)]))
+    assert [f.code for f in steps[0].findings] == ["paohuzi.X02"] and steps[0].state is None

@@ -240,11 +240,7 @@ class _Fold:
     def _action(self, event: Event, facts: dict[str, Any]) -> None:
         state = self.state
         assert state is not None
-        try:
-            action = to_action(state, event)
-        except InvalidActionError as exc:
-            self.finding("paohuzi.T03", str(exc), ART_PLAY)
-            return
+        action = to_action(state, event)
         facts["action"] = action.notation()
         self.gaps[event.seq] = event.ts - self.turn_end
         self.turn_end = event.ts
