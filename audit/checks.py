@@ -29,9 +29,9 @@ CHECKS: tuple[Check, ...] = (
 
 _BY_CODE = {
     "claims": {"checkers.E_CLAIM", "junqi.E02", "paohuzi.E01", "paohuzi.E02", "paohuzi.H01", "paohuzi.H02",
-               "paohuzi.H03", "paohuzi.H04"},
+               "paohuzi.H03", "paohuzi.H04", "paohuzi.H05"},
     "deals": {f"paohuzi.D0{n}" for n in range(1, 9)},
-    "timing": {"checkers.W_MOVE_TIME", "checkers.W_CLOCK", "junqi.T01", "junqi.T03"},
+    "timing": {"checkers.W_MOVE_TIME", "checkers.W_CLOCK", "junqi.T01", "junqi.T03", "paohuzi.W01"},
     "timeouts": {"checkers.W_TIMEOUTS", "checkers.W_SLOW_MOVE", "junqi.T02"},
     "leave-camp": {"checkers.W_LEAVE_CAMP"},
 }
