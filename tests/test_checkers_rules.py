@@ -6,13 +6,31 @@ from __future__ import annotations
 
 import msgspec
 import pytest
-from test_checkers_support import STREAM, claim, codes, final, position, run, scripted, start
+from test_checkers_support import (
+    STREAM,
+    T0,
+    claim,
+    codes,
+    final,
+    position,
+    run,
+    scripted,
+    start,
+)
 
-from replay.checkers import ENGINE
+from replay.checkers import ENGINE, fold
 from replay.checkers.board import BIT, COORDS, HOME
 from replay.checkers.rules import settle_by_search
-from schemas.checkers import CheckersProfile
-from schemas.common import Disconnected, PenaltyCard
+from schemas.checkers import CheckersProfile, Moved
+from schemas.common import (
+    Disconnected,
+    DrawAnswered,
+    DrawOffered,
+    PenaltyCard,
+    Resigned,
+    RoundClosed,
+    Ruling,
+)
 from schemas.envelope import Event
 
 # §5.5 unit-test position: F (seat 0, first) = S camp minus (−1,5) plus (0,4);
@@ -309,3 +327,58 @@ def test_no_wall_when_the_formation_moves() -> None:
     moving = ["1,-3>2,-4", "2,-4>1,-3"]
     state, found = run(state, [t for pair in zip(moving * 3, Y_WALK) for t in pair])
     assert found == []
+
+
+def _with(events: list[Event], *extra: Event) -> list[Event]:
+    """Appends events, numbering them after the last one and stamping them a second later."""
+    out = list(events)
+    for e in extra:
+        out.append(msgspec.structs.replace(e, seq=len(out), ts=out[-1].ts + 1000))
+    return out
+
+
+def _ev(cls: type, seat: int | None = None, **fields: object) -> Event:
+    return cls(stream=STREAM, seq=0, ts=T0, seat=seat, **fields)  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize(
+    ("settings", "extra", "termination", "found"),
+    [
+        ({}, [(DrawOffered, 0, {}), (DrawAnswered, 1, {"accept": True})], None, ["checkers.W_DRAW_AGREEMENT"]),
+        ({"agreed_draw": True}, [(DrawOffered, 0, {}), (DrawAnswered, 1, {"accept": True})], "DRAW_AGREED", []),
+        ({"agreed_draw": True}, [(DrawOffered, 0, {}), (DrawAnswered, 1, {"accept": False})], None, []),
+        ({}, [(Resigned, 1, {})], "RESIGNED", []),
+        ({"resign_allowed": False}, [(Resigned, 1, {})], None, ["checkers.W_RESIGN_IGNORED"]),
+        ({}, [(Ruling, None, {"corrects": 2, "text": "wall", "termination": "RULING", "winners": [1]})], "RULING", []),
+        ({}, [(Resigned, 1, {}), (Moved, 0, {"from_": 4, "to": 15})], "RESIGNED", ["checkers.W_AFTER_END"]),
+        ({}, [(RoundClosed, None, {"round": 1})], None, ["checkers.E_FOREIGN_EVENT"]),
+    ],
+    ids=["draw-not-in-the-sheet", "draw-agreed", "draw-declined", "resigned", "resign-ignored", "ruling",
+         "after-end", "foreign-event"],
+)
+def test_other_game_events(settings: dict[str, object], extra: list[tuple[type, int | None, dict[str, object]]],
+                           termination: str | None, found: list[str]) -> None:
+    """第三条 and §5.3, §8: draws only as the sheet allows, resignation, referee rulings, events
+    after the end (W_AFTER_END) and events of another game in the stream."""
+    events = _with(scripted(start(**settings), ["3>14", "115>102"]), *(_ev(cls, seat, **f) for cls, seat, f in extra))
+    steps = list(ENGINE.replay(events))
+    assert (final(steps).outcome.termination if final(steps).outcome else None) == termination
+    assert codes(steps) == found
+
+
+def test_repetition_claimed_by_a_draw_offer() -> None:
+    """§7 `repetition_auto = false`: the third occurrence draws only when a player claims it."""
+    profile = CheckersProfile(repetition_auto=False)
+    state, _ = run(position(profile, F_MID, G_MID, 1, turns=(35, 34)), [LAST_OUT, *SHUFFLE * 2])
+    assert state.outcome is None and state.history.count(state.history[-1]) == 3
+    claimed, _, _ = fold._on_draw_offered(state, _ev(DrawOffered, state.to_move), fold.Clock(T0))
+    assert claimed.outcome is not None and claimed.outcome.termination == "REPETITION"
+
+
+def test_envelope_anomalies() -> None:
+    """DESIGN schemas/: dense sequence numbers (E_SEQ) and timestamps that never go back (W_CLOCK)."""
+    events = scripted(start(), ["3>14", "115>102"])
+    gap = [*events[:3], msgspec.structs.replace(events[3], seq=9), *events[4:]]
+    assert codes(list(ENGINE.replay(gap))) == ["checkers.E_SEQ", "checkers.E_SEQ"]
+    back = [*events[:3], msgspec.structs.replace(events[3], ts=T0 - 5), *events[4:]]
+    assert "checkers.W_CLOCK" in codes(list(ENGINE.replay(back)))
