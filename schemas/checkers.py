@@ -69,6 +69,9 @@ class CheckersProfile(Profile, frozen=True, kw_only=True, forbid_unknown_fields=
     repetition_auto: bool = True
     # Passes, disconnects and cards (§8)
     auto_cards: tuple[AutoCard, ...] = ("timeout_overflow", "unjustified_pass", "dissolve")
+    # checkers.md §8 lists only "no legal move; referee authorised", but the sheet (第四条) makes a
+    # player wait for a timed-out opponent, and §6.1 reads waiting as passing: the seed wins, so a
+    # waiting 略过 is justified by default rather than a yellow card under 第十六条(2).
     justified_pass: tuple[PassCause, ...] = ("no_legal_move", "referee", "waiting")
     disconnect_without_dissolve: Literal["flag", "yellow"] = "flag"
     # Leave camp (§9)
@@ -83,6 +86,8 @@ class CheckersProfile(Profile, frozen=True, kw_only=True, forbid_unknown_fields=
     wall_policy: Literal["flag_only"] = "flag_only"
     wall_cycles: PositiveInt = 3
     # Matches and stages (§11, §12.7)
+    # 第七条 says the rest of a decided match *may* be skipped (可不比); `match.match_status`
+    # reports the match decided and the tournament layer stops it there.
     match_games: PositiveInt = 2
     first_move_policy: Literal["swiss_alternate", "match_alternate"] = "swiss_alternate"
     tiebreak_first_mover: Literal["same_as_game1", "lot", "continue"] = "same_as_game1"
