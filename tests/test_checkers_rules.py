@@ -168,7 +168,7 @@ def _capped_game(caps: tuple[int, int], plies: int, **settings: object) -> list[
 
 def _depth(seat: int, hole: int) -> int:
     """Returns how deep a hole lies in the seat's home camp (its distance from the camp's mouth)."""
-    q, r = COORDS[hole]
+    r = COORDS[hole][1]
     return -r if seat == 0 else r
 
 

@@ -10,7 +10,7 @@ from typing import Final
 import msgspec
 
 from replay.checkers.board import BIT, HOLES, HOME, INDEX, NEIGHBOUR_MASK, TARGET, hex_distance, ids
-from replay.checkers.moves import reach
+from replay.checkers.moves import Reach, reach
 from replay.checkers.rules import Turn, derived, play_move, play_pass, win
 from replay.checkers.state import CheckersState, initial_state
 from schemas.checkers import Moved
@@ -30,7 +30,8 @@ Move = tuple[int, int, tuple[int, ...]]
 
 
 def choose_move(s: CheckersState, rng: random.Random) -> Move | None:
-    """Returns the bot's move for the seat to move (from, to, path), or None to pass."""
+    """Returns the bot's move for the seat to move (from, to, path), or None to pass: when it
+    waits for a timed-out opponent (第四条) or has no move at all."""
     seat = s.to_move
     own = s.pieces[seat]
     occupied = own | s.pieces[1 - seat]
@@ -38,24 +39,28 @@ def choose_move(s: CheckersState, rng: random.Random) -> Move | None:
     dist = DISTANCE[seat]
     urgent = _camp_urgency(s, seat)
     waiting = s.owe_wait == seat
-    best: list[tuple[float, Move]] = []
+    best: tuple[float, int, int, Reach] | None = None
+    fallback: tuple[int, int, Reach] | None = None
     for frm in ids(own):
         r = reach(seat, frm, occupied, rules)
         for to in r.endpoints():
-            if _is_pointless(seat, frm, to):
-                continue
             leaves_home = bool(HOME[seat] & BIT[frm]) and not HOME[seat] & BIT[to]
             if waiting and not (urgent and leaves_home):
+                continue
+            if _is_pointless(seat, frm, to):
+                fallback = fallback or (frm, to, r)
                 continue
             gain = dist[frm] - dist[to]
             score = gain + 0.08 * dist[frm] + rng.random() * 0.9
             if urgent and HOME[seat] & BIT[frm] and (gain > 0 or leaves_home):
                 score += 50.0 if leaves_home else 20.0
-            path = r.path(frm, to) if to in r.parents else (frm, to)
-            best.append((score, (frm, to, path)))
-    if not best:
+            if best is None or score > best[0]:
+                best = (score, frm, to, r)
+    chosen = best[1:] if best is not None else fallback
+    if chosen is None:
         return None
-    return max(best, key=lambda x: x[0])[1]
+    frm, to, r = chosen
+    return frm, to, r.path(frm, to) if to in r.parents else (frm, to)
 
 
 def _is_pointless(seat: int, frm: int, to: int) -> bool:
