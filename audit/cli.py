@@ -10,28 +10,27 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
-from audit.output import emit_json, fail, say
+from audit import simulate as simulate_mod
+from audit import standings as standings_mod
+from audit.certify import certify
+from audit.db import AuditDB, AuditError
+from audit.export import export_parquet, load_parquet
+from audit.output import console, emit_json, fail, progress_bar, progress_steps, say
+from audit.projection import project_ledger
+from audit.render import certification_table, explanation_tables, standings_table
+from audit.render import table as render_table
+from audit.session import movement_ranking, open_session
+from audit.tournament_sim import FAULTS, TournamentPlan, simulate_tournament
 from ledger import bundle as bundle_mod
 from ledger import checkpoints as checkpoints_mod
 from ledger import export as export_mod
 from ledger import record as record_mod
 from ledger import store
 from ledger import verify as verify_mod
-from ledger.read import read_events
-from replay import run as run_mod
-from audit import simulate as simulate_mod
-from audit.output import console, progress_bar, progress_steps
-from audit import standings as standings_mod
-from audit.certify import certify
-from audit.db import AuditDB, AuditError
-from audit.export import export_parquet, load_parquet
-from audit.projection import project_ledger
-from audit.render import certification_table, explanation_tables, standings_table
-from audit.render import table as render_table
-from audit.session import movement_ranking, open_session
-from audit.tournament_sim import FAULTS, TournamentPlan, simulate_tournament
 from ledger.errors import LedgerError
 from ledger.notes import Signer, Verifier
+from ledger.read import read_events
+from replay import run as run_mod
 from replay.protocol import ReplayError
 from schemas.codec import ContractError
 

@@ -4,12 +4,15 @@ after the previous round), and the same deal at every table of a Paohuzi board."
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 from audit import seating
 from audit.session import Session
 from audit.simulate import SEATS
 from replay.protocol import Finding
+from schemas import decode
+from schemas.common import RoundSeated
 
 
 def seating_findings(session: Session) -> Iterator[Finding]:
@@ -40,16 +43,13 @@ def deal_findings(session: Session) -> Iterator[Finding]:
         start = replay.start
         if replay.game == "paohuzi" and start.tournament and start.board:
             boards.setdefault((start.tournament, start.board), []).append(replay.events)
-    for (_, _), tables in sorted(boards.items()):
+    for _, tables in sorted(boards.items()):
         yield from check_board_deals(sorted(tables, key=lambda evs: evs[0].stream))
 
 
-def _round_events(session: Session, tid: str) -> list:
-    from schemas.common import RoundSeated
-    from schemas import decode
-
-    return [decode(r["body"]) for r in session.projection.rows["events"]
-            if r["stream"] == tid and r["kind"] == RoundSeated.__struct_config__.tag]
+def _round_events(session: Session, tid: str) -> list[RoundSeated]:
+    return [decode(r["body"]) for r in session.projection.rows["events"]  # type: ignore[misc]
+            if r["stream"] == tid and r["kind"] == "tournament.round_seated"]
 
 
 def _recorded_tables(seatings: list[dict], tid: str) -> dict[int, list[list[str]]]:
@@ -84,8 +84,6 @@ def _expected(session: Session, tid: str, game: str, fmt: str, rnd: int, met: se
         return [list(pair) for pair in seating.swiss_pairs([r["player"] for r in rows], met)]
     rows = session.db.run("ranking_through", tournament=tid, through=rnd - 1)
     rules = next(t["rules"] for t in session.projection.rows["tournaments"] if t["tournament"] == tid)
-    import json
-
     return seating.snake([r["player"] for r in rows], SEATS[game], json.loads(rules).get("group_tables"))
 
 
