@@ -1,8 +1,8 @@
 -- name: points
 -- check: points
 -- computes: each seat's game points re-derived in SQL from the game's result and profile, beside the
---   engine's: Junqi 5/3/1 to each member of an alliance, checkers 1/½/0 (0 each when both lose),
---   Paohuzi the deal score from the hu facts (S = 囤 × 番 × base; winner +2S, each loser −S, or the
+--   engine's: Junqi 5/3/1 to each member of an alliance, checkers 1/½/0 (0 each when
+--   both lose when the profile says so), Paohuzi the deal score from the hu facts (S = 囤 × 番 × base; winner +2S, each loser −S, or the
 --   discarder pays both); every disagreement is a finding
 -- implements: tournament.md §1 (第十条, 附录一; checkers 第十八条(4)), paohuzi.md §10
 WITH hu AS (
@@ -19,7 +19,8 @@ WITH hu AS (
                  ELSE CAST(json_extract(g.profile, '$.points.loss') AS DOUBLE) END
              WHEN 'checkers' THEN CASE
                  WHEN len(g.winners) > 0 THEN CASE WHEN list_contains(g.winners, s.seat) THEN 1.0 ELSE 0.0 END
-                 WHEN s.points = 0.0 AND g.termination IN ('TIMEOUTS', 'DISCONNECTED', 'DISSOLVED', 'NO_WAIT', 'LEAVE_CAMP') THEN 0.0
+                 WHEN g.termination = 'DISSOLVED' AND json_extract_string(g.profile, '$.double_forfeit') = 'double_loss' THEN 0.0
+                 WHEN g.termination = 'LEAVE_CAMP' AND json_extract_string(g.profile, '$.both_fail_same_round') = 'double_loss' THEN 0.0
                  ELSE 0.5 END
              WHEN 'paohuzi' THEN CASE
                  WHEN g.termination <> 'HU' THEN 0.0
@@ -30,7 +31,7 @@ WITH hu AS (
            END AS sql_points
     FROM seats s JOIN games g USING (stream)
     LEFT JOIN hu h ON h.stream = s.stream
-    WHERE g.termination IS NOT NULL
+    WHERE g.termination IS NOT NULL AND g.termination <> 'UNVERIFIED'  -- UNVERIFIED keeps the claim: nothing to derive
 )
 SELECT stream, NULL::BIGINT AS seq, 'audit.P01' AS code, 'tournament.md §1' AS article,
        format('seat {} ({}): SQL derives {} points, the {} engine {}', seat, player, coalesce(CAST(sql_points AS VARCHAR), 'none'), game, coalesce(CAST(engine_points AS VARCHAR), 'none')) AS message
