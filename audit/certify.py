@@ -83,7 +83,7 @@ def _collect(session: Session, tournament: str | None) -> list[dict[str, Any]]:
         if query.check:
             for row in session.db.run(query.name, tournament=tournament):
                 rows.append({**row, "check": query.check, "severity": "error", "source": f"sql:{query.name}"})
-    engine = [f for r in session.projection.replays.values() for f in r.findings]
+    engine = session.projection.findings
     python = [("seating", f) for f in seating_findings(session)] + [("deals", f) for f in deal_findings(session)]
     rows += [_row(f, check_of(f.code), "replay") for f in engine] + [_row(f, check, "tournament") for check, f in python]
     streams = _streams(session, tournament)
@@ -110,7 +110,7 @@ def _row(f: Finding, check: str, source: str) -> dict[str, Any]:
 
 
 def _games(session: Session, tournament: str | None) -> list[dict[str, Any]]:
-    return [g for g in session.projection.rows["games"] if tournament is None or g["tournament"] == tournament]
+    return [g for g in session.projection.games if tournament is None or g["tournament"] == tournament]
 
 
 def _streams(session: Session, tournament: str | None) -> set[str] | None:
@@ -122,20 +122,19 @@ def _streams(session: Session, tournament: str | None) -> set[str] | None:
 def _count_checked(session: Session, results: dict[str, CheckResult], tournament: str | None) -> None:
     """Sets how many items each check looked at, so that passed = checked − failed."""
     games = _games(session, tournament)
-    streams = {g["stream"] for g in games}
-    rows = session.projection.rows
     by_game = {name: sum(1 for g in games if g["game"] == name) for name in ("junqi", "paohuzi", "checkers")}
+    kinds = dict(session.db.run("event_counts", tournament=tournament)[0]) if games else {}
     counts = {
-        "rules": sum(len(session.projection.replays[s].facts) for s in streams),
-        "claims": sum(1 for e in rows["events"] if e["kind"] == "game.ended" and e["stream"] in streams),
-        "points": sum(1 for s in rows["seats"] if s["stream"] in streams),
+        "rules": kinds.get("steps", 0),
+        "claims": kinds.get("claims", 0),
+        "points": kinds.get("seats", 0),
         "deals": by_game["paohuzi"],
-        "timing": sum(1 for e in rows["events"] if e["kind"] == "game.move_time" and e["stream"] in streams),
+        "timing": kinds.get("timings", 0),
         "timeouts": len(games),
         "quiet": by_game["junqi"],
         "steps": by_game["junqi"],
         "leave-camp": by_game["checkers"],
-        "seating": sum(1 for s in rows["seatings"] if tournament is None or s["tournament"] == tournament),
+        "seating": kinds.get("seatings", 0),
     }
     for name, count in counts.items():
         results[name].checked = max(count, results[name].failed)

@@ -69,7 +69,7 @@ def run_demo(root: Path, progress: Progress) -> Demo:
     demo.certification = certify(root, progress=progress("replaying and auditing", games))
     session = open_session(root)
     demo.standings = [standings(session, t) for t in demo.tournaments]
-    first_game = next(g["stream"] for g in session.projection.rows["games"])
+    first_game = next(g["stream"] for g in session.projection.games)
     demo.proof = bundle.prove(root, first_game)
     bundle.check_bundle(demo.proof, store.load_verifier(root))
     return demo

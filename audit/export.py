@@ -27,8 +27,8 @@ class ExportError(ValueError):
 def export_parquet(root: Path, projection: Projection, out: Path) -> dict[str, Any]:
     """Writes every projection table under `out/<table>/game=…/tournament=…/` and the manifest."""
     checkpoint = latest_checkpoint(root, load_verifier(root))
-    games = {g["stream"]: (g["game"], g["tournament"]) for g in projection.rows["games"]}
-    kinds = {t["tournament"]: t["game"] for t in projection.rows["tournaments"]}
+    games = {g["stream"]: (g["game"], g["tournament"]) for g in projection.games}
+    kinds = {t["tournament"]: t["game"] for t in projection.tournaments}
     files = []
     for name, table in projection.tables().items():
         table = _with_partitions(table, games, kinds)

@@ -22,10 +22,10 @@ class Session:
 
         :raises ValueError: when the ledger holds no such tournament.
         """
-        for row in self.projection.rows["tournaments"]:
+        for row in self.projection.tournaments:
             if row["tournament"] == tournament:
                 return row["game"], row["format"]
-        known = ", ".join(r["tournament"] for r in self.projection.rows["tournaments"]) or "none"
+        known = ", ".join(r["tournament"] for r in self.projection.tournaments) or "none"
         raise ValueError(f"no tournament {tournament!r} in the ledger (known: {known})")
 
 

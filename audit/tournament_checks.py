@@ -11,17 +11,18 @@ from audit import seating
 from audit.session import Session
 from audit.simulate import SEATS
 from replay.protocol import Finding
-from schemas import decode
 from schemas.common import RoundSeated
 
 
 def seating_findings(session: Session) -> Iterator[Finding]:
     """Yields a finding for every round whose recorded seating differs from what the rules give."""
-    rows = session.projection.rows
-    for t in rows["tournaments"]:
+    projection = session.projection
+    registered = projection.arrow["players"].to_pylist()
+    seatings = projection.arrow["seatings"].to_pylist()
+    for t in projection.tournaments:
         tid, game = t["tournament"], t["game"]
-        players = [p["player"] for p in rows["players"] if p["tournament"] == tid]
-        recorded = _recorded_tables(rows["seatings"], tid)
+        players = [p["player"] for p in registered if p["tournament"] == tid]
+        recorded = _recorded_tables(seatings, tid)
         draws = {e.round: e for e in _round_events(session, tid)}
         met: set[frozenset[str]] = set()
         for rnd in sorted(recorded):
@@ -39,17 +40,15 @@ def deal_findings(session: Session) -> Iterator[Finding]:
     from replay.paohuzi import check_board_deals
 
     boards: dict[tuple[str, str], list] = {}
-    for replay in session.projection.replays.values():
-        start = replay.start
-        if replay.game == "paohuzi" and start.tournament and start.board:
-            boards.setdefault((start.tournament, start.board), []).append(replay.events)
+    for g in session.projection.games:
+        if g["game"] == "paohuzi" and g["tournament"] and g["board"]:
+            boards.setdefault((g["tournament"], g["board"]), []).append(session.projection.game_events[g["stream"]])
     for _, tables in sorted(boards.items()):
         yield from check_board_deals(sorted(tables, key=lambda evs: evs[0].stream))
 
 
 def _round_events(session: Session, tid: str) -> list[RoundSeated]:
-    return [decode(r["body"]) for r in session.projection.rows["events"]  # type: ignore[misc]
-            if r["stream"] == tid and r["kind"] == "tournament.round_seated"]
+    return [e for e in session.projection.tournament_events if e.stream == tid and isinstance(e, RoundSeated)]
 
 
 def _recorded_tables(seatings: list[dict], tid: str) -> dict[int, list[list[str]]]:
@@ -83,7 +82,7 @@ def _expected(session: Session, tid: str, game: str, fmt: str, rnd: int, met: se
         rows = session.db.run("swiss_standings", tournament=tid, through=rnd - 1)
         return [list(pair) for pair in seating.swiss_pairs([r["player"] for r in rows], met)]
     rows = session.db.run("ranking_through", tournament=tid, through=rnd - 1)
-    rules = next(t["rules"] for t in session.projection.rows["tournaments"] if t["tournament"] == tid)
+    rules = next(t["rules"] for t in session.projection.tournaments if t["tournament"] == tid)
     return seating.snake([r["player"] for r in rows], SEATS[game], json.loads(rules).get("group_tables"))
 
 

@@ -105,8 +105,45 @@ static PyObject *extend(PyObject *self, PyObject *args) {
     return PyLong_FromUnsignedLongLong(size);
 }
 
+/* payloads(data, first_index) -> (list of payload bytes, last_commit, error_offset, error)
+ * Checks frames as scan() does and returns every well-formed frame's payload; the caller keeps
+ * those up to last_commit. */
+static PyObject *payloads(PyObject *self, PyObject *args) {
+    Py_buffer buf;
+    unsigned long long first;
+    if (!PyArg_ParseTuple(args, "y*K", &buf, &first)) return NULL;
+    const unsigned char *data = buf.buf;
+    Py_ssize_t end = buf.len, off = 0, count = 0, last_commit = 0;
+    const char *error = NULL;
+    char message[160];
+    PyObject *out = PyList_New(0);
+    while (out && off < end) {
+        if (end - off < OVERHEAD) { snprintf(message, sizeof message, "torn frame: %zd bytes left, a frame needs at least %d", end - off, OVERHEAD); error = message; break; }
+        uint32_t word = le32(data + off), crc = le32(data + off + 4);
+        uint64_t index = le64(data + off + 8);
+        Py_ssize_t length = word & LENGTH_MASK, stop = off + HEADER + length;
+        if (stop + 4 > end) { snprintf(message, sizeof message, "torn frame: header says %zd payload bytes, only %zd follow", length, end - off - OVERHEAD); error = message; break; }
+        uLong c = crc32(0L, data + off, 4);
+        c = crc32(c, data + off + 8, 8 + (uInt)length);
+        if ((uint32_t)c != crc) { error = "CRC mismatch: the frame's bytes were changed"; break; }
+        if (le32(data + stop) != word) { error = "trailing length differs from the header"; break; }
+        if (index != first + (uint64_t)count) { snprintf(message, sizeof message, "frame says it holds entry %llu, expected entry %llu here", (unsigned long long)index, first + (unsigned long long)count); error = message; break; }
+        PyObject *item = PyBytes_FromStringAndSize((const char *)data + off + HEADER, length);
+        if (!item || PyList_Append(out, item) < 0) { Py_XDECREF(item); Py_CLEAR(out); break; }
+        Py_DECREF(item);
+        count++;
+        off = stop + 4;
+        if (word & COMMIT) last_commit = count;
+    }
+    PyBuffer_Release(&buf);
+    if (!out) return NULL;
+    return Py_BuildValue("(NnnO)", out, last_commit, error ? off : (Py_ssize_t)-1,
+                         error ? PyUnicode_FromString(error) : Py_NewRef(Py_None));
+}
+
 static PyMethodDef methods[] = {
     {"scan", scan, METH_VARARGS, "Checks every frame of a segment's bytes and returns their leaf hashes."},
+    {"payloads", payloads, METH_VARARGS, "Checks every frame of a segment's bytes and returns their payloads."},
     {"extend", extend, METH_VARARGS, "Appends leaf hashes to a compact range."},
     {NULL, NULL, 0, NULL},
 };

@@ -46,6 +46,31 @@ def scan_leaves(data: bytes, first_index: int, accelerated: bool | None = None) 
     return SegmentScan(b"".join(leaves), count, last_commit, commit_end, -1, None)
 
 
+class SegmentPayloads(NamedTuple):
+    """The payloads of a segment's well-formed frames, where its last batch ends, and the first fault."""
+
+    payloads: list[bytes]
+    last_commit: int
+    error_offset: int  # -1 when every frame is well formed
+    error: str | None
+
+
+def segment_payloads(data: bytes, first_index: int, accelerated: bool | None = None) -> SegmentPayloads:
+    """Checks every frame of a segment's bytes and returns their payloads."""
+    if ACCELERATED if accelerated is None else accelerated:
+        return SegmentPayloads(*_fastscan.payloads(data, first_index))
+    payloads: list[bytes] = []
+    last_commit = 0
+    try:
+        for _, _, payload, commit in iter_frames(data, first_index):
+            payloads.append(bytes(payload))
+            if commit:
+                last_commit = len(payloads)
+    except FrameError as exc:
+        return SegmentPayloads(payloads, last_commit, exc.offset, str(exc))
+    return SegmentPayloads(payloads, last_commit, -1, None)
+
+
 def extend(tree: CompactRange, leaves: bytes, accelerated: bool | None = None) -> None:
     """Appends a run of 32-byte leaf hashes to a compact range."""
     if ACCELERATED if accelerated is None else accelerated:

@@ -26,7 +26,8 @@ from ledger.layout import (
 from ledger.merkle import CompactRange, leaf_hash
 from ledger.notes import Signer, Verifier
 from ledger.scan import Damage, KeyDecodeError, SegmentFrames, decode_keys_exact, scan
-from ledger.segments import OVERHEAD, FileOps, SegmentWriter, frame_batch, segment_path
+from ledger.fastscan import segment_payloads
+from ledger.segments import OVERHEAD, FileOps, SegmentWriter, frame_batch, list_segments, segment_path
 from schemas.envelope import Event
 
 CHECKPOINT_KINDS = frozenset({"game.ended", "tournament.round_closed"})
@@ -291,14 +292,27 @@ def iter_entries(root: Path, start: int = 0) -> Iterator[tuple[int, bytes]]:
 
     :raises LedgerCorrupt: when a damaged frame stops the reading before the last checkpoint.
     """
+    for first, payloads in iter_payloads(root):
+        for i in range(max(0, start - first), len(payloads)):
+            yield first + i, payloads[i]
+
+
+def iter_payloads(root: Path) -> Iterator[tuple[int, list[bytes]]]:
+    """Yields (first index, stored bytes of its committed entries) one segment at a time.
+
+    :raises LedgerCorrupt: when a damaged frame stops the reading before the last checkpoint.
+    """
     load_config(root)
     checkpointed = max((size for size, _ in list_checkpoint_files(root)), default=0)
-    for part in scan(root):
-        if isinstance(part, Damage):
-            if part.index < checkpointed:
-                raise LedgerCorrupt(part.index, f"{part.reason} inside the checkpointed range (size {checkpointed})")
+    expected = 0
+    for first, path in list_segments(root / SEGMENTS):
+        if first != expected:
+            raise LedgerCorrupt(expected, f"segment {path.name} starts at entry {first}, expected {expected}")
+        part = segment_payloads(path.read_bytes(), first)
+        yield first, part.payloads[: part.last_commit]
+        expected = first + part.last_commit
+        if part.error is not None or part.last_commit < len(part.payloads):
+            if expected < checkpointed:
+                why = part.error or "an unfinished batch"
+                raise LedgerCorrupt(first + len(part.payloads), f"{why} inside the checkpointed range (size {checkpointed})")
             return
-        for i, payload in enumerate(part.payloads[:part.last_commit]):
-            index = part.first_index + i
-            if index >= start:
-                yield index, bytes(payload)

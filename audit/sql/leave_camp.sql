@@ -7,14 +7,13 @@
 -- implements: checkers.md §7 (第五条: leave-camp deadlines)
 WITH turns AS (
     SELECT st.stream, st.seq, st.seat,
-           CAST(json_extract(st.facts, '$.turn') AS INTEGER) AS turn,
-           CAST(json_extract(st.facts, '$.out') AS INTEGER) AS pieces_out,
+           st.turn, st.out AS pieces_out,
            g.profile, g.termination, g.winners
     FROM steps st JOIN games g USING (stream)
     WHERE g.game = 'checkers' AND st.kind IN ('checkers.moved', 'game.timed_out', 'game.skipped')
       AND json_extract_string(g.profile, '$.leave_camp_penalty') = 'loss'
       AND json_extract_string(g.profile, '$.leave_camp_check_time') = 'after_own_turn'
-      AND json_extract(st.facts, '$.turn') IS NOT NULL
+      AND st.turn IS NOT NULL
 ), deadlines AS (
     SELECT stream, CAST(d[1] AS INTEGER) AS turn, CAST(d[2] AS INTEGER) AS required
     FROM (SELECT DISTINCT stream, unnest(CAST(json_extract(profile, '$.leave_camp_checks') AS INTEGER[][])) AS d FROM turns)

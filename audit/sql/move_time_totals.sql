@@ -7,7 +7,7 @@
 WITH sql_total AS (
     SELECT stream, seat, sum(ms) AS ms FROM timings GROUP BY stream, seat
 ), engine_total AS (
-    SELECT stream, seat, max(CAST(json_extract(facts, '$.time_used') AS BIGINT)) AS ms
+    SELECT stream, seat, max(time_used) AS ms
     FROM steps WHERE kind = 'game.move_time' GROUP BY stream, seat
 )
 SELECT coalesce(s.stream, e.stream) AS stream, NULL::BIGINT AS seq, 'audit.T02' AS code, 'tournament.md §3' AS article,
