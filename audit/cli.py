@@ -159,6 +159,23 @@ def check_proof(file: Annotated[Path, typer.Argument(help="Evidence bundle file.
 
 
 @command
+def consistency(old: Annotated[int, typer.Option(help="Tree size of the earlier checkpoint.")],
+                ledger: LedgerOpt = DEFAULT_LEDGER,
+                new: Annotated[int | None, typer.Option(help="Tree size of the later checkpoint (the latest by default).")] = None,
+                json: JsonOpt = False) -> None:
+    """Prove that an earlier signed checkpoint is a prefix of a later one (RFC 6962 consistency proof)."""
+    item = bundle_mod.prove_consistency(ledger, old, new)
+    first, last = bundle_mod.check_consistency(item, store.load_verifier(ledger))
+    if json:
+        emit_json({"old": first.size, "new": last.size, "old_root": first.root.hex(), "new_root": last.root.hex(), "proof": item.proof})
+    else:
+        say(f"ok: the log at {first.size} entries (root {first.root.hex()}) is a prefix of the log at {last.size} "
+            f"(root {last.root.hex()}); proof of {len(item.proof)} hashes:")
+        for h in item.proof:
+            say(f"  {h}")
+
+
+@command
 def keygen(name: Annotated[str, typer.Option(help="Key name, e.g. arbiter-zhang.")],
            out: Annotated[Path, typer.Option(help="Private key file to create (mode 600).")]) -> None:
     """Create an arbiter's Ed25519 key pair for co-signing checkpoints."""
@@ -295,22 +312,32 @@ def replay(ledger: LedgerOpt = DEFAULT_LEDGER,
 def show(game: Annotated[str, typer.Option(help="Game stream id.")], ledger: LedgerOpt = DEFAULT_LEDGER,
          at: Annotated[int | None, typer.Option(help="Show the position after this seq (default: the end).")] = None,
          seat: Annotated[int | None, typer.Option(help="Show only what this seat can see.")] = None,
-         svg: Annotated[Path | None, typer.Option(help="Also write the position as SVG.")] = None) -> None:
+         svg: Annotated[Path | None, typer.Option(help="Also write the position as SVG.")] = None,
+         json: JsonOpt = False) -> None:
     """Show a game's position at any step, as text (and SVG)."""
     view = run_mod.position(read_events(ledger), game, at)
-    say(f"{game} after seq {view.seq} ({view.kind})")
-    say(view.engine.render_text(view.state, seat))
+    text = view.engine.render_text(view.state, seat)
     if svg is not None:
         svg.write_text(view.engine.render_svg(view.state, seat))
+    if json:
+        emit_json({"game": game, "seq": view.seq, "kind": view.kind, "text": text, "svg": str(svg) if svg else None})
+        return
+    say(f"{game} after seq {view.seq} ({view.kind})")
+    say(text)
+    if svg is not None:
         say(f"wrote {svg}")
 
 
 @command
 def perft(game: GameArg, depth: Annotated[int, typer.Option(min=1, help="Depth in plies.")],
           moves: Annotated[str | None, typer.Option(help='Checkers: moves to play first, "3>14,115>102".')] = None,
-          position: Annotated[Path | None, typer.Option(help="Junqi: position file (layouts).")] = None) -> None:
+          position: Annotated[Path | None, typer.Option(help="Junqi: position file (layouts).")] = None,
+          json: JsonOpt = False) -> None:
     """Count move endpoints to a depth (perft); the count is the last number printed."""
     counts = run_mod.perft(game, depth, moves if game == "checkers" else (str(position) if position else None))
+    if json:
+        emit_json({"counts": counts, "count": counts[-1]})
+        return
     for d, n in enumerate(counts, start=1):
         say(f"depth {d}: {n}")
     say(str(counts[-1]))

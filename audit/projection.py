@@ -130,9 +130,29 @@ def project(segments: Iterable[tuple[int, list[bytes]]], on_game: Callable[[int]
                 _tournament_rows(base, event, i)
     games = [(s, evs) for s, evs in streams.items() if isinstance(evs[0], GameStarted)]
     arrow, findings = _replay_games(games, entries, on_game, workers)
+    orphans = [_orphan(s, evs) for s, evs in streams.items() if not isinstance(evs[0], (GameStarted, *TOURNAMENT_OPENERS))]
+    findings += orphans
+    arrow["findings"] = pa.concat_tables([arrow["findings"], _findings_table(orphans, entries)])
     arrow.update({name: base.table(name) for name in base.columns})
     arrow["events"] = pa.Table.from_batches(event_batches, schema=SCHEMAS["events"])
     return Projection(arrow, findings=findings, game_events=dict(games), tournament_events=tournament_events)
+
+
+TOURNAMENT_OPENERS = (TournamentOpened,)
+
+
+def _orphan(stream: str, events: list[Event]) -> Finding:
+    """A stream that opens neither a game nor a tournament: its events belong to nothing replayable."""
+    return Finding(stream=stream, seq=events[0].seq, code="audit.G01", article=None,
+                   message=f"stream opens with {events[0].kind}, not game.started or tournament.opened; its {len(events)} events are not replayed")
+
+
+def _findings_table(findings: list[Finding], entries: dict[str, list[int]]) -> pa.Table:
+    rows = Rows(["findings"])
+    for x in findings:
+        rows.add("findings", entry=entries[x.stream][x.seq], stream=x.stream, seq=x.seq, code=x.code, article=x.article,
+                 severity=x.severity, message=x.message, source="projection", check_name=check_of(x.code))
+    return rows.table("findings")
 
 
 def _event_batch(first: int, decoded: list[Event], payloads: list[bytes]) -> pa.RecordBatch:

@@ -8,9 +8,11 @@ from pathlib import Path
 
 import msgspec
 
-from ledger.checkpoints import Checkpoint, latest_checkpoint, parse_checkpoint
+from ledger.checkpoints import Checkpoint, latest_checkpoint, list_checkpoint_files, parse_checkpoint
 from ledger.errors import LedgerCorrupt, LedgerError, SignatureError
-from ledger.merkle import ProofError, SubtreeHasher, inclusion_proof, leaf_hash, verify_inclusion
+from ledger.merkle import (
+    ProofError, SubtreeHasher, consistency_proof, inclusion_proof, leaf_hash, verify_consistency, verify_inclusion,
+)
 from ledger.notes import Verifier
 from ledger.scan import EntryKey
 from ledger.store import iter_entries, load_verifier
@@ -107,3 +109,44 @@ def load_bundle(path: Path) -> EvidenceBundle:
         return msgspec.json.decode(path.read_bytes(), type=EvidenceBundle)
     except msgspec.DecodeError as exc:
         raise BundleError(f"{path}: not an evidence bundle: {exc}") from None
+
+
+class ConsistencyProof(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A proof that the log at one signed checkpoint is a prefix of the log at a later one."""
+
+    old: str
+    new: str
+    proof: list[str]
+
+
+def prove_consistency(root: Path, old: int, new: int | None = None) -> ConsistencyProof:
+    """Proves that stored checkpoint `old` is a prefix of stored checkpoint `new` (the latest by
+    default), from the stored entries, and checks the proof before returning it.
+
+    :raises LedgerError: when either size has no stored checkpoint.
+    """
+    verifier = load_verifier(root)
+    stored = dict(list_checkpoint_files(root))
+    new = max(stored) if new is None else new
+    for size in (old, new):
+        if size not in stored:
+            raise LedgerError(f"no checkpoint of size {size}; stored sizes: {', '.join(map(str, sorted(stored)))}")
+    first, last = (parse_checkpoint(stored[s].read_text(), verifier) for s in (old, new))
+    leaves = [leaf_hash(data) for index, data in iter_entries(root) if index < new]
+    proof = consistency_proof(old, new, SubtreeHasher(leaves)) if 0 < old < new else []
+    check_consistency(ConsistencyProof(first.note, last.note, [base64.b64encode(h).decode() for h in proof]), verifier)
+    return ConsistencyProof(first.note, last.note, [base64.b64encode(h).decode() for h in proof])
+
+
+def check_consistency(item: ConsistencyProof, verifier: Verifier) -> tuple[Checkpoint, Checkpoint]:
+    """Verifies both checkpoints' signatures and the consistency proof between them.
+
+    :raises BundleError: when a signature or the proof fails.
+    """
+    try:
+        old, new = parse_checkpoint(item.old, verifier), parse_checkpoint(item.new, verifier)
+        if old.size > 0:
+            verify_consistency(old.size, new.size, old.root, new.root, [base64.b64decode(p) for p in item.proof])
+    except (SignatureError, ProofError) as exc:
+        raise BundleError(f"consistency: {exc}") from None
+    return old, new

@@ -1,4 +1,5 @@
-"""The C accelerator and the pure-Python reference agree on good, torn and damaged segments."""
+"""The C accelerator and the pure-Python reference agree on good, torn and damaged segments:
+leaf hashes, payloads, commit marks and the first fault."""
 
 from __future__ import annotations
 
@@ -33,6 +34,9 @@ def test_scan_agrees_on_random_damage() -> None:
         fast = fastscan.scan_leaves(bytes(data), 7 * (trial % 2), accelerated=True)
         slow = fastscan.scan_leaves(bytes(data), 7 * (trial % 2), accelerated=False)
         assert fast == slow, trial
+        fast_payloads = fastscan.segment_payloads(bytes(data), 7 * (trial % 2), accelerated=True)
+        assert fast_payloads == fastscan.segment_payloads(bytes(data), 7 * (trial % 2), accelerated=False), trial
+        assert fast_payloads.last_commit == fast.last_commit
 
 
 def test_extend_agrees_with_compact_range() -> None:

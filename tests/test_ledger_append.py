@@ -105,3 +105,15 @@ def test_init_refuses_existing_ledger_and_key_readable_by_others(ledger: Path) -
     (ledger / "signer.key").chmod(0o644)
     result = cli("record", "--ledger", str(ledger), "-", input=event_line("g", 0))
     assert result.exit_code == 1 and "is accessible by others (mode 644)" in result.stderr
+
+
+def test_consistency_between_stored_checkpoints(ledger: Path, tmp_path: Path) -> None:
+    """Any two stored checkpoints can be proven consistent (RFC 6962 §2.1.2); a forged one cannot."""
+    for start in range(0, 9, 3):
+        _record(ledger, game_lines(3, 3, start=start), tmp_path)  # checkpoints at sizes 9, 18, 27
+    result = cli("consistency", "--ledger", str(ledger), "--old", "9", "--new", "27", "--json")
+    assert result.exit_code == 0, result.output
+    assert (json.loads(result.stdout)["old"], json.loads(result.stdout)["new"]) == (9, 27)
+    assert cli("consistency", "--ledger", str(ledger), "--old", "18").exit_code == 0
+    missing = cli("consistency", "--ledger", str(ledger), "--old", "10")
+    assert missing.exit_code == 1 and "no checkpoint of size 10; stored sizes: 0, 9, 18, 27" in missing.stderr
