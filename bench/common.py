@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import random
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -26,4 +27,44 @@ def best_of(runs: int, fn: Callable[[], object]) -> float:
         t0 = time.perf_counter()
         fn()
         best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def chess_games(n: int, seed: int, max_plies: int = 200) -> list[list[str]]:
+    """Returns n random legal chess games as UCI move lists: the python-chess peer's input."""
+    import chess
+
+    rng = random.Random(seed)
+    games = []
+    for _ in range(n):
+        board = chess.Board()
+        moves: list[str] = []
+        while len(moves) < max_plies and not board.is_game_over(claim_draw=False):
+            move = rng.choice(list(board.legal_moves))
+            moves.append(move.uci())
+            board.push(move)
+        games.append(moves)
+    return games
+
+
+def replay_chess(games: list[list[str]]) -> int:
+    """Replays chess games with `Board.push_uci` (which checks legality); returns the move count."""
+    import chess
+
+    moves = 0
+    for game in games:
+        board = chess.Board()
+        for uci in game:
+            board.push_uci(uci)
+        moves += len(game)
+    return moves
+
+
+def best_rate(run: Callable[[], int], repeat: int) -> float:
+    """Returns the best items-per-second of `repeat` runs of `run` (which returns its item count)."""
+    best = 0.0
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        items = run()
+        best = max(best, items / (time.perf_counter() - t0))
     return best

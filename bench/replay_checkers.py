@@ -16,12 +16,15 @@ from __future__ import annotations
 
 import argparse
 import random
-import time
-from collections.abc import Callable
+import sys
+from pathlib import Path
 
 import chess
 from msgspec.structs import replace
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.common import best_rate, chess_games, replay_chess  # noqa: E402
 from replay.checkers import ENGINE
 from schemas.checkers import CheckersProfile, Moved
 from schemas.common import GameStarted
@@ -41,29 +44,8 @@ def checkers_games(n: int, seed: int) -> list[list[Event]]:
     return games
 
 
-def chess_games(n: int, seed: int, max_plies: int = 200) -> list[list[str]]:
-    """Returns n random legal chess games as UCI move lists."""
-    rng = random.Random(seed)
-    games = []
-    for _ in range(n):
-        board = chess.Board()
-        moves: list[str] = []
-        while len(moves) < max_plies and not board.is_game_over(claim_draw=False):
-            move = rng.choice(list(board.legal_moves))
-            moves.append(move.uci())
-            board.push(move)
-        games.append(moves)
-    return games
 
 
-def best_rate(run: Callable[[], int], repeat: int) -> float:
-    """Returns the best moves-per-second of `repeat` runs of `run` (which returns its move count)."""
-    best = 0.0
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        moves = run()
-        best = max(best, moves / (time.perf_counter() - t0))
-    return best
 
 
 def main() -> None:
@@ -85,17 +67,9 @@ def main() -> None:
                 moves += type(step.event) is Moved
         return moves
 
-    def replay_chess() -> int:
-        moves = 0
-        for game in peer:
-            board = chess.Board()
-            for uci in game:
-                board.push_uci(uci)
-            moves += len(game)
-        return moves
 
     checkers_rate = best_rate(replay_checkers, args.repeat)
-    chess_rate = best_rate(replay_chess, args.repeat)
+    chess_rate = best_rate(lambda: replay_chess(peer), args.repeat)
     events = sum(len(g) for g in games)
     print(f"checkers replay: {checkers_rate:,.0f} moves/s over {args.games} bot games ({events:,} events)")
     print(f"python-chess {chess.__version__} push_uci: {chess_rate:,.0f} moves/s over {len(peer)} random games")

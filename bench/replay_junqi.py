@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import argparse
 import random
-import time
-from collections.abc import Callable
+import sys
+from pathlib import Path
 
 import chess
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.common import best_rate, chess_games, replay_chess  # noqa: E402
 from replay.junqi import ENGINE
 from schemas.common import GameStarted
 from schemas.envelope import SeatHolder
@@ -32,29 +35,8 @@ def junqi_games(n: int, seed: int) -> list[list]:  # type: ignore[type-arg]
     return [ENGINE.bot_game(start, random.Random(rng.getrandbits(64))) for _ in range(n)]
 
 
-def chess_games(n: int, seed: int, max_plies: int = 200) -> list[list[str]]:
-    """Returns n random legal chess games as UCI move lists."""
-    rng = random.Random(seed)
-    games = []
-    for _ in range(n):
-        board = chess.Board()
-        moves: list[str] = []
-        while len(moves) < max_plies and not board.is_game_over(claim_draw=False):
-            move = rng.choice(list(board.legal_moves))
-            moves.append(move.uci())
-            board.push(move)
-        games.append(moves)
-    return games
 
 
-def best_rate(run: Callable[[], int], repeat: int) -> float:
-    """Returns the best moves-per-second of `repeat` runs of `run` (which returns its move count)."""
-    best = 0.0
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        moves = run()
-        best = max(best, moves / (time.perf_counter() - t0))
-    return best
 
 
 def main() -> None:
@@ -73,17 +55,9 @@ def main() -> None:
                 moves += isinstance(step.event, Moved)
         return moves
 
-    def replay_chess() -> int:
-        moves = 0
-        for game in ch:
-            board = chess.Board()
-            for uci in game:
-                board.push_uci(uci)
-            moves += len(game)
-        return moves
 
     junqi_rate = best_rate(replay_junqi, args.repeat)
-    chess_rate = best_rate(replay_chess, args.repeat)
+    chess_rate = best_rate(lambda: replay_chess(ch), args.repeat)
     print(f"junqi replay: {junqi_rate:,.0f} moves/s over {args.games} bot games ({sum(len(g) for g in jq):,} events)")
     print(f"python-chess {chess.__version__} push_uci: {chess_rate:,.0f} moves/s over {len(ch)} random games")
     print(f"replay_junqi: ratio {junqi_rate / chess_rate:.2f} (goal ≥ {GOAL:.2f})")
