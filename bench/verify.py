@@ -17,6 +17,7 @@ from ledger.record import validate_lines  # noqa: E402
 from ledger.verify import verify  # noqa: E402
 
 ENTRIES = int(os.environ.get("MATCHLEDGER_BENCH_ENTRIES", "1000000"))
+REPEAT = 3
 
 
 def build(root: Path) -> None:
@@ -29,9 +30,8 @@ def build(root: Path) -> None:
         led.checkpoint()
 
 
-def sha256_limit(root: Path) -> float:
+def sha256_limit(payloads: list[bytes]) -> float:
     """Returns the raw SHA-256 rate, entries per second, over the stored entry bytes."""
-    payloads = [data for _, data in store.iter_entries(root)]
     sha256 = hashlib.sha256
     t0 = time.perf_counter()
     for p in payloads:
@@ -39,17 +39,26 @@ def sha256_limit(root: Path) -> float:
     return len(payloads) / (time.perf_counter() - t0)
 
 
+def verify_rate(root: Path) -> float:
+    """Returns entries per second of one full verification."""
+    t0 = time.perf_counter()
+    report = verify(root)
+    seconds = time.perf_counter() - t0
+    assert report.ok and report.size >= ENTRIES, report.error
+    return report.size / seconds
+
+
 def main() -> None:
     root = CACHE / f"verify-{ENTRIES}"
     if not (root / "ledger.json").exists():
         print(f"building {ENTRIES:,} entries in {root} (once) …", flush=True)
         build(root)
-    t0 = time.perf_counter()
-    report = verify(root)
-    seconds = time.perf_counter() - t0
-    assert report.ok and report.size >= ENTRIES, report.error
-    ours, limit = report.size / seconds, sha256_limit(root)
-    print(f"verify {report.size:,} entries in {seconds:.2f} s: {ours:,.0f} entries/s; raw sha256 {limit:,.0f} entries/s")
+    payloads = [data for _, data in store.iter_entries(root)]
+    ours = limit = 0.0
+    for _ in range(REPEAT):  # alternate the two and keep the best of each: the machine is shared
+        ours, limit = max(ours, verify_rate(root)), max(limit, sha256_limit(payloads))
+    print(f"verify: {ours:,.0f} entries/s over {len(payloads):,} entries (best of {REPEAT}); "
+          f"raw sha256 of the same bytes: {limit:,.0f} entries/s")
     print(f"verify: ratio {ours / limit:.2f} (goal ≥ 0.33)")
 
 

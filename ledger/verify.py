@@ -9,16 +9,23 @@ the same leaves, which this recomputation establishes.
 
 from __future__ import annotations
 
+import os
+from collections import deque
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ledger.checkpoints import Checkpoint, list_checkpoint_files, parse_checkpoint
 from ledger.errors import SignatureError
-from ledger.fastscan import extend, scan_leaves
+from ledger.fastscan import SegmentScan, extend, scan_leaves
 from ledger.layout import SEGMENTS, load_config
 from ledger.merkle import CompactRange
 from ledger.segments import list_segments
 from ledger.store import load_verifier
+
+
+WORKERS = min(os.cpu_count() or 1, 4)
 
 
 @dataclass
@@ -73,11 +80,10 @@ def _check_entries(root: Path, tree: CompactRange, checkpoints: list[Checkpoint]
     covered = checkpoints[-1].size if checkpoints else 0
     walk.reach_checkpoints()
     found = list_segments(root / SEGMENTS)
-    for n, (first, path) in enumerate(found):
+    for n, ((first, path), part) in enumerate(zip(found, _scanned(found))):
         later = len(found) - n - 1
         if first != tree.size:
             raise _Failed(tree.size, f"segment {path.name} starts at entry {first}, expected {tree.size}")
-        part = scan_leaves(path.read_bytes(), first)
         limit = min(part.count, max(covered - first, part.last_commit))  # beyond the checkpoints, only committed frames count
         walk.leaves(part.leaves[: 32 * limit])
         if part.error is not None and (first + part.count < covered or later):
@@ -88,6 +94,19 @@ def _check_entries(root: Path, tree: CompactRange, checkpoints: list[Checkpoint]
             notes.append(f"unacknowledged tail after entry {tree.size - 1} ({part.error or 'no commit mark'}); the next writer drops it")
     if tree.size < covered:
         raise _Failed(tree.size, f"log ends after {tree.size} entries, but a checkpoint covers {covered}: entries were removed")
+
+
+def _scanned(found: list[tuple[int, Path]], ahead: int = WORKERS) -> Iterator[SegmentScan]:
+    """Yields each segment's scan in order, scanning up to `ahead` segments at once in threads (the
+    C scanner releases the GIL); memory stays bounded by `ahead` segments."""
+    with ThreadPoolExecutor(max_workers=ahead) as pool:
+        pending: deque[Future[SegmentScan]] = deque()
+        for first, path in found:
+            pending.append(pool.submit(lambda f=first, p=path: scan_leaves(p.read_bytes(), f)))
+            if len(pending) >= ahead:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
 
 
 class _Walk:
