@@ -3,12 +3,13 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Sequence
 from typing import Literal, NamedTuple
 
 from replay.paohuzi.cards import N_VALUES, Counts
 from replay.paohuzi.melds import FOUR_KINDS, Group, Score, Stats, deal_score, group_huxi, mingtang, stats_of
-from schemas.paohuzi import PaohuziProfile
+from schemas.paohuzi import HuxiTable, PaohuziProfile
 
 Source = Literal["self", "other"]
 MENZI = 7
@@ -45,12 +46,14 @@ def best_hand(
 ) -> HuResult | None:
     """Returns the best complete decomposition of table groups + concealed hand + winning card by
     the profile's objective (§7.4), whether or not its 胡息 reaches `min_huxi`; None if incomplete."""
+    concealed = _concealed(hand, profile.kan_locked)
+    if not _may_complete(concealed, card):
+        return None
     shuahou = card is not None and sum(hand) == 1
     best: HuResult | None = None
     best_key: tuple[int, int] = (-1, -1)
-    for fixed, pool, triples in _placements(profile, melds, hand, card, source, from_discard):
-        fours = sum(1 for g in fixed if g.kind in FOUR_KINDS)
-        pair_ok = fours >= 1 or not profile.pair_requires_pao_or_ti
+    for fixed, pool, triples in _placements(profile, melds, concealed, card, source, from_discard):
+        pair_ok = not profile.pair_requires_pao_or_ti or any(g.kind in FOUR_KINDS for g in fixed)
         need = MENZI - len(fixed)
         if need < 0 or sum(pool) > 4 * need:
             continue
@@ -93,20 +96,92 @@ def huxi_bound(profile: PaohuziProfile, melds: Sequence[Group], hand: Counts, ca
     table groups: every triple in hand as 坎, as many 一二三/二七十 as the cards allow, and the
     winning card as a 跑/提 (on top of the group it joins) or as a triple with a pair."""
     table = profile.huxi_table
-    bound = 0
-    counts = hand if card is None else hand[:card] + (hand[card] + 1,) + hand[card + 1:]
+    bound = _kan_huxi(hand, table)
+    counts = hand
     if card is not None:
+        counts = hand[:card] + (hand[card] + 1,) + hand[card + 1:]
         size = 1 if card >= 10 else 0
-        if hand[card] == 3 or any(g.cards == (card,) * 3 for g in melds):
+        if hand[card] == 3 or (card,) * 3 in [g.cards for g in melds]:
             bound += max(table.pao[size], table.ti[size])
         elif hand[card] == 2:
             bound += max(table.wei[size], table.peng[size])
-    for size in (0, 1):
-        b = 10 * size
-        bound += sum(1 for n in hand[b:b + 10] if n >= 3) * table.kan[size]
-        bound += min(counts[b], counts[b + 1], counts[b + 2]) * table.s123[size]
-        bound += min(counts[b + 1], counts[b + 6], counts[b + 9]) * table.s2710[size]
-    return bound
+    s123, s2710 = table.s123, table.s2710
+    return (bound + min(counts[0], counts[1], counts[2]) * s123[0] + min(counts[10], counts[11], counts[12]) * s123[1]
+            + min(counts[1], counts[6], counts[9]) * s2710[0] + min(counts[11], counts[16], counts[19]) * s2710[1])
+
+
+@functools.lru_cache(maxsize=1024)
+def _kan_huxi(hand: Counts, table: HuxiTable) -> int:
+    """Returns the 胡息 of the triples of a hand as 坎 (cached: a seat's hand is checked against
+    every card shown until it changes)."""
+    return sum(table.kan[1 if v >= 10 else 0] for v in range(N_VALUES) if hand[v] >= 3)
+
+
+class _Concealed(NamedTuple):
+    """A concealed hand as the hu checks see it, worked out once per hand (a seat's hand is checked
+    against every card shown until it changes): the locked 坎 set aside (as 提 when four), the pool
+    left to split, the triples the split may still use as 坎 (none when locked), the 胡息 of all
+    triples as 坎, and `reach`: the winning cards that might complete the hand."""
+
+    kans: tuple[Group, ...]
+    pool: Counts
+    triples: frozenset[int]
+    reach: int
+
+
+_ANY_CARD = (1 << N_VALUES) - 1
+"""`reach` of a pool in which every card can join some group."""
+
+
+@functools.lru_cache(maxsize=1024)
+def _concealed(hand: Counts, kan_locked: bool) -> _Concealed:
+    # Bounded below the distinct hands of a few hundred deals, so replays of many deals do not
+    # run on a warm cache; within a deal the hit rate is what counts.
+    triples = frozenset(v for v in range(N_VALUES) if hand[v] >= 3)
+    if not kan_locked:
+        return _Concealed((), hand, triples, _reach(hand))
+    kans = tuple(Group("kan" if hand[v] == 3 else "ti", (v,) * hand[v]) for v in triples)
+    pool = list(hand)
+    for v in triples:
+        pool[v] = 0
+    return _Concealed(kans, tuple(pool), frozenset(), _reach(tuple(pool)))
+
+
+def _reach(pool: Counts) -> int:
+    """Returns the winning cards that might complete a pool: a single card with no partners for
+    any group stays out of every split unless the winning card lands next to it."""
+    reach = _ANY_CARD
+    for v, n in enumerate(pool):
+        if n == 1:
+            for a, b in _PARTNERS[v]:
+                if pool[a] and pool[b] and (a != b or pool[a] > 1):
+                    break
+            else:
+                reach &= _NEAR[v]
+    return reach
+
+
+def _may_complete(concealed: _Concealed, card: int | None) -> bool:
+    """Tells whether the hand might be complete with the winning card (a fast test before the
+    split: False only where a card of the pool can join no group in any placement)."""
+    if card is None:
+        return concealed.reach == _ANY_CARD
+    return bool(concealed.reach >> card & 1)
+
+
+def _group_partners(card: int) -> tuple[tuple[int, int], ...]:
+    """Returns the pairs of cards that make a group with one `card`: sequences, 二七十 and 绞."""
+    size, rank = divmod(card, 10)
+    base, other = size * 10, card + 10 if size == 0 else card - 10
+    pairs = [tuple(base + r for r in range(start, start + 3) if r != rank) for start in range(max(0, rank - 2), min(rank, 7) + 1)]
+    if rank in (1, 6, 9):
+        pairs.append(tuple(base + r for r in (1, 6, 9) if r != rank))
+    return (*pairs, (other, other))  # type: ignore[return-value]
+
+
+_PARTNERS = tuple(_group_partners(v) for v in range(N_VALUES))
+_NEAR = tuple(sum(1 << c for c in {v, *(c for pair in _PARTNERS[v] for c in pair)}) for v in range(N_VALUES))
+"""The cards that can share a group with each card (itself included: pairs, 坎, 绞)."""
 
 
 def _result(profile: PaohuziProfile, groups: tuple[Group, ...], ctx: WinContext, shuahou: bool) -> HuResult:
@@ -118,26 +193,22 @@ def _result(profile: PaohuziProfile, groups: tuple[Group, ...], ctx: WinContext,
 
 
 def _placements(
-    profile: PaohuziProfile, melds: Sequence[Group], hand: Counts, card: int | None,
+    profile: PaohuziProfile, melds: Sequence[Group], concealed: _Concealed, card: int | None,
     source: Source | None, from_discard: bool,
 ) -> Iterator[tuple[list[Group], list[int], frozenset[int]]]:
     """Yields each way to seat the winning card: into a 坎/偎/碰 as 跑/提 (跑胡), onto a pair as a
     triple, or into the concealed pool — with the locked 坎 taken out first (§7.2, §7.4)."""
-    fixed = list(melds)
-    pool = list(hand)
-    triples = frozenset(v for v in range(N_VALUES) if pool[v] >= 3)
-    if profile.kan_locked:
-        for v in triples:
-            fixed.append(Group("kan" if pool[v] == 3 else "ti", (v,) * pool[v]))
-            pool[v] = 0
-        triples = frozenset()
+    fixed = [*melds, *concealed.kans]
+    pool = list(concealed.pool)
+    triples = concealed.triples
     if card is None:
         yield fixed, pool, triples
         return
     own = source == "self"
     merges = []
+    triple = (card,) * 3
     for i, g in enumerate(fixed):
-        if len(g.cards) == 3 and g.cards == (card,) * 3 and g.kind in ("kan", "wei", "chou_wei", "peng"):
+        if g.cards == triple and g.kind in ("kan", "wei", "chou_wei", "peng"):
             if g.kind == "peng" and from_discard and not profile.peng_pao_on_discard:
                 continue
             kind = "ti" if own and g.kind != "peng" else "pao"
