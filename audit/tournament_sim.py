@@ -16,9 +16,7 @@ from audit import faults, seating
 from audit.simulate import SEATS, START_MS, Progress, SimResult, default_profile, record_events
 from ledger.store import Ledger
 from replay.registry import engine
-from schemas.common import (
-    DrawRecord, GameStarted, PlayerRegistered, RoundClosed, RoundSeated, TableSeating, TournamentOpened, TournamentRules,
-)
+from schemas.common import DrawRecord, GameStarted, PlayerRegistered, RoundClosed, RoundSeated, TableSeating, TournamentOpened, TournamentRules
 from schemas.envelope import Event, SeatHolder
 
 FAULTS = faults.FAULTS

@@ -10,9 +10,7 @@ import msgspec
 
 from ledger.checkpoints import Checkpoint, latest_checkpoint, list_checkpoint_files, parse_checkpoint
 from ledger.errors import LedgerCorrupt, LedgerError, SignatureError
-from ledger.merkle import (
-    ProofError, SubtreeHasher, consistency_proof, inclusion_proof, leaf_hash, verify_consistency, verify_inclusion,
-)
+from ledger.merkle import ProofError, SubtreeHasher, consistency_proof, inclusion_proof, leaf_hash, verify_consistency, verify_inclusion
 from ledger.notes import Verifier
 from ledger.scan import EntryKey
 from ledger.store import iter_entries, load_verifier

@@ -20,13 +20,11 @@ import msgspec
 
 from ledger.checkpoints import Checkpoint, latest_checkpoint, list_checkpoint_files, write_checkpoint
 from ledger.errors import DiskError, LedgerCorrupt, LedgerError, LedgerLocked, SequenceError
-from ledger.layout import (
-    CHECKPOINTS, CONFIG, LOCK, PRIVATE_KEY, PUBLIC_KEY, SEGMENTS, LedgerConfig, load_config, write_atomic,
-)
+from ledger.fastscan import segment_payloads
+from ledger.layout import CHECKPOINTS, CONFIG, LOCK, PRIVATE_KEY, PUBLIC_KEY, SEGMENTS, LedgerConfig, load_config, write_atomic
 from ledger.merkle import CompactRange, leaf_hash
 from ledger.notes import Signer, Verifier
 from ledger.scan import Damage, KeyDecodeError, SegmentFrames, decode_keys_exact, scan
-from ledger.fastscan import segment_payloads
 from ledger.segments import OVERHEAD, FileOps, SegmentWriter, frame_batch, list_segments, segment_path
 from schemas.envelope import Event
 

@@ -24,7 +24,6 @@ from ledger.merkle import CompactRange
 from ledger.segments import list_segments
 from ledger.store import load_verifier
 
-
 WORKERS = min(os.cpu_count() or 1, 4)
 
 

@@ -11,11 +11,11 @@ import sys
 import time
 from pathlib import Path
 
+import msgspec
+
 from ledger import store
 from ledger.scan import EntryKey
 from ledger.verify import verify
-
-import msgspec
 
 TRIALS = int(os.environ.get("MATCHLEDGER_CRASH_TRIALS", "20"))
 
