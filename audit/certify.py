@@ -56,8 +56,8 @@ def certify(root: Path, tournament: str | None = None, progress: Callable[[int],
     results["log"].checked, results["log"].failed = report.size, 0 if report.ok else 1
     if not report.ok:
         results["log"].examples.append(f"entry {report.index}: {report.error}")
-        for r in results.values():
-            r.ran = r.name == "log"
+        for check in results.values():
+            check.ran = check.name == "log"
         finding = {"check": "log", "stream": None, "seq": report.index, "code": "ledger.V01", "article": None,
                    "message": report.error, "source": "verify"}
         return Certification(report, list(results.values()), [finding], [])
@@ -66,11 +66,11 @@ def certify(root: Path, tournament: str | None = None, progress: Callable[[int],
         session.tournament_game(tournament)
     rows = _collect(session, tournament)
     errors = [r for r in rows if r["severity"] == "error"]
-    for r in errors:
-        result = results[r["check"]]
+    for row in errors:
+        result = results[row["check"]]
         result.failed += 1
         if len(result.examples) < EXAMPLES:
-            result.examples.append(_example(r))
+            result.examples.append(_example(row))
     _count_checked(session, results, tournament)
     return Certification(report, list(results.values()), errors, [r for r in rows if r["severity"] != "error"],
                          len(_games(session, tournament)))

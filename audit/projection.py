@@ -64,7 +64,7 @@ class Rows:
     """Rows of some tables, column by column, turned into Arrow with their fixed schemas."""
 
     def __init__(self, names: Iterable[str]) -> None:
-        self.columns = {name: {c: [] for c in SCHEMAS[name].names} for name in names}
+        self.columns: dict[str, dict[str, list[Any]]] = {name: {c: [] for c in SCHEMAS[name].names} for name in names}
 
     def add(self, table: str, **values: Any) -> None:
         """Appends one row to a table; missing columns are null."""
@@ -120,7 +120,7 @@ def project(segments: Iterable[tuple[int, list[bytes]]], on_game: Callable[[int]
     tournament_events: list[Event] = []
     event_batches: list[pa.RecordBatch] = []
     for first, payloads in segments:
-        decoded = _events.decode(b"[" + b",".join(payloads) + b"]") if payloads else []
+        decoded: list[Event] = _events.decode(b"[" + b",".join(payloads) + b"]") if payloads else []
         event_batches.append(_event_batch(first, decoded, payloads))
         for i, event in enumerate(decoded, start=first):
             streams.setdefault(event.stream, []).append(event)

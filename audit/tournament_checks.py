@@ -11,6 +11,7 @@ from audit import seating
 from audit.session import Session
 from audit.simulate import SEATS
 from replay.protocol import Finding
+from schemas.envelope import Event
 from schemas.common import RoundSeated
 
 
@@ -39,7 +40,7 @@ def deal_findings(session: Session) -> Iterator[Finding]:
     """Yields a finding for every Paohuzi table whose deal differs from the others of its board (第五条)."""
     from replay.paohuzi import check_board_deals
 
-    boards: dict[tuple[str, str], list] = {}
+    boards: dict[tuple[str, str], list[list[Event]]] = {}
     for g in session.projection.games:
         if g["game"] == "paohuzi" and g["tournament"] and g["board"]:
             boards.setdefault((g["tournament"], g["board"]), []).append(session.projection.game_events[g["stream"]])
@@ -88,10 +89,10 @@ def _expected(session: Session, tid: str, game: str, fmt: str, rnd: int, met: se
 
 def _compare(tid: str, seq: int | None, rnd: int, expected: list[list[str]], tables: list[list[str]], fmt: str) -> Iterator[Finding]:
     if fmt == "swiss":  # a pairing is a set of opponents; who sits where is decided per game
-        want = sorted(sorted(t) for t in expected)
-        got = sorted(sorted(t) for t in tables)
-        for pair in (p for p in got if p not in want):
-            yield _finding(tid, seq, "audit.W02", f"round {rnd} pairs {' – '.join(pair)}; the Swiss pairing gives {want}", "第十八条")
+        pairs = sorted(sorted(t) for t in expected)
+        for pair in (sorted(t) for t in tables):
+            if pair not in pairs:
+                yield _finding(tid, seq, "audit.W02", f"round {rnd} pairs {' – '.join(pair)}; the Swiss pairing gives {pairs}", "第十八条")
         return
     for n, (want, got) in enumerate(zip(expected, tables), start=1):
         if want != got:

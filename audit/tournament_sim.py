@@ -16,7 +16,17 @@ from audit import faults, seating
 from audit.simulate import SEATS, START_MS, Progress, SimResult, default_profile, record_events
 from ledger.store import Ledger
 from replay.registry import engine
-from schemas.common import DrawRecord, GameStarted, PlayerRegistered, RoundClosed, RoundSeated, TableSeating, TournamentOpened, TournamentRules
+from schemas.common import (
+    DrawRecord,
+    GameEnded,
+    GameStarted,
+    PlayerRegistered,
+    RoundClosed,
+    RoundSeated,
+    TableSeating,
+    TournamentOpened,
+    TournamentRules,
+)
 from schemas.envelope import Event, SeatHolder
 
 FAULTS = faults.FAULTS
@@ -197,7 +207,9 @@ def _play_matches(writer: TournamentWriter, n: int, tables: list[list[str]], ts:
         while status.next is not None:
             x = len(results) + 1
             events = writer.play(game_start(writer.plan, n, t, x, [a, b], status.next.first, ts + x * GAME_MS, f"r{n}-t{t}"))
-            points = events[-1].points  # the claim of the bot's own game, as the software would tally it
+            claim = events[-1]
+            assert isinstance(claim, GameEnded)
+            points = claim.points  # the claim of the bot's own game, as the software would tally it
             results.append(GameResult(status.next.first, (int(2 * points[0]), int(2 * points[1]))))
             status = match_status(profile, results, first, knockout=False)
             if progress:

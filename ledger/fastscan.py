@@ -12,7 +12,7 @@ from ledger.merkle import CompactRange, leaf_hash
 from ledger.segments import OVERHEAD, FrameError, iter_frames
 
 try:
-    from ledger import _fastscan
+    from ledger import _fastscan  # type: ignore[attr-defined]
 except ImportError:  # no compiler at install time: the pure-Python path serves
     _fastscan = None  # type: ignore[assignment]
 
@@ -23,7 +23,7 @@ class SegmentScan(NamedTuple):
     """Leaf hashes of a segment's well-formed frames, where its last batch ends, and the first fault."""
 
     leaves: bytes  # 32 bytes per frame
-    count: int
+    frames: int
     last_commit: int
     commit_end: int
     error_offset: int  # -1 when every frame is well formed

@@ -14,7 +14,7 @@ class ProofError(ValueError):
     """A Merkle proof does not verify; the message shows what was expected and computed."""
 
 
-def leaf_hash(entry: bytes) -> bytes:
+def leaf_hash(entry: bytes | memoryview) -> bytes:
     """Returns SHA-256(0x00 ‖ entry)."""
     return _sha256(b"\x00" + entry).digest()
 

@@ -83,16 +83,20 @@ def _check_entries(root: Path, tree: CompactRange, checkpoints: list[Checkpoint]
         later = len(found) - n - 1
         if first != tree.size:
             raise _Failed(tree.size, f"segment {path.name} starts at entry {first}, expected {tree.size}")
-        limit = min(part.count, max(covered - first, part.last_commit))  # beyond the checkpoints, only committed frames count
+        limit = min(part.frames, max(covered - first, part.last_commit))  # beyond the checkpoints, only committed frames count
         walk.leaves(part.leaves[: 32 * limit])
-        if part.error is not None and (first + part.count < covered or later):
-            raise _Failed(first + part.count, f"{part.error} (segment {path.name}, offset {part.error_offset})")
-        if later and part.last_commit < part.count:
+        if part.error is not None and (first + part.frames < covered or later):
+            raise _Failed(first + part.frames, f"{part.error} (segment {path.name}, offset {part.error_offset})")
+        if later and part.last_commit < part.frames:
             raise _Failed(first + part.last_commit, f"unfinished batch in {path.name} before a later segment")
-        if part.error is not None or limit < part.count:
+        if part.error is not None or limit < part.frames:
             notes.append(f"unacknowledged tail after entry {tree.size - 1} ({part.error or 'no commit mark'}); the next writer drops it")
     if tree.size < covered:
         raise _Failed(tree.size, f"log ends after {tree.size} entries, but a checkpoint covers {covered}: entries were removed")
+
+
+def _scan_segment(first: int, path: Path) -> SegmentScan:
+    return scan_leaves(path.read_bytes(), first)
 
 
 def _scanned(found: list[tuple[int, Path]], ahead: int = WORKERS) -> Iterator[SegmentScan]:
@@ -101,7 +105,7 @@ def _scanned(found: list[tuple[int, Path]], ahead: int = WORKERS) -> Iterator[Se
     with ThreadPoolExecutor(max_workers=ahead) as pool:
         pending: deque[Future[SegmentScan]] = deque()
         for first, path in found:
-            pending.append(pool.submit(lambda f=first, p=path: scan_leaves(p.read_bytes(), f)))
+            pending.append(pool.submit(_scan_segment, first, path))
             if len(pending) >= ahead:
                 yield pending.popleft().result()
         while pending:
