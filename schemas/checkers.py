@@ -107,7 +107,7 @@ class CheckersProfile(Profile, frozen=True, kw_only=True, forbid_unknown_fields=
     dq_past_results: Literal["stand", "void"] = "stand"
 
 
-class Moved(Event, kw_only=True, tag="checkers.moved"):
+class Moved(Event, frozen=True, kw_only=True, tag="checkers.moved"):
     """The acting seat moves its piece on `from` to `to` (one step, or a chain of hops); `path`
     is the optional witness from `from` to `to` inclusive, and `system` marks a move the
     platform made for a timed-out player (`on_timeout = auto_move`)."""

@@ -35,7 +35,7 @@ class TournamentRules(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_
     """How far a claimed move time may differ from the timestamp gap before it is a finding (§3)."""
 
 
-class TournamentOpened(Event, kw_only=True, tag="tournament.opened"):
+class TournamentOpened(Event, frozen=True, kw_only=True, tag="tournament.opened"):
     """A tournament opens: its game, the rule profile in force, the stage (预赛, 决赛 …) and the
     tournament rules."""
 
@@ -48,7 +48,7 @@ class TournamentOpened(Event, kw_only=True, tag="tournament.opened"):
     rules: TournamentRules = msgspec.field(default_factory=TournamentRules)
 
 
-class PlayerRegistered(Event, kw_only=True, tag="tournament.player_registered"):
+class PlayerRegistered(Event, frozen=True, kw_only=True, tag="tournament.player_registered"):
     """A participant is registered with a fixed player number; an AI entrant names its program."""
 
     player: PlayerId
@@ -73,7 +73,7 @@ class TableSeating(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     group: int | None = None
 
 
-class RoundSeated(Event, kw_only=True, tag="tournament.round_seated"):
+class RoundSeated(Event, frozen=True, kw_only=True, tag="tournament.round_seated"):
     """The seating of a round: tables, seats, players, and the draw it came from."""
 
     round: Round
@@ -81,7 +81,7 @@ class RoundSeated(Event, kw_only=True, tag="tournament.round_seated"):
     draw: DrawRecord | None = None
 
 
-class GameStarted(Event, kw_only=True, tag="game.started"):
+class GameStarted(Event, frozen=True, kw_only=True, tag="game.started"):
     """A game starts at a table: where it belongs, who sits where, who moves first, which rules."""
 
     profile: AnyProfile
@@ -94,28 +94,28 @@ class GameStarted(Event, kw_only=True, tag="game.started"):
     board: str | None = None
 
 
-class MoveTimeUsed(Event, kw_only=True, tag="game.move_time"):
+class MoveTimeUsed(Event, frozen=True, kw_only=True, tag="game.move_time"):
     """Time the acting seat used for its turn, by the competition clock."""
 
     ms: Millis
     move_seq: int | None = None
 
 
-class TimedOut(Event, kw_only=True, tag="game.timed_out"):
+class TimedOut(Event, frozen=True, kw_only=True, tag="game.timed_out"):
     """The acting seat let its turn clock run out (超时)."""
 
 
-class Skipped(Event, kw_only=True, tag="game.skipped"):
+class Skipped(Event, frozen=True, kw_only=True, tag="game.skipped"):
     """The acting seat's turn was skipped (略过), e.g. after a timeout."""
 
 
-class Disconnected(Event, kw_only=True, tag="game.disconnected"):
+class Disconnected(Event, frozen=True, kw_only=True, tag="game.disconnected"):
     """The acting seat's client disconnected (断线); `reconnected` marks its return."""
 
     reconnected: bool = False
 
 
-class PenaltyCard(Event, kw_only=True, tag="game.penalty"):
+class PenaltyCard(Event, frozen=True, kw_only=True, tag="game.penalty"):
     """A referee shows the acting seat a yellow or red card, citing the rule."""
 
     card: Literal["yellow", "red"]
@@ -123,21 +123,21 @@ class PenaltyCard(Event, kw_only=True, tag="game.penalty"):
     article: str | None = None
 
 
-class DrawOffered(Event, kw_only=True, tag="game.draw_offered"):
+class DrawOffered(Event, frozen=True, kw_only=True, tag="game.draw_offered"):
     """The acting seat offers a draw (提和)."""
 
 
-class DrawAnswered(Event, kw_only=True, tag="game.draw_answered"):
+class DrawAnswered(Event, frozen=True, kw_only=True, tag="game.draw_answered"):
     """The acting seat accepts or declines the pending draw offer."""
 
     accept: bool
 
 
-class Resigned(Event, kw_only=True, tag="game.resigned"):
+class Resigned(Event, frozen=True, kw_only=True, tag="game.resigned"):
     """The acting seat resigns (认输)."""
 
 
-class GameEnded(Event, kw_only=True, tag="game.ended"):
+class GameEnded(Event, frozen=True, kw_only=True, tag="game.ended"):
     """The competition software's claim of a game's end: termination, winning seats, points per seat."""
 
     termination: str
@@ -145,7 +145,7 @@ class GameEnded(Event, kw_only=True, tag="game.ended"):
     points: list[Points]
 
 
-class Ruling(Event, kw_only=True, tag="game.ruling"):
+class Ruling(Event, frozen=True, kw_only=True, tag="game.ruling"):
     """A referee's ruling that corrects or amends an earlier event of the same stream; nothing is edited."""
 
     corrects: Annotated[int, msgspec.Meta(ge=0)]
@@ -156,7 +156,7 @@ class Ruling(Event, kw_only=True, tag="game.ruling"):
     points: list[Points] | None = None
 
 
-class RoundClosed(Event, kw_only=True, tag="tournament.round_closed"):
+class RoundClosed(Event, frozen=True, kw_only=True, tag="tournament.round_closed"):
     """A round closes; `games` counts the games the software says were played in it."""
 
     round: Round

@@ -65,14 +65,14 @@ class JunqiProfile(Profile, frozen=True, kw_only=True, forbid_unknown_fields=Tru
     illegal_move_policy: Literal["flag_and_stop", "flag_and_skip", "flag_and_award_loss"] = "flag_and_stop"
 
 
-class LayoutSubmitted(Event, kw_only=True, tag="junqi.layout"):
+class LayoutSubmitted(Event, frozen=True, kw_only=True, tag="junqi.layout"):
     """A seat's 布阵: its 25 pieces as (point, piece) pairs, and the seat's colour where the log gives it."""
 
     pieces: list[tuple[PointId, PieceName]]
     colour: Colour | None = None
 
 
-class Moved(Event, kw_only=True, tag="junqi.moved"):
+class Moved(Event, frozen=True, kw_only=True, tag="junqi.moved"):
     """The acting seat moves the piece on `from` to `to`; `result` is the software's claimed combat
     outcome and `piece` the mover's identity where the software states it."""
 
@@ -82,7 +82,7 @@ class Moved(Event, kw_only=True, tag="junqi.moved"):
     piece: PieceName | None = None
 
 
-class FlagRevealed(Event, kw_only=True, tag="junqi.flag_revealed"):
+class FlagRevealed(Event, frozen=True, kw_only=True, tag="junqi.flag_revealed"):
     """亮旗: the software shows `owner`'s flag on `point` after that seat's 司令 died in combat."""
 
     owner: Seat

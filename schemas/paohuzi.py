@@ -54,7 +54,7 @@ def _canonical(value: Any) -> Any:
     return [_canonical(v) for v in value]
 
 
-class _CardEvent(Event, kw_only=True):
+class _CardEvent(Event, frozen=True, kw_only=True):
     """Base of the events with card fields: rewrites them to canonical ids after decoding."""
 
     def __post_init__(self) -> None:
@@ -116,7 +116,7 @@ class PaohuziProfile(Profile, frozen=True, kw_only=True, forbid_unknown_fields=T
     base: Annotated[int, msgspec.Meta(ge=1)] = 1
 
 
-class BoardCreated(_CardEvent, kw_only=True, tag="paohuzi.board_created"):
+class BoardCreated(_CardEvent, frozen=True, kw_only=True, tag="paohuzi.board_created"):
     """A duplicate board (one deck order for every table): the order itself, or its SHA-256
     commitment `sha256(salt + "|" + ",".join(deck))` when the order is revealed later."""
 
@@ -125,7 +125,7 @@ class BoardCreated(_CardEvent, kw_only=True, tag="paohuzi.board_created"):
     commitment: Sha256Hex | None = None
 
 
-class BoardRevealed(_CardEvent, kw_only=True, tag="paohuzi.board_revealed"):
+class BoardRevealed(_CardEvent, frozen=True, kw_only=True, tag="paohuzi.board_revealed"):
     """The deck order of a committed board and the salt of its commitment."""
 
     board: str
@@ -133,32 +133,32 @@ class BoardRevealed(_CardEvent, kw_only=True, tag="paohuzi.board_revealed"):
     salt: str
 
 
-class Dealt(_CardEvent, kw_only=True, tag="paohuzi.dealt"):
+class Dealt(_CardEvent, frozen=True, kw_only=True, tag="paohuzi.dealt"):
     """第五条 发牌: the dealer and the 20 cards each seat receives (hands indexed by seat)."""
 
     dealer: Seat
     hands: list[list[Card]]
 
 
-class LiangzhangRevealed(_CardEvent, kw_only=True, tag="paohuzi.liangzhang"):
+class LiangzhangRevealed(_CardEvent, frozen=True, kw_only=True, tag="paohuzi.liangzhang"):
     """第六条 亮张: the card turned face up for all after the deal (the dealer's 21st card)."""
 
     card: Card
 
 
-class Drawn(_CardEvent, kw_only=True, tag="paohuzi.drawn"):
+class Drawn(_CardEvent, frozen=True, kw_only=True, tag="paohuzi.drawn"):
     """The acting seat turns over the top wall card."""
 
     card: Card
 
 
-class Discarded(_CardEvent, kw_only=True, tag="paohuzi.discarded"):
+class Discarded(_CardEvent, frozen=True, kw_only=True, tag="paohuzi.discarded"):
     """The acting seat discards a card from its concealed hand."""
 
     card: Card
 
 
-class Chi(_CardEvent, kw_only=True, tag="paohuzi.chi"):
+class Chi(_CardEvent, frozen=True, kw_only=True, tag="paohuzi.chi"):
     """吃: the acting seat takes the offered card into `group` (3 cards, the taken card included),
     with the 比 groups that meld every other copy of it held in hand."""
 
@@ -167,37 +167,37 @@ class Chi(_CardEvent, kw_only=True, tag="paohuzi.chi"):
     bi: list[list[Card]] = []
 
 
-class Peng(_CardEvent, kw_only=True, tag="paohuzi.peng"):
+class Peng(_CardEvent, frozen=True, kw_only=True, tag="paohuzi.peng"):
     """碰: the acting seat takes the offered card onto a pair from its hand."""
 
     card: Card
 
 
-class Wei(_CardEvent, kw_only=True, tag="paohuzi.wei"):
+class Wei(_CardEvent, frozen=True, kw_only=True, tag="paohuzi.wei"):
     """偎 (forced): the acting seat's own draw completes a pair in hand; placed face down."""
 
     card: Card
 
 
-class ChouWei(_CardEvent, kw_only=True, tag="paohuzi.chou_wei"):
+class ChouWei(_CardEvent, frozen=True, kw_only=True, tag="paohuzi.chou_wei"):
     """臭偎 (forced): a 偎 after having passed a 碰 on that card; one card face up."""
 
     card: Card
 
 
-class Pao(_CardEvent, kw_only=True, tag="paohuzi.pao"):
+class Pao(_CardEvent, frozen=True, kw_only=True, tag="paohuzi.pao"):
     """跑 (forced): the fourth card joins the acting seat's 坎, 偎 or 碰; four cards face up."""
 
     card: Card
 
 
-class Ti(_CardEvent, kw_only=True, tag="paohuzi.ti"):
+class Ti(_CardEvent, frozen=True, kw_only=True, tag="paohuzi.ti"):
     """提 (forced): the fourth card by own draw or at the deal; one card face up."""
 
     card: Card
 
 
-class Passed(_CardEvent, kw_only=True, tag="paohuzi.passed"):
+class Passed(_CardEvent, frozen=True, kw_only=True, tag="paohuzi.passed"):
     """过: the acting seat declines what it was offered on the card on the table."""
 
     card: Card | None = None
@@ -213,7 +213,7 @@ class HuGroup(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
         msgspec.structs.force_setattr(self, "cards", _canonical(self.cards))
 
 
-class Hu(_CardEvent, kw_only=True, tag="paohuzi.hu"):
+class Hu(_CardEvent, frozen=True, kw_only=True, tag="paohuzi.hu"):
     """胡: the acting seat wins on `card` (None: on its own cards, e.g. 天胡 or after a forced 提/偎);
     the software's claimed decomposition, 胡息, 名堂 and the winner's deal score (2S of §10)."""
 
@@ -224,7 +224,7 @@ class Hu(_CardEvent, kw_only=True, tag="paohuzi.hu"):
     score: int | None = None
 
 
-class Huangzhuang(Event, kw_only=True, tag="paohuzi.huangzhuang"):
+class Huangzhuang(Event, frozen=True, kw_only=True, tag="paohuzi.huangzhuang"):
     """荒庄: the wall is exhausted and nobody won; a draw (第十条)."""
 
 
