@@ -52,11 +52,13 @@ def facts_of(state: State) -> dict[str, Any]:
     """Returns the facts every step carries about the state after it: phase, wall, each seat's
     table 胡息, who may act on the card on offer, and the forced actions the rules derived."""
     facts: dict[str, Any] = {"phase": state.phase, "wall": state.wall_left}
-    for seat in range(SEATS):
-        facts[f"huxi_{seat}"] = state.table_huxi[seat]
-    facts["could_act"] = ",".join(f"{o.seat}:{o.stage}" for o in state.offers) or None
-    facts["derived"] = ",".join(f"{k} {card_id(c)} by {s}" for k, s, c in state.effects) or None
+    facts.update(zip(_HUXI_KEYS, state.table_huxi))
+    facts["could_act"] = ",".join([f"{o.seat}:{o.stage}" for o in state.offers]) if state.offers else None
+    facts["derived"] = ",".join([f"{k} {card_id(c)} by {s}" for k, s, c in state.effects]) if state.effects else None
     return facts
+
+
+_HUXI_KEYS = tuple(f"huxi_{seat}" for seat in range(SEATS))
 
 
 def hu_facts(state: State) -> dict[str, Any]:

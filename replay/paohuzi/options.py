@@ -23,9 +23,9 @@ def bit(card: int) -> int:
     return 1 << card
 
 
-def has_discard(hand: Counts) -> bool:
+def has_discard(hand: Sequence[int]) -> bool:
     """Tells whether a hand holds a card it may discard: any card outside a 坎 (§5.7)."""
-    return any(0 < n < 3 for n in hand)
+    return 1 in hand or 2 in hand
 
 
 def win_context(state: State, seat: int, card: int | None, owner: int | None) -> WinContext:
@@ -97,17 +97,20 @@ def hu_choices(profile: PaohuziProfile) -> tuple[Action, ...]:
 def chi_options(hand: Counts, card: int, allow_jiao: bool) -> list[tuple[tuple[int, ...], ...]]:
     """Returns every legal way to eat `card` with this hand: the eaten group, then one 比 group
     for each other copy of the card in hand (比牌, §5.5); 坎 cards may not be used."""
-    candidates = [p for p in _partners(card, allow_jiao) if all(0 < hand[c] < 3 for c in p)]
+    candidates = [(a, b) for a, b in _partners(card, allow_jiao) if 0 < hand[a] < 3 and 0 < hand[b] < 3 and (a != b or hand[a] == 2)]
     if not candidates:
         return []
+    if not 0 < hand[card] < 3:
+        # No copy of the card outside a 坎: nothing to 比, each eaten group stands alone.
+        return sorted((tuple(sorted((card, a, b))),) for a, b in candidates)
     usable = [n if n < 3 else 0 for n in hand]
     found: set[tuple[tuple[int, ...], ...]] = set()
     for partners in candidates:
-        if _take(usable, partners):
-            main = tuple(sorted((card, *partners)))
-            for bi in _bi(usable, card, allow_jiao):
-                found.add((main, *sorted(bi)))
-            _put(usable, partners)
+        _take(usable, partners)
+        main = tuple(sorted((card, *partners)))
+        for bi in _bi(usable, card, allow_jiao):
+            found.add((main, *sorted(bi)))
+        _put(usable, partners)
     return sorted(found)
 
 
@@ -131,9 +134,10 @@ def _take(counts: list[int], cards: Sequence[int]) -> bool:
     """Takes the cards out of `counts` if all are there; leaves `counts` as it was otherwise."""
     for c in cards:
         counts[c] -= 1
-    if any(counts[c] < 0 for c in cards):
-        _put(counts, cards)
-        return False
+    for c in cards:
+        if counts[c] < 0:
+            _put(counts, cards)
+            return False
     return True
 
 
@@ -147,22 +151,29 @@ def _bi(usable: list[int], card: int, allow_jiao: bool) -> list[list[tuple[int, 
     if usable[card] == 0:
         return [[]]
     out = []
-    for partners in _partners(card, allow_jiao):
-        group = (card, *partners)
+    for group in _groups_with(card, allow_jiao):
         if _take(usable, group):
-            out.extend([[tuple(sorted(group)), *rest] for rest in _bi(usable, card, allow_jiao)])
+            out.extend([[group, *rest] for rest in _bi(usable, card, allow_jiao)])
             _put(usable, group)
     return out
 
 
+@functools.lru_cache(maxsize=64)
+def _groups_with(card: int, allow_jiao: bool) -> tuple[tuple[int, ...], ...]:
+    """Returns the 吃-type groups holding `card`, each in ascending order."""
+    return tuple(tuple(sorted((card, *partners))) for partners in _partners(card, allow_jiao))
+
+
 def chi_leaves_discard(state: State, seat: int, groups: tuple[tuple[int, ...], ...], card: int) -> bool:
     """Tells whether the seat still has a card to discard after this 吃 (or needs none)."""
+    if state.skip_discard[seat]:
+        return True
     hand = list(state.hands[seat])
     hand[card] += 1
     for g in groups:
         for c in g:
             hand[c] -= 1
-    return state.skip_discard[seat] or has_discard(tuple(hand))
+    return has_discard(hand)
 
 
 def may_chi(state: State, seat: int, card: int) -> bool:
@@ -197,11 +208,12 @@ def pao_seat(state: State, pending: Pending) -> int | None:
     """Returns the seat forced to 跑 the card on offer: a 坎 in hand or 偎 on the table (any card
     from another seat), or a 碰 on the table (wall card by anyone; discard only by profile) (§5.3)."""
     card = pending.card
+    triple = (card,) * 3
     for seat in range(SEATS):
         if seat != pending.owner and state.hands[seat][card] == 3:
             return seat
         for g in state.melds[seat]:
-            if g.cards == (card,) * 3:
+            if g.cards == triple:
                 if g.kind in ("wei", "chou_wei") and seat != pending.owner:
                     return seat
                 if g.kind == "peng" and (pending.from_wall or state.profile.peng_pao_on_discard):

@@ -80,7 +80,8 @@ def draw(state: State, card: int) -> State:
 def forced_private(state: State, seat: int, card: int) -> str | None:
     """Returns the forced action an own draw makes, unseen by others: 提 onto a 坎 or 偎, 偎 (or
     臭偎 after a passed 碰) onto a pair (§5.1, §5.2); None when the card is shown."""
-    if state.hands[seat][card] == 3 or any(g.cards == (card,) * 3 and g.kind in ("wei", "chou_wei") for g in state.melds[seat]):
+    triple = (card,) * 3
+    if state.hands[seat][card] == 3 or any(g.cards == triple and g.kind in ("wei", "chou_wei") for g in state.melds[seat]):
         return "ti"
     if state.hands[seat][card] == 2:
         return "chou_wei" if state.guo_peng[seat] & bit(card) else "wei"
