@@ -40,6 +40,9 @@ def card_number(text: str) -> int:
 
     :raises InvalidActionError: when the text names no card.
     """
+    number = CARD_NUMBER.get(text)
+    if number is not None:
+        return number
     try:
         return CARD_NUMBER[text.strip()]
     except KeyError:

@@ -46,7 +46,7 @@ def best_hand(
 ) -> HuResult | None:
     """Returns the best complete decomposition of table groups + concealed hand + winning card by
     the profile's objective (§7.4), whether or not its 胡息 reaches `min_huxi`; None if incomplete."""
-    concealed = _concealed(hand, profile.kan_locked)
+    concealed = _concealed(hand, profile.huxi_table, profile.kan_locked)
     if not _may_complete(concealed, card):
         return None
     shuahou = card is not None and sum(hand) == 1
@@ -91,12 +91,19 @@ def san_ti_wu_kan(profile: PaohuziProfile, melds: Sequence[Group], hand: Counts)
     return HuResult(groups, huxi, stats_of(groups, False, False, False, True, False), tuple(fans), score)
 
 
-def huxi_bound(profile: PaohuziProfile, melds: Sequence[Group], hand: Counts, card: int | None) -> int:
+def may_win(profile: PaohuziProfile, melds: Sequence[Group], hand: Counts, card: int | None, table_huxi: int) -> bool:
+    """Tells whether a hand might win on `card` (fast necessary tests before the search): every
+    card of the pool can join some group, and the 胡息 bound with the table groups' `table_huxi`
+    reaches `min_huxi`."""
+    concealed = _concealed(hand, profile.huxi_table, profile.kan_locked)
+    return _may_complete(concealed, card) and table_huxi + _bound(concealed, profile.huxi_table, melds, hand, card) >= profile.min_huxi
+
+
+def _bound(concealed: _Concealed, table: HuxiTable, melds: Sequence[Group], hand: Counts, card: int | None) -> int:
     """Returns an upper bound of the 胡息 the concealed cards and the winning card can add to the
     table groups: every triple in hand as 坎, as many 一二三/二七十 as the cards allow, and the
     winning card as a 跑/提 (on top of the group it joins) or as a triple with a pair."""
-    table = profile.huxi_table
-    bound = _kan_huxi(hand, table)
+    bound = concealed.kan_huxi
     counts = hand
     if card is not None:
         counts = hand[:card] + (hand[card] + 1,) + hand[card + 1:]
@@ -110,22 +117,16 @@ def huxi_bound(profile: PaohuziProfile, melds: Sequence[Group], hand: Counts, ca
             + min(counts[1], counts[6], counts[9]) * s2710[0] + min(counts[11], counts[16], counts[19]) * s2710[1])
 
 
-@functools.lru_cache(maxsize=1024)
-def _kan_huxi(hand: Counts, table: HuxiTable) -> int:
-    """Returns the 胡息 of the triples of a hand as 坎 (cached: a seat's hand is checked against
-    every card shown until it changes)."""
-    return sum(table.kan[1 if v >= 10 else 0] for v in range(N_VALUES) if hand[v] >= 3)
-
-
 class _Concealed(NamedTuple):
     """A concealed hand as the hu checks see it, worked out once per hand (a seat's hand is checked
     against every card shown until it changes): the locked 坎 set aside (as 提 when four), the pool
     left to split, the triples the split may still use as 坎 (none when locked), the 胡息 of all
-    triples as 坎, and `reach`: the winning cards that might complete the hand."""
+    its triples as 坎, and `reach`: the winning cards that might complete the hand."""
 
     kans: tuple[Group, ...]
     pool: Counts
     triples: frozenset[int]
+    kan_huxi: int
     reach: int
 
 
@@ -134,17 +135,18 @@ _ANY_CARD = (1 << N_VALUES) - 1
 
 
 @functools.lru_cache(maxsize=1024)
-def _concealed(hand: Counts, kan_locked: bool) -> _Concealed:
+def _concealed(hand: Counts, table: HuxiTable, kan_locked: bool) -> _Concealed:
     # Bounded below the distinct hands of a few hundred deals, so replays of many deals do not
     # run on a warm cache; within a deal the hit rate is what counts.
     triples = frozenset(v for v in range(N_VALUES) if hand[v] >= 3)
+    kan_huxi = sum(table.kan[1 if v >= 10 else 0] for v in triples)
     if not kan_locked:
-        return _Concealed((), hand, triples, _reach(hand))
+        return _Concealed((), hand, triples, kan_huxi, _reach(hand))
     kans = tuple(Group("kan" if hand[v] == 3 else "ti", (v,) * hand[v]) for v in triples)
     pool = list(hand)
     for v in triples:
         pool[v] = 0
-    return _Concealed(kans, tuple(pool), frozenset(), _reach(tuple(pool)))
+    return _Concealed(kans, tuple(pool), frozenset(), kan_huxi, _reach(tuple(pool)))
 
 
 def _reach(pool: Counts) -> int:

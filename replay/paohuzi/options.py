@@ -7,7 +7,7 @@ import functools
 from collections.abc import Sequence
 
 from replay.paohuzi.cards import Counts
-from replay.paohuzi.hu import HuResult, Source, WinContext, huxi_bound, san_ti_wu_kan, winning_hand
+from replay.paohuzi.hu import HuResult, Source, WinContext, may_win, san_ti_wu_kan, winning_hand
 from replay.paohuzi.melds import is_chi_shape
 from replay.paohuzi.state import HU, PASS, SEATS, Action, Pending, State, xiajia
 from schemas.paohuzi import PaohuziProfile
@@ -78,7 +78,7 @@ def hu_at(state: State, seat: int, card: int | None, owner: int | None) -> HuRes
         return None
     hand = state.hands[seat]
     profile = state.profile
-    if state.table_huxi[seat] + huxi_bound(profile, state.melds[seat], hand, card) < profile.min_huxi:
+    if not may_win(profile, state.melds[seat], hand, card, state.table_huxi[seat]):
         return None
     from_wall = state.pending.from_wall if state.pending is not None else True
     if card is not None and state.pending is not None and state.pending.in_hand and owner == state.dealer:

@@ -288,11 +288,12 @@ def unseen(state: State) -> Counts:
 def census_of(state: State) -> Counts:
     """Counts every card outside the wall: hands, table groups, discard rows and the card on offer."""
     counts = list(map(sum, zip(*state.hands)))
-    for seat in range(SEATS):
-        for g in state.melds[seat]:
-            for c in g.cards:
+    for melds in state.melds:
+        for group in melds:
+            for c in group.cards:
                 counts[c] += 1
-        for c in state.discards[seat]:
+    for row in state.discards:
+        for c in row:
             counts[c] += 1
     if state.pending is not None and not state.pending.in_hand:
         counts[state.pending.card] += 1

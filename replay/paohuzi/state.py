@@ -6,7 +6,7 @@ from typing import NamedTuple
 
 import msgspec
 
-from replay.paohuzi.cards import Counts, ids
+from replay.paohuzi.cards import Counts, card_id, ids
 from replay.paohuzi.hu import HuResult
 from replay.paohuzi.melds import Group
 from schemas.paohuzi import PaohuziProfile
@@ -32,7 +32,7 @@ class Action(NamedTuple):
         if self.kind == "chi":
             return "chi " + " bi ".join(ids(g) for g in self.groups)
         if self.card >= 0:
-            return f"{self.kind} {ids([self.card])}"
+            return f"{self.kind} {card_id(self.card)}"
         return self.kind
 
 
