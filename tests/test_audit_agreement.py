@@ -100,12 +100,14 @@ def test_sql_and_engines_agree_on_simulated_games(tmp_path: Path, monkeypatch: p
 
 PROFILES: dict[str, list[JunqiProfile | CheckersProfile]] = {
     "junqi": [JunqiProfile(quiet_limit=8), JunqiProfile(quiet_limit=6, quiet_trigger=">"), JunqiProfile(max_steps=60),
-              JunqiProfile(quiet_limit=12, max_steps=90)],
-    "checkers": [CheckersProfile(stage="qf"), CheckersProfile(stage="final")],
+              JunqiProfile(quiet_limit=12, max_steps=90), JunqiProfile(quiet_limit=10, timeout_counts_as_step=True, max_steps=80),
+              JunqiProfile(max_timeouts=2)],
+    "checkers": [CheckersProfile(stage="qf"), CheckersProfile(stage="final"), CheckersProfile(turn_counter="moves_only"),
+                 CheckersProfile(persistent_after_deadline=True), CheckersProfile(leave_camp_check_time="end_of_round")],
 }
-"""Non-default profiles the bots reach the limits of: QUIET_LIMIT and MAX_STEPS draws, the knockout
-timeout allowances. Profiles whose SQL is known to disagree (timeout_counts_as_step, Junqi
-max_timeouts, the leave-camp variants) are pinned by xfail tests in test_audit_sql_checks.py."""
+"""Non-default profiles the bots reach the limits of: QUIET_LIMIT and MAX_STEPS draws (timeouts
+counted as steps or not), Junqi max_timeouts, the knockout timeout allowances and the leave-camp
+variants."""
 
 
 def _simulate_profiles(root: Path, per_profile: int, seed: int) -> int:

@@ -128,9 +128,6 @@ def test_junqi_quiet_ignores_moves_of_other_games() -> None:
     assert b.run("junqi_quiet") == []
 
 
-@pytest.mark.xfail(strict=True, reason="junqi_quiet.sql counts only junqi.moved steps, so under "
-                   "timeout_counts_as_step = true (junqi.md §7.5) it misses the quiet step the engine counts for a "
-                   "timeout: false audit.Q01 on every later move and a false audit.Q02 for the engine's correct draw")
 def test_junqi_quiet_counts_timeouts_when_the_profile_makes_them_steps() -> None:
     """junqi.md §7.5, §8.2: with timeout_counts_as_step a timed-out turn is a quiet step, so two
     moves, a timeout and two moves reach quiet_limit 5."""
@@ -173,9 +170,6 @@ def test_junqi_step_limit_messages() -> None:
     ]
 
 
-@pytest.mark.xfail(strict=True, reason="junqi_step_limit.sql counts only junqi.moved steps, so under "
-                   "timeout_counts_as_step = true (junqi.md §7.5) a correct MAX_STEPS reached through a timeout "
-                   "is reported as ending short of max_steps (false audit.S01)")
 def test_junqi_step_limit_counts_timeouts_when_the_profile_makes_them_steps() -> None:
     """junqi.md §7.5, §8.3: with timeout_counts_as_step four moves and a timeout are five steps."""
     b = HandBuilt()
@@ -243,8 +237,6 @@ def test_leave_camp_messages() -> None:
     ]
 
 
-@pytest.mark.xfail(strict=True, reason="leave_camp.sql compares only the termination: a LEAVE_CAMP win given "
-                   "to the seat that missed the deadline (checkers.md §9: the seat that misses loses) passes unflagged")
 def test_leave_camp_loser_is_the_seat_that_missed() -> None:
     """checkers.md §9: seat 1 misses its turn-20 deadline, so seat 1 must be the loser, not seat 0."""
     b = HandBuilt()
@@ -252,9 +244,6 @@ def test_leave_camp_loser_is_the_seat_that_missed() -> None:
     assert _codes(b.run("leave_camp")) == [("audit.L01", seqs[(1, 20)])]
 
 
-@pytest.mark.xfail(strict=True, reason="leave_camp.sql leaves leave_camp_check_time = end_of_round out of its "
-                   "re-derivation, yet its second branch still reports every LEAVE_CAMP game of such a profile as "
-                   "'every seat met every deadline' (false audit.L01)")
 def test_leave_camp_end_of_round_profile_is_not_misreported() -> None:
     """checkers.md §9 (end_of_round): seat 1 has 4 out after its turn 20, the round closes, seat 0 wins."""
     b = HandBuilt()
@@ -262,9 +251,6 @@ def test_leave_camp_end_of_round_profile_is_not_misreported() -> None:
     assert b.run("leave_camp") == []
 
 
-@pytest.mark.xfail(strict=True, reason="leave_camp.sql reads the engine's turn fact, which counts passes and "
-                   "timeouts, also under turn_counter = moves_only, where the deadline falls on the k-th move "
-                   "(checkers.md §9; the engine uses turns − passes): false audit.L01 one turn early")
 def test_leave_camp_moves_only_counter() -> None:
     """checkers.md §9 (moves_only): seat 1 timed out once, so its 20th move is its turn 21; it has
     4 out after turn 20 (its 19th move) and 5 after its 20th move: no miss."""
@@ -274,9 +260,6 @@ def test_leave_camp_moves_only_counter() -> None:
     assert b.run("leave_camp") == []
 
 
-@pytest.mark.xfail(strict=True, reason="leave_camp.sql checks the deadline turns only; under "
-                   "persistent_after_deadline = true the engine also ends the game LEAVE_CAMP when a seat drops below "
-                   "10 out after turn 30, which the query reports as 'every seat met every deadline' (false audit.L01)")
 def test_leave_camp_persistent_after_deadline() -> None:
     """checkers.md §9 (persistent_after_deadline): seat 0 has 9 out after turn 32 and loses there."""
     b = HandBuilt()
@@ -335,10 +318,6 @@ def test_timeouts_message() -> None:
     assert b.run("timeouts") == [(G, None, "audit.O01", "timeouts [N 5/4, S 1/4]; the game ended ALL_HOME")]
 
 
-@pytest.mark.xfail(strict=True, reason="timeouts.sql reads Junqi max_timeouts as an allowance (a finding only "
-                   "above it), but junqi.md §7.3 (QQ: the 5th timeout eliminates; max_timeouts 5) and the engine "
-                   "eliminate a seat at its max_timeouts-th timeout: a game the engine correctly ends TIMEOUTS is "
-                   "reported (false audit.O01)")
 def test_timeouts_junqi_alliance_out_at_max_timeouts() -> None:
     """junqi.md §7.3, §8.1: with max_timeouts 3 seats 0 and 2 are each eliminated at their 3rd
     timeout, so their alliance loses TIMEOUTS."""

@@ -1,20 +1,23 @@
 -- name: junqi_quiet
 -- check: quiet
 -- computes: the Junqi 50-step no-contact count re-derived with window functions over the move facts
---   (steps per ply; a move with contact resets it), beside the engine's counter; and every game
---   where the count reached quiet_limit without the engine declaring QUIET_LIMIT there, or the reverse
--- implements: junqi.md §8.4 (50-step no-contact draw; quiet_limit, quiet_trigger), tournament.md §1
+--   (steps per ply; a timed-out turn is a quiet step when timeout_counts_as_step; a move with contact
+--   resets it), beside the engine's counter; and every game where the count reached quiet_limit
+--   without the engine declaring QUIET_LIMIT there, or the reverse
+-- implements: junqi.md §8.2 (50-step no-contact draw; quiet_limit, quiet_trigger), 第九条
 WITH m AS (
-    SELECT mv.stream, mv.seq, mv.contact, mv.quiet AS engine_quiet,
-           sum(CASE WHEN mv.contact THEN 1 ELSE 0 END) OVER w AS contacts,
+    SELECT st.stream, st.seq, coalesce(st.contact, false) AS contact, st.quiet AS engine_quiet,
+           sum(CASE WHEN st.contact THEN 1 ELSE 0 END) OVER w AS contacts,
            CAST(json_extract(g.profile, '$.quiet_limit') AS INTEGER) AS quiet_limit,
            json_extract_string(g.profile, '$.quiet_trigger') AS trigger_op,
            g.termination
-    FROM moves mv JOIN games g USING (stream)
-    WHERE g.game = 'junqi' AND mv.kind = 'junqi.moved' AND mv.contact IS NOT NULL
+    FROM steps st JOIN games g USING (stream)
+    WHERE g.game = 'junqi'
+      AND ((st.kind = 'junqi.moved' AND st.contact IS NOT NULL)
+           OR (st.kind = 'game.timed_out' AND CAST(json_extract(g.profile, '$.timeout_counts_as_step') AS BOOLEAN)))
       AND json_extract_string(g.profile, '$.step_unit') = 'ply'
       AND NOT CAST(json_extract(g.profile, '$.elimination_resets_quiet') AS BOOLEAN)
-    WINDOW w AS (PARTITION BY mv.stream ORDER BY mv.seq ROWS UNBOUNDED PRECEDING)
+    WINDOW w AS (PARTITION BY st.stream ORDER BY st.seq ROWS UNBOUNDED PRECEDING)
 ), counted AS (
     SELECT *, CASE WHEN contact THEN 0
                    ELSE row_number() OVER (PARTITION BY stream, contacts ORDER BY seq) - (CASE WHEN contacts > 0 THEN 1 ELSE 0 END)
@@ -26,7 +29,7 @@ WITH m AS (
 )
 SELECT stream, seq, 'audit.Q01' AS code, '第九条' AS article,
        format('SQL counts {} quiet steps after this move, the engine {}', sql_quiet, engine_quiet) AS message
-FROM counted WHERE sql_quiet IS DISTINCT FROM engine_quiet
+FROM counted WHERE engine_quiet IS NOT NULL AND sql_quiet <> engine_quiet
 UNION ALL
 SELECT g.stream, r.seq, 'audit.Q02', '第九条',
        format('the no-contact count reaches the limit at seq {}, but the game ended {}', r.seq, g.termination)

@@ -1,13 +1,16 @@
 -- name: junqi_step_limit
 -- check: steps
--- computes: the total step count of every Junqi game counted in SQL over the move facts against the
---   profile's max_steps: a game that runs past the limit, or ends MAX_STEPS short of it
+-- computes: the total step count of every Junqi game counted in SQL over the move facts (timed-out
+--   turns included when timeout_counts_as_step) against the profile's max_steps: a game that runs
+--   past the limit, or ends MAX_STEPS short of it
 -- implements: junqi.md §8.3 (total step limit, [PARAM] max_steps)
 WITH counted AS (
     SELECT g.stream, g.termination, CAST(json_extract(g.profile, '$.max_steps') AS INTEGER) AS max_steps,
-           count(*) FILTER (WHERE mv.kind = 'junqi.moved' AND mv.contact IS NOT NULL) AS steps, max(mv.seq) AS last_seq
-    FROM games g JOIN moves mv USING (stream)
+           count(*) AS steps, max(st.seq) AS last_seq
+    FROM games g JOIN steps st USING (stream)
     WHERE g.game = 'junqi' AND json_extract_string(g.profile, '$.step_unit') = 'ply'
+      AND ((st.kind = 'junqi.moved' AND st.contact IS NOT NULL)
+           OR (st.kind = 'game.timed_out' AND CAST(json_extract(g.profile, '$.timeout_counts_as_step') AS BOOLEAN)))
     GROUP BY ALL
 )
 SELECT stream, last_seq AS seq, 'audit.S01' AS code, '第九条' AS article,

@@ -1,34 +1,49 @@
 -- name: leave_camp
 -- check: leave-camp
 -- computes: the checkers leave-camp deadlines re-derived from the turn facts: after its 20th, 25th and
---   30th turn a seat must have 5, 8 and 10 pieces out of its home camp (leave_camp_checks); the first
---   seat to miss one loses LEAVE_CAMP (leave_camp_penalty = loss). Reports games where the engine's
---   termination disagrees
--- implements: checkers.md §7 (第五条: leave-camp deadlines)
-WITH turns AS (
-    SELECT st.stream, st.seq, st.seat,
-           st.turn, st.out AS pieces_out,
-           g.profile, g.termination, g.winners
-    FROM steps st JOIN games g USING (stream)
-    WHERE g.game = 'checkers' AND st.kind IN ('checkers.moved', 'game.timed_out', 'game.skipped')
-      AND json_extract_string(g.profile, '$.leave_camp_penalty') = 'loss'
-      AND json_extract_string(g.profile, '$.leave_camp_check_time') = 'after_own_turn'
-      AND st.turn IS NOT NULL
+--   30th turn (turns count passes and timeouts, or only moves: turn_counter) a seat must have 5, 8 and
+--   10 pieces out of its home camp (leave_camp_checks; with persistent_after_deadline at every later
+--   turn too); the first seat to miss loses LEAVE_CAMP (leave_camp_penalty = loss, checked after the
+--   seat's own turn). Reports games whose termination or winners disagree
+-- implements: checkers.md §9 (第五条: leave-camp deadlines)
+WITH judged AS (
+    SELECT stream, profile, termination, winners,
+           json_extract_string(profile, '$.turn_counter') = 'moves_only' AS moves_only,
+           CAST(json_extract(profile, '$.persistent_after_deadline') AS BOOLEAN) AS persistent
+    FROM games
+    WHERE game = 'checkers'
+      AND json_extract_string(profile, '$.leave_camp_penalty') = 'loss'
+      AND json_extract_string(profile, '$.leave_camp_check_time') = 'after_own_turn'
+), turns AS (
+    SELECT st.stream, st.seq, st.seat, st.kind, st.out AS pieces_out, j.persistent, j.termination, j.winners,
+           CASE WHEN j.moves_only
+                THEN count(*) FILTER (WHERE st.kind = 'checkers.moved') OVER (PARTITION BY st.stream, st.seat ORDER BY st.seq ROWS UNBOUNDED PRECEDING)
+                ELSE st.turn END AS turn,
+           j.moves_only
+    FROM steps st JOIN judged j USING (stream)
+    WHERE st.kind IN ('checkers.moved', 'game.timed_out', 'game.skipped') AND st.turn IS NOT NULL
 ), deadlines AS (
     SELECT stream, CAST(d[1] AS INTEGER) AS turn, CAST(d[2] AS INTEGER) AS required
-    FROM (SELECT DISTINCT stream, unnest(CAST(json_extract(profile, '$.leave_camp_checks') AS INTEGER[][])) AS d FROM turns)
+    FROM (SELECT stream, unnest(CAST(json_extract(profile, '$.leave_camp_checks') AS INTEGER[][])) AS d FROM judged)
+), due AS (  -- what each turn row must have out: the deadline of that turn, or with persistence the latest passed
+    SELECT t.stream, t.seq, t.seat, t.turn, t.pieces_out, t.termination, t.winners, max(d.required) AS required
+    FROM turns t JOIN deadlines d ON d.stream = t.stream
+     AND (d.turn = t.turn OR (t.persistent AND d.turn < t.turn))
+    WHERE NOT (t.moves_only AND t.kind <> 'checkers.moved')
+    GROUP BY ALL
 ), missed AS (
-    SELECT t.stream, min(t.seq) AS seq, t.termination, any_value(t.winners) AS winners,
-           arg_min(t.seat, t.seq) AS seat, arg_min(t.pieces_out || ' out after turn ' || t.turn || ', ' || d.required || ' due', t.seq) AS why
-    FROM turns t JOIN deadlines d ON d.stream = t.stream AND d.turn = t.turn
-    WHERE t.pieces_out < d.required
-    GROUP BY t.stream, t.termination
+    SELECT stream, arg_min(seat, seq) AS seat, min(seq) AS seq, any_value(termination) AS termination, any_value(winners) AS winners,
+           arg_min(pieces_out || ' out after turn ' || turn || ', ' || required || ' due', seq) AS why
+    FROM due WHERE pieces_out < required GROUP BY stream
 )
 SELECT stream, seq, 'audit.L01' AS code, '第五条' AS article,
-       format('seat {} misses a leave-camp deadline ({}), but the game ended {}', seat, why, termination) AS message
-FROM missed WHERE termination IS DISTINCT FROM 'LEAVE_CAMP'
+       CASE WHEN termination IS DISTINCT FROM 'LEAVE_CAMP'
+            THEN format('seat {} misses a leave-camp deadline ({}), but the game ended {}', seat, why, termination)
+            ELSE format('seat {} misses a leave-camp deadline ({}), but the game ends LEAVE_CAMP with it among the winners {}', seat, why, winners)
+       END AS message
+FROM missed WHERE termination IS DISTINCT FROM 'LEAVE_CAMP' OR list_contains(winners, seat)
 UNION ALL
-SELECT g.stream, NULL, 'audit.L01', '第五条', 'the game ended LEAVE_CAMP, but every seat met every deadline'
-FROM games g
-WHERE g.game = 'checkers' AND g.termination = 'LEAVE_CAMP' AND g.stream NOT IN (SELECT stream FROM missed)
+SELECT stream, NULL, 'audit.L01', '第五条', 'the game ended LEAVE_CAMP, but every seat met every deadline'
+FROM judged
+WHERE termination = 'LEAVE_CAMP' AND stream NOT IN (SELECT stream FROM missed)
 ORDER BY 1, 2;
