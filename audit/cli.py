@@ -10,6 +10,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
+from audit import report as report_mod
 from audit import simulate as simulate_mod
 from audit import standings as standings_mod
 from audit.certify import certify
@@ -326,6 +327,19 @@ def show(game: Annotated[str, typer.Option(help="Game stream id.")], ledger: Led
     say(text)
     if svg is not None:
         say(f"wrote {svg}")
+
+
+@command
+def report(game: Annotated[str, typer.Option(help="Game stream id.")],
+           out: Annotated[Path, typer.Option(help="HTML file to write.")],
+           ledger: LedgerOpt = DEFAULT_LEDGER, json: JsonOpt = False) -> None:
+    """Write a game's arbitration report: result, findings, timeline, time chart, boards, proofs (HTML)."""
+    record = report_mod.write_report(ledger, game, out)
+    findings = sum(len(s.findings) for s in record.steps)
+    if json:
+        emit_json({"game": game, "out": str(out), "events": len(record.steps), "findings": findings, "proof": record.proof_ok})
+    else:
+        say(f"wrote {out}: {len(record.steps)} events, {findings} findings; {record.proof_ok}")
 
 
 @command
