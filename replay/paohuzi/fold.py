@@ -9,10 +9,11 @@ import msgspec
 
 from replay.claims import check_claim
 from replay.paohuzi import rules
-from replay.paohuzi.cards import HAND_SIZE, LIANGZHANG_INDEX, WALL_START, card_id, card_number, counts_of, deal_hands, ids
+from replay.paohuzi.cards import HAND_SIZE, Counts, LIANGZHANG_INDEX, WALL_START, card_id, card_number, counts_of, deal_hands, ids
 from replay.paohuzi.checks import ART_DEAL, ART_END, ART_HUXI, ART_LIANG, ART_MINGTANG, ART_PLAY, ART_PRIORITY, ART_SCORE, check
 from replay.paohuzi.deals import commitment, deck_problem
 from replay.paohuzi.events import ACTION_EVENTS, FORCED_KINDS, to_action
+from replay.paohuzi.options import adjust
 from replay.paohuzi.state import SEATS, State
 from replay.protocol import Finding, IllegalActionError, InvalidActionError, Outcome, Step, StrictReplayError
 from schemas.common import GameEnded, GameStarted, MoveTimeUsed
@@ -87,7 +88,7 @@ class _Fold:
         self.last: tuple[State | None, dict[str, Any]] = (None, {})
         self.turn_end = 0
         self.gaps: dict[int, int] = {}
-        self.left_wall = [0] * 20
+        self._left_wall((0,) * 20)
         self.time_used = [0] * SEATS
         self.drawn_seen = 0
         self.dealt: list[list[int]] | None = None
@@ -207,7 +208,7 @@ class _Fold:
         if state.deck is not None and not self._deal_matches(state.deck, event.dealer, hands):
             state = replace(state, deck=None)
         self.dealt = hands
-        self.left_wall = list(counts_of(c for h in hands for c in h))
+        self._left_wall(counts_of(c for h in hands for c in h))
         self.state = rules.deal(state, event.dealer, hands)
 
     def _liang(self, event: LiangzhangRevealed, facts: dict[str, Any] | None = None) -> None:
@@ -221,7 +222,7 @@ class _Fold:
             self.finding("paohuzi.D04", f"亮张 {event.card} is not the deck's {card_id(state.deck[LIANGZHANG_INDEX])}", ART_LIANG)
             state = replace(state, deck=None, wall=())
         self.state = rules.reveal_liangzhang(state, card)
-        self.left_wall[card] += 1
+        self._left_wall(adjust(self.left_wall, card, 1))
         self.turn_end = event.ts
         self.unlogged = list(self.state.effects)
 
@@ -309,16 +310,23 @@ class _Fold:
                 shown = " ".join(ids(g) for g in mine)
                 self.finding("paohuzi.H04", f"claimed decomposition is not the maximising one ({shown})", "第八条")
 
+    def _left_wall(self, counts: Counts) -> None:
+        """Sets the cards that have left the wall (dealt, 亮张, drawn), with their total and largest
+        count, which the conservation check reads at every state while they change only on a draw."""
+        self.left_wall = counts
+        self.left_total = sum(counts)
+        self.left_max = max(counts)
+
     def _conservation(self, state: State) -> None:
         """Checks that the 80 cards are all somewhere (§14): the cards in hands, table groups, discard
         rows and on offer are exactly those that left the wall (dealt, 亮张, drawn), no card has
         more than four copies, and with the wall they make 80."""
         while self.drawn_seen < len(state.drawn):
-            self.left_wall[state.drawn[self.drawn_seen]] += 1
+            self._left_wall(adjust(self.left_wall, state.drawn[self.drawn_seen], 1))
             self.drawn_seen += 1
         census = rules.census_of(state)
-        total = sum(self.left_wall) + state.wall_left + (1 if state.phase == "liang" else 0)
-        if census != tuple(self.left_wall) or total != 80 or max(self.left_wall) > 4:
+        total = self.left_total + state.wall_left + (1 if state.phase == "liang" else 0)
+        if census != self.left_wall or total != 80 or self.left_max > 4:
             bad = [card_id(c) for c in range(20) if census[c] != self.left_wall[c] or self.left_wall[c] > 4]
             self.finding("paohuzi.C01", f"card conservation broken: {total} cards, wrong count of {', '.join(bad) or '-'}", ART_DEAL)
 

@@ -138,15 +138,15 @@ _ANY_CARD = (1 << N_VALUES) - 1
 def _concealed(hand: Counts, table: HuxiTable, kan_locked: bool) -> _Concealed:
     # Bounded below the distinct hands of a few hundred deals, so replays of many deals do not
     # run on a warm cache; within a deal the hit rate is what counts.
+    if max(hand) < 3:
+        return _Concealed((), hand, frozenset(), 0, _reach(hand))
     triples = frozenset(v for v in range(N_VALUES) if hand[v] >= 3)
     kan_huxi = sum(table.kan[1 if v >= 10 else 0] for v in triples)
     if not kan_locked:
         return _Concealed((), hand, triples, kan_huxi, _reach(hand))
     kans = tuple(Group("kan" if hand[v] == 3 else "ti", (v,) * hand[v]) for v in triples)
-    pool = list(hand)
-    for v in triples:
-        pool[v] = 0
-    return _Concealed(kans, tuple(pool), frozenset(), kan_huxi, _reach(tuple(pool)))
+    pool = tuple(0 if v in triples else n for v, n in enumerate(hand))
+    return _Concealed(kans, pool, frozenset(), kan_huxi, _reach(pool))
 
 
 def _reach(pool: Counts) -> int:

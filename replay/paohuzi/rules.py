@@ -144,7 +144,7 @@ def _advance(state: State) -> State:
             offers = []
             for seat in chi_seats(state, pending):
                 if may_chi(state, seat, pending.card):
-                    options = [Action("chi", groups=g) for g in chi_options(state.hands[seat], pending.card, state.profile.allow_jiao)
+                    options = [Action("chi", -1, g) for g in chi_options(state.hands[seat], pending.card, state.profile.allow_jiao)
                                if not state.profile.chi_requires_discard or chi_leaves_discard(state, seat, g, pending.card)]
                     if options:
                         offers.append(Offer(seat, "chi", (*options, PASS)))
