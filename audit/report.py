@@ -62,7 +62,8 @@ def render_report(record: GameRecord) -> str:
     parts = [f"<h1>Arbitration report: {_e(record.stream)}</h1>", _summary(record, eng), _findings(record),
              "<h2>Time per move</h2>", _time_chart(record), "<h2>Timeline and board after every action</h2>",
              _timeline(record, eng), "<h2>Proof that the record was not altered</h2>", _proof(record)]
-    return f"<!doctype html><html><head><meta charset='utf-8'><title>{_e(record.stream)}</title><style>{CSS}</style></head><body>{''.join(parts)}</body></html>"
+    head = f"<meta charset='utf-8'><title>{_e(record.stream)}</title><style>{CSS}</style>"
+    return f"<!doctype html><html><head>{head}</head><body>{''.join(parts)}</body></html>"
 
 
 def write_report(root: Path, stream: str, out: Path) -> GameRecord:

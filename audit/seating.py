@@ -37,15 +37,6 @@ def snake(ranked: Sequence[str], seats: int, group_tables: int | None = None) ->
     return tables
 
 
-def expected_seat(rank: int, seats: int, tables_per_group: int) -> tuple[int, int]:
-    """Returns the (1-based table, seat) of a 1-based rank under snake seating."""
-    per_group = seats * tables_per_group
-    group, q = divmod(rank - 1, per_group)
-    table_in_group, position = divmod(q, seats)
-    seat = position if table_in_group % 2 == 0 else seats - 1 - position
-    return group * tables_per_group + table_in_group + 1, seat
-
-
 def swiss_pairs(ranked: Sequence[str], met: set[frozenset[str]]) -> list[tuple[str, str]]:
     """Pairs players high with high in rank order, never twice the same pair (第18条); the
     highest-ranked unpaired player takes the next-ranked opponent it has not met, backtracking

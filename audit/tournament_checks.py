@@ -1,18 +1,18 @@
-"""Tournament checks that need more than SQL: the round-1 draw re-run from its revealed seed, the
-seating every later round should have had (snake seating or Swiss pairing from the standings
-after the previous round), and the same deal at every table of a Paohuzi board."""
+"""Tournament checks that need more than one SQL query: the round-1 draw re-run from its revealed
+seed, the seating every later round should have had (snake seating computed in SQL, or the Swiss
+pairing from the SQL standings after the previous round), and the same deal at every table of a
+Paohuzi board."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 
 from audit import seating
 from audit.session import Session
 from audit.simulate import SEATS
 from replay.protocol import Finding
-from schemas.envelope import Event
 from schemas.common import RoundSeated
+from schemas.envelope import Event
 
 
 def seating_findings(session: Session) -> Iterator[Finding]:
@@ -82,9 +82,10 @@ def _expected(session: Session, tid: str, game: str, fmt: str, rnd: int, met: se
     if fmt == "swiss":
         rows = session.db.run("swiss_standings", tournament=tid, through=rnd - 1)
         return [list(pair) for pair in seating.swiss_pairs([r["player"] for r in rows], met)]
-    rows = session.db.run("ranking_through", tournament=tid, through=rnd - 1)
-    rules = next(t["rules"] for t in session.projection.tournaments if t["tournament"] == tid)
-    return seating.snake([r["player"] for r in rows], SEATS[game], json.loads(rules).get("group_tables"))
+    tables: dict[int, dict[int, str]] = {}
+    for row in session.db.run("expected_seating", tournament=tid, round=rnd):
+        tables.setdefault(row["table_no"], {})[row["seat"]] = row["player"]
+    return [[seats[s] for s in sorted(seats)] for _, seats in sorted(tables.items())]
 
 
 def _compare(tid: str, seq: int | None, rnd: int, expected: list[list[str]], tables: list[list[str]], fmt: str) -> Iterator[Finding]:
