@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ledger.errors import LedgerCorrupt, SignatureError
-from ledger.layout import CHECKPOINTS, LATEST, write_atomic
+from ledger.layout import CHECKPOINTS, LATEST, WITNESSES, write_atomic
 from ledger.notes import Signer, Verifier, add_signature, sign_note, split_note, verify_note
 
 
@@ -74,12 +74,20 @@ def cosign(root: Path, signer: Signer, size: int | None = None) -> Checkpoint:
     if size not in files:
         raise LedgerCorrupt(None, f"no checkpoint of size {size}")
     note = add_signature(files[size].read_text(), signer)
+    witness = root / WITNESSES / f"{signer.name}.pub"
+    witness.parent.mkdir(exist_ok=True)
+    write_atomic(witness, (str(signer.verifier) + "\n").encode())
     write_atomic(files[size], note.encode())
     if max(files) == size:
         write_atomic(root / LATEST, note.encode())
     body, _ = split_note(note)
     lines = body.split("\n")
     return Checkpoint(lines[0], size, base64.b64decode(lines[2]), note)
+
+
+def load_witnesses(root: Path) -> list[Verifier]:
+    """Returns the verifier keys of the arbiters who have co-signed checkpoints of this ledger."""
+    return [Verifier.parse(p.read_text()) for p in sorted((root / WITNESSES).glob("*.pub"))]
 
 
 def latest_checkpoint(root: Path, verifier: Verifier) -> Checkpoint | None:

@@ -157,3 +157,19 @@ def verify_note(note: str, verifier: Verifier) -> str:
                 return body
             raise SignatureError(f"signature of {name!r} does not verify")
     raise SignatureError(f"note carries no signature by {verifier.name!r}")
+
+
+def cosigners(note: str, witnesses: list[Verifier]) -> list[str]:
+    """Returns the names of the known witnesses whose signature the note carries.
+
+    :raises SignatureError: when a known witness's signature line does not verify.
+    """
+    body, sigs = split_note(note)
+    signed = []
+    for witness in witnesses:
+        for name, blob in sigs:
+            if name == witness.name and blob[:4] == witness.key_id:
+                if not witness.verifies(body.encode(), blob[4:]):
+                    raise SignatureError(f"co-signature of {name!r} does not verify")
+                signed.append(name)
+    return signed

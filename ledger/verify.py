@@ -16,8 +16,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ledger.checkpoints import Checkpoint, list_checkpoint_files, parse_checkpoint
+from ledger.checkpoints import Checkpoint, list_checkpoint_files, load_witnesses, parse_checkpoint
 from ledger.errors import SignatureError
+from ledger.notes import cosigners
 from ledger.fastscan import SegmentScan, extend, scan_leaves
 from ledger.layout import SEGMENTS, load_config
 from ledger.merkle import CompactRange
@@ -53,21 +54,24 @@ def verify(root: Path) -> VerifyReport:
     checkpoints: list[Checkpoint] = []
     notes: list[str] = []
     try:
-        checkpoints = _load_checkpoints(root)
+        checkpoints = _load_checkpoints(root, notes)
         _check_entries(root, tree, checkpoints, notes)
     except _Failed as exc:
         return VerifyReport(False, tree.size, tree.root().hex(), len(checkpoints), exc.index, str(exc), notes)
     return VerifyReport(True, tree.size, tree.root().hex(), len(checkpoints), notes=notes)
 
 
-def _load_checkpoints(root: Path) -> list[Checkpoint]:
-    verifier = load_verifier(root)
+def _load_checkpoints(root: Path, notes: list[str]) -> list[Checkpoint]:
+    verifier, witnesses = load_verifier(root), load_witnesses(root)
     loaded = []
     for size, path in list_checkpoint_files(root):
         try:
             cp = parse_checkpoint(path.read_text(), verifier)
+            signed = cosigners(cp.note, witnesses)
         except SignatureError as exc:
             raise _Failed(None, f"checkpoint of size {size} ({path.name}): {exc}") from None
+        if signed:
+            notes.append(f"checkpoint of size {size} co-signed by {', '.join(signed)}")
         if cp.size != size:
             raise _Failed(None, f"checkpoint file {path.name} holds a checkpoint of size {cp.size}")
         loaded.append(cp)

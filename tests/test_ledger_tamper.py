@@ -134,3 +134,18 @@ def test_writer_refuses_to_open_damaged_checkpointed_range(ledger: Path) -> None
     _splice(ledger, lambda f: f[:10])
     result = cli("record", "--ledger", str(ledger), "-", input=game_lines(1, 1)[0])
     assert result.exit_code == 1 and "entry 10: log holds 10 entries but checkpoint 24 covers more" in result.stderr
+
+
+def test_arbiter_cosignature_is_checked(ledger: Path, tmp_path: Path) -> None:
+    """Arbiters may co-sign a checkpoint (DESIGN.md ledger/); verify checks every known co-signature."""
+    key = tmp_path / "arbiter.key"
+    assert cli("keygen", "--name", "arbiter-zhang", "--out", str(key)).exit_code == 0
+    assert cli("cosign", "--ledger", str(ledger), "--key", str(key), "--size", "18").exit_code == 0
+    report = _verify(ledger)
+    assert "checkpoint of size 18 co-signed by arbiter-zhang" in report["notes"]
+    note = ledger / "checkpoints" / f"{18:020d}.note"
+    last = note.read_text().rstrip("\n").rsplit("\n", 1)[1]
+    sig = last.rsplit(" ", 1)[1]
+    note.write_text(note.read_text().replace(sig, sig[:12] + ("B" if sig[12] != "B" else "C") + sig[13:]))
+    failed = _verify(ledger)
+    assert failed["ok"] is False and "co-signature of 'arbiter-zhang' does not verify" in failed["error"]
