@@ -18,10 +18,10 @@ from pathlib import Path
 
 from ledger.checkpoints import Checkpoint, list_checkpoint_files, load_witnesses, parse_checkpoint
 from ledger.errors import SignatureError
-from ledger.notes import cosigners
 from ledger.fastscan import SegmentScan, extend, scan_leaves
 from ledger.layout import SEGMENTS, load_config
 from ledger.merkle import CompactRange
+from ledger.notes import cosigners
 from ledger.segments import list_segments
 from ledger.store import load_verifier
 
