@@ -14,10 +14,10 @@ from audit.standings import Explanation, Standings
 def _cell(value: Any) -> str:
     if value is None:
         return "–"
-    if isinstance(value, float):
-        return f"{value:.1f}" if value != int(value) else f"{value:.1f}"
     if isinstance(value, bool):
         return "yes" if value else ""
+    if isinstance(value, float):  # rates keep three decimals, large figures one
+        return f"{value:.1f}" if abs(value) >= 100 or value == int(value) else f"{value:.3f}".rstrip("0")
     return str(value)
 
 
