@@ -178,22 +178,30 @@ def consistency(old: Annotated[int, typer.Option(help="Tree size of the earlier 
 
 @command
 def keygen(name: Annotated[str, typer.Option(help="Key name, e.g. arbiter-zhang.")],
-           out: Annotated[Path, typer.Option(help="Private key file to create (mode 600).")]) -> None:
+           out: Annotated[Path, typer.Option(help="Private key file to create (mode 600).")],
+           json: JsonOpt = False) -> None:
     """Create an arbiter's Ed25519 key pair for co-signing checkpoints."""
     signer = Signer.generate(name)
     signer.save(out)
     pub = out.with_suffix(".pub")
     pub.write_text(str(signer.verifier) + "\n")
-    say(f"private key: {out}\npublic key: {pub}")
+    if json:
+        emit_json({"private_key": str(out), "public_key": str(pub), "verifier": str(signer.verifier)})
+    else:
+        say(f"private key: {out}\npublic key: {pub}")
 
 
 @command
 def cosign(key: Annotated[Path, typer.Option(help="The arbiter's private key.")],
            ledger: LedgerOpt = DEFAULT_LEDGER,
-           size: Annotated[int | None, typer.Option(help="Tree size of the checkpoint; the latest by default.")] = None) -> None:
+           size: Annotated[int | None, typer.Option(help="Tree size of the checkpoint; the latest by default.")] = None,
+           json: JsonOpt = False) -> None:
     """Add an arbiter's co-signature to a checkpoint."""
     checkpoint = checkpoints_mod.cosign(ledger, Signer.load(key), size)
-    say(checkpoint.note)
+    if json:
+        emit_json({"size": checkpoint.size, "root": checkpoint.root.hex(), "note": checkpoint.note})
+    else:
+        say(checkpoint.note)
 
 
 GameArg = Annotated[str, typer.Argument(help="checkers, junqi or paohuzi.")]

@@ -117,3 +117,11 @@ def test_consistency_between_stored_checkpoints(ledger: Path, tmp_path: Path) ->
     assert cli("consistency", "--ledger", str(ledger), "--old", "18").exit_code == 0
     missing = cli("consistency", "--ledger", str(ledger), "--old", "10")
     assert missing.exit_code == 1 and "no checkpoint of size 10; stored sizes: 0, 9, 18, 27" in missing.stderr
+
+
+def test_ledger_defaults_to_the_environment_variable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--ledger defaults to $MATCHLEDGER_LEDGER when it is set."""
+    monkeypatch.setenv("MATCHLEDGER_LEDGER", str(tmp_path / "env-ledger"))
+    assert cli("init").exit_code == 0
+    assert json.loads(cli("record", "-", "--json", input=event_line("g", 0)).stdout)["appended"] == 1
+    assert json.loads(cli("verify", "--json").stdout)["size"] == 1
