@@ -14,7 +14,7 @@ from schemas.paohuzi import BoardCreated, BoardRevealed, Dealt, Drawn, Liangzhan
 
 def commitment(deck: Sequence[int], salt: str) -> str:
     """Returns the SHA-256 commitment of a deck order: `sha256(salt + "|" + ",".join(ids))`, hex."""
-    text = salt + "|" + ",".join(card_id(c) for c in deck)
+    text = salt + "|" + ",".join(map(card_id, deck))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 

@@ -11,7 +11,7 @@ from replay.paohuzi.rules import current_seat, hu_takes_pending
 from replay.paohuzi.state import DRAW, HU, PASS, PENG, Action, State
 from replay.protocol import InvalidActionError
 from schemas.envelope import Event
-from schemas.paohuzi import Chi, ChouWei, Discarded, Drawn, Hu, HuGroup, Passed, Pao, Peng, Ti, Wei
+from schemas.paohuzi import Chi, ChouWei, Discarded, Drawn, Hu, HuGroup, Pao, Passed, Peng, Ti, Wei
 
 FORCED_EVENTS: dict[str, type[Event]] = {"ti": Ti, "wei": Wei, "chou_wei": ChouWei, "pao": Pao}
 FORCED_KINDS = {cls: kind for kind, cls in FORCED_EVENTS.items()}
@@ -73,7 +73,7 @@ def to_action(state: State, event: Event) -> Action:
         case Drawn():
             return DRAW if state.deck is not None else Action("draw", card=card_number(event.card))
         case Discarded():
-            return Action("discard", card=card_number(event.card))
+            return Action("discard", card_number(event.card))
         case Chi():
             main = tuple(sorted(card_number(c) for c in event.group))
             bi = sorted(tuple(sorted(card_number(c) for c in g)) for g in event.bi)

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from itertools import chain
 from typing import Any
 
 import msgspec
 
 from replay.claims import check_claim
 from replay.paohuzi import rules
-from replay.paohuzi.cards import HAND_SIZE, Counts, LIANGZHANG_INDEX, WALL_START, card_id, card_number, counts_of, deal_hands, ids
+from replay.paohuzi.cards import HAND_SIZE, LIANGZHANG_INDEX, WALL_START, Counts, card_id, card_number, counts_of, deal_hands, ids
 from replay.paohuzi.checks import ART_DEAL, ART_END, ART_HUXI, ART_LIANG, ART_MINGTANG, ART_PLAY, ART_PRIORITY, ART_SCORE, check
 from replay.paohuzi.deals import commitment, deck_problem
 from replay.paohuzi.events import ACTION_EVENTS, FORCED_KINDS, to_action
@@ -18,7 +19,7 @@ from replay.paohuzi.state import SEATS, State
 from replay.protocol import Finding, IllegalActionError, InvalidActionError, Outcome, Step, StrictReplayError
 from schemas.common import GameEnded, GameStarted, MoveTimeUsed
 from schemas.envelope import Event
-from schemas.paohuzi import BoardCreated, BoardRevealed, Dealt, Huangzhuang, Hu, LiangzhangRevealed, PaohuziProfile
+from schemas.paohuzi import BoardCreated, BoardRevealed, Dealt, Hu, Huangzhuang, LiangzhangRevealed, PaohuziProfile
 
 replace = msgspec.structs.replace
 
@@ -109,7 +110,9 @@ class _Fold:
             self.finding("paohuzi.X02", f"{event.kind} before game.started", ART_DEAL)  # type: ignore[attr-defined]
             return Step(event=event, state=None, facts=facts, findings=tuple(self.found))
         else:
-            self._dispatch(event, facts)
+            handler = _HANDLERS.get(type(event))
+            if handler is not None:
+                handler(self, event, facts)
         state = self.state
         assert state is not None
         if state is not self.last[0]:
@@ -119,11 +122,6 @@ class _Fold:
             self.last = (state, facts_of(state))
         facts.update(self.last[1])
         return Step(event=event, state=state, facts=facts, findings=tuple(self.found))
-
-    def _dispatch(self, event: Event, facts: dict[str, Any]) -> None:
-        handler = _HANDLERS.get(type(event))
-        if handler is not None:
-            handler(self, event, facts)
 
     def _huangzhuang(self, event: Event, facts: dict[str, Any]) -> None:
         if self.state is not None and not self.state.exhausted:
@@ -156,7 +154,7 @@ class _Fold:
         self.state = replace(self.state, board=event.board, commitment=event.commitment, deck=deck)
 
     def _deck(self, cards: list[str]) -> tuple[int, ...] | None:
-        deck = tuple(card_number(c) for c in cards)
+        deck = tuple(map(card_number, cards))
         problem = deck_problem(deck)
         if problem:
             self.finding("paohuzi.D01", problem, ART_DEAL)
@@ -199,8 +197,8 @@ class _Fold:
         if state.phase != "board":
             self.finding("paohuzi.T01", "a second deal in one game", ART_DEAL)
             return
-        hands = [sorted(card_number(c) for c in h) for h in event.hands]
-        if len(hands) != SEATS or any(len(h) != HAND_SIZE for h in hands) or max(counts_of(c for h in hands for c in h)) > 4:
+        hands = [sorted(map(card_number, h)) for h in event.hands]
+        if len(hands) != SEATS or any(len(h) != HAND_SIZE for h in hands) or max(counts_of(chain.from_iterable(hands))) > 4:
             self.finding("paohuzi.D07", f"the deal must give {SEATS} hands of {HAND_SIZE} cards from one deck", ART_DEAL)
             hands = (hands + [[], [], []])[:SEATS]
         if event.dealer != state.dealer:
@@ -208,7 +206,7 @@ class _Fold:
         if state.deck is not None and not self._deal_matches(state.deck, event.dealer, hands):
             state = replace(state, deck=None)
         self.dealt = hands
-        self._left_wall(counts_of(c for h in hands for c in h))
+        self._left_wall(counts_of(chain.from_iterable(hands)))
         self.state = rules.deal(state, event.dealer, hands)
 
     def _liang(self, event: LiangzhangRevealed, facts: dict[str, Any] | None = None) -> None:

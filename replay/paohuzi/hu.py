@@ -8,7 +8,7 @@ from collections.abc import Iterator, Sequence
 from typing import Literal, NamedTuple
 
 from replay.paohuzi.cards import N_VALUES, Counts
-from replay.paohuzi.melds import FOUR_KINDS, Group, Score, Stats, deal_score, group_huxi, mingtang, stats_of
+from replay.paohuzi.melds import FOUR_KINDS, Group, Score, Stats, chi_partners, deal_score, group_huxi, mingtang, stats_of
 from schemas.paohuzi import HuxiTable, PaohuziProfile
 
 Source = Literal["self", "other"]
@@ -96,7 +96,69 @@ def may_win(profile: PaohuziProfile, melds: Sequence[Group], hand: Counts, card:
     card of the pool can join some group, and the 胡息 bound with the table groups' `table_huxi`
     reaches `min_huxi`."""
     concealed = _concealed(hand, profile.huxi_table, profile.kan_locked)
-    return _may_complete(concealed, card) and table_huxi + _bound(concealed, profile.huxi_table, melds, hand, card) >= profile.min_huxi
+    if not _may_complete(concealed, card):
+        return False
+    return table_huxi + _bound(concealed, profile.huxi_table, melds, hand, card) >= profile.min_huxi
+
+
+# ---- the concealed hand, worked out once per hand ---------------------------------------------
+
+
+class _Concealed(NamedTuple):
+    """A concealed hand as the hu checks see it (a seat's hand is checked against every card shown
+    until it changes, so this is cached per hand): the locked 坎 set aside (as 提 when four), the
+    pool left to split, the triples the split may still use as 坎 (none when locked), the 胡息 of
+    its triples as 坎, and `reach`: the winning cards that might complete the hand."""
+
+    kans: tuple[Group, ...]
+    pool: Counts
+    triples: frozenset[int]
+    kan_huxi: int
+    reach: int
+
+
+_ANY_CARD = (1 << N_VALUES) - 1
+"""`reach` of a pool in which every card can join some group."""
+_NEAR = tuple(sum(1 << c for c in {v, *(c for pair in chi_partners(v, True) for c in pair)}) for v in range(N_VALUES))
+"""The cards that can share a group with each card (itself included: pairs, 坎, 绞), as bits."""
+
+
+@functools.lru_cache(maxsize=1024)
+def _concealed(hand: Counts, table: HuxiTable, kan_locked: bool) -> _Concealed:
+    # Bounded below the distinct hands of a few hundred deals, so a replay of many deals does not
+    # run on a warm cache; within a deal the hit rate is what counts.
+    if max(hand) < 3:
+        return _Concealed((), hand, frozenset(), 0, _reach(hand))
+    triples = frozenset(v for v in range(N_VALUES) if hand[v] >= 3)
+    kan_huxi = sum(table.kan[1 if v >= 10 else 0] for v in triples)
+    if not kan_locked:
+        return _Concealed((), hand, triples, kan_huxi, _reach(hand))
+    kans = tuple(Group("kan" if hand[v] == 3 else "ti", (v,) * hand[v]) for v in triples)
+    pool = tuple(0 if v in triples else n for v, n in enumerate(hand))
+    return _Concealed(kans, pool, frozenset(), kan_huxi, _reach(pool))
+
+
+def _reach(pool: Counts) -> int:
+    """Returns the winning cards that might complete a pool: a single card with no partners for
+    any group stays out of every split unless the winning card lands next to it."""
+    reach = _ANY_CARD
+    for v, n in enumerate(pool):
+        if n == 1:
+            # A pair with a second copy of `v` (绞 v v 拾) needs what a single card lacks.
+            for a, b in chi_partners(v, True):
+                if a != v and pool[a] and pool[b] and (a != b or pool[a] > 1):
+                    break
+            else:
+                reach &= _NEAR[v]
+    return reach
+
+
+def _may_complete(concealed: _Concealed, card: int | None) -> bool:
+    """Tells whether the hand might be complete with the winning card (False only where a card of
+    the pool can join no group, whichever way the winning card is placed)."""
+    if card is None:
+        return concealed.reach == _ANY_CARD
+    return bool(concealed.reach >> card & 1)
 
 
 def _bound(concealed: _Concealed, table: HuxiTable, melds: Sequence[Group], hand: Counts, card: int | None) -> int:
@@ -117,73 +179,7 @@ def _bound(concealed: _Concealed, table: HuxiTable, melds: Sequence[Group], hand
             + min(counts[1], counts[6], counts[9]) * s2710[0] + min(counts[11], counts[16], counts[19]) * s2710[1])
 
 
-class _Concealed(NamedTuple):
-    """A concealed hand as the hu checks see it, worked out once per hand (a seat's hand is checked
-    against every card shown until it changes): the locked 坎 set aside (as 提 when four), the pool
-    left to split, the triples the split may still use as 坎 (none when locked), the 胡息 of all
-    its triples as 坎, and `reach`: the winning cards that might complete the hand."""
-
-    kans: tuple[Group, ...]
-    pool: Counts
-    triples: frozenset[int]
-    kan_huxi: int
-    reach: int
-
-
-_ANY_CARD = (1 << N_VALUES) - 1
-"""`reach` of a pool in which every card can join some group."""
-
-
-@functools.lru_cache(maxsize=1024)
-def _concealed(hand: Counts, table: HuxiTable, kan_locked: bool) -> _Concealed:
-    # Bounded below the distinct hands of a few hundred deals, so replays of many deals do not
-    # run on a warm cache; within a deal the hit rate is what counts.
-    if max(hand) < 3:
-        return _Concealed((), hand, frozenset(), 0, _reach(hand))
-    triples = frozenset(v for v in range(N_VALUES) if hand[v] >= 3)
-    kan_huxi = sum(table.kan[1 if v >= 10 else 0] for v in triples)
-    if not kan_locked:
-        return _Concealed((), hand, triples, kan_huxi, _reach(hand))
-    kans = tuple(Group("kan" if hand[v] == 3 else "ti", (v,) * hand[v]) for v in triples)
-    pool = tuple(0 if v in triples else n for v, n in enumerate(hand))
-    return _Concealed(kans, pool, frozenset(), kan_huxi, _reach(pool))
-
-
-def _reach(pool: Counts) -> int:
-    """Returns the winning cards that might complete a pool: a single card with no partners for
-    any group stays out of every split unless the winning card lands next to it."""
-    reach = _ANY_CARD
-    for v, n in enumerate(pool):
-        if n == 1:
-            for a, b in _PARTNERS[v]:
-                if pool[a] and pool[b] and (a != b or pool[a] > 1):
-                    break
-            else:
-                reach &= _NEAR[v]
-    return reach
-
-
-def _may_complete(concealed: _Concealed, card: int | None) -> bool:
-    """Tells whether the hand might be complete with the winning card (a fast test before the
-    split: False only where a card of the pool can join no group in any placement)."""
-    if card is None:
-        return concealed.reach == _ANY_CARD
-    return bool(concealed.reach >> card & 1)
-
-
-def _group_partners(card: int) -> tuple[tuple[int, int], ...]:
-    """Returns the pairs of cards that make a group with one `card`: sequences, 二七十 and 绞."""
-    size, rank = divmod(card, 10)
-    base, other = size * 10, card + 10 if size == 0 else card - 10
-    pairs = [tuple(base + r for r in range(start, start + 3) if r != rank) for start in range(max(0, rank - 2), min(rank, 7) + 1)]
-    if rank in (1, 6, 9):
-        pairs.append(tuple(base + r for r in (1, 6, 9) if r != rank))
-    return (*pairs, (other, other))  # type: ignore[return-value]
-
-
-_PARTNERS = tuple(_group_partners(v) for v in range(N_VALUES))
-_NEAR = tuple(sum(1 << c for c in {v, *(c for pair in _PARTNERS[v] for c in pair)}) for v in range(N_VALUES))
-"""The cards that can share a group with each card (itself included: pairs, 坎, 绞)."""
+# ---- the search -------------------------------------------------------------------------------
 
 
 def _result(profile: PaohuziProfile, groups: tuple[Group, ...], ctx: WinContext, shuahou: bool) -> HuResult:

@@ -44,6 +44,22 @@ def is_chi_shape(cards: tuple[int, ...], allow_jiao: bool) -> bool:
     return is_sequence(cards) or (allow_jiao and is_jiao(cards))
 
 
+@functools.lru_cache(maxsize=64)
+def chi_partners(card: int, allow_jiao: bool) -> tuple[tuple[int, ...], ...]:
+    """Returns the pairs of cards that make a 吃-type group with `card`."""
+    size, rank = divmod(card, 10)
+    base = size * 10
+    out = []
+    for start in range(max(0, rank - 2), min(rank, 7) + 1):
+        out.append(tuple(base + r for r in range(start, start + 3) if r != rank))
+    if rank in (1, 6, 9):
+        out.append(tuple(base + r for r in (1, 6, 9) if r != rank))
+    if allow_jiao:
+        other = card + 10 if size == 0 else card - 10
+        out.extend([(card, other), (other, other)])
+    return tuple(p for p in out if is_chi_shape((card, *p), allow_jiao))
+
+
 @functools.lru_cache(maxsize=4096)
 def group_huxi(group: Group, table: HuxiTable) -> int:
     """Returns the 胡息 of one 门子 per the table of §8 (附录四)."""

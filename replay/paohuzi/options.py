@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from replay.paohuzi.cards import Counts
 from replay.paohuzi.hu import HuResult, Source, WinContext, may_win, san_ti_wu_kan, winning_hand
-from replay.paohuzi.melds import is_chi_shape
+from replay.paohuzi.melds import chi_partners
 from replay.paohuzi.state import HU, PASS, SEATS, Action, Pending, State, xiajia
 from schemas.paohuzi import PaohuziProfile
 
@@ -97,7 +97,7 @@ def hu_choices(profile: PaohuziProfile) -> tuple[Action, ...]:
 def chi_options(hand: Counts, card: int, allow_jiao: bool) -> list[tuple[tuple[int, ...], ...]]:
     """Returns every legal way to eat `card` with this hand: the eaten group, then one 比 group
     for each other copy of the card in hand (比牌, §5.5); 坎 cards may not be used."""
-    candidates = [(a, b) for a, b in _partners(card, allow_jiao) if 0 < hand[a] < 3 and 0 < hand[b] < 3 and (a != b or hand[a] == 2)]
+    candidates = [(a, b) for a, b in chi_partners(card, allow_jiao) if 0 < hand[a] < 3 and 0 < hand[b] < 3 and (a != b or hand[a] == 2)]
     if not candidates:
         return []
     if not 0 < hand[card] < 3:
@@ -112,22 +112,6 @@ def chi_options(hand: Counts, card: int, allow_jiao: bool) -> list[tuple[tuple[i
             found.add((main, *sorted(bi)))
         _put(usable, partners)
     return sorted(found)
-
-
-@functools.lru_cache(maxsize=64)
-def _partners(card: int, allow_jiao: bool) -> tuple[tuple[int, ...], ...]:
-    """Returns the pairs of cards that make a 吃-type group with `card`."""
-    size, rank = divmod(card, 10)
-    base = size * 10
-    out = []
-    for start in range(max(0, rank - 2), min(rank, 7) + 1):
-        out.append(tuple(base + r for r in range(start, start + 3) if r != rank))
-    if rank in (1, 6, 9):
-        out.append(tuple(base + r for r in (1, 6, 9) if r != rank))
-    if allow_jiao:
-        other = card + 10 if size == 0 else card - 10
-        out.extend([(card, other), (other, other)])
-    return tuple(p for p in out if is_chi_shape((card, *p), allow_jiao))
 
 
 def _take(counts: list[int], cards: Sequence[int]) -> bool:
@@ -161,7 +145,7 @@ def _bi(usable: list[int], card: int, allow_jiao: bool) -> list[list[tuple[int, 
 @functools.lru_cache(maxsize=64)
 def _groups_with(card: int, allow_jiao: bool) -> tuple[tuple[int, ...], ...]:
     """Returns the 吃-type groups holding `card`, each in ascending order."""
-    return tuple(tuple(sorted((card, *partners))) for partners in _partners(card, allow_jiao))
+    return tuple(tuple(sorted((card, *partners))) for partners in chi_partners(card, allow_jiao))
 
 
 def chi_leaves_discard(state: State, seat: int, groups: tuple[tuple[int, ...], ...], card: int) -> bool:
