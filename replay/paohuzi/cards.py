@@ -49,6 +49,17 @@ def card_number(text: str) -> int:
         raise InvalidActionError(f"not a paohuzi card: {text!r} (expected x1..x10, d1..d10 or 一..十, 壹..拾)") from None
 
 
+def card_numbers(texts: Sequence[str]) -> list[int]:
+    """Returns the card numbers of ids or Chinese names, as `card_number` reads each.
+
+    :raises InvalidActionError: when a text names no card.
+    """
+    try:
+        return [CARD_NUMBER[t] for t in texts]
+    except KeyError:
+        return [card_number(t) for t in texts]
+
+
 _TOKEN = re.compile(r"[xXdD](?:10|[1-9])|\S")
 
 

@@ -10,7 +10,7 @@ import msgspec
 
 from replay.claims import check_claim
 from replay.paohuzi import rules
-from replay.paohuzi.cards import HAND_SIZE, LIANGZHANG_INDEX, WALL_START, Counts, card_id, card_number, counts_of, deal_hands, ids
+from replay.paohuzi.cards import HAND_SIZE, LIANGZHANG_INDEX, WALL_START, Counts, card_id, card_number, card_numbers, counts_of, deal_hands, ids
 from replay.paohuzi.checks import ART_DEAL, ART_END, ART_HUXI, ART_LIANG, ART_MINGTANG, ART_PLAY, ART_PRIORITY, ART_SCORE, check
 from replay.paohuzi.deals import commitment, deck_problem
 from replay.paohuzi.events import ACTION_EVENTS, FORCED_KINDS, to_action
@@ -154,7 +154,7 @@ class _Fold:
         self.state = replace(self.state, board=event.board, commitment=event.commitment, deck=deck)
 
     def _deck(self, cards: list[str]) -> tuple[int, ...] | None:
-        deck = tuple(map(card_number, cards))
+        deck = tuple(card_numbers(cards))
         problem = deck_problem(deck)
         if problem:
             self.finding("paohuzi.D01", problem, ART_DEAL)
@@ -197,7 +197,7 @@ class _Fold:
         if state.phase != "board":
             self.finding("paohuzi.T01", "a second deal in one game", ART_DEAL)
             return
-        hands = [sorted(map(card_number, h)) for h in event.hands]
+        hands = [sorted(card_numbers(h)) for h in event.hands]
         if len(hands) != SEATS or any(len(h) != HAND_SIZE for h in hands) or max(counts_of(chain.from_iterable(hands))) > 4:
             self.finding("paohuzi.D07", f"the deal must give {SEATS} hands of {HAND_SIZE} cards from one deck", ART_DEAL)
             hands = (hands + [[], [], []])[:SEATS]

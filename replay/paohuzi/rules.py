@@ -141,19 +141,23 @@ def _advance(state: State) -> State:
             seat = peng_seat(state, pending)
             state = replace(state, stage="peng", offers=(Offer(seat, "peng", (PENG, PASS)),) if seat is not None else ())
         elif state.stage == "peng":
-            offers = []
-            for seat in chi_seats(state, pending):
-                if may_chi(state, seat, pending.card):
-                    options = [Action("chi", -1, g) for g in chi_options(state.hands[seat], pending.card, state.profile.allow_jiao)
-                               if not state.profile.chi_requires_discard or chi_leaves_discard(state, seat, g, pending.card)]
-                    if options:
-                        offers.append(Offer(seat, "chi", (*options, PASS)))
-            state = replace(state, stage="chi", offers=tuple(offers))
+            offers = (_chi_offer(state, seat, pending.card) for seat in chi_seats(state, pending))
+            state = replace(state, stage="chi", offers=tuple(offer for offer in offers if offer is not None))
         else:
             row = state.discards[pending.owner] + (pending.card,)
             state = replace(state, discards=_set(state.discards, pending.owner, row), pending=None, stage="")
             return to_draw(state, xiajia(pending.owner))
     return state
+
+
+def _chi_offer(state: State, seat: int, card: int) -> Offer | None:
+    """Returns the 吃 offer of a seat on the card, or None when it may not or cannot eat it (§5.5)."""
+    if not may_chi(state, seat, card):
+        return None
+    profile = state.profile
+    options = [Action("chi", -1, groups) for groups in chi_options(state.hands[seat], card, profile.allow_jiao)
+               if not profile.chi_requires_discard or chi_leaves_discard(state, seat, groups, card)]
+    return Offer(seat, "chi", (*options, PASS)) if options else None
 
 
 def after_intake(state: State, seat: int, kind: str) -> State:
