@@ -89,7 +89,7 @@ class _Fold:
         self.last: tuple[State | None, dict[str, Any]] = (None, {})
         self.turn_end = 0
         self.gaps: dict[int, int] = {}
-        self._left_wall((0,) * 20)
+        self._set_left_wall((0,) * 20)
         self.time_used = [0] * SEATS
         self.drawn_seen = 0
         self.dealt: list[list[int]] | None = None
@@ -206,7 +206,7 @@ class _Fold:
         if state.deck is not None and not self._deal_matches(state.deck, event.dealer, hands):
             state = replace(state, deck=None)
         self.dealt = hands
-        self._left_wall(counts_of(chain.from_iterable(hands)))
+        self._set_left_wall(counts_of(chain.from_iterable(hands)))
         self.state = rules.deal(state, event.dealer, hands)
 
     def _liang(self, event: LiangzhangRevealed, facts: dict[str, Any] | None = None) -> None:
@@ -220,7 +220,7 @@ class _Fold:
             self.finding("paohuzi.D04", f"亮张 {event.card} is not the deck's {card_id(state.deck[LIANGZHANG_INDEX])}", ART_LIANG)
             state = replace(state, deck=None, wall=())
         self.state = rules.reveal_liangzhang(state, card)
-        self._left_wall(adjust(self.left_wall, card, 1))
+        self._set_left_wall(adjust(self.left_wall, card, 1))
         self.turn_end = event.ts
         self.unlogged = list(self.state.effects)
 
@@ -308,7 +308,7 @@ class _Fold:
                 shown = " ".join(ids(g) for g in mine)
                 self.finding("paohuzi.H04", f"claimed decomposition is not the maximising one ({shown})", "第八条")
 
-    def _left_wall(self, counts: Counts) -> None:
+    def _set_left_wall(self, counts: Counts) -> None:
         """Sets the cards that have left the wall (dealt, 亮张, drawn), with their total and largest
         count, which the conservation check reads at every state while they change only on a draw."""
         self.left_wall = counts
@@ -320,7 +320,7 @@ class _Fold:
         rows and on offer are exactly those that left the wall (dealt, 亮张, drawn), no card has
         more than four copies, and with the wall they make 80."""
         while self.drawn_seen < len(state.drawn):
-            self._left_wall(adjust(self.left_wall, state.drawn[self.drawn_seen], 1))
+            self._set_left_wall(adjust(self.left_wall, state.drawn[self.drawn_seen], 1))
             self.drawn_seen += 1
         census = rules.census_of(state)
         total = self.left_total + state.wall_left + (1 if state.phase == "liang" else 0)
