@@ -17,6 +17,25 @@
 static uint32_t le32(const unsigned char *p) { uint32_t v; memcpy(&v, p, 4); return v; }
 static uint64_t le64(const unsigned char *p) { uint64_t v; memcpy(&v, p, 8); return v; }
 
+/* Checks the frame at `off`: its length, CRC-32, trailing length and entry index. Returns NULL and
+ * sets *stop (where its payload ends) and *word when it is well formed, else the reason. */
+static const char *check_frame(const unsigned char *data, Py_ssize_t off, Py_ssize_t end, unsigned long long expected,
+                               Py_ssize_t *stop, uint32_t *word, char *message, size_t size) {
+    if (end - off < OVERHEAD) { snprintf(message, size, "torn frame: %zd bytes left, a frame needs at least %d", end - off, OVERHEAD); return message; }
+    *word = le32(data + off);
+    uint32_t crc = le32(data + off + 4);
+    uint64_t index = le64(data + off + 8);
+    Py_ssize_t length = *word & LENGTH_MASK;
+    *stop = off + HEADER + length;
+    if (*stop + 4 > end) { snprintf(message, size, "torn frame: header says %zd payload bytes, only %zd follow", length, end - off - OVERHEAD); return message; }
+    uLong c = crc32(0L, data + off, 4);
+    c = crc32(c, data + off + 8, 8 + (uInt)length);
+    if ((uint32_t)c != crc) return "CRC mismatch: the frame's bytes were changed";
+    if (le32(data + *stop) != *word) return "trailing length differs from the header";
+    if (index != expected) { snprintf(message, size, "frame says it holds entry %llu, expected entry %llu here", (unsigned long long)index, expected); return message; }
+    return NULL;
+}
+
 /* scan(data, first_index) -> (leaves, count, last_commit, commit_end, error_offset, error)
  * leaves: count*32 bytes of leaf hashes; error_offset -1 when every frame is well formed. */
 static PyObject *scan(PyObject *self, PyObject *args) {
@@ -31,16 +50,11 @@ static PyObject *scan(PyObject *self, PyObject *args) {
     if (!leaves) { PyBuffer_Release(&buf); return PyErr_NoMemory(); }
     Py_BEGIN_ALLOW_THREADS
     while (off < end) {
-        if (end - off < OVERHEAD) { snprintf(message, sizeof message, "torn frame: %zd bytes left, a frame needs at least %d", end - off, OVERHEAD); error = message; break; }
-        uint32_t word = le32(data + off), crc = le32(data + off + 4);
-        uint64_t index = le64(data + off + 8);
-        Py_ssize_t length = word & LENGTH_MASK, stop = off + HEADER + length;
-        if (stop + 4 > end) { snprintf(message, sizeof message, "torn frame: header says %zd payload bytes, only %zd follow", length, end - off - OVERHEAD); error = message; break; }
-        uLong c = crc32(0L, data + off, 4);
-        c = crc32(c, data + off + 8, 8 + (uInt)length);
-        if ((uint32_t)c != crc) { error = "CRC mismatch: the frame's bytes were changed"; break; }
-        if (le32(data + stop) != word) { error = "trailing length differs from the header"; break; }
-        if (index != first + (uint64_t)count) { snprintf(message, sizeof message, "frame says it holds entry %llu, expected entry %llu here", (unsigned long long)index, first + (unsigned long long)count); error = message; break; }
+        Py_ssize_t stop;
+        uint32_t word;
+        error = check_frame(data, off, end, first + (unsigned long long)count, &stop, &word, message, sizeof message);
+        if (error) break;
+        Py_ssize_t length = stop - off - HEADER;
         if (count == cap) {
             unsigned char *grown = NULL;
             Py_BLOCK_THREADS
@@ -118,16 +132,11 @@ static PyObject *payloads(PyObject *self, PyObject *args) {
     char message[160];
     PyObject *out = PyList_New(0);
     while (out && off < end) {
-        if (end - off < OVERHEAD) { snprintf(message, sizeof message, "torn frame: %zd bytes left, a frame needs at least %d", end - off, OVERHEAD); error = message; break; }
-        uint32_t word = le32(data + off), crc = le32(data + off + 4);
-        uint64_t index = le64(data + off + 8);
-        Py_ssize_t length = word & LENGTH_MASK, stop = off + HEADER + length;
-        if (stop + 4 > end) { snprintf(message, sizeof message, "torn frame: header says %zd payload bytes, only %zd follow", length, end - off - OVERHEAD); error = message; break; }
-        uLong c = crc32(0L, data + off, 4);
-        c = crc32(c, data + off + 8, 8 + (uInt)length);
-        if ((uint32_t)c != crc) { error = "CRC mismatch: the frame's bytes were changed"; break; }
-        if (le32(data + stop) != word) { error = "trailing length differs from the header"; break; }
-        if (index != first + (uint64_t)count) { snprintf(message, sizeof message, "frame says it holds entry %llu, expected entry %llu here", (unsigned long long)index, first + (unsigned long long)count); error = message; break; }
+        Py_ssize_t stop;
+        uint32_t word;
+        error = check_frame(data, off, end, first + (unsigned long long)count, &stop, &word, message, sizeof message);
+        if (error) break;
+        Py_ssize_t length = stop - off - HEADER;
         PyObject *item = PyBytes_FromStringAndSize((const char *)data + off + HEADER, length);
         if (!item || PyList_Append(out, item) < 0) { Py_XDECREF(item); Py_CLEAR(out); break; }
         Py_DECREF(item);
