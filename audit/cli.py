@@ -14,9 +14,9 @@ from audit import report as report_mod
 from audit import simulate as simulate_mod
 from audit import standings as standings_mod
 from audit.certify import certify
-from audit.db import AuditDB, AuditError
+from audit.db import QUERIES, VIEWS, AuditDB, AuditError
 from audit.export import export_parquet, load_parquet
-from audit.output import console, emit_json, fail, progress_bar, progress_steps, say
+from audit.output import console, emit_json, fail, fail_note, progress_bar, progress_steps, say
 from audit.projection import project_ledger
 from audit.render import certification_table, explanation_tables, standings_table
 from audit.render import table as render_table
@@ -86,8 +86,10 @@ def record(file: Annotated[str, typer.Argument(help="JSONL file of events, or - 
     source = sys.stdin.buffer if file == "-" else open(file, "rb")
     with source:
         result = record_mod.record(ledger, source)
+    if result.recovered:
+        fail_note(result.recovered)
     if json:
-        emit_json({"appended": result.appended, "duplicates": result.duplicates, "size": result.size})
+        emit_json({"appended": result.appended, "duplicates": result.duplicates, "size": result.size, "recovered": result.recovered})
     else:
         say(f"appended {result.appended} events, {result.duplicates} already present; tree size {result.size}")
 
@@ -284,11 +286,21 @@ def standings(tournament: Annotated[str, typer.Option(help="Tournament stream id
 
 
 @command
-def query(sql: Annotated[str, typer.Argument(help="Read-only SQL over the projection (tables: see README).")],
+def query(sql: Annotated[str | None, typer.Argument(help="Read-only SQL over the projection (tables: see README).")] = None,
           ledger: LedgerOpt = DEFAULT_LEDGER,
           parquet: Annotated[Path | None, typer.Option(help="Query a Parquet export instead of a ledger.")] = None,
+          list_queries: Annotated[bool, typer.Option("--list", help="List the named queries and views instead.")] = False,
           json: JsonOpt = False) -> None:
-    """Run read-only SQL over the projection of a ledger or of a Parquet export."""
+    """Run read-only SQL over the projection of a ledger or of a Parquet export, or list the named queries."""
+    if list_queries:
+        rows = [(q.name, q.check or "", q.computes, q.implements) for q in [*VIEWS.values(), *QUERIES.values()]]
+        if json:
+            emit_json({"columns": ["name", "check", "computes", "implements"], "rows": [list(r) for r in rows]})
+        else:
+            console.print(render_table(["name", "check", "computes", "implements"], rows))
+        return
+    if sql is None:
+        raise ValueError("give the SQL to run, or --list")
     db = AuditDB(load_parquet(parquet)) if parquet is not None else open_session(ledger).db
     columns, rows = db.query(sql)
     if json:

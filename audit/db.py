@@ -38,10 +38,25 @@ def load_queries(directory: Path = SQL_DIR) -> dict[str, NamedQuery]:
     found = {}
     for path in sorted(directory.glob("*.sql")):
         text = path.read_text()
-        meta = {m.group(1): m.group(2).strip() for line in text.splitlines() if (m := _HEADER.match(line))}
+        meta = _header(text)
         name = meta.get("name", path.stem)
         found[name] = NamedQuery(name, meta.get("computes", ""), meta.get("implements", ""), meta.get("check"), text)
     return found
+
+
+def _header(text: str) -> dict[str, str]:
+    """Reads the `-- key: value` lines at the top of a SQL file; indented comment lines continue a value."""
+    meta: dict[str, str] = {}
+    key = None
+    for line in text.splitlines():
+        if not line.startswith("--"):
+            break
+        if m := _HEADER.match(line):
+            key = m.group(1)
+            meta[key] = m.group(2).strip()
+        elif key is not None:
+            meta[key] += " " + line.lstrip("- ").strip()
+    return meta
 
 
 QUERIES = load_queries()

@@ -31,6 +31,11 @@ def fail(message: str) -> None:
     err_console.print(f"error: {message}", markup=False)
 
 
+def fail_note(message: str) -> None:
+    """Prints a notice on stderr (something was repaired or skipped; not an error)."""
+    err_console.print(f"note: {message}", markup=False)
+
+
 @contextmanager
 def progress_bar(label: str, total: int, quiet: bool = False) -> Iterator[Callable[[int], None]]:
     """Shows a progress bar on stderr while long work runs; yields the function that advances it."""

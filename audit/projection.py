@@ -171,10 +171,6 @@ def project_ledger(root: Path, on_game: Callable[[int], None] | None = None, wor
     return project(iter_payloads(root), on_game, workers)
 
 
-def _first(events: list[Event]) -> Event:
-    return min(events, key=lambda e: e.seq)
-
-
 def _tournament_rows(rows: Rows, event: Event, entry: int) -> None:
     if isinstance(event, TournamentOpened):
         rows.add("tournaments", entry=entry, tournament=event.stream, game=event.game, name=event.name, format=event.format,

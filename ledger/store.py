@@ -42,11 +42,13 @@ class Pending:
 
 @dataclass(frozen=True)
 class AppendResult:
-    """What an append did: events appended, identical re-sends acknowledged, the new tree size."""
+    """What an append did: events appended, identical re-sends acknowledged, the new tree size,
+    and the recovery the writer made when it opened the ledger, if any."""
 
     appended: int
     duplicates: int
     size: int
+    recovered: str | None = None
 
 
 def init(root: Path, origin: str | None = None) -> Path:
@@ -192,7 +194,7 @@ class Ledger:
             if any(p.event.kind in CHECKPOINT_KINDS for p in fresh) or \
                     self.size - self.checkpoint_size >= self.config.checkpoint_interval:
                 self.checkpoint()
-        return AppendResult(len(fresh), duplicates, self.size)
+        return AppendResult(len(fresh), duplicates, self.size, self.recovered)
 
     def _plan(self, batch: Sequence[Pending]) -> tuple[list[Pending], int]:
         fresh: list[Pending] = []
