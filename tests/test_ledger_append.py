@@ -30,9 +30,9 @@ def test_record_then_identical_resend_is_acknowledged_once(ledger: Path, tmp_pat
     lines = game_lines(3, 4)
     first = _record(ledger, lines, tmp_path)
     assert first.exit_code == 0, first.output
-    assert json.loads(first.stdout) == {"appended": 12, "duplicates": 0, "size": 12}
+    assert json.loads(first.stdout) == {"appended": 12, "duplicates": 0, "size": 12, "recovered": None}
     again = _record(ledger, lines + game_lines(3, 1, start=4), tmp_path)
-    assert json.loads(again.stdout) == {"appended": 3, "duplicates": 12, "size": 15}
+    assert json.loads(again.stdout) == {"appended": 3, "duplicates": 12, "size": 15, "recovered": None}
 
 
 def test_record_from_stdin(ledger: Path) -> None:
@@ -44,7 +44,7 @@ def test_resend_judged_by_canonical_bytes(ledger: Path, tmp_path: Path) -> None:
     """Whitespace and key order do not make a re-send a conflict: the canonical encoding decides."""
     _record(ledger, [event_line("g", 0)], tmp_path)
     reordered = b'{ "ts": 1000, "seq": 0, "stream": "g", "ms": 500, "seat": 0, "kind": "game.move_time" }'
-    assert json.loads(_record(ledger, [reordered], tmp_path).stdout) == {"appended": 0, "duplicates": 1, "size": 1}
+    assert json.loads(_record(ledger, [reordered], tmp_path).stdout) == {"appended": 0, "duplicates": 1, "size": 1, "recovered": None}
 
 
 BAD_INPUT = [
