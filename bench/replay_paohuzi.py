@@ -2,9 +2,10 @@
 
 Paohuzi: events per second of `ENGINE.replay` over seeded bot deals (every event folded, legality
 checked, forced actions derived, card conservation checked, facts and findings built). Chess:
-moves per second of `Board.push_uci` replaying random legal games. The last line prints the ratio
-of the two; the line before it also gives the rate counting only action events (draw, discard,
-吃, 碰, pass, hu), for a stricter comparison.
+moves per second of `Board.push_uci` replaying random legal games. The first line says whether the
+paohuzi rules run compiled (setup.py's optional mypyc build) or from their sources. The last line
+prints the ratio of the two rates; the line before it also gives the rate counting only action
+events (draw, discard, 吃, 碰, pass, hu), for a stricter comparison.
 
     /work/venv/bin/python bench/replay_paohuzi.py [--games 200] [--repeat 3]
 """
@@ -18,7 +19,7 @@ from collections.abc import Callable
 
 import chess
 
-from replay.paohuzi import ENGINE
+from replay.paohuzi import ENGINE, hu
 from replay.paohuzi.events import ACTION_EVENTS
 from schemas.common import GameStarted
 from schemas.envelope import SeatHolder
@@ -44,7 +45,7 @@ def chess_games(n: int, seed: int, max_plies: int = 200) -> list[list[str]]:
     games = []
     for _ in range(n):
         board = chess.Board()
-        moves = []
+        moves: list[str] = []
         while len(moves) < max_plies and not board.is_game_over(claim_draw=False):
             move = rng.choice(list(board.legal_moves))
             moves.append(move.uci())
@@ -61,6 +62,12 @@ def best_time(run: Callable[[], object], repeat: int) -> float:
         run()
         best = min(best, time.perf_counter() - t0)
     return best
+
+
+def rules_build() -> str:
+    """Tells which build of the paohuzi rule modules runs."""
+    source = (hu.__file__ or "").endswith(".py")
+    return "pure Python (the compiled build is missing or stale, see setup.py)" if source else "compiled by mypyc"
 
 
 def main() -> None:
@@ -89,6 +96,7 @@ def main() -> None:
     pz_time = best_time(replay_paohuzi, args.repeat)
     ch_rate = moves / best_time(replay_chess, args.repeat)
     ev_rate, act_rate = events / pz_time, actions / pz_time
+    print(f"paohuzi rules: {rules_build()}")
     print(f"paohuzi replay: {ev_rate:,.0f} events/s ({act_rate:,.0f} action events/s) over {args.games} bot deals ({events:,} events)")
     print(f"python-chess {chess.__version__} push_uci: {ch_rate:,.0f} moves/s over {len(ch)} random games ({moves:,} moves)")
     print(f"action events only: ratio {act_rate / ch_rate:.2f}")
