@@ -44,7 +44,7 @@ def progress_bar(label: str, total: int, quiet: bool = False) -> Iterator[Callab
         return
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=err_console, transient=True) as bar:
-        task = bar.add_task(label, total=total)
+        task = bar.add_task(label, total=total or None)
         yield lambda n: bar.advance(task, n)
 
 
