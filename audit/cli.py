@@ -70,9 +70,11 @@ def command(fn: F) -> F:
 
 @command
 def init(ledger: LedgerOpt = DEFAULT_LEDGER, origin: Annotated[str | None, typer.Option(help="Checkpoint origin line.")] = None,
+         max_entry_bytes: Annotated[int, typer.Option(help="Largest event accepted, in bytes.")] = 64 * 1024,
+         checkpoint_interval: Annotated[int, typer.Option(help="Sign a checkpoint at least every N entries.")] = 100_000,
          json: JsonOpt = False) -> None:
     """Create an empty ledger with a new Ed25519 signing key."""
-    pub = store.init(ledger, origin)
+    pub = store.init(ledger, origin, max_entry_bytes=max_entry_bytes, checkpoint_interval=checkpoint_interval)
     if json:
         emit_json({"ledger": str(ledger), "public_key": str(pub), "verifier": pub.read_text().strip()})
     else:

@@ -51,15 +51,19 @@ class AppendResult:
     recovered: str | None = None
 
 
-def init(root: Path, origin: str | None = None) -> Path:
+def init(root: Path, origin: str | None = None, **settings: int) -> Path:
     """Creates an empty ledger with a fresh Ed25519 key pair; returns the verifier key's path.
+    `settings` override the defaults of `LedgerConfig` (max_entry_bytes, segment_bytes, checkpoint_interval).
 
-    :raises LedgerError: when `root` already holds a ledger.
+    :raises LedgerError: when `root` already holds a ledger or a setting is out of range.
     """
     if (root / CONFIG).exists():
         raise LedgerError(f"{root} already holds a ledger")
+    try:
+        config = msgspec.convert({"origin": origin or f"matchledger.local/{uuid.uuid4().hex[:12]}", **settings}, LedgerConfig)
+    except msgspec.ValidationError as exc:
+        raise LedgerError(f"ledger settings: {exc}") from None
     root.mkdir(parents=True, exist_ok=True)
-    config = LedgerConfig(origin=origin or f"matchledger.local/{uuid.uuid4().hex[:12]}")
     (root / SEGMENTS).mkdir(exist_ok=True)
     (root / CHECKPOINTS).mkdir(exist_ok=True)
     signer = Signer.generate(config.origin)

@@ -125,3 +125,14 @@ def test_ledger_defaults_to_the_environment_variable(tmp_path: Path, monkeypatch
     assert cli("init").exit_code == 0
     assert json.loads(cli("record", "-", "--json", input=event_line("g", 0)).stdout)["appended"] == 1
     assert json.loads(cli("verify", "--json").stdout)["size"] == 1
+
+
+def test_size_limit_is_configurable(tmp_path: Path) -> None:
+    """The entry size limit is a ledger setting (default 64 KiB), enforced with the line named."""
+    root = tmp_path / "small"
+    assert cli("init", "--ledger", str(root), "--max-entry-bytes", "300").exit_code == 0
+    big = event_line("g", 0, kind="game.penalty", seat=0, card="red", reason="x" * 400)
+    result = cli("record", "--ledger", str(root), "-", input=big)
+    assert result.exit_code == 1 and "line 1: event is" in result.stderr and "over the limit of 300" in result.stderr
+    bad = cli("init", "--ledger", str(tmp_path / "tiny"), "--max-entry-bytes", "10")
+    assert bad.exit_code == 1 and "ledger settings: Expected `int` >= 256 - at `$.max_entry_bytes`" in bad.stderr
