@@ -15,15 +15,13 @@ from __future__ import annotations
 import argparse
 import random
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import chess
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import chess_games, replay_chess  # noqa: E402
+from bench.common import best_of, chess_games, replay_chess  # noqa: E402
 from replay.paohuzi import ENGINE, hu  # noqa: E402
 from schemas.common import GameStarted  # noqa: E402
 from schemas.envelope import SeatHolder  # noqa: E402
@@ -45,14 +43,6 @@ def paohuzi_games(n: int, seed: int) -> list[list]:  # type: ignore[type-arg]
 
 
 
-def best_time(run: Callable[[], object], repeat: int) -> float:
-    """Returns the fastest wall time of `repeat` runs, in seconds."""
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        run()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def rules_build() -> str:
@@ -78,8 +68,8 @@ def main() -> None:
             for _ in ENGINE.replay(game):
                 pass
 
-    pz_time = best_time(replay_paohuzi, args.repeat)
-    ch_rate = moves / best_time(lambda: replay_chess(ch), args.repeat)
+    pz_time = best_of(args.repeat, replay_paohuzi)
+    ch_rate = moves / best_of(args.repeat, lambda: replay_chess(ch))
     ev_rate, act_rate = events / pz_time, actions / pz_time
     print(f"paohuzi rules: {rules_build()}")
     print(f"paohuzi replay: {act_rate:,.0f} actions/s ({ev_rate:,.0f} events/s) over {args.games} bot deals "
