@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from audit.db import AuditDB
 from audit.projection import Projection, project_ledger
-from audit.simulate import Progress
 
 
 @dataclass
@@ -29,7 +29,7 @@ class Session:
         raise ValueError(f"no tournament {tournament!r} in the ledger (known: {known})")
 
 
-def open_session(root: Path, progress: Progress | None = None) -> Session:
+def open_session(root: Path, progress: Callable[[int], None] | None = None) -> Session:
     """Replays a ledger and loads its projection into an in-memory DuckDB."""
     projection = project_ledger(root, progress)
     return Session(projection, AuditDB(projection.tables()))

@@ -8,12 +8,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ledger.store import Ledger, Pending
-from replay.registry import engine
+from replay.registry import SEATS, engine
 from schemas import encode
 from schemas.common import GameStarted
 from schemas.envelope import Event, SeatHolder
 
-SEATS = {"checkers": 2, "junqi": 4, "paohuzi": 3}
 START_MS = 1_790_000_000_000
 Progress = Callable[[int], None]
 

@@ -9,8 +9,8 @@ from collections.abc import Iterator
 
 from audit import seating
 from audit.session import Session
-from audit.simulate import SEATS
 from replay.protocol import Finding
+from replay.registry import SEATS
 from schemas.common import RoundSeated
 from schemas.envelope import Event
 

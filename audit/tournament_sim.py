@@ -13,9 +13,9 @@ from pathlib import Path
 import msgspec
 
 from audit import faults, seating
-from audit.simulate import SEATS, START_MS, Progress, SimResult, default_profile, record_events
+from audit.simulate import START_MS, Progress, SimResult, default_profile, record_events
 from ledger.store import Ledger
-from replay.registry import engine
+from replay.registry import SEATS, engine
 from schemas.common import (
     DrawRecord,
     GameEnded,

@@ -7,6 +7,8 @@ import importlib
 from replay.protocol import GameEngine
 
 GAMES = ("checkers", "junqi", "paohuzi")
+SEATS = {"checkers": 2, "junqi": 4, "paohuzi": 3}
+"""Seats at a table of each game (tournament.md §1a)."""
 
 
 class UnknownGameError(ValueError):

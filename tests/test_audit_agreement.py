@@ -22,9 +22,9 @@ import audit.certify
 from audit.certify import Certification, certify
 from audit.db import AuditDB
 from audit.session import Session, open_session
-from audit.simulate import SEATS, START_MS, record_events, simulate_games
+from audit.simulate import START_MS, record_events, simulate_games
 from ledger.store import Ledger, init
-from replay.registry import engine
+from replay.registry import SEATS, engine
 from schemas.checkers import CheckersProfile
 from schemas.common import GameStarted
 from schemas.envelope import SeatHolder
