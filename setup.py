@@ -21,7 +21,7 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 PAOHUZI = Path("replay/paohuzi")
-COMPILED = ("cards", "checks", "events", "fold", "hu", "melds", "options", "rules", "state")
+COMPILED = ("cards", "checks", "deals", "events", "fold", "hu", "melds", "options", "rules", "state")
 """The modules a paohuzi replay spends its time in, compiled as one group (they call each other natively)."""
 GROUP = "matchledger_paohuzi"
 NATIVE = f"{GROUP}__mypyc"

@@ -4,17 +4,22 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from typing import Final
 
 from replay.protocol import InvalidActionError
 from schemas.paohuzi import CARD_IDS, CARD_NAMES, CARD_NUMBER
 
-N_VALUES = 20
-COPIES = 4
-DECK_SIZE = N_VALUES * COPIES
-HAND_SIZE = 20
-LIANGZHANG_INDEX = 3 * HAND_SIZE
+N_VALUES: Final = 20
+COPIES: Final = 4
+DECK_SIZE: Final = N_VALUES * COPIES
+HAND_SIZE: Final = 20
+LIANGZHANG_INDEX: Final = 3 * HAND_SIZE
 """Index in the deck order of the 亮张: the dealer's 21st card, turned face up (paohuzi.md §2)."""
-WALL_START = LIANGZHANG_INDEX + 1
+WALL_START: Final = LIANGZHANG_INDEX + 1
+
+_IDS: Final = CARD_IDS
+_NUMBER: Final = CARD_NUMBER
+"""The schema's card tables, bound here where the compiled build reads them without a lookup."""
 
 Counts = tuple[int, ...]
 """A multiset of cards: how many of each card number 0–19."""
@@ -32,7 +37,7 @@ def is_big(card: int) -> bool:
 
 def card_id(card: int) -> str:
     """Returns the id notation (`x3`, `d10`) of a card number."""
-    return CARD_IDS[card]
+    return _IDS[card]
 
 
 def card_number(text: str) -> int:
@@ -40,7 +45,7 @@ def card_number(text: str) -> int:
 
     :raises InvalidActionError: when the text names no card.
     """
-    number = CARD_NUMBER.get(text)
+    number = _NUMBER.get(text)
     if number is not None:
         return number
     try:
@@ -55,7 +60,7 @@ def card_numbers(texts: Sequence[str]) -> list[int]:
     :raises InvalidActionError: when a text names no card.
     """
     try:
-        return [CARD_NUMBER[t] for t in texts]
+        return [_NUMBER[t] for t in texts]
     except KeyError:
         return [card_number(t) for t in texts]
 

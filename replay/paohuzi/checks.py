@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Final
+
 from replay.paohuzi.cards import ids
 from replay.paohuzi.melds import is_chi_shape
 from replay.paohuzi.options import chi_seats, has_discard, may_chi, peng_seat
@@ -9,16 +11,16 @@ from replay.paohuzi.rules import legal
 from replay.paohuzi.state import DRAW, Action, State
 from replay.protocol import IllegalActionError
 
-ART_DEAL = "第五条"
-ART_LIANG = "第六条"
-ART_PLAY = "第七条"
-ART_HU = "第八条"
-ART_PRIORITY = "第九条"
-ART_END = "第十条"
-ART_SCORE = "第十一条"
-ART_BI = "第四条(二十) 比牌"
-ART_HUXI = "第四条(二十四) 胡息, 附录四"
-ART_MINGTANG = "附录五"
+ART_DEAL: Final = "第五条"
+ART_LIANG: Final = "第六条"
+ART_PLAY: Final = "第七条"
+ART_HU: Final = "第八条"
+ART_PRIORITY: Final = "第九条"
+ART_END: Final = "第十条"
+ART_SCORE: Final = "第十一条"
+ART_BI: Final = "第四条(二十) 比牌"
+ART_HUXI: Final = "第四条(二十四) 胡息, 附录四"
+ART_MINGTANG: Final = "附录五"
 
 
 def illegal(state: State, action: Action) -> IllegalActionError:

@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from replay.paohuzi.cards import card_id, card_number
-from replay.paohuzi.melds import Group
+from replay.paohuzi.melds import Group, new_tuple
 from replay.paohuzi.options import hu_result
 from replay.paohuzi.rules import current_seat, hu_takes_pending
-from replay.paohuzi.state import DRAW, HU, PASS, PENG, Action, State
+from replay.paohuzi.state import DISCARDS, DRAW, DRAWS, HU, PASS, PENG, Action, State
 from replay.protocol import InvalidActionError
 from schemas.envelope import Event
 from schemas.paohuzi import Chi, ChouWei, Discarded, Drawn, Hu, HuGroup, Pao, Passed, Peng, Ti, Wei
 
 FORCED_EVENTS: dict[str, type[Event]] = {"ti": Ti, "wei": Wei, "chou_wei": ChouWei, "pao": Pao}
-FORCED_KINDS = {cls: kind for kind, cls in FORCED_EVENTS.items()}
-ACTION_EVENTS = (Drawn, Discarded, Chi, Peng, Passed, Hu)
+FORCED_KINDS: Final = {cls: kind for kind, cls in FORCED_EVENTS.items()}
+ACTION_EVENTS: Final = (Drawn, Discarded, Chi, Peng, Passed, Hu)
 
 
 def to_event(state: State, action: Action, *, stream: str, seq: int, ts: int) -> Event:
@@ -71,17 +71,17 @@ def to_action(state: State, event: Event) -> Action:
     """
     match event:
         case Drawn():
-            return DRAW if state.deck is not None else Action("draw", card=card_number(event.card))
+            return DRAW if state.deck is not None else DRAWS[card_number(event.card)]
         case Discarded():
-            return Action("discard", card_number(event.card))
+            return DISCARDS[card_number(event.card)]
+        case Passed():
+            return PASS
         case Chi():
             main = tuple(sorted(card_number(c) for c in event.group))
             bi = sorted(tuple(sorted(card_number(c) for c in g)) for g in event.bi)
-            return Action("chi", groups=(main, *bi))
+            return new_tuple(Action, ("chi", -1, (main, *bi)))
         case Peng():
             return PENG
-        case Passed():
-            return PASS
         case Hu():
             return HU
     raise InvalidActionError(f"{event.kind} records no action")  # type: ignore[attr-defined]

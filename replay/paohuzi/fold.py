@@ -2,26 +2,40 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from itertools import chain
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 
 from replay.claims import check_claim
 from replay.paohuzi import rules
-from replay.paohuzi.cards import HAND_SIZE, LIANGZHANG_INDEX, WALL_START, Counts, card_id, card_number, card_numbers, counts_of, deal_hands, ids
+from replay.paohuzi.cards import (
+    COPIES,
+    DECK_SIZE,
+    HAND_SIZE,
+    LIANGZHANG_INDEX,
+    N_VALUES,
+    WALL_START,
+    Counts,
+    card_id,
+    card_number,
+    card_numbers,
+    counts_of,
+    deal_hands,
+    ids,
+)
 from replay.paohuzi.checks import ART_DEAL, ART_END, ART_HUXI, ART_LIANG, ART_MINGTANG, ART_PLAY, ART_PRIORITY, ART_SCORE, check
 from replay.paohuzi.deals import commitment, deck_problem
 from replay.paohuzi.events import ACTION_EVENTS, FORCED_KINDS, to_action
-from replay.paohuzi.options import adjust
+from replay.paohuzi.melds import Group
 from replay.paohuzi.state import SEATS, State
 from replay.protocol import Finding, IllegalActionError, InvalidActionError, Outcome, Step, StrictReplayError
 from schemas.common import GameEnded, GameStarted, MoveTimeUsed
 from schemas.envelope import Event
 from schemas.paohuzi import BoardCreated, BoardRevealed, Dealt, Hu, Huangzhuang, LiangzhangRevealed, PaohuziProfile
 
-replace = msgspec.structs.replace
+replace: Final = msgspec.structs.replace
 
 
 def new_state(start: GameStarted) -> State:
@@ -53,14 +67,12 @@ def outcome(state: State) -> Outcome | None:
 def facts_of(state: State) -> dict[str, Any]:
     """Returns the facts every step carries about the state after it: phase, wall, each seat's
     table 胡息, who may act on the card on offer, and the forced actions the rules derived."""
-    facts: dict[str, Any] = {"phase": state.phase, "wall": state.wall_left}
-    facts.update(zip(_HUXI_KEYS, state.table_huxi))
-    facts["could_act"] = ",".join([f"{o.seat}:{o.stage}" for o in state.offers]) if state.offers else None
-    facts["derived"] = ",".join([f"{k} {card_id(c)} by {s}" for k, s, c in state.effects]) if state.effects else None
-    return facts
-
-
-_HUXI_KEYS = tuple(f"huxi_{seat}" for seat in range(SEATS))
+    offers, effects, huxi = state.offers, state.effects, state.table_huxi
+    return {
+        "phase": state.phase, "wall": state.wall_left, "huxi_0": huxi[0], "huxi_1": huxi[1], "huxi_2": huxi[2],
+        "could_act": ",".join([f"{o.seat}:{o.stage}" for o in offers]) if offers else None,
+        "derived": ",".join([f"{k} {card_id(c)} by {s}" for k, s, c in effects]) if effects else None,
+    }
 
 
 def hu_facts(state: State) -> dict[str, Any]:
@@ -89,7 +101,8 @@ class _Fold:
         self.last: tuple[State | None, dict[str, Any]] = (None, {})
         self.turn_end = 0
         self.gaps: dict[int, int] = {}
-        self._set_left_wall((0,) * 20)
+        self._set_left_wall((0,) * N_VALUES)
+        self.census = _Census()
         self.time_used = [0] * SEATS
         self.drawn_seen = 0
         self.dealt: list[list[int]] | None = None
@@ -104,15 +117,14 @@ class _Fold:
     def step(self, event: Event) -> Step:
         self.event, self.found = event, []
         facts: dict[str, Any] = {"seat": event.seat, "action": None, "forced": False}
-        if isinstance(event, GameStarted):
+        handler = _HANDLERS.get(type(event))  # none for game.started: asked only without a handler
+        if handler is None and isinstance(event, GameStarted):
             self.state = new_state(event)
         elif self.state is None:
             self.finding("paohuzi.X02", f"{event.kind} before game.started", ART_DEAL)  # type: ignore[attr-defined]
             return Step(event=event, state=None, facts=facts, findings=tuple(self.found))
-        else:
-            handler = _HANDLERS.get(type(event))
-            if handler is not None:
-                handler(self, event, facts)
+        elif handler is not None:
+            handler(self, event, facts)
         state = self.state
         assert state is not None
         if state is not self.last[0]:
@@ -134,13 +146,14 @@ class _Fold:
 
     def _move_time(self, event: MoveTimeUsed, facts: dict[str, Any]) -> None:
         """Compares the time a seat used with the gap between its move and the previous turn's end."""
-        facts["ms"] = event.ms
-        if event.seat is not None and event.seat < SEATS:
-            self.time_used[event.seat] += event.ms
-            facts["time_used"] = self.time_used[event.seat]
-        gap = self.gaps.get(event.move_seq) if event.move_seq is not None else None
-        if gap is not None and gap != event.ms:
-            self.finding("paohuzi.W01", f"seat {event.seat} used {event.ms} ms by the clock but the timestamps give {gap} ms",
+        seat, ms, move_seq = event.seat, event.ms, event.move_seq
+        facts["ms"] = ms
+        if seat is not None and seat < SEATS:
+            self.time_used[seat] += ms
+            facts["time_used"] = self.time_used[seat]
+        gap = self.gaps.get(move_seq) if move_seq is not None else None
+        if gap is not None and gap != ms:
+            self.finding("paohuzi.W01", f"seat {seat} used {ms} ms by the clock but the timestamps give {gap} ms",
                          severity="warning")
 
     # ---- the board and the deal (第五条, 第六条) ------------------------------------------
@@ -198,15 +211,17 @@ class _Fold:
             self.finding("paohuzi.T01", "a second deal in one game", ART_DEAL)
             return
         hands = [sorted(card_numbers(h)) for h in event.hands]
-        if len(hands) != SEATS or any(len(h) != HAND_SIZE for h in hands) or max(counts_of(chain.from_iterable(hands))) > 4:
+        dealt = counts_of(chain.from_iterable(hands))
+        if len(hands) != SEATS or any(len(h) != HAND_SIZE for h in hands) or max(dealt) > 4:
             self.finding("paohuzi.D07", f"the deal must give {SEATS} hands of {HAND_SIZE} cards from one deck", ART_DEAL)
             hands = (hands + [[], [], []])[:SEATS]
+            dealt = counts_of(chain.from_iterable(hands))
         if event.dealer != state.dealer:
             self.finding("paohuzi.D08", f"dealer {event.dealer} is not seat {state.dealer} named first by game.started", ART_DEAL)
         if state.deck is not None and not self._deal_matches(state.deck, event.dealer, hands):
             state = replace(state, deck=None)
         self.dealt = hands
-        self._set_left_wall(counts_of(chain.from_iterable(hands)))
+        self._set_left_wall(dealt)
         self.state = rules.deal(state, event.dealer, hands)
 
     def _liang(self, event: LiangzhangRevealed, facts: dict[str, Any] | None = None) -> None:
@@ -220,7 +235,7 @@ class _Fold:
             self.finding("paohuzi.D04", f"亮张 {event.card} is not the deck's {card_id(state.deck[LIANGZHANG_INDEX])}", ART_LIANG)
             state = replace(state, deck=None, wall=())
         self.state = rules.reveal_liangzhang(state, card)
-        self._set_left_wall(adjust(self.left_wall, card, 1))
+        self._left_wall(card)
         self.turn_end = event.ts
         self.unlogged = list(self.state.effects)
 
@@ -311,25 +326,114 @@ class _Fold:
     def _set_left_wall(self, counts: Counts) -> None:
         """Sets the cards that have left the wall (dealt, 亮张, drawn), with their total and largest
         count, which the conservation check reads at every state while they change only on a draw."""
-        self.left_wall = counts
+        self.left_wall = list(counts)
         self.left_total = sum(counts)
         self.left_max = max(counts)
+
+    def _left_wall(self, card: int) -> None:
+        """Counts one more card that left the wall (the 亮张 or a draw)."""
+        self.left_wall[card] += 1
+        self.left_total += 1
+        self.left_max = max(self.left_max, self.left_wall[card])
 
     def _conservation(self, state: State) -> None:
         """Checks that the 80 cards are all somewhere (§14): the cards in hands, table groups, discard
         rows and on offer are exactly those that left the wall (dealt, 亮张, drawn), no card has
         more than four copies, and with the wall they make 80."""
-        while self.drawn_seen < len(state.drawn):
-            self._set_left_wall(adjust(self.left_wall, state.drawn[self.drawn_seen], 1))
+        drawn = state.drawn
+        while self.drawn_seen < len(drawn):
+            self._left_wall(drawn[self.drawn_seen])
             self.drawn_seen += 1
-        census = rules.census_of(state)
+        census = self.census.of(state)
         total = self.left_total + state.wall_left + (1 if state.phase == "liang" else 0)
-        if census != self.left_wall or total != 80 or self.left_max > 4:
-            bad = [card_id(c) for c in range(20) if census[c] != self.left_wall[c] or self.left_wall[c] > 4]
+        if census != self.left_wall or total != DECK_SIZE or self.left_max > COPIES:
+            bad = [card_id(c) for c in range(N_VALUES) if census[c] != self.left_wall[c] or self.left_wall[c] > COPIES]
             self.finding("paohuzi.C01", f"card conservation broken: {total} cards, wrong count of {', '.join(bad) or '-'}", ART_DEAL)
 
 
-_HANDLERS: dict[type, Any] = {
+class _Census:
+    """`rules.census_of` of the states of a replay, kept from one state to the next by recounting
+    only the hands, table groups and discard rows that changed (frozen tuples: unchanged ones are
+    the same objects), and the loose cards: the card on offer outside a hand and the winning card."""
+
+    def __init__(self) -> None:
+        self.counts = [0] * N_VALUES
+        self.hands: tuple[Counts, ...] = ((),) * SEATS
+        self.melds: tuple[tuple[Group, ...], ...] = ((),) * SEATS
+        self.discards: tuple[tuple[int, ...], ...] = ((),) * SEATS
+        self.on_offer = -1
+        self.won = -1
+
+    def of(self, state: State) -> list[int]:
+        """Returns the count of every card outside the wall in `state` (to be read, not kept)."""
+        counts = self.counts
+        hands, melds, discards = state.hands, state.melds, state.discards
+        if hands is not self.hands:
+            for old, new in zip(self.hands, hands):
+                if new is not old:
+                    _recount(counts, old, new)
+            self.hands = hands
+        if melds is not self.melds:
+            for old_groups, new_groups in zip(self.melds, melds):
+                if new_groups is not old_groups:
+                    _regroup(counts, old_groups, new_groups)
+            self.melds = melds
+        if discards is not self.discards:
+            for old_row, new_row in zip(self.discards, discards):
+                if new_row is not old_row:
+                    _rerow(counts, old_row, new_row)
+            self.discards = discards
+        pending, win = state.pending, state.win
+        self.on_offer = _move(counts, self.on_offer, pending.card if pending is not None and not pending.in_hand else -1)
+        self.won = _move(counts, self.won, win.card if win is not None and win.card is not None else -1)
+        return counts
+
+
+def _recount(counts: list[int], old: Counts, new: Counts) -> None:
+    """Replaces a hand's cards in `counts` (an empty `old`: none yet)."""
+    if len(old) != len(new):
+        for c, n in enumerate(old):
+            counts[c] -= n
+        for c, n in enumerate(new):
+            counts[c] += n
+        return
+    for c in range(len(new)):
+        if new[c] != old[c]:
+            counts[c] += new[c] - old[c]
+
+
+def _regroup(counts: list[int], old: tuple[Group, ...], new: tuple[Group, ...]) -> None:
+    """Replaces a seat's table groups in `counts`: only the groups added when the old ones are kept."""
+    kept = len(old) if new[:len(old)] == old else 0
+    for group in old[kept:]:
+        _add(counts, group.cards, -1)
+    for group in new[kept:]:
+        _add(counts, group.cards, 1)
+
+
+def _rerow(counts: list[int], old: tuple[int, ...], new: tuple[int, ...]) -> None:
+    """Replaces a discard row in `counts`: only the cards added when the row just grew."""
+    kept = len(old) if new[:len(old)] == old else 0
+    _add(counts, old[kept:], -1)
+    _add(counts, new[kept:], 1)
+
+
+def _add(counts: list[int], cards: Sequence[int], n: int) -> None:
+    for c in cards:
+        counts[c] += n
+
+
+def _move(counts: list[int], old: int, new: int) -> int:
+    """Moves one loose card (-1: none) in `counts`; returns the new one."""
+    if new != old:
+        if old >= 0:
+            counts[old] -= 1
+        if new >= 0:
+            counts[new] += 1
+    return new
+
+
+_HANDLERS: Final[dict[type, Any]] = {
     MoveTimeUsed: _Fold._move_time, BoardCreated: _Fold._board, BoardRevealed: _Fold._reveal, Dealt: _Fold._deal,
     LiangzhangRevealed: _Fold._liang, Huangzhuang: _Fold._huangzhuang, GameEnded: _Fold._ended,
     **{kind: _Fold._forced for kind in FORCED_KINDS}, **{kind: _Fold._action for kind in ACTION_EVENTS},

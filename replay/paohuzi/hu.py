@@ -3,16 +3,15 @@
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterator, Sequence
-from typing import Literal, NamedTuple
+from typing import Final, Literal, NamedTuple
 
 from replay.paohuzi.cards import N_VALUES, Counts
-from replay.paohuzi.melds import FOUR_KINDS, Group, Score, Stats, chi_partners, deal_score, group_huxi, mingtang, stats_of
+from replay.paohuzi.melds import FOUR_KINDS, Group, Score, Stats, chi_partners, deal_score, group_huxi, mingtang, new_tuple, stats_of
 from schemas.paohuzi import HuxiTable, PaohuziProfile
 
 Source = Literal["self", "other"]
-MENZI = 7
+MENZI: Final = 7
 """Every winning hand is exactly 7 门子 (§7.2)."""
 
 
@@ -46,7 +45,7 @@ def best_hand(
 ) -> HuResult | None:
     """Returns the best complete decomposition of table groups + concealed hand + winning card by
     the profile's objective (§7.4), whether or not its 胡息 reaches `min_huxi`; None if incomplete."""
-    concealed = _concealed(hand, profile.huxi_table, profile.kan_locked)
+    concealed = _concealed(hand, profile.kan_locked)
     if not _may_complete(concealed, card):
         return None
     shuahou = card is not None and sum(hand) == 1
@@ -95,7 +94,7 @@ def may_win(profile: PaohuziProfile, melds: Sequence[Group], hand: Counts, card:
     """Tells whether a hand might win on `card` (fast necessary tests before the search): every
     card of the pool can join some group, and the 胡息 bound with the table groups' `table_huxi`
     reaches `min_huxi`."""
-    concealed = _concealed(hand, profile.huxi_table, profile.kan_locked)
+    concealed = _concealed(hand, profile.kan_locked)
     if not _may_complete(concealed, card):
         return False
     return table_huxi + _bound(concealed, profile.huxi_table, melds, hand, card) >= profile.min_huxi
@@ -104,49 +103,75 @@ def may_win(profile: PaohuziProfile, melds: Sequence[Group], hand: Counts, card:
 # ---- the concealed hand, worked out once per hand ---------------------------------------------
 
 
-class _Concealed(NamedTuple):
+class _Concealed:
     """A concealed hand as the hu checks see it (a seat's hand is checked against every card shown
     until it changes, so this is cached per hand): the locked 坎 set aside (as 提 when four), the
-    pool left to split, the triples the split may still use as 坎 (none when locked), the 胡息 of
-    its triples as 坎, and `reach`: the winning cards that might complete the hand."""
+    pool left to split, the triples the split may still use as 坎 (none when locked), the values
+    held three or four times (坎 for the 胡息 bound), and `reach`: the winning cards that might
+    complete the hand."""
 
-    kans: tuple[Group, ...]
-    pool: Counts
-    triples: frozenset[int]
-    kan_huxi: int
-    reach: int
+    def __init__(self, kans: tuple[Group, ...], pool: Counts, triples: frozenset[int], kan_values: frozenset[int], reach: int) -> None:
+        self.kans = kans
+        self.pool = pool
+        self.triples = triples
+        self.kan_values = kan_values
+        self.reach = reach
 
 
-_ANY_CARD = (1 << N_VALUES) - 1
+_ANY_CARD: Final = (1 << N_VALUES) - 1
 """`reach` of a pool in which every card can join some group."""
-_NEAR = tuple(sum(1 << c for c in {v, *(c for pair in chi_partners(v, True) for c in pair)}) for v in range(N_VALUES))
+_NEAR: Final = tuple(sum(1 << c for c in {v, *(c for pair in chi_partners(v, True) for c in pair)}) for v in range(N_VALUES))
 """The cards that can share a group with each card (itself included: pairs, 坎, 绞), as bits."""
+_PARTNER_BITS: Final = tuple(
+    tuple((1 << a | 1 << b, 1 << a if a == b else 0) for a, b in chi_partners(v, True) if a != v) for v in range(N_VALUES)
+)
+"""For each card, the partners that make a group with one copy of it, as bits: the cards held, and the
+card held twice where both partners are one value (a pair with a second copy, 绞 v v 拾, needs
+what a single card lacks, so those are left out)."""
+_NONE: Final[frozenset[int]] = frozenset()
+_CACHE_SIZE: Final = 1024
+"""Hands kept by `_concealed` (for each `kan_locked`): below the distinct hands of a few hundred
+deals, so a replay of many deals does not run on a warm cache; within a deal the hit rate is what counts."""
+_LOCKED: Final[dict[Counts, _Concealed]] = {}
+_UNLOCKED: Final[dict[Counts, _Concealed]] = {}
 
 
-@functools.lru_cache(maxsize=1024)
-def _concealed(hand: Counts, table: HuxiTable, kan_locked: bool) -> _Concealed:
-    # Bounded below the distinct hands of a few hundred deals, so a replay of many deals does not
-    # run on a warm cache; within a deal the hit rate is what counts.
-    if max(hand) < 3:
-        return _Concealed((), hand, frozenset(), 0, _reach(hand))
+def _concealed(hand: Counts, kan_locked: bool) -> _Concealed:
+    """Returns the concealed hand of `hand`, from the cache when it was seen (emptied when full)."""
+    cache = _LOCKED if kan_locked else _UNLOCKED
+    found = cache.get(hand)
+    if found is None:
+        if len(cache) >= _CACHE_SIZE:
+            cache.clear()
+        found = cache[hand] = _conceal(hand, kan_locked)
+    return found
+
+
+def _conceal(hand: Counts, kan_locked: bool) -> _Concealed:
+    if all(n < 3 for n in hand):
+        return _Concealed((), hand, _NONE, _NONE, _reach(hand))
     triples = frozenset(v for v in range(N_VALUES) if hand[v] >= 3)
-    kan_huxi = sum(table.kan[1 if v >= 10 else 0] for v in triples)
     if not kan_locked:
-        return _Concealed((), hand, triples, kan_huxi, _reach(hand))
-    kans = tuple(Group("kan" if hand[v] == 3 else "ti", (v,) * hand[v]) for v in triples)
+        return _Concealed((), hand, triples, triples, _reach(hand))
+    kans = tuple(_KAN[v] if hand[v] == 3 else new_tuple(Group, ("ti", (v,) * hand[v])) for v in triples)
     pool = tuple(0 if v in triples else n for v, n in enumerate(hand))
-    return _Concealed(kans, pool, frozenset(), kan_huxi, _reach(pool))
+    return _Concealed(kans, pool, _NONE, triples, _reach(pool))
 
 
 def _reach(pool: Counts) -> int:
     """Returns the winning cards that might complete a pool: a single card with no partners for
     any group stays out of every split unless the winning card lands next to it."""
+    held = twice = 0
+    for v, n in enumerate(pool):
+        if n:
+            held |= 1 << v
+        if n > 1:
+            twice |= 1 << v
     reach = _ANY_CARD
     for v, n in enumerate(pool):
         if n == 1:
-            # A pair with a second copy of `v` (绞 v v 拾) needs what a single card lacks.
-            for a, b in chi_partners(v, True):
-                if a != v and pool[a] and pool[b] and (a != b or pool[a] > 1):
+            for cards, pair in _PARTNER_BITS[v]:
+                if (held & cards) == cards and (twice & pair) == pair:
                     break
             else:
                 reach &= _NEAR[v]
@@ -165,18 +190,37 @@ def _bound(concealed: _Concealed, table: HuxiTable, melds: Sequence[Group], hand
     """Returns an upper bound of the 胡息 the concealed cards and the winning card can add to the
     table groups: every triple in hand as 坎, as many 一二三/二七十 as the cards allow, and the
     winning card as a 跑/提 (on top of the group it joins) or as a triple with a pair."""
-    bound = concealed.kan_huxi
-    counts = hand
+    bound = sum(table.kan[1 if v >= 10 else 0] for v in concealed.kan_values)
+    counts = list(hand)
     if card is not None:
-        counts = hand[:card] + (hand[card] + 1,) + hand[card + 1:]
+        counts[card] += 1
         size = 1 if card >= 10 else 0
-        if hand[card] == 3 or (card,) * 3 in [g.cards for g in melds]:
+        if hand[card] == 3 or _has_triple(melds, card):
             bound += max(table.pao[size], table.ti[size])
         elif hand[card] == 2:
             bound += max(table.wei[size], table.peng[size])
     s123, s2710 = table.s123, table.s2710
-    return (bound + min(counts[0], counts[1], counts[2]) * s123[0] + min(counts[10], counts[11], counts[12]) * s123[1]
-            + min(counts[1], counts[6], counts[9]) * s2710[0] + min(counts[11], counts[16], counts[19]) * s2710[1])
+    return (bound + _times(counts, 0, 1, 2) * s123[0] + _times(counts, 10, 11, 12) * s123[1]
+            + _times(counts, 1, 6, 9) * s2710[0] + _times(counts, 11, 16, 19) * s2710[1])
+
+
+def _times(counts: list[int], a: int, b: int, c: int) -> int:
+    """Returns how many groups of the cards a, b, c the counts hold: the least of their counts."""
+    n = counts[a]
+    if counts[b] < n:
+        n = counts[b]
+    if counts[c] < n:
+        n = counts[c]
+    return n
+
+
+def _has_triple(melds: Sequence[Group], card: int) -> bool:
+    """Tells whether a table group is three of `card` (a 偎, 臭偎 or 碰 a fourth copy would join)."""
+    triple = (card,) * 3
+    for g in melds:
+        if g.cards == triple:
+            return True
+    return False
 
 
 # ---- the search -------------------------------------------------------------------------------
@@ -251,15 +295,24 @@ def _shapes_at(
     """Yields the groups that can take the lowest remaining card `i`."""
     rank = i % 10
     if i in triples and counts[i] >= 3:
-        yield Group("kan", (i, i, i)), False
+        yield _KAN[i], False
     if rank <= 7 and counts[i + 1] and counts[i + 2]:
-        yield Group("shun", (i, i + 1, i + 2)), False
+        yield _RUN[i], False
     if rank == 1 and counts[i + 5] and counts[i + 8]:
-        yield Group("shun", (i, i + 5, i + 8)), False
+        yield _ERQISHI[i], False
     if jiao and i < 10:
         if counts[i] >= 2 and counts[i + 10] >= 1:
-            yield Group("jiao", (i, i, i + 10)), False
+            yield _JIAO_SMALL[i], False
         if counts[i + 10] >= 2:
-            yield Group("jiao", (i, i + 10, i + 10)), False
+            yield _JIAO_BIG[i], False
     if pair_ok and counts[i] >= 2:
-        yield Group("jiang", (i, i)), True
+        yield _JIANG[i], True
+
+
+# The groups `_shapes_at` yields, built once for each lowest card `i` (only those it asks for make sense).
+_KAN: Final = tuple(Group("kan", (i, i, i)) for i in range(N_VALUES))
+_RUN: Final = tuple(Group("shun", (i, i + 1, i + 2)) for i in range(N_VALUES))
+_ERQISHI: Final = tuple(Group("shun", (i, i + 5, i + 8)) for i in range(N_VALUES))
+_JIAO_SMALL: Final = tuple(Group("jiao", (i, i, i + 10)) for i in range(N_VALUES))
+_JIAO_BIG: Final = tuple(Group("jiao", (i, i + 10, i + 10)) for i in range(N_VALUES))
+_JIANG: Final = tuple(Group("jiang", (i, i)) for i in range(N_VALUES))

@@ -4,18 +4,23 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
-from replay.paohuzi.cards import is_big, is_red
+from replay.paohuzi.cards import N_VALUES, is_big, is_red
 from schemas.paohuzi import HuxiTable, PaohuziProfile
 
-SEQUENCE_KINDS = frozenset({"chi", "shun", "jiao"})
+SEQUENCE_KINDS: Final = frozenset({"chi", "shun", "jiao"})
 """Kinds whose cards may differ: 吃 on the table, 顺子 and 绞 in hand; no 对子胡 with any of them."""
-FOUR_KINDS = frozenset({"pao", "ti"})
+FOUR_KINDS: Final = frozenset({"pao", "ti"})
 KIND_NAMES = {
     "chi": "吃", "peng": "碰", "kan": "坎", "wei": "偎", "chou_wei": "臭偎", "pao": "跑", "ti": "提",
     "shun": "顺", "jiao": "绞", "jiang": "将", "rest": "散",
 }
+
+
+new_tuple: Final = tuple.__new__
+"""Builds a named tuple from the tuple of all its fields, in C: a NamedTuple's own `__new__` runs as
+bytecode even in the compiled build, so the replay's hot paths build theirs with this."""
 
 
 class Group(NamedTuple):
@@ -44,9 +49,12 @@ def is_chi_shape(cards: tuple[int, ...], allow_jiao: bool) -> bool:
     return is_sequence(cards) or (allow_jiao and is_jiao(cards))
 
 
-@functools.lru_cache(maxsize=64)
 def chi_partners(card: int, allow_jiao: bool) -> tuple[tuple[int, ...], ...]:
     """Returns the pairs of cards that make a 吃-type group with `card`."""
+    return _CHI_PARTNERS[card] if allow_jiao else _CHI_PARTNERS_NO_JIAO[card]
+
+
+def _chi_partners(card: int, allow_jiao: bool) -> tuple[tuple[int, ...], ...]:
     size, rank = divmod(card, 10)
     base = size * 10
     out = []
@@ -58,6 +66,11 @@ def chi_partners(card: int, allow_jiao: bool) -> tuple[tuple[int, ...], ...]:
         other = card + 10 if size == 0 else card - 10
         out.extend([(card, other), (other, other)])
     return tuple(p for p in out if is_chi_shape((card, *p), allow_jiao))
+
+
+_CHI_PARTNERS: Final = tuple(_chi_partners(card, True) for card in range(N_VALUES))
+_CHI_PARTNERS_NO_JIAO: Final = tuple(_chi_partners(card, False) for card in range(N_VALUES))
+"""`chi_partners` of each card number, with and without 绞, worked out once."""
 
 
 @functools.lru_cache(maxsize=4096)

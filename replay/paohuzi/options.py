@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from replay.paohuzi.cards import Counts
 from replay.paohuzi.hu import HuResult, Source, WinContext, may_win, san_ti_wu_kan, winning_hand
-from replay.paohuzi.melds import chi_partners
+from replay.paohuzi.melds import chi_partners, new_tuple
 from replay.paohuzi.state import HU, PASS, SEATS, Action, Pending, State, xiajia
 from schemas.paohuzi import PaohuziProfile
 
@@ -32,14 +32,12 @@ def win_context(state: State, seat: int, card: int | None, owner: int | None) ->
     """Describes how a win by `seat` on `card` (from `owner`) would come about, for the 名堂."""
     opening = state.stage == "open"
     from_wall = state.pending.from_wall if state.pending is not None and card is not None else True
-    return WinContext(
-        zimo=not opening and (card is None or (owner == seat and from_wall)),
-        tianhu=opening and seat == state.dealer,
-        dihu=(opening and seat != state.dealer)
-        or (card is not None and not from_wall and owner == state.dealer and state.discards_made == 1),
-        haidi=not opening and from_wall and state.wall_left == 0,
-        tinghu=state.intakes[seat] == 0,
-    )
+    zimo = not opening and (card is None or (owner == seat and from_wall))
+    tianhu = opening and seat == state.dealer
+    dihu = (opening and seat != state.dealer) or (card is not None and not from_wall and owner == state.dealer and state.discards_made == 1)
+    haidi = not opening and from_wall and state.wall_left == 0
+    tinghu = state.intakes[seat] == 0
+    return new_tuple(WinContext, (zimo, tianhu, dihu, haidi, tinghu))
 
 
 def hu_result(state: State, seat: int) -> HuResult | None:
@@ -76,16 +74,16 @@ def hu_at(state: State, seat: int, card: int | None, owner: int | None) -> HuRes
     """Returns the hand `seat` wins with on `card` from `owner` (None: on its own cards), else None."""
     if state.dead[seat]:
         return None
-    hand = state.hands[seat]
-    profile = state.profile
-    if not may_win(profile, state.melds[seat], hand, card, state.table_huxi[seat]):
+    hand, melds, profile = state.hands[seat], state.melds[seat], state.profile
+    if not may_win(profile, melds, hand, card, state.table_huxi[seat]):
         return None
-    from_wall = state.pending.from_wall if state.pending is not None else True
-    if card is not None and state.pending is not None and state.pending.in_hand and owner == state.dealer:
+    pending = state.pending
+    from_wall = pending.from_wall if pending is not None else True
+    if card is not None and pending is not None and pending.in_hand and owner == state.dealer:
         from_wall = False
     source: Source = "self" if card is not None and owner == seat else "other"
     ctx = win_context(state, seat, card, owner)
-    return winning_hand(profile, state.melds[seat], hand, card, source if card is not None else None,
+    return winning_hand(profile, melds, hand, card, source if card is not None else None,
                         card is not None and not from_wall, ctx)
 
 

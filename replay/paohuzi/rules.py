@@ -4,18 +4,19 @@ offers resolved by the priority of §6 (胡 > 跑 > 碰 > 吃), discards and the
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Final
 
 import msgspec
 
 from replay.paohuzi.cards import WALL_START, Counts, counts_of
-from replay.paohuzi.melds import Group, group_huxi
+from replay.paohuzi.melds import Group, group_huxi, new_tuple
 from replay.paohuzi.options import (
     adjust, bit, chi_leaves_discard, chi_options, chi_seats, has_discard, hu_at, hu_choices, hu_order,
     hu_result, may_chi, opening_result, pao_seat, peng_seat,
 )
 from replay.paohuzi.state import DRAW, PASS, PENG, SEATS, Action, Offer, Pending, State, Win, xiajia
 
-replace = msgspec.structs.replace
+replace: Final = msgspec.structs.replace
 
 
 def _set(values: tuple, seat: int, value: object) -> tuple:  # type: ignore[type-arg]
@@ -55,7 +56,7 @@ def reveal_liangzhang(state: State, card: int) -> State:
     state = replace(state, pending=pending, stage="open", effects=tuple(effects))
     order = (state.dealer, xiajia(state.dealer), xiajia(xiajia(state.dealer)))
     offers = tuple(Offer(s, "open", hu_choices(state.profile)) for s in order if opening_result(state, s)[0] is not None)
-    return _advance(replace(state, offers=offers))
+    return _advance(state, offers)
 
 
 # ---- transitions --------------------------------------------------------------------------
@@ -66,10 +67,11 @@ def draw(state: State, card: int) -> State:
     shown and offered to all."""
     seat = state.turn
     wall = state.wall[1:] if state.wall else ()
-    state = replace(state, wall=wall, wall_left=state.wall_left - 1, drawn=state.drawn + (card,), effects=())
-    forced = forced_private(state, seat, card)
+    turned = {"wall": wall, "wall_left": state.wall_left - 1, "drawn": state.drawn + (card,), "effects": ()}
+    forced = forced_private(state, seat, card)  # reads nothing the draw changes
     if forced is None:
-        return expose(state, card, seat, from_wall=True)
+        return _offer(replace(state, **turned, phase="offer", pending=new_tuple(Pending, (card, seat, True, False)), stage="hu"))
+    state = replace(state, **turned)
     if state.profile.hu_vs_forced_order == "hu_first" and hu_at(state, seat, card, seat):
         pending = Pending(card, seat, from_wall=True)
         offers = (Offer(seat, "before_forced", hu_choices(state.profile)),)
@@ -119,35 +121,46 @@ def _meld(state: State, seat: int, group: Group, from_hand: dict[int, int]) -> S
 
 def expose(state: State, card: int, owner: int, from_wall: bool) -> State:
     """Shows a card to all (示众) and opens the offers: 胡 first (§6)."""
-    pending = Pending(card, owner, from_wall)
-    state = replace(state, phase="offer", pending=pending, stage="hu")
-    offers = tuple(Offer(s, "hu", hu_choices(state.profile)) for s in hu_order(state, pending) if hu_at(state, s, card, owner))
-    return _advance(replace(state, offers=offers))
+    return _offer(replace(state, phase="offer", pending=Pending(card, owner, from_wall), stage="hu"))
 
 
-def _advance(state: State) -> State:
-    """Moves through the priority stages until a seat has a choice or the card is settled."""
-    while not state.offers:
-        pending = state.pending
-        if state.stage == "open":
-            return after_intake(replace(state, pending=None, stage=""), state.dealer, "open")
-        assert pending is not None
-        if state.stage == "hu":
-            seat = pao_seat(state, pending)
-            if seat is not None:
-                state = _upgrade(state, seat, pending.card, "pao")
-                state = replace(state, pending=None, stage="", effects=state.effects + (("pao", seat, pending.card),))
-                return after_intake(state, seat, "pao")
-            seat = peng_seat(state, pending)
-            state = replace(state, stage="peng", offers=(Offer(seat, "peng", (PENG, PASS)),) if seat is not None else ())
-        elif state.stage == "peng":
-            offers = (_chi_offer(state, seat, pending.card) for seat in chi_seats(state, pending))
-            state = replace(state, stage="chi", offers=tuple(offer for offer in offers if offer is not None))
-        else:
-            row = state.discards[pending.owner] + (pending.card,)
-            state = replace(state, discards=_set(state.discards, pending.owner, row), pending=None, stage="")
-            return to_draw(state, xiajia(pending.owner))
-    return state
+def _offer(state: State) -> State:
+    """Opens the offers on the card just shown (the state's `pending`, at the `hu` stage)."""
+    pending = state.pending
+    assert pending is not None
+    choices = hu_choices(state.profile)
+    offers = tuple(new_tuple(Offer, (s, "hu", choices)) for s in hu_order(state, pending) if hu_at(state, s, pending.card, pending.owner))
+    return _advance(state, offers)
+
+
+def _advance(state: State, offers: tuple[Offer, ...]) -> State:
+    """Puts the `offers` of the state's stage to the seats, or, with none, moves through the priority
+    stages until a seat has a choice or the card is settled. The stages' choices read neither the
+    stage nor the offers, so only the state reached is built; every way out sets its offers."""
+    if offers:
+        return replace(state, offers=offers)
+    pending, stage = state.pending, state.stage
+    if stage == "open":
+        return after_intake(replace(state, pending=None, stage=""), state.dealer, "open")
+    assert pending is not None
+    if stage == "hu":
+        seat = pao_seat(state, pending)
+        if seat is not None:
+            state = _upgrade(state, seat, pending.card, "pao")
+            state = replace(state, pending=None, stage="", effects=state.effects + (("pao", seat, pending.card),))
+            return after_intake(state, seat, "pao")
+        seat = peng_seat(state, pending)
+        if seat is not None:
+            return replace(state, stage="peng", offers=(new_tuple(Offer, (seat, "peng", (PENG, PASS))),))
+        stage = "peng"
+    if stage == "peng":
+        chi_offers = (_chi_offer(state, seat, pending.card) for seat in chi_seats(state, pending))
+        chi = tuple(offer for offer in chi_offers if offer is not None)
+        if chi:
+            return replace(state, stage="chi", offers=chi)
+    row = state.discards[pending.owner] + (pending.card,)
+    state = replace(state, discards=_set(state.discards, pending.owner, row), pending=None, stage="")
+    return to_draw(state, xiajia(pending.owner))
 
 
 def _chi_offer(state: State, seat: int, card: int) -> Offer | None:
@@ -155,9 +168,9 @@ def _chi_offer(state: State, seat: int, card: int) -> Offer | None:
     if not may_chi(state, seat, card):
         return None
     profile = state.profile
-    options = [Action("chi", -1, groups) for groups in chi_options(state.hands[seat], card, profile.allow_jiao)
+    options = [new_tuple(Action, ("chi", -1, groups)) for groups in chi_options(state.hands[seat], card, profile.allow_jiao)
                if not profile.chi_requires_discard or chi_leaves_discard(state, seat, groups, card)]
-    return Offer(seat, "chi", (*options, PASS)) if options else None
+    return new_tuple(Offer, (seat, "chi", (*options, PASS))) if options else None
 
 
 def after_intake(state: State, seat: int, kind: str) -> State:
@@ -196,9 +209,9 @@ def discard(state: State, card: int) -> State:
     """The seat to discard lays a card from its hand on offer; it may never eat that value later."""
     seat = state.turn
     hands = _set(state.hands, seat, adjust(state.hands[seat], card, -1))
-    state = replace(state, hands=hands, chou=_set(state.chou, seat, state.chou[seat] | bit(card)),
-                    discards_made=state.discards_made + 1, effects=())
-    return expose(state, card, seat, from_wall=False)
+    return _offer(replace(state, hands=hands, chou=_set(state.chou, seat, state.chou[seat] | bit(card)),
+                          discards_made=state.discards_made + 1, effects=(),
+                          phase="offer", pending=new_tuple(Pending, (card, seat, False, False)), stage="hu"))
 
 
 def answer(state: State, action: Action) -> State:
@@ -221,7 +234,7 @@ def answer(state: State, action: Action) -> State:
     for g in action.groups:
         for c in g:
             hand[c] -= 1
-    melds = state.melds[seat] + tuple(Group("chi", g) for g in action.groups)
+    melds = state.melds[seat] + tuple(new_tuple(Group, ("chi", g)) for g in action.groups)
     state = replace(state, hands=_set(state.hands, seat, tuple(hand)), **_melds(state, seat, melds))
     return after_intake(state, seat, "chi")
 
@@ -239,7 +252,7 @@ def _pass(state: State, offer: Offer) -> State:
         state = replace(state, guo_peng=_set(state.guo_peng, seat, state.guo_peng[seat] | bit(pending.card)))
     elif pending is not None and offer.stage == "chi":
         state = replace(state, guo_zhang=_set(state.guo_zhang, seat, state.guo_zhang[seat] | bit(pending.card)))
-    return _advance(replace(state, offers=state.offers[1:]))
+    return _advance(state, state.offers[1:])
 
 
 def _win(state: State, seat: int) -> State:

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 import msgspec
 
-from replay.paohuzi.cards import Counts, card_id, ids
+from replay.paohuzi.cards import N_VALUES, Counts, card_id, ids
 from replay.paohuzi.hu import HuResult
 from replay.paohuzi.melds import Group
 from schemas.paohuzi import PaohuziProfile
 
-SEATS = 3
+SEATS: Final = 3
 
 
 def xiajia(seat: int) -> int:
@@ -36,10 +36,14 @@ class Action(NamedTuple):
         return self.kind
 
 
-DRAW = Action("draw")
-PENG = Action("peng")
-HU = Action("hu")
-PASS = Action("pass")
+DRAW: Final = Action("draw")
+PENG: Final = Action("peng")
+HU: Final = Action("hu")
+PASS: Final = Action("pass")
+DISCARDS: Final = tuple(Action("discard", card) for card in range(N_VALUES))
+"""The discard of each card number, built once (replay reads one per discard event)."""
+DRAWS: Final = tuple(Action("draw", card) for card in range(N_VALUES))
+"""The chance draw of each card number from an unknown wall."""
 
 
 class Pending(NamedTuple):
