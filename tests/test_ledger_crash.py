@@ -40,8 +40,9 @@ with Ledger.open(root) as led:
 
 
 def _acknowledged(output: str) -> dict[str, int]:
+    """Reads the child's complete ACK lines; a line the kill cut short proves nothing."""
     acked: dict[str, int] = {}
-    for line in output.splitlines():
+    for line in output.split("\n")[:-1]:
         if line.startswith("ACK "):
             _, stream, last = line.split()
             acked[stream] = max(acked.get(stream, -1), int(last))
