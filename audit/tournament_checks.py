@@ -42,8 +42,8 @@ def deal_findings(session: Session) -> Iterator[Finding]:
 
     boards: dict[tuple[str, str], list[list[Event]]] = {}
     for g in session.projection.games:
-        if g["game"] == "paohuzi" and g["tournament"] and g["board"]:
-            boards.setdefault((g["tournament"], g["board"]), []).append(session.projection.game_events[g["stream"]])
+        if g["game"] == "paohuzi" and g["board"]:
+            boards.setdefault((g["tournament"] or "", g["board"]), []).append(session.projection.game_events[g["stream"]])
     for _, tables in sorted(boards.items()):
         yield from check_board_deals(sorted(tables, key=lambda evs: evs[0].stream))
 

@@ -84,3 +84,12 @@ def test_standings_and_explain(tmp_path: Path) -> None:
     assert all(g["claim_agrees"] for g in chain["games"]) and len(chain["seating"]) == 3
     unknown = cli("standings", "--ledger", str(root), "--tournament", "nope")
     assert unknown.exit_code == 1 and "no tournament 'nope'" in unknown.stderr
+
+
+def test_duplicate_boards_outside_a_tournament_are_compared(tmp_path: Path) -> None:
+    """paohuzi.md §2 (第五条): every table of a board must get the board's deck, in or out of a tournament."""
+    root = tmp_path / "l"
+    assert cli("simulate", "paohuzi", "--boards", "2", "--tables", "3", "--seed", "4", "--ledger", str(root)).exit_code == 0
+    code, report = _audit(root)
+    deals = next(c for c in report["checks"] if c["check"] == "deals")
+    assert (code, deals["passed"], deals["failed"]) == (0, 6, 0)
