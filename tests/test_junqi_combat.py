@@ -10,8 +10,8 @@ import pytest
 
 from replay.junqi import ENGINE
 from replay.junqi.board import INDEX
-from replay.junqi.pieces import KIND_NAMES, kind_of, seat_of
 from replay.junqi.perft import parse_position
+from replay.junqi.pieces import KIND_NAMES, kind_of, seat_of
 from replay.junqi.state import JunqiState, Move
 from schemas.junqi import JunqiProfile
 

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from engine_contract import check_engine
 from msgspec.structs import replace
+from test_junqi_support import codes, scripted, start
 
 import schemas
-from engine_contract import check_engine
 from replay.junqi import ENGINE
 from replay.junqi.board import NAMES
 from replay.junqi.moves import geometry, is_protected, movable_origins
@@ -23,7 +24,6 @@ from replay.protocol import StrictReplayError
 from schemas.common import GameEnded, MoveTimeUsed, TimedOut
 from schemas.envelope import Event
 from schemas.junqi import FlagRevealed, Moved
-from test_junqi_support import codes, scripted, start
 
 DATA = Path(__file__).parent / "data" / "junqi"
 GAMES = int(os.environ.get("MATCHLEDGER_GAMES", "200"))

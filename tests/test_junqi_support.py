@@ -8,7 +8,7 @@ import msgspec
 
 from replay.junqi import ENGINE
 from replay.junqi.board import INDEX
-from replay.junqi.fold import fold_event, Audit
+from replay.junqi.fold import Audit, fold_event
 from replay.junqi.perft import PIECES
 from replay.junqi.pieces import KIND_NAMES
 from replay.junqi.state import JunqiState, Layout

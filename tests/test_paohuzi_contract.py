@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from engine_contract import check_engine
 from test_paohuzi_support import start_event
 

@@ -12,18 +12,7 @@ import msgspec
 from replay.checkers.board import HOME, TARGET, rowcol
 from replay.checkers.check import check_move
 from replay.checkers.codes import ARTICLES, Note, note
-from replay.checkers.rules import (
-    NO_NOTES,
-    Turn,
-    both_lose,
-    count_timeout,
-    derived,
-    draw,
-    play_move,
-    play_pass,
-    settle_by_search,
-    win,
-)
+from replay.checkers.rules import NO_NOTES, Turn, both_lose, count_timeout, derived, draw, play_move, play_pass, settle_by_search, win
 from replay.checkers.state import NOBODY, CheckersState, StartError, describe, initial_state, position_key
 from replay.claims import check_claim
 from replay.protocol import Finding, InvalidActionError, Outcome, Step, StrictReplayError

@@ -5,18 +5,7 @@ from __future__ import annotations
 
 from typing import Final, NamedTuple
 
-from replay.checkers.board import (
-    ADJACENT_HOPS,
-    BIT,
-    HOP_BITS,
-    HOP_GEOMETRY,
-    LONG_HOPS,
-    NEIGHBOUR_MASK,
-    NEIGHBOURS,
-    SIDE,
-    TARGET,
-    ids,
-)
+from replay.checkers.board import ADJACENT_HOPS, BIT, HOP_BITS, HOP_GEOMETRY, LONG_HOPS, NEIGHBOUR_MASK, NEIGHBOURS, SIDE, TARGET, ids
 from schemas.checkers import CheckersProfile
 
 

@@ -6,7 +6,6 @@ import random
 from collections.abc import Hashable, Iterable, Iterator
 from typing import cast
 
-from replay.protocol import TERMINAL, IllegalActionError, InvalidActionError, Outcome, Step
 from replay.junqi import bot, fold, perft, render
 from replay.junqi.layout import ARTICLES as LAYOUT_ARTICLES
 from replay.junqi.layout import layout_problems, place
@@ -14,6 +13,7 @@ from replay.junqi.moves import check_move, legal_moves
 from replay.junqi.pieces import KIND_NAMES, combat, kind_of
 from replay.junqi.rules import do_move
 from replay.junqi.state import JunqiState, Layout, Move, point_name
+from replay.protocol import TERMINAL, IllegalActionError, InvalidActionError, Outcome, Step
 from schemas.common import GameStarted
 from schemas.envelope import Event
 from schemas.junqi import JunqiProfile, LayoutSubmitted, Moved

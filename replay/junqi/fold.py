@@ -10,7 +10,6 @@ from typing import Any
 from msgspec.structs import replace
 
 from replay.claims import check_claim
-from replay.protocol import CHANCE, Finding, IllegalActionError, Step, StrictReplayError
 from replay.junqi.board import NAMES
 from replay.junqi.layout import ARTICLES as LAYOUT_ARTICLES
 from replay.junqi.layout import layout_problems, place
@@ -18,9 +17,8 @@ from replay.junqi.moves import check_move
 from replay.junqi.pieces import FLAG, KIND_NAMES, KIND_OF, kind_of, seat_of
 from replay.junqi.rules import do_move, finish, next_turn, offer_draw, pass_turn, resign, vote_draw
 from replay.junqi.state import ALLIANCES, JunqiState, Layout, Move, initial_state, point_index
-from schemas.common import (
-    DrawAnswered, DrawOffered, GameEnded, GameStarted, MoveTimeUsed, Resigned, Skipped, TimedOut,
-)
+from replay.protocol import CHANCE, Finding, IllegalActionError, Step, StrictReplayError
+from schemas.common import DrawAnswered, DrawOffered, GameEnded, GameStarted, MoveTimeUsed, Resigned, Skipped, TimedOut
 from schemas.envelope import Event
 from schemas.junqi import FlagRevealed, JunqiProfile, LayoutSubmitted, Moved
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections import deque
 
-from replay.protocol import TERMINAL, IllegalActionError
 from replay.junqi.board import IS_CAMP, IS_HQ, NAMES, Board, board, owner_of
 from replay.junqi.pieces import ENGINEER, KIND_NAMES, is_movable, kind_of, seat_of
 from replay.junqi.state import JunqiState, Move, is_enemy
+from replay.protocol import TERMINAL, IllegalActionError
 from schemas.junqi import JunqiProfile
 
 ARTICLES = {

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from html import escape
 
-from replay.protocol import CHANCE, TERMINAL
 from replay.junqi.board import CENTRE, IS_CAMP, IS_HQ, KIND, N_POINTS, NAMES, XY, board
 from replay.junqi.pieces import ASCII, FLAG, KIND_NAMES, kind_of, seat_of
 from replay.junqi.state import JunqiState, partner
+from replay.protocol import CHANCE, TERMINAL
 
 SEAT_NAMES = "SWNE"
 CSS = {"红": "#c62828", "蓝": "#1565c0", "绿": "#2e7d32", "黑": "#37474f"}

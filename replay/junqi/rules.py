@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from msgspec.structs import replace
 
-from replay.protocol import TERMINAL, Outcome
 from replay.junqi.moves import has_legal_move
 from replay.junqi.pieces import FLAG, MARSHAL, combat, kind_of, seat_of
 from replay.junqi.state import ALLIANCES, Elimination, JunqiState, Move
+from replay.protocol import TERMINAL, Outcome
 
 TERMINATION = {
     "FLAG": "FLAG_CAPTURED", "NO_MOVE": "NO_LEGAL_MOVE", "TIMEOUTS": "TIMEOUTS",

@@ -6,8 +6,8 @@ from typing import NamedTuple
 
 import msgspec
 
-from replay.protocol import CHANCE, Outcome
 from replay.junqi.board import INDEX, N_POINTS, NAMES
+from replay.protocol import CHANCE, Outcome
 from schemas.junqi import JunqiProfile
 
 ALLIANCES = ((0, 2), (1, 3))

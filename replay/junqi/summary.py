@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from replay.protocol import Step
 from replay.junqi.state import JunqiState
+from replay.protocol import Step
 
 
 def game_summary(steps: Iterable[Step]) -> dict[str, Any]:

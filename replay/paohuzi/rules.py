@@ -11,8 +11,20 @@ import msgspec
 from replay.paohuzi.cards import WALL_START, Counts, counts_of
 from replay.paohuzi.melds import Group, group_huxi, new_tuple
 from replay.paohuzi.options import (
-    adjust, bit, chi_leaves_discard, chi_options, chi_seats, has_discard, hu_at, hu_choices, hu_order,
-    hu_result, may_chi, opening_result, pao_seat, peng_seat,
+    adjust,
+    bit,
+    chi_leaves_discard,
+    chi_options,
+    chi_seats,
+    has_discard,
+    hu_at,
+    hu_choices,
+    hu_order,
+    hu_result,
+    may_chi,
+    opening_result,
+    pao_seat,
+    peng_seat,
 )
 from replay.paohuzi.state import DRAW, PASS, PENG, SEATS, Action, Offer, Pending, State, Win, xiajia
 
