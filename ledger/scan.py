@@ -9,7 +9,7 @@ from pathlib import Path
 import msgspec
 
 from ledger.layout import SEGMENTS
-from ledger.segments import OVERHEAD, FrameError, iter_frames, list_segments
+from ledger.segments import HEADER, LENGTH_MASK, OVERHEAD, FrameError, iter_frames, list_segments
 
 
 class EntryKey(msgspec.Struct, frozen=True):
@@ -31,6 +31,8 @@ class Damage:
     offset: int
     reason: str
     trailing_segments: int
+    followed: bool = False
+    """A well-formed frame of the next entry follows the damaged one: the damage is not a torn tail."""
 
 
 @dataclass
@@ -64,12 +66,25 @@ def scan(root: Path) -> Iterator[SegmentFrames | Damage]:
         part, error = _read_segment(first, path)
         yield part
         if error is not None:
-            yield Damage(part.end_index, path, error.offset, str(error), later)
+            followed = frame_follows(path.read_bytes(), error.offset, part.end_index + 1)
+            yield Damage(part.end_index, path, error.offset, str(error), later, followed)
             return
         if later and part.last_commit < len(part.payloads):
             yield Damage(first + part.last_commit, path, part.commit_end, "unfinished batch before a later segment", later)
             return
         expected = part.end_index
+
+
+def frame_follows(data: bytes, offset: int, index: int) -> bool:
+    """Tells whether a well-formed frame of entry `index` starts where the frame at `offset` says it ends."""
+    if len(data) - offset < OVERHEAD:
+        return False
+    word, _, _ = HEADER.unpack_from(data, offset)
+    after = offset + OVERHEAD + (word & LENGTH_MASK)
+    try:
+        return next(iter_frames(data[after:], index), None) is not None
+    except FrameError:
+        return False
 
 
 def _read_segment(first: int, path: Path) -> tuple[SegmentFrames, FrameError | None]:

@@ -169,6 +169,8 @@ class Ledger:
         """Drops what follows the last commit mark: a batch that was never acknowledged."""
         if damage is not None and (damage.trailing_segments or damage.segment != last.path):
             raise LedgerCorrupt(damage.index, f"{damage.reason} in {damage.segment.name}, with later segments after it")
+        if damage is not None and damage.followed:
+            raise LedgerCorrupt(damage.index, f"{damage.reason}, and acknowledged entries follow it: damage, not a torn tail")
         dropped = last.path.stat().st_size - last.commit_end
         with open(last.path, "r+b") as f:
             f.truncate(last.commit_end)

@@ -22,6 +22,7 @@ from ledger.fastscan import SegmentScan, extend, scan_leaves
 from ledger.layout import SEGMENTS, load_config
 from ledger.merkle import CompactRange
 from ledger.notes import cosigners
+from ledger.scan import frame_follows
 from ledger.segments import list_segments
 from ledger.store import load_verifier
 
@@ -89,7 +90,8 @@ def _check_entries(root: Path, tree: CompactRange, checkpoints: list[Checkpoint]
             raise _Failed(tree.size, f"segment {path.name} starts at entry {first}, expected {tree.size}")
         limit = min(part.frames, max(covered - first, part.last_commit))  # beyond the checkpoints, only committed frames count
         walk.leaves(part.leaves[: 32 * limit])
-        if part.error is not None and (first + part.frames < covered or later):
+        if part.error is not None and (first + part.frames < covered or later
+                                       or frame_follows(path.read_bytes(), part.error_offset, first + part.frames + 1)):
             raise _Failed(first + part.frames, f"{part.error} (segment {path.name}, offset {part.error_offset})")
         if later and part.last_commit < part.frames:
             raise _Failed(first + part.last_commit, f"unfinished batch in {path.name} before a later segment")

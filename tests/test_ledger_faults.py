@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ledger import store
-from ledger.errors import DiskError
+from ledger.errors import DiskError, LedgerCorrupt
 from ledger.record import validate_lines
 from ledger.segments import FileOps
 from ledger.verify import verify
@@ -113,3 +113,41 @@ def test_enospc_mid_batch_acknowledges_nothing_and_the_ledger_goes_on(root: Path
         assert led.append(_batch(10)).appended == 20
         led.checkpoint()
     _reopen_and_check(root, 40)
+
+
+def _unsealed_batches(root: Path) -> list[tuple[int, int]]:
+    """Appends two batches that no checkpoint covers; returns the (start, end) bytes of every frame."""
+    from ledger.segments import iter_frames, list_segments
+
+    with store.Ledger.open(root) as led:
+        led.append(_batch(10, 3))
+        led.append(_batch(13, 3))
+    data = list_segments(root / "segments")[0][1].read_bytes()
+    return [(off, off + p.nbytes + 20) for _, off, p, _ in iter_frames(data, 0)]
+
+
+def _flip(root: Path, position: int) -> None:
+    from ledger.segments import list_segments
+
+    path = list_segments(root / "segments")[0][1]
+    data = bytearray(path.read_bytes())
+    data[position] ^= 0x10
+    path.write_bytes(bytes(data))
+
+
+def test_damage_followed_by_acknowledged_entries_is_refused_not_truncated(root: Path) -> None:
+    """Only a torn tail is dropped: a damaged frame with acknowledged entries after it is evidence."""
+    frames = _unsealed_batches(root)
+    _flip(root, frames[21][0] + 18)  # a payload byte of the first unsealed batch
+    with pytest.raises(LedgerCorrupt, match=r"^entry 21: CRC mismatch.*acknowledged entries follow it"):
+        store.Ledger.open(root)
+    report = verify(root)
+    assert not report.ok and report.index == 21
+
+
+def test_damaged_last_frame_is_a_torn_tail(root: Path) -> None:
+    frames = _unsealed_batches(root)
+    _flip(root, frames[-1][0] + 18)
+    assert verify(root).ok
+    with store.Ledger.open(root) as led:
+        assert led.size == 26 and led.recovered is not None
