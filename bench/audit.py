@@ -21,13 +21,16 @@ from ledger import store  # noqa: E402
 from ledger.verify import verify  # noqa: E402
 
 GAMES = int(os.environ.get("MATCHLEDGER_BENCH_GAMES", "10000"))
+GAME = os.environ.get("MATCHLEDGER_BENCH_GAME", "junqi")
+SEATS = {"junqi": 4, "paohuzi": 3}
 GOAL_S = 10.0
 
 
 def plan() -> TournamentPlan:
-    """A Junqi duplicate event of GAMES games: 5 rounds of 8 boards, as many tables as needed."""
+    """A duplicate event of GAMES games (Junqi, or Paohuzi with MATCHLEDGER_BENCH_GAME=paohuzi):
+    5 rounds of 8 boards, as many tables as needed."""
     tables = max(2, GAMES // 40)
-    return TournamentPlan("junqi", players=4 * tables, rounds=5, games_per_round=8, seed=10_000, group_tables=8)
+    return TournamentPlan(GAME, players=SEATS[GAME] * tables, rounds=5, games_per_round=8, seed=10_000, group_tables=8)
 
 
 def build(root: Path) -> None:
@@ -44,7 +47,7 @@ def timed(label: str, fn, times: dict[str, float]):  # noqa: ANN001, ANN201
 
 
 def main() -> None:
-    root = CACHE / f"audit-{GAMES}"
+    root = CACHE / (f"audit-{GAMES}" if GAME == "junqi" else f"audit-{GAME}-{GAMES}")
     if not (root / "ledger.json").exists():
         build(root)
     times: dict[str, float] = {}
