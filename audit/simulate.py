@@ -6,6 +6,7 @@ import random
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ledger.store import Ledger, Pending
 from replay.registry import SEATS, engine
@@ -32,10 +33,11 @@ def default_profile(game: str):  # noqa: ANN201 - one of the game profiles
     return engine(game).profile_type()
 
 
-def game_start(game: str, stream: str, players: list[str], first: int, ts: int, **where: object) -> GameStarted:
-    """Returns the `game.started` event of one game with the default profile."""
+def game_start(game: str, stream: str, players: list[str], first: int, ts: int, profile: Any = None, **where: object) -> GameStarted:
+    """Returns the `game.started` event of one game, under the game's default profile unless one is given."""
     seats = [SeatHolder(seat=i, player=p) for i, p in enumerate(players)]
-    return GameStarted(stream=stream, seq=0, ts=ts, profile=default_profile(game), seats=seats, first=first, **where)  # type: ignore[arg-type]
+    return GameStarted(stream=stream, seq=0, ts=ts, profile=profile or default_profile(game), seats=seats, first=first,
+                       **where)  # type: ignore[arg-type]
 
 
 def record_events(ledger: Ledger, events: Iterable[Event]) -> int:

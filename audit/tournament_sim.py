@@ -13,7 +13,7 @@ from pathlib import Path
 import msgspec
 
 from audit import faults, seating
-from audit.simulate import START_MS, Progress, SimResult, default_profile, record_events
+from audit.simulate import START_MS, Progress, SimResult, default_profile, game_start, record_events
 from ledger.store import Ledger
 from replay.registry import SEATS, engine
 from schemas.common import (
@@ -131,11 +131,11 @@ class TournamentWriter:
         return events
 
 
-def game_start(plan: TournamentPlan, n: int, table: int, game_no: int, row: list[str], first: int, ts: int, board: str) -> GameStarted:
-    """Returns the start event of one game of the tournament."""
-    return GameStarted(stream=f"{plan.tournament}/r{n}/t{table}/g{game_no}", seq=0, ts=ts, profile=plan.profile(),
-                       seats=[SeatHolder(seat=s, player=p) for s, p in enumerate(row)], first=first,
-                       tournament=plan.tournament, round=n, table=table, game_no=game_no, board=board)
+def tournament_game_start(plan: TournamentPlan, n: int, table: int, game_no: int, row: list[str], first: int, ts: int,
+                          board: str) -> GameStarted:
+    """Returns the start event of one game of the tournament, under the tournament's profile."""
+    return game_start(plan.game, f"{plan.tournament}/r{n}/t{table}/g{game_no}", row, first, ts, plan.profile(),
+                      tournament=plan.tournament, round=n, table=table, game_no=game_no, board=board)
 
 
 def simulate_tournament(root: Path, plan: TournamentPlan, ranker: Ranker, progress: Progress | None = None) -> SimResult:
@@ -185,7 +185,7 @@ def _play_boards(writer: TournamentWriter, n: int, tables: list[list[str]], ts: 
         deck = _board_deck(writer.rng) if plan.game == "paohuzi" else None
         first = writer.rng.randrange(SEATS[plan.game])
         for t, row in enumerate(tables, start=1):
-            start = game_start(plan, n, t, x, row, first, ts + x * GAME_MS, f"r{n}-b{x}")
+            start = tournament_game_start(plan, n, t, x, row, first, ts + x * GAME_MS, f"r{n}-b{x}")
             table_deck = deck
             if deck is not None and plan.inject == "tampered-deal" and writer.games == writer.target:
                 table_deck = faults.tamper_deck(deck)
@@ -206,7 +206,7 @@ def _play_matches(writer: TournamentWriter, n: int, tables: list[list[str]], ts:
         status = match_status(profile, results, first, knockout=False)
         while status.next is not None:
             x = len(results) + 1
-            events = writer.play(game_start(writer.plan, n, t, x, [a, b], status.next.first, ts + x * GAME_MS, f"r{n}-t{t}"))
+            events = writer.play(tournament_game_start(writer.plan, n, t, x, [a, b], status.next.first, ts + x * GAME_MS, f"r{n}-t{t}"))
             claim = events[-1]
             assert isinstance(claim, GameEnded)
             points = claim.points  # the claim of the bot's own game, as the software would tally it
