@@ -1,17 +1,29 @@
 """The projection: Arrow tables built from the ledger's entries and the replay of every game.
 
 DuckDB reads these tables; they are disposable and rebuilt from the ledger, the only source of
-truth. Every row names the log entry it rests on. Games are replayed in worker processes (forked,
-so that they share the decoded events) when there are enough of them to pay for it.
+truth. Every row names the log entry it rests on.
+
+The work runs in two passes over the stored entries, in forked worker processes when there is
+enough of it (the workers share the parent's copy of the stored bytes):
+
+1. group: a worker reads only the kind and stream of a range of entries, so that the parent
+   learns every stream's entries without decoding the log itself;
+2. replay: a worker decodes whole games under the full event contract, replays them and sends
+   their rows back as Arrow IPC, the `events` rows included.
+
+The parent decodes only the few events of the other streams (tournaments, orphans) and joins the
+stored bytes to the `events` rows as their `body`, without a copy per entry.
 """
 
 from __future__ import annotations
 
+import gc
 import itertools
 import multiprocessing
 import os
 from array import array
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,25 +34,27 @@ import pyarrow as pa
 from audit.checks import check_of
 from ledger.store import iter_payloads
 from replay.protocol import Finding
-from replay.run import replay_game
-from schemas import AnyEvent
+from replay.run import GameReplay, replay_game
+from schemas import decode_stored
 from schemas.common import GameStarted, PlayerRegistered, RoundSeated, TournamentOpened
 from schemas.envelope import Event
 
 _json = msgspec.json.Encoder()
-_events = msgspec.json.Decoder(list[AnyEvent])  # type: ignore[valid-type]
 FACT_COLUMNS = {"contact": pa.bool_(), "step": pa.int32(), "quiet": pa.int32(), "turn": pa.int32(),
                 "out": pa.int32(), "time_used": pa.int64()}
-"""Facts the SQL checks read, kept as typed columns of `steps`; the rest stay in its JSON `facts`."""
+"""Facts the SQL checks read, kept as typed columns of `steps`; every fact is also in its JSON `facts`."""
+GAME_OPENER = "game.started"
+TOURNAMENT_OPENER = "tournament.opened"
+GROUP_ENTRIES = 1 << 16
+"""Entries per grouping task."""
 CHUNK = 64
-"""Games per task handed to a worker process."""
+"""Games per replay task."""
 
+_HEAD = [("entry", pa.int64()), ("stream", pa.string()), ("seq", pa.int64()), ("ts", pa.int64()),
+         ("kind", pa.string()), ("seat", pa.int8())]
 SCHEMAS: dict[str, pa.Schema] = {
-    "events": pa.schema([("entry", pa.int64()), ("stream", pa.string()), ("seq", pa.int64()), ("ts", pa.int64()),
-                         ("kind", pa.string()), ("seat", pa.int8()), ("body", pa.string())]),
-    "steps": pa.schema([("entry", pa.int64()), ("stream", pa.string()), ("seq", pa.int64()), ("ts", pa.int64()),
-                        ("kind", pa.string()), ("seat", pa.int8()), ("action", pa.string()),
-                        *FACT_COLUMNS.items(), ("facts", pa.string())]),
+    "events": pa.schema([*_HEAD, ("body", pa.large_string())]),
+    "steps": pa.schema([*_HEAD, ("action", pa.string()), *FACT_COLUMNS.items(), ("facts", pa.large_string())]),
     "games": pa.schema([("entry", pa.int64()), ("stream", pa.string()), ("game", pa.string()), ("tournament", pa.string()),
                         ("round", pa.int32()), ("table_no", pa.int32()), ("game_no", pa.int32()), ("board", pa.string()),
                         ("first", pa.int8()), ("seats", pa.int8()), ("termination", pa.string()), ("winners", pa.list_(pa.int8())),
@@ -57,7 +71,11 @@ SCHEMAS: dict[str, pa.Schema] = {
     "tournaments": pa.schema([("entry", pa.int64()), ("tournament", pa.string()), ("game", pa.string()), ("name", pa.string()),
                               ("format", pa.string()), ("stage", pa.string()), ("profile", pa.string()), ("rules", pa.string())]),
 }
+HEADS = pa.schema(_HEAD)
+"""The `events` columns other than `body`, as the workers send them."""
 GAME_TABLES = ("steps", "games", "seats", "findings")
+_STEP_FIELDS = pa.struct([f for f in SCHEMAS["steps"] if f.name not in ("entry", "stream", "facts")])
+"""The columns of `steps` read straight out of the engines' fact records."""
 
 
 class Rows:
@@ -71,14 +89,28 @@ class Rows:
         for column, items in self.columns[table].items():
             items.append(values.get(column))
 
-    def extend(self, table: str, **columns: list[Any]) -> None:
-        """Appends many rows given column by column; every column of the table must be given."""
-        for column, items in self.columns[table].items():
-            items.extend(columns[column])
-
     def table(self, table: str) -> pa.Table:
         """Returns a table's rows as Arrow."""
         return pa.Table.from_pydict(self.columns[table], schema=SCHEMAS[table])
+
+
+class StoredStreams(Mapping[str, list[Event]]):
+    """Events of the game streams, by stream, decoded from the stored bytes when first asked for."""
+
+    def __init__(self, payloads: list[bytes], entries: dict[str, array]) -> None:
+        self._payloads, self._entries = payloads, entries
+        self._decoded: dict[str, list[Event]] = {}
+
+    def __getitem__(self, stream: str) -> list[Event]:
+        if stream not in self._decoded:
+            self._decoded[stream] = decode_stored([self._payloads[i] for i in self._entries[stream]])
+        return self._decoded[stream]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
 
 
 @dataclass
@@ -90,7 +122,7 @@ class Projection:
     rows: dict[str, list[dict[str, Any]]] = field(default_factory=lambda: {name: [] for name in SCHEMAS})
     findings: list[Finding] = field(default_factory=list)
     """Every engine finding, as the engines reported it."""
-    game_events: dict[str, list[Event]] = field(default_factory=dict)
+    game_events: Mapping[str, list[Event]] = field(default_factory=dict)
     """Every game's events, by stream."""
     tournament_events: list[Event] = field(default_factory=list)
     """Every event of a tournament stream (openings, registrations, seatings, round closings)."""
@@ -111,34 +143,56 @@ class Projection:
         return self.tables()["tournaments"].to_pylist()
 
 
+def project_ledger(root: Path, on_game: Callable[[int], None] | None = None, workers: int | None = None) -> Projection:
+    """Builds the projection of a ledger directory."""
+    return project(iter_payloads(root), on_game, workers)
+
+
 def project(segments: Iterable[tuple[int, list[bytes]]], on_game: Callable[[int], None] | None = None,
             workers: int | None = None) -> Projection:
     """Builds the projection of a log given segment by segment as (first index, entries)."""
-    base = Rows(["seatings", "players", "tournaments"])
-    streams: dict[str, list[Event]] = {}
-    entries: dict[str, list[int]] = {}  # each stream's log indexes, by seq (seqs are dense)
-    tournament_events: list[Event] = []
-    event_batches: list[pa.RecordBatch] = []
-    for first, payloads in segments:
-        decoded: list[Event] = _events.decode(b"[" + b",".join(payloads) + b"]") if payloads else []
-        event_batches.append(_event_batch(first, decoded, payloads))
-        for i, event in enumerate(decoded, start=first):
-            streams.setdefault(event.stream, []).append(event)
-            entries.setdefault(event.stream, []).append(i)
-            if event.kind.startswith("tournament."):
-                tournament_events.append(event)
-                _tournament_rows(base, event, i)
-    games = [(s, evs) for s, evs in streams.items() if isinstance(evs[0], GameStarted)]
-    arrow, findings = _replay_games(games, entries, on_game, workers)
-    orphans = [_orphan(s, evs) for s, evs in streams.items() if not isinstance(evs[0], (GameStarted, *TOURNAMENT_OPENERS))]
-    findings += orphans
-    arrow["findings"] = pa.concat_tables([arrow["findings"], _findings_table(orphans, entries)])
-    arrow.update({name: base.table(name) for name in base.columns})
-    arrow["events"] = pa.Table.from_batches(event_batches, schema=SCHEMAS["events"])
-    return Projection(arrow, findings=findings, game_events=dict(games), tournament_events=tournament_events)
+    payloads: list[bytes] = []
+    bodies: list[pa.Array] = []
+    for _, part in segments:
+        payloads += part
+        bodies.append(_body(part))
+    with _quiet_gc(), _Workers(payloads, workers) as pool:
+        streams = _group(pool, len(payloads))
+        games = [(s, entries) for s, (kind, entries) in streams.items() if kind == GAME_OPENER]
+        arrow, heads, findings = _replay_games(pool, games, on_game)
+    others = {s: decode_stored([payloads[i] for i in entries]) for s, (kind, entries) in streams.items() if kind != GAME_OPENER}
+    tournament = Rows(["seatings", "players", "tournaments"])
+    tournament_events = [e for events in others.values() for e in events if e.kind.startswith("tournament.")]
+    for event in tournament_events:
+        _tournament_rows(tournament, event, streams[event.stream][1][event.seq])
+    orphans = [_orphan(s, events) for s, events in others.items() if events[0].kind != TOURNAMENT_OPENER]
+    arrow["findings"] = pa.concat_tables([arrow["findings"], _findings_table(orphans, streams)])
+    arrow.update({name: tournament.table(name) for name in tournament.columns})
+    arrow["events"] = _events_table(heads, others, streams, bodies)
+    game_entries = {s: entries for s, entries in games}
+    return Projection(arrow, findings=findings + orphans, game_events=StoredStreams(payloads, game_entries),
+                      tournament_events=tournament_events)
 
 
-TOURNAMENT_OPENERS = (TournamentOpened,)
+def _body(payloads: list[bytes]) -> pa.Array:
+    """Returns the stored bytes of some entries as one string column, from a single buffer."""
+    ends = array("q", itertools.accumulate(map(len, payloads), initial=0))
+    return pa.LargeStringArray.from_buffers(len(payloads), pa.py_buffer(ends), pa.py_buffer(b"".join(payloads)))
+
+
+def _events_table(heads: list[pa.Table], others: dict[str, list[Event]], streams: dict[str, tuple[str, array]],
+                  bodies: list[pa.Array]) -> pa.Table:
+    """Returns the `events` table in log order: the games' rows from the workers, the other
+    streams' rows from the parent, and the stored bytes."""
+    rows = Rows(["events"])
+    for stream, events in others.items():
+        for event, entry in zip(events, streams[stream][1]):
+            rows.add("events", entry=entry, stream=stream, seq=event.seq, ts=event.ts, kind=event.kind, seat=event.seat)
+    table = pa.concat_tables([*heads, rows.table("events").drop_columns(["body"])])
+    table = table.sort_by("entry")
+    body = pa.chunked_array(bodies, pa.large_string())
+    assert len(body) == table.num_rows, "every entry is in exactly one stream"
+    return table.append_column("body", body)
 
 
 def _orphan(stream: str, events: list[Event]) -> Finding:
@@ -147,28 +201,12 @@ def _orphan(stream: str, events: list[Event]) -> Finding:
                    message=f"stream opens with {events[0].kind}, not game.started or tournament.opened; its {len(events)} events are not replayed")
 
 
-def _findings_table(findings: list[Finding], entries: dict[str, list[int]]) -> pa.Table:
+def _findings_table(findings: list[Finding], streams: dict[str, tuple[str, array]]) -> pa.Table:
     rows = Rows(["findings"])
     for x in findings:
-        rows.add("findings", entry=entries[x.stream][x.seq], stream=x.stream, seq=x.seq, code=x.code, article=x.article,
+        rows.add("findings", entry=streams[x.stream][1][x.seq], stream=x.stream, seq=x.seq, code=x.code, article=x.article,
                  severity=x.severity, message=x.message, source="projection", check_name=check_of(x.code))
     return rows.table("findings")
-
-
-def _event_batch(first: int, decoded: list[Event], payloads: list[bytes]) -> pa.RecordBatch:
-    """Returns the events table rows of one segment; the stored bytes become the body column as
-    they are, without a copy per entry."""
-    ends = list(itertools.accumulate(map(len, payloads), initial=0))
-    body = pa.StringArray.from_buffers(len(payloads), pa.py_buffer(array("i", ends)), pa.py_buffer(b"".join(payloads)))
-    columns = [pa.array(range(first, first + len(decoded)), pa.int64()), pa.array([e.stream for e in decoded], pa.string()),
-               pa.array([e.seq for e in decoded], pa.int64()), pa.array([e.ts for e in decoded], pa.int64()),
-               pa.array([e.kind for e in decoded], pa.string()), pa.array([e.seat for e in decoded], pa.int8()), body]
-    return pa.RecordBatch.from_arrays(columns, schema=SCHEMAS["events"])
-
-
-def project_ledger(root: Path, on_game: Callable[[int], None] | None = None, workers: int | None = None) -> Projection:
-    """Builds the projection of a ledger directory."""
-    return project(iter_payloads(root), on_game, workers)
 
 
 def _tournament_rows(rows: Rows, event: Event, entry: int) -> None:
@@ -184,47 +222,113 @@ def _tournament_rows(rows: Rows, event: Event, entry: int) -> None:
                          group_no=t.group, seat=s.seat, player=s.holder)
 
 
-# -- replaying games, in worker processes when it pays ---------------------------------------
+# -- the worker processes ---------------------------------------------------------------------
 
-_WORK: tuple[list[tuple[str, list[Event]]], dict[str, list[int]]] | None = None
-"""The games and entry indexes a forked worker inherits from its parent."""
+_PAYLOADS: list[bytes] = []
+"""The stored entries, which forked workers inherit from the parent instead of receiving them."""
 
 
-def _replay_games(games: list[tuple[str, list[Event]]], entries: dict[str, list[int]],
-                  on_game: Callable[[int], None] | None, workers: int | None) -> tuple[dict[str, pa.Table], list[Finding]]:
-    global _WORK
-    chunks = [(i, min(i + CHUNK, len(games))) for i in range(0, len(games), CHUNK)]
-    workers = workers if workers is not None else min(os.cpu_count() or 1, 4)
-    parts: list[tuple[dict[str, bytes], list[Finding]]] = []
-    _WORK = (games, entries)
+class _Workers:
+    """Runs tasks in forked worker processes when there are several cores and a fork, else in
+    this process; either way results come back in task order."""
+
+    def __init__(self, payloads: list[bytes], workers: int | None) -> None:
+        self.payloads = payloads
+        self.workers = workers if workers is not None else min(os.cpu_count() or 1, 4)
+        self._pool: Any = None
+
+    def __enter__(self) -> _Workers:
+        global _PAYLOADS
+        _PAYLOADS = self.payloads
+        if self.workers > 1 and len(self.payloads) > 4 * GROUP_ENTRIES and "fork" in multiprocessing.get_all_start_methods():
+            self._pool = multiprocessing.get_context("fork").Pool(self.workers)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        global _PAYLOADS
+        if self._pool is not None:
+            self._pool.terminate()
+        _PAYLOADS = []
+
+    def map(self, fn: Callable[[Any], Any], tasks: list[Any]) -> Iterator[Any]:
+        return self._pool.imap(fn, tasks) if self._pool is not None else map(fn, tasks)
+
+
+@contextmanager
+def _quiet_gc() -> Iterator[None]:
+    """Keeps the cyclic garbage collector out of the projection: millions of short-lived objects
+    would trigger it again and again, and in forked workers its passes over the parent's objects
+    would copy their pages. The projection makes no garbage cycles worth collecting early."""
+    enabled = gc.isenabled()
+    gc.disable()
+    gc.freeze()
     try:
-        if workers > 1 and len(chunks) > 1 and "fork" in multiprocessing.get_all_start_methods():
-            with multiprocessing.get_context("fork").Pool(workers) as pool:
-                for part, (lo, hi) in zip(pool.imap(_replay_chunk, chunks), chunks):
-                    parts.append(part)
-                    if on_game:
-                        on_game(hi - lo)
-        else:
-            for lo, hi in chunks:
-                parts.append(_replay_chunk((lo, hi)))
-                if on_game:
-                    on_game(hi - lo)
+        yield
     finally:
-        _WORK = None
+        gc.unfreeze()
+        if enabled:
+            gc.enable()
+
+
+class _Head(msgspec.Struct):
+    """The two fields the grouping pass reads; the others are skipped without being decoded."""
+
+    kind: str
+    stream: str
+
+
+_heads = msgspec.json.Decoder(list[_Head])
+
+
+def _group(pool: _Workers, size: int) -> dict[str, tuple[str, array]]:
+    """Returns every stream's first kind and its entries in log order (log order is seq order:
+    the writer keeps every stream's seqs dense and increasing)."""
+    streams: dict[str, tuple[str, array]] = {}
+    for part in pool.map(_group_range, [(lo, min(lo + GROUP_ENTRIES, size)) for lo in range(0, size, GROUP_ENTRIES)]):
+        for stream, (kind, entries) in part.items():
+            if stream in streams:
+                streams[stream][1].frombytes(entries)
+            else:
+                streams[stream] = (kind, array("q", entries))
+    return streams
+
+
+def _group_range(bounds: tuple[int, int]) -> dict[str, tuple[str, bytes]]:
+    """Groups entries lo…hi−1 by stream: (first kind, entries as int64 bytes) per stream."""
+    lo, hi = bounds
+    found: dict[str, tuple[str, array]] = {}
+    for entry, head in enumerate(_heads.decode(b"[" + b",".join(_PAYLOADS[lo:hi]) + b"]"), start=lo):
+        if head.stream in found:
+            found[head.stream][1].append(entry)
+        else:
+            found[head.stream] = (head.kind, array("q", [entry]))
+    return {stream: (kind, entries.tobytes()) for stream, (kind, entries) in found.items()}
+
+
+def _replay_games(pool: _Workers, games: list[tuple[str, array]], on_game: Callable[[int], None] | None
+                  ) -> tuple[dict[str, pa.Table], list[pa.Table], list[Finding]]:
+    """Replays every game; returns the game tables, the `events` rows of the games, and the findings."""
+    chunks = [games[i:i + CHUNK] for i in range(0, len(games), CHUNK)]
+    parts: list[tuple[dict[str, bytes], list[Finding]]] = []
+    for part, chunk in zip(pool.map(_replay_chunk, chunks), chunks):
+        parts.append(part)
+        if on_game:
+            on_game(len(chunk))
     arrow = {name: pa.concat_tables([SCHEMAS[name].empty_table(), *(_from_ipc(blobs[name]) for blobs, _ in parts)])
              for name in GAME_TABLES}
-    return arrow, [f for _, found in parts for f in found]
+    heads = [_from_ipc(blobs["events"]) for blobs, _ in parts]
+    return arrow, heads, [f for _, found in parts for f in found]
 
 
-def _replay_chunk(bounds: tuple[int, int]) -> tuple[dict[str, bytes], list[Finding]]:
-    """Replays games lo…hi−1 and returns their rows (Arrow IPC per table) and their findings."""
-    assert _WORK is not None
-    games, entries = _WORK
-    rows = Rows(GAME_TABLES)
+def _replay_chunk(games: list[tuple[str, array]]) -> tuple[dict[str, bytes], list[Finding]]:
+    """Decodes and replays some games; returns their rows (Arrow IPC per table) and findings."""
+    rows = _GameRows()
     findings: list[Finding] = []
-    for _, events in games[bounds[0]:bounds[1]]:
-        findings.extend(_game_rows(rows, replay_game(events), entries))
-    return {name: _to_ipc(rows.table(name)) for name in GAME_TABLES}, findings
+    for _, entries in games:
+        events = decode_stored([_PAYLOADS[i] for i in entries])
+        findings.extend(rows.add(replay_game(events), entries))
+    gc.collect()
+    return {name: _to_ipc(table) for name, table in rows.tables().items()}, findings
 
 
 def _to_ipc(table: pa.Table) -> bytes:
@@ -238,28 +342,58 @@ def _from_ipc(blob: bytes) -> pa.Table:
     return pa.ipc.open_stream(blob).read_all()
 
 
-def _game_rows(rows: Rows, r: Any, entries: dict[str, list[int]]) -> list[Finding]:
-    start: GameStarted = r.start
-    index = entries[r.stream]
-    entry = index[0]
-    where = {"tournament": start.tournament, "round": start.round, "table_no": start.table, "game_no": start.game_no, "board": start.board}
-    outcome = r.outcome
-    rows.add("games", entry=entry, stream=r.stream, game=r.game, **where, first=start.first, seats=len(start.seats),
-             termination=outcome.termination if outcome else None, winners=list(outcome.winners) if outcome else None,
-             started_ts=start.ts, ended_ts=r.facts[-1]["ts"], profile=_json.encode(start.profile).decode())
-    for holder in start.seats:
-        points = outcome.points[holder.seat] if outcome and holder.seat < len(outcome.points) else None
-        rows.add("seats", entry=entry, stream=r.stream, **where, seat=holder.seat, player=holder.holder, points=points)
-    facts = r.facts
-    typed = {k: [f.get(k) for f in facts] for k in FACT_COLUMNS}
-    rows.extend("steps", entry=[index[f["seq"]] for f in facts], stream=[r.stream] * len(facts),
-                seq=[f["seq"] for f in facts], ts=[f["ts"] for f in facts], kind=[f["kind"] for f in facts],
-                seat=[f.get("seat") for f in facts], action=[f.get("action") for f in facts], **typed,
-                facts=[_json.encode({k: v for k, v in f.items() if k not in _NOT_IN_JSON}).decode() for f in facts])
-    for x in r.findings:
-        rows.add("findings", entry=index[x.seq] if x.seq < len(index) else None, stream=x.stream, seq=x.seq, code=x.code, article=x.article,
-                 severity=x.severity, message=x.message, source="replay", check_name=check_of(x.code))
-    return list(r.findings)
+class _GameRows:
+    """The rows of replayed games: `games`, `seats` and `findings` row by row, `steps` and the
+    `events` heads as Arrow batches, one per game."""
+
+    def __init__(self) -> None:
+        self.rows = Rows(["games", "seats", "findings"])
+        self.steps: list[pa.RecordBatch] = []
+        self.heads: list[pa.RecordBatch] = []
+
+    def tables(self) -> dict[str, pa.Table]:
+        return {**{name: self.rows.table(name) for name in self.rows.columns},
+                "steps": pa.Table.from_batches(self.steps, SCHEMAS["steps"]),
+                "events": pa.Table.from_batches(self.heads, HEADS)}
+
+    def add(self, r: GameReplay, entries: array) -> list[Finding]:
+        """Adds one replayed game; returns its findings."""
+        start: GameStarted = r.start
+        entry = entries[0]
+        where = {"tournament": start.tournament, "round": start.round, "table_no": start.table, "game_no": start.game_no,
+                 "board": start.board}
+        outcome = r.outcome
+        self.rows.add("games", entry=entry, stream=r.stream, game=r.game, **where, first=start.first, seats=len(start.seats),
+                      termination=outcome.termination if outcome else None, winners=list(outcome.winners) if outcome else None,
+                      started_ts=start.ts, ended_ts=r.facts[-1]["ts"], profile=_json.encode(start.profile).decode())
+        for holder in start.seats:
+            points = outcome.points[holder.seat] if outcome and holder.seat < len(outcome.points) else None
+            self.rows.add("seats", entry=entry, stream=r.stream, **where, seat=holder.seat, player=holder.holder, points=points)
+        for x in r.findings:
+            self.rows.add("findings", entry=entries[x.seq] if x.seq < len(entries) else None, stream=x.stream, seq=x.seq,
+                          code=x.code, article=x.article, severity=x.severity, message=x.message, source="replay",
+                          check_name=check_of(x.code))
+        self.steps.append(self._steps(r, entries))
+        self.heads.append(self._heads(r.stream, r.events, entries))
+        return list(r.findings)
+
+    @staticmethod
+    def _steps(r: GameReplay, entries: array) -> pa.RecordBatch:
+        facts = r.facts
+        typed = pa.array(facts, _STEP_FIELDS).flatten()
+        where = [pa.array([entries[f["seq"]] for f in facts], pa.int64()), pa.array([r.stream] * len(facts), pa.string())]
+        return pa.RecordBatch.from_arrays([*where, *typed, _json_column(facts)], schema=SCHEMAS["steps"])
+
+    @staticmethod
+    def _heads(stream: str, events: list[Event], entries: array) -> pa.RecordBatch:
+        columns = [pa.array(entries[:len(events)], pa.int64()), pa.array([stream] * len(events), pa.string()),
+                   pa.array([e.seq for e in events], pa.int64()), pa.array([e.ts for e in events], pa.int64()),
+                   pa.array([e.kind for e in events], pa.string()), pa.array([e.seat for e in events], pa.int8())]
+        return pa.RecordBatch.from_arrays(columns, schema=HEADS)
 
 
-_NOT_IN_JSON = frozenset({"seq", "ts", "kind", "seat", "action", *FACT_COLUMNS})
+def _json_column(records: list[dict[str, Any]]) -> pa.Array:
+    """Returns each record as JSON text, built from one buffer."""
+    encoded = [_json.encode(record) for record in records]
+    ends = array("q", itertools.accumulate(map(len, encoded), initial=0))
+    return pa.LargeStringArray.from_buffers(len(encoded), pa.py_buffer(ends), pa.py_buffer(b"".join(encoded)))

@@ -8,7 +8,12 @@ import msgspec
 
 SCHEMA_VERSION = 1
 
-StreamId = Annotated[str, msgspec.Meta(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:/-]*$")]
+STREAM_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:/-]*$"
+StreamId = Annotated[str, msgspec.Meta(min_length=1, max_length=200, pattern=STREAM_PATTERN)]
+EnvelopeStream = Annotated[str, msgspec.Meta(min_length=1, max_length=200, extra_json_schema={"pattern": STREAM_PATTERN})]
+"""The envelope's stream id: the contract of `StreamId`, but its pattern is checked by the codec
+(schemas/codec.py) once per distinct stream instead of by msgspec on every event, where the regex
+was a third of the time it takes to decode a log."""
 SeqNo = Annotated[int, msgspec.Meta(ge=0)]
 Millis = Annotated[int, msgspec.Meta(ge=0)]
 Seat = Annotated[int, msgspec.Meta(ge=0, le=3)]
@@ -20,7 +25,7 @@ class Event(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tru
     the competition server's timestamp (ms since the epoch, UTC), the acting seat where there
     is one, and the schema version it was written under."""
 
-    stream: StreamId
+    stream: EnvelopeStream
     seq: SeqNo
     ts: Millis
     seat: Seat | None = None

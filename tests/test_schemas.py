@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
 import schemas
@@ -34,8 +35,13 @@ def test_canonical_bytes_are_stable_under_reencoding() -> None:
         (b'{"kind":"game.resigned","stream":"g","seq":-1,"ts":1}', "line 7: Expected `int` >= 0 - at `$.seq`"),
         (b'{"kind":"game.penalty","stream":"g","seq":0,"ts":1,"seat":0,"card":"blue","reason":"x"}',
          "line 7: Invalid enum value 'blue' - at `$.card`"),
+        (b'{"kind":"game.resigned","stream":"g 1","seq":0,"ts":1}',
+         "line 7: Expected `str` matching regex '^[A-Za-z0-9][A-Za-z0-9._:/-]*$' - at `$.stream`"),
+        (b'{"kind":"junqi.moved","stream":"g","seq":0,"ts":1,"seat":0,"from":"S71","to":"S61"}',
+         "line 7: Invalid enum value 'S71' - at `$.from`"),
     ],
-    ids=["malformed", "unknown-kind", "unknown-field", "wrong-type", "missing-field", "negative-seq", "bad-enum"],
+    ids=["malformed", "unknown-kind", "unknown-field", "wrong-type", "missing-field", "negative-seq", "bad-enum",
+         "bad-stream-id", "bad-junqi-point"],
 )
 def test_contract_errors_name_line_and_field(line: bytes, message: str) -> None:
     with pytest.raises(ContractError) as info:
@@ -43,10 +49,21 @@ def test_contract_errors_name_line_and_field(line: bytes, message: str) -> None:
     assert str(info.value) == message
 
 
+def test_stored_entries_decode_in_one_call_under_the_same_contract() -> None:
+    """decode_stored (the audit's bulk path) accepts what decode accepts and refuses a bad stream id,
+    whose pattern the codec checks once per stream rather than msgspec on every event."""
+    good = [GOOD, GOOD.replace(b'"seq":3', b'"seq":4')]
+    assert [e.seq for e in schemas.decode_stored(good)] == [3, 4]
+    assert schemas.decode_stored([]) == []
+    with pytest.raises(msgspec.ValidationError, match=r"at `\$.stream`"):
+        schemas.decode_stored([GOOD, GOOD.replace(b'"g1"', b'"-g1"')])
+
+
 def test_seat_held_by_player_or_program_not_both() -> None:
     """人机赛: an AI seat names its program and version instead of a player."""
     ok = b'{"seat":1,"program":{"name":"junqi-ai","version":"2.1"}}'
-    line = b'{"kind":"game.started","stream":"g","seq":0,"ts":1,"first":0,"profile":{"game":"checkers"},"seats":[{"seat":0,"player":"P1"},' + ok + b']}'
+    line = (b'{"kind":"game.started","stream":"g","seq":0,"ts":1,"first":0,"profile":{"game":"checkers"},'
+            b'"seats":[{"seat":0,"player":"P1"},' + ok + b']}')
     event, _ = decode_line(line, 1)
     assert [s.holder for s in event.seats] == ["P1", "junqi-ai@2.1"]
     both = line.replace(b'"program"', b'"player":"P2","program"')

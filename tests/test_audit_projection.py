@@ -1,0 +1,82 @@
+"""The projection (DESIGN.md audit/): every entry of the log lands in `events` exactly once, in log
+order and with its stored bytes as `body`; games are replayed the same in forked workers as in
+one process; game events are decoded from the stored bytes when asked for."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+import audit.projection as projection
+from audit.projection import Projection, project_ledger
+from audit.session import movement_ranking
+from audit.simulate import record_events, simulate_games
+from audit.tournament_sim import TournamentPlan, simulate_tournament
+from ledger.read import read_events
+from ledger.store import Ledger, init, iter_entries
+from schemas.common import Resigned
+
+SEED = 20261129
+
+
+@pytest.fixture(scope="module")
+def ledger(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A log of every kind of stream: loose games of the three games, a checkers tournament, and a
+    stray stream that opens with neither game.started nor tournament.opened."""
+    root = tmp_path_factory.mktemp("projection") / "ledger"
+    init(root)
+    for game in ("junqi", "paohuzi", "checkers"):
+        simulate_games(root, game, 3, SEED)
+    simulate_tournament(root, TournamentPlan("checkers", players=4, rounds=2, games_per_round=1, seed=SEED), movement_ranking)
+    with Ledger.open(root) as log:
+        record_events(log, [Resigned(stream="stray", seq=0, ts=1, seat=0)])
+        log.checkpoint()
+    return root
+
+
+def _sorted(table: pa.Table) -> pa.Table:
+    keys = [c for c in ("entry", "seat", "code") if c in table.column_names]
+    return table.sort_by([(k, "ascending") for k in keys])
+
+
+def _forked(root: Path, monkeypatch: pytest.MonkeyPatch) -> Projection:
+    """Projects with two forked workers, tiny tasks so that there are many of each pass."""
+    monkeypatch.setattr(projection, "GROUP_ENTRIES", 40)
+    monkeypatch.setattr(projection, "CHUNK", 2)
+    return project_ledger(root, workers=2)
+
+
+def test_forked_workers_build_the_same_tables_as_one_process(ledger: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    alone = project_ledger(ledger, workers=1)
+    forked = _forked(ledger, monkeypatch)
+    for name, table in alone.tables().items():
+        assert _sorted(forked.tables()[name]).equals(_sorted(table)), name
+    assert sorted(map(str, forked.findings)) == sorted(map(str, alone.findings))
+    assert [g["stream"] for g in alone.games if g["tournament"]], "the tournament's games are projected"
+
+
+def test_every_entry_is_an_event_row_with_its_stored_bytes(ledger: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    stored = [data.decode() for _, data in iter_entries(ledger)]
+    events = _forked(ledger, monkeypatch).tables()["events"]
+    assert events["entry"].to_pylist() == list(range(len(stored)))
+    assert events["body"].to_pylist() == stored
+    decoded = list(read_events(ledger))
+    assert events.select(["stream", "seq", "kind"]).to_pylist() == [{"stream": e.stream, "seq": e.seq, "kind": e.kind} for e in decoded]
+
+
+def test_stray_stream_is_a_finding_not_a_game(ledger: Path) -> None:
+    proj = project_ledger(ledger, workers=1)
+    assert [(f.stream, f.code) for f in proj.findings if f.code == "audit.G01"] == [("stray", "audit.G01")]
+    assert "stray" not in proj.game_events
+
+
+def test_game_events_are_decoded_from_the_stored_bytes(ledger: Path) -> None:
+    proj = project_ledger(ledger, workers=1)
+    by_stream: dict[str, list[object]] = {}
+    for event in read_events(ledger):
+        by_stream.setdefault(event.stream, []).append(event)
+    assert len(proj.game_events) == len(proj.games) == 9 + 4
+    for stream in proj.game_events:
+        assert proj.game_events[stream] == by_stream[stream]
