@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import multiprocessing
 from collections.abc import Callable
 from dataclasses import dataclass
+from multiprocessing.connection import Connection
 from pathlib import Path
 
 from audit.db import AuditDB
 from audit.projection import Projection, project_ledger
+from ledger.verify import VerifyReport, verify
 
 
 @dataclass
@@ -33,6 +36,51 @@ def open_session(root: Path, progress: Callable[[int], None] | None = None) -> S
     """Replays a ledger and loads its projection into an in-memory DuckDB."""
     projection = project_ledger(root, progress)
     return Session(projection, AuditDB(projection.tables()))
+
+
+def open_verified_session(root: Path, progress: Callable[[int], None] | None = None) -> tuple[VerifyReport, Session | None]:
+    """Verifies a ledger and opens its session at the same time: the verification runs in a forked
+    process beside the replay, so the two share the cores. A damaged log yields no session (and
+    whatever the damage made the replay raise is the damage's, reported by the verification)."""
+    report = _verify_in_background(root)
+    try:
+        session = open_session(root, progress)
+    except Exception:
+        if report().ok:
+            raise
+        return report(), None
+    return (report(), session) if report().ok else (report(), None)
+
+
+def _verify_in_background(root: Path) -> Callable[[], VerifyReport]:
+    """Starts verifying a ledger in a forked process; returns a function that waits for the report.
+    Without a fork the verification runs at once, in this process."""
+    if "fork" not in multiprocessing.get_all_start_methods():
+        done = verify(root)
+        return lambda: done
+    context = multiprocessing.get_context("fork")
+    receiver, sender = context.Pipe(duplex=False)
+    child = context.Process(target=_send_verification, args=(root, sender), daemon=True)
+    child.start()
+    sender.close()
+    reports: list[VerifyReport] = []
+
+    def wait() -> VerifyReport:
+        if not reports:
+            try:
+                reports.append(receiver.recv())
+            except EOFError:  # the child died without a word: verify here instead
+                reports.append(verify(root))
+            child.join()
+            receiver.close()
+        return reports[0]
+
+    return wait
+
+
+def _send_verification(root: Path, sender: Connection) -> None:
+    sender.send(verify(root))
+    sender.close()
 
 
 def movement_ranking(root: Path, tournament: str, through_round: int) -> list[str]:

@@ -4,6 +4,8 @@ one process; game events are decoded from the stored bytes when asked for."""
 
 from __future__ import annotations
 
+import random
+import shutil
 from pathlib import Path
 
 import pyarrow as pa
@@ -11,11 +13,13 @@ import pytest
 
 import audit.projection as projection
 from audit.projection import Projection, project_ledger
-from audit.session import movement_ranking
+from audit.faults import flip_byte
+from audit.session import movement_ranking, open_verified_session
 from audit.simulate import record_events, simulate_games
 from audit.tournament_sim import TournamentPlan, simulate_tournament
 from ledger.read import read_events
 from ledger.store import Ledger, init, iter_entries
+from ledger.verify import verify
 from schemas.common import Resigned
 
 SEED = 20261129
@@ -80,3 +84,15 @@ def test_game_events_are_decoded_from_the_stored_bytes(ledger: Path) -> None:
     assert len(proj.game_events) == len(proj.games) == 9 + 4
     for stream in proj.game_events:
         assert proj.game_events[stream] == by_stream[stream]
+
+
+def test_verification_beside_the_replay_gives_the_same_verdict(ledger: Path, tmp_path: Path) -> None:
+    """`audit` verifies the log in a forked process while it replays: a clean log yields the
+    verify report and a session, a changed byte yields the failed report and no session."""
+    report, session = open_verified_session(ledger)
+    assert report == verify(ledger) and report.ok and session is not None
+    damaged = tmp_path / "damaged"
+    shutil.copytree(ledger, damaged)
+    flip_byte(damaged, random.Random(SEED))
+    report, session = open_verified_session(damaged)
+    assert report == verify(damaged) and not report.ok and session is None
