@@ -42,7 +42,7 @@ from schemas.envelope import Event
 _json = msgspec.json.Encoder()
 FACT_COLUMNS = {"contact": pa.bool_(), "step": pa.int32(), "quiet": pa.int32(), "turn": pa.int32(),
                 "out": pa.int32(), "time_used": pa.int64()}
-"""Facts the SQL checks read, kept as typed columns of `steps`; every fact is also in its JSON `facts`."""
+"""Facts the SQL checks read, kept as typed columns of `steps`; the rest stay in its JSON `facts`."""
 GAME_OPENER = "game.started"
 TOURNAMENT_OPENER = "tournament.opened"
 GROUP_ENTRIES = 1 << 16
@@ -76,6 +76,8 @@ HEADS = pa.schema(_HEAD)
 GAME_TABLES = ("steps", "games", "seats", "findings")
 _STEP_FIELDS = pa.struct([f for f in SCHEMAS["steps"] if f.name not in ("entry", "stream", "facts")])
 """The columns of `steps` read straight out of the engines' fact records."""
+_IN_COLUMNS = frozenset(_STEP_FIELDS.names)
+"""Facts that have a column of their own and are left out of the JSON `facts`."""
 
 
 class Rows:
@@ -382,7 +384,8 @@ class _GameRows:
         facts = r.facts
         typed = pa.array(facts, _STEP_FIELDS).flatten()
         where = [pa.array([entries[f["seq"]] for f in facts], pa.int64()), pa.array([r.stream] * len(facts), pa.string())]
-        return pa.RecordBatch.from_arrays([*where, *typed, _json_column(facts)], schema=SCHEMAS["steps"])
+        rest = [{k: v for k, v in f.items() if k not in _IN_COLUMNS} for f in facts]
+        return pa.RecordBatch.from_arrays([*where, *typed, _json_column(rest)], schema=SCHEMAS["steps"])
 
     @staticmethod
     def _heads(stream: str, events: list[Event], entries: array) -> pa.RecordBatch:
