@@ -74,9 +74,10 @@ SCHEMAS: dict[str, pa.Schema] = {
 HEADS = pa.schema(_HEAD)
 """The `events` columns other than `body`, as the workers send them."""
 GAME_TABLES = ("steps", "games", "seats", "findings")
-_STEP_FIELDS = pa.struct([f for f in SCHEMAS["steps"] if f.name not in ("entry", "stream", "facts")])
-"""The columns of `steps` read straight out of the engines' fact records."""
-_IN_COLUMNS = frozenset(_STEP_FIELDS.names)
+_FACT_FIELDS = pa.struct([f for f in SCHEMAS["steps"] if f.name in ("seat", "action", *FACT_COLUMNS)])
+"""The columns of `steps` read straight out of the engines' facts: the acting seat, the action,
+the typed facts."""
+_IN_COLUMNS = frozenset(_FACT_FIELDS.names)
 """Facts that have a column of their own and are left out of the JSON `facts`."""
 
 
@@ -367,7 +368,7 @@ class _GameRows:
         outcome = r.outcome
         self.rows.add("games", entry=entry, stream=r.stream, game=r.game, **where, first=start.first, seats=len(start.seats),
                       termination=outcome.termination if outcome else None, winners=list(outcome.winners) if outcome else None,
-                      started_ts=start.ts, ended_ts=r.facts[-1]["ts"], profile=_json.encode(start.profile).decode())
+                      started_ts=start.ts, ended_ts=r.step_events[-1].ts, profile=_json.encode(start.profile).decode())
         for holder in start.seats:
             points = outcome.points[holder.seat] if outcome and holder.seat < len(outcome.points) else None
             self.rows.add("seats", entry=entry, stream=r.stream, **where, seat=holder.seat, player=holder.holder, points=points)
@@ -375,21 +376,26 @@ class _GameRows:
             self.rows.add("findings", entry=entries[x.seq] if x.seq < len(entries) else None, stream=x.stream, seq=x.seq,
                           code=x.code, article=x.article, severity=x.severity, message=x.message, source="replay",
                           check_name=check_of(x.code))
-        self.steps.append(self._steps(r, entries))
-        self.heads.append(self._heads(r.stream, r.events, entries))
+        heads = self._heads(r.stream, r.events, entries)
+        self.heads.append(heads)
+        self.steps.append(self._steps(r, entries, heads))
         return list(r.findings)
 
     @staticmethod
-    def _steps(r: GameReplay, entries: array) -> pa.RecordBatch:
-        facts = r.facts
-        typed = pa.array(facts, _STEP_FIELDS).flatten()
-        where = [pa.array([entries[f["seq"]] for f in facts], pa.int64()), pa.array([r.stream] * len(facts), pa.string())]
-        rest = [{k: v for k, v in f.items() if k not in _IN_COLUMNS} for f in facts]
+    def _steps(r: GameReplay, entries: array, heads: pa.RecordBatch) -> pa.RecordBatch:
+        """Returns the steps of a game; when every event was a step, as the engines fold them, the
+        steps share the `events` rows' columns."""
+        if r.step_events == r.events:
+            where = heads.columns[:5]
+        else:
+            where = _GameRows._heads(r.stream, r.step_events, array("q", [entries[e.seq] for e in r.step_events])).columns[:5]
+        typed = pa.array(r.step_facts, _FACT_FIELDS).flatten()
+        rest = [{k: v for k, v in f.items() if k not in _IN_COLUMNS} for f in r.step_facts]
         return pa.RecordBatch.from_arrays([*where, *typed, _json_column(rest)], schema=SCHEMAS["steps"])
 
     @staticmethod
     def _heads(stream: str, events: list[Event], entries: array) -> pa.RecordBatch:
-        columns = [pa.array(entries[:len(events)], pa.int64()), pa.array([stream] * len(events), pa.string()),
+        columns = [pa.array(entries, pa.int64()), pa.array([stream] * len(events), pa.string()),
                    pa.array([e.seq for e in events], pa.int64()), pa.array([e.ts for e in events], pa.int64()),
                    pa.array([e.kind for e in events], pa.string()), pa.array([e.seat for e in events], pa.int8())]
         return pa.RecordBatch.from_arrays(columns, schema=HEADS)

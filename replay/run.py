@@ -15,21 +15,28 @@ from schemas.envelope import Event
 
 @dataclass
 class GameReplay:
-    """One game replayed: its start, every step's facts, the derived outcome and the findings."""
+    """One game replayed: its start, every step's event and facts, the derived outcome and the findings."""
 
     stream: str
     game: str
     start: GameStarted
-    facts: list[dict[str, Any]]
+    step_events: list[Event]
+    step_facts: list[dict[str, Any]]
+    """The facts the engine derived at each step, beside the step's event."""
     outcome: Outcome | None
     findings: list[Finding]
     final_state: Any
     events: list[Event]
 
     @property
+    def facts(self) -> list[dict[str, Any]]:
+        """Every step's facts with its event's seq, kind and ts, one record per step."""
+        return [{"seq": e.seq, "kind": e.kind, "ts": e.ts, **f} for e, f in zip(self.step_events, self.step_facts)]
+
+    @property
     def moves(self) -> int:
         """Counts the events that were actions of the game (facts with an `action`)."""
-        return sum(1 for f in self.facts if f.get("action") is not None)
+        return sum(1 for f in self.step_facts if f.get("action") is not None)
 
 
 @dataclass
@@ -67,15 +74,18 @@ def replay_game(events: list[Event], strict: bool = False) -> GameReplay:
     assert isinstance(start, GameStarted)
     game = start.profile.__struct_config__.tag  # type: ignore[attr-defined]
     eng = engine(str(game))
-    facts: list[dict[str, Any]] = []
+    step_events: list[Event] = []
+    step_facts: list[dict[str, Any]] = []
     findings: list[Finding] = []
     last: Step | None = None
     for step in eng.replay(events, strict=strict):
-        facts.append({"seq": step.event.seq, "kind": step.event.kind, "ts": step.event.ts, **step.facts})
-        findings.extend(step.findings)
+        step_events.append(step.event)
+        step_facts.append(step.facts)
+        if step.findings:
+            findings.extend(step.findings)
         last = step
     state = last.state if last else None
-    return GameReplay(start.stream, str(game), start, facts, eng.outcome(state), findings, state, events)
+    return GameReplay(start.stream, str(game), start, step_events, step_facts, eng.outcome(state), findings, state, events)
 
 
 def replay_all(events: Iterable[Event], game: str | None = None, strict: bool = False) -> Iterator[GameReplay]:
@@ -91,7 +101,7 @@ def summarise(replays: Iterable[GameReplay]) -> ReplaySummary:
     t0 = time.perf_counter()
     for r in replays:
         summary.games += 1
-        summary.events += len(r.facts)
+        summary.events += len(r.step_facts)
         summary.moves += r.moves
         summary.findings.extend(r.findings)
     summary.seconds = time.perf_counter() - t0
