@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import base64
-from dataclasses import dataclass
+import os
+from concurrent.futures import Executor, Future
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ledger.errors import LedgerCorrupt, SignatureError
+from ledger.fastscan import verify_signatures
 from ledger.layout import CHECKPOINTS, LATEST, WITNESSES, write_atomic
 from ledger.notes import Signer, Verifier, add_signature, sign_note, split_note, verify_note
 
@@ -36,13 +39,21 @@ def parse_checkpoint(note: str, verifier: Verifier) -> Checkpoint:
     :raises SignatureError: when the signature or the body is bad.
     """
     body = verify_note(note, verifier)
+    checkpoint = _read_body(body, note, verifier)
+    if isinstance(checkpoint, str):
+        raise SignatureError(checkpoint)
+    return checkpoint
+
+
+def _read_body(body: str, note: str, verifier: Verifier) -> Checkpoint | str:
+    """Reads a checkpoint body, or returns what is wrong with it."""
     lines = body.split("\n")
     try:
         origin, size, root = lines[0], int(lines[1]), base64.b64decode(lines[2], validate=True)
     except (IndexError, ValueError):
-        raise SignatureError("malformed checkpoint body") from None
+        return "malformed checkpoint body"
     if origin != verifier.name or len(root) != 32 or size < 0:
-        raise SignatureError(f"checkpoint body does not name origin {verifier.name!r} with a 32-byte root")
+        return f"checkpoint body does not name origin {verifier.name!r} with a 32-byte root"
     return Checkpoint(origin, size, root, note)
 
 
@@ -53,7 +64,12 @@ def checkpoint_path(root: Path, size: int) -> Path:
 
 def list_checkpoint_files(root: Path) -> list[tuple[int, Path]]:
     """Returns the stored checkpoints as (size, path), smallest first."""
-    return sorted((int(p.stem), p) for p in (root / CHECKPOINTS).glob("*.note") if p.stem.isdigit())
+    directory = root / CHECKPOINTS
+    try:
+        names = os.listdir(directory)
+    except FileNotFoundError:
+        return []
+    return sorted((int(name[:-5]), directory / name) for name in names if name.endswith(".note") and name[:-5].isdigit())
 
 
 def write_checkpoint(root: Path, signer: Signer, size: int, tree_root: bytes) -> Checkpoint:
@@ -103,3 +119,115 @@ def latest_checkpoint(root: Path, verifier: Verifier) -> Checkpoint | None:
         return parse_checkpoint(path.read_text(), verifier)
     except SignatureError as exc:
         raise LedgerCorrupt(None, f"checkpoint {path.name}: {exc}") from None
+
+
+class SignatureChecks:
+    """Signature checks gathered while notes are read and run in batches, one key per batch.
+
+    `start` hands the checks queued so far to an executor (or runs them at once); with the C
+    accelerator a batch runs with the GIL released, so it overlaps other work (the `cryptography`
+    package holds the GIL while it verifies). Each check is OpenSSL's Ed25519 verification either way.
+    """
+
+    def __init__(self) -> None:
+        self._queued: dict[bytes, tuple[Verifier, list[bytes], list[bytes]]] = {}
+        self._started: dict[bytes, int] = {}  # how many of a key's checks were handed over
+        self._batches: list[tuple[bytes, int, Future[bytes] | bytes]] = []
+        self._passed: dict[bytes, bytearray] = {}
+
+    def add(self, verifier: Verifier, message: bytes, signature: bytes) -> tuple[bytes, int]:
+        """Queues one check and returns its ticket."""
+        queued = self._queued.setdefault(verifier.public, (verifier, [], []))
+        queued[1].append(message)
+        queued[2].append(signature)
+        return verifier.public, len(queued[1]) - 1
+
+    def start(self, executor: Executor | None = None) -> None:
+        """Runs the checks queued since the last call, in `executor` or else at once."""
+        for public, (verifier, messages, signatures) in self._queued.items():
+            first = self._started.get(public, 0)
+            if first == len(messages):
+                continue
+            self._started[public] = len(messages)
+            batch = (verifier, messages[first:], signatures[first:])
+            self._batches.append((public, first, executor.submit(verify_signatures, *batch) if executor else verify_signatures(*batch)))
+
+    def wait(self) -> None:
+        """Starts what is left and waits for every batch."""
+        self.start()
+        for public, first, batch in self._batches:
+            passed = batch.result() if isinstance(batch, Future) else batch
+            self._passed.setdefault(public, bytearray())[first:first + len(passed)] = passed
+        self._batches.clear()
+
+    def passed(self, ticket: tuple[bytes, int]) -> bool:
+        """Tells whether a checked signature verified (after `wait`)."""
+        public, index = ticket
+        return bool(self._passed[public][index])
+
+
+@dataclass
+class CheckpointReading:
+    """A stored checkpoint note read without its signatures checked yet: what `parse_checkpoint`
+    and `cosigners` find, split in two so that many notes' signatures can be checked in one batch.
+
+    `checkpoint` is its content when the note is well formed (a signature may still fail); `outcome`
+    gives the verdict once the batch has run, with the error `parse_checkpoint` or `cosigners` would
+    raise for the note.
+    """
+
+    size: int  # from the file name
+    path: Path
+    checkpoint: Checkpoint | None
+    _before_signature: str | None = None  # malformed note or no signature by the log's key
+    _signature: tuple[bytes, int] | None = None
+    _signer: str = ""
+    _body: str | None = None  # what is wrong with the body
+    _cosignatures: list[tuple[str, tuple[bytes, int]]] = field(default_factory=list)
+
+    @property
+    def malformed(self) -> bool:
+        """Tells whether the note fails whatever its signatures give."""
+        return self._before_signature is not None or self._body is not None
+
+    def outcome(self, checks: SignatureChecks) -> tuple[Checkpoint, list[str]]:
+        """Returns the checkpoint and the witnesses who co-signed it.
+
+        :raises SignatureError: as `parse_checkpoint` then `cosigners` would.
+        """
+        if self._before_signature is not None:
+            raise SignatureError(self._before_signature)
+        assert self._signature is not None
+        if not checks.passed(self._signature):
+            raise SignatureError(f"signature of {self._signer!r} does not verify")
+        if self._body is not None:
+            raise SignatureError(self._body)
+        signed = []
+        for name, ticket in self._cosignatures:
+            if not checks.passed(ticket):
+                raise SignatureError(f"co-signature of {name!r} does not verify")
+            signed.append(name)
+        assert self.checkpoint is not None
+        return self.checkpoint, signed
+
+
+def read_checkpoint(size: int, path: Path, note: str, verifier: Verifier, witnesses: list[Verifier],
+                    checks: SignatureChecks) -> CheckpointReading:
+    """Reads a stored checkpoint note, queueing its signature and co-signatures in `checks`."""
+    try:
+        body, sigs = split_note(note)
+    except SignatureError as exc:
+        return CheckpointReading(size, path, None, str(exc))
+    message = body.encode()
+    for name, blob in sigs:  # the first line by the log's key decides, as in verify_note
+        if name == verifier.name and blob[:4] == verifier.key_id:
+            ticket = checks.add(verifier, message, blob[4:])
+            break
+    else:
+        return CheckpointReading(size, path, None, f"note carries no signature by {verifier.name!r}")
+    checkpoint = _read_body(body, note, verifier)
+    if isinstance(checkpoint, str):
+        return CheckpointReading(size, path, None, None, ticket, name, checkpoint)
+    cosignatures = [(name, checks.add(witness, message, blob[4:])) for witness in witnesses  # as in cosigners
+                    for name, blob in sigs if name == witness.name and blob[:4] == witness.key_id]
+    return CheckpointReading(size, path, checkpoint, None, ticket, name, None, cosignatures)

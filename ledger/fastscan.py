@@ -6,7 +6,8 @@ implementations of it, and tests/test_fastscan.py holds them to the same answers
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, NamedTuple
 
 from ledger.merkle import CompactRange, leaf_hash
 from ledger.segments import OVERHEAD, FrameError, iter_frames
@@ -15,6 +16,9 @@ try:
     from ledger import _fastscan  # type: ignore[attr-defined]
 except ImportError:  # no compiler at install time: the pure-Python path serves
     _fastscan = None  # type: ignore[assignment]
+
+if TYPE_CHECKING:
+    from ledger.notes import Verifier
 
 ACCELERATED = _fastscan is not None
 
@@ -78,3 +82,35 @@ def extend(tree: CompactRange, leaves: bytes, accelerated: bool | None = None) -
         return
     for i in range(0, len(leaves), 32):
         tree.append(leaves[i:i + 32])
+
+
+def extend_roots(tree: CompactRange, leaves: bytes | memoryview, cuts: Sequence[int], accelerated: bool | None = None) -> bytes:
+    """Appends a run of 32-byte leaf hashes to a compact range and returns the root of the tree at
+    each size of `cuts` (ascending, between the sizes before and after), 32 bytes each.
+
+    :raises ValueError: when a cut lies outside the sizes the tree passes through.
+    """
+    if ACCELERATED if accelerated is None else accelerated:
+        tree.size, roots = _fastscan.extend_roots(tree._stack, tree.size, leaves, cuts)
+        return roots
+    if len(leaves) % 32:
+        raise ValueError("leaves are 32-byte hashes")
+    start, top = tree.size, tree.size + len(leaves) // 32
+    if any(not low <= cut <= top for low, cut in zip((start, *cuts), cuts)):
+        raise ValueError("cuts must ascend within the sizes the leaves reach")
+    roots = []
+    for cut in (*cuts, top):
+        extend(tree, leaves[32 * (tree.size - start):32 * (cut - start)], accelerated=False)
+        roots.append(tree.root())
+    return b"".join(roots[:-1])
+
+
+def verify_signatures(verifier: Verifier, messages: Sequence[bytes], signatures: Sequence[bytes],
+                      accelerated: bool | None = None) -> bytes:
+    """Checks Ed25519 signatures of one key: one byte per message, 1 where its signature verifies.
+
+    The C accelerator calls OpenSSL with the GIL released; the reference asks `cryptography`.
+    """
+    if ACCELERATED if accelerated is None else accelerated:
+        return _fastscan.verify_ed25519(verifier.public, messages, signatures)
+    return bytes(verifier.verifies(m, s) for m, s in zip(messages, signatures, strict=True))

@@ -5,28 +5,38 @@ and compares the root at every stored checkpoint after checking its signature. S
 are the writer's to enforce; the signed roots cover them.
 Successive checkpoints are consistent exactly when each one's root is the root of a prefix of
 the same leaves, which this recomputation establishes.
+
+How the work is spread (all of it is done on every run): segments are read and scanned a few at
+a time in threads (the C scanner releases the GIL); the checkpoint notes are read meanwhile and
+their Ed25519 signatures checked in one batch in another thread (in C with the GIL released);
+the tree grows segment by segment in the calling thread, which computes the root at each
+checkpoint size on the way (`extend_roots`) rather than a tree per checkpoint. Whatever runs
+at the same time, the report is the one a sequential check gives: a bad checkpoint note is
+reported before any damage to the entries, the first bad note first.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ledger.checkpoints import Checkpoint, list_checkpoint_files, load_witnesses, parse_checkpoint
+from ledger.checkpoints import Checkpoint, CheckpointReading, SignatureChecks, list_checkpoint_files, load_witnesses, read_checkpoint
 from ledger.errors import SignatureError
-from ledger.fastscan import SegmentScan, extend, scan_leaves
+from ledger.fastscan import SegmentScan, extend_roots, scan_leaves
 from ledger.layout import SEGMENTS, load_config
-from ledger.merkle import CompactRange
-from ledger.notes import cosigners
+from ledger.merkle import EMPTY_ROOT, CompactRange
+from ledger.notes import Verifier
 from ledger.scan import frame_follows
 from ledger.segments import list_segments
 from ledger.store import load_verifier
 
 WORKERS = min(os.cpu_count() or 1, 4)
+SIGNATURE_BATCH = 1024
 
 
 @dataclass
@@ -51,45 +61,83 @@ class _Failed(Exception):
 def verify(root: Path) -> VerifyReport:
     """Verifies a whole ledger and reports the first problem found."""
     load_config(root)
-    tree = CompactRange()
-    checkpoints: list[Checkpoint] = []
+    verifier, witnesses = load_verifier(root), load_witnesses(root)
+    found = list_segments(root / SEGMENTS)
+    with ThreadPoolExecutor(max_workers=WORKERS) as pool, ThreadPoolExecutor(max_workers=1) as signing:
+        segments = _Scans(pool, found)  # the first segments are read while the notes are
+        checks = SignatureChecks()
+        readings = _read_checkpoints(root, verifier, witnesses, checks, signing)
+        if any(r.malformed or r.checkpoint is None or r.checkpoint.size != r.size for r in readings):
+            segments.cancel()
+            checks.wait()  # a note is bad whatever the entries hold: the notes decide, in order
+            verdict = _notes_verdict(readings, checks, [])
+            assert verdict is not None
+            return verdict
+        checks.start(signing)
+        checkpoints = [r.checkpoint for r in readings if r.checkpoint is not None]
+        tree, tail = CompactRange(), []
+        try:
+            _check_entries(tree, checkpoints, found, segments, tail)
+            failed = None
+        except _Failed as exc:
+            failed = exc
+        finally:
+            segments.cancel()
+        checks.wait()
     notes: list[str] = []
-    try:
-        checkpoints = _load_checkpoints(root, notes)
-        _check_entries(root, tree, checkpoints, notes)
-    except _Failed as exc:
-        return VerifyReport(False, tree.size, tree.root().hex(), len(checkpoints), exc.index, str(exc), notes)
+    bad_note = _notes_verdict(readings, checks, notes)
+    if bad_note is not None:
+        return bad_note
+    notes += tail
+    if failed is not None:
+        return VerifyReport(False, tree.size, tree.root().hex(), len(checkpoints), failed.index, str(failed), notes)
     return VerifyReport(True, tree.size, tree.root().hex(), len(checkpoints), notes=notes)
 
 
-def _load_checkpoints(root: Path, notes: list[str]) -> list[Checkpoint]:
-    verifier, witnesses = load_verifier(root), load_witnesses(root)
-    loaded = []
-    for size, path in list_checkpoint_files(root):
+def _read_checkpoints(root: Path, verifier: Verifier, witnesses: list[Verifier], checks: SignatureChecks,
+                      signing: ThreadPoolExecutor) -> list[CheckpointReading]:
+    """Reads every stored checkpoint note, queueing its signatures in `checks` and starting them
+    in `signing` a batch at a time."""
+    readings = []
+    for n, (size, path) in enumerate(list_checkpoint_files(root), 1):
+        with open(path, "rb", buffering=0) as f:
+            note = f.read().decode()
+        readings.append(read_checkpoint(size, path, note, verifier, witnesses, checks))
+        if n % SIGNATURE_BATCH == 0:
+            checks.start(signing)
+    return readings
+
+
+def _notes_verdict(readings: list[CheckpointReading], checks: SignatureChecks, notes: list[str]) -> VerifyReport | None:
+    """Returns the report of the first bad checkpoint note, if any, gathering co-signers in `notes`."""
+    for reading in readings:
+        size, name = reading.size, reading.path.name
         try:
-            cp = parse_checkpoint(path.read_text(), verifier)
-            signed = cosigners(cp.note, witnesses)
+            cp, signed = reading.outcome(checks)
         except SignatureError as exc:
-            raise _Failed(None, f"checkpoint of size {size} ({path.name}): {exc}") from None
+            return _note_failure(f"checkpoint of size {size} ({name}): {exc}", notes)
         if signed:
             notes.append(f"checkpoint of size {size} co-signed by {', '.join(signed)}")
         if cp.size != size:
-            raise _Failed(None, f"checkpoint file {path.name} holds a checkpoint of size {cp.size}")
-        loaded.append(cp)
-    return loaded
+            return _note_failure(f"checkpoint file {name} holds a checkpoint of size {cp.size}", notes)
+    return None
 
 
-def _check_entries(root: Path, tree: CompactRange, checkpoints: list[Checkpoint], notes: list[str]) -> None:
+def _note_failure(message: str, notes: list[str]) -> VerifyReport:
+    return VerifyReport(False, 0, EMPTY_ROOT.hex(), 0, None, message, notes)
+
+
+def _check_entries(tree: CompactRange, checkpoints: list[Checkpoint], found: list[tuple[int, Path]],
+                   segments: Iterable[SegmentScan], notes: list[str]) -> None:
     walk = _Walk(tree, checkpoints)
     covered = checkpoints[-1].size if checkpoints else 0
-    walk.reach_checkpoints()
-    found = list_segments(root / SEGMENTS)
-    for n, ((first, path), part) in enumerate(zip(found, _scanned(found))):
+    walk.leaves(b"")
+    for n, ((first, path), part) in enumerate(zip(found, segments)):
         later = len(found) - n - 1
         if first != tree.size:
             raise _Failed(tree.size, f"segment {path.name} starts at entry {first}, expected {tree.size}")
         limit = min(part.frames, max(covered - first, part.last_commit))  # beyond the checkpoints, only committed frames count
-        walk.leaves(part.leaves[: 32 * limit])
+        walk.leaves(memoryview(part.leaves)[: 32 * limit])
         if part.error is not None and (first + part.frames < covered or later
                                        or frame_follows(path.read_bytes(), part.error_offset, first + part.frames + 1)):
             raise _Failed(first + part.frames, f"{part.error} (segment {path.name}, offset {part.error_offset})")
@@ -101,21 +149,52 @@ def _check_entries(root: Path, tree: CompactRange, checkpoints: list[Checkpoint]
         raise _Failed(tree.size, f"log ends after {tree.size} entries, but a checkpoint covers {covered}: entries were removed")
 
 
+_buffers = threading.local()
+
+
 def _scan_segment(first: int, path: Path) -> SegmentScan:
-    return scan_leaves(path.read_bytes(), first)
+    """Reads a segment into this thread's reusable buffer (cheaper than a fresh bytes object of
+    tens of megabytes each time) and scans it."""
+    with open(path, "rb", buffering=0) as f:
+        size = os.fstat(f.fileno()).st_size
+        buffer: bytearray = getattr(_buffers, "buffer", None) or bytearray()
+        if len(buffer) < size:
+            buffer = _buffers.buffer = bytearray(size)
+        view = memoryview(buffer)
+        got = 0
+        while got < size and (n := f.readinto(view[got:size])):
+            got += n
+    with view[:got] as data:
+        return scan_leaves(data, first)
 
 
-def _scanned(found: list[tuple[int, Path]], ahead: int = WORKERS) -> Iterator[SegmentScan]:
-    """Yields each segment's scan in order, scanning up to `ahead` segments at once in threads (the
-    C scanner releases the GIL); memory stays bounded by `ahead` segments."""
-    with ThreadPoolExecutor(max_workers=ahead) as pool:
-        pending: deque[Future[SegmentScan]] = deque()
-        for first, path in found:
-            pending.append(pool.submit(_scan_segment, first, path))
-            if len(pending) >= ahead:
-                yield pending.popleft().result()
-        while pending:
-            yield pending.popleft().result()
+class _Scans:
+    """Each segment's scan in order, up to `ahead` segments read and scanned at once in the pool
+    from the moment it is made (the C scanner releases the GIL); memory stays bounded by `ahead`
+    segments."""
+
+    def __init__(self, pool: ThreadPoolExecutor, found: list[tuple[int, Path]], ahead: int = WORKERS) -> None:
+        self._pool, self._todo = pool, iter(found)
+        self._pending: deque[Future[SegmentScan]] = deque()
+        for _ in range(ahead):
+            self._submit()
+
+    def _submit(self) -> None:
+        for first, path in self._todo:
+            self._pending.append(self._pool.submit(_scan_segment, first, path))
+            return
+
+    def __iter__(self) -> Iterator[SegmentScan]:
+        while self._pending:
+            part = self._pending.popleft().result()
+            self._submit()
+            yield part
+
+    def cancel(self) -> None:
+        """Drops the scans not started yet."""
+        for future in self._pending:
+            future.cancel()
+        self._pending.clear()
 
 
 class _Walk:
@@ -123,22 +202,27 @@ class _Walk:
 
     def __init__(self, tree: CompactRange, checkpoints: list[Checkpoint]) -> None:
         self.tree = tree
-        self.pending = list(reversed(checkpoints))  # smallest last, popped as the tree reaches it
+        self.pending = checkpoints
+        self.next = 0  # the first checkpoint the tree has not reached yet
         self.proven = 0  # entries below this index are covered by a matching checkpoint
 
-    def leaves(self, blob: bytes) -> None:
-        while blob:
-            take = len(blob) // 32
-            if self.pending:  # stop at the next checkpoint to compare its root
-                take = min(take, self.pending[-1].size - self.tree.size)
-            extend(self.tree, blob[: 32 * take])
-            blob = blob[32 * take:]
-            self.reach_checkpoints()
-
-    def reach_checkpoints(self) -> None:
-        while self.pending and self.pending[-1].size == self.tree.size:
-            cp = self.pending.pop()
-            if cp.root != self.tree.root():
-                raise _Failed(self.proven, f"entries {self.proven}–{cp.size - 1} do not match checkpoint {cp.size}: "
-                              f"it has root {cp.root.hex()}, the entries give {self.tree.root().hex()}")
-            self.proven = cp.size
+    def leaves(self, blob: bytes | memoryview) -> None:
+        tree, start, pending = self.tree, self.tree.size, self.pending
+        top = start + len(blob) // 32
+        stop = self.next
+        while stop < len(pending) and pending[stop].size <= top:
+            stop += 1
+        reached = pending[self.next:stop]
+        saved = list(tree._stack)
+        roots = extend_roots(tree, blob, [cp.size for cp in reached])
+        if roots == b"".join(cp.root for cp in reached):
+            self.next = stop
+            self.proven = reached[-1].size if reached else self.proven
+            return
+        bad = next(i for i, cp in enumerate(reached) if roots[32 * i:32 * i + 32] != cp.root)
+        self.proven = reached[bad - 1].size if bad else self.proven
+        cp = reached[bad]
+        tree._stack[:], tree.size = saved, start  # the report gives the tree at the failing checkpoint
+        extend_roots(tree, blob[: 32 * (cp.size - start)], [])
+        raise _Failed(self.proven, f"entries {self.proven}–{cp.size - 1} do not match checkpoint {cp.size}: "
+                      f"it has root {cp.root.hex()}, the entries give {tree.root().hex()}")

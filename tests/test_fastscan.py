@@ -4,12 +4,16 @@ leaf hashes, payloads, commit marks and the first fault."""
 from __future__ import annotations
 
 import random
+import zlib
 
 import pytest
 
 from ledger import fastscan, merkle, segments
+from ledger.notes import Signer
 
 pytestmark = pytest.mark.skipif(not fastscan.ACCELERATED, reason="C accelerator not built")
+
+ED25519_ORDER = 2**252 + 27742317777372353535851937790883648493
 
 
 def _segment(rng: random.Random, n: int) -> bytes:
@@ -49,3 +53,58 @@ def test_extend_agrees_with_compact_range() -> None:
         for leaf in leaves:
             b.append(leaf)
         assert (a.size, a.root()) == (b.size, b.root()) == (300, merkle.root_of(leaves))
+
+
+def test_crc32_agrees_with_zlib_at_every_length() -> None:
+    """The scanner folds runs of 16 bytes with carry-less multiplication where the CPU has it."""
+    rng = random.Random(7)
+    for n in [*range(0, 300), 1023, 4096, 65_537, 1_000_003]:
+        data, start = rng.randbytes(n), rng.getrandbits(32) if n % 2 else 0
+        assert fastscan._fastscan.crc32(data, start) == zlib.crc32(data, start), n
+
+
+def test_extend_roots_gives_the_root_at_each_cut() -> None:
+    rng = random.Random(5)
+    leaves = [rng.randbytes(32) for _ in range(600)]
+    for cut in (0, 1, 2, 3, 7, 64, 333):
+        cuts = sorted([*rng.sample(range(cut, 601), 30), cut, 600, 600])  # repeated sizes too
+        roots = {}
+        for accelerated in (True, False):
+            tree = merkle.CompactRange()
+            fastscan.extend(tree, b"".join(leaves[:cut]), accelerated=accelerated)
+            roots[accelerated] = fastscan.extend_roots(tree, memoryview(b"".join(leaves[cut:])), cuts, accelerated=accelerated)
+            assert (tree.size, tree.root()) == (600, merkle.root_of(leaves))
+        assert roots[True] == roots[False] == b"".join(merkle.root_of(leaves[:c]) for c in cuts), cut
+
+
+@pytest.mark.parametrize("accelerated", [True, False])
+@pytest.mark.parametrize("cuts", [[10, 11], [3, 2], [0], [11]])
+def test_extend_roots_refuses_cuts_outside_the_run(accelerated: bool, cuts: list[int]) -> None:
+    tree = merkle.CompactRange()
+    fastscan.extend(tree, bytes(32), accelerated=accelerated)
+    with pytest.raises(ValueError):
+        fastscan.extend_roots(tree, bytes(32 * 9), cuts, accelerated=accelerated)
+
+
+def test_signature_checks_agree() -> None:
+    """The C batch (OpenSSL with the GIL released) and `cryptography` accept the same signatures."""
+    rng = random.Random(3)
+    signer = Signer.generate("log.example/a")
+    messages = [rng.randbytes(rng.randint(0, 200)) for _ in range(64)]
+    signatures = [signer._key.sign(m) for m in messages]
+    for i in range(1, 64, 3):  # damage a third: a flipped bit, a cut or lengthened signature, another message
+        how = i % 4
+        if how == 0:
+            signatures[i] = bytes(b ^ (1 << (i % 8)) if j == i % 64 else b for j, b in enumerate(signatures[i]))
+        elif how == 1:
+            signatures[i] = signatures[i][: i % 64]
+        elif how == 2:
+            signatures[i] += b"\0"
+        else:
+            messages[i] += b"x"
+    signatures[6] = signatures[6][:32] + (int.from_bytes(signatures[6][32:], "little") + ED25519_ORDER).to_bytes(32, "little")
+    fast = fastscan.verify_signatures(signer.verifier, messages, signatures, accelerated=True)
+    slow = fastscan.verify_signatures(signer.verifier, messages, signatures, accelerated=False)
+    assert fast == slow
+    assert [i for i, ok in enumerate(fast) if not ok] == sorted([6, *range(1, 64, 3)]) and len(fast) == 64
+    assert fastscan.verify_signatures(Signer.generate("log.example/a").verifier, messages[:1], signatures[:1]) == b"\0"

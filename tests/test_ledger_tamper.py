@@ -9,6 +9,7 @@ import pytest
 
 from ledger import fastscan, segments, store
 from ledger.record import validate_lines
+from ledger.verify import verify
 from tests.ledger_support import cli, game_lines
 
 ENTRIES = 24
@@ -110,6 +111,7 @@ def test_rewritten_entry_with_valid_frame_fails_at_its_checkpoint(ledger: Path) 
     _splice(ledger, rewrite)
     report = _verify(ledger)
     assert report["ok"] is False and report["index"] == 6 and "do not match checkpoint 12" in report["error"]
+    assert verify(ledger).size == 12  # the tree as it stood at the checkpoint that failed
 
 
 def test_forged_checkpoint_signature_is_named(ledger: Path) -> None:
@@ -120,6 +122,23 @@ def test_forged_checkpoint_signature_is_named(ledger: Path) -> None:
     note.write_text(text.replace(sig, forged))
     report = _verify(ledger)
     assert report["ok"] is False and "checkpoint of size 12" in report["error"]
+
+
+def test_a_bad_note_is_reported_before_damaged_entries(ledger: Path) -> None:
+    """Signatures are checked while the entries are scanned; the verdict is still the sequential one:
+    the first bad checkpoint note, and no entries counted."""
+    seg = _segment(ledger)
+    data = bytearray(seg.read_bytes())
+    data[len(data) // 3] ^= 0x20
+    seg.write_bytes(bytes(data))
+    for size in (18, 12):
+        note = ledger / "checkpoints" / f"{size:020d}.note"
+        text = note.read_text()
+        sig = text.rstrip("\n").rsplit(" ", 1)[1]
+        note.write_text(text.replace(sig, sig[:10] + ("A" if sig[10] != "A" else "B") + sig[11:]))
+    report = verify(ledger)
+    assert report.ok is False and report.error.startswith("checkpoint of size 12 ")
+    assert (report.size, report.checkpoints, report.index) == (0, 0, None)
 
 
 def test_forged_checkpoint_root_is_refused(ledger: Path) -> None:
