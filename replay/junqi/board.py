@@ -10,14 +10,18 @@ from __future__ import annotations
 import functools
 from collections import deque
 from dataclasses import dataclass
+from typing import Final
 
-SEAT_LETTERS = "SWNE"
-CENTRE_NAMES = ("CNW", "CN", "CNE", "CW", "CC", "CE", "CSW", "CS", "CSE")
-N_POINTS = 129
-CAMP_CELLS = ((2, 2), (2, 4), (3, 3), (4, 2), (4, 4))
-HQ_CELLS = ((6, 2), (6, 4))
+SEAT_LETTERS: Final = "SWNE"
+CENTRE_NAMES: Final = ("CNW", "CN", "CNE", "CW", "CC", "CE", "CSW", "CS", "CSE")
+N_POINTS: Final = 129
+CAMP_CELLS: Final = ((2, 2), (2, 4), (3, 3), (4, 2), (4, 4))
+HQ_CELLS: Final = ((6, 2), (6, 4))
 
-POST, CAMP, HQ, CENTRE = "post", "camp", "hq", "centre"
+POST: Final = "post"
+CAMP: Final = "camp"
+HQ: Final = "hq"
+CENTRE: Final = "centre"
 
 
 def arm_point(seat: int, r: int, c: int) -> int:
@@ -35,8 +39,8 @@ def _point_names() -> tuple[str, ...]:
     return tuple(arms) + CENTRE_NAMES
 
 
-NAMES: tuple[str, ...] = _point_names()
-INDEX: dict[str, int] = {name: i for i, name in enumerate(NAMES)}
+NAMES: Final[tuple[str, ...]] = _point_names()
+INDEX: Final[dict[str, int]] = {name: i for i, name in enumerate(NAMES)}
 
 
 def owner_of(point: int) -> int | None:
@@ -57,9 +61,9 @@ def _kind(point: int) -> str:
     return CAMP if cell in CAMP_CELLS else HQ if cell in HQ_CELLS else POST
 
 
-KIND: tuple[str, ...] = tuple(_kind(p) for p in range(N_POINTS))
-IS_CAMP: tuple[bool, ...] = tuple(k == CAMP for k in KIND)
-IS_HQ: tuple[bool, ...] = tuple(k == HQ for k in KIND)
+KIND: Final[tuple[str, ...]] = tuple(_kind(p) for p in range(N_POINTS))
+IS_CAMP: Final[tuple[bool, ...]] = tuple(k == CAMP for k in KIND)
+IS_HQ: Final[tuple[bool, ...]] = tuple(k == HQ for k in KIND)
 
 
 def _xy(point: int) -> tuple[int, int]:
@@ -72,7 +76,7 @@ def _xy(point: int) -> tuple[int, int]:
     return ((5 + c, 10 + r), (6 - r, 5 + c), (11 - c, 6 - r), (10 + r, 11 - c))[seat]
 
 
-XY: tuple[tuple[int, int], ...] = tuple(_xy(p) for p in range(N_POINTS))
+XY: Final[tuple[tuple[int, int], ...]] = tuple(_xy(p) for p in range(N_POINTS))
 
 
 def _arm_edges(seat: int) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
@@ -133,14 +137,12 @@ def _curve_line(seat: int, through_corner: bool) -> tuple[int, ...]:
 
 @dataclass(frozen=True)
 class Board:
-    """The typed graph under one reading of the arcs: adjacency (per point, and as a set of ordered
-    pairs), rail adjacency, the railway lines and, per ordered pair of rail points, the points a
-    non-engineer passes between them."""
+    """The typed graph under one reading of the arcs: adjacency, rail adjacency, the railway lines
+    and, per ordered pair of rail points, the points a non-engineer passes between them."""
 
     rail_edges: frozenset[tuple[int, int]]
     road_edges: frozenset[tuple[int, int]]
     neighbours: tuple[tuple[int, ...], ...]
-    adjacent: frozenset[tuple[int, int]]
     rail_neighbours: tuple[tuple[int, ...], ...]
     is_rail: tuple[bool, ...]
     lines: tuple[tuple[int, ...], ...]
@@ -202,7 +204,6 @@ def board(arcs_present: bool = True, arc_model: str = "diagonal_bypass", arcs_fo
         rail_edges=rail_set,  # type: ignore[arg-type]
         road_edges=road_set,  # type: ignore[arg-type]
         neighbours=tuple(tuple(sorted(n)) for n in neighbours),
-        adjacent=frozenset((a, b) for a, n in enumerate(neighbours) for b in n),
         rail_neighbours=tuple(tuple(sorted(n)) for n in rail_nb),
         is_rail=tuple(bool(n) for n in rail_nb),
         lines=tuple(lines),

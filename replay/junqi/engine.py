@@ -57,7 +57,7 @@ class JunqiEngine:
             if state.to_move < 0:
                 raise IllegalActionError("junqi.M02", f"move {move.notation()} while no seat is to move", "第七条")
             check_move(state, state.to_move, move.frm, move.to)
-            return do_move(state, move)[0]
+            return do_move(state, move.frm, move.to)[0]
         raise InvalidActionError(f"not a junqi action: {action!r}")
 
     def is_terminal(self, state: JunqiState) -> bool:

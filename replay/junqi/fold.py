@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
-from msgspec.structs import replace
+import msgspec
 
 from replay.claims import check_claim
 from replay.junqi.board import NAMES
@@ -16,15 +16,17 @@ from replay.junqi.layout import layout_problems, place
 from replay.junqi.moves import check_move
 from replay.junqi.pieces import FLAG, KIND_NAMES, KIND_OF, kind_of, seat_of
 from replay.junqi.rules import do_move, finish, next_turn, offer_draw, pass_turn, resign, vote_draw
-from replay.junqi.state import ALLIANCES, JunqiState, Layout, Move, initial_state, point_index
+from replay.junqi.state import ALLIANCES, JunqiState, Layout, initial_state, point_index
 from replay.protocol import CHANCE, Finding, IllegalActionError, Step, StrictReplayError
 from schemas.common import DrawAnswered, DrawOffered, GameEnded, GameStarted, MoveTimeUsed, Resigned, Skipped, TimedOut
 from schemas.envelope import Event
 from schemas.junqi import FlagRevealed, JunqiProfile, LayoutSubmitted, Moved
 
-CLOCK_TOLERANCE_MS = 1000
+replace: Final = msgspec.structs.replace
+
+CLOCK_TOLERANCE_MS: Final = 1000
 """How far a move-time claim may differ from the timestamp gap before T03 warns (tournament.md §3)."""
-AFTER_END_ALLOWED = (MoveTimeUsed, FlagRevealed, GameEnded)
+AFTER_END_ALLOWED: Final = (MoveTimeUsed, FlagRevealed, GameEnded)
 """Events that may follow the end of a game without being E01 (the last move's timing, its 亮旗,
 the claim); rulings, cards and disconnections carry no rule effect either way."""
 
@@ -97,13 +99,15 @@ def replay(events: Iterable[Event], strict: bool = False) -> Iterator[Step]:
 
 def fold_event(state: JunqiState, event: Event, audit: Audit) -> tuple[JunqiState, dict[str, Any]]:
     """Applies one event to the state, recording findings in `audit`; returns the state and facts."""
-    if event.ts < audit.last_ts:
-        audit.find(event, "T01", f"timestamp {event.ts} is before the previous event's {audit.last_ts}")
-    audit.last_ts = max(audit.last_ts, event.ts)
+    ts = event.ts
+    if ts < audit.last_ts:
+        audit.find(event, "T01", f"timestamp {ts} is before the previous event's {audit.last_ts}")
+    else:
+        audit.last_ts = ts
     facts: dict[str, Any] = {"seat": event.seat, "action": None}
+    if isinstance(event, MoveTimeUsed) and state.halted is None and not audit.pending_reveals:
+        return _move_time(state, event, audit, facts), _counters(state, facts)  # the common, cheap case
     handler = _HANDLERS.get(type(event))
-    if handler is _move_time and state.halted is None and not audit.pending_reveals:
-        return _move_time(state, event, audit, facts), _counters(state, facts)  # type: ignore[arg-type]  # the common, cheap case
     if handler in _TURN_ENDING:
         audit.end_turn(event)
     if state.halted is not None:
@@ -164,18 +168,19 @@ def start_if_ready(state: JunqiState) -> JunqiState:
 def _moved(state: JunqiState, event: Moved, audit: Audit, facts: dict[str, Any]) -> JunqiState:
     profile = state.profile
     frm, to = point_index(event.from_, profile), point_index(event.to, profile)
-    facts["action"] = f"{NAMES[frm]}>{NAMES[to]}"
-    if event.seat is None or state.to_move == CHANCE:
-        audit.find(event, "M02", f"move {facts['action']} before all four layouts are in" if event.seat is not None
-                   else f"move {facts['action']} names no seat", "第七条")
+    action = facts["action"] = f"{NAMES[frm]}>{NAMES[to]}"
+    seat = event.seat
+    if seat is None or state.to_move == CHANCE:
+        audit.find(event, "M02", f"move {action} before all four layouts are in" if seat is not None
+                   else f"move {action} names no seat", "第七条")
         return state
     try:
-        check_move(state, event.seat, frm, to)
+        check_move(state, seat, frm, to)
     except IllegalActionError as exc:
-        audit.find(event, exc.code[6:], f"illegal move {facts['action']} by seat {event.seat}: {exc.detail}", exc.article)
-        return _illegal(state, event.seat, exc.code)
+        audit.find(event, exc.code[6:], f"illegal move {action} by seat {seat}: {exc.detail}", exc.article)
+        return _illegal(state, seat, exc.code)
     piece = KIND_NAMES[kind_of(state.board[frm])]
-    state, report = do_move(state, Move(frm, to))
+    state, report = do_move(state, frm, to)
     result = report.result
     facts["piece"] = piece
     facts["contact"] = result != "move"
@@ -223,16 +228,16 @@ def _flag_revealed(state: JunqiState, event: FlagRevealed, audit: Audit, facts: 
 
 
 def _move_time(state: JunqiState, event: MoveTimeUsed, audit: Audit, facts: dict[str, Any]) -> JunqiState:
-    limit = state.profile.move_time_limit_s
-    if event.seat is not None:
-        audit.time_used[event.seat] += event.ms
-        facts["time_used"] = audit.time_used[event.seat]
-    facts["ms"] = event.ms
-    if limit is not None and event.ms > limit * 1000:
-        audit.find(event, "T02", f"seat {event.seat} used {event.ms} ms, over the limit of {limit} s")
+    seat, ms, limit = event.seat, event.ms, state.profile.move_time_limit_s
+    if seat is not None:
+        audit.time_used[seat] += ms
+        facts["time_used"] = audit.time_used[seat]
+    facts["ms"] = ms
+    if limit is not None and ms > limit * 1000:
+        audit.find(event, "T02", f"seat {seat} used {ms} ms, over the limit of {limit} s")
     seq, gap = audit.last_turn
-    if event.move_seq == seq and abs(event.ms - gap) > CLOCK_TOLERANCE_MS:
-        audit.find(event, "T03", f"seat {event.seat} is said to have used {event.ms} ms for #{seq}, but "
+    if event.move_seq == seq and abs(ms - gap) > CLOCK_TOLERANCE_MS:
+        audit.find(event, "T03", f"seat {seat} is said to have used {ms} ms for #{seq}, but "
                    f"{gap} ms passed since the previous turn ended", severity="warning")
     return state
 
@@ -282,9 +287,9 @@ def _ended(state: JunqiState, event: GameEnded, audit: Audit, facts: dict[str, A
     return state
 
 
-_HANDLERS: dict[type, Any] = {
+_HANDLERS: Final[dict[type, Any]] = {
     LayoutSubmitted: _layout, Moved: _moved, FlagRevealed: _flag_revealed, MoveTimeUsed: _move_time,
     TimedOut: _turn_event, Skipped: _turn_event, Resigned: _resigned, DrawOffered: _draw_offered,
     DrawAnswered: _draw_answered, GameEnded: _ended,
 }
-_TURN_ENDING = (_layout, _moved, _turn_event)
+_TURN_ENDING: Final = (_layout, _moved, _turn_event)

@@ -43,7 +43,7 @@ def layout_problems(state: JunqiState, layout: Layout) -> list[tuple[str, str]]:
             note("L06", f"地雷 on {name}, outside the last two rows")
         if kind == BOMB and row == 1:
             note("L07", f"炸弹 on {name}, in the first row")
-    doubled = sorted(NAMES[p] for p, n in Counter(p for p, _ in placements).items() if n > 1)
+    doubled = sorted([NAMES[p] for p, n in Counter(p for p, _ in placements).items() if n > 1])
     if doubled:
         note("L04", f"two pieces on {', '.join(doubled)}")
     if layout.colour is not None:

@@ -3,7 +3,7 @@ the move generator the bot, perft and the no-legal-move rule use."""
 
 from __future__ import annotations
 
-from collections import deque
+from typing import Final
 
 from replay.junqi.board import IS_CAMP, IS_HQ, NAMES, Board, board, owner_of
 from replay.junqi.pieces import ENGINEER, KIND_NAMES, is_movable, kind_of, seat_of
@@ -11,16 +11,31 @@ from replay.junqi.state import JunqiState, Move, is_enemy
 from replay.protocol import TERMINAL, IllegalActionError
 from schemas.junqi import JunqiProfile
 
-ARTICLES = {
+ARTICLES: Final = {
     "M01": "第九条", "M02": "第七条", "M03": "第九条", "M04": "第七条", "M05": "第八条",
     "M06": "第四条 四", "M07": "第七条", "M08": "第四条 七", "M09": "第四条 三", "M10": "第四条 五",
 }
 """The article of the rule book each move code rests on."""
 
 
+class _LastGeometry:
+    """The profile `geometry` was last asked about, with its board graph: a replay asks at every
+    move, always about its game's profile."""
+
+    def __init__(self) -> None:
+        self.pair: tuple[JunqiProfile | None, Board] = (None, board())
+
+
+_LAST: Final = _LastGeometry()
+
+
 def geometry(profile: JunqiProfile) -> Board:
     """Returns the board graph under the profile's arc settings."""
-    return board(profile.arcs_present, profile.arc_model, profile.arc_straight_for_non_engineer)
+    last, geo = _LAST.pair  # one attribute, so that threads never pair a profile with another's board
+    if profile is not last:
+        geo = board(profile.arcs_present, profile.arc_model, profile.arc_straight_for_non_engineer)
+        _LAST.pair = (profile, geo)
+    return geo
 
 
 def is_frozen(point: int, value: int, profile: JunqiProfile) -> bool:
@@ -47,13 +62,13 @@ def check_move(state: JunqiState, seat: int, frm: int, to: int) -> None:
 
     :raises IllegalActionError: with the first broken rule's code (M01–M10) and article.
     """
-    cells, profile = state.board, state.profile
-    if state.outcome is not None or state.to_move == TERMINAL:
+    cells, profile, to_move = state.board, state.profile, state.to_move
+    if state.outcome is not None or to_move == TERMINAL:
         raise _fail("M01", "the game is over")
     if not state.alive[seat]:
         raise _fail("M03", f"seat {seat} is eliminated")
-    if seat != state.to_move:
-        raise _fail("M02", f"seat {seat} moved but it is seat {state.to_move}'s turn")
+    if seat != to_move:
+        raise _fail("M02", f"seat {seat} moved but it is seat {to_move}'s turn")
     mover = cells[frm]
     if mover == 0 or (mover - 1) & 3 != seat:
         raise _fail("M04", f"{NAMES[frm]} holds no piece of seat {seat}")
@@ -79,7 +94,7 @@ def has_route(cells: tuple[int, ...], geo: Board, frm: int, to: int, engineer: b
     railway line (§6.3), or for a 工兵 any unobstructed rail path (§6.4)."""
     # 第四条 五 lets non-engineers run straight but not turn. Following an arc counts as straight
     # (junqi.md §6.3, every source); `arc_straight_for_non_engineer = false` takes the strict reading.
-    if (frm, to) in geo.adjacent:
+    if to in geo.neighbours[frm]:
         return True
     if not (geo.is_rail[frm] and geo.is_rail[to]):
         return False
@@ -102,10 +117,9 @@ def _route_reason(cells: tuple[int, ...], geo: Board, frm: int, to: int) -> str:
 def _engineer_reach(cells: tuple[int, ...], geo: Board, frm: int) -> set[int]:
     """Returns the rail points a 工兵 reaches: BFS over rail edges, never through an occupied point."""
     seen = {frm}
-    queue = deque([frm])
+    queue = [frm]
     rail_nb = geo.rail_neighbours
-    while queue:
-        p = queue.popleft()
+    for p in queue:  # grows while it is read: breadth first
         for q in rail_nb[p]:
             if q not in seen:
                 seen.add(q)
@@ -177,6 +191,6 @@ def has_legal_move(state: JunqiState, seat: int) -> bool:
     return False
 
 
-SCAN_ORDER = tuple(tuple(range(30 * s, 30 * s + 30)) + tuple(p for p in range(129) if not 30 * s <= p < 30 * s + 30)
-                   for s in range(4))
+SCAN_ORDER: Final = tuple(tuple(range(30 * s, 30 * s + 30)) + tuple(p for p in range(129) if not 30 * s <= p < 30 * s + 30)
+                          for s in range(4))
 """Per seat, every point with the seat's own arm first."""

@@ -107,7 +107,7 @@ def count(state: JunqiState, depth: int, totals: list[int], ply: int = 0) -> Non
         return
     for move in legal_moves(state, state.to_move):
         totals[ply] += 1
-        count(do_move(state, move)[0], depth, totals, ply + 1)
+        count(do_move(state, move.frm, move.to)[0], depth, totals, ply + 1)
 
 
 def perft(depth: int, setup: str | None = None) -> list[int]:

@@ -6,17 +6,20 @@ ranked piece's rank is `kind - 2` (工兵 1 … 司令 9).
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Final, Literal
 
-FLAG, MINE, BOMB, ENGINEER = 0, 1, 2, 3
-MARSHAL = 11
-KIND_NAMES = ("军旗", "地雷", "炸弹", "工兵", "排长", "连长", "营长", "团长", "旅长", "师长", "军长", "司令")
-KIND_OF: dict[str, int] = {name: k for k, name in enumerate(KIND_NAMES)}
-SHORT = ("旗", "雷", "炸", "兵", "排", "连", "营", "团", "旅", "师", "军", "司")
+FLAG: Final = 0
+MINE: Final = 1
+BOMB: Final = 2
+ENGINEER: Final = 3
+MARSHAL: Final = 11
+KIND_NAMES: Final = ("军旗", "地雷", "炸弹", "工兵", "排长", "连长", "营长", "团长", "旅长", "师长", "军长", "司令")
+KIND_OF: Final[dict[str, int]] = {name: k for k, name in enumerate(KIND_NAMES)}
+SHORT: Final = ("旗", "雷", "炸", "兵", "排", "连", "营", "团", "旅", "师", "军", "司")
 """One-character labels for diagrams."""
-ASCII = ("F", "M", "B", "1", "2", "3", "4", "5", "6", "7", "8", "9")
+ASCII: Final = ("F", "M", "B", "1", "2", "3", "4", "5", "6", "7", "8", "9")
 """ASCII labels: flag, mine, bomb, then ranks 1 (工兵) to 9 (司令)."""
-COUNTS = (1, 3, 2, 3, 3, 3, 2, 2, 2, 2, 1, 1)
+COUNTS: Final = (1, 3, 2, 3, 3, 3, 2, 2, 2, 2, 1, 1)
 """Pieces of each kind per seat (25 in all)."""
 
 Result = Literal["move", "win", "lose", "both"]

@@ -4,14 +4,18 @@ and turn order with eliminated seats skipped (§7), in the order of §8.5."""
 
 from __future__ import annotations
 
-from msgspec.structs import replace
+from typing import Final
+
+import msgspec
 
 from replay.junqi.moves import has_legal_move
 from replay.junqi.pieces import FLAG, MARSHAL, combat, kind_of, seat_of
-from replay.junqi.state import ALLIANCES, Elimination, JunqiState, Move
+from replay.junqi.state import ALLIANCES, Elimination, JunqiState
 from replay.protocol import TERMINAL, Outcome
 
-TERMINATION = {
+replace: Final = msgspec.structs.replace
+
+TERMINATION: Final = {
     "FLAG": "FLAG_CAPTURED", "NO_MOVE": "NO_LEGAL_MOVE", "TIMEOUTS": "TIMEOUTS",
     "RESIGNED": "RESIGNED", "ILLEGAL": "ILLEGAL_MOVE",
 }
@@ -32,11 +36,10 @@ class MoveReport:
         self.mover = mover
 
 
-def do_move(state: JunqiState, move: Move) -> tuple[JunqiState, MoveReport]:
-    """Applies a move already known to be legal and returns the new state and what happened."""
-    profile = state.profile
+def do_move(state: JunqiState, frm: int, to: int) -> tuple[JunqiState, MoveReport]:
+    """Applies the move of the piece on `frm` to `to`, already known to be legal, and returns the
+    new state and what happened."""
     cells = list(state.board)
-    frm, to = move
     mover, target = cells[frm], cells[to]
     cells[frm] = 0
     removed: list[tuple[int, int]] = []
@@ -46,7 +49,7 @@ def do_move(state: JunqiState, move: Move) -> tuple[JunqiState, MoveReport]:
         result = "move"
         cells[to] = mover
     else:
-        akind, dkind = kind_of(mover), kind_of(target)
+        akind, dkind, profile = kind_of(mover), kind_of(target), state.profile
         result = combat(akind, dkind, profile.mine_vs_officer, profile.bomb_vs_flag)
         if result in ("win", "both"):
             removed.append((to, target))
@@ -115,10 +118,10 @@ def _close_round(state: JunqiState) -> JunqiState:
 def check_draws(state: JunqiState) -> JunqiState:
     """Declares the 50-step no-contact draw or the total step limit draw (第九条 和局 2, 3)."""
     profile = state.profile
-    limit = profile.quiet_limit
-    if state.quiet > limit or (profile.quiet_trigger == ">=" and state.quiet == limit):
+    quiet, limit, max_steps = state.quiet, profile.quiet_limit, profile.max_steps
+    if quiet > limit or (quiet == limit and profile.quiet_trigger == ">="):
         return finish(state, "QUIET_LIMIT", ())
-    if profile.max_steps is not None and state.step >= profile.max_steps:
+    if max_steps is not None and state.step >= max_steps:
         return finish(state, "MAX_STEPS", ())
     return state
 
@@ -126,11 +129,13 @@ def check_draws(state: JunqiState) -> JunqiState:
 def next_turn(state: JunqiState, after: int, include_self: bool = False) -> JunqiState:
     """Passes the turn on from `after` in the profile's direction, skipping eliminated seats and
     applying `no_move_rule` to a seat that cannot move (§7.2–§7.4)."""
-    direction = 1 if state.profile.turn_direction == "clockwise" else -1
+    profile = state.profile
+    direction = 1 if profile.turn_direction == "clockwise" else -1
+    by_round = profile.step_unit == "round"
     seat = (after - direction) % 4 if include_self else after
     for _ in range(9):
         seat = (seat + direction) % 4
-        if state.profile.step_unit == "round" and seat == state.first and not include_self:
+        if by_round and seat == state.first and not include_self:
             state = _close_round(state)
             if state.outcome is not None:
                 return state
@@ -139,7 +144,7 @@ def next_turn(state: JunqiState, after: int, include_self: bool = False) -> Junq
             continue
         if has_legal_move(state, seat):
             return replace(state, to_move=seat)
-        if state.profile.no_move_rule == "eliminate":
+        if profile.no_move_rule == "eliminate":
             state = eliminate(state, seat, "NO_MOVE")
             if state.outcome is not None:
                 return state

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 import msgspec
 
@@ -10,7 +10,7 @@ from replay.junqi.board import INDEX, N_POINTS, NAMES
 from replay.protocol import CHANCE, Outcome
 from schemas.junqi import JunqiProfile
 
-ALLIANCES = ((0, 2), (1, 3))
+ALLIANCES: Final = ((0, 2), (1, 3))
 """Partners sit opposite (§2.1): S with N, W with E."""
 
 
