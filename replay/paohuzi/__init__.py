@@ -8,7 +8,7 @@ Public entry points:
 - `PROFILES`, `profile_named(name)`: the named regional rule profiles; `commitment(deck, salt)`.
 """
 
-from replay.paohuzi import _compiled  # noqa: F401  (first: picks the compiled build or the sources)
+from replay import _compiled  # noqa: F401  (first: picks the compiled build or the sources)
 from replay.paohuzi.bot import bot_game, play_board
 from replay.paohuzi.deals import check_board_deals, commitment
 from replay.paohuzi.engine import ENGINE, PaohuziEngine
