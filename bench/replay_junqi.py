@@ -2,7 +2,8 @@
 
 Junqi: moves per second of `ENGINE.replay` over seeded bot games (every event folded, legality
 checked, facts and findings built). Chess: moves per second of `Board.push_uci` replaying random
-legal games (each move parsed and checked for legality). The last line prints the ratio.
+legal games (each move parsed and checked for legality). The first line says whether the junqi
+rules run compiled (setup.py's optional mypyc build) or from their sources; the last prints the ratio.
 
     /work/venv/bin/python bench/replay_junqi.py [--games 40] [--repeat 3]
 """
@@ -19,7 +20,7 @@ import chess
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import best_rate, chess_games, replay_chess  # noqa: E402
-from replay.junqi import ENGINE
+from replay.junqi import ENGINE, fold
 from schemas.common import GameStarted
 from schemas.envelope import SeatHolder
 from schemas.junqi import JunqiProfile, Moved
@@ -35,8 +36,10 @@ def junqi_games(n: int, seed: int) -> list[list]:  # type: ignore[type-arg]
     return [ENGINE.bot_game(start, random.Random(rng.getrandbits(64))) for _ in range(n)]
 
 
-
-
+def rules_build() -> str:
+    """Tells which build of the junqi rule modules runs."""
+    source = (fold.__file__ or "").endswith(".py")
+    return "pure Python (the compiled build is missing or stale, or MATCHLEDGER_NO_MYPYC is set; see setup.py)" if source else "compiled by mypyc"
 
 
 def main() -> None:
@@ -55,9 +58,9 @@ def main() -> None:
                 moves += isinstance(step.event, Moved)
         return moves
 
-
     junqi_rate = best_rate(replay_junqi, args.repeat)
     chess_rate = best_rate(lambda: replay_chess(ch), args.repeat)
+    print(f"junqi rules: {rules_build()}")
     print(f"junqi replay: {junqi_rate:,.0f} moves/s over {args.games} bot games ({sum(len(g) for g in jq):,} events)")
     print(f"python-chess {chess.__version__} push_uci: {chess_rate:,.0f} moves/s over {len(ch)} random games")
     print(f"replay_junqi: ratio {junqi_rate / chess_rate:.2f} (goal ≥ {GOAL:.2f})")
