@@ -82,7 +82,7 @@ class JunqiEngine:
         mover, target = state.board[frm], state.board[to]
         result = "move" if target == 0 else combat(kind_of(mover), kind_of(target), profile.mine_vs_officer, profile.bomb_vs_flag)
         return Moved(stream=stream, seq=seq, ts=ts, seat=state.to_move, from_=point_name(frm, profile),
-                     to=point_name(to, profile), result=result, piece=KIND_NAMES[kind_of(mover)])  # type: ignore[arg-type]
+                     to=point_name(to, profile), result=result, piece=KIND_NAMES[kind_of(mover)])
 
     def replay(self, events: Iterable[Event], strict: bool = False) -> Iterator[Step]:
         """Folds a game's events into steps with facts and findings.

@@ -117,7 +117,7 @@ def fold_event(state: JunqiState, event: Event, audit: Audit) -> tuple[JunqiStat
         _missed_reveals(event, audit)
     if state.outcome is not None and not isinstance(event, AFTER_END_ALLOWED) and _has_rule_effect(event):
         code = "M01" if isinstance(event, Moved) else "E01"
-        audit.find(event, code, f"{event.kind} after the game ended ({state.outcome.termination})", "第九条")  # type: ignore[attr-defined]
+        audit.find(event, code, f"{event.kind} after the game ended ({state.outcome.termination})", "第九条")
         return state, _counters(state, facts)
     if handler is not None:
         state = handler(state, event, audit, facts)
@@ -244,7 +244,7 @@ def _move_time(state: JunqiState, event: MoveTimeUsed, audit: Audit, facts: dict
 
 def _turn_event(state: JunqiState, event: TimedOut | Skipped, audit: Audit, facts: dict[str, Any]) -> JunqiState:
     if event.seat is None or event.seat != state.to_move:
-        audit.find(event, "M02", f"{event.kind} of seat {event.seat} but it is seat {state.to_move}'s turn", "第七条")  # type: ignore[attr-defined]
+        audit.find(event, "M02", f"{event.kind} of seat {event.seat} but it is seat {state.to_move}'s turn", "第七条")
         return state
     return pass_turn(state, event.seat, timeout=isinstance(event, TimedOut))
 

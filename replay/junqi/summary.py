@@ -21,9 +21,9 @@ def game_summary(steps: Iterable[Step]) -> dict[str, Any]:
         last = step.state
         findings += len(step.findings)
         seat = step.facts.get("seat")
-        if step.event.kind == "game.move_time" and seat is not None:  # type: ignore[attr-defined]
+        if step.event.kind == "game.move_time" and seat is not None:
             time_used[seat] += step.event.ms  # type: ignore[attr-defined]
-        elif step.event.kind == "junqi.moved" and "combat" in step.facts and seat is not None:  # type: ignore[attr-defined]
+        elif step.event.kind == "junqi.moved" and "combat" in step.facts and seat is not None:
             moves[seat] += 1
     if last is None:
         raise ValueError("a game summary needs at least the game.started step")
