@@ -2,7 +2,8 @@
 
 - `ledger._fastscan`: C, for verification (needs a C compiler).
 - The rule modules of `COMPILED`, compiled with mypyc (a build requirement in pyproject.toml), one
-  group per game: a replay runs about twice as fast (bench/replay_paohuzi.py, bench/replay_junqi.py).
+  group per game: a Junqi replay runs about twice as fast, a Paohuzi one about three times
+  (bench/replay_junqi.py, bench/replay_paohuzi.py).
   A group is skipped, with a warning, when mypyc is missing, when it rejects the code or when the C
   compiler fails; set MATCHLEDGER_NO_MYPYC=1 to skip them all on purpose
   (`MATCHLEDGER_NO_MYPYC=1 pip install -e .`), which also removes an earlier build from the tree.
