@@ -1,7 +1,9 @@
 """Every DuckDB call of matchledger: load the projection, run the named SQL files, run read-only SQL.
 
-The database is in memory and holds only the projection; after loading, external access is
-switched off and locked, so no SQL can read or write files, let alone the ledger.
+The database is in memory and holds only the projection and what `audit/sql/views/` derives from
+it (views, and tables such as `timings` that several checks read and are built once at load);
+after loading, external access is switched off and locked, so no SQL can read or write files, let
+alone the ledger.
 """
 
 from __future__ import annotations
@@ -64,7 +66,7 @@ VIEWS = load_queries(SQL_DIR / "views")
 
 
 class AuditDB:
-    """An in-memory DuckDB holding the projection's tables and views, locked against file access."""
+    """An in-memory DuckDB of the projection and what the views derive from it, locked against file access."""
 
     def __init__(self, tables: dict[str, pa.Table], parquet: Path | None = None) -> None:
         self._con = duckdb.connect(":memory:")

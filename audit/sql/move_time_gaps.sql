@@ -3,11 +3,13 @@
 -- computes: every claimed move time (game.move_time) that differs from the server's timestamp gap
 --   before its move by more than the tournament's tolerance (default 1,000 ms)
 -- implements: tournament.md §3 (move time checked against the gaps between event timestamps)
+WITH tolerance AS (  -- each game's tolerance, read once from its tournament's rules
+    SELECT g.stream, coalesce(CAST(json_extract(tr.rules, '$.move_time_tolerance_ms') AS BIGINT), 1000) AS ms
+    FROM games g LEFT JOIN tournaments tr ON tr.tournament = g.tournament
+)
 SELECT t.stream, t.seq, 'audit.T01' AS code, 'tournament.md §3' AS article,
        format('seat {} claims {} ms for the move at seq {}, the timestamps give {} ms', t.seat, t.ms, t.move_seq, t.gap_ms) AS message
 FROM timings t
-LEFT JOIN games g ON g.stream = t.stream
-LEFT JOIN tournaments tr ON tr.tournament = g.tournament
-WHERE t.gap_ms IS NULL
-   OR abs(t.ms - t.gap_ms) > coalesce(CAST(json_extract(tr.rules, '$.move_time_tolerance_ms') AS BIGINT), 1000)
+LEFT JOIN tolerance tol ON tol.stream = t.stream
+WHERE t.gap_ms IS NULL OR abs(t.ms - t.gap_ms) > coalesce(tol.ms, 1000)
 ORDER BY t.stream, t.seq;

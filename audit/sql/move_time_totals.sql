@@ -5,7 +5,7 @@
 --   the rules check: an engine stops its clock where the rules stop the game)
 -- implements: tournament.md §3 (tie-break 3: total own move time, re-derived from timing events)
 WITH sql_total AS (
-    SELECT stream, seat, sum(ms) AS ms FROM timings GROUP BY stream, seat
+    SELECT stream, seat, ms FROM seat_times
 ), engine_total AS (
     SELECT stream, seat, max(time_used) AS ms
     FROM steps WHERE kind = 'game.move_time' GROUP BY stream, seat

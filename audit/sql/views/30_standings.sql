@@ -23,7 +23,7 @@ WITH r AS (
     FROM (SELECT DISTINCT player, opponent FROM met WHERE beaten) m JOIN r ON r.player = m.opponent GROUP BY m.player
 ), per_game AS (
     SELECT s.player, s.stream, coalesce(sum(tm.ms), 0) AS own_ms
-    FROM seats s LEFT JOIN timings tm ON tm.stream = s.stream AND tm.seat = s.seat
+    FROM seats s LEFT JOIN seat_times tm ON tm.stream = s.stream AND tm.seat = s.seat
     WHERE s.tournament = t AND s.round <= n GROUP BY s.player, s.stream
 ), times AS (
     SELECT player, sum(own_ms) AS move_ms, count(*) AS games,
