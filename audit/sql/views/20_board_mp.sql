@@ -8,14 +8,15 @@ WITH scored AS (
     SELECT s.tournament, s.round, coalesce(s.board, concat('r', s.round, '-g', s.game_no)) AS board,
            s.seat, s.player, s.stream, s.table_no, s.points
     FROM seats s JOIN games g USING (stream)
-    WHERE s.tournament IS NOT NULL AND g.game IN ('junqi', 'paohuzi') AND s.points IS NOT NULL
+    WHERE s.tournament IS NOT NULL AND s.seat IS NOT NULL AND g.game IN ('junqi', 'paohuzi') AND s.points IS NOT NULL
+), compared AS (  -- the closed form of §2: worse = participants below, equal = those level (itself included)
+    SELECT *, count(*) OVER (PARTITION BY tournament, board, seat) AS compared_with,
+           rank() OVER (PARTITION BY tournament, board, seat ORDER BY points) - 1 AS worse,
+           count(*) OVER (PARTITION BY tournament, board, seat, points) AS equal
+    FROM scored
 )
-SELECT a.tournament, a.round, a.board, a.seat, a.player, a.stream, a.table_no, a.points,
-       count(*) AS n,
-       2 * count(*) FILTER (WHERE b.points < a.points) + count(*) FILTER (WHERE b.points = a.points) - 1 AS mp,
-       2 * (count(*) - 1) AS top,
-       CASE WHEN count(*) > 1 THEN
-           100.0 * (2 * count(*) FILTER (WHERE b.points < a.points) + count(*) FILTER (WHERE b.points = a.points) - 1)
-           / (2 * (count(*) - 1)) END AS r
-FROM scored a JOIN scored b ON a.tournament = b.tournament AND a.board = b.board AND a.seat = b.seat
-GROUP BY ALL;
+SELECT tournament, round, board, seat, player, stream, table_no, points, compared_with AS n,
+       2 * worse + equal - 1 AS mp,
+       2 * (compared_with - 1) AS top,
+       CASE WHEN compared_with > 1 THEN 100.0 * (2 * worse + equal - 1) / (2 * (compared_with - 1)) END AS r
+FROM compared;
