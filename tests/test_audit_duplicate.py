@@ -65,6 +65,22 @@ def test_ties_broken_by_opponents_then_beaten_opponents() -> None:
     ]
 
 
+def test_r_of_an_exact_half_is_shown_rounded_up() -> None:
+    """R = (0 + 83.3… + 100 + 41.6…) / 4 = 56.25 exactly is shown 56.3, though the float sum in board
+    order falls just short (224.99999999999997): the average never depends on float noise or on the
+    order the database happens to add the boards in (seven tables, so top = 12 and MP 0, 10, 12, 5)."""
+    proj = Projection()
+    others = {1: [1] * 6, 2: [0, 0, 0, 0, 0, 9], 3: [0] * 6, 4: [0, 0, 5, 9, 9, 9]}
+    own = {1: 0, 2: 5, 3: 9, 4: 5}
+    for b in others:
+        for table, pts in enumerate([own[b], *others[b]], start=1):
+            player = "P" if table == 1 else f"o{b}{table}"
+            add_game(proj, "T", "paohuzi", 1, table, b, [player, f"x{b}{table}", f"y{b}{table}"], [pts, 0, 0], board=f"b{b}")
+    db = database(proj)
+    assert sorted(r["mp"] for r in db.run("mp", tournament="T") if r["player"] == "P") == [0, 5, 10, 12]
+    assert {r["player"]: r["r_shown"] for r in db.run("ranking", tournament="T")}["P"] == 56.3
+
+
 def _four(proj: Projection, table: int, rnd: int, players: list[str], winners_first: bool) -> None:
     pts = [5, 1, 5, 1] if winners_first else [1, 5, 1, 5]
     add_game(proj, "T", "junqi", rnd, table, 1, players, pts, board=f"r{rnd}-b1")

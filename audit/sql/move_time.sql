@@ -5,4 +5,4 @@ SELECT s.tournament, s.player, count(DISTINCT s.stream) AS games, count(t.seq) A
        coalesce(sum(t.ms), 0) AS move_ms, round(avg(t.ms), 1) AS mean_ms
 FROM seats s LEFT JOIN timings t ON t.stream = s.stream AND t.seat = s.seat
 WHERE $tournament IS NULL OR s.tournament = $tournament
-GROUP BY ALL ORDER BY s.tournament, move_ms;
+GROUP BY ALL ORDER BY s.tournament, move_ms, s.player;

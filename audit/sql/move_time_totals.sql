@@ -15,4 +15,4 @@ SELECT coalesce(s.stream, e.stream) AS stream, NULL::BIGINT AS seq, 'audit.T02' 
 FROM sql_total s FULL JOIN engine_total e ON e.stream = s.stream AND e.seat = s.seat
 WHERE s.ms IS DISTINCT FROM e.ms
   AND NOT EXISTS (SELECT 1 FROM findings f WHERE f.stream = coalesce(s.stream, e.stream) AND f.check_name = 'rules' AND f.severity = 'error')
-ORDER BY 1;
+ORDER BY 1, coalesce(s.seat, e.seat);
