@@ -3,8 +3,12 @@ leaf hashes, payloads, commit marks and the first fault."""
 
 from __future__ import annotations
 
+import os
 import random
+import subprocess
+import sys
 import zlib
+from pathlib import Path
 
 import pytest
 
@@ -108,3 +112,50 @@ def test_signature_checks_agree() -> None:
     assert fast == slow
     assert [i for i, ok in enumerate(fast) if not ok] == sorted([6, *range(1, 64, 3)]) and len(fast) == 64
     assert fastscan.verify_signatures(Signer.generate("log.example/a").verifier, messages[:1], signatures[:1]) == b"\0"
+
+
+def test_leaf_hashes_agree_with_hashlib_at_every_length() -> None:
+    """Leaves are hashed two at a time (SHA extensions) or one by one; every padding case agrees."""
+    rng = random.Random(8)
+    payloads = [rng.randbytes(n) for n in [*range(0, 300), 1000, 4096, 65_535]]
+    rng.shuffle(payloads)
+    for group in (payloads, payloads[1:], payloads[:1], []):
+        assert fastscan._fastscan.sha256_leaves(group) == b"".join(merkle.leaf_hash(p) for p in group)
+
+
+def test_roots_at_cuts_across_chunks() -> None:
+    """The tree is hashed in aligned chunks of 256 leaves; roots inside, at and across their edges."""
+    rng = random.Random(12)
+    leaves = [rng.randbytes(32) for _ in range(1500)]
+    prefix, tree = [merkle.EMPTY_ROOT], merkle.CompactRange()
+    for leaf in leaves:
+        tree.append(leaf)
+        prefix.append(tree.root())
+    for trial in range(60):
+        start = rng.choice([0, 1, 255, 256, 257, 511, 512, rng.randrange(1500)])
+        stop = rng.randrange(start, 1501)
+        cuts = sorted(rng.sample(range(start, stop + 1), min(stop - start + 1, rng.randint(0, 40))))
+        tree = merkle.CompactRange()
+        fastscan.extend(tree, b"".join(leaves[:start]))
+        roots = fastscan.extend_roots(tree, b"".join(leaves[start:stop]), cuts)
+        assert (tree.size, tree.root()) == (stop, prefix[stop]), trial
+        assert roots == b"".join(prefix[c] for c in cuts), trial
+
+
+def test_portable_build_agrees(tmp_path: Path) -> None:
+    """Without the CPU's carry-less multiply and SHA extensions (forced by an environment variable)
+    the scanner falls back on zlib and OpenSSL: same leaves, CRCs and roots."""
+    rng = random.Random(21)
+    data = tmp_path / "segment"
+    data.write_bytes(_segment(rng, 700))
+    probe = (
+        "import sys, hashlib; from pathlib import Path; from ledger import _fastscan as f; "
+        "d = Path(sys.argv[1]).read_bytes(); s = f.scan(d, 0); st = []; "
+        "print(hashlib.sha256(repr((s, f.crc32(d), f.extend_roots(st, 0, s[0], list(range(0, s[1] + 1, 7))), st)).encode()).hexdigest())"
+    )
+    digests = {
+        env: subprocess.run([sys.executable, "-c", probe, str(data)], capture_output=True, text=True, check=True,
+                            env={**os.environ, **({"MATCHLEDGER_FASTSCAN_PORTABLE": "1"} if env else {})}).stdout
+        for env in (False, True)
+    }
+    assert digests[False] == digests[True] and len(digests[True]) == 65
