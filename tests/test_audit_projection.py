@@ -12,8 +12,8 @@ import pyarrow as pa
 import pytest
 
 import audit.projection as projection
-from audit.projection import Projection, project_ledger
 from audit.faults import flip_byte
+from audit.projection import Projection, project_ledger
 from audit.session import movement_ranking, open_verified_session
 from audit.simulate import record_events, simulate_games
 from audit.tournament_sim import TournamentPlan, simulate_tournament

@@ -31,7 +31,8 @@ with Ledger.open(root) as led:
     while True:
         stream = f"g{rng.randrange(4)}"
         start, n = led.next_seq(stream), rng.choice([1, 1, 5, 20, 100])
-        lines = [b'{"kind":"game.move_time","stream":"%s","seq":%d,"ts":%d,"seat":0,"ms":%d}' % (stream.encode(), s, s, s) for s in range(start, start + n)]
+        line = b'{"kind":"game.move_time","stream":"%s","seq":%d,"ts":%d,"seat":0,"ms":%d}'
+        lines = [line % (stream.encode(), s, s, s) for s in range(start, start + n)]
         led.append(validate_lines(lines, 65536))
         if rng.random() < 0.1:
             led.checkpoint()
