@@ -65,11 +65,16 @@ def checkpoint_path(root: Path, size: int) -> Path:
 def list_checkpoint_files(root: Path) -> list[tuple[int, Path]]:
     """Returns the stored checkpoints as (size, path), smallest first."""
     directory = root / CHECKPOINTS
+    return [(size, directory / name) for size, name in list_checkpoint_names(root)]
+
+
+def list_checkpoint_names(root: Path) -> list[tuple[int, str]]:
+    """Returns the stored checkpoints as (size, file name in the checkpoints directory), smallest first."""
     try:
-        names = os.listdir(directory)
+        names = os.listdir(root / CHECKPOINTS)
     except FileNotFoundError:
         return []
-    return sorted((int(name[:-5]), directory / name) for name in names if name.endswith(".note") and name[:-5].isdigit())
+    return sorted((int(name[:-5]), name) for name in names if name.endswith(".note") and name[:-5].isdigit())
 
 
 def write_checkpoint(root: Path, signer: Signer, size: int, tree_root: bytes) -> Checkpoint:
@@ -177,7 +182,7 @@ class CheckpointReading:
     """
 
     size: int  # from the file name
-    path: Path
+    name: str  # the file name
     checkpoint: Checkpoint | None
     _before_signature: str | None = None  # malformed note or no signature by the log's key
     _signature: tuple[bytes, int] | None = None
@@ -211,23 +216,23 @@ class CheckpointReading:
         return self.checkpoint, signed
 
 
-def read_checkpoint(size: int, path: Path, note: str, verifier: Verifier, witnesses: list[Verifier],
+def read_checkpoint(size: int, name: str, note: str, verifier: Verifier, witnesses: list[Verifier],
                     checks: SignatureChecks) -> CheckpointReading:
     """Reads a stored checkpoint note, queueing its signature and co-signatures in `checks`."""
     try:
         body, sigs = split_note(note)
     except SignatureError as exc:
-        return CheckpointReading(size, path, None, str(exc))
+        return CheckpointReading(size, name, None, str(exc))
     message = body.encode()
-    for name, blob in sigs:  # the first line by the log's key decides, as in verify_note
-        if name == verifier.name and blob[:4] == verifier.key_id:
+    for signer, blob in sigs:  # the first line by the log's key decides, as in verify_note
+        if signer == verifier.name and blob[:4] == verifier.key_id:
             ticket = checks.add(verifier, message, blob[4:])
             break
     else:
-        return CheckpointReading(size, path, None, f"note carries no signature by {verifier.name!r}")
+        return CheckpointReading(size, name, None, f"note carries no signature by {verifier.name!r}")
     checkpoint = _read_body(body, note, verifier)
     if isinstance(checkpoint, str):
-        return CheckpointReading(size, path, None, None, ticket, name, checkpoint)
-    cosignatures = [(name, checks.add(witness, message, blob[4:])) for witness in witnesses  # as in cosigners
-                    for name, blob in sigs if name == witness.name and blob[:4] == witness.key_id]
-    return CheckpointReading(size, path, checkpoint, None, ticket, name, None, cosignatures)
+        return CheckpointReading(size, name, None, None, ticket, signer, checkpoint)
+    cosignatures = [(cosigner, checks.add(witness, message, blob[4:])) for witness in witnesses  # as in cosigners
+                    for cosigner, blob in sigs if cosigner == witness.name and blob[:4] == witness.key_id]
+    return CheckpointReading(size, name, checkpoint, None, ticket, signer, None, cosignatures)

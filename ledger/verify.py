@@ -25,10 +25,10 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ledger.checkpoints import Checkpoint, CheckpointReading, SignatureChecks, list_checkpoint_files, load_witnesses, read_checkpoint
+from ledger.checkpoints import Checkpoint, CheckpointReading, SignatureChecks, list_checkpoint_names, load_witnesses, read_checkpoint
 from ledger.errors import SignatureError
 from ledger.fastscan import SegmentScan, extend_roots, scan_leaves
-from ledger.layout import SEGMENTS, load_config
+from ledger.layout import CHECKPOINTS, SEGMENTS, load_config
 from ledger.merkle import EMPTY_ROOT, CompactRange
 from ledger.notes import Verifier
 from ledger.scan import frame_follows
@@ -98,20 +98,38 @@ def _read_checkpoints(root: Path, verifier: Verifier, witnesses: list[Verifier],
                       signing: ThreadPoolExecutor) -> list[CheckpointReading]:
     """Reads every stored checkpoint note, queueing its signatures in `checks` and starting them
     in `signing` a batch at a time."""
-    readings = []
-    for n, (size, path) in enumerate(list_checkpoint_files(root), 1):
-        with open(path, "rb", buffering=0) as f:
-            note = f.read().decode()
-        readings.append(read_checkpoint(size, path, note, verifier, witnesses, checks))
-        if n % SIGNATURE_BATCH == 0:
-            checks.start(signing)
+    readings: list[CheckpointReading] = []
+    names = list_checkpoint_names(root)
+    if not names:
+        return readings
+    directory = os.open(root / CHECKPOINTS, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for n, (size, name) in enumerate(names, 1):
+            note = _read_small(name, directory).decode()
+            readings.append(read_checkpoint(size, name, note, verifier, witnesses, checks))
+            if n % SIGNATURE_BATCH == 0:
+                checks.start(signing)
+    finally:
+        os.close(directory)
     return readings
+
+
+def _read_small(name: str, directory: int, chunk: int = 1 << 16) -> bytes:
+    """Reads a small file of a directory (open file objects cost twice as much for ten thousand notes)."""
+    fd = os.open(name, os.O_RDONLY, dir_fd=directory)
+    try:
+        parts = [os.read(fd, chunk)]
+        while parts[-1]:
+            parts.append(os.read(fd, chunk))
+    finally:
+        os.close(fd)
+    return b"".join(parts)
 
 
 def _notes_verdict(readings: list[CheckpointReading], checks: SignatureChecks, notes: list[str]) -> VerifyReport | None:
     """Returns the report of the first bad checkpoint note, if any, gathering co-signers in `notes`."""
     for reading in readings:
-        size, name = reading.size, reading.path.name
+        size, name = reading.size, reading.name
         try:
             cp, signed = reading.outcome(checks)
         except SignatureError as exc:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import random
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
 
@@ -70,7 +69,7 @@ def test_batched_reading_agrees_with_parse_checkpoint(monkeypatch: pytest.Monkey
     with ThreadPoolExecutor(1) as executor:
         readings = []
         for n, note in enumerate(notes):
-            readings.append(read_checkpoint(n, Path(f"{n}.note"), note, LOG.verifier, [w.verifier for w in WITNESSES], checks))
+            readings.append(read_checkpoint(n, f"{n}.note", note, LOG.verifier, [w.verifier for w in WITNESSES], checks))
             if pool and n % 50 == 0:
                 checks.start(executor)
         checks.wait()
