@@ -5,7 +5,7 @@
 --   resets it), beside the engine's counter; and every game where the count reached quiet_limit
 --   without the engine declaring QUIET_LIMIT there, or the reverse
 -- implements: junqi.md §8.2 (50-step no-contact draw; quiet_limit, quiet_trigger), 第九条
-WITH g AS (  -- each game's settings, read once, and a number per game for the window to sort on
+WITH g AS (  -- each game's settings, read once, and a number per game for the windows to sort on
     SELECT stream, dense_rank() OVER (ORDER BY stream) AS gid, termination,
            CAST(json_extract(profile, '$.quiet_limit') AS INTEGER) AS quiet_limit,
            json_extract_string(profile, '$.quiet_trigger') AS trigger_op,
@@ -13,19 +13,17 @@ WITH g AS (  -- each game's settings, read once, and a number per game for the w
     FROM games
     WHERE game = 'junqi' AND json_extract_string(profile, '$.step_unit') = 'ply'
       AND NOT CAST(json_extract(profile, '$.elimination_resets_quiet') AS BOOLEAN)
-), m AS (  -- each step in order: the contacts so far and its place in the game
+), m AS (  -- each counted step with its place in the game
     SELECT g.gid, st.seq, coalesce(st.contact, false) AS contact, st.quiet AS engine_quiet,
-           sum(CASE WHEN st.contact THEN 1 ELSE 0 END) OVER w AS contacts,
-           row_number() OVER w AS n
+           row_number() OVER (PARTITION BY g.gid ORDER BY st.seq) AS n
     FROM steps st JOIN g USING (stream)
     WHERE (st.kind = 'junqi.moved' AND st.contact IS NOT NULL) OR (st.kind = 'game.timed_out' AND g.timeouts_count)
-    WINDOW w AS (PARTITION BY g.gid ORDER BY st.seq ROWS UNBOUNDED PRECEDING)
-), runs AS (  -- a run: the steps with the same contacts so far, from a contact (or the start) on
-    SELECT gid, contacts, min(n) AS first FROM m GROUP BY gid, contacts
-), counted AS (  -- quiet steps since the run's contact: the step's place in its run
-    SELECT m.gid, m.seq, m.engine_quiet,
-           CASE WHEN m.contact THEN 0 ELSE m.n - r.first + 1 - (CASE WHEN m.contacts > 0 THEN 1 ELSE 0 END) END AS sql_quiet
-    FROM m JOIN runs r USING (gid, contacts)
+), counted AS (  -- quiet steps: the steps since the last contact (or since the start), this one included
+    SELECT gid, seq, engine_quiet,
+           CASE WHEN contact THEN 0
+                ELSE n - coalesce(max(CASE WHEN contact THEN n END) OVER (PARTITION BY gid ORDER BY seq ROWS UNBOUNDED PRECEDING), 0)
+           END AS sql_quiet
+    FROM m
 ), reached AS (
     SELECT c.gid, min(c.seq) AS seq FROM counted c JOIN g USING (gid)
     WHERE c.sql_quiet > g.quiet_limit OR (g.trigger_op = '>=' AND c.sql_quiet = g.quiet_limit) GROUP BY c.gid
