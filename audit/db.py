@@ -71,7 +71,7 @@ class AuditDB:
     def __init__(self, tables: dict[str, pa.Table], parquet: Path | None = None) -> None:
         self._con = duckdb.connect(":memory:")
         for name, table in tables.items():
-            self._con.register(f"_arrow_{name}", table)
+            self._con.register(f"_arrow_{name}", _few_chunks(table))
             self._con.execute(f'CREATE TABLE "{name}" AS SELECT * FROM "_arrow_{name}"')
             self._con.unregister(f"_arrow_{name}")
         for view in VIEWS.values():
@@ -117,3 +117,10 @@ class AuditDB:
 
 
 _READ_ONLY = {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN, duckdb.StatementType.PRAGMA}
+_CHUNKS = 64
+"""Above this many chunks a table is merged before DuckDB copies it: DuckDB pays per chunk, and a
+projection table can arrive in one chunk per replayed game."""
+
+
+def _few_chunks(table: pa.Table) -> pa.Table:
+    return table.combine_chunks() if table.num_columns and table.column(0).num_chunks > _CHUNKS else table
