@@ -37,12 +37,10 @@ def seating_findings(session: Session) -> Iterator[Finding]:
 
 
 def deal_findings(session: Session) -> Iterator[Finding]:
-    """Yields a finding for every Paohuzi table whose deal differs from the others of its board (第五条).
-
-    Only the events the check reads are decoded (deck, deal, 亮张, draws: about a fifth of a game).
-    """
+    """Yields a finding for every Paohuzi table whose deal differs from the others of its board (第五条)."""
     from replay.paohuzi import check_board_deals
 
+    # only the events the check reads are decoded: deck, deal, 亮张 and draws, about a fifth of a game
     boards: dict[tuple[str, str], dict[str, list[bytes]]] = {}
     for row in session.db.run("deal_events"):
         tables = boards.setdefault((row["tournament"] or "", row["board"]), {})
