@@ -1,4 +1,5 @@
-/* Optional accelerator for full verification: frame checks, CRC-32 and RFC 6962 hashing in C.
+/* Optional accelerator for full verification: frame checks, CRC-32 and RFC 6962 hashing in C, and
+ * batches of Ed25519 checks; everything that takes time runs with the GIL released.
  *
  * ledger/segments.py defines the frame format and ledger/fastscan.py the Python reference that
  * this module must agree with (tests/test_fastscan.py checks both on the same bytes). */
@@ -572,7 +573,7 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_fastscan", "Frame scanning and Merkle hashing in C.", -1, methods};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_fastscan", "Frame scanning, Merkle hashing and Ed25519 batches in C.", -1, methods};
 
 PyMODINIT_FUNC PyInit__fastscan(void) {
     crc32_init();
