@@ -1,7 +1,9 @@
-"""Frame checking and leaf hashing of a whole segment, in C when the accelerator is built.
+"""Frame checking and leaf hashing of a whole segment, growing the tree, and batches of signature
+checks, in C when the accelerator is built.
 
-`scan_leaves` and `extend` have one meaning; `_fastscan` (C) and the Python code below are two
-implementations of it, and tests/test_fastscan.py holds them to the same answers.
+`scan_leaves`, `segment_payloads`, `extend`, `extend_roots` and `verify_signatures` each have one
+meaning; `_fastscan` (C) and the Python code below are two implementations of it, and
+tests/test_fastscan.py holds them to the same answers.
 """
 
 from __future__ import annotations
