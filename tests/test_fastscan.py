@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from ledger import fastscan, merkle, segments
-from ledger.notes import Signer
+from ledger.notes import Signer, Verifier
 
 pytestmark = pytest.mark.skipif(not fastscan.ACCELERATED, reason="C accelerator not built")
 
@@ -91,7 +91,8 @@ def test_extend_roots_refuses_cuts_outside_the_run(accelerated: bool, cuts: list
 
 
 def test_signature_checks_agree() -> None:
-    """The C batch (OpenSSL with the GIL released) and `cryptography` accept the same signatures."""
+    """The C batch (libsodium where the machine has it, OpenSSL on what it refuses, with the GIL
+    released) and `cryptography` accept the same signatures."""
     rng = random.Random(3)
     signer = Signer.generate("log.example/a")
     messages = [rng.randbytes(rng.randint(0, 200)) for _ in range(64)]
@@ -112,6 +113,17 @@ def test_signature_checks_agree() -> None:
     assert fast == slow
     assert [i for i, ok in enumerate(fast) if not ok] == sorted([6, *range(1, 64, 3)]) and len(fast) == 64
     assert fastscan.verify_signatures(Signer.generate("log.example/a").verifier, messages[:1], signatures[:1]) == b"\0"
+
+
+def test_signature_checks_agree_on_a_small_order_key() -> None:
+    """With the identity point as the key, R the identity and S = 0 verify for any message under
+    OpenSSL's (and so `cryptography`'s) rules; libsodium refuses them, and the batch then takes
+    OpenSSL's verdict: the same answer either way."""
+    identity = b"\x01" + bytes(31)
+    verifier = Verifier("log.example/weak", identity)
+    messages, signatures = [b"any", b"other"], [identity + bytes(32), identity + b"\x01" + bytes(31)]
+    slow = fastscan.verify_signatures(verifier, messages, signatures, accelerated=False)
+    assert fastscan.verify_signatures(verifier, messages, signatures, accelerated=True) == slow
 
 
 def test_leaf_hashes_agree_with_hashlib_at_every_length() -> None:
@@ -143,15 +155,17 @@ def test_roots_at_cuts_across_chunks() -> None:
 
 
 def test_portable_build_agrees(tmp_path: Path) -> None:
-    """Without the CPU's carry-less multiply and SHA extensions (forced by an environment variable)
-    the scanner falls back on zlib and OpenSSL: same leaves, CRCs and roots."""
+    """Without the CPU's carry-less multiply or libsodium (forced by an environment variable) the
+    module falls back on zlib and OpenSSL: same leaves, CRCs, roots and signature verdicts."""
     rng = random.Random(21)
     data = tmp_path / "segment"
     data.write_bytes(_segment(rng, 700))
     probe = (
-        "import sys, hashlib; from pathlib import Path; from ledger import _fastscan as f; "
-        "d = Path(sys.argv[1]).read_bytes(); s = f.scan(d, 0); st = []; "
-        "print(hashlib.sha256(repr((s, f.crc32(d), f.extend_roots(st, 0, s[0], list(range(0, s[1] + 1, 7))), st)).encode()).hexdigest())"
+        "import sys, hashlib; from pathlib import Path; from ledger import _fastscan as f; from ledger.notes import Signer; "
+        "d = Path(sys.argv[1]).read_bytes(); s = f.scan(d, 0); st = []; k = Signer.generate('x'); "
+        "m = [d[i:i + 50] for i in range(0, 5000, 50)]; g = [k._key.sign(x) for x in m]; g[3] = g[4]; "
+        "v = f.verify_ed25519(k.verifier.public, m, g); assert v.count(1) == 99, v; "
+        "print(hashlib.sha256(repr((s, f.crc32(d), f.extend_roots(st, 0, s[0], list(range(0, s[1] + 1, 7))), st, v)).encode()).hexdigest())"
     )
     digests = {
         env: subprocess.run([sys.executable, "-c", probe, str(data)], capture_output=True, text=True, check=True,
