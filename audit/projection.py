@@ -42,7 +42,8 @@ from schemas.envelope import Event
 _json = msgspec.json.Encoder()
 FACT_COLUMNS = {"contact": pa.bool_(), "step": pa.int32(), "quiet": pa.int32(), "turn": pa.int32(),
                 "out": pa.int32(), "time_used": pa.int64()}
-"""Facts the SQL checks read, kept as typed columns of `steps`; the rest stay in its JSON `facts`."""
+"""Facts the SQL checks read, kept as typed columns of `steps`; its JSON `facts` holds every fact
+the engine derived (these too: leaving them out would cost more than keeping them)."""
 GAME_OPENER = "game.started"
 TOURNAMENT_OPENER = "tournament.opened"
 GROUP_ENTRIES = 1 << 16
@@ -77,8 +78,6 @@ GAME_TABLES = ("steps", "games", "seats", "findings")
 _FACT_FIELDS = pa.struct([f for f in SCHEMAS["steps"] if f.name in ("seat", "action", *FACT_COLUMNS)])
 """The columns of `steps` read straight out of the engines' facts: the acting seat, the action,
 the typed facts."""
-_IN_COLUMNS = frozenset(_FACT_FIELDS.names)
-"""Facts that have a column of their own and are left out of the JSON `facts`."""
 
 
 class Rows:
@@ -390,8 +389,7 @@ class _GameRows:
         else:
             where = _GameRows._heads(r.stream, r.step_events, array("q", [entries[e.seq] for e in r.step_events])).columns[:5]
         typed = pa.array(r.step_facts, _FACT_FIELDS).flatten()
-        rest = [{k: v for k, v in f.items() if k not in _IN_COLUMNS} for f in r.step_facts]
-        return pa.RecordBatch.from_arrays([*where, *typed, _json_column(rest)], schema=SCHEMAS["steps"])
+        return pa.RecordBatch.from_arrays([*where, *typed, _json_column(r.step_facts)], schema=SCHEMAS["steps"])
 
     @staticmethod
     def _heads(stream: str, events: list[Event], entries: array) -> pa.RecordBatch:
