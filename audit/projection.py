@@ -345,18 +345,22 @@ def _from_ipc(blob: bytes) -> pa.Table:
 
 
 class _GameRows:
-    """The rows of replayed games: `games`, `seats` and `findings` row by row, `steps` and the
-    `events` heads as Arrow batches, one per game."""
+    """The rows of replayed games: `games`, `seats` and `findings` row by row; the `events` rows
+    and the `steps` gathered column by column over all the games of a task and turned into Arrow
+    once, so that DuckDB receives a few large chunks rather than one per game."""
 
     def __init__(self) -> None:
         self.rows = Rows(["games", "seats", "findings"])
-        self.steps: list[pa.RecordBatch] = []
-        self.heads: list[pa.RecordBatch] = []
+        self.heads: dict[str, list[Any]] = {name: [] for name in HEADS.names}
+        self.step_heads: dict[str, list[Any]] = {name: [] for name in HEADS.names if name != "seat"}
+        self.step_facts: list[dict[str, Any]] = []
 
     def tables(self) -> dict[str, pa.Table]:
+        where = [pa.array(items, HEADS.field(name).type) for name, items in self.step_heads.items()]
+        typed = pa.array(self.step_facts, _FACT_FIELDS).flatten()
         return {**{name: self.rows.table(name) for name in self.rows.columns},
-                "steps": pa.Table.from_batches(self.steps, SCHEMAS["steps"]),
-                "events": pa.Table.from_batches(self.heads, HEADS)}
+                "steps": pa.Table.from_arrays([*where, *typed, _json_column(self.step_facts)], schema=SCHEMAS["steps"]),
+                "events": pa.Table.from_pydict(self.heads, schema=HEADS)}
 
     def add(self, r: GameReplay, entries: array) -> list[Finding]:
         """Adds one replayed game; returns its findings."""
@@ -375,28 +379,22 @@ class _GameRows:
             self.rows.add("findings", entry=entries[x.seq] if x.seq < len(entries) else None, stream=x.stream, seq=x.seq,
                           code=x.code, article=x.article, severity=x.severity, message=x.message, source="replay",
                           check_name=check_of(x.code))
-        heads = self._heads(r.stream, r.events, entries)
-        self.heads.append(heads)
-        self.steps.append(self._steps(r, entries, heads))
+        if r.step_events == r.events:  # every event a step, as the engines fold them: the steps share the columns
+            _extend(r.stream, r.events, entries, self.heads, self.step_heads)
+        else:
+            _extend(r.stream, r.events, entries, self.heads)
+            _extend(r.stream, r.step_events, [entries[e.seq] for e in r.step_events], self.step_heads)
+        self.step_facts += r.step_facts
         return list(r.findings)
 
-    @staticmethod
-    def _steps(r: GameReplay, entries: array, heads: pa.RecordBatch) -> pa.RecordBatch:
-        """Returns the steps of a game; when every event was a step, as the engines fold them, the
-        steps share the `events` rows' columns."""
-        if r.step_events == r.events:
-            where = heads.columns[:5]
-        else:
-            where = _GameRows._heads(r.stream, r.step_events, array("q", [entries[e.seq] for e in r.step_events])).columns[:5]
-        typed = pa.array(r.step_facts, _FACT_FIELDS).flatten()
-        return pa.RecordBatch.from_arrays([*where, *typed, _json_column(r.step_facts)], schema=SCHEMAS["steps"])
 
-    @staticmethod
-    def _heads(stream: str, events: list[Event], entries: array) -> pa.RecordBatch:
-        columns = [pa.array(entries, pa.int64()), pa.array([stream] * len(events), pa.string()),
-                   pa.array([e.seq for e in events], pa.int64()), pa.array([e.ts for e in events], pa.int64()),
-                   pa.array([e.kind for e in events], pa.string()), pa.array([e.seat for e in events], pa.int8())]
-        return pa.RecordBatch.from_arrays(columns, schema=HEADS)
+def _extend(stream: str, events: list[Event], entries: Iterable[int], *targets: dict[str, list[Any]]) -> None:
+    """Appends the `events` columns of some events of one stream to each target's columns."""
+    columns = {"entry": entries, "stream": [stream] * len(events), "seq": [e.seq for e in events],
+               "ts": [e.ts for e in events], "kind": [e.kind for e in events], "seat": [e.seat for e in events]}
+    for target in targets:
+        for name, items in target.items():
+            items += columns[name]
 
 
 def _json_column(records: list[dict[str, Any]]) -> pa.Array:
