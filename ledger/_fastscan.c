@@ -290,11 +290,15 @@ static PyObject *sha256_leaves(PyObject *self, PyObject *arg) {
 }
 
 /* scan(data, first_index) -> (leaves, count, last_commit, commit_end, error_offset, error)
- * leaves: count*32 bytes of leaf hashes; error_offset -1 when every frame is well formed. */
-static PyObject *scan(PyObject *self, PyObject *args) {
+ * leaves: count*32 bytes of leaf hashes; error_offset -1 when every frame is well formed.
+ * scan_part(data, first_index, final) -> the same and `consumed`: with final false, `data` is a
+ * piece of a segment that goes on, and a frame it holds only the start of ends the scan without
+ * an error; `consumed` is where that frame starts (or where the scan stopped). */
+static PyObject *do_scan(PyObject *args, int part) {
     Py_buffer buf;
     unsigned long long first;
-    if (!PyArg_ParseTuple(args, "y*K", &buf, &first)) return NULL;
+    int final = 1;
+    if (part ? !PyArg_ParseTuple(args, "y*Kp", &buf, &first, &final) : !PyArg_ParseTuple(args, "y*K", &buf, &first)) return NULL;
     const unsigned char *data = buf.buf;
     Py_ssize_t end = buf.len, off = 0, count = 0, last_commit = 0, commit_end = 0;
     /* room for as many frames as could fit; the pages past those found are never touched, and
@@ -310,6 +314,7 @@ static PyObject *scan(PyObject *self, PyObject *args) {
     while (off < end) {
         Py_ssize_t stop;
         uint32_t word;
+        if (!final && (end - off < OVERHEAD || off + OVERHEAD + (Py_ssize_t)(le32(data + off) & LENGTH_MASK) > end)) break;
         error = check_frame(data, off, end, first + (unsigned long long)count, &stop, &word, message, sizeof message);
         if (error) break;
         Py_ssize_t length = stop - off - HEADER;
@@ -328,9 +333,15 @@ static PyObject *scan(PyObject *self, PyObject *args) {
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&buf);
     if (_PyBytes_Resize(&blob, 32 * count) < 0) return NULL;
-    return Py_BuildValue("(NnnnnO)", blob, count, last_commit, commit_end, error ? off : (Py_ssize_t)-1,
-                         error ? PyUnicode_FromString(error) : Py_NewRef(Py_None));
+    PyObject *why = error ? PyUnicode_FromString(error) : Py_NewRef(Py_None);
+    if (!why) { Py_DECREF(blob); return NULL; }
+    if (part) return Py_BuildValue("(NnnnnNn)", blob, count, last_commit, commit_end, error ? off : (Py_ssize_t)-1, why, off);
+    return Py_BuildValue("(NnnnnN)", blob, count, last_commit, commit_end, error ? off : (Py_ssize_t)-1, why);
 }
+
+static PyObject *scan(PyObject *self, PyObject *args) { return do_scan(args, 0); }
+
+static PyObject *scan_part(PyObject *self, PyObject *args) { return do_scan(args, 1); }
 
 /* The root of the tree whose right frontier is `frontier[0..depth)`, as CompactRange.root. */
 static void frontier_root(unsigned char (*frontier)[32], Py_ssize_t depth, unsigned char *out) {
@@ -580,12 +591,14 @@ static PyObject *payloads(PyObject *self, PyObject *args) {
     }
     PyBuffer_Release(&buf);
     if (!out) return NULL;
-    return Py_BuildValue("(NnnO)", out, last_commit, error ? off : (Py_ssize_t)-1,
-                         error ? PyUnicode_FromString(error) : Py_NewRef(Py_None));
+    PyObject *why = error ? PyUnicode_FromString(error) : Py_NewRef(Py_None);
+    if (!why) { Py_DECREF(out); return NULL; }
+    return Py_BuildValue("(NnnN)", out, last_commit, error ? off : (Py_ssize_t)-1, why);
 }
 
 static PyMethodDef methods[] = {
     {"scan", scan, METH_VARARGS, "Checks every frame of a segment's bytes and returns their leaf hashes."},
+    {"scan_part", scan_part, METH_VARARGS, "As scan, over a piece of a segment that may end inside a frame."},
     {"payloads", payloads, METH_VARARGS, "Checks every frame of a segment's bytes and returns their payloads."},
     {"extend", extend, METH_VARARGS, "Appends leaf hashes to a compact range."},
     {"crc32", py_crc32, METH_VARARGS, "CRC-32 as zlib.crc32, by the code the scanner uses."},

@@ -8,11 +8,13 @@ tests/test_fastscan.py holds them to the same answers.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from ledger.merkle import CompactRange, leaf_hash
-from ledger.segments import OVERHEAD, FrameError, iter_frames
+from ledger.segments import LENGTH_MASK, OVERHEAD, FrameError, iter_frames
 
 try:
     from ledger import _fastscan  # type: ignore[attr-defined]
@@ -50,6 +52,51 @@ def scan_leaves(data: bytes, first_index: int, accelerated: bool | None = None) 
     except FrameError as exc:
         return SegmentScan(b"".join(leaves), count, last_commit, commit_end, exc.offset, str(exc))
     return SegmentScan(b"".join(leaves), count, last_commit, commit_end, -1, None)
+
+
+CHUNK = 4 << 20
+"""How much of a segment file `scan_file` reads at a time: small enough that the bytes are still in
+the cache when they are scanned (about a tenth faster than reading a 64 MB segment whole)."""
+
+
+def scan_file(path: Path, first_index: int, buffer: bytearray | None = None, chunk: int = CHUNK,
+              accelerated: bool | None = None) -> SegmentScan:
+    """Checks every frame of a segment file and returns their leaf hashes, as
+    `scan_leaves(path.read_bytes(), first_index)` does, reading the file `chunk` bytes at a time
+    into `buffer` (a caller's to reuse; it grows to hold a frame longer than a chunk)."""
+    if not (ACCELERATED if accelerated is None else accelerated):
+        return scan_leaves(path.read_bytes(), first_index, accelerated=False)
+    chunk = max(chunk, 64)
+    buffer = bytearray(chunk) if buffer is None else buffer
+    if len(buffer) < chunk:
+        buffer.extend(bytes(chunk - len(buffer)))
+    parts: list[bytes] = []
+    frames = last_commit = commit_end = 0
+    with open(path, "rb", buffering=0) as f:
+        size = os.fstat(f.fileno()).st_size
+        base = held = 0  # the file offset of buffer[0]; how many bytes the buffer holds from there
+        while True:
+            with memoryview(buffer) as view:
+                while held < len(buffer) and base + held < size:
+                    got = f.readinto(view[held:min(len(buffer), size - base)])
+                    if not got:  # the file was cut short meanwhile
+                        size = base + held
+                        break
+                    held += got
+                final = base + held >= size
+                leaves, count, commit, end, error_offset, error, consumed = _fastscan.scan_part(view[:held], first_index + frames, final)
+            parts.append(leaves)
+            if commit:
+                last_commit, commit_end = frames + commit, base + end
+            frames += count
+            if error is not None or final:
+                return SegmentScan(b"".join(parts), frames, last_commit, commit_end,
+                                   -1 if error is None else base + error_offset, error)
+            buffer[:held - consumed] = buffer[consumed:held]  # the frame cut short goes first
+            base, held = base + consumed, held - consumed
+            if held == len(buffer):  # a frame longer than the buffer
+                length = int.from_bytes(buffer[:4], "little") & LENGTH_MASK
+                buffer.extend(bytes(min(OVERHEAD + length, size - base) - len(buffer)))
 
 
 class SegmentPayloads(NamedTuple):

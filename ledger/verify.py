@@ -27,7 +27,7 @@ from pathlib import Path
 
 from ledger.checkpoints import Checkpoint, CheckpointReading, SignatureChecks, list_checkpoint_names, load_witnesses, read_checkpoint
 from ledger.errors import SignatureError
-from ledger.fastscan import SegmentScan, extend_roots, scan_leaves
+from ledger.fastscan import CHUNK, SegmentScan, extend_roots, scan_file
 from ledger.layout import CHECKPOINTS, SEGMENTS, load_config
 from ledger.merkle import EMPTY_ROOT, CompactRange
 from ledger.notes import Verifier
@@ -171,19 +171,11 @@ _buffers = threading.local()
 
 
 def _scan_segment(first: int, path: Path) -> SegmentScan:
-    """Reads a segment into this thread's reusable buffer (cheaper than a fresh bytes object of
-    tens of megabytes each time) and scans it."""
-    with open(path, "rb", buffering=0) as f:
-        size = os.fstat(f.fileno()).st_size
-        buffer: bytearray = getattr(_buffers, "buffer", None) or bytearray()
-        if len(buffer) < size:
-            buffer = _buffers.buffer = bytearray(size)
-        view = memoryview(buffer)
-        got = 0
-        while got < size and (n := f.readinto(view[got:size])):
-            got += n
-    with view[:got] as data:
-        return scan_leaves(data, first)
+    """Scans a segment file a chunk at a time through this thread's reusable buffer."""
+    buffer = getattr(_buffers, "buffer", None)
+    if buffer is None:
+        buffer = _buffers.buffer = bytearray(CHUNK)
+    return scan_file(path, first, buffer)
 
 
 class _Scans:

@@ -173,3 +173,28 @@ def test_portable_build_agrees(tmp_path: Path) -> None:
         for env in (False, True)
     }
     assert digests[False] == digests[True] and len(digests[True]) == 65
+
+
+def test_scan_file_in_chunks_agrees_with_the_reference(tmp_path: Path) -> None:
+    """A segment file scanned a chunk at a time, frames cut at chunk edges and frames longer than a
+    chunk included, gives what the Python reference gives on the whole file."""
+    rng = random.Random(5)
+    path = tmp_path / "segment"
+    for trial in range(200):
+        out, index = [], 0
+        while index < rng.randint(0, 60):
+            size = rng.randint(1, 5)
+            out.append(segments.frame_batch(index, [rng.randbytes(rng.choice([rng.randint(0, 300), rng.randint(0, 3000)]))
+                                                    for _ in range(size)]))
+            index += size
+        data = bytearray(b"".join(out))
+        if data and trial % 3:
+            data[rng.randrange(len(data))] ^= 1 << rng.randrange(8)
+        if data and trial % 5 == 0:
+            del data[rng.randrange(len(data)):]
+        path.write_bytes(bytes(data))
+        reference = fastscan.scan_leaves(bytes(data), 3, accelerated=False)
+        for chunk in (64, 257, 4096, fastscan.CHUNK):
+            buffer = bytearray(rng.choice([0, 10, chunk]))
+            assert fastscan.scan_file(path, 3, buffer, chunk=chunk) == reference, (trial, chunk)
+        assert fastscan.scan_file(path, 3, accelerated=False) == reference
