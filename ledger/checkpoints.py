@@ -131,7 +131,7 @@ class SignatureChecks:
 
     `start` hands the checks queued so far to an executor (or runs them at once); with the C
     accelerator a batch runs with the GIL released, so it overlaps other work (the `cryptography`
-    package holds the GIL while it verifies). Each check is OpenSSL's Ed25519 verification either way.
+    package holds the GIL while it verifies). The verdicts are OpenSSL's Ed25519 verification's either way.
     """
 
     def __init__(self) -> None:

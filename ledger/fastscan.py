@@ -158,7 +158,9 @@ def verify_signatures(verifier: Verifier, messages: Sequence[bytes], signatures:
                       accelerated: bool | None = None) -> bytes:
     """Checks Ed25519 signatures of one key: one byte per message, 1 where its signature verifies.
 
-    The C accelerator calls OpenSSL with the GIL released; the reference asks `cryptography`.
+    The C accelerator releases the GIL and asks libsodium where the machine has it, then OpenSSL
+    about what libsodium refuses (libsodium refuses a few things OpenSSL accepts, never the
+    reverse), so its verdicts are OpenSSL's; the reference asks `cryptography`, OpenSSL too.
     """
     if ACCELERATED if accelerated is None else accelerated:
         return _fastscan.verify_ed25519(verifier.public, messages, signatures)

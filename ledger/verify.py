@@ -6,13 +6,18 @@ are the writer's to enforce; the signed roots cover them.
 Successive checkpoints are consistent exactly when each one's root is the root of a prefix of
 the same leaves, which this recomputation establishes.
 
-How the work is spread (all of it is done on every run): segments are read and scanned a few at
-a time in threads (the C scanner releases the GIL); the checkpoint notes are read meanwhile and
-their Ed25519 signatures checked in one batch in another thread (in C with the GIL released);
-the tree grows segment by segment in the calling thread, which computes the root at each
-checkpoint size on the way (`extend_roots`) rather than a tree per checkpoint. Whatever runs
-at the same time, the report is the one a sequential check gives: a bad checkpoint note is
-reported before any damage to the entries, the first bad note first.
+How the work is spread (all of it is done on every run): segments are read (a few MB at a time,
+`scan_file`) and scanned a few at a time in threads (the C scanner releases the GIL); the
+checkpoint notes are read meanwhile and their Ed25519 signatures checked in batches in another
+thread (in C with the GIL released, see `SignatureChecks`); the tree grows segment by segment in
+the calling thread, which computes the root at each checkpoint size on the way (`extend_roots`)
+rather than a tree per checkpoint. Whatever runs at the same time, the report is the one a
+sequential check gives: a bad checkpoint note is reported before any damage to the entries, the
+first bad note first.
+
+On the 10,000-game event of the audit (3.1 M entries, 520 MB, 10,006 checkpoints) that is about
+1.2 s of CPU: 0.5 s reading, CRC and leaf hashes, 0.2 s the tree and its 10,006 roots, 0.35 s the
+signatures (libsodium; 0.64 s with OpenSSL alone), 0.1 s reading the notes.
 """
 
 from __future__ import annotations
