@@ -117,7 +117,7 @@ class AuditDB:
 
 
 _READ_ONLY = {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN, duckdb.StatementType.PRAGMA}
-_CHUNKS = 64
+_CHUNKS = 1024
 """Above this many chunks a table is merged before DuckDB copies it: DuckDB pays per chunk, and a
 projection table can arrive in one chunk per replayed game."""
 

@@ -32,10 +32,10 @@ import msgspec
 import pyarrow as pa
 
 from audit.checks import check_of
-from ledger.store import iter_payloads
+from ledger.store import StoredEntries, read_entries
 from replay.protocol import Finding
 from replay.run import GameReplay, replay_game
-from schemas import decode_stored
+from schemas import ALL_EVENTS, decode_stored
 from schemas.common import GameStarted, PlayerRegistered, RoundSeated, TournamentOpened
 from schemas.envelope import Event
 
@@ -99,13 +99,13 @@ class Rows:
 class StoredStreams(Mapping[str, list[Event]]):
     """Events of the game streams, by stream, decoded from the stored bytes when first asked for."""
 
-    def __init__(self, payloads: list[bytes], entries: dict[str, array]) -> None:
-        self._payloads, self._entries = payloads, entries
+    def __init__(self, log: StoredEntries, entries: dict[str, array]) -> None:
+        self._log, self._entries = log, entries
         self._decoded: dict[str, list[Event]] = {}
 
     def __getitem__(self, stream: str) -> list[Event]:
         if stream not in self._decoded:
-            self._decoded[stream] = decode_stored([self._payloads[i] for i in self._entries[stream]])
+            self._decoded[stream] = decode_stored(self._log.take(self._entries[stream]))
         return self._decoded[stream]
 
     def __iter__(self) -> Iterator[str]:
@@ -147,22 +147,16 @@ class Projection:
 
 def project_ledger(root: Path, on_game: Callable[[int], None] | None = None, workers: int | None = None) -> Projection:
     """Builds the projection of a ledger directory."""
-    return project(iter_payloads(root), on_game, workers)
+    return project(read_entries(root), on_game, workers)
 
 
-def project(segments: Iterable[tuple[int, list[bytes]]], on_game: Callable[[int], None] | None = None,
-            workers: int | None = None) -> Projection:
-    """Builds the projection of a log given segment by segment as (first index, entries)."""
-    payloads: list[bytes] = []
-    bodies: list[pa.Array] = []
-    for _, part in segments:
-        payloads += part
-        bodies.append(_body(part))
-    with _quiet_gc(), _Workers(payloads, workers) as pool:
-        streams = _group(pool, len(payloads))
+def project(log: StoredEntries, on_game: Callable[[int], None] | None = None, workers: int | None = None) -> Projection:
+    """Builds the projection of a log's committed entries."""
+    with _quiet_gc(), _Workers(log, workers) as pool:
+        streams = _group(pool, len(log))
         games = [(s, entries) for s, (kind, entries) in streams.items() if kind == GAME_OPENER]
         arrow, heads, findings = _replay_games(pool, games, on_game)
-    others = {s: decode_stored([payloads[i] for i in entries]) for s, (kind, entries) in streams.items() if kind != GAME_OPENER}
+    others = {s: decode_stored(log.take(entries)) for s, (kind, entries) in streams.items() if kind != GAME_OPENER}
     tournament = Rows(["seatings", "players", "tournaments"])
     tournament_events = [e for events in others.values() for e in events if e.kind.startswith("tournament.")]
     for event in tournament_events:
@@ -170,20 +164,14 @@ def project(segments: Iterable[tuple[int, list[bytes]]], on_game: Callable[[int]
     orphans = [_orphan(s, events) for s, events in others.items() if events[0].kind != TOURNAMENT_OPENER]
     arrow["findings"] = pa.concat_tables([arrow["findings"], _findings_table(orphans, streams)])
     arrow.update({name: tournament.table(name) for name in tournament.columns})
-    arrow["events"] = _events_table(heads, others, streams, bodies)
+    arrow["events"] = _events_table(heads, others, streams, log)
     game_entries = {s: entries for s, entries in games}
-    return Projection(arrow, findings=findings + orphans, game_events=StoredStreams(payloads, game_entries),
+    return Projection(arrow, findings=findings + orphans, game_events=StoredStreams(log, game_entries),
                       tournament_events=tournament_events)
 
 
-def _body(payloads: list[bytes]) -> pa.Array:
-    """Returns the stored bytes of some entries as one string column, from a single buffer."""
-    ends = array("q", itertools.accumulate(map(len, payloads), initial=0))
-    return pa.LargeStringArray.from_buffers(len(payloads), pa.py_buffer(ends), pa.py_buffer(b"".join(payloads)))
-
-
 def _events_table(heads: list[pa.Table], others: dict[str, list[Event]], streams: dict[str, tuple[str, array]],
-                  bodies: list[pa.Array]) -> pa.Table:
+                  log: StoredEntries) -> pa.Table:
     """Returns the `events` table in log order: the games' rows from the workers, the other
     streams' rows from the parent, and the stored bytes."""
     rows = Rows(["events"])
@@ -192,7 +180,7 @@ def _events_table(heads: list[pa.Table], others: dict[str, list[Event]], streams
             rows.add("events", entry=entry, stream=stream, seq=event.seq, ts=event.ts, kind=event.kind, seat=event.seat)
     table = pa.concat_tables([*heads, rows.table("events").drop_columns(["body"])])
     table = table.sort_by("entry")
-    body = pa.chunked_array(bodies, pa.large_string())
+    body = pa.LargeStringArray.from_buffers(len(log), pa.py_buffer(log.ends), pa.py_buffer(log.data))
     assert len(body) == table.num_rows, "every entry is in exactly one stream"
     return table.append_column("body", body)
 
@@ -226,7 +214,7 @@ def _tournament_rows(rows: Rows, event: Event, entry: int) -> None:
 
 # -- the worker processes ---------------------------------------------------------------------
 
-_PAYLOADS: list[bytes] = []
+_LOG = StoredEntries(b"", array("q", [0]))
 """The stored entries, which forked workers inherit from the parent instead of receiving them."""
 
 
@@ -234,23 +222,23 @@ class _Workers:
     """Runs tasks in forked worker processes when there are several cores and a fork, else in
     this process; either way results come back in task order."""
 
-    def __init__(self, payloads: list[bytes], workers: int | None) -> None:
-        self.payloads = payloads
+    def __init__(self, log: StoredEntries, workers: int | None) -> None:
+        self.log = log
         self.workers = workers if workers is not None else min(os.cpu_count() or 1, 4)
         self._pool: Any = None
 
     def __enter__(self) -> _Workers:
-        global _PAYLOADS
-        _PAYLOADS = self.payloads
-        if self.workers > 1 and len(self.payloads) > 4 * GROUP_ENTRIES and "fork" in multiprocessing.get_all_start_methods():
+        global _LOG
+        _LOG = self.log
+        if self.workers > 1 and len(self.log) > 4 * GROUP_ENTRIES and "fork" in multiprocessing.get_all_start_methods():
             self._pool = multiprocessing.get_context("fork").Pool(self.workers)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        global _PAYLOADS
+        global _LOG
         if self._pool is not None:
             self._pool.terminate()
-        _PAYLOADS = []
+        _LOG = StoredEntries(b"", array("q", [0]))
 
     def map(self, fn: Callable[[Any], Any], tasks: list[Any]) -> Iterator[Any]:
         return self._pool.imap(fn, tasks) if self._pool is not None else map(fn, tasks)
@@ -299,7 +287,7 @@ def _group_range(bounds: tuple[int, int]) -> dict[str, tuple[str, bytes]]:
     """Groups entries lo…hi−1 by stream: (first kind, entries as int64 bytes) per stream."""
     lo, hi = bounds
     found: dict[str, tuple[str, array]] = {}
-    for entry, head in enumerate(_heads.decode(b"[" + b",".join(_PAYLOADS[lo:hi]) + b"]"), start=lo):
+    for entry, head in enumerate(_heads.decode(b"[" + b",".join(_LOG.take(range(lo, hi))) + b"]"), start=lo):
         if head.stream in found:
             found[head.stream][1].append(entry)
         else:
@@ -327,7 +315,7 @@ def _replay_chunk(games: list[tuple[str, array]]) -> tuple[dict[str, bytes], lis
     rows = _GameRows()
     findings: list[Finding] = []
     for _, entries in games:
-        events = decode_stored([_PAYLOADS[i] for i in entries])
+        events = decode_stored(_LOG.take(entries))
         findings.extend(rows.add(replay_game(events), entries))
     gc.collect()
     return {name: _to_ipc(table) for name, table in rows.tables().items()}, findings
@@ -346,21 +334,25 @@ def _from_ipc(blob: bytes) -> pa.Table:
 
 class _GameRows:
     """The rows of replayed games: `games`, `seats` and `findings` row by row; the `events` rows
-    and the `steps` gathered column by column over all the games of a task and turned into Arrow
-    once, so that DuckDB receives a few large chunks rather than one per game."""
+    and the `steps` built column by column over all the games of a task at once, so that DuckDB
+    receives a few large chunks rather than one per game."""
 
     def __init__(self) -> None:
         self.rows = Rows(["games", "seats", "findings"])
-        self.heads: dict[str, list[Any]] = {name: [] for name in HEADS.names}
-        self.step_heads: dict[str, list[Any]] = {name: [] for name in HEADS.names if name != "seat"}
+        self.events = _EventColumns()
+        self.step_events = _EventColumns()
         self.step_facts: list[dict[str, Any]] = []
+        self.steps_are_events = True
+        """Whether every event was one step, as the engines fold them: then the steps share the
+        events' columns."""
 
     def tables(self) -> dict[str, pa.Table]:
-        where = [pa.array(items, HEADS.field(name).type) for name, items in self.step_heads.items()]
+        heads = self.events.arrays()
+        where = heads if self.steps_are_events else self.step_events.arrays()
         typed = pa.array(self.step_facts, _FACT_FIELDS).flatten()
         return {**{name: self.rows.table(name) for name in self.rows.columns},
-                "steps": pa.Table.from_arrays([*where, *typed, _json_column(self.step_facts)], schema=SCHEMAS["steps"]),
-                "events": pa.Table.from_pydict(self.heads, schema=HEADS)}
+                "steps": pa.Table.from_arrays([*where[:5], *typed, _json_column(self.step_facts)], schema=SCHEMAS["steps"]),
+                "events": pa.Table.from_arrays(heads, schema=HEADS)}
 
     def add(self, r: GameReplay, entries: array) -> list[Finding]:
         """Adds one replayed game; returns its findings."""
@@ -379,22 +371,45 @@ class _GameRows:
             self.rows.add("findings", entry=entries[x.seq] if x.seq < len(entries) else None, stream=x.stream, seq=x.seq,
                           code=x.code, article=x.article, severity=x.severity, message=x.message, source="replay",
                           check_name=check_of(x.code))
-        if r.step_events == r.events:  # every event a step, as the engines fold them: the steps share the columns
-            _extend(r.stream, r.events, entries, self.heads, self.step_heads)
-        else:
-            _extend(r.stream, r.events, entries, self.heads)
-            _extend(r.stream, r.step_events, [entries[e.seq] for e in r.step_events], self.step_heads)
+        same = r.step_events == r.events
+        self.steps_are_events &= same
+        self.events.add(r.stream, r.events, entries)
+        self.step_events.add(r.stream, r.step_events, entries if same else [entries[e.seq] for e in r.step_events])
         self.step_facts += r.step_facts
         return list(r.findings)
 
 
-def _extend(stream: str, events: list[Event], entries: Iterable[int], *targets: dict[str, list[Any]]) -> None:
-    """Appends the `events` columns of some events of one stream to each target's columns."""
-    columns = {"entry": entries, "stream": [stream] * len(events), "seq": [e.seq for e in events],
-               "ts": [e.ts for e in events], "kind": [e.kind for e in events], "seat": [e.seat for e in events]}
-    for target in targets:
-        for name, items in target.items():
-            items += columns[name]
+_KINDS = {cls: code for code, cls in enumerate(ALL_EVENTS)}
+_KIND_NAMES = pa.array([cls.__struct_config__.tag for cls in ALL_EVENTS], pa.string())
+
+
+class _EventColumns:
+    """The `events` columns of some games' events, gathered game by game. Streams and kinds are
+    kept as codes and spelled out by Arrow: far cheaper than a Python string per row."""
+
+    def __init__(self) -> None:
+        self.games: list[tuple[str, list[Event], Iterable[int]]] = []
+
+    def add(self, stream: str, events: list[Event], entries: Iterable[int]) -> None:
+        self.games.append((stream, events, entries))
+
+    def arrays(self) -> list[pa.Array]:
+        """Returns the columns entry, stream, seq, ts, kind, seat."""
+        entries, streams = array("q"), array("i")
+        for code, (_, events, at) in enumerate(self.games):
+            entries += at if isinstance(at, array) else array("q", at)
+            streams += array("i", [code]) * len(events)
+        events = [e for _, evs, _ in self.games for e in evs]
+        names = pa.array([stream for stream, _, _ in self.games], pa.string())
+        kinds = pa.array([_KINDS[type(e)] for e in events], pa.int32())
+        return [pa.array(entries, pa.int64()), _decoded(pa.array(streams, pa.int32()), names),
+                pa.array([e.seq for e in events], pa.int64()), pa.array([e.ts for e in events], pa.int64()),
+                _decoded(kinds, _KIND_NAMES), pa.array([e.seat for e in events], pa.int8())]
+
+
+def _decoded(codes: pa.Array, names: pa.Array) -> pa.Array:
+    """Returns names[code] for every code, as plain strings."""
+    return pa.DictionaryArray.from_arrays(codes, names).dictionary_decode()
 
 
 def _json_column(records: list[dict[str, Any]]) -> pa.Array:

@@ -564,42 +564,51 @@ done:
     return out;
 }
 
-/* payloads(data, first_index) -> (list of payload bytes, last_commit, error_offset, error)
- * Checks frames as scan() does and returns every well-formed frame's payload; the caller keeps
- * those up to last_commit. */
-static PyObject *payloads(PyObject *self, PyObject *args) {
+/* packed(data, first_index, base) -> (payloads, ends, last_commit, error_offset, error)
+ * Checks frames as scan() does and returns the payloads of every well-formed frame back to back in
+ * one bytes object, with their boundaries: `ends` holds count + 1 native int64 offsets counted from
+ * `base`, payload k being payloads[ends[k] - base:ends[k+1] - base]. The caller keeps the entries
+ * up to last_commit. One object rather than one per entry: the audit hands the buffer to Arrow and
+ * to its workers as it is, and `base` lets the segments' buffers be joined end to end. */
+static PyObject *packed(PyObject *self, PyObject *args) {
     Py_buffer buf;
     unsigned long long first;
-    if (!PyArg_ParseTuple(args, "y*K", &buf, &first)) return NULL;
+    long long base;
+    if (!PyArg_ParseTuple(args, "y*KL", &buf, &first, &base)) return NULL;
     const unsigned char *data = buf.buf;
-    Py_ssize_t end = buf.len, off = 0, count = 0, last_commit = 0;
+    Py_ssize_t end = buf.len, off = 0, count = 0, last_commit = 0, held = 0;
     const char *error = NULL;
     char message[160];
-    PyObject *out = PyList_New(0);
-    while (out && off < end) {
+    PyObject *blob = PyBytes_FromStringAndSize(NULL, end);
+    PyObject *ends = PyBytes_FromStringAndSize(NULL, (end / OVERHEAD + 1) * (Py_ssize_t)sizeof(int64_t));
+    if (!blob || !ends) { Py_XDECREF(blob); Py_XDECREF(ends); PyBuffer_Release(&buf); return NULL; }
+    unsigned char *out = (unsigned char *)PyBytes_AS_STRING(blob);
+    int64_t *bounds = (int64_t *)PyBytes_AS_STRING(ends);
+    bounds[0] = base;
+    while (off < end) {
         Py_ssize_t stop;
         uint32_t word;
         error = check_frame(data, off, end, first + (unsigned long long)count, &stop, &word, message, sizeof message);
         if (error) break;
         Py_ssize_t length = stop - off - HEADER;
-        PyObject *item = PyBytes_FromStringAndSize((const char *)data + off + HEADER, length);
-        if (!item || PyList_Append(out, item) < 0) { Py_XDECREF(item); Py_CLEAR(out); break; }
-        Py_DECREF(item);
-        count++;
+        memcpy(out + held, data + off + HEADER, (size_t)length);
+        held += length;
+        bounds[++count] = base + held;
         off = stop + 4;
         if (word & COMMIT) last_commit = count;
     }
     PyBuffer_Release(&buf);
-    if (!out) return NULL;
+    if (_PyBytes_Resize(&blob, held) < 0) { Py_DECREF(ends); return NULL; }
+    if (_PyBytes_Resize(&ends, (count + 1) * (Py_ssize_t)sizeof(int64_t)) < 0) { Py_DECREF(blob); return NULL; }
     PyObject *why = error ? PyUnicode_FromString(error) : Py_NewRef(Py_None);
-    if (!why) { Py_DECREF(out); return NULL; }
-    return Py_BuildValue("(NnnN)", out, last_commit, error ? off : (Py_ssize_t)-1, why);
+    if (!why) { Py_DECREF(blob); Py_DECREF(ends); return NULL; }
+    return Py_BuildValue("(NNnnN)", blob, ends, last_commit, error ? off : (Py_ssize_t)-1, why);
 }
 
 static PyMethodDef methods[] = {
     {"scan", scan, METH_VARARGS, "Checks every frame of a segment's bytes and returns their leaf hashes."},
     {"scan_part", scan_part, METH_VARARGS, "As scan, over a piece of a segment that may end inside a frame."},
-    {"payloads", payloads, METH_VARARGS, "Checks every frame of a segment's bytes and returns their payloads."},
+    {"packed", packed, METH_VARARGS, "Checks every frame of a segment's bytes and returns their payloads back to back."},
     {"extend", extend, METH_VARARGS, "Appends leaf hashes to a compact range."},
     {"crc32", py_crc32, METH_VARARGS, "CRC-32 as zlib.crc32, by the code the scanner uses."},
     {"sha256_leaves", sha256_leaves, METH_O, "Leaf hashes of payloads, by the code the scanner uses."},

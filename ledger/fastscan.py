@@ -1,7 +1,7 @@
 """Frame checking and leaf hashing of a whole segment, growing the tree, and batches of signature
 checks, in C when the accelerator is built.
 
-`scan_leaves`, `segment_payloads`, `extend`, `extend_roots` and `verify_signatures` each have one
+`scan_leaves`, `segment_packed`, `extend`, `extend_roots` and `verify_signatures` each have one
 meaning; `_fastscan` (C) and the Python code below are two implementations of it, and
 tests/test_fastscan.py holds them to the same answers.
 """
@@ -9,6 +9,7 @@ tests/test_fastscan.py holds them to the same answers.
 from __future__ import annotations
 
 import os
+from array import array
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
@@ -99,29 +100,47 @@ def scan_file(path: Path, first_index: int, buffer: bytearray | None = None, chu
                 buffer.extend(bytes(min(OVERHEAD + length, size - base) - len(buffer)))
 
 
-class SegmentPayloads(NamedTuple):
-    """The payloads of a segment's well-formed frames, where its last batch ends, and the first fault."""
+class SegmentPacked(NamedTuple):
+    """The payloads of a segment's well-formed frames back to back, their boundaries, where its
+    last batch ends, and the first fault."""
 
-    payloads: list[bytes]
+    data: bytes
+    ends: array  # count + 1 int64 offsets from `base`: payload k is data[ends[k] - base:ends[k+1] - base]
     last_commit: int
     error_offset: int  # -1 when every frame is well formed
     error: str | None
 
+    @property
+    def count(self) -> int:
+        """Returns how many well-formed frames the segment holds."""
+        return len(self.ends) - 1
 
-def segment_payloads(data: bytes, first_index: int, accelerated: bool | None = None) -> SegmentPayloads:
-    """Checks every frame of a segment's bytes and returns their payloads."""
+    def payloads(self, stop: int | None = None) -> list[bytes]:
+        """Returns the payloads of the first `stop` frames (all by default), one bytes object each."""
+        ends, data, base = self.ends, self.data, self.ends[0]
+        return [data[ends[k] - base:ends[k + 1] - base] for k in range(self.count if stop is None else stop)]
+
+
+def segment_packed(data: bytes, first_index: int, base: int = 0, accelerated: bool | None = None) -> SegmentPacked:
+    """Checks every frame of a segment's bytes and returns their payloads back to back, with
+    their boundaries counted from `base`."""
     if ACCELERATED if accelerated is None else accelerated:
-        return SegmentPayloads(*_fastscan.payloads(data, first_index))
-    payloads: list[bytes] = []
+        payloads, ends, last_commit, error_offset, error = _fastscan.packed(data, first_index, base)
+        bounds = array("q")
+        bounds.frombytes(ends)
+        return SegmentPacked(payloads, bounds, last_commit, error_offset, error)
+    parts: list[bytes] = []
+    bounds = array("q", [base])
     last_commit = 0
     try:
         for _, _, payload, commit in iter_frames(data, first_index):
-            payloads.append(bytes(payload))
+            parts.append(bytes(payload))
+            bounds.append(bounds[-1] + len(payload))
             if commit:
-                last_commit = len(payloads)
+                last_commit = len(parts)
     except FrameError as exc:
-        return SegmentPayloads(payloads, last_commit, exc.offset, str(exc))
-    return SegmentPayloads(payloads, last_commit, -1, None)
+        return SegmentPacked(b"".join(parts), bounds, last_commit, exc.offset, str(exc))
+    return SegmentPacked(b"".join(parts), bounds, last_commit, -1, None)
 
 
 def extend(tree: CompactRange, leaves: bytes, accelerated: bool | None = None) -> None:

@@ -12,7 +12,7 @@ import fcntl
 import os
 import uuid
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,7 +20,7 @@ import msgspec
 
 from ledger.checkpoints import Checkpoint, latest_checkpoint, list_checkpoint_files, write_checkpoint
 from ledger.errors import DiskError, LedgerCorrupt, LedgerError, LedgerLocked, SequenceError
-from ledger.fastscan import segment_payloads
+from ledger.fastscan import SegmentPacked, segment_packed
 from ledger.layout import CHECKPOINTS, CONFIG, LOCK, PRIVATE_KEY, PUBLIC_KEY, SEGMENTS, LedgerConfig, load_config, write_atomic
 from ledger.merkle import CompactRange, leaf_hash
 from ledger.notes import Signer, Verifier
@@ -308,17 +308,58 @@ def iter_payloads(root: Path) -> Iterator[tuple[int, list[bytes]]]:
 
     :raises LedgerCorrupt: when a damaged frame stops the reading before the last checkpoint.
     """
+    for first, part in iter_packed(root):
+        yield first, part.payloads(part.last_commit)
+
+
+@dataclass(frozen=True)
+class StoredEntries:
+    """Every committed entry of a log back to back in one buffer: entry i is data[ends[i]:ends[i+1]]."""
+
+    data: bytes
+    ends: array
+
+    def __len__(self) -> int:
+        return len(self.ends) - 1
+
+    def take(self, indexes: Iterable[int]) -> list[memoryview]:
+        """Returns the stored bytes of some entries, as views of the buffer."""
+        view, ends = memoryview(self.data), self.ends
+        return [view[ends[i]:ends[i + 1]] for i in indexes]
+
+
+def read_entries(root: Path) -> StoredEntries:
+    """Reads every committed entry of a ledger into one buffer.
+
+    :raises LedgerCorrupt: when a damaged frame stops the reading before the last checkpoint.
+    """
+    parts: list[bytes] = []
+    ends = array("q", [0])
+    for _, part in iter_packed(root):
+        committed = part.ends[part.last_commit] - part.ends[0]
+        parts.append(part.data if committed == len(part.data) else part.data[:committed])
+        ends += part.ends[1:part.last_commit + 1]
+    return StoredEntries(b"".join(parts), ends)
+
+
+def iter_packed(root: Path, base: int = 0) -> Iterator[tuple[int, SegmentPacked]]:
+    """Yields (first index, its entries back to back) one segment at a time; only the entries up
+    to the segment's `last_commit` are committed. Offsets count from `base` and go on from one
+    segment's committed entries to the next, as if their buffers were joined.
+
+    :raises LedgerCorrupt: when a damaged frame stops the reading before the last checkpoint.
+    """
     load_config(root)
     checkpointed = max((size for size, _ in list_checkpoint_files(root)), default=0)
     expected = 0
     for first, path in list_segments(root / SEGMENTS):
         if first != expected:
             raise LedgerCorrupt(expected, f"segment {path.name} starts at entry {first}, expected {expected}")
-        part = segment_payloads(path.read_bytes(), first)
-        yield first, part.payloads[: part.last_commit]
-        expected = first + part.last_commit
-        if part.error is not None or part.last_commit < len(part.payloads):
+        part = segment_packed(path.read_bytes(), first, base)
+        yield first, part
+        expected, base = first + part.last_commit, part.ends[part.last_commit]
+        if part.error is not None or part.last_commit < part.count:
             if expected < checkpointed:
                 why = part.error or "an unfinished batch"
-                raise LedgerCorrupt(first + len(part.payloads), f"{why} inside the checkpointed range (size {checkpointed})")
+                raise LedgerCorrupt(first + part.count, f"{why} inside the checkpointed range (size {checkpointed})")
             return

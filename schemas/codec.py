@@ -63,7 +63,7 @@ def decode(data: bytes | str) -> Event:
     return event
 
 
-def decode_stored(payloads: Sequence[bytes]) -> list[Event]:
+def decode_stored(payloads: Sequence[bytes | memoryview]) -> list[Event]:
     """Decodes stored entries strictly, all in one call (much faster than one by one).
 
     :raises msgspec.DecodeError: on malformed JSON or a contract violation.

@@ -29,6 +29,16 @@ def _segment(rng: random.Random, n: int) -> bytes:
     return b"".join(out)
 
 
+def _frames_until_damage(data: bytes, first: int) -> list[tuple[int, int, memoryview, bool]]:
+    frames = []
+    try:
+        for frame in segments.iter_frames(data, first):
+            frames.append(frame)
+    except segments.FrameError:
+        pass
+    return frames
+
+
 def test_scan_agrees_on_random_damage() -> None:
     seed = 1234
     print(f"seed={seed}")
@@ -42,9 +52,11 @@ def test_scan_agrees_on_random_damage() -> None:
         fast = fastscan.scan_leaves(bytes(data), 7 * (trial % 2), accelerated=True)
         slow = fastscan.scan_leaves(bytes(data), 7 * (trial % 2), accelerated=False)
         assert fast == slow, trial
-        fast_payloads = fastscan.segment_payloads(bytes(data), 7 * (trial % 2), accelerated=True)
-        assert fast_payloads == fastscan.segment_payloads(bytes(data), 7 * (trial % 2), accelerated=False), trial
-        assert fast_payloads.last_commit == fast.last_commit
+        base = rng.choice([0, 12345])
+        fast_packed = fastscan.segment_packed(bytes(data), 7 * (trial % 2), base, accelerated=True)
+        assert fast_packed == fastscan.segment_packed(bytes(data), 7 * (trial % 2), base, accelerated=False), trial
+        assert fast_packed.last_commit == fast.last_commit
+        assert fast_packed.payloads() == [bytes(p) for _, _, p, _ in _frames_until_damage(bytes(data), 7 * (trial % 2))]
 
 
 def test_extend_agrees_with_compact_range() -> None:
