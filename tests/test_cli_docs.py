@@ -8,6 +8,8 @@ import pytest
 import typer.main
 
 from audit.cli import app
+from audit.db import VIEWS
+from audit.projection import SCHEMAS
 from tests.ledger_support import cli
 
 COMMANDS = sorted(typer.main.get_command(app).commands)  # type: ignore[attr-defined]
@@ -25,3 +27,10 @@ def test_readme_opens_with_the_two_setup_commands() -> None:
     blocks = [b.split("```")[0].strip() for b in README.split("```sh\n")[1:3]]
     assert blocks[0].endswith("matchledger demo")
     assert "pytest" in blocks[1]
+
+
+@pytest.mark.parametrize("name", sorted([*SCHEMAS, *VIEWS]))
+def test_projection_table_or_view_is_documented(name: str) -> None:
+    """README lists every table and view `query` can read (issue 6: "README lists the tables and views")."""
+    section = README.split("## The projection")[1].split("\n## ")[0]
+    assert f"`{name}`" in section or f"`{name}(" in section, f"README.md does not list `{name}`"
