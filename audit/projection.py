@@ -21,6 +21,8 @@ import gc
 import itertools
 import multiprocessing
 import os
+import shutil
+import tempfile
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -220,16 +222,21 @@ _LOG = StoredEntries(b"", array("q", [0]))
 
 class _Workers:
     """Runs tasks in forked worker processes when there are several cores and a fork, else in
-    this process; either way results come back in task order."""
+    this process; either way results come back in task order. Tables come back through a spool
+    directory in memory (/dev/shm where there is one) as Arrow files the parent maps: sending
+    them down the pool's pipes would copy every byte twice, in both processes."""
 
     def __init__(self, log: StoredEntries, workers: int | None) -> None:
         self.log = log
         self.workers = workers if workers is not None else min(os.cpu_count() or 1, 4)
         self._pool: Any = None
+        self._spool: tempfile.TemporaryDirectory[str] | None = None
 
     def __enter__(self) -> _Workers:
-        global _LOG
+        global _LOG, _SPOOL
         _LOG = self.log
+        self._spool = tempfile.TemporaryDirectory(prefix="matchledger-", dir=_spool_root(len(self.log.data)))
+        _SPOOL = Path(self._spool.name)
         if self.workers > 1 and len(self.log) > 4 * GROUP_ENTRIES and "fork" in multiprocessing.get_all_start_methods():
             self._pool = multiprocessing.get_context("fork").Pool(self.workers)
         return self
@@ -238,6 +245,8 @@ class _Workers:
         global _LOG
         if self._pool is not None:
             self._pool.terminate()
+        if self._spool is not None:
+            self._spool.cleanup()  # the tables already read keep their mappings
         _LOG = StoredEntries(b"", array("q", [0]))
 
     def map(self, fn: Callable[[Any], Any], tasks: list[Any]) -> Iterator[Any]:
@@ -299,37 +308,54 @@ def _replay_games(pool: _Workers, games: list[tuple[str, array]], on_game: Calla
                   ) -> tuple[dict[str, pa.Table], list[pa.Table], list[Finding]]:
     """Replays every game; returns the game tables, the `events` rows of the games, and the findings."""
     chunks = [games[i:i + CHUNK] for i in range(0, len(games), CHUNK)]
-    parts: list[tuple[dict[str, bytes], list[Finding]]] = []
-    for part, chunk in zip(pool.map(_replay_chunk, chunks), chunks):
-        parts.append(part)
+    parts: list[tuple[dict[str, pa.Table], list[Finding]]] = []
+    for (files, found), chunk in zip(pool.map(_replay_chunk, list(enumerate(chunks))), chunks):
+        parts.append(({name: _unspool(path) for name, path in files.items()}, found))
         if on_game:
             on_game(len(chunk))
-    arrow = {name: pa.concat_tables([SCHEMAS[name].empty_table(), *(_from_ipc(blobs[name]) for blobs, _ in parts)])
+    arrow = {name: pa.concat_tables([SCHEMAS[name].empty_table(), *(tables[name] for tables, _ in parts)])
              for name in GAME_TABLES}
-    heads = [_from_ipc(blobs["events"]) for blobs, _ in parts]
+    heads = [tables["events"] for tables, _ in parts]
     return arrow, heads, [f for _, found in parts for f in found]
 
 
-def _replay_chunk(games: list[tuple[str, array]]) -> tuple[dict[str, bytes], list[Finding]]:
-    """Decodes and replays some games; returns their rows (Arrow IPC per table) and findings."""
+def _replay_chunk(task: tuple[int, list[tuple[str, array]]]) -> tuple[dict[str, str], list[Finding]]:
+    """Decodes and replays some games; returns the spool files of their rows, one per table, and
+    their findings."""
+    number, games = task
     rows = _GameRows()
     findings: list[Finding] = []
     for _, entries in games:
         events = decode_stored(_LOG.take(entries))
         findings.extend(rows.add(replay_game(events), entries))
     gc.collect()
-    return {name: _to_ipc(table) for name, table in rows.tables().items()}, findings
+    return {name: _spool(table, f"{number}-{name}") for name, table in rows.tables().items()}, findings
 
 
-def _to_ipc(table: pa.Table) -> bytes:
-    sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, table.schema) as writer:
+_SPOOL = Path()
+"""Where workers leave their tables for the parent."""
+
+
+def _spool_root(log_bytes: int) -> str | None:
+    """Returns /dev/shm when it has room for about three times the log, else the default temp dir."""
+    shm = "/dev/shm"
+    if os.path.isdir(shm) and os.access(shm, os.W_OK) and shutil.disk_usage(shm).free > 3 * log_bytes + (64 << 20):
+        return shm
+    return None
+
+
+def _spool(table: pa.Table, name: str) -> str:
+    path = str(_SPOOL / f"{name}.arrow")
+    with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
         writer.write_table(table)
-    return sink.getvalue().to_pybytes()
+    return path
 
 
-def _from_ipc(blob: bytes) -> pa.Table:
-    return pa.ipc.open_stream(blob).read_all()
+def _unspool(path: str) -> pa.Table:
+    """Maps a spooled table without copying it, then removes its file (the mapping stays)."""
+    table = pa.ipc.open_file(pa.memory_map(path)).read_all()
+    os.unlink(path)
+    return table
 
 
 class _GameRows:
