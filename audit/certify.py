@@ -10,9 +10,9 @@ from typing import Any
 
 from audit.checks import CHECKS, check_of
 from audit.db import QUERIES
-from audit.session import Session, open_session
+from audit.session import Session, open_verified_session
 from audit.tournament_checks import deal_findings, seating_findings
-from ledger.verify import VerifyReport, verify
+from ledger.verify import VerifyReport
 from replay.protocol import Finding
 
 EXAMPLES = 3
@@ -52,16 +52,15 @@ class Certification:
 def certify(root: Path, tournament: str | None = None, progress: Callable[[int], None] | None = None) -> Certification:
     """Runs every check over a ledger; a damaged log stops the audit after the log check."""
     results = {c.name: CheckResult(c.name, c.title) for c in CHECKS}
-    report = verify(root)
+    report, session = open_verified_session(root, progress)
     results["log"].checked, results["log"].failed = report.size, 0 if report.ok else 1
-    if not report.ok:
+    if session is None:
         results["log"].examples.append(f"entry {report.index}: {report.error}")
         for check in results.values():
             check.ran = check.name == "log"
         finding = {"check": "log", "stream": None, "seq": report.index, "code": "ledger.V01", "article": None,
                    "message": report.error, "source": "verify"}
         return Certification(report, list(results.values()), [finding], [])
-    session = open_session(root, progress)
     if tournament is not None:
         session.tournament_game(tournament)
     rows = _collect(session, tournament)

@@ -21,9 +21,10 @@ import pytest
 import audit.certify
 from audit.certify import Certification, certify
 from audit.db import AuditDB
-from audit.session import Session, open_session
+from audit.session import Session, open_verified_session
 from audit.simulate import START_MS, record_events, simulate_games
 from ledger.store import Ledger, init
+from ledger.verify import VerifyReport
 from replay.registry import SEATS, engine
 from schemas.checkers import CheckersProfile
 from schemas.common import GameStarted
@@ -46,11 +47,13 @@ def _certify(root: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Certification
     """Certifies a ledger and keeps the session the certification opened."""
     opened: list[Session] = []
 
-    def keep(*args: Any, **kwargs: Any) -> Session:
-        opened.append(open_session(*args, **kwargs))
-        return opened[-1]
+    def keep(*args: Any, **kwargs: Any) -> tuple[VerifyReport, Session | None]:
+        report, session = open_verified_session(*args, **kwargs)
+        assert session is not None
+        opened.append(session)
+        return report, session
 
-    monkeypatch.setattr(audit.certify, "open_session", keep)
+    monkeypatch.setattr(audit.certify, "open_verified_session", keep)
     return certify(root), opened[0]
 
 
