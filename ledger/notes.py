@@ -12,6 +12,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat, PublicFormat
 
+from ledger.ed25519 import has_small_order
 from ledger.errors import KeyFileError, SignatureError
 
 ALG_ED25519 = b"\x01"
@@ -26,6 +27,9 @@ class Verifier:
     """A C2SP verifier key: `<name>+<hex key id>+<base64(0x01 ‖ public key)>`."""
 
     def __init__(self, name: str, public: bytes) -> None:
+        """:raises KeyFileError: when the key is a small-order point, under which signatures are forgeable."""
+        if has_small_order(public):
+            raise KeyFileError(f"verifier key {name!r} is a small-order point: anyone could forge its signatures")
         self.name = name
         self.public = public
         self.key_id = _key_id(name, public)
