@@ -55,8 +55,12 @@ CHUNK = 64
 
 _HEAD = [("entry", pa.int64()), ("stream", pa.string()), ("seq", pa.int64()), ("ts", pa.int64()),
          ("kind", pa.string()), ("seat", pa.int8())]
+_CODED = pa.dictionary(pa.int32(), pa.string())
+"""Stream and kind in `events`: codes and their names. DuckDB reads them as VARCHAR, and putting
+the rows into log order moves codes instead of millions of strings."""
 SCHEMAS: dict[str, pa.Schema] = {
-    "events": pa.schema([*_HEAD, ("body", pa.large_string())]),
+    "events": pa.schema([("entry", pa.int64()), ("stream", _CODED), ("seq", pa.int64()), ("ts", pa.int64()),
+                         ("kind", _CODED), ("seat", pa.int8()), ("body", pa.large_string())]),
     "steps": pa.schema([*_HEAD, ("action", pa.string()), *FACT_COLUMNS.items(), ("facts", pa.large_string())]),
     "games": pa.schema([("entry", pa.int64()), ("stream", pa.string()), ("game", pa.string()), ("tournament", pa.string()),
                         ("round", pa.int32()), ("table_no", pa.int32()), ("game_no", pa.int32()), ("board", pa.string()),
@@ -74,7 +78,7 @@ SCHEMAS: dict[str, pa.Schema] = {
     "tournaments": pa.schema([("entry", pa.int64()), ("tournament", pa.string()), ("game", pa.string()), ("name", pa.string()),
                               ("format", pa.string()), ("stage", pa.string()), ("profile", pa.string()), ("rules", pa.string())]),
 }
-HEADS = pa.schema(_HEAD)
+HEADS = pa.schema([f for f in SCHEMAS["events"] if f.name != "body"])
 """The `events` columns other than `body`, as the workers send them."""
 GAME_TABLES = ("steps", "games", "seats", "findings")
 _FACT_FIELDS = pa.struct([f for f in SCHEMAS["steps"] if f.name in ("seat", "action", *FACT_COLUMNS)])
@@ -374,7 +378,8 @@ class _GameRows:
 
     def tables(self) -> dict[str, pa.Table]:
         heads = self.events.arrays()
-        where = heads if self.steps_are_events else self.step_events.arrays()
+        coded = heads if self.steps_are_events else self.step_events.arrays()
+        where = [column.dictionary_decode() if pa.types.is_dictionary(column.type) else column for column in coded]
         typed = pa.array(self.step_facts, _FACT_FIELDS).flatten()
         return {**{name: self.rows.table(name) for name in self.rows.columns},
                 "steps": pa.Table.from_arrays([*where[:5], *typed, _json_column(self.step_facts)], schema=SCHEMAS["steps"]),
@@ -420,7 +425,7 @@ class _EventColumns:
         self.games.append((stream, events, entries))
 
     def arrays(self) -> list[pa.Array]:
-        """Returns the columns entry, stream, seq, ts, kind, seat."""
+        """Returns the columns entry, stream, seq, ts, kind, seat (stream and kind as codes)."""
         entries, streams = array("q"), array("i")
         for code, (_, events, at) in enumerate(self.games):
             entries += at if isinstance(at, array) else array("q", at)
@@ -428,14 +433,9 @@ class _EventColumns:
         events = [e for _, evs, _ in self.games for e in evs]
         names = pa.array([stream for stream, _, _ in self.games], pa.string())
         kinds = pa.array([_KINDS[type(e)] for e in events], pa.int32())
-        return [pa.array(entries, pa.int64()), _decoded(pa.array(streams, pa.int32()), names),
+        return [pa.array(entries, pa.int64()), pa.DictionaryArray.from_arrays(pa.array(streams, pa.int32()), names),
                 pa.array([e.seq for e in events], pa.int64()), pa.array([e.ts for e in events], pa.int64()),
-                _decoded(kinds, _KIND_NAMES), pa.array([e.seat for e in events], pa.int8())]
-
-
-def _decoded(codes: pa.Array, names: pa.Array) -> pa.Array:
-    """Returns names[code] for every code, as plain strings."""
-    return pa.DictionaryArray.from_arrays(codes, names).dictionary_decode()
+                pa.DictionaryArray.from_arrays(kinds, _KIND_NAMES), pa.array([e.seat for e in events], pa.int8())]
 
 
 def _json_column(records: list[dict[str, Any]]) -> pa.Array:
