@@ -37,7 +37,7 @@ from audit.checks import check_of
 from ledger.store import StoredEntries, read_entries
 from replay.protocol import Finding
 from replay.run import GameReplay, replay_game
-from schemas import ALL_EVENTS, decode_stored
+from schemas import ALL_EVENTS, decode_stored_array
 from schemas.common import GameStarted, PlayerRegistered, RoundSeated, TournamentOpened
 from schemas.envelope import Event
 
@@ -112,7 +112,7 @@ class StoredStreams(Mapping[str, list[Event]]):
 
     def __getitem__(self, stream: str) -> list[Event]:
         if stream not in self._decoded:
-            self._decoded[stream] = decode_stored(self._log.take(self._entries[stream]))
+            self._decoded[stream] = decode_stored_array(self._log.json_array(self._entries[stream]))
         return self._decoded[stream]
 
     def __iter__(self) -> Iterator[str]:
@@ -163,7 +163,7 @@ def project(log: StoredEntries, on_game: Callable[[int], None] | None = None, wo
         streams = _group(pool, len(log))
         games = [(s, entries) for s, (kind, entries) in streams.items() if kind == GAME_OPENER]
         arrow, heads, findings = _replay_games(pool, games, on_game)
-    others = {s: decode_stored(log.take(entries)) for s, (kind, entries) in streams.items() if kind != GAME_OPENER}
+    others = {s: decode_stored_array(log.json_array(entries)) for s, (kind, entries) in streams.items() if kind != GAME_OPENER}
     tournament = Rows(["seatings", "players", "tournaments"])
     tournament_events = [e for events in others.values() for e in events if e.kind.startswith("tournament.")]
     for event in tournament_events:
@@ -301,7 +301,7 @@ def _group_range(bounds: tuple[int, int]) -> dict[str, tuple[str, bytes]]:
     """Groups entries lo…hi−1 by stream: (first kind, entries as int64 bytes) per stream."""
     lo, hi = bounds
     found: dict[str, tuple[str, array]] = {}
-    for entry, head in enumerate(_heads.decode(b"[" + b",".join(_LOG.take(range(lo, hi))) + b"]"), start=lo):
+    for entry, head in enumerate(_heads.decode(_LOG.json_array(array("q", range(lo, hi)))), start=lo):
         if head.stream in found:
             found[head.stream][1].append(entry)
         else:
@@ -331,7 +331,7 @@ def _replay_chunk(task: tuple[int, list[tuple[str, array]]]) -> tuple[dict[str, 
     rows = _GameRows()
     findings: list[Finding] = []
     for _, entries in games:
-        events = decode_stored(_LOG.take(entries))
+        events = decode_stored_array(_LOG.json_array(entries))
         findings.extend(rows.add(replay_game(events), entries))
     gc.collect()
     return {name: _spool(table, f"{number}-{name}") for name, table in rows.tables().items()}, findings

@@ -1,7 +1,7 @@
 """Frame checking and leaf hashing of a whole segment, growing the tree, and batches of signature
 checks, in C when the accelerator is built.
 
-`scan_leaves`, `segment_packed`, `extend`, `extend_roots` and `verify_signatures` each have one
+`scan_leaves`, `segment_packed`, `gather`, `extend`, `extend_roots` and `verify_signatures` each have one
 meaning; `_fastscan` (C) and the Python code below are two implementations of it, and
 tests/test_fastscan.py holds them to the same answers.
 """
@@ -141,6 +141,22 @@ def segment_packed(data: bytes, first_index: int, base: int = 0, accelerated: bo
     except FrameError as exc:
         return SegmentPacked(b"".join(parts), bounds, last_commit, exc.offset, str(exc))
     return SegmentPacked(b"".join(parts), bounds, last_commit, -1, None)
+
+
+def gather(data: bytes, ends: array, indexes: array, accelerated: bool | None = None) -> bytes:
+    """Returns the JSON array `[p_a,p_b,…]` of the payloads data[ends[i]:ends[i+1]] for each i of
+    `indexes` (int64 arrays both).
+
+    :raises IndexError: when an index has no payload in the buffer.
+    """
+    if ACCELERATED if accelerated is None else accelerated:
+        return _fastscan.gather(data, ends, indexes)  # type: ignore[no-any-return]
+    parts = []
+    for i in indexes:
+        if not 0 <= i < len(ends) - 1:
+            raise IndexError(f"entry {i} is not in the buffer")
+        parts.append(data[ends[i]:ends[i + 1]])
+    return b"[" + b",".join(parts) + b"]"
 
 
 def extend(tree: CompactRange, leaves: bytes, accelerated: bool | None = None) -> None:

@@ -12,7 +12,7 @@ import fcntl
 import os
 import uuid
 from array import array
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,7 +20,7 @@ import msgspec
 
 from ledger.checkpoints import Checkpoint, latest_checkpoint, list_checkpoint_files, write_checkpoint
 from ledger.errors import DiskError, LedgerCorrupt, LedgerError, LedgerLocked, SequenceError
-from ledger.fastscan import SegmentPacked, segment_packed
+from ledger.fastscan import SegmentPacked, gather, segment_packed
 from ledger.layout import CHECKPOINTS, CONFIG, LOCK, PRIVATE_KEY, PUBLIC_KEY, SEGMENTS, LedgerConfig, load_config, write_atomic
 from ledger.merkle import CompactRange, leaf_hash
 from ledger.notes import Signer, Verifier
@@ -322,10 +322,12 @@ class StoredEntries:
     def __len__(self) -> int:
         return len(self.ends) - 1
 
-    def take(self, indexes: Iterable[int]) -> list[memoryview]:
-        """Returns the stored bytes of some entries, as views of the buffer."""
-        view, ends = memoryview(self.data), self.ends
-        return [view[ends[i]:ends[i + 1]] for i in indexes]
+    def json_array(self, indexes: array) -> bytes:
+        """Returns the stored bytes of some entries (an int64 array of indexes) as one JSON array.
+
+        :raises IndexError: when an index is not an entry.
+        """
+        return gather(self.data, self.ends, indexes)
 
 
 def read_entries(root: Path) -> StoredEntries:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Union
 
 from schemas import checkers, common, junqi, paohuzi
-from schemas.codec import ContractError, decode, decode_line, decode_stored, encode
+from schemas.codec import ContractError, decode, decode_line, decode_stored, decode_stored_array, encode
 from schemas.envelope import SCHEMA_VERSION, Event, Program, SeatHolder
 
 ALL_EVENTS: tuple[type[Event], ...] = common.EVENTS + checkers.EVENTS + junqi.EVENTS + paohuzi.EVENTS
@@ -14,5 +14,6 @@ KINDS: dict[str, type[Event]] = {cls.__struct_config__.tag: cls for cls in ALL_E
 
 __all__ = [
     "ALL_EVENTS", "AnyEvent", "KINDS", "SCHEMA_VERSION", "ContractError", "Event", "Program",
-    "SeatHolder", "decode", "decode_line", "decode_stored", "encode",
+    "SeatHolder", "decode", "decode_line", "decode_stored", "decode_stored_array",
+    "encode",
 ]

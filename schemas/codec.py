@@ -68,9 +68,15 @@ def decode_stored(payloads: Sequence[bytes | memoryview]) -> list[Event]:
 
     :raises msgspec.DecodeError: on malformed JSON or a contract violation.
     """
-    if not payloads:
-        return []
-    events: list[Event] = _batch_decoder().decode(b"[" + b",".join(payloads) + b"]")
+    return decode_stored_array(b"[" + b",".join(payloads) + b"]") if payloads else []
+
+
+def decode_stored_array(data: bytes) -> list[Event]:
+    """Decodes a JSON array of stored entries strictly.
+
+    :raises msgspec.DecodeError: on malformed JSON or a contract violation.
+    """
+    events: list[Event] = _batch_decoder().decode(data)
     for stream in {event.stream for event in events}:
         _check_stream(stream)
     return events

@@ -3,11 +3,13 @@ leaf hashes, payloads, commit marks and the first fault."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import random
 import subprocess
 import sys
 import zlib
+from array import array
 from pathlib import Path
 
 import pytest
@@ -220,3 +222,21 @@ def test_scan_file_in_chunks_agrees_with_the_reference(tmp_path: Path) -> None:
             buffer = bytearray(rng.choice([0, 10, chunk]))
             assert fastscan.scan_file(path, 3, buffer, chunk=chunk) == reference, (trial, chunk)
         assert fastscan.scan_file(path, 3, accelerated=False) == reference
+
+
+def test_gather_agrees_with_the_reference() -> None:
+    """Chosen entries of a packed buffer joined into one JSON array, in the order asked, repeats
+    allowed; an index without an entry is refused both ways."""
+    rng = random.Random(29)
+    payloads = [rng.randbytes(rng.randint(0, 50)) for _ in range(200)]
+    ends = array("q", itertools.accumulate(map(len, payloads), initial=0))
+    data = b"".join(payloads)
+    for _ in range(100):
+        indexes = array("q", [rng.randrange(len(payloads)) for _ in range(rng.randint(0, 30))])
+        expected = b"[" + b",".join(payloads[i] for i in indexes) + b"]"
+        assert fastscan.gather(data, ends, indexes, accelerated=True) == expected
+        assert fastscan.gather(data, ends, indexes, accelerated=False) == expected
+    for bad in (-1, len(payloads)):
+        for accelerated in (True, False):
+            with pytest.raises(IndexError):
+                fastscan.gather(data, ends, array("q", [0, bad]), accelerated=accelerated)
