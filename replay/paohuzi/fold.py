@@ -296,7 +296,8 @@ class _Fold:
             return True
         later = [o for o in state.offers[1:] if o.seat == event.seat]
         if later:
-            self.finding("paohuzi.P01", f"seat {event.seat} acts ({action.notation()}) before seat {seat} answered its {state.offers[0].stage} offer", ART_PRIORITY)
+            stage = state.offers[0].stage
+            self.finding("paohuzi.P01", f"seat {event.seat} acts ({action.notation()}) before seat {seat} answered its {stage} offer", ART_PRIORITY)
         else:
             self.finding("paohuzi.T01", f"seat {event.seat} acts ({action.notation()}) but seat {seat} is to act ({state.phase})", ART_PLAY)
         return False
