@@ -96,3 +96,16 @@ def test_verification_beside_the_replay_gives_the_same_verdict(ledger: Path, tmp
     flip_byte(damaged, random.Random(SEED))
     report, session = open_verified_session(damaged)
     assert report == verify(damaged) and not report.ok and session is None
+
+
+def test_spool_falls_back_to_the_temp_dir_and_is_removed(ledger: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         tmp_path: Path) -> None:
+    """Workers spool their tables in /dev/shm when it has room, else in the temp dir; either way
+    nothing is left behind and the tables are the same."""
+    alone = project_ledger(ledger, workers=1)
+    monkeypatch.setattr(projection.shutil, "disk_usage", lambda _: shutil._ntuple_diskusage(0, 0, 0))  # type: ignore[attr-defined]
+    monkeypatch.setattr(projection.tempfile, "tempdir", str(tmp_path))
+    assert projection._spool_root(1) is None
+    forked = _forked(ledger, monkeypatch)
+    assert forked.tables()["steps"].num_rows == alone.tables()["steps"].num_rows > 0
+    assert list(tmp_path.iterdir()) == []
