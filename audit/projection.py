@@ -3,16 +3,16 @@
 DuckDB reads these tables; they are disposable and rebuilt from the ledger, the only source of
 truth. Every row names the log entry it rests on.
 
-The work runs in two passes over the stored entries, in forked worker processes when there is
-enough of it (the workers share the parent's copy of the stored bytes):
+The log is read once into one buffer (ledger.store.read_entries). The work then runs in two passes
+over it, in forked worker processes when there is enough of it (they share the parent's buffer):
 
 1. group: a worker reads only the kind and stream of a range of entries, so that the parent
    learns every stream's entries without decoding the log itself;
-2. replay: a worker decodes whole games under the full event contract, replays them and sends
-   their rows back as Arrow IPC, the `events` rows included.
+2. replay: a worker decodes whole games under the full event contract, replays them and leaves
+   their rows, the `events` rows included, as Arrow files that the parent maps.
 
-The parent decodes only the few events of the other streams (tournaments, orphans) and joins the
-stored bytes to the `events` rows as their `body`, without a copy per entry.
+The parent decodes only the few events of the other streams (tournaments, orphans), puts the
+`events` rows in log order and joins the buffer to them as their `body`, without a copy.
 """
 
 from __future__ import annotations
@@ -223,6 +223,8 @@ def _tournament_rows(rows: Rows, event: Event, entry: int) -> None:
 
 _LOG = StoredEntries(b"", array("q", [0]))
 """The stored entries, which forked workers inherit from the parent instead of receiving them."""
+_SPOOL = Path()
+"""Where workers leave their tables for the parent."""
 
 
 class _Workers:
@@ -335,10 +337,6 @@ def _replay_chunk(task: tuple[int, list[tuple[str, array]]]) -> tuple[dict[str, 
         findings.extend(rows.add(replay_game(events), entries))
     gc.collect()
     return {name: _spool(table, f"{number}-{name}") for name, table in rows.tables().items()}, findings
-
-
-_SPOOL = Path()
-"""Where workers leave their tables for the parent."""
 
 
 def _spool_root(log_bytes: int) -> str | None:
