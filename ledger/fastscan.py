@@ -111,14 +111,14 @@ class SegmentPacked(NamedTuple):
     error: str | None
 
     @property
-    def count(self) -> int:
+    def frames(self) -> int:
         """Returns how many well-formed frames the segment holds."""
         return len(self.ends) - 1
 
     def payloads(self, stop: int | None = None) -> list[bytes]:
         """Returns the payloads of the first `stop` frames (all by default), one bytes object each."""
         ends, data, base = self.ends, self.data, self.ends[0]
-        return [data[ends[k] - base:ends[k + 1] - base] for k in range(self.count if stop is None else stop)]
+        return [data[ends[k] - base:ends[k + 1] - base] for k in range(self.frames if stop is None else stop)]
 
 
 def segment_packed(data: bytes, first_index: int, base: int = 0, accelerated: bool | None = None) -> SegmentPacked:
@@ -159,13 +159,13 @@ def gather(data: bytes, ends: array, indexes: array, accelerated: bool | None = 
     return b"[" + b",".join(parts) + b"]"
 
 
-def extend(tree: CompactRange, leaves: bytes, accelerated: bool | None = None) -> None:
+def extend(tree: CompactRange, leaves: bytes | memoryview, accelerated: bool | None = None) -> None:
     """Appends a run of 32-byte leaf hashes to a compact range."""
     if ACCELERATED if accelerated is None else accelerated:
         tree.size = _fastscan.extend(tree._stack, tree.size, leaves)
         return
     for i in range(0, len(leaves), 32):
-        tree.append(leaves[i:i + 32])
+        tree.append(bytes(leaves[i:i + 32]))
 
 
 def extend_roots(tree: CompactRange, leaves: bytes | memoryview, cuts: Sequence[int], accelerated: bool | None = None) -> bytes:

@@ -360,8 +360,8 @@ def iter_packed(root: Path, base: int = 0) -> Iterator[tuple[int, SegmentPacked]
         part = segment_packed(path.read_bytes(), first, base)
         yield first, part
         expected, base = first + part.last_commit, part.ends[part.last_commit]
-        if part.error is not None or part.last_commit < part.count:
+        if part.error is not None or part.last_commit < part.frames:
             if expected < checkpointed:
                 why = part.error or "an unfinished batch"
-                raise LedgerCorrupt(first + part.count, f"{why} inside the checkpointed range (size {checkpointed})")
+                raise LedgerCorrupt(first + part.frames, f"{why} inside the checkpointed range (size {checkpointed})")
             return
