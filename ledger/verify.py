@@ -80,7 +80,8 @@ def verify(root: Path) -> VerifyReport:
             return verdict
         checks.start(signing)
         checkpoints = [r.checkpoint for r in readings if r.checkpoint is not None]
-        tree, tail = CompactRange(), list[str]()
+        tree = CompactRange()
+        tail: list[str] = []
         try:
             _check_entries(tree, checkpoints, found, segments, tail)
             failed = None
