@@ -24,7 +24,7 @@ import os
 import shutil
 import tempfile
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -103,25 +103,6 @@ class Rows:
         return pa.Table.from_pydict(self.columns[table], schema=SCHEMAS[table])
 
 
-class StoredStreams(Mapping[str, list[Event]]):
-    """Events of the game streams, by stream, decoded from the stored bytes when first asked for."""
-
-    def __init__(self, log: StoredEntries, entries: dict[str, array]) -> None:
-        self._log, self._entries = log, entries
-        self._decoded: dict[str, list[Event]] = {}
-
-    def __getitem__(self, stream: str) -> list[Event]:
-        if stream not in self._decoded:
-            self._decoded[stream] = decode_stored_array(self._log.json_array(self._entries[stream]))
-        return self._decoded[stream]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._entries)
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-
 @dataclass
 class Projection:
     """The projection's Arrow tables, with what the tournament checks need beside them. Rows added
@@ -131,8 +112,6 @@ class Projection:
     rows: dict[str, list[dict[str, Any]]] = field(default_factory=lambda: {name: [] for name in SCHEMAS})
     findings: list[Finding] = field(default_factory=list)
     """Every engine finding, as the engines reported it."""
-    game_events: Mapping[str, list[Event]] = field(default_factory=dict)
-    """Every game's events, by stream."""
     tournament_events: list[Event] = field(default_factory=list)
     """Every event of a tournament stream (openings, registrations, seatings, round closings)."""
 
@@ -172,9 +151,7 @@ def project(log: StoredEntries, on_game: Callable[[int], None] | None = None, wo
     arrow["findings"] = pa.concat_tables([arrow["findings"], _findings_table(orphans, streams)])
     arrow.update({name: tournament.table(name) for name in tournament.columns})
     arrow["events"] = _events_table(heads, others, streams, log)
-    game_entries = {s: entries for s, entries in games}
-    return Projection(arrow, findings=findings + orphans, game_events=StoredStreams(log, game_entries),
-                      tournament_events=tournament_events)
+    return Projection(arrow, findings=findings + orphans, tournament_events=tournament_events)
 
 
 def _events_table(heads: list[pa.Table], others: dict[str, list[Event]], streams: dict[str, tuple[str, array]],
@@ -404,7 +381,7 @@ class _GameRows:
         same = r.step_events == r.events
         self.steps_are_events &= same
         self.events.add(r.stream, r.events, entries)
-        self.step_events.add(r.stream, r.step_events, entries if same else [entries[e.seq] for e in r.step_events])
+        self.step_events.add(r.stream, r.step_events, entries if same else array("q", [entries[e.seq] for e in r.step_events]))
         self.step_facts += r.step_facts
         return list(r.findings)
 
@@ -418,16 +395,16 @@ class _EventColumns:
     kept as codes and spelled out by Arrow: far cheaper than a Python string per row."""
 
     def __init__(self) -> None:
-        self.games: list[tuple[str, list[Event], Iterable[int]]] = []
+        self.games: list[tuple[str, list[Event], array]] = []
 
-    def add(self, stream: str, events: list[Event], entries: Iterable[int]) -> None:
+    def add(self, stream: str, events: list[Event], entries: array) -> None:
         self.games.append((stream, events, entries))
 
     def arrays(self) -> list[pa.Array]:
         """Returns the columns entry, stream, seq, ts, kind, seat (stream and kind as codes)."""
         entries, streams = array("q"), array("i")
         for code, (_, events, at) in enumerate(self.games):
-            entries += at if isinstance(at, array) else array("q", at)
+            entries += at
             streams += array("i", [code]) * len(events)
         events = [e for _, evs, _ in self.games for e in evs]
         names = pa.array([stream for stream, _, _ in self.games], pa.string())
