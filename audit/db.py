@@ -1,9 +1,10 @@
 """Every DuckDB call of matchledger: load the projection, run the named SQL files, run read-only SQL.
 
-The database is in memory and holds only the projection and what `audit/sql/views/` derives from
-it (views, and tables such as `timings` that several checks read and are built once at load);
-after loading, external access is switched off and locked, so no SQL can read or write files, let
-alone the ledger.
+The database is in memory. It reads the projection's Arrow tables where they are, as views over
+Arrow memory (copying them into DuckDB's own storage would cost more than every check scanning
+them), and holds what `audit/sql/views/` derives from them (views, and tables such as `timings`
+that several checks read and are built once at load). After loading, external access is switched
+off and locked, so no SQL can read or write files, let alone the ledger.
 """
 
 from __future__ import annotations
@@ -71,9 +72,7 @@ class AuditDB:
     def __init__(self, tables: dict[str, pa.Table], parquet: Path | None = None) -> None:
         self._con = duckdb.connect(":memory:")
         for name, table in tables.items():
-            self._con.register(f"_arrow_{name}", _few_chunks(table))
-            self._con.execute(f'CREATE TABLE "{name}" AS SELECT * FROM "_arrow_{name}"')
-            self._con.unregister(f"_arrow_{name}")
+            self._con.register(name, _few_chunks(table))
         for view in VIEWS.values():
             self._con.execute(view.sql)
         self._con.execute("SET enable_external_access = false")
@@ -118,8 +117,8 @@ class AuditDB:
 
 _READ_ONLY = {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN, duckdb.StatementType.PRAGMA}
 _CHUNKS = 1024
-"""Above this many chunks a table is merged before DuckDB copies it: DuckDB pays per chunk, and a
-projection table can arrive in one chunk per replayed game."""
+"""Above this many chunks a table is merged before DuckDB reads it: DuckDB pays per chunk on every
+scan, and a projection table can arrive in one chunk per replayed game."""
 
 
 def _few_chunks(table: pa.Table) -> pa.Table:
