@@ -18,7 +18,6 @@ The parent decodes only the few events of the other streams (tournaments, orphan
 from __future__ import annotations
 
 import gc
-import itertools
 import multiprocessing
 import os
 import shutil
@@ -34,6 +33,7 @@ import msgspec
 import pyarrow as pa
 
 from audit.checks import check_of
+from ledger.fastscan import split
 from ledger.store import StoredEntries, read_entries
 from replay.protocol import Finding
 from replay.run import GameReplay, replay_game
@@ -415,7 +415,7 @@ class _EventColumns:
 
 
 def _json_column(records: list[dict[str, Any]]) -> pa.Array:
-    """Returns each record as JSON text, built from one buffer."""
-    encoded = [_json.encode(record) for record in records]
-    ends = array("q", itertools.accumulate(map(len, encoded), initial=0))
-    return pa.LargeStringArray.from_buffers(len(encoded), pa.py_buffer(ends), pa.py_buffer(b"".join(encoded)))
+    """Returns each record as JSON text: encoded with one call and split in C, which costs a third
+    of one encoder call per record."""
+    data, ends = split(_json.encode(records))
+    return pa.LargeStringArray.from_buffers(len(records), pa.py_buffer(ends), pa.py_buffer(data))
