@@ -274,7 +274,8 @@ def test_split_agrees_with_the_reference() -> None:
             assert data == b"".join(encoded)
             assert fastscan.gather(data, ends, array("q", range(len(values)))) == msgspec.json.encode(values)
     spaced = b' [ 1 , {"a" : [2, 3]} ,"x" ] '
-    assert fastscan.split(spaced, accelerated=True) == fastscan.split(spaced, accelerated=False) == (b'1{"a" : [2, 3]}"x"', array("q", [0, 1, 15, 18]))
+    expected = (b'1{"a" : [2, 3]}"x"', array("q", [0, 1, 15, 18]))
+    assert fastscan.split(spaced, accelerated=True) == fastscan.split(spaced, accelerated=False) == expected
     for bad in (b"", b"{}", b"[1,", b"[1,]", b"[,1]", b'["abc]', b"[1"):
         for accelerated in (True, False):
             with pytest.raises(ValueError):
