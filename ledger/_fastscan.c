@@ -564,25 +564,36 @@ done:
     return out;
 }
 
-/* packed(data, first_index, base) -> (payloads, ends, last_commit, error_offset, error)
+/* packed(data, first_index, base[, out]) -> (payloads, ends, last_commit, error_offset, error)
  * Checks frames as scan() does and returns the payloads of every well-formed frame back to back in
  * one bytes object, with their boundaries: `ends` holds count + 1 native int64 offsets counted from
  * `base`, payload k being payloads[ends[k] - base:ends[k+1] - base]. The caller keeps the entries
  * up to last_commit. One object rather than one per entry: the audit hands the buffer to Arrow and
- * to its workers as it is, and `base` lets the segments' buffers be joined end to end. */
+ * to its workers as it is, and `base` lets the segments' buffers be joined end to end. Given `out`,
+ * a writable buffer with room for the segment's bytes after `base`, the payloads are written there
+ * at offset `base` instead, and `payloads` is None: the segments of a whole log then land in one
+ * buffer without being joined afterwards. */
 static PyObject *packed(PyObject *self, PyObject *args) {
-    Py_buffer buf;
+    Py_buffer buf, target = {0};
     unsigned long long first;
     long long base;
-    if (!PyArg_ParseTuple(args, "y*KL", &buf, &first, &base)) return NULL;
+    PyObject *into = Py_None;
+    if (!PyArg_ParseTuple(args, "y*KL|O", &buf, &first, &base, &into)) return NULL;
     const unsigned char *data = buf.buf;
     Py_ssize_t end = buf.len, off = 0, count = 0, last_commit = 0, held = 0;
     const char *error = NULL;
     char message[160];
-    PyObject *blob = PyBytes_FromStringAndSize(NULL, end);
-    PyObject *ends = PyBytes_FromStringAndSize(NULL, (end / OVERHEAD + 1) * (Py_ssize_t)sizeof(int64_t));
-    if (!blob || !ends) { Py_XDECREF(blob); Py_XDECREF(ends); PyBuffer_Release(&buf); return NULL; }
-    unsigned char *out = (unsigned char *)PyBytes_AS_STRING(blob);
+    PyObject *blob = NULL, *ends = NULL;
+    unsigned char *out;
+    if (into != Py_None) {
+        if (PyObject_GetBuffer(into, &target, PyBUF_WRITABLE) < 0) goto fail;
+        if (base < 0 || target.len - base < end) { PyErr_SetString(PyExc_ValueError, "no room for the segment in the output buffer"); goto fail; }
+        out = (unsigned char *)target.buf + base;
+    } else {
+        if (!(blob = PyBytes_FromStringAndSize(NULL, end))) goto fail;
+        out = (unsigned char *)PyBytes_AS_STRING(blob);
+    }
+    if (!(ends = PyBytes_FromStringAndSize(NULL, (end / OVERHEAD + 1) * (Py_ssize_t)sizeof(int64_t)))) goto fail;
     int64_t *bounds = (int64_t *)PyBytes_AS_STRING(ends);
     bounds[0] = base;
     while (off < end) {
@@ -598,11 +609,18 @@ static PyObject *packed(PyObject *self, PyObject *args) {
         if (word & COMMIT) last_commit = count;
     }
     PyBuffer_Release(&buf);
-    if (_PyBytes_Resize(&blob, held) < 0) { Py_DECREF(ends); return NULL; }
-    if (_PyBytes_Resize(&ends, (count + 1) * (Py_ssize_t)sizeof(int64_t)) < 0) { Py_DECREF(blob); return NULL; }
+    if (target.obj) PyBuffer_Release(&target);
+    if (blob && _PyBytes_Resize(&blob, held) < 0) { Py_DECREF(ends); return NULL; }
+    if (_PyBytes_Resize(&ends, (count + 1) * (Py_ssize_t)sizeof(int64_t)) < 0) { Py_XDECREF(blob); return NULL; }
     PyObject *why = error ? PyUnicode_FromString(error) : Py_NewRef(Py_None);
-    if (!why) { Py_DECREF(blob); Py_DECREF(ends); return NULL; }
-    return Py_BuildValue("(NNnnN)", blob, ends, last_commit, error ? off : (Py_ssize_t)-1, why);
+    if (!why) { Py_XDECREF(blob); Py_DECREF(ends); return NULL; }
+    return Py_BuildValue("(NNnnN)", blob ? blob : Py_NewRef(Py_None), ends, last_commit, error ? off : (Py_ssize_t)-1, why);
+fail:
+    PyBuffer_Release(&buf);
+    if (target.obj) PyBuffer_Release(&target);
+    Py_XDECREF(blob);
+    Py_XDECREF(ends);
+    return NULL;
 }
 
 /* gather(data, ends, indexes) -> bytes: the JSON array "[p_a,p_b,...]" of the payloads data[ends[i]:ends[i+1]]

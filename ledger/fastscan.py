@@ -107,7 +107,7 @@ class SegmentPacked(NamedTuple):
     """The payloads of a segment's well-formed frames back to back, their boundaries, where its
     last batch ends, and the first fault."""
 
-    data: bytes
+    data: bytes | memoryview
     ends: array  # count + 1 int64 offsets from `base`: payload k is data[ends[k] - base:ends[k+1] - base]
     last_commit: int
     error_offset: int  # -1 when every frame is well formed
@@ -121,17 +121,33 @@ class SegmentPacked(NamedTuple):
     def payloads(self, stop: int | None = None) -> list[bytes]:
         """Returns the payloads of the first `stop` frames (all by default), one bytes object each."""
         ends, data, base = self.ends, self.data, self.ends[0]
-        return [data[ends[k] - base:ends[k + 1] - base] for k in range(self.frames if stop is None else stop)]
+        return [bytes(data[ends[k] - base:ends[k + 1] - base]) for k in range(self.frames if stop is None else stop)]
 
 
-def segment_packed(data: bytes, first_index: int, base: int = 0, accelerated: bool | None = None) -> SegmentPacked:
+def segment_packed(data: bytes | memoryview, first_index: int, base: int = 0, into: bytearray | None = None,
+                   accelerated: bool | None = None) -> SegmentPacked:
     """Checks every frame of a segment's bytes and returns their payloads back to back, with
-    their boundaries counted from `base`."""
+    their boundaries counted from `base`. Given `into`, with room for the segment's bytes after
+    `base`, the payloads are written there at offset `base`, and `data` is a read-only view of them.
+
+    :raises ValueError: when `into` has no room for the segment.
+    """
+    if into is not None and not 0 <= base <= len(into) - len(data):
+        raise ValueError("no room for the segment in the output buffer")
     if ACCELERATED if accelerated is None else accelerated:
-        payloads, ends, last_commit, error_offset, error = _fastscan.packed(data, first_index, base)
+        payloads, ends, last_commit, error_offset, error = _fastscan.packed(data, first_index, base, into)
         bounds = array("q")
         bounds.frombytes(ends)
-        return SegmentPacked(payloads, bounds, last_commit, error_offset, error)
+    else:
+        payloads, bounds, last_commit, error_offset, error = _packed_reference(data, first_index, base)
+        if into is not None:
+            into[base:base + len(payloads)] = payloads
+    if into is not None:
+        payloads = memoryview(into).toreadonly()[base:bounds[-1]]
+    return SegmentPacked(payloads, bounds, last_commit, error_offset, error)
+
+
+def _packed_reference(data: bytes | memoryview, first_index: int, base: int) -> tuple[bytes, array, int, int, str | None]:
     parts: list[bytes] = []
     bounds = array("q", [base])
     last_commit = 0
@@ -142,8 +158,8 @@ def segment_packed(data: bytes, first_index: int, base: int = 0, accelerated: bo
             if commit:
                 last_commit = len(parts)
     except FrameError as exc:
-        return SegmentPacked(b"".join(parts), bounds, last_commit, exc.offset, str(exc))
-    return SegmentPacked(b"".join(parts), bounds, last_commit, -1, None)
+        return b"".join(parts), bounds, last_commit, exc.offset, str(exc)
+    return b"".join(parts), bounds, last_commit, -1, None
 
 
 def gather(data: bytes, ends: array, indexes: array, accelerated: bool | None = None) -> bytes:

@@ -316,7 +316,7 @@ def iter_payloads(root: Path) -> Iterator[tuple[int, list[bytes]]]:
 class StoredEntries:
     """Every committed entry of a log back to back in one buffer: entry i is data[ends[i]:ends[i+1]]."""
 
-    data: bytes
+    data: bytes | memoryview
     ends: array
 
     def __len__(self) -> int:
@@ -335,29 +335,47 @@ def read_entries(root: Path) -> StoredEntries:
 
     :raises LedgerCorrupt: when a damaged frame stops the reading before the last checkpoint.
     """
-    parts: list[bytes] = []
+    # One buffer with room for every segment's bytes, which are more than their payloads: each
+    # segment's payloads land right after the last's, with no join afterwards.
+    into = bytearray(sum(size for _, _, size in _segment_sizes(root)))
     ends = array("q", [0])
-    for _, part in iter_packed(root):
-        committed = part.ends[part.last_commit] - part.ends[0]
-        parts.append(part.data if committed == len(part.data) else part.data[:committed])
+    for _, part in iter_packed(root, into=into):
         ends += part.ends[1:part.last_commit + 1]
-    return StoredEntries(b"".join(parts), ends)
+    return StoredEntries(memoryview(into).toreadonly()[:ends[-1]], ends)
 
 
-def iter_packed(root: Path, base: int = 0) -> Iterator[tuple[int, SegmentPacked]]:
+def _segment_sizes(root: Path) -> list[tuple[int, Path, int]]:
+    """Returns (first index, path, size in bytes) of every segment, in order."""
+    return [(first, path, path.stat().st_size) for first, path in list_segments(root / SEGMENTS)]
+
+
+def _read_into(path: Path, buffer: memoryview) -> memoryview:
+    """Reads a file's first bytes into a buffer (reused from segment to segment: fresh pages cost
+    more than the reading); returns the part read, shorter when the file is."""
+    held = 0
+    with path.open("rb", buffering=0) as f:
+        while held < len(buffer) and (got := f.readinto(buffer[held:])):
+            held += got
+    return buffer[:held]
+
+
+def iter_packed(root: Path, base: int = 0, into: bytearray | None = None) -> Iterator[tuple[int, SegmentPacked]]:
     """Yields (first index, its entries back to back) one segment at a time; only the entries up
     to the segment's `last_commit` are committed. Offsets count from `base` and go on from one
-    segment's committed entries to the next, as if their buffers were joined.
+    segment's committed entries to the next, as if their buffers were joined; given `into`, they
+    are: the entries are written there at their offsets (it needs room for the segments' bytes).
 
     :raises LedgerCorrupt: when a damaged frame stops the reading before the last checkpoint.
     """
     load_config(root)
     checkpointed = max((size for size, _ in list_checkpoint_files(root)), default=0)
     expected = 0
-    for first, path in list_segments(root / SEGMENTS):
+    segments = _segment_sizes(root)
+    scratch = bytearray(max((size for _, _, size in segments), default=0))
+    for first, path, size in segments:
         if first != expected:
             raise LedgerCorrupt(expected, f"segment {path.name} starts at entry {first}, expected {expected}")
-        part = segment_packed(path.read_bytes(), first, base)
+        part = segment_packed(_read_into(path, memoryview(scratch)[:size]), first, base, into)
         yield first, part
         expected, base = first + part.last_commit, part.ends[part.last_commit]
         if part.error is not None or part.last_commit < part.frames:

@@ -61,6 +61,19 @@ def test_scan_agrees_on_random_damage() -> None:
         assert fast_packed == fastscan.segment_packed(bytes(data), 7 * (trial % 2), base, accelerated=False), trial
         assert fast_packed.last_commit == fast.last_commit
         assert fast_packed.payloads() == [bytes(p) for _, _, p, _ in _frames_until_damage(bytes(data), 7 * (trial % 2))]
+        for accelerated in (True, False):  # written into a shared buffer at `base` instead
+            into = bytearray(b"\xee" * (base + len(data) + 3))
+            placed = fastscan.segment_packed(bytes(data), 7 * (trial % 2), base, into, accelerated=accelerated)
+            assert placed._replace(data=bytes(placed.data)) == fast_packed, trial
+            assert into[:base] == b"\xee" * base and into[base:base + len(fast_packed.data)] == fast_packed.data
+
+
+def test_packed_refuses_an_output_buffer_without_room() -> None:
+    """The payloads of a segment go into a shared buffer only where the segment's bytes fit."""
+    data = segments.frame_batch(0, [b"x" * 40])
+    for accelerated in (True, False):
+        with pytest.raises(ValueError, match="no room"):
+            fastscan.segment_packed(data, 0, 10, bytearray(len(data) + 9), accelerated=accelerated)
 
 
 def test_extend_agrees_with_compact_range() -> None:
