@@ -6,13 +6,15 @@ truth. Every row names the log entry it rests on.
 The log is read once into one buffer (ledger.store.read_entries). The work then runs in two passes
 over it, in forked worker processes when there is enough of it (they share the parent's buffer):
 
-1. group: a worker reads only the kind and stream of a range of entries, so that the parent
-   learns every stream's entries without decoding the log itself;
-2. replay: a worker decodes whole games under the full event contract, replays them and leaves
-   their rows, the `events` rows included, as Arrow files that the parent maps.
+1. ranges: a worker decodes a range of entries under the full event contract, gives their
+   `events` columns in log order and their streams' entries, and replays every game that both
+   starts and ends inside the range;
+2. spanning games: the parent, which now knows every stream's entries, has the games that reach
+   beyond one range replayed whole (their first-pass rows, if any, are dropped).
 
-The parent decodes only the few events of the other streams (tournaments, orphans), puts the
-`events` rows in log order and joins the buffer to them as their `body`, without a copy.
+Workers leave their rows as Arrow files that the parent maps. The parent decodes only the few
+events of the other streams (tournaments, orphans), takes the `steps` rows' event columns from
+`events` by entry, and joins the buffer to `events` as its `body`, without a copy.
 """
 
 from __future__ import annotations
@@ -27,10 +29,11 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from audit.checks import check_of
 from ledger.fastscan import split
@@ -38,7 +41,7 @@ from ledger.store import StoredEntries, read_entries
 from replay.protocol import Finding
 from replay.run import GameReplay, replay_game
 from schemas import ALL_EVENTS, decode_stored_array
-from schemas.common import GameStarted, PlayerRegistered, RoundSeated, TournamentOpened
+from schemas.common import GameEnded, GameStarted, PlayerRegistered, RoundSeated, TournamentOpened
 from schemas.envelope import Event
 
 _json = msgspec.json.Encoder()
@@ -48,21 +51,20 @@ FACT_COLUMNS = {"contact": pa.bool_(), "step": pa.int32(), "quiet": pa.int32(), 
 the engine derived (these too: leaving them out would cost more than keeping them)."""
 GAME_OPENER = "game.started"
 TOURNAMENT_OPENER = "tournament.opened"
-GROUP_ENTRIES = 1 << 14
-"""Entries per grouping task: few enough that a task's buffers stay below glibc's mmap threshold
-and reuse warm memory (with 1 << 16 the fresh pages cost more than the decoding itself)."""
+RANGE_ENTRIES = 1 << 14
+"""Entries per first-pass task: few enough that a task's buffers reuse warm memory, many enough
+that few games reach beyond their range."""
 CHUNK = 64
-"""Games per replay task."""
+"""Games per second-pass task."""
 
-_HEAD = [("entry", pa.int64()), ("stream", pa.string()), ("seq", pa.int64()), ("ts", pa.int64()),
-         ("kind", pa.string()), ("seat", pa.int8())]
 _CODED = pa.dictionary(pa.int32(), pa.string())
 """Stream and kind in `events`: codes and their names. DuckDB reads them as VARCHAR, and putting
 the rows into log order moves codes instead of millions of strings."""
 SCHEMAS: dict[str, pa.Schema] = {
     "events": pa.schema([("entry", pa.int64()), ("stream", _CODED), ("seq", pa.int64()), ("ts", pa.int64()),
                          ("kind", _CODED), ("seat", pa.int8()), ("body", pa.large_string())]),
-    "steps": pa.schema([*_HEAD, ("action", pa.string()), *FACT_COLUMNS.items(), ("facts", pa.large_string())]),
+    "steps": pa.schema([("entry", pa.int64()), ("stream", _CODED), ("seq", pa.int64()), ("ts", pa.int64()), ("kind", _CODED),
+                        ("seat", pa.int8()), ("action", pa.string()), *FACT_COLUMNS.items(), ("facts", pa.large_string())]),
     "games": pa.schema([("entry", pa.int64()), ("stream", pa.string()), ("game", pa.string()), ("tournament", pa.string()),
                         ("round", pa.int32()), ("table_no", pa.int32()), ("game_no", pa.int32()), ("board", pa.string()),
                         ("first", pa.int8()), ("seats", pa.int8()), ("termination", pa.string()), ("winners", pa.list_(pa.int8())),
@@ -79,12 +81,18 @@ SCHEMAS: dict[str, pa.Schema] = {
     "tournaments": pa.schema([("entry", pa.int64()), ("tournament", pa.string()), ("game", pa.string()), ("name", pa.string()),
                               ("format", pa.string()), ("stage", pa.string()), ("profile", pa.string()), ("rules", pa.string())]),
 }
-HEADS = pa.schema([f for f in SCHEMAS["events"] if f.name != "body"])
-"""The `events` columns other than `body`, as the workers send them."""
-GAME_TABLES = ("steps", "games", "seats", "findings")
+_HEADS = pa.schema([("entry", pa.int64()), ("stream", pa.int32()), *(f for f in SCHEMAS["events"] if f.name in ("seq", "ts", "kind", "seat"))])
+"""The `events` columns a range task sends, in log order: the entry is the row's place, and its
+stream a code of the task's own."""
+_STEP_EVENT = ("stream", "seq", "ts", "kind")
+"""The columns of `steps` taken from its event's row of `events`."""
 _FACT_FIELDS = pa.struct([f for f in SCHEMAS["steps"] if f.name in ("seat", "action", *FACT_COLUMNS)])
 """The columns of `steps` read straight out of the engines' facts: the acting seat, the action,
 the typed facts."""
+_WORKER_STEPS = pa.schema([SCHEMAS["steps"].field("entry"), *_FACT_FIELDS, SCHEMAS["steps"].field("facts")])
+"""The columns of `steps` a worker sends."""
+GAME_TABLES = {"steps": _WORKER_STEPS, **{name: SCHEMAS[name] for name in ("games", "seats", "findings")}}
+"""The tables of replayed games, as the workers send them."""
 
 
 class Rows:
@@ -139,9 +147,16 @@ def project_ledger(root: Path, on_game: Callable[[int], None] | None = None, wor
 def project(log: StoredEntries, on_game: Callable[[int], None] | None = None, workers: int | None = None) -> Projection:
     """Builds the projection of a log's committed entries."""
     with _quiet_gc(), _Workers(log, workers) as pool:
-        streams = _group(pool, len(log))
-        games = [(s, entries) for s, (kind, entries) in streams.items() if kind == GAME_OPENER]
-        arrow, heads, findings = _replay_games(pool, games, on_game)
+        first = _FirstPass()
+        for part in pool.map(_read_range, [(lo, min(lo + RANGE_ENTRIES, len(log))) for lo in range(0, len(log), RANGE_ENTRIES)]):
+            first.add(part, on_game)
+        late, late_findings = _replay_games(pool, first.left_over(), on_game, first.replayed)
+    streams = first.streams
+    heads = first.heads()
+    kept, findings = first.game_tables()
+    arrow = {name: pa.concat_tables([schema.empty_table(), *(t[name] for t in kept), *(t[name] for t in late)])
+             for name, schema in GAME_TABLES.items()}
+    arrow["steps"] = _steps_table(arrow["steps"], heads)
     others = {s: decode_stored_array(log.json_array(entries)) for s, (kind, entries) in streams.items() if kind != GAME_OPENER}
     tournament = Rows(["seatings", "players", "tournaments"])
     tournament_events = [e for events in others.values() for e in events if e.kind.startswith("tournament.")]
@@ -150,23 +165,17 @@ def project(log: StoredEntries, on_game: Callable[[int], None] | None = None, wo
     orphans = [_orphan(s, events) for s, events in others.items() if events[0].kind != TOURNAMENT_OPENER]
     arrow["findings"] = pa.concat_tables([arrow["findings"], _findings_table(orphans, streams)])
     arrow.update({name: tournament.table(name) for name in tournament.columns})
-    arrow["events"] = _events_table(heads, others, streams, log)
-    return Projection(arrow, findings=findings + orphans, tournament_events=tournament_events)
-
-
-def _events_table(heads: list[pa.Table], others: dict[str, list[Event]], streams: dict[str, tuple[str, array]],
-                  log: StoredEntries) -> pa.Table:
-    """Returns the `events` table in log order: the games' rows from the workers, the other
-    streams' rows from the parent, and the stored bytes."""
-    rows = Rows(["events"])
-    for stream, events in others.items():
-        for event, entry in zip(events, streams[stream][1]):
-            rows.add("events", entry=entry, stream=stream, seq=event.seq, ts=event.ts, kind=event.kind, seat=event.seat)
-    table = pa.concat_tables([*heads, rows.table("events").drop_columns(["body"])])
-    table = table.sort_by("entry")
     body = pa.LargeStringArray.from_buffers(len(log), pa.py_buffer(log.ends), pa.py_buffer(log.data))
-    assert len(body) == table.num_rows, "every entry is in exactly one stream"
-    return table.append_column("body", body)
+    arrow["events"] = heads.append_column("body", pa.chunked_array([body]))
+    return Projection(arrow, findings=findings + late_findings + orphans, tournament_events=tournament_events)
+
+
+def _steps_table(steps: pa.Table, events: pa.Table) -> pa.Table:
+    """Returns the workers' `steps` rows with the columns of their events taken from `events`,
+    whose row i is entry i."""
+    taken = events.select(_STEP_EVENT).take(steps["entry"])
+    columns = {**{name: steps[name] for name in steps.column_names}, **{name: taken[name] for name in _STEP_EVENT}}
+    return pa.Table.from_arrays([columns[name] for name in SCHEMAS["steps"].names], schema=SCHEMAS["steps"])
 
 
 def _orphan(stream: str, events: list[Event]) -> Finding:
@@ -221,7 +230,7 @@ class _Workers:
         _LOG = self.log
         self._spool = tempfile.TemporaryDirectory(prefix="matchledger-", dir=_spool_root(len(self.log.data)))
         _SPOOL = Path(self._spool.name)
-        if self.workers > 1 and len(self.log) > 4 * GROUP_ENTRIES and "fork" in multiprocessing.get_all_start_methods():
+        if self.workers > 1 and len(self.log) > 4 * RANGE_ENTRIES and "fork" in multiprocessing.get_all_start_methods():
             self._pool = multiprocessing.get_context("fork").Pool(self.workers)
         return self
 
@@ -253,54 +262,142 @@ def _quiet_gc() -> Iterator[None]:
             gc.enable()
 
 
-class _Head(msgspec.Struct):
-    """The two fields the grouping pass reads; the others are skipped without being decoded."""
+class _RangeRows(NamedTuple):
+    """What a first-pass task sends back about its range of entries."""
 
-    kind: str
-    stream: str
-
-
-_heads = msgspec.json.Decoder(list[_Head])
-
-
-def _group(pool: _Workers, size: int) -> dict[str, tuple[str, array]]:
-    """Returns every stream's first kind and its entries in log order (log order is seq order:
-    the writer keeps every stream's seqs dense and increasing)."""
-    streams: dict[str, tuple[str, array]] = {}
-    for part in pool.map(_group_range, [(lo, min(lo + GROUP_ENTRIES, size)) for lo in range(0, size, GROUP_ENTRIES)]):
-        for stream, (kind, entries) in part.items():
-            if stream in streams:
-                streams[stream][1].frombytes(entries)
-            else:
-                streams[stream] = (kind, array("q", entries))
-    return streams
+    files: dict[str, str]
+    """Spool files: the range's `events` columns ("heads") and the rows of the games it replayed."""
+    streams: list[tuple[str, str, bytes]]
+    """Per stream, in the order of the codes in "heads": its name, the kind of its first event in
+    the range, and its entries in the range (int64 bytes)."""
+    replayed: list[str]
+    """The games replayed, each with every one of its entries in the range."""
+    findings: list[Finding]
 
 
-def _group_range(bounds: tuple[int, int]) -> dict[str, tuple[str, bytes]]:
-    """Groups entries lo…hi−1 by stream: (first kind, entries as int64 bytes) per stream."""
+def _read_range(bounds: tuple[int, int]) -> _RangeRows:
+    """Decodes entries lo…hi−1 and replays the games that start and end among them."""
     lo, hi = bounds
-    found: dict[str, tuple[str, array]] = {}
-    for entry, head in enumerate(_heads.decode(_LOG.json_array(array("q", range(lo, hi)))), start=lo):
-        if head.stream in found:
-            found[head.stream][1].append(entry)
-        else:
-            found[head.stream] = (head.kind, array("q", [entry]))
-    return {stream: (kind, entries.tobytes()) for stream, (kind, entries) in found.items()}
+    events = decode_stored_array(_LOG.json_array(array("q", range(lo, hi))))
+    codes: dict[str, int] = {}
+    entries: list[array] = []
+    local = array("i")
+    for entry, event in enumerate(events, lo):
+        code = codes.get(event.stream)
+        if code is None:
+            code = codes[event.stream] = len(entries)
+            entries.append(array("q"))
+        entries[code].append(entry)
+        local.append(code)
+    rows = _GameRows()
+    replayed = []
+    for stream, code in codes.items():
+        game = [events[entry - lo] for entry in entries[code]]
+        if isinstance(game[0], GameStarted) and game[0].seq == 0 and any(isinstance(e, GameEnded) for e in reversed(game)):
+            rows.add(replay_game(game), entries[code])
+            replayed.append(stream)
+    heads = pa.Table.from_arrays([pa.array(array("q", range(lo, hi)), pa.int64()), pa.array(local, pa.int32()),
+                                  *_head_columns(events)], schema=_HEADS)
+    files = {"heads": _spool(heads, f"r{lo}-heads")}
+    if replayed:
+        files.update({name: _spool(table, f"r{lo}-{name}") for name, table in rows.tables().items()})
+    streams = [(stream, events[entries[code][0] - lo].kind, entries[code].tobytes()) for stream, code in codes.items()]
+    return _RangeRows(files, streams, replayed, rows.findings)
 
 
-def _replay_games(pool: _Workers, games: list[tuple[str, array]], on_game: Callable[[int], None] | None
-                  ) -> tuple[dict[str, pa.Table], list[pa.Table], list[Finding]]:
-    """Replays every game; returns the game tables, the `events` rows of the games, and the findings."""
+_KINDS = {cls: code for code, cls in enumerate(ALL_EVENTS)}
+_KIND_NAMES = pa.array([cls.__struct_config__.tag for cls in ALL_EVENTS], pa.string())
+
+
+def _head_columns(events: list[Event]) -> list[pa.Array]:
+    """Returns the seq, ts, kind and seat columns of some events, the kind as a code."""
+    kinds = pa.array([_KINDS[type(e)] for e in events], pa.int32())
+    return [pa.array([e.seq for e in events], pa.int64()), pa.array([e.ts for e in events], pa.int64()),
+            pa.DictionaryArray.from_arrays(kinds, _KIND_NAMES), pa.array([e.seat for e in events], pa.int8())]
+
+
+class _FirstPass:
+    """The first pass's ranges, merged as they arrive in log order: every stream's entries, the
+    `events` columns, and the games replayed, which stand when no other range holds any of their
+    entries."""
+
+    def __init__(self) -> None:
+        self.streams: dict[str, tuple[str, array]] = {}
+        """Every stream's first kind and entries in log order (log order is seq order: the writer
+        keeps every stream's seqs dense and increasing)."""
+        self.spanning: set[str] = set()
+        """The streams with entries in more than one range."""
+        self.replayed: set[str] = set()
+        self._codes: dict[str, int] = {}
+        self._heads: list[pa.Table] = []
+        self._games: list[tuple[dict[str, pa.Table], list[Finding], list[str]]] = []
+
+    def add(self, part: _RangeRows, on_game: Callable[[int], None] | None) -> None:
+        """Merges one range's results."""
+        codes = array("i")
+        for stream, kind, entries in part.streams:
+            if stream in self.streams:
+                self.spanning.add(stream)
+            else:
+                self.streams[stream] = (kind, array("q"))
+                self._codes[stream] = len(self._codes)
+            self.streams[stream][1].frombytes(entries)
+            codes.append(self._codes[stream])
+        heads = _unspool(part.files["heads"])  # its stream codes are the range's own: made global here
+        self._heads.append(heads.set_column(1, "stream", pc.take(pa.array(codes, pa.int32()), heads["stream"])))
+        if part.replayed:
+            self._games.append(({name: _unspool(part.files[name]) for name in GAME_TABLES}, part.findings, part.replayed))
+            self.replayed.update(part.replayed)
+            if on_game:
+                on_game(len(part.replayed))
+
+    def left_over(self) -> list[tuple[str, array]]:
+        """Returns the games the first pass could not replay whole, with their entries."""
+        return [(s, entries) for s, (kind, entries) in self.streams.items()
+                if kind == GAME_OPENER and (s not in self.replayed or s in self.spanning)]
+
+    def heads(self) -> pa.Table:
+        """Returns the `events` columns other than `body`, in log order, streams by name."""
+        names = pa.array(list(self._codes), pa.string())
+        table = pa.concat_tables([_HEADS.empty_table(), *self._heads]).combine_chunks()
+        stream = pa.DictionaryArray.from_arrays(table["stream"].chunk(0) if table.num_rows else pa.array([], pa.int32()), names)
+        return table.set_column(1, SCHEMAS["events"].field("stream"), stream)
+
+    def game_tables(self) -> tuple[list[dict[str, pa.Table]], list[Finding]]:
+        """Returns the rows of the games replayed that stand, and their findings."""
+        kept: list[dict[str, pa.Table]] = []
+        findings: list[Finding] = []
+        for tables, found, replayed in self._games:
+            dropped = self.spanning.intersection(replayed)
+            if dropped:
+                tables = _without(tables, dropped, {e for s in dropped for e in self.streams[s][1]})
+            kept.append(tables)
+            findings += [f for f in found if f.stream not in dropped]
+        return kept, findings
+
+
+def _without(tables: dict[str, pa.Table], streams: set[str], entries: set[int]) -> dict[str, pa.Table]:
+    """Returns the game tables without the rows of some streams (`steps` by their entries)."""
+    out = {}
+    for name, table in tables.items():
+        column, values = ("entry", pa.array(sorted(entries), pa.int64())) if name == "steps" else ("stream", pa.array(sorted(streams)))
+        out[name] = table.filter(pc.invert(pc.is_in(table[column], value_set=values)))
+    return out
+
+
+def _replay_games(pool: _Workers, games: list[tuple[str, array]], on_game: Callable[[int], None] | None,
+                  counted: set[str]) -> tuple[list[dict[str, pa.Table]], list[Finding]]:
+    """Replays games whole (the first pass's left-overs); returns their tables and findings. The
+    games in `counted` were already reported to `on_game`."""
     chunks = [games[i:i + CHUNK] for i in range(0, len(games), CHUNK)]
-    parts: list[tuple[dict[str, pa.Table], list[Finding]]] = []
+    tables: list[dict[str, pa.Table]] = []
+    findings: list[Finding] = []
     for (files, found), chunk in zip(pool.map(_replay_chunk, list(enumerate(chunks))), chunks):
-        parts.append(({name: _unspool(path) for name, path in files.items()}, found))
+        tables.append({name: _unspool(path) for name, path in files.items()})
+        findings += found
         if on_game:
-            on_game(len(chunk))
-    arrow = {name: pa.concat_tables([SCHEMAS[name].empty_table(), *(tables[name] for tables, _ in parts)])
-             for name in GAME_TABLES}
-    heads = [tables["events"] for tables, _ in parts]
-    return arrow, heads, [f for _, found in parts for f in found]
+            on_game(sum(1 for stream, _ in chunk if stream not in counted))
+    return tables, findings
 
 
 def _replay_chunk(task: tuple[int, list[tuple[str, array]]]) -> tuple[dict[str, str], list[Finding]]:
@@ -308,12 +405,9 @@ def _replay_chunk(task: tuple[int, list[tuple[str, array]]]) -> tuple[dict[str, 
     their findings."""
     number, games = task
     rows = _GameRows()
-    findings: list[Finding] = []
     for _, entries in games:
-        events = decode_stored_array(_LOG.json_array(entries))
-        findings.extend(rows.add(replay_game(events), entries))
-    gc.collect()
-    return {name: _spool(table, f"{number}-{name}") for name, table in rows.tables().items()}, findings
+        rows.add(replay_game(decode_stored_array(_LOG.json_array(entries))), entries)
+    return {name: _spool(table, f"g{number}-{name}") for name, table in rows.tables().items()}, rows.findings
 
 
 def _spool_root(log_bytes: int) -> str | None:
@@ -339,30 +433,24 @@ def _unspool(path: str) -> pa.Table:
 
 
 class _GameRows:
-    """The rows of replayed games: `games`, `seats` and `findings` row by row; the `events` rows
-    and the `steps` built column by column over all the games of a task at once, so that DuckDB
-    receives a few large chunks rather than one per game."""
+    """The rows of replayed games: `games`, `seats` and `findings` row by row; `steps` column by
+    column over all the games of a task at once, so that DuckDB receives a few large chunks rather
+    than one per game. The `steps` columns of the events (stream, seq …) come from `events` later."""
 
     def __init__(self) -> None:
         self.rows = Rows(["games", "seats", "findings"])
-        self.events = _EventColumns()
-        self.step_events = _EventColumns()
+        self.step_entries = array("q")
         self.step_facts: list[dict[str, Any]] = []
-        self.steps_are_events = True
-        """Whether every event was one step, as the engines fold them: then the steps share the
-        events' columns."""
+        self.findings: list[Finding] = []
 
     def tables(self) -> dict[str, pa.Table]:
-        heads = self.events.arrays()
-        coded = heads if self.steps_are_events else self.step_events.arrays()
-        where = [column.dictionary_decode() if pa.types.is_dictionary(column.type) else column for column in coded]
         typed = pa.array(self.step_facts, _FACT_FIELDS).flatten()
+        steps = [pa.array(self.step_entries, pa.int64()), *typed, _json_column(self.step_facts)]
         return {**{name: self.rows.table(name) for name in self.rows.columns},
-                "steps": pa.Table.from_arrays([*where[:5], *typed, _json_column(self.step_facts)], schema=SCHEMAS["steps"]),
-                "events": pa.Table.from_arrays(heads, schema=HEADS)}
+                "steps": pa.Table.from_arrays(steps, schema=_WORKER_STEPS)}
 
-    def add(self, r: GameReplay, entries: array) -> list[Finding]:
-        """Adds one replayed game; returns its findings."""
+    def add(self, r: GameReplay, entries: array) -> None:
+        """Adds one replayed game."""
         start: GameStarted = r.start
         entry = entries[0]
         where = {"tournament": start.tournament, "round": start.round, "table_no": start.table, "game_no": start.game_no,
@@ -378,40 +466,9 @@ class _GameRows:
             self.rows.add("findings", entry=entries[x.seq] if x.seq < len(entries) else None, stream=x.stream, seq=x.seq,
                           code=x.code, article=x.article, severity=x.severity, message=x.message, source="replay",
                           check_name=check_of(x.code))
-        same = r.step_events == r.events
-        self.steps_are_events &= same
-        self.events.add(r.stream, r.events, entries)
-        self.step_events.add(r.stream, r.step_events, entries if same else array("q", [entries[e.seq] for e in r.step_events]))
+        self.step_entries += entries if r.step_events == r.events else array("q", [entries[e.seq] for e in r.step_events])
         self.step_facts += r.step_facts
-        return list(r.findings)
-
-
-_KINDS = {cls: code for code, cls in enumerate(ALL_EVENTS)}
-_KIND_NAMES = pa.array([cls.__struct_config__.tag for cls in ALL_EVENTS], pa.string())
-
-
-class _EventColumns:
-    """The `events` columns of some games' events, gathered game by game. Streams and kinds are
-    kept as codes and spelled out by Arrow: far cheaper than a Python string per row."""
-
-    def __init__(self) -> None:
-        self.games: list[tuple[str, list[Event], array]] = []
-
-    def add(self, stream: str, events: list[Event], entries: array) -> None:
-        self.games.append((stream, events, entries))
-
-    def arrays(self) -> list[pa.Array]:
-        """Returns the columns entry, stream, seq, ts, kind, seat (stream and kind as codes)."""
-        entries, streams = array("q"), array("i")
-        for code, (_, events, at) in enumerate(self.games):
-            entries += at
-            streams += array("i", [code]) * len(events)
-        events = [e for _, evs, _ in self.games for e in evs]
-        names = pa.array([stream for stream, _, _ in self.games], pa.string())
-        kinds = pa.array([_KINDS[type(e)] for e in events], pa.int32())
-        return [pa.array(entries, pa.int64()), pa.DictionaryArray.from_arrays(pa.array(streams, pa.int32()), names),
-                pa.array([e.seq for e in events], pa.int64()), pa.array([e.ts for e in events], pa.int64()),
-                pa.DictionaryArray.from_arrays(kinds, _KIND_NAMES), pa.array([e.seat for e in events], pa.int8())]
+        self.findings += r.findings
 
 
 def _json_column(records: list[dict[str, Any]]) -> pa.Array:

@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 
 import audit.projection as projection
@@ -20,15 +21,18 @@ from audit.tournament_sim import TournamentPlan, simulate_tournament
 from ledger.read import read_events
 from ledger.store import Ledger, init, iter_entries
 from ledger.verify import verify
-from schemas.common import Resigned
+from schemas.common import Resigned, Ruling
 
 SEED = 20261129
+LATE = f"sim-junqi-{SEED}-g1"
+"""The game that gets a ruling at the end of the log."""
 
 
 @pytest.fixture(scope="module")
 def ledger(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A log of every kind of stream: loose games of the three games, a checkers tournament, and a
-    stray stream that opens with neither game.started nor tournament.opened."""
+    """A log of every kind of stream: loose games of the three games, a checkers tournament, a
+    stray stream that opens with neither game.started nor tournament.opened, and a referee's
+    ruling on the first game recorded after all of them."""
     root = tmp_path_factory.mktemp("projection") / "ledger"
     init(root)
     for game in ("junqi", "paohuzi", "checkers"):
@@ -36,6 +40,9 @@ def ledger(tmp_path_factory: pytest.TempPathFactory) -> Path:
     simulate_tournament(root, TournamentPlan("checkers", players=4, rounds=2, games_per_round=1, seed=SEED), movement_ranking)
     with Ledger.open(root) as log:
         record_events(log, [Resigned(stream="stray", seq=0, ts=1, seat=0)])
+        first = next(e for e in read_events(root) if e.stream == LATE)
+        last = max(e.seq for e in read_events(root) if e.stream == LATE)
+        record_events(log, [Ruling(stream=LATE, seq=last + 1, ts=first.ts + 10**7, corrects=last, text="late ruling")])
         log.checkpoint()
     return root
 
@@ -47,7 +54,7 @@ def _sorted(table: pa.Table) -> pa.Table:
 
 def _forked(root: Path, monkeypatch: pytest.MonkeyPatch) -> Projection:
     """Projects with two forked workers, tiny tasks so that there are many of each pass."""
-    monkeypatch.setattr(projection, "GROUP_ENTRIES", 40)
+    monkeypatch.setattr(projection, "RANGE_ENTRIES", 40)
     monkeypatch.setattr(projection, "CHUNK", 2)
     return project_ledger(root, workers=2)
 
@@ -105,3 +112,20 @@ def test_spool_falls_back_to_the_temp_dir_and_is_removed(ledger: Path, monkeypat
     forked = _forked(ledger, monkeypatch)
     assert forked.tables()["steps"].num_rows == alone.tables()["steps"].num_rows > 0
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_game_reaching_beyond_its_range_is_replayed_whole(ledger: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A game that starts and ends inside one range of the first pass but has a ruling far later:
+    the first pass's replay of it is dropped and the game is replayed whole, ruling included,
+    with the same rows as when one range holds the whole log."""
+    whole = project_ledger(ledger, workers=1)
+    dropped: list[set[str]] = []
+    keep = projection._without
+    monkeypatch.setattr(projection, "_without", lambda tables, streams, entries: dropped.append(streams) or keep(tables, streams, entries))
+    monkeypatch.setattr(projection, "RANGE_ENTRIES", 400)
+    split = project_ledger(ledger, workers=1)
+    assert dropped == [{LATE}]
+    for name, table in whole.tables().items():
+        assert _sorted(split.tables()[name]).equals(_sorted(table)), name
+    steps = split.tables()["steps"].filter(pc.equal(split.tables()["steps"]["stream"], LATE))
+    assert steps["kind"].to_pylist()[-1] == "game.ruling"
