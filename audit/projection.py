@@ -389,7 +389,8 @@ def _replay_games(pool: _Workers, games: list[tuple[str, array]], on_game: Calla
                   counted: set[str]) -> tuple[list[dict[str, pa.Table]], list[Finding]]:
     """Replays games whole (the first pass's left-overs); returns their tables and findings. The
     games in `counted` were already reported to `on_game`."""
-    chunks = [games[i:i + CHUNK] for i in range(0, len(games), CHUNK)]
+    size = max(1, min(CHUNK, -(-len(games) // (2 * pool.workers))))  # a few left-overs still keep every worker busy
+    chunks = [games[i:i + size] for i in range(0, len(games), size)]
     tables: list[dict[str, pa.Table]] = []
     findings: list[Finding] = []
     for (files, found), chunk in zip(pool.map(_replay_chunk, list(enumerate(chunks))), chunks):
