@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import operator
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -71,13 +72,16 @@ def decode_stored(payloads: Sequence[bytes | memoryview]) -> list[Event]:
     return decode_stored_array(b"[" + b",".join(payloads) + b"]") if payloads else []
 
 
+_stream_of = operator.attrgetter("stream")
+
+
 def decode_stored_array(data: bytes) -> list[Event]:
     """Decodes a JSON array of stored entries strictly.
 
     :raises msgspec.DecodeError: on malformed JSON or a contract violation.
     """
     events: list[Event] = _batch_decoder().decode(data)
-    for stream in {event.stream for event in events}:
+    for stream in set(map(_stream_of, events)):
         _check_stream(stream)
     return events
 
