@@ -16,7 +16,7 @@ from replay.junqi.layout import layout_problems, place
 from replay.junqi.moves import check_move
 from replay.junqi.pieces import FLAG, KIND_NAMES, KIND_OF, kind_of, seat_of
 from replay.junqi.rules import do_move, finish, next_turn, offer_draw, pass_turn, resign, vote_draw
-from replay.junqi.state import ALLIANCES, JunqiState, Layout, initial_state, point_index
+from replay.junqi.state import ALLIANCES, JunqiState, Layout, initial_state, point_index, settings
 from replay.protocol import CHANCE, Finding, IllegalActionError, Step, StrictReplayError
 from schemas.common import DrawAnswered, DrawOffered, GameEnded, GameStarted, MoveTimeUsed, Resigned, Skipped, TimedOut
 from schemas.envelope import Event
@@ -104,11 +104,16 @@ def fold_event(state: JunqiState, event: Event, audit: Audit) -> tuple[JunqiStat
         audit.find(event, "T01", f"timestamp {ts} is before the previous event's {audit.last_ts}")
     else:
         audit.last_ts = ts
+    if state.halted is None:  # moves in play and their timing, nearly every event, each with its own path
+        if isinstance(event, Moved) and state.outcome is None:
+            audit.end_turn(event)
+            if audit.pending_reveals:
+                _missed_reveals(event, audit)
+            return _moved(state, event, audit)
+        if isinstance(event, MoveTimeUsed):
+            return state, _move_time(state, event, audit)
     facts: dict[str, Any] = {"seat": event.seat, "action": None}
-    if isinstance(event, MoveTimeUsed) and state.halted is None and not audit.pending_reveals:
-        return _move_time(state, event, audit, facts), _counters(state, facts)  # the common, cheap case
-    handler = _HANDLERS.get(type(event))
-    if handler in _TURN_ENDING:
+    if isinstance(event, _TURN_ENDING):
         audit.end_turn(event)
     if state.halted is not None:
         facts["halted"] = state.halted
@@ -119,9 +124,19 @@ def fold_event(state: JunqiState, event: Event, audit: Audit) -> tuple[JunqiStat
         code = "M01" if isinstance(event, Moved) else "E01"
         audit.find(event, code, f"{event.kind} after the game ended ({state.outcome.termination})", "第九条")
         return state, _counters(state, facts)
+    handler = _HANDLERS.get(type(event))
     if handler is not None:
         state = handler(state, event, audit, facts)
     return state, _counters(state, facts)
+
+
+# The facts of the two commonest events, their keys in order: each event's dict is a copy filled in.
+# Copying keeps CPython's compact str-keyed table and never grows it; a dict literal of that size
+# would be presized as a general table, half as large again, and filling a small dict grows it twice.
+_MOVE_FACTS: Final[dict[str, Any]] = dict.fromkeys((
+    "seat", "action", "piece", "contact", "combat", "removed", "removed_pieces", "eliminated", "step", "quiet", "to_move",
+))
+_MOVE_TIME_FACTS: Final[dict[str, Any]] = dict.fromkeys(("seat", "action", "time_used", "ms", "step", "quiet", "to_move"))
 
 
 def _has_rule_effect(event: Event) -> bool:
@@ -165,36 +180,43 @@ def start_if_ready(state: JunqiState) -> JunqiState:
     return state
 
 
-def _moved(state: JunqiState, event: Moved, audit: Audit, facts: dict[str, Any]) -> JunqiState:
-    profile = state.profile
-    frm, to = point_index(event.from_, profile), point_index(event.to, profile)
-    action = facts["action"] = f"{NAMES[frm]}>{NAMES[to]}"
+def _moved(state: JunqiState, event: Moved, audit: Audit) -> tuple[JunqiState, dict[str, Any]]:
+    """Checks and applies a move while the game is on; returns the state and the move's facts."""
+    index = settings(state.profile).index
+    frm, to = index[event.from_], index[event.to]
+    action = f"{NAMES[frm]}>{NAMES[to]}"
     seat = event.seat
     if seat is None or state.to_move == CHANCE:
         audit.find(event, "M02", f"move {action} before all four layouts are in" if seat is not None
                    else f"move {action} names no seat", "第七条")
-        return state
+        return state, _counters(state, {"seat": seat, "action": action})
     try:
         check_move(state, seat, frm, to)
     except IllegalActionError as exc:
         audit.find(event, exc.code[6:], f"illegal move {action} by seat {seat}: {exc.detail}", exc.article)
-        return _illegal(state, seat, exc.code)
+        state = _illegal(state, seat, exc.code)
+        return state, _counters(state, {"seat": seat, "action": action})
     piece = KIND_NAMES[kind_of(state.board[frm])]
     state, report = do_move(state, frm, to)
-    result = report.result
-    facts["piece"] = piece
-    facts["contact"] = result != "move"
-    facts["combat"] = result
-    facts["removed"] = len(report.removed)
-    facts["removed_pieces"] = " ".join([f"{KIND_NAMES[kind_of(v)]}@{NAMES[p]}" for p, v in report.removed]) if report.removed else None
-    facts["eliminated"] = ",".join(str(s) for s in report.eliminated) if report.eliminated else None
+    result, removed, eliminated = report.result, report.removed, report.eliminated
     if event.result is not None and event.result != result:
         audit.find(event, "M11", f"claimed combat result {event.result}, derived {result}", "第八条")
     if event.piece is not None and event.piece != piece:
         audit.find(event, "M11", f"claimed mover {event.piece}, the piece on {event.from_} is {piece}", "第八条")
     if report.marshal_deaths:
         audit.pending_reveals = [s for s in report.marshal_deaths if _flag_point(state, s) is not None]
-    return state
+    facts = _MOVE_FACTS.copy()
+    facts["seat"] = seat
+    facts["action"] = action
+    facts["piece"] = piece
+    facts["contact"] = result != "move"
+    facts["combat"] = result
+    facts["removed"] = len(removed)
+    if removed:
+        facts["removed_pieces"] = " ".join([f"{KIND_NAMES[kind_of(v)]}@{NAMES[p]}" for p, v in removed])
+    if eliminated:
+        facts["eliminated"] = ",".join(str(s) for s in eliminated)
+    return state, _counters(state, facts)
 
 
 def _illegal(state: JunqiState, seat: int, code: str) -> JunqiState:
@@ -227,19 +249,23 @@ def _flag_revealed(state: JunqiState, event: FlagRevealed, audit: Audit, facts: 
     return state
 
 
-def _move_time(state: JunqiState, event: MoveTimeUsed, audit: Audit, facts: dict[str, Any]) -> JunqiState:
-    seat, ms, limit = event.seat, event.ms, state.profile.move_time_limit_s
-    if seat is not None:
-        audit.time_used[seat] += ms
-        facts["time_used"] = audit.time_used[seat]
-    facts["ms"] = ms
+def _move_time(state: JunqiState, event: MoveTimeUsed, audit: Audit) -> dict[str, Any]:
+    """Checks a move-time claim against the limit and the clock; returns its facts."""
+    seat, ms, limit = event.seat, event.ms, settings(state.profile).move_time_limit_s
     if limit is not None and ms > limit * 1000:
         audit.find(event, "T02", f"seat {seat} used {ms} ms, over the limit of {limit} s")
     seq, gap = audit.last_turn
     if event.move_seq == seq and abs(ms - gap) > CLOCK_TOLERANCE_MS:
         audit.find(event, "T03", f"seat {seat} is said to have used {ms} ms for #{seq}, but "
                    f"{gap} ms passed since the previous turn ended", severity="warning")
-    return state
+    if seat is None:
+        return _counters(state, {"seat": None, "action": None, "ms": ms})
+    audit.time_used[seat] += ms
+    facts = _MOVE_TIME_FACTS.copy()
+    facts["seat"] = seat
+    facts["time_used"] = audit.time_used[seat]
+    facts["ms"] = ms
+    return _counters(state, facts)
 
 
 def _turn_event(state: JunqiState, event: TimedOut | Skipped, audit: Audit, facts: dict[str, Any]) -> JunqiState:
@@ -288,8 +314,8 @@ def _ended(state: JunqiState, event: GameEnded, audit: Audit, facts: dict[str, A
 
 
 _HANDLERS: Final[dict[type, Any]] = {
-    LayoutSubmitted: _layout, Moved: _moved, FlagRevealed: _flag_revealed, MoveTimeUsed: _move_time,
-    TimedOut: _turn_event, Skipped: _turn_event, Resigned: _resigned, DrawOffered: _draw_offered,
-    DrawAnswered: _draw_answered, GameEnded: _ended,
+    LayoutSubmitted: _layout, FlagRevealed: _flag_revealed, TimedOut: _turn_event, Skipped: _turn_event,
+    Resigned: _resigned, DrawOffered: _draw_offered, DrawAnswered: _draw_answered, GameEnded: _ended,
 }
-_TURN_ENDING: Final = (_layout, _moved, _turn_event)
+"""The handlers of the events other than moves and their timing, which fold_event handles itself."""
+_TURN_ENDING: Final = (LayoutSubmitted, Moved, TimedOut, Skipped)

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Final
 
-from replay.junqi.board import IS_CAMP, IS_HQ, NAMES, Board, board, owner_of
+from replay.junqi.board import IS_CAMP, IS_HQ, NAMES, Board, owner_of
 from replay.junqi.pieces import ENGINEER, KIND_NAMES, is_movable, kind_of, seat_of
-from replay.junqi.state import JunqiState, Move, is_enemy
+from replay.junqi.state import JunqiState, Move, Settings, is_enemy, settings
 from replay.protocol import TERMINAL, IllegalActionError
 from schemas.junqi import JunqiProfile
 
@@ -18,24 +18,9 @@ ARTICLES: Final = {
 """The article of the rule book each move code rests on."""
 
 
-class _LastGeometry:
-    """The profile `geometry` was last asked about, with its board graph: a replay asks at every
-    move, always about its game's profile."""
-
-    def __init__(self) -> None:
-        self.pair: tuple[JunqiProfile | None, Board] = (None, board())
-
-
-_LAST: Final = _LastGeometry()
-
-
 def geometry(profile: JunqiProfile) -> Board:
     """Returns the board graph under the profile's arc settings."""
-    last, geo = _LAST.pair  # one attribute, so that threads never pair a profile with another's board
-    if profile is not last:
-        geo = board(profile.arcs_present, profile.arc_model, profile.arc_straight_for_non_engineer)
-        _LAST.pair = (profile, geo)
-    return geo
+    return settings(profile).geo
 
 
 def is_frozen(point: int, value: int, profile: JunqiProfile) -> bool:
@@ -172,14 +157,19 @@ def legal_moves(state: JunqiState, seat: int) -> list[Move]:
 
 
 def has_legal_move(state: JunqiState, seat: int) -> bool:
-    """Tells whether `seat` has any legal move (the 无子可走 test of §7.3), stopping at the first.
+    """Tells whether `seat` has any legal move (the 无子可走 test of §7.3), stopping at the first."""
+    return can_move(state.board, settings(state.profile), seat)
+
+
+def can_move(cells: tuple[int, ...], rules: Settings, seat: int) -> bool:
+    """Tells whether `seat` has any legal move on the board `cells` under the profile's settings.
 
     A piece with no usable neighbour cannot run along a rail either (every run starts next door),
     so one step to an empty point or an unprotected enemy decides. The seat's own arm is scanned
     first because that is where its pieces mostly stand.
     """
-    cells, profile = state.board, state.profile
-    neighbours = geometry(profile).neighbours
+    profile = rules.profile
+    neighbours = rules.geo.neighbours
     for frm in SCAN_ORDER[seat]:
         v = cells[frm]
         if v < 9 or (v - 1) & 3 != seat or (IS_HQ[frm] and is_frozen(frm, v, profile)):

@@ -8,9 +8,9 @@ from typing import Final
 
 import msgspec
 
-from replay.junqi.moves import has_legal_move
+from replay.junqi.moves import can_move
 from replay.junqi.pieces import FLAG, MARSHAL, combat, kind_of, seat_of
-from replay.junqi.state import ALLIANCES, Elimination, JunqiState
+from replay.junqi.state import ALLIANCES, Elimination, JunqiState, Settings, settings
 from replay.protocol import TERMINAL, Outcome
 
 replace: Final = msgspec.structs.replace
@@ -39,6 +39,7 @@ class MoveReport:
 def do_move(state: JunqiState, frm: int, to: int) -> tuple[JunqiState, MoveReport]:
     """Applies the move of the piece on `frm` to `to`, already known to be legal, and returns the
     new state and what happened."""
+    rules = settings(state.profile)
     cells = list(state.board)
     mover, target = cells[frm], cells[to]
     cells[frm] = 0
@@ -49,8 +50,8 @@ def do_move(state: JunqiState, frm: int, to: int) -> tuple[JunqiState, MoveRepor
         result = "move"
         cells[to] = mover
     else:
-        akind, dkind, profile = kind_of(mover), kind_of(target), state.profile
-        result = combat(akind, dkind, profile.mine_vs_officer, profile.bomb_vs_flag)
+        akind, dkind = kind_of(mover), kind_of(target)
+        result = combat(akind, dkind, rules.mine_vs_officer, rules.bomb_vs_flag)
         if result in ("win", "both"):
             removed.append((to, target))
             deaths += [seat_of(target)] if dkind == MARSHAL else []
@@ -59,18 +60,45 @@ def do_move(state: JunqiState, frm: int, to: int) -> tuple[JunqiState, MoveRepor
             removed.append((frm, mover))
             deaths += [seat_of(mover)] if akind == MARSHAL else []
         cells[to] = mover if result == "win" else target if result == "lose" else 0
+    board = tuple(cells)
     revealed = tuple(r or s in deaths for s, r in enumerate(state.revealed)) if deaths else state.revealed
-    state = replace(state, board=tuple(cells), revealed=revealed, last_move=(frm, to))
-    eliminated = []
+    eliminated: list[int] = []
+    report = MoveReport(result, removed, eliminated, deaths, seat_of(mover))
+    if captured_flag is None:
+        plain = _plain_ply(state, rules, board, revealed, (frm, to), target != 0, seat_of(mover))
+        if plain is not None:
+            return plain, report
+    state = replace(state, board=board, revealed=revealed, last_move=(frm, to))
     if captured_flag is not None:
         state = eliminate(state, captured_flag, "FLAG", at_step=state.step + 1)  # the capturing move's step
         eliminated.append(captured_flag)
-    report = MoveReport(result, removed, eliminated, deaths, seat_of(mover))
     # The winning move is still a step, but a win has priority over the draws (§8.5).
     state = count_step(state, contact=target != 0, judge=state.outcome is None)
     if state.outcome is not None:
         return state, report
     return next_turn(state, seat_of(mover)), report
+
+
+def _plain_ply(state: JunqiState, rules: Settings, board: tuple[int, ...], revealed: tuple[bool, ...],
+               last_move: tuple[int, int], contact: bool, mover: int) -> JunqiState | None:
+    """Returns the state after a move that eliminates nobody, counted per ply, reaching no draw and
+    followed by a seat that can move, or None for any other move (do_move then takes it step by
+    step). The same result as count_step then next_turn, in one `replace` of the 19 fields instead
+    of three: this is almost every move of a game."""
+    if rules.by_round or state.outcome is not None:
+        return None
+    step, quiet = state.step + 1, 0 if contact else state.quiet + 1
+    if draw_reached(rules, step, quiet) is not None:
+        return None
+    alive, seat = state.alive, mover
+    for _ in range(4):
+        seat = (seat + rules.direction) % 4
+        if alive[seat]:
+            break
+    if not alive[seat] or not can_move(board, rules, seat):
+        return None
+    return replace(state, board=board, revealed=revealed, last_move=last_move, plies=state.plies + 1,
+                   step=step, quiet=quiet, to_move=seat)
 
 
 def eliminate(state: JunqiState, seat: int, cause: str, at_step: int | None = None) -> JunqiState:
@@ -117,34 +145,38 @@ def _close_round(state: JunqiState) -> JunqiState:
 
 def check_draws(state: JunqiState) -> JunqiState:
     """Declares the 50-step no-contact draw or the total step limit draw (第九条 和局 2, 3)."""
-    profile = state.profile
-    quiet, limit, max_steps = state.quiet, profile.quiet_limit, profile.max_steps
-    if quiet > limit or (quiet == limit and profile.quiet_trigger == ">="):
-        return finish(state, "QUIET_LIMIT", ())
-    if max_steps is not None and state.step >= max_steps:
-        return finish(state, "MAX_STEPS", ())
-    return state
+    termination = draw_reached(settings(state.profile), state.step, state.quiet)
+    return state if termination is None else finish(state, termination, ())
+
+
+def draw_reached(rules: Settings, step: int, quiet: int) -> str | None:
+    """Returns the draw the step and quiet counters reach (`QUIET_LIMIT`, `MAX_STEPS`), or None."""
+    limit, max_steps = rules.quiet_limit, rules.max_steps
+    if quiet > limit or (quiet == limit and rules.quiet_trigger == ">="):
+        return "QUIET_LIMIT"
+    if max_steps is not None and step >= max_steps:
+        return "MAX_STEPS"
+    return None
 
 
 def next_turn(state: JunqiState, after: int, include_self: bool = False) -> JunqiState:
     """Passes the turn on from `after` in the profile's direction, skipping eliminated seats and
     applying `no_move_rule` to a seat that cannot move (§7.2–§7.4)."""
-    profile = state.profile
-    direction = 1 if profile.turn_direction == "clockwise" else -1
-    by_round = profile.step_unit == "round"
+    rules = settings(state.profile)
+    direction = rules.direction
     seat = (after - direction) % 4 if include_self else after
     for _ in range(9):
         seat = (seat + direction) % 4
-        if by_round and seat == state.first and not include_self:
+        if rules.by_round and seat == state.first and not include_self:
             state = _close_round(state)
             if state.outcome is not None:
                 return state
         include_self = False
         if not state.alive[seat]:
             continue
-        if has_legal_move(state, seat):
+        if can_move(state.board, rules, seat):
             return replace(state, to_move=seat)
-        if profile.no_move_rule == "eliminate":
+        if rules.profile.no_move_rule == "eliminate":
             state = eliminate(state, seat, "NO_MOVE")
             if state.outcome is not None:
                 return state
