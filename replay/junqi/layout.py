@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
-
 from msgspec.structs import replace
 
 from replay.junqi.board import IS_CAMP, NAMES, owner_of, row_col
@@ -20,36 +18,39 @@ ALLIED_COLOURS = ({"红", "蓝"}, {"绿", "黑"})
 def layout_problems(state: JunqiState, layout: Layout) -> list[tuple[str, str]]:
     """Returns every broken layout rule as (code, message), each code once, in code order."""
     seat, placements = layout.seat, layout.placements
-    problems: dict[str, str] = {}
-
-    def note(code: str, message: str) -> None:
-        problems.setdefault(code, message)
-
-    counts = Counter(kind for _, kind in placements)
+    problems: dict[str, str] = {}  # the first message of each code
+    counts = [0] * len(COUNTS)
+    for _, kind in placements:
+        counts[kind] += 1
     if len(placements) != 25 or any(counts[k] != n for k, n in enumerate(COUNTS)):
         wrong = [f"{KIND_NAMES[k]} {counts[k]}/{n}" for k, n in enumerate(COUNTS) if counts[k] != n]
-        note("L01", f"{len(placements)} pieces, expected 25 ({', '.join(wrong) or 'counts differ'})")
+        problems.setdefault("L01", f"{len(placements)} pieces, expected 25 ({', '.join(wrong) or 'counts differ'})")
     for point, kind in placements:
         name, piece = NAMES[point], KIND_NAMES[kind]
         if owner_of(point) != seat:
-            note("L02", f"{piece} on {name}, outside seat {seat}'s arm")
+            problems.setdefault("L02", f"{piece} on {name}, outside seat {seat}'s arm")
             continue
         row = row_col(point)[0]
         if IS_CAMP[point]:
-            note("L03", f"{piece} on the 行营 {name}")
+            problems.setdefault("L03", f"{piece} on the 行营 {name}")
         if kind == FLAG and row_col(point) not in ((6, 2), (6, 4)):
-            note("L05", f"军旗 on {name}, not in a 大本营")
+            problems.setdefault("L05", f"军旗 on {name}, not in a 大本营")
         if kind == MINE and row < 5:
-            note("L06", f"地雷 on {name}, outside the last two rows")
+            problems.setdefault("L06", f"地雷 on {name}, outside the last two rows")
         if kind == BOMB and row == 1:
-            note("L07", f"炸弹 on {name}, in the first row")
-    doubled = sorted([NAMES[p] for p, n in Counter(p for p, _ in placements).items() if n > 1])
+            problems.setdefault("L07", f"炸弹 on {name}, in the first row")
+    seen: set[int] = set()
+    doubled: set[int] = set()
+    for point, _ in placements:
+        if point in seen:
+            doubled.add(point)
+        seen.add(point)
     if doubled:
-        note("L04", f"two pieces on {', '.join(doubled)}")
+        problems.setdefault("L04", f"two pieces on {', '.join(sorted([NAMES[p] for p in doubled]))}")
     if layout.colour is not None:
         clash = _colour_clash(state, seat, layout.colour)
         if clash:
-            note("L08", clash)
+            problems.setdefault("L08", clash)
     return sorted(problems.items())
 
 

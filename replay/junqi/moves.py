@@ -84,7 +84,7 @@ def has_route(cells: tuple[int, ...], geo: Board, frm: int, to: int, engineer: b
     if not (geo.is_rail[frm] and geo.is_rail[to]):
         return False
     if engineer:
-        return to in _engineer_reach(cells, geo, frm)
+        return to in _engineer_reach(cells, geo, frm, stop=to)
     return any(all(cells[p] == 0 for p in mids) for mids in geo.between.get((frm, to), ()))
 
 
@@ -99,12 +99,15 @@ def _route_reason(cells: tuple[int, ...], geo: Board, frm: int, to: int) -> str:
     return f"{', '.join(blockers)} blocks the railway"
 
 
-def _engineer_reach(cells: tuple[int, ...], geo: Board, frm: int) -> set[int]:
-    """Returns the rail points a 工兵 reaches: BFS over rail edges, never through an occupied point."""
+def _engineer_reach(cells: tuple[int, ...], geo: Board, frm: int, stop: int = -1) -> set[int]:
+    """Returns the rail points a 工兵 reaches: BFS over rail edges, never through an occupied point.
+    The search ends early once it reaches `stop`, when given: has_route asks about one point."""
     seen = {frm}
     queue = [frm]
     rail_nb = geo.rail_neighbours
     for p in queue:  # grows while it is read: breadth first
+        if stop in seen:
+            break
         for q in rail_nb[p]:
             if q not in seen:
                 seen.add(q)
