@@ -16,7 +16,7 @@ from replay.junqi.layout import layout_problems, place
 from replay.junqi.moves import check_move
 from replay.junqi.pieces import FLAG, KIND_NAMES, KIND_OF, kind_of, seat_of
 from replay.junqi.rules import do_move, finish, next_turn, offer_draw, pass_turn, resign, vote_draw
-from replay.junqi.state import ALLIANCES, JunqiState, Layout, initial_state, point_index, settings
+from replay.junqi.state import ALLIANCES, JunqiState, Layout, initial_state, notation, point_index, settings
 from replay.protocol import CHANCE, Finding, IllegalActionError, Step, StrictReplayError
 from schemas.common import DrawAnswered, DrawOffered, GameEnded, GameStarted, MoveTimeUsed, Resigned, Skipped, TimedOut
 from schemas.envelope import Event
@@ -188,7 +188,7 @@ def _moved(state: JunqiState, event: Moved, audit: Audit) -> tuple[JunqiState, d
     """Checks and applies a move while the game is on; returns the state and the move's facts."""
     index = settings(state.profile).index
     frm, to = index[event.from_], index[event.to]
-    action = f"{NAMES[frm]}>{NAMES[to]}"
+    action = notation(frm, to)
     seat = event.seat
     if seat is None or state.to_move == CHANCE:
         audit.find(event, "M02", f"move {action} before all four layouts are in" if seat is not None

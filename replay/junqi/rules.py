@@ -23,12 +23,13 @@ TERMINATION: Final = {
 
 
 class MoveReport:
-    """What one move did: the combat outcome, pieces removed, seats eliminated, 司令 deaths."""
+    """What one move did: the combat outcome, pieces removed, seats eliminated, 司令 deaths (tuples:
+    a move without contact, most of them, shares the empty one)."""
 
     __slots__ = ("result", "removed", "eliminated", "marshal_deaths", "mover")
 
-    def __init__(self, result: str, removed: list[tuple[int, int]], eliminated: list[int],
-                 marshal_deaths: list[int], mover: int) -> None:
+    def __init__(self, result: str, removed: tuple[tuple[int, int], ...], eliminated: tuple[int, ...],
+                 marshal_deaths: tuple[int, ...], mover: int) -> None:
         self.result = result
         self.removed = removed
         self.eliminated = eliminated
@@ -43,8 +44,8 @@ def do_move(state: JunqiState, frm: int, to: int) -> tuple[JunqiState, MoveRepor
     cells = list(state.board)
     mover, target = cells[frm], cells[to]
     cells[frm] = 0
-    removed: list[tuple[int, int]] = []
-    deaths: list[int] = []
+    removed: tuple[tuple[int, int], ...] = ()
+    deaths: tuple[int, ...] = ()
     captured_flag: int | None = None
     if target == 0:
         result = "move"
@@ -53,16 +54,16 @@ def do_move(state: JunqiState, frm: int, to: int) -> tuple[JunqiState, MoveRepor
         akind, dkind = kind_of(mover), kind_of(target)
         result = combat(akind, dkind, rules.mine_vs_officer, rules.bomb_vs_flag)
         if result in ("win", "both"):
-            removed.append((to, target))
-            deaths += [seat_of(target)] if dkind == MARSHAL else []
+            removed += ((to, target),)
+            deaths += (seat_of(target),) if dkind == MARSHAL else ()
             captured_flag = seat_of(target) if dkind == FLAG else None
         if result in ("lose", "both"):
-            removed.append((frm, mover))
-            deaths += [seat_of(mover)] if akind == MARSHAL else []
+            removed += ((frm, mover),)
+            deaths += (seat_of(mover),) if akind == MARSHAL else ()
         cells[to] = mover if result == "win" else target if result == "lose" else 0
     board = tuple(cells)
     revealed = tuple(r or s in deaths for s, r in enumerate(state.revealed)) if deaths else state.revealed
-    eliminated: list[int] = []
+    eliminated = () if captured_flag is None else (captured_flag,)
     report = MoveReport(result, removed, eliminated, deaths, seat_of(mover))
     if captured_flag is None:
         plain = _plain_ply(state, rules, board, revealed, (frm, to), target != 0, seat_of(mover))
@@ -71,7 +72,6 @@ def do_move(state: JunqiState, frm: int, to: int) -> tuple[JunqiState, MoveRepor
     state = replace(state, board=board, revealed=revealed, last_move=(frm, to))
     if captured_flag is not None:
         state = eliminate(state, captured_flag, "FLAG", at_step=state.step + 1)  # the capturing move's step
-        eliminated.append(captured_flag)
     # The winning move is still a step, but a win has priority over the draws (§8.5).
     state = count_step(state, contact=target != 0, judge=state.outcome is None)
     if state.outcome is not None:
