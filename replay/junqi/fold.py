@@ -264,10 +264,11 @@ def _move_time(state: JunqiState, event: MoveTimeUsed, audit: Audit) -> dict[str
                    f"{gap} ms passed since the previous turn ended", severity="warning")
     if seat is None:
         return _counters(state, {"seat": None, "action": None, "ms": ms})
-    audit.time_used[seat] += ms
+    used = audit.time_used[seat] + ms
+    audit.time_used[seat] = used
     facts = _MOVE_TIME_FACTS.copy()
     facts["seat"] = seat
-    facts["time_used"] = audit.time_used[seat]
+    facts["time_used"] = used
     facts["ms"] = ms
     return _counters(state, facts)
 
