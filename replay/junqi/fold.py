@@ -115,6 +115,11 @@ def fold_event(state: JunqiState, event: Event, audit: Audit) -> tuple[JunqiStat
             return _moved(state, cast(Moved, event), audit)
         if kind is MoveTimeUsed:
             return state, _move_time(state, cast(MoveTimeUsed, event), audit)
+    return _other_event(state, event, kind, audit)
+
+
+def _other_event(state: JunqiState, event: Event, kind: type, audit: Audit) -> tuple[JunqiState, dict[str, Any]]:
+    """Applies any event but a move in play or a move-time claim (before the game is halted)."""
     facts: dict[str, Any] = {"seat": event.seat, "action": None}
     if isinstance(event, _TURN_ENDING):
         audit.end_turn(event)
