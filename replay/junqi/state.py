@@ -26,18 +26,9 @@ class Move(NamedTuple):
         return notation(self.frm, self.to)
 
 
-_NOTATIONS: Final[dict[int, str]] = {}
-"""Move notations by `frm * N_POINTS + to`, each built once: a replay names every move it folds,
-and its facts keep the name."""
-
-
 def notation(frm: int, to: int) -> str:
     """Returns the move from `frm` to `to` as `from>to` in point names."""
-    key = frm * N_POINTS + to
-    text = _NOTATIONS.get(key)
-    if text is None:
-        text = _NOTATIONS[key] = f"{NAMES[frm]}>{NAMES[to]}"
-    return text
+    return f"{NAMES[frm]}>{NAMES[to]}"
 
 
 class Layout(NamedTuple):
