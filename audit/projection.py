@@ -281,61 +281,60 @@ def _read_range(bounds: tuple[int, int]) -> _RangeRows:
     """Decodes entries lo…hi−1 and replays the games that start and end among them."""
     lo, hi = bounds
     events = decode_stored_array(_LOG.json_array(array("q", range(lo, hi))))
-    streams, local = _runs(events)
+    names = list(map(_stream_of, events))
+    kinds = list(map(_KINDS.__getitem__, map(type, events)))
+    streams = _group(names, lo)
+    ended = set(itertools.compress(names, map(_ENDED.__eq__, kinds)))
     rows = _GameRows()
     replayed = []
-    for stream, runs in streams.items():
-        game = events[runs[0][0]:runs[0][1]] if len(runs) == 1 else [e for a, b in runs for e in events[a:b]]
-        if isinstance(game[0], GameStarted) and game[0].seq == 0 and any(isinstance(e, GameEnded) for e in reversed(game)):
-            rows.add(replay_game(game), _entries(runs, lo))
+    for stream, entries in streams.items():
+        first, last = entries[0] - lo, entries[-1] - lo
+        if stream in ended and type(events[first]) is GameStarted and events[first].seq == 0:
+            game = events[first:last + 1] if last - first + 1 == len(entries) else [events[e - lo] for e in entries]
+            rows.add(replay_game(game), entries)
             replayed.append(stream)
-    heads = pa.Table.from_arrays([pa.array(array("q", range(lo, hi)), pa.int64()), pa.array(local, pa.int32()),
-                                  *_head_columns(events)], schema=_HEADS)
+    codes = {stream: code for code, stream in enumerate(streams)}
+    heads = pa.Table.from_arrays([pa.array(array("q", range(lo, hi)), pa.int64()), pa.array(map(codes.__getitem__, names), pa.int32()),
+                                  *_head_columns(events, kinds)], schema=_HEADS)
     files = {"heads": _spool(heads, f"r{lo}-heads")}
     if replayed:
         files.update({name: _spool(table, f"r{lo}-{name}") for name, table in rows.tables().items()})
-    found = [(stream, events[runs[0][0]].kind, _entries(runs, lo).tobytes()) for stream, runs in streams.items()]
+    found = [(stream, events[entries[0] - lo].kind, entries.tobytes()) for stream, entries in streams.items()]
     return _RangeRows(files, found, replayed, rows.findings)
 
 
 _stream_of = operator.attrgetter("stream")
 
 
-def _runs(events: list[Event]) -> tuple[dict[str, list[tuple[int, int]]], array]:
-    """Returns each stream's runs of consecutive events (start, stop) in order of first appearance,
-    and each event's stream as its place in that order. A game's events mostly follow one another,
-    so working run by run costs far less than event by event."""
-    names = list(map(_stream_of, events))
+def _group(names: list[str], lo: int) -> dict[str, array]:
+    """Returns the entries of each stream among `names` (the streams of entries lo, lo + 1 …), in
+    order of first appearance: run by run when a game's events mostly follow one another (a log
+    written table by table), entry by entry when they are interleaved (tables playing at once)."""
     cuts = [0, *itertools.compress(range(1, len(names)), map(operator.ne, names[1:], names[:-1])), len(names)]
-    codes: dict[str, int] = {}
-    runs: list[list[tuple[int, int]]] = []
-    local = array("i")
-    for start, stop in itertools.pairwise(cuts if names else []):
-        code = codes.setdefault(names[start], len(runs))
-        if code == len(runs):
-            runs.append([])
-        runs[code].append((start, stop))
-        local += array("i", [code]) * (stop - start)
-    return dict(zip(codes, runs)), local
-
-
-def _entries(runs: list[tuple[int, int]], lo: int) -> array:
-    """Returns the entries of a stream's runs in a range that starts at entry `lo`."""
-    entries = array("q")
-    for start, stop in runs:
-        entries += array("q", range(lo + start, lo + stop))
-    return entries
+    streams: dict[str, array] = {}
+    if 8 * len(cuts) < len(names):
+        for start, stop in itertools.pairwise(cuts):
+            if names[start] not in streams:
+                streams[names[start]] = array("q")
+            streams[names[start]].extend(range(lo + start, lo + stop))
+        return streams
+    for entry, name in enumerate(names, lo):
+        entries = streams.get(name)
+        if entries is None:
+            entries = streams[name] = array("q")
+        entries.append(entry)
+    return streams
 
 
 _KINDS = {cls: code for code, cls in enumerate(ALL_EVENTS)}
 _KIND_NAMES = pa.array([cls.__struct_config__.tag for cls in ALL_EVENTS], pa.string())
+_ENDED = _KINDS[GameEnded]
 
 
-def _head_columns(events: list[Event]) -> list[pa.Array]:
-    """Returns the seq, ts, kind and seat columns of some events, the kind as a code."""
-    kinds = pa.array([_KINDS[type(e)] for e in events], pa.int32())
+def _head_columns(events: list[Event], kinds: list[int]) -> list[pa.Array]:
+    """Returns the seq, ts, kind and seat columns of some events, the kind as its code."""
     return [pa.array([e.seq for e in events], pa.int64()), pa.array([e.ts for e in events], pa.int64()),
-            pa.DictionaryArray.from_arrays(kinds, _KIND_NAMES), pa.array([e.seat for e in events], pa.int8())]
+            pa.DictionaryArray.from_arrays(pa.array(kinds, pa.int32()), _KIND_NAMES), pa.array([e.seat for e in events], pa.int8())]
 
 
 class _FirstPass:

@@ -1,7 +1,11 @@
 """End-to-end audit (verify, replay, project, every query) of a simulated event of 10,000 games,
 in events per second and seconds, with the time of each query; the ratio is the 10 s goal over the
 measured time. Also DuckDB rows/s of the heaviest query beside a plain DuckDB aggregate over the
-same rows (the limit). The event is generated once and cached outside the repository."""
+same rows (the limit). The event is generated once and cached outside the repository.
+
+The simulator records a round's games one after another. With MATCHLEDGER_BENCH_INTERLEAVED=1 the
+bench audits a copy of the event re-recorded as concurrent tables would send it: each round's game
+events in timestamp order, every table's game running at once."""
 
 from __future__ import annotations
 
@@ -15,13 +19,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from audit.certify import _collect  # noqa: E402
 from audit.db import QUERIES  # noqa: E402
 from audit.session import movement_ranking, open_verified_session  # noqa: E402
+from audit.simulate import record_events  # noqa: E402
 from audit.tournament_sim import TournamentPlan, simulate_tournament  # noqa: E402
 from bench.common import CACHE  # noqa: E402
 from ledger import store  # noqa: E402
+from ledger.read import read_events  # noqa: E402
+from ledger.store import Ledger  # noqa: E402
 from ledger.verify import verify  # noqa: E402
+from schemas.envelope import Event  # noqa: E402
 
 GAMES = int(os.environ.get("MATCHLEDGER_BENCH_GAMES", "10000"))
 GAME = os.environ.get("MATCHLEDGER_BENCH_GAME", "junqi")
+INTERLEAVED = os.environ.get("MATCHLEDGER_BENCH_INTERLEAVED") == "1"
 SEATS = {"junqi": 4, "paohuzi": 3}
 GOAL_S = 10.0
 
@@ -39,6 +48,33 @@ def build(root: Path) -> None:
     simulate_tournament(root, plan(), movement_ranking)
 
 
+def interleave(source: Path, root: Path) -> None:
+    """Re-records an event with the games of each round interleaved: the game events between two
+    tournament events in timestamp order (a stable sort, so every stream keeps its own order)."""
+    store.init(root)
+    print(f"re-recording {source.name} with each round's games interleaved in {root} (once) …", flush=True)
+    games: list[Event] = []
+    tournament: list[Event] = []
+    with Ledger.open(root) as ledger:
+        for event in read_events(source):
+            if event.kind.startswith("tournament."):
+                _record(ledger, sorted(games, key=lambda e: e.ts))
+                games.clear()
+                tournament.append(event)
+            else:
+                _record(ledger, tournament)
+                tournament.clear()
+                games.append(event)
+        _record(ledger, tournament)
+        _record(ledger, sorted(games, key=lambda e: e.ts))
+        ledger.checkpoint()
+
+
+def _record(ledger: Ledger, events: list[Event], batch: int = 4096) -> None:
+    for i in range(0, len(events), batch):
+        record_events(ledger, events[i:i + batch])
+
+
 def timed(label: str, fn, times: dict[str, float]):  # noqa: ANN001, ANN201
     t0 = time.perf_counter()
     value = fn()
@@ -50,6 +86,10 @@ def main() -> None:
     root = CACHE / (f"audit-{GAMES}" if GAME == "junqi" else f"audit-{GAME}-{GAMES}")
     if not (root / "ledger.json").exists():
         build(root)
+    if INTERLEAVED:
+        source, root = root, root.with_name(f"{root.name}-interleaved")
+        if not (root / "ledger.json").exists():
+            interleave(source, root)
     times: dict[str, float] = {}
     report, session = timed("verify beside replay, project, load DuckDB", lambda: open_verified_session(root), times)
     assert report.ok and session is not None, report.error
