@@ -9,6 +9,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -91,7 +92,7 @@ class TournamentWriter:
         self.firsts: dict[str, int] = {p: 0 for p in self.players}
         self.target = random.Random(plan.seed ^ 0x5EED).randrange(plan.expected_games() // max(plan.rounds, 1)) if plan.inject else -1
 
-    def tournament_event(self, cls: type[Event], ts: int, **fields: object) -> None:
+    def tournament_event(self, cls: type[Event], ts: int, **fields: Any) -> None:
         """Records one event of the tournament stream."""
         self.events += record_events(self.ledger, [cls(stream=self.plan.tournament, seq=self.seq, ts=ts, **fields)])
         self.seq += 1

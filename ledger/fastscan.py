@@ -162,7 +162,7 @@ def _packed_reference(data: bytes | memoryview, first_index: int, base: int) -> 
     return b"".join(parts), bounds, last_commit, -1, None
 
 
-def gather(data: bytes, ends: array, indexes: array, accelerated: bool | None = None) -> bytes:
+def gather(data: bytes | memoryview, ends: array, indexes: array, accelerated: bool | None = None) -> bytes:
     """Returns the JSON array `[p_a,p_b,…]` of the payloads data[ends[i]:ends[i+1]] for each i of
     `indexes` (int64 arrays both).
 
