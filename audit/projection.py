@@ -169,7 +169,14 @@ def project(log: StoredEntries, on_game: Callable[[int], None] | None = None, wo
     arrow.update({name: tournament.table(name) for name in tournament.columns})
     body = pa.LargeStringArray.from_buffers(len(log), pa.py_buffer(log.ends), pa.py_buffer(log.data))
     arrow["events"] = heads.append_column("body", pa.chunked_array([body]))
-    return Projection(arrow, findings=findings + late_findings + orphans, tournament_events=tournament_events)
+    found = sorted(findings + late_findings, key=lambda f: _entry_of(f, streams))  # in log order, whichever pass found them
+    return Projection(arrow, findings=found + orphans, tournament_events=tournament_events)
+
+
+def _entry_of(finding: Finding, streams: dict[str, tuple[str, array]]) -> int:
+    """Returns the entry a finding rests on (a finding past its stream's end sorts after it)."""
+    entries = streams[finding.stream][1]
+    return entries[finding.seq] if 0 <= finding.seq < len(entries) else entries[-1] + 1
 
 
 def _steps_table(steps: pa.Table, events: pa.Table) -> pa.Table:
