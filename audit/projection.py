@@ -60,8 +60,8 @@ CHUNK = 64
 """Games per second-pass task."""
 
 _CODED = pa.dictionary(pa.int32(), pa.string())
-"""Stream and kind in `events`: codes and their names. DuckDB reads them as VARCHAR, and putting
-the rows into log order moves codes instead of millions of strings."""
+"""Stream and kind in `events` and `steps`: codes and their names. DuckDB reads them as VARCHAR,
+and the workers send, and `steps` takes from `events`, codes instead of millions of strings."""
 SCHEMAS: dict[str, pa.Schema] = {
     "events": pa.schema([("entry", pa.int64()), ("stream", _CODED), ("seq", pa.int64()), ("ts", pa.int64()),
                          ("kind", _CODED), ("seat", pa.int8()), ("body", pa.large_string())]),
