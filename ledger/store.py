@@ -337,9 +337,11 @@ def read_entries(root: Path) -> StoredEntries:
     """
     # One buffer with room for every segment's bytes, which are more than their payloads: each
     # segment's payloads land right after the last's, with no join afterwards.
-    into = bytearray(sum(size for _, _, size in _segment_sizes(root)))
+    load_config(root)
+    segments = _segment_sizes(root)  # read no further than these sizes, whatever a writer adds meanwhile
+    into = bytearray(sum(size for _, _, size in segments))
     ends = array("q", [0])
-    for _, part in iter_packed(root, into=into):
+    for _, part in _iter_packed(root, segments, 0, into):
         ends += part.ends[1:part.last_commit + 1]
     return StoredEntries(memoryview(into).toreadonly()[:ends[-1]], ends)
 
@@ -359,18 +361,23 @@ def _read_into(path: Path, buffer: memoryview) -> memoryview:
     return buffer[:held]
 
 
-def iter_packed(root: Path, base: int = 0, into: bytearray | None = None) -> Iterator[tuple[int, SegmentPacked]]:
+def iter_packed(root: Path, base: int = 0) -> Iterator[tuple[int, SegmentPacked]]:
     """Yields (first index, its entries back to back) one segment at a time; only the entries up
     to the segment's `last_commit` are committed. Offsets count from `base` and go on from one
-    segment's committed entries to the next, as if their buffers were joined; given `into`, they
-    are: the entries are written there at their offsets (it needs room for the segments' bytes).
+    segment's committed entries to the next, as if their buffers were joined.
 
     :raises LedgerCorrupt: when a damaged frame stops the reading before the last checkpoint.
     """
     load_config(root)
+    return _iter_packed(root, _segment_sizes(root), base, None)
+
+
+def _iter_packed(root: Path, segments: list[tuple[int, Path, int]], base: int,
+                 into: bytearray | None) -> Iterator[tuple[int, SegmentPacked]]:
+    """As iter_packed, over the segments listed (each read up to its listed size); given `into`,
+    with room for their bytes, the entries are written there at their offsets."""
     checkpointed = max((size for size, _ in list_checkpoint_files(root)), default=0)
     expected = 0
-    segments = _segment_sizes(root)
     scratch = bytearray(max((size for _, _, size in segments), default=0))
     for first, path, size in segments:
         if first != expected:

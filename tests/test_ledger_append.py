@@ -136,3 +136,24 @@ def test_size_limit_is_configurable(tmp_path: Path) -> None:
     assert result.exit_code == 1 and "line 1: event is" in result.stderr and "over the limit of 300" in result.stderr
     bad = cli("init", "--ledger", str(tmp_path / "tiny"), "--max-entry-bytes", "10")
     assert bad.exit_code == 1 and "ledger settings: Expected `int` >= 256 - at `$.max_entry_bytes`" in bad.stderr
+
+
+def test_reading_while_a_writer_appends_gets_the_entries_listed(ledger: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The audit's read of the whole log takes each segment up to the size it listed: entries a
+    writer appends right after the listing are left for the next read, not refused for want of
+    room in the buffer sized by the listing."""
+    assert _record(ledger, game_lines(2, 5), tmp_path).exit_code == 0
+    list_sizes, appended = store._segment_sizes, [5]
+
+    def listing_then_append(root: Path) -> list[tuple[int, Path, int]]:
+        listed = list_sizes(root)
+        assert _record(ledger, game_lines(2, 5, start=appended[0]), tmp_path).exit_code == 0
+        appended[0] += 5
+        return listed
+
+    monkeypatch.setattr(store, "_segment_sizes", listing_then_append)
+    read = store.read_entries(ledger)
+    monkeypatch.undo()
+    stored = [p for _, p in store.iter_entries(ledger)]
+    assert len(read) == 10 and len(stored) > 10
+    assert [bytes(read.data[read.ends[i]:read.ends[i + 1]]) for i in range(10)] == stored[:10]
