@@ -169,14 +169,19 @@ def project(log: StoredEntries, on_game: Callable[[int], None] | None = None, wo
     arrow.update({name: tournament.table(name) for name in tournament.columns})
     body = pa.LargeStringArray.from_buffers(len(log), pa.py_buffer(log.ends), pa.py_buffer(log.data))
     arrow["events"] = heads.append_column("body", pa.chunked_array([body]))
-    found = sorted(findings + late_findings, key=lambda f: _entry_of(f, streams))  # in log order, whichever pass found them
+    found = sorted(findings + late_findings, key=lambda f: _log_place(f, streams[f.stream][1]))  # whichever pass found them
     return Projection(arrow, findings=found + orphans, tournament_events=tournament_events)
 
 
-def _entry_of(finding: Finding, streams: dict[str, tuple[str, array]]) -> int:
-    """Returns the entry a finding rests on (a finding past its stream's end sorts after it)."""
-    entries = streams[finding.stream][1]
-    return entries[finding.seq] if 0 <= finding.seq < len(entries) else entries[-1] + 1
+def _entry_of(finding: Finding, entries: array) -> int | None:
+    """Returns the entry a finding rests on, given its stream's entries; None past the stream's end."""
+    return entries[finding.seq] if 0 <= finding.seq < len(entries) else None
+
+
+def _log_place(finding: Finding, entries: array) -> int:
+    """Returns where a finding sorts in log order: at its entry, or just after its stream's last."""
+    entry = _entry_of(finding, entries)
+    return entries[-1] + 1 if entry is None else entry
 
 
 def _steps_table(steps: pa.Table, events: pa.Table) -> pa.Table:
@@ -196,7 +201,7 @@ def _orphan(stream: str, events: list[Event]) -> Finding:
 def _findings_table(findings: list[Finding], streams: dict[str, tuple[str, array]]) -> pa.Table:
     rows = Rows(["findings"])
     for x in findings:
-        rows.add("findings", entry=streams[x.stream][1][x.seq], stream=x.stream, seq=x.seq, code=x.code, article=x.article,
+        rows.add("findings", entry=_entry_of(x, streams[x.stream][1]), stream=x.stream, seq=x.seq, code=x.code, article=x.article,
                  severity=x.severity, message=x.message, source="projection", check_name=check_of(x.code))
     return rows.table("findings")
 
@@ -287,7 +292,8 @@ class _RangeRows(NamedTuple):
 def _read_range(bounds: tuple[int, int]) -> _RangeRows:
     """Decodes entries lo…hi−1 and replays the games that start and end among them."""
     lo, hi = bounds
-    events = decode_stored_array(_LOG.json_array(array("q", range(lo, hi))))
+    at = array("q", range(lo, hi))
+    events = decode_stored_array(_LOG.json_array(at))
     names = list(map(_stream_of, events))
     kinds = list(map(_KINDS.__getitem__, map(type, events)))
     streams = _group(names, lo)
@@ -301,7 +307,7 @@ def _read_range(bounds: tuple[int, int]) -> _RangeRows:
             rows.add(replay_game(game), entries)
             replayed.append(stream)
     codes = {stream: code for code, stream in enumerate(streams)}
-    heads = pa.Table.from_arrays([pa.array(array("q", range(lo, hi)), pa.int64()), pa.array(map(codes.__getitem__, names), pa.int32()),
+    heads = pa.Table.from_arrays([pa.array(at, pa.int64()), pa.array(map(codes.__getitem__, names), pa.int32()),
                                   *_head_columns(events, kinds)], schema=_HEADS)
     files = {"heads": _spool(heads, f"r{lo}-heads")}
     if replayed:
@@ -388,7 +394,7 @@ class _FirstPass:
         """Returns the `events` columns other than `body`, in log order, streams by name."""
         names = pa.array(list(self._codes), pa.string())
         table = pa.concat_tables([_HEADS.empty_table(), *self._heads]).combine_chunks()
-        stream = pa.DictionaryArray.from_arrays(table["stream"].chunk(0) if table.num_rows else pa.array([], pa.int32()), names)
+        stream = pa.DictionaryArray.from_arrays(table["stream"].chunk(0), names)  # one chunk, the empty table's at least
         return table.set_column(1, SCHEMAS["events"].field("stream"), stream)
 
     def game_tables(self) -> tuple[list[dict[str, pa.Table]], list[Finding]]:
@@ -408,7 +414,7 @@ def _without(tables: dict[str, pa.Table], streams: set[str], entries: set[int]) 
     """Returns the game tables without the rows of some streams (`steps` by their entries)."""
     out = {}
     for name, table in tables.items():
-        column, values = ("entry", pa.array(sorted(entries), pa.int64())) if name == "steps" else ("stream", pa.array(sorted(streams)))
+        column, values = ("entry", pa.array(entries, pa.int64())) if name == "steps" else ("stream", pa.array(streams))
         out[name] = table.filter(pc.invert(pc.is_in(table[column], value_set=values)))
     return out
 
@@ -492,7 +498,7 @@ class _GameRows:
             points = outcome.points[holder.seat] if outcome and holder.seat < len(outcome.points) else None
             self.rows.add("seats", entry=entry, stream=r.stream, **where, seat=holder.seat, player=holder.holder, points=points)
         for x in r.findings:
-            self.rows.add("findings", entry=entries[x.seq] if x.seq < len(entries) else None, stream=x.stream, seq=x.seq,
+            self.rows.add("findings", entry=_entry_of(x, entries), stream=x.stream, seq=x.seq,
                           code=x.code, article=x.article, severity=x.severity, message=x.message, source="replay",
                           check_name=check_of(x.code))
         self.step_entries += entries if r.step_events == r.events else array("q", [entries[e.seq] for e in r.step_events])
