@@ -121,9 +121,68 @@ def latest_checkpoint(root: Path, verifier: Verifier) -> Checkpoint | None:
         return None
     size, path = files[-1]
     try:
-        return parse_checkpoint(path.read_text(), verifier)
+        return parse_checkpoint(read_note_file(path), verifier)
     except SignatureError as exc:
         raise LedgerCorrupt(None, f"checkpoint {path.name}: {exc}") from None
+
+
+def newest_checkpoint(root: Path, verifier: Verifier) -> Checkpoint | None:
+    """Returns the newest stored checkpoint note, verified, after checking the `checkpoint` file
+    (the one served to clients) against it. That file may lag the newest note by a crash between
+    the two writes (the writer rewrites it), but never lead it: a served checkpoint whose note is
+    gone means notes were removed.
+
+    :raises LedgerCorrupt: when the newest note does not verify, or the `checkpoint` file is
+        newer than every note or is not a valid checkpoint.
+    """
+    checkpoint = latest_checkpoint(root, verifier)
+    try:
+        served = parse_checkpoint(read_note_file(root / LATEST), verifier)
+    except FileNotFoundError:
+        return checkpoint
+    except SignatureError as exc:
+        raise LedgerCorrupt(None, f"the `checkpoint` file does not verify: {exc}") from None
+    newest = checkpoint.size if checkpoint else -1
+    if served.size > newest or (served.size == newest and checkpoint and served.body != checkpoint.body):
+        raise LedgerCorrupt(None, f"the `checkpoint` file holds size {served.size}, but the newest checkpoint note is of size "
+                            f"{max(newest, 0)}: checkpoint notes were removed or rolled back")
+    return checkpoint
+
+
+def repair_latest(root: Path, checkpoint: Checkpoint) -> bool:
+    """Rewrites the `checkpoint` file when it lags the newest note; tells whether it did."""
+    try:
+        if read_note_file(root / LATEST) == checkpoint.note:
+            return False
+    except FileNotFoundError:
+        pass
+    write_atomic(root / LATEST, checkpoint.note.encode())
+    return True
+
+
+def _size_of(note: str | None, verifier: Verifier) -> str:
+    if note is None:
+        return "missing"
+    try:
+        return f"size {parse_checkpoint(note, verifier).size}"
+    except SignatureError as exc:
+        return f"unreadable: {exc}"
+
+
+def read_note_file(path: Path) -> str:
+    """Reads a stored note, refusing anything but a regular UTF-8 file.
+
+    :raises FileNotFoundError: when it is missing.
+    :raises LedgerCorrupt: when it is not a regular file or not UTF-8.
+    """
+    if not path.exists() and not path.is_symlink():
+        raise FileNotFoundError(path)
+    if path.is_symlink() or not path.is_file():
+        raise LedgerCorrupt(None, f"{path.name} is not a regular file")
+    try:
+        return path.read_bytes().decode()
+    except UnicodeDecodeError:
+        raise LedgerCorrupt(None, f"{path.name} is not UTF-8 text") from None
 
 
 class SignatureChecks:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ledger.store import iter_entries
+from ledger.frames import iter_entries
 
 
 def export_jsonl(root: Path, out: Path) -> int:

@@ -45,13 +45,31 @@ class Verifier:
             name, hex_id, b64 = text.strip().split("+", 2)
             raw = base64.b64decode(b64, validate=True)
         except ValueError as exc:
-            raise KeyFileError(f"malformed verifier key {text.strip()[:60]!r}: {exc}") from None
+            raise KeyFileError(f"malformed verifier key (expected NAME+HEXID+BASE64): {exc}") from None
         if raw[:1] != ALG_ED25519 or len(raw) != 33:
             raise KeyFileError(f"verifier key {name!r} is not an Ed25519 key")
         verifier = cls(name, raw[1:])
         if verifier.key_id.hex() != hex_id:
             raise KeyFileError(f"verifier key {name!r} has id {hex_id}, its key gives {verifier.key_id.hex()}")
         return verifier
+
+    @classmethod
+    def load(cls, path: Path) -> Verifier:
+        """Reads a verifier key file.
+
+        :raises KeyFileError: when it is missing, not a regular text file, or malformed.
+        """
+        try:
+            if not path.is_file():
+                raise KeyFileError(f"verifier key {path} is missing or not a regular file")
+            text = path.read_bytes().decode()
+        except UnicodeDecodeError:
+            raise KeyFileError(f"verifier key {path} is not UTF-8 text") from None
+        except OSError as exc:
+            raise KeyFileError(f"verifier key {path}: {exc.strerror or exc}") from None
+        if text.startswith("PRIVATE+KEY+"):
+            raise KeyFileError(f"{path} is a private signing key, not a verifier key; give the .pub file")
+        return cls.parse(text)
 
     def __str__(self) -> str:
         return f"{self.name}+{self.key_id.hex()}+{base64.b64encode(ALG_ED25519 + self.public).decode()}"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from ledger.store import iter_entries
+from ledger.frames import iter_entries
 from schemas import decode
 from schemas.envelope import Event
 

@@ -33,10 +33,10 @@ from pathlib import Path
 from ledger.checkpoints import Checkpoint, CheckpointReading, SignatureChecks, list_checkpoint_names, load_witnesses, read_checkpoint
 from ledger.errors import SignatureError
 from ledger.fastscan import CHUNK, SegmentScan, extend_roots, scan_file
+from ledger.frames import frame_follows
 from ledger.layout import CHECKPOINTS, SEGMENTS, load_config
 from ledger.merkle import EMPTY_ROOT, CompactRange
 from ledger.notes import Verifier
-from ledger.scan import frame_follows
 from ledger.segments import list_segments
 from ledger.store import load_verifier
 
