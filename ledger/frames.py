@@ -60,6 +60,18 @@ def decode_keys(payloads: list[bytes], first: int) -> list[EntryKey]:
         return [decode_key(p, first + i) for i, p in enumerate(payloads)]
 
 
+def decode_keys_packed(log: StoredEntries, count: int) -> list[EntryKey]:
+    """Decodes the keys of the first `count` entries of a packed log in one call.
+
+    :raises LedgerCorrupt: naming the first unreadable entry.
+    """
+    indexes = array("q", range(count))
+    try:
+        return _keys.decode(log.json_array(indexes))
+    except msgspec.DecodeError:
+        return [decode_key(log.data[log.ends[i]:log.ends[i + 1]], i) for i in range(count)]
+
+
 # -- one frame -----------------------------------------------------------------------------------
 
 def read_frame(path: Path, offset: int, entry: int) -> bytes:

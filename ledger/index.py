@@ -175,3 +175,32 @@ def read_stream_file(path: Path) -> tuple[str, array]:
         raise LedgerCorrupt(None, f"index file of stream {stream!r} ends inside a record")
     pairs.frombytes(body)
     return stream, pairs[0::2]
+
+
+def check_index(root: Path, streams: dict[str, array], size: int) -> str | None:
+    """Compares every stream index file with the entries of the first `size` entries, grouped by
+    stream (entry indexes in log order); returns what is wrong, if anything."""
+    seen = set()
+    for path in list_stream_files(root):
+        try:
+            stream, entries = read_stream_file(path)
+        except (LedgerCorrupt, OSError) as exc:
+            return str(exc)
+        seen.add(stream)
+        want = streams.get(stream, array("Q"))
+        have = entries[:len(want)] if len(entries) > len(want) and entries[len(want)] >= size else entries
+        if have != want:
+            return _first_difference(stream, have, want)
+    missing = sorted(set(streams) - seen)
+    if missing:
+        return f"the index has no file for stream {missing[0]!r} ({len(streams[missing[0]])} entries)"
+    return None
+
+
+def _first_difference(stream: str, have: array, want: array) -> str:
+    for seq, (h, w) in enumerate(zip(have, want)):
+        if h != w:
+            return f"the index gives entry {h} for seq {seq} of stream {stream!r}, the log has it at entry {w}"
+    if len(have) < len(want):
+        return f"the index of stream {stream!r} stops at seq {len(have) - 1}, the log holds seq {len(want) - 1} at entry {want[len(have)]}"
+    return f"the index of stream {stream!r} lists {len(have)} entries, the log holds {len(want)}"

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ledger.errors import LedgerCorrupt
+from ledger.fastscan import extend
 from ledger.merkle import EMPTY_ROOT, CompactRange, node_hash
 
 TILE_HEIGHT = 8
@@ -47,10 +48,11 @@ def entries_path(root: Path, n: int, width: int = WIDTH) -> Path:
 
 def perfect_root(hashes: bytes | memoryview) -> bytes:
     """Returns the root of a perfect subtree over a power-of-two run of 32-byte hashes."""
-    level = [bytes(hashes[i:i + HASH]) for i in range(0, len(hashes), HASH)]
-    while len(level) > 1:
-        level = [node_hash(level[i], level[i + 1]) for i in range(0, len(level), 2)]
-    return level[0]
+    if len(hashes) == HASH:
+        return bytes(hashes)
+    tree = CompactRange()
+    extend(tree, hashes)
+    return tree.root()
 
 
 def level_count(size: int, level: int) -> int:
@@ -236,3 +238,64 @@ def _names(directory: Path) -> Iterator[str]:
         yield from os.listdir(directory)
     except (FileNotFoundError, NotADirectoryError):
         return
+
+
+class TileAudit:
+    """Checks the stored tiles against the leaf hashes as verification recomputes them from the
+    entries: every full tile, and every partial tile stored beside a tile not yet full, must hold
+    exactly the hashes of its entries; tiles the newest checkpoint covers must be there."""
+
+    def __init__(self, root: Path, signed: int) -> None:
+        self.root = root
+        self.signed = signed
+        self._held: list[bytearray] = []
+        self._full: list[int] = []
+
+    def feed(self, leaves: bytes | memoryview) -> str | None:
+        """Adds a run of leaf hashes in log order; returns what is wrong, if anything."""
+        return self._add(0, leaves)
+
+    def _add(self, level: int, hashes: bytes | memoryview) -> str | None:
+        if level == len(self._held):
+            self._held.append(bytearray())
+            self._full.append(0)
+        held = self._held[level]
+        held += hashes
+        roots = bytearray()
+        while len(held) >= WIDTH * HASH:
+            tile = bytes(held[:WIDTH * HASH])
+            del held[:WIDTH * HASH]
+            n = self._full[level]
+            self._full[level] += 1
+            problem = self._compare(level, n, tile, required=(n + 1) * WIDTH << (TILE_HEIGHT * level) <= self.signed)
+            if problem:
+                return problem
+            roots += perfect_root(tile)
+        return self._add(level + 1, roots) if roots else None
+
+    def finish(self) -> str | None:
+        """Checks the partial tiles of the tiles not full; returns what is wrong, if anything."""
+        for level, held in enumerate(self._held):
+            if held:
+                width = level_count(self.signed, level) - self._full[level] * WIDTH
+                problem = self._compare(level, self._full[level], bytes(held), required=0 < width <= len(held) // HASH)
+                if problem:
+                    return problem
+        return None
+
+    def _compare(self, level: int, n: int, hashes: bytes, required: bool) -> str | None:
+        name = f"tile {level}/{index_path(n)}"
+        full = tile_path(self.root, level, n)
+        stored = [(full, WIDTH)] if full.exists() else []
+        stored += [(tile_path(self.root, level, n, w), w) for w in TileReader(self.root)._partial_widths(level, n)]
+        if required and not stored:
+            return f"{name} is missing, though a checkpoint covers it"
+        for path, width in stored:
+            data = path.read_bytes() if path.is_file() and not path.is_symlink() else None
+            if data is None or len(data) != width * HASH:
+                return f"{path.relative_to(self.root)} is not {width} hashes"
+            if data != hashes[:width * HASH]:
+                first = next(i for i in range(width) if data[HASH * i:HASH * i + HASH] != hashes[HASH * i:HASH * i + HASH])
+                node = n * WIDTH + first
+                return f"{path.relative_to(self.root)}: hash {first} differs from its entries' (node {node} at height {TILE_HEIGHT * level})"
+        return None
