@@ -23,7 +23,6 @@ from audit.render import table as render_table
 from audit.session import movement_ranking, open_session
 from audit.tournament_sim import FAULTS, TournamentPlan, simulate_tournament
 from ledger import bundle as bundle_mod
-from ledger import checkpoints as checkpoints_mod
 from ledger import export as export_mod
 from ledger import record as record_mod
 from ledger import store
@@ -107,11 +106,13 @@ def record(file: Annotated[str, typer.Argument(help="JSONL file of events, or - 
 
 
 @command
-def verify(ledger: LedgerOpt = DEFAULT_LEDGER, json: JsonOpt = False) -> None:
-    """Re-read every frame, recompute the tree and check every checkpoint and signature."""
-    report = verify_mod.verify(ledger)
+def verify(ledger: LedgerOpt = DEFAULT_LEDGER,
+           witness_key: Annotated[list[Path] | None, typer.Option(help="An arbiter's verifier key to check co-signatures of (repeatable).")] = None,
+           json: JsonOpt = False) -> None:
+    """Re-read every frame, recompute the tree and tiles, check the index, every checkpoint and signature."""
+    report = verify_mod.verify(ledger, witness_keys=[Verifier.load(k) for k in witness_key or []])
     if json:
-        emit_json({"size": report.size, "root": report.root, "checkpoints": report.checkpoints, "notes": report.notes}
+        emit_json({"ok": True, "size": report.size, "root": report.root, "checkpoints": report.checkpoints, "notes": report.notes}
                   if report.ok else {"ok": False, "index": report.index, "error": report.error})
     elif report.ok:
         say(f"ok: tree size {report.size}, root {report.root}, {report.checkpoints} checkpoints verified")
@@ -217,7 +218,8 @@ def cosign(key: Annotated[Path, typer.Option(help="The arbiter's private key.")]
            size: Annotated[int | None, typer.Option(help="Tree size of the checkpoint; the latest by default.")] = None,
            json: JsonOpt = False) -> None:
     """Add an arbiter's co-signature to a checkpoint."""
-    checkpoint = checkpoints_mod.cosign(ledger, Signer.load(key), size)
+    with store.Ledger.open(ledger) as writer:
+        checkpoint = writer.cosign(Signer.load(key), size)
     if json:
         emit_json({"size": checkpoint.size, "root": checkpoint.root.hex(), "note": checkpoint.note})
     else:

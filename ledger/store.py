@@ -10,6 +10,8 @@ from __future__ import annotations
 import bisect
 import fcntl
 import os
+import shutil
+import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -17,17 +19,19 @@ from pathlib import Path
 
 import msgspec
 
-from ledger.checkpoints import Checkpoint, newest_checkpoint, repair_latest, write_checkpoint
+from ledger.checkpoints import Checkpoint, cosign_note, newest_checkpoint, repair_latest, write_checkpoint
 from ledger.errors import CheckpointError, DiskError, LedgerCorrupt, LedgerError, LedgerLocked, SequenceError
 from ledger.fastscan import extend
 from ledger.frames import decode_key, read_frame, read_tail
 from ledger.index import HEAD, INDEX, Head, StreamIndex, flush, load_stream, read_head, truncate_from
-from ledger.layout import CHECKPOINTS, CONFIG, LOCK, PRIVATE_KEY, PUBLIC_KEY, SEGMENTS, LedgerConfig, load_config, write_atomic
+from ledger.layout import CHECKPOINTS, CONFIG, LOCK, PRIVATE_KEY, PUBLIC_KEY, SEGMENTS, LedgerConfig, config_digest, load_config, write_atomic
 from ledger.merkle import CompactRange, leaf_hash
 from ledger.notes import Signer, Verifier
 from ledger.segments import OVERHEAD, FileOps, SegmentWriter, frame_batch, fsync_dir, list_segments, segment_path, sync_file
 from ledger.tiles import WIDTH, TileReader, TileWriter, drop_partials
+from schemas import decode, encode
 from schemas.envelope import Event
+from schemas.log import WITNESS_STREAM, WitnessAdded
 
 CHECKPOINT_KINDS = frozenset({"game.ended", "tournament.round_closed"})
 
@@ -56,23 +60,45 @@ def init(root: Path, origin: str | None = None, **settings: int) -> Path:
     """Creates an empty ledger with a fresh Ed25519 key pair; returns the verifier key's path.
     `settings` override the defaults of `LedgerConfig` (max_entry_bytes, segment_bytes, checkpoint_interval).
 
-    :raises LedgerError: when `root` already holds a ledger or a setting is out of range.
+    The ledger is built in a temporary directory beside `root` and renamed into place, so a crash
+    leaves no half-made ledger; directories are made 0750 and the key 0600 whatever the umask.
+
+    :raises LedgerError: when `root` is empty, already holds a ledger or anything else, or a
+        setting is out of range.
     """
-    if (root / CONFIG).exists():
-        raise LedgerError(f"{root} already holds a ledger")
+    _check_init_target(root)
     try:
         config = msgspec.convert({"origin": origin or f"matchledger.local/{uuid.uuid4().hex[:12]}", **settings}, LedgerConfig)
     except msgspec.ValidationError as exc:
         raise LedgerError(f"ledger settings: {exc}") from None
-    root.mkdir(parents=True, exist_ok=True)
-    (root / SEGMENTS).mkdir(exist_ok=True)
-    (root / CHECKPOINTS).mkdir(exist_ok=True)
     signer = Signer.generate(config.origin)
-    signer.save(root / PRIVATE_KEY)
-    write_atomic(root / PUBLIC_KEY, (str(signer.verifier) + "\n").encode())
-    write_atomic(root / CONFIG, msgspec.json.format(msgspec.json.encode(config)) + b"\n")
-    write_checkpoint(root, signer, 0, CompactRange().root())
+    root.parent.mkdir(parents=True, exist_ok=True)
+    building = root.parent / f".{root.name}.init-{uuid.uuid4().hex[:8]}"
+    try:
+        for directory in (building, building / SEGMENTS, building / CHECKPOINTS):
+            directory.mkdir(mode=0o750)
+            directory.chmod(0o750)
+        signer.save(building / PRIVATE_KEY)
+        write_atomic(building / PUBLIC_KEY, (str(signer.verifier) + "\n").encode())
+        write_atomic(building / CONFIG, msgspec.json.format(msgspec.json.encode(config)) + b"\n")
+        write_checkpoint(building, signer, 0, CompactRange().root(), config_digest(building))
+        os.rename(building, root)  # replaces an empty directory, never a full one
+    except BaseException:
+        shutil.rmtree(building, ignore_errors=True)
+        raise
+    fsync_dir(root.parent)
     return root / PUBLIC_KEY
+
+
+def _check_init_target(root: Path) -> None:
+    if str(root) in ("", "."):
+        raise LedgerError("give the new ledger's directory with --ledger DIR (not the working directory)")
+    if (root / CONFIG).exists():
+        raise LedgerError(f"{root} already holds a ledger")
+    if root.is_symlink() or (root.exists() and not root.is_dir()):
+        raise LedgerError(f"{root} exists and is not a directory")
+    if root.exists() and any(root.iterdir()):
+        raise LedgerError(f"{root} is a directory with files in it and not a ledger; give a new or empty directory")
 
 
 def load_verifier(root: Path) -> Verifier:
@@ -102,7 +128,9 @@ class Ledger:
             self.recovered: str | None = None
             self._streams: dict[str, StreamIndex] = {}
             self._dirty: set[str] = set()
+            self._config_digest = config_digest(root)
             self._checkpoint = newest_checkpoint(root, self.signer.verifier)
+            _check_config_bound(self._checkpoint, self._config_digest)
             if self._checkpoint is not None and repair_latest(root, self._checkpoint):
                 self.recovered = f"rewrote the `checkpoint` file, which lagged the newest note (size {self._checkpoint.size})"
             self._open()
@@ -320,7 +348,7 @@ class Ledger:
             return self._checkpoint
         try:
             self._make_durable()
-            self._checkpoint = write_checkpoint(self.root, self.signer, self.size, self.root_hash())
+            self._checkpoint = write_checkpoint(self.root, self.signer, self.size, self.root_hash(), self._config_digest)
             self._write_head()
         except OSError as exc:
             raise CheckpointError(f"{self.size} entries are appended and durable, but no checkpoint covers them yet "
@@ -348,6 +376,27 @@ class Ledger:
         (self.root / INDEX).mkdir(exist_ok=True, mode=0o750)
         write_atomic(self.root / INDEX / HEAD, msgspec.json.encode(head))
 
+    def cosign(self, arbiter: Signer, size: int | None = None, ts: int | None = None) -> Checkpoint:
+        """Adds an arbiter's co-signature to the checkpoint of `size` (the latest by default) and
+        records the arbiter as a witness in the log, so that `verify` requires that co-signature
+        from then on, whatever happens to the note or the `witnesses/` folder.
+
+        :raises LedgerCorrupt: when there is no checkpoint of that size.
+        """
+        size = self.checkpoint_size if size is None else size
+        checkpoint = cosign_note(self.root, arbiter, size, self.signer.verifier)
+        if (str(arbiter.verifier), size) not in self.witnesses():
+            event = WitnessAdded(stream=WITNESS_STREAM, seq=self.next_seq(WITNESS_STREAM), ts=ts or int(time.time() * 1000),
+                                 verifier=str(arbiter.verifier), size=size)
+            self.append([Pending(0, event, encode(event))])
+            self.checkpoint()
+        return checkpoint
+
+    def witnesses(self) -> list[tuple[str, int]]:
+        """Returns the witnesses the log records: (verifier key, size of the checkpoint co-signed)."""
+        return [(e.verifier, e.size) for e in (decode(self.read_stream_entry(WITNESS_STREAM, seq))
+                                              for seq in range(self.next_seq(WITNESS_STREAM))) if isinstance(e, WitnessAdded)]
+
     # -- reading ---------------------------------------------------------------------------
 
     def read_stream_entry(self, stream: str, seq: int) -> bytes:
@@ -372,6 +421,17 @@ class Ledger:
         if self._lock_fd is not None:
             os.close(self._lock_fd)
             self._lock_fd = None
+
+
+def _check_config_bound(checkpoint: Checkpoint | None, digest: str) -> None:
+    """Refuses settings that differ from those the newest checkpoint signed.
+
+    :raises LedgerCorrupt: naming the file.
+    """
+    bound = checkpoint.config_digest if checkpoint else None
+    if bound is not None and bound != digest:
+        raise LedgerCorrupt(None, f"{CONFIG} was changed after checkpoint {checkpoint.size} signed it "  # type: ignore[union-attr]
+                            f"(sha256 {bound}, now {digest})")
 
 
 def _join(first: str | None, second: str) -> str:

@@ -26,23 +26,15 @@ import os
 import threading
 from array import array
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ledger.checkpoints import (
-    Checkpoint,
-    CheckpointReading,
-    SignatureChecks,
-    list_checkpoint_names,
-    load_witnesses,
-    newest_checkpoint,
-    read_checkpoint,
-)
-from ledger.errors import LedgerCorrupt, SignatureError
+from ledger.checkpoints import Checkpoint, CheckpointReading, SignatureChecks, list_checkpoint_names, newest_checkpoint, read_checkpoint
+from ledger.errors import KeyFileError, LedgerCorrupt, SignatureError
 from ledger.fastscan import CHUNK, SegmentScan, extend_roots, scan_file
-from ledger.frames import decode_keys_packed, frame_follows, read_entries
+from ledger.frames import decode_keys_packed, frame_follows, read_entries, stream_entries
 from ledger.index import check_index, read_head
 from ledger.layout import CHECKPOINTS, SEGMENTS, load_config
 from ledger.merkle import EMPTY_ROOT, CompactRange
@@ -50,6 +42,8 @@ from ledger.notes import Verifier
 from ledger.segments import list_segments
 from ledger.store import load_verifier
 from ledger.tiles import TileAudit
+from schemas import decode
+from schemas.log import WITNESS_STREAM, WitnessAdded
 
 WORKERS = min(os.cpu_count() or 1, 4)
 SIGNATURE_BATCH = 1024
@@ -74,15 +68,22 @@ class _Failed(Exception):
         self.index = index
 
 
-def verify(root: Path, index: bool = True) -> VerifyReport:
+def verify(root: Path, index: bool = True, witness_keys: Sequence[Verifier] = ()) -> VerifyReport:
     """Verifies a whole ledger and reports the first problem found: every frame, leaf and
     checkpoint, the stored tiles and (unless `index` is False) the stream index.
 
     The notes are listed before the segments, so a checkpoint a live writer signs meanwhile is
-    not held against entries the scan never saw.
+    not held against entries the scan never saw. Co-signatures are checked for the witnesses the
+    log records (`log.witness_added`, each required on the checkpoint it co-signed) and for the
+    keys given, never for keys merely lying in a folder of the ledger.
     """
     load_config(root)
-    verifier, witnesses = load_verifier(root), load_witnesses(root)
+    verifier = load_verifier(root)
+    try:
+        registered = recorded_witnesses(root)
+    except LedgerCorrupt as exc:
+        return _note_failure(f"witness registrations: {exc}", [])
+    witnesses = _unique([*witness_keys, *(w for w, _, _ in registered)])
     with ThreadPoolExecutor(max_workers=WORKERS) as pool, ThreadPoolExecutor(max_workers=1) as signing:
         checks = SignatureChecks()
         readings = _read_checkpoints(root, verifier, witnesses, checks, signing)
@@ -109,13 +110,48 @@ def verify(root: Path, index: bool = True) -> VerifyReport:
             segments.cancel()
         checks.wait()
     notes: list[str] = []
-    bad_note = _notes_verdict(readings, checks, notes)
+    bad_note = _notes_verdict(readings, checks, notes) or _witness_verdict(readings, checks, registered)
     if bad_note is not None:
         return bad_note
     notes += tail
     if failed is not None:
         return VerifyReport(False, tree.size, tree.root().hex(), len(checkpoints), failed.index, str(failed), notes)
     return VerifyReport(True, tree.size, tree.root().hex(), len(checkpoints), notes=notes)
+
+
+def recorded_witnesses(root: Path) -> list[tuple[Verifier, int, int]]:
+    """Returns the witnesses the log records: (key, checkpoint size co-signed, entry of the record).
+
+    :raises LedgerCorrupt: when a record is unreadable.
+    """
+    found = []
+    for entry, data in stream_entries(root, WITNESS_STREAM, 2**63):
+        event = decode(data)
+        if not isinstance(event, WitnessAdded):
+            raise LedgerCorrupt(entry, f"{event.kind} in the witness stream")
+        try:
+            found.append((Verifier.parse(event.verifier), event.size, entry))
+        except KeyFileError as exc:
+            raise LedgerCorrupt(entry, str(exc)) from None
+    return found
+
+
+def _unique(keys: list[Verifier]) -> list[Verifier]:
+    return list({(k.name, k.public): k for k in keys}.values())
+
+
+def _witness_verdict(readings: list[CheckpointReading], checks: SignatureChecks,
+                     registered: list[tuple[Verifier, int, int]]) -> VerifyReport | None:
+    """Returns a failure when a checkpoint lacks a co-signature the log records."""
+    cosigned = {}
+    for reading in readings:
+        cosigned[reading.size] = set(reading.outcome(checks)[1])
+    for witness, size, entry in registered:
+        if witness.name not in cosigned.get(size, set()):
+            where = "is missing" if size not in cosigned else "carries no valid co-signature by it"
+            return _note_failure(f"entry {entry} records {witness.name!r} as a witness of checkpoint {size}, "
+                                 f"but that checkpoint {where}", [])
+    return None
 
 
 def _check_served(root: Path, verifier: Verifier, signed: int) -> None:
