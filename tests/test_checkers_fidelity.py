@@ -1,0 +1,98 @@
+"""Rule-fidelity regressions of checkers (issue 13, items 8–13), each named after its rule
+section and built from a hand-written log or position: seats outside the game, a log that ends
+without a result, the wall's formation, the take-back path, path-based classification and the
+equaliser search."""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+from test_checkers_support import STREAM, claim, codes, final, scripted, start
+
+from replay.checkers import ENGINE
+from schemas.common import Disconnected, DrawOffered, GameEnded, PenaltyCard, Resigned, Ruling, TimedOut
+from schemas.envelope import Event
+
+OPENING = ["3>14", "115>102"]
+
+
+def _append(events: list[Event], extra: Event) -> list[Event]:
+    """Appends an event numbered after the last one and stamped a second later."""
+    return [*events, msgspec.structs.replace(extra, seq=len(events), ts=events[-1].ts + 1000)]
+
+
+def _ev(cls: type, seat: int | None, **fields: object) -> Event:
+    return cls(stream=STREAM, seq=0, ts=0, seat=seat, **fields)  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize(
+    ("extra", "named"),
+    [
+        (_ev(PenaltyCard, 2, card="yellow", reason="wall"), "2"),
+        (_ev(Resigned, 3), "3"),
+        (_ev(Disconnected, 2), "2"),
+        (_ev(TimedOut, 3), "3"),
+        (_ev(DrawOffered, 2), "2"),
+        (_ev(Ruling, None, corrects=2, text="wall", termination="RULING", winners=[2]), "2"),
+        (_ev(Ruling, None, corrects=2, text="split", termination="RULING", points=[0, 0, 1]), "2"),
+    ],
+    ids=["penalty-seat-2", "resigned-seat-3", "disconnected-seat-2", "timeout-seat-3", "draw-offer-seat-2",
+         "ruling-winner-2", "ruling-points-for-3"],
+)
+def test_s1_4_event_naming_a_seat_outside_the_game_is_ignored(extra: Event, named: str) -> None:
+    """§1.4 / 第十八条(1)b (两选手间对决): a game has seats 0 and 1; an event naming another seat
+    is E_NO_SEAT and ignored, so it changes neither the result nor who is offline."""
+    events = _append(scripted(start(), OPENING), extra)
+    steps = list(ENGINE.replay(events))
+    assert codes(steps) == ["checkers.E_NO_SEAT"]
+    finding = steps[-1].findings[0]
+    assert finding.article == "第十八条"
+    assert finding.message.startswith(f"seq 5: {extra.kind} names seat {named}; the game has seats 0 and 1, so it is ignored")
+    assert steps[-1].facts["ignored"] is True
+    assert steps[-1].state == steps[-2].state
+    assert final(steps).outcome is None and final(steps).offline == (False, False)
+
+
+def test_s1_4_claim_naming_a_seat_outside_the_game_is_ignored() -> None:
+    """§1.4: a `game.ended` claim with a winner 2 is refused (E_NO_SEAT), not compared or kept."""
+    events = claim(scripted(start(), OPENING), "RESIGNED", [2], [0, 0])
+    steps = list(ENGINE.replay(events))
+    assert codes(steps) == ["checkers.E_NO_SEAT"]
+    assert final(steps).outcome is None
+
+
+def test_s5_4a_log_ending_without_a_result_keeps_the_claim_unverified() -> None:
+    """§5.4a / §4.7: a log that ends while the game goes on has an UNVERIFIED result; the declared
+    result is kept for the standings (termination and points never NULL) and flagged E_NO_RESULT."""
+    events = claim(scripted(start(), OPENING), "ABANDONED", [0], [1, 0])
+    steps = list(ENGINE.replay(events))
+    assert codes(steps) == ["checkers.E_NO_RESULT"]
+    finding = steps[-1].findings[0]
+    assert (finding.article, finding.severity) == ("第三条", "error")
+    assert finding.message == ("seq 5: the log ends after ply 2 without a result (seat 0 to move); the claimed ABANDONED, "
+                               "winners [0], points [1, 0] is kept for the standings as UNVERIFIED")
+    outcome = ENGINE.outcome(final(steps))
+    assert outcome is not None and (outcome.termination, outcome.winners, outcome.points) == ("UNVERIFIED", (0,), (1.0, 0.0))
+    assert steps[-1].facts["unverified"] is True and steps[-1].facts["derived"] is None
+
+
+def test_s5_4a_unverified_game_reaches_the_games_and_seats_rows() -> None:
+    """§4.7: the projection's games and seats rows of a log without a result carry the
+    termination UNVERIFIED and the declared points, so no standings query drops the game."""
+    from replay.run import replay_game
+
+    events = claim(scripted(start(), OPENING), "ABANDONED", [], [0.5, 0.5])
+    replayed = replay_game(events)
+    assert replayed.outcome is not None
+    assert (replayed.outcome.termination, replayed.outcome.points) == ("UNVERIFIED", (0.5, 0.5))
+    assert [f.code for f in replayed.findings] == ["checkers.E_NO_RESULT"]
+
+
+def test_s5_4a_a_decided_game_is_still_compared_with_its_claim() -> None:
+    """§5.4a: a game the rules decide keeps the claim check (E_CLAIM), not the UNVERIFIED adoption."""
+    events = _append(scripted(start(), OPENING), _ev(Resigned, 1))
+    events = [*events, GameEnded(stream=STREAM, seq=len(events), ts=events[-1].ts + 1, termination="ABANDONED",
+                                 winners=[0], points=[1, 0])]
+    steps = list(ENGINE.replay(events))
+    assert codes(steps) == ["checkers.E_CLAIM"]
+    assert final(steps).outcome is not None and final(steps).outcome.termination == "RESIGNED"
