@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import msgspec
 import pytest
-from test_checkers_support import STREAM, claim, codes, final, scripted, start
+from test_checkers_rules import S_CAMP, VICTIM, WALL, X_SHUFFLE, Y_WALK
+from test_checkers_support import STREAM, claim, codes, final, position, run, scripted, start
 
 from replay.checkers import ENGINE
+from schemas.checkers import CheckersProfile
 from schemas.common import Disconnected, DrawOffered, GameEnded, PenaltyCard, Resigned, Ruling, TimedOut
 from schemas.envelope import Event
 
@@ -96,3 +98,21 @@ def test_s5_4a_a_decided_game_is_still_compared_with_its_claim() -> None:
     steps = list(ENGINE.replay(events))
     assert codes(steps) == ["checkers.E_CLAIM"]
     assert final(steps).outcome is not None and final(steps).outcome.termination == "RESIGNED"
+
+
+def _wall_turns(shuffle: list[str]) -> list[str]:
+    """Alternates the blocker's shuffle with the victim's walk along the gate, three cycles."""
+    return [t for pair in zip(shuffle * 3, Y_WALK) for t in pair]
+
+
+def test_s10_wall_formation_counts_home_camp() -> None:
+    """第六条 / §10: the formation is the blocker's pieces within distance 2 of the victim's target
+    camp *or home camp*; a blocker shuffling a piece in the victim's home camp changes its
+    formation every turn, so no W_POSSIBLE_WALL (the wall pieces alone stood still)."""
+    in_home = WALL[:4] + S_CAMP[:6]
+    state, found = run(position(CheckersProfile(), in_home, VICTIM, 0, turns=(40, 40)),
+                       _wall_turns(["-3,6>-2,6", "-2,6>-3,6"]))
+    assert found == [] and state.walled == (False, False)
+    state, found = run(position(CheckersProfile(), WALL, VICTIM, 0, turns=(40, 40)), _wall_turns(X_SHUFFLE))
+    assert found == ["W_POSSIBLE_WALL"], "the same wall with a shuffle out of both camps' reach is flagged"
+

@@ -286,10 +286,11 @@ def test_slow_move_and_clock_disagreement_are_reported() -> None:
 
 
 # §10: seat 0 holds a double layer in front of the one empty hole (1,−5) of seat 1's target camp
-# (its own home camp), shuffling a finished piece; seat 1 walks its last piece along the gate.
-WALL = ["0,-4", "1,-4", "-1,-3", "1,-3"] + S_CAMP[:6]
+# (its own home camp), shuffling a piece in the middle of the board, out of both camps' reach;
+# seat 1 walks its last piece along the gate.
+WALL = ["0,-4", "1,-4", "-1,-3", "1,-3"] + S_CAMP[:5] + ["0,0"]
 VICTIM = [h for h in N_CAMP if h != "1,-5"] + ["3,-3"]
-X_SHUFFLE = ["-3,6>-2,6", "-2,6>-3,6"]
+X_SHUFFLE = ["0,0>1,0", "1,0>0,0"]
 Y_WALK = ["3,-3>4,-3", "4,-3>4,-4", "4,-4>3,-4", "3,-4>2,-3", "2,-3>3,-3"]
 
 

@@ -8,7 +8,7 @@ from typing import Final, NamedTuple
 
 import msgspec
 
-from replay.checkers.board import BIT, HOME, NEAR_HOME, TARGET
+from replay.checkers.board import BIT, HOME, NEAR_CAMPS, NEAR_HOME, TARGET
 from replay.checkers.codes import Note, note
 from replay.checkers.match import timeout_allowance
 from replay.checkers.moves import MoveRules, all_moves, can_arrive_within, is_stuck
@@ -313,14 +313,14 @@ def _leave_camp(s: CheckersState, seat: int, pieces: tuple[int, int], turns: tup
 
 def _track_wall(s: CheckersState, seat: int, pieces: tuple[int, int], ply: int, notes: list[Note]) -> tuple[
         tuple[int, int], tuple[int, int], tuple[bool, bool]]:
-    """Follows the blocker's pieces in front of its own home camp, the victim's target (§10): when
-    they stay put for more than `wall_cycles` of its turns while the victim is stuck, raises
-    W_POSSIBLE_WALL once.
+    """Follows the blocker's formation, its pieces within distance 2 of either camp (the victim's
+    target or home, §10): when it stays put for more than `wall_cycles` of the blocker's turns
+    while the victim is stuck, raises W_POSSIBLE_WALL once.
 
     The rules file's `stuck` test (no move adds a piece to the target camp) holds through most
     of a middle game, so the victim must also have every unfinished piece at the gate (within
     distance 2 of its target camp): only then can a wall make the game endless (第六条: 致使比赛无终)."""
-    form = pieces[seat] & NEAR_HOME[seat]
+    form = pieces[seat] & NEAR_CAMPS
     still_n = s.still[seat] + 1 if form and form == s.formation[seat] else 0
     walled_now = s.walled[seat] and still_n > 0
     victim = 1 - seat
