@@ -319,9 +319,11 @@ def _track_wall(s: CheckersState, seat: int, pieces: tuple[int, int], ply: int, 
 
     The rules file's `stuck` test (no move adds a piece to the target camp) holds through most
     of a middle game, so the victim must also have every unfinished piece at the gate (within
-    distance 2 of its target camp): only then can a wall make the game endless (第六条: 致使比赛无终)."""
+    distance 2 of its target camp): only then can a wall make the game endless (第六条: 致使比赛无终).
+    A wall stands in front of the victim's target, so a formation with no piece there is not one."""
     form = pieces[seat] & NEAR_CAMPS
-    still_n = s.still[seat] + 1 if form and form == s.formation[seat] else 0
+    walling = form & NEAR_HOME[seat] and form == s.formation[seat]
+    still_n = s.still[seat] + 1 if walling else 0
     walled_now = s.walled[seat] and still_n > 0
     victim = 1 - seat
     if still_n > s.profile.wall_cycles and not walled_now and not pieces[victim] & ~TARGET[victim] & ~NEAR_HOME[seat]:
