@@ -11,6 +11,10 @@ from test_checkers_rules import S_CAMP, VICTIM, WALL, X_SHUFFLE, Y_WALK
 from test_checkers_support import STREAM, claim, codes, final, position, run, scripted, start
 
 from replay.checkers import ENGINE
+from replay.checkers.board import INDEX
+from replay.checkers.check import check_move
+from replay.checkers.rules import play_move, play_pass
+from replay.checkers.state import CheckersState
 from schemas.checkers import CheckersProfile
 from schemas.common import Disconnected, DrawOffered, GameEnded, PenaltyCard, Resigned, Ruling, TimedOut
 from schemas.envelope import Event
@@ -116,3 +120,56 @@ def test_s10_wall_formation_counts_home_camp() -> None:
     state, found = run(position(CheckersProfile(), WALL, VICTIM, 0, turns=(40, 40)), _wall_turns(X_SHUFFLE))
     assert found == ["W_POSSIBLE_WALL"], "the same wall with a shuffle out of both camps' reach is flagged"
 
+
+
+# §6.1: seat 1 times out; seat 0 hops (0,0)→(2,−2) instead of waiting. Two chains lead there:
+# A over (1,0) and (2,−1) via (2,0); B over (0,−1) and (1,−2) via (0,−2). Seat 1's spare pieces
+# on (−3,5) and (3,0) move in between (the second onto (2,0), closing chain A).
+OUT_A, OUT_B = "0,0>2,0>2,-2", "0,0>0,-2>2,-2"
+BACK_A, BACK_B = "2,-2>2,0>0,0", "2,-2>0,-2>0,0"
+HOPPERS = ["1,0", "2,-1", "0,-1", "1,-2", "-3,5", "3,0"]
+
+
+def _turns(state: CheckersState, turns: list[tuple[str, bool]]) -> tuple[CheckersState, list[str]]:
+    """Plays turns through the rule layer: `T` a timeout, else a move by its hop path, logged with
+    that path when the flag says so and by its ends only when not."""
+    messages: list[str] = []
+    for text, shown in turns:
+        if text == "T":
+            turn = play_pass(state, timeout=True)
+        else:
+            holes = [INDEX[tuple(int(x) for x in h.split(","))] for h in text.split(">")]  # type: ignore[misc]
+            witness = tuple(holes) if shown and len(holes) > 2 else None
+            verdict = check_move(state, state.to_move, holes[0], holes[-1], witness)
+            assert verdict.code is None, f"{text}: {verdict.code} {verdict.why}"
+            turn = play_move(state, holes[0], holes[-1], verdict.path, shown=witness is not None)
+        state = turn.state
+        messages += [n.message for n in turn.notes]
+    return state, messages
+
+
+@pytest.mark.parametrize(
+    ("out", "between", "back", "expected"),
+    [
+        ((OUT_A, True), "-3,5>-3,4", (BACK_A, True), []),
+        ((OUT_A, True), "-3,5>-3,4", (BACK_B, True),
+         ["seat 0 moved 60>41 instead of waiting and took it back along 41>39>60, not the way it came (60>62>41)"]),
+        ((OUT_A, True), "3,0>2,0", (BACK_B, False),
+         ["seat 0 moved 60>41 instead of waiting and took it back along a chain that cannot retrace it, "
+          "not the way it came (60>62>41)"]),
+        ((OUT_A, False), "3,0>2,0", (BACK_B, True), []),
+        ((OUT_A, False), "-3,5>-3,4", (BACK_A, False), []),
+        ((OUT_A, True), "-3,5>-3,4", ("2,-2>1,-1", True),
+         ["seat 0 moved 60>41 instead of waiting and did not take it back"]),
+    ],
+    ids=["same-path", "other-path", "path-a-closed-back-by-ends", "out-by-ends-back-b", "both-by-ends", "no-take-back"],
+)
+def test_s6_1_take_back_follows_the_same_path(out: tuple[str, bool], between: str, back: tuple[str, bool],
+                                              expected: list[str]) -> None:
+    """第四条 / §6.1: a move made instead of waiting is taken back 原路退回, along the same path:
+    along another one it is W_NO_WAIT. Where the log shows no path, the way back must be one the
+    move could have come by (B after A was closed, by its ends, is accepted: the log cannot tell)."""
+    state = position(CheckersProfile(), ["0,0", "-4,-4"], HOPPERS, 1, turns=(10, 10))
+    state, messages = _turns(state, [("T", False), out, (between, False), back])
+    assert messages == expected
+    assert state.undo is None

@@ -164,7 +164,7 @@ def _on_moved(s: CheckersState, ev: Moved, clock: Clock) -> Result:
     verdict = check_move(s, seat, frm, to, ev.path)
     if verdict.code is not None:
         return _illegal(s, ev, verdict.code, verdict.why, action, think)
-    turn = play_move(s, frm, to, verdict.path)
+    turn = play_move(s, frm, to, verdict.path, shown=ev.path is not None)
     p = s.profile
     if not ev.system and think > p.move_time_limit_s * 1000 + p.time_tolerance_ms:
         turn = _slow(turn, ev, think)
@@ -193,7 +193,7 @@ def _illegal(s: CheckersState, ev: Moved, code: str, why: str, action: str, thin
     facts: Facts = {"seat": ev.seat, "action": action, "ply": s.ply, "illegal": code}
     appliable = code not in ("E_NOT_YOUR_TURN", "E_NO_OWN_PIECE", "E_OCCUPIED")
     if s.profile.on_illegal_move == "flag_and_apply" and appliable:
-        turn = play_move(s, ev.from_, ev.to, ev.path or (ev.from_, ev.to))
+        turn = play_move(s, ev.from_, ev.to, ev.path or (ev.from_, ev.to), shown=ev.path is not None)
         return turn.state, {**_move_facts(turn.state, ev.seat, action, think, 0), "illegal": code}, [found, *turn.notes]
     if s.profile.on_illegal_move == "stop_unverified":
         s = msgspec.structs.replace(s, unverified=True, outcome=Outcome(termination=UNVERIFIED, winners=(), points=(0.0, 0.0)))

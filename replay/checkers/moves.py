@@ -243,6 +243,34 @@ def can_arrive_within(seat: int, own: int, other: int, turns: int, rules: MoveRu
     return 0
 
 
+def can_retrace(frm: int, to: int, before: int, after: int, long_hops: bool, path: tuple[int, ...] | None = None) -> bool:
+    """Tells whether a hop chain from `frm` to `to` made in the occupancy `before` can be taken
+    back along the same path in `after` (原路退回, 第四条): the path given, else some path that is
+    legal both ways. Both occupancies leave out the moving piece."""
+    if path is not None:
+        return all(_hop_both_ways(a, b, before, after, long_hops) for a, b in zip(path, path[1:]))
+    seen, stack = BIT[frm], [frm]
+    while stack:
+        a = stack.pop()
+        for _, _, b in LONG_HOPS[a]:
+            if not seen & BIT[b] and _hop_both_ways(a, b, before, after, long_hops):
+                if b == to:
+                    return True
+                seen |= BIT[b]
+                stack.append(b)
+    return False
+
+
+def _hop_both_ways(a: int, b: int, before: int, after: int, long_hops: bool) -> bool:
+    """Tells whether a→b is a hop in `before` and b→a the same hop back in `after`."""
+    geometry = HOP_GEOMETRY.get((a, b))
+    if geometry is None or not (geometry[2] or long_hops):
+        return False
+    pivot, clear, _ = geometry
+    back_clear = HOP_GEOMETRY[(b, a)][1]
+    return bool(before & pivot and after & pivot) and not before & clear and not after & back_clear
+
+
 def is_stuck(seat: int, own: int, occupied: int, home: int, rules: MoveRules = DEFAULT_RULES) -> bool:
     """Tells whether no move of `seat` adds a piece to its target camp or takes one out of its
     home camp (the `stuck` test of the wall check, §10)."""
