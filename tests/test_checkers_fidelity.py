@@ -173,3 +173,44 @@ def test_s6_1_take_back_follows_the_same_path(out: tuple[str, bool], between: st
     state, messages = _turns(state, [("T", False), out, (between, False), back])
     assert messages == expected
     assert state.undo is None
+
+
+def _move_code(settings: dict[str, str], north: list[str], south: list[str], move: str) -> str | None:
+    """Returns the §4.7 code of seat 0's move, written `a>b` (ends only) or `a>b>c` (with its path)."""
+    state = position(CheckersProfile(**settings), north, south, 0, turns=(40, 40))  # type: ignore[arg-type]
+    holes = [_hole(h) for h in move.split(">")]
+    path = tuple(holes) if len(holes) > 2 or move.endswith("!") else None
+    return check_move(state, 0, holes[0], holes[-1], path).code
+
+
+def _hole(text: str) -> int:
+    return INDEX[tuple(int(x) for x in text.rstrip("!").split(","))]  # type: ignore[arg-type]
+
+
+# 19 = (5,−4), 21 = (7,−4), 20 = (6,−4) between them stays empty; the south pieces let a long-hop
+# chain reach 21, so the endpoint alone is legal with `hop_mode = equidistant`.
+LONG_ONLY = ["4,-3", "5,-2", "3,-1"]
+# (−3,0) reaches (−3,4) by plain hops through the SW triangle, or by one long hop over (−3,2).
+THROUGH_SW = ["-4,1", "-3,2", "-5,3", "-4,4", "-3,5"]
+
+
+@pytest.mark.parametrize(
+    ("settings", "south", "move", "code"),
+    [
+        ({}, LONG_ONLY, "5,-4>7,-4!", "E_UNREACHABLE"),
+        ({}, LONG_ONLY, "5,-4>7,-4", "E_LONG_HOP_ONLY"),
+        ({"side_triangles": "forbidden"}, THROUGH_SW, "-3,0>-3,4", "E_SIDE_TRIANGLE"),
+        ({"side_triangles": "forbidden"}, THROUGH_SW, "-3,0>-5,2>-5,4>-3,4", "E_SIDE_TRIANGLE"),
+        ({"side_triangles": "forbidden"}, THROUGH_SW, "-3,0>-3,4!", "E_LONG_HOP_ONLY"),
+        ({"side_triangles": "forbidden", "goal_lock": "across_turns"}, THROUGH_SW, "-3,0>-3,4!", "E_LONG_HOP_ONLY"),
+    ],
+    ids=["empty-pivot-with-path", "long-hop-by-ends", "plain-through-triangle-by-ends", "plain-through-triangle-path",
+         "long-hop-path", "long-hop-path-with-lock"],
+)
+def test_s4_7_classification_by_the_logged_path(settings: dict[str, str], south: list[str], move: str, code: str) -> None:
+    """§4.7: a move with a logged path is classified by that path — a hop over the empty hole 20
+    is illegal under every profile (E_UNREACHABLE) even where a long-hop chain reaches its end;
+    without a path the endpoint decides, restrictions of plain moves (side triangles) before long
+    hops, so a plain-hop move through a forbidden triangle is not labelled a long hop."""
+    origin = move.split(">")[0]
+    assert _move_code(settings, [origin], south, move) == code

@@ -209,19 +209,35 @@ def _land_problem(b: int, occ: int, rules: MoveRules, seat: int, frm: int, *, fi
     return None
 
 
-def classify(seat: int, frm: int, to: int, occupied: int, profile: CheckersProfile) -> str:
-    """Returns the §4.7 code of an endpoint that the profile rejects: the first profile relaxed
-    in one option that accepts it (long hops, side triangles, goal lock), else `E_UNREACHABLE`."""
-    base = MoveRules.of(profile)
-    relaxed = (
-        ("E_LONG_HOP_ONLY", not base.long_hops, base._replace(long_hops=True)),
-        ("E_SIDE_TRIANGLE", bool(base.end_forbidden), base._replace(land_forbidden=0, end_forbidden=0)),
-        ("E_GOAL_LOCK", base.lock != "off", base._replace(lock="off")),
-    )
-    for code, applies, rules in relaxed:
-        if applies and is_reachable(seat, frm, to, occupied, rules):
+def classify(seat: int, frm: int, to: int, occupied: int, profile: CheckersProfile, path: tuple[int, ...] | None = None) -> str:
+    """Returns the §4.7 code of a move the profile rejects: the option whose relaxation first makes
+    it legal, by its witness path when the log gives one, else by its endpoint; `E_UNREACHABLE`
+    when no profile accepts it.
+
+    The options are relaxed one after the other, restrictions of plain moves first (side
+    triangles, goal lock), long hops last: a plain-hop move into a forbidden triangle is a side
+    triangle breach even where a long hop would also reach its endpoint."""
+    for code, rules in _relaxations(MoveRules.of(profile)):
+        if path is None and is_reachable(seat, frm, to, occupied, rules):
+            return code
+        if path is not None and check_path(seat, path, occupied, rules).problem is None:
             return code
     return "E_UNREACHABLE"
+
+
+def _relaxations(base: MoveRules) -> list[tuple[str, MoveRules]]:
+    """Returns the profile's rules relaxed cumulatively, one restricting option at a time, each
+    with the code of the option it lifts."""
+    out: list[tuple[str, MoveRules]] = []
+    if base.land_forbidden or base.end_forbidden:
+        base = base._replace(land_forbidden=0, end_forbidden=0)
+        out.append(("E_SIDE_TRIANGLE", base))
+    if base.lock != "off":
+        base = base._replace(lock="off")
+        out.append(("E_GOAL_LOCK", base))
+    if not base.long_hops:
+        out.append(("E_LONG_HOP_ONLY", base._replace(long_hops=True)))
+    return out
 
 
 def can_arrive_within(seat: int, own: int, other: int, turns: int, rules: MoveRules = DEFAULT_RULES) -> int:
