@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import msgspec
 import pytest
-from test_checkers_rules import S_CAMP, VICTIM, WALL, X_SHUFFLE, Y_WALK
+from test_checkers_rules import F_ARRIVES, F_PIECES, S_CAMP, VICTIM, WALL, X_SHUFFLE, Y_WALK
 from test_checkers_support import STREAM, claim, codes, final, position, run, scripted, start
 
 from replay.checkers import ENGINE
-from replay.checkers.board import INDEX
+from replay.checkers.board import BIT, INDEX
 from replay.checkers.check import check_move
-from replay.checkers.rules import play_move, play_pass
+from replay.checkers.moves import can_arrive_within
+from replay.checkers.rules import play_move, play_pass, settle_by_search
 from replay.checkers.state import CheckersState
 from schemas.checkers import CheckersProfile
 from schemas.common import Disconnected, DrawOffered, GameEnded, PenaltyCard, Resigned, Ruling, TimedOut
@@ -214,3 +215,31 @@ def test_s4_7_classification_by_the_logged_path(settings: dict[str, str], south:
     hops, so a plain-hop move through a forbidden triangle is not labelled a long hop."""
     origin = move.split(">")[0]
     assert _move_code(settings, [origin], south, move) == code
+
+
+# §5.2: G (seat 1) holds the north camp less hole 1, plus a piece on 17 = (3,−4): `4>1` then
+# `17>4` (a hop over 8) completes it in two moves, the first by a piece already in the camp.
+G_NEAR = [str(i) for i in range(10) if i != 1] + ["17"]
+
+
+def test_s5_2_equaliser_search_moves_pieces_already_in_the_target() -> None:
+    """第三条 / §5.2: the equaliser search tries every sequence up to its length, moves of pieces
+    already in the target camp included: G arrives in two moves, not one."""
+    pieces = sum(BIT[_idx(h)] for h in G_NEAR)
+    f_pieces = sum(BIT[_idx(h)] for h in F_PIECES)
+    assert can_arrive_within(1, pieces, f_pieces, 1) == 0
+    assert can_arrive_within(1, pieces, f_pieces, 2) == 2
+
+
+@pytest.mark.parametrize(("model", "expected"), [("own_moves", ("MARGIN_DRAW", ())), ("timeline", ("ALL_HOME", (0,)))])
+def test_s5_2_log_ending_at_arrival_searches_two_own_moves(model: str, expected: tuple[str, tuple[int, ...]]) -> None:
+    """§5.2 `own_moves`: the log ends at F's arrival; G could arrive on its turn n+1 (`4>1`,
+    `17>4`), so the game is drawn; under `timeline` G has one turn and F wins."""
+    state = position(CheckersProfile(margin_model=model), F_PIECES, G_NEAR, 0, turns=(40, 40))  # type: ignore[arg-type]
+    state, _ = run(state, [F_ARRIVES])
+    settled = settle_by_search(state)
+    assert settled.outcome is not None and (settled.outcome.termination, settled.outcome.winners) == expected
+
+
+def _idx(text: str) -> int:
+    return _hole(text) if "," in text else int(text)

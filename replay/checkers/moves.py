@@ -242,14 +242,17 @@ def _relaxations(base: MoveRules) -> list[tuple[str, MoveRules]]:
 
 def can_arrive_within(seat: int, own: int, other: int, turns: int, rules: MoveRules = DEFAULT_RULES) -> int:
     """Returns the fewest own moves (1..turns) that complete the seat's target camp with the
-    opponent's pieces fixed (the equaliser search of §5.2), or 0 when none does."""
+    opponent's pieces fixed (the equaliser search of §5.2: every sequence up to `turns`, moves of
+    pieces already in the camp included), or 0 when none does."""
     target = TARGET[seat]
     frontier = {own}
     for n in range(1, turns + 1):
+        last = n == turns
         following: set[int] = set()
         for pieces in frontier:
             occ = pieces | other
-            for frm in ids(pieces & ~target):
+            # Only a piece from outside can complete the camp; the others make room for it first.
+            for frm in ids(pieces & ~target if last else pieces):
                 for to in reach(seat, frm, occ, rules).endpoints():
                     after = pieces ^ BIT[frm] ^ BIT[to]
                     if after == target:
