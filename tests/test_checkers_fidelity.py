@@ -139,7 +139,7 @@ def _turns(state: CheckersState, turns: list[tuple[str, bool]]) -> tuple[Checker
         if text == "T":
             turn = play_pass(state, timeout=True)
         else:
-            holes = [INDEX[tuple(int(x) for x in h.split(","))] for h in text.split(">")]  # type: ignore[misc]
+            holes = [_hole(h) for h in text.split(">")]
             witness = tuple(holes) if shown and len(holes) > 2 else None
             verdict = check_move(state, state.to_move, holes[0], holes[-1], witness)
             assert verdict.code is None, f"{text}: {verdict.code} {verdict.why}"
@@ -185,7 +185,9 @@ def _move_code(settings: dict[str, str], north: list[str], south: list[str], mov
 
 
 def _hole(text: str) -> int:
-    return INDEX[tuple(int(x) for x in text.rstrip("!").split(","))]  # type: ignore[arg-type]
+    """Returns the id of a hole written as axial `q,r` (a trailing `!` marks a logged path)."""
+    q, r = text.rstrip("!").split(",")
+    return INDEX[(int(q), int(r))]
 
 
 # 19 = (5,−4), 21 = (7,−4), 20 = (6,−4) between them stays empty; the south pieces let a long-hop

@@ -354,7 +354,8 @@ def test_repetition_claimed_by_a_draw_offer() -> None:
     profile = CheckersProfile(repetition_auto=False)
     state, _ = run(position(profile, F_MID, G_MID, 1, turns=(35, 34)), [LAST_OUT, *SHUFFLE * 2])
     assert state.outcome is None and state.history.count(state.history[-1]) == 3
-    claimed, _, _ = fold._on_draw_offered(state, _ev(DrawOffered, state.to_move), fold.Clock(T0))
+    offer = DrawOffered(stream=STREAM, seq=0, ts=T0, seat=state.to_move)
+    claimed, _, _ = fold._on_draw_offered(state, offer, fold.Clock(T0))
     assert claimed.outcome is not None and claimed.outcome.termination == "REPETITION"
 
 

@@ -224,7 +224,7 @@ def _deadline_excuses(s: CheckersState, seat: int, move: Played) -> bool:
 
 
 def _end_turn(s: CheckersState, seat: int, pieces: tuple[int, int], last: tuple[int, ...], moved: bool,
-              notes: list[Note], undo: tuple[int, int, int] | None, owe_wait: int, outcome: Outcome | None) -> Turn:
+              notes: list[Note], undo: Undo | None, owe_wait: int, outcome: Outcome | None) -> Turn:
     """Closes a ply: counters, then arrival and margin, leave-camp, repetition, walls and the
     round limit, each only while the game is still undecided (§5.4)."""
     p = s.profile
