@@ -16,8 +16,8 @@ from replay.checkers.check import check_move
 from replay.checkers.moves import can_arrive_within
 from replay.checkers.rules import play_move, play_pass, settle_by_search
 from replay.checkers.state import CheckersState
-from schemas.checkers import CheckersProfile
-from schemas.common import Disconnected, DrawOffered, GameEnded, PenaltyCard, Resigned, Ruling, TimedOut
+from schemas.checkers import CheckersProfile, Moved
+from schemas.common import Disconnected, DrawOffered, GameEnded, MoveTimeUsed, PenaltyCard, Resigned, Ruling, Skipped, TimedOut
 from schemas.envelope import Event
 
 OPENING = ["3>14", "115>102"]
@@ -39,11 +39,15 @@ def _ev(cls: type, seat: int | None, **fields: object) -> Event:
         (_ev(Resigned, 3), "3"),
         (_ev(Disconnected, 2), "2"),
         (_ev(TimedOut, 3), "3"),
+        (_ev(Skipped, 2), "2"),
+        (_ev(MoveTimeUsed, 3, ms=2000), "3"),
+        (_ev(Moved, 2, from_=4, to=15), "2"),
         (_ev(DrawOffered, 2), "2"),
         (_ev(Ruling, None, corrects=2, text="wall", termination="RULING", winners=[2]), "2"),
         (_ev(Ruling, None, corrects=2, text="split", termination="RULING", points=[0, 0, 1]), "2"),
     ],
-    ids=["penalty-seat-2", "resigned-seat-3", "disconnected-seat-2", "timeout-seat-3", "draw-offer-seat-2",
+    ids=["penalty-seat-2", "resigned-seat-3", "disconnected-seat-2", "timeout-seat-3", "skip-seat-2", "move-time-seat-3",
+         "move-seat-2", "draw-offer-seat-2",
          "ruling-winner-2", "ruling-points-for-3"],
 )
 def test_s1_4_event_naming_a_seat_outside_the_game_is_ignored(extra: Event, named: str) -> None:
