@@ -2,7 +2,8 @@
 the text of checkers.md §1 and §4 (cube coordinates, no shared tables): steps to adjacent empty
 holes (§4.1), chains of hops over one piece (§4.2, §4.3), and the profile's long hops (§4.4),
 side triangles (§4.5) and goal lock (§4.6), compared on seeded random playouts under random
-profiles. MATCHLEDGER_DIFF_GAMES sets the number of games (default 6); a disagreement prints the
+profiles, and the engine's check of logged moves (with and without paths) against the same
+generator. MATCHLEDGER_DIFF_GAMES sets the number of games (default 6); a disagreement prints the
 profile and the move list that reproduces it."""
 
 from __future__ import annotations
@@ -127,12 +128,24 @@ def _compare(seat: int, pieces: list[set[Cell]], profile: CheckersProfile, moves
     return ours
 
 
-def _check_witness(seat: int, pieces: list[set[Cell]], profile: CheckersProfile, path: list[Cell]) -> None:
-    """Asserts the engine accepts the move with the path the rules-text generator found."""
+def _check_logged_moves(seat: int, pieces: list[set[Cell]], profile: CheckersProfile, frm: int,
+                        ours: dict[tuple[int, int], list[Cell]], rng: random.Random, moves: list[str]) -> None:
+    """Asserts the engine's check of a logged move agrees: every endpoint of the piece on `frm`
+    is legal with the path the rules-text generator found and by its ends alone, and a sample of
+    other empty holes is illegal."""
     state = setup(profile, [ID[c] for c in pieces[0]], [ID[c] for c in pieces[1]], seat)
-    ids = tuple(ID[c] for c in path)
-    verdict = check_move(state, seat, ids[0], ids[-1], ids if len(ids) > 2 else None)
-    assert verdict.code is None, f"witness {'>'.join(map(str, ids))} of seat {seat}: {verdict.code} {verdict.why}"
+    occupied = {ID[c] for c in pieces[0] | pieces[1]}
+    empty = [i for i in range(len(HOLES)) if i not in occupied]
+    legal = {t for f, t in ours if f == frm}
+    where = f"seat {seat} under {profile.hop_mode}/{profile.side_triangles}/{profile.goal_lock} after {','.join(moves)}"
+    for to in sorted(legal):
+        path = tuple(ID[c] for c in ours[(frm, to)])
+        for witness in (path if len(path) > 2 else None, None):
+            verdict = check_move(state, seat, frm, to, witness)
+            assert verdict.code is None, f"{frm}>{to} (path {witness}) of {where}: {verdict.code} {verdict.why}"
+    for to in rng.sample(empty, min(8, len(empty))):
+        if to not in legal:
+            assert check_move(state, seat, frm, to, None).code is not None, f"{frm}>{to} of {where} was accepted"
 
 
 def test_move_generation_agrees_with_the_rules_text_on_random_playouts() -> None:
@@ -157,6 +170,6 @@ def test_move_generation_agrees_with_the_rules_text_on_random_playouts() -> None
                 best = max(_progress(seat, HOLES[f], HOLES[t]) for f, t in options)
                 options = [m for m in options if _progress(seat, HOLES[m[0]], HOLES[m[1]]) == best]
             frm, to = rng.choice(options)
-            _check_witness(seat, pieces, profile, ours[(frm, to)])
+            _check_logged_moves(seat, pieces, profile, frm, ours, rng, moves)
             pieces[seat] = (pieces[seat] - {HOLES[frm]}) | {HOLES[to]}
             moves.append(f"{frm}>{to}")
