@@ -249,3 +249,20 @@ def test_s5_2_log_ending_at_arrival_searches_two_own_moves(model: str, expected:
 
 def _idx(text: str) -> int:
     return _hole(text) if "," in text else int(text)
+
+
+# §10 `wall_test`: the same wall, but the victim's last piece walks along row 10 in the middle of
+# the board, far from its target's gate.
+VICTIM_AWAY = [h for h in VICTIM if h != "3,-3"] + ["-3,2"]
+AWAY_WALK = ["-3,2>-2,2", "-2,2>-1,2", "-1,2>0,2", "0,2>1,2", "1,2>2,2"]
+
+
+@pytest.mark.parametrize(("test", "expected"), [("at_gate", []), ("stuck_only", ["W_POSSIBLE_WALL"] * 2)])
+def test_s10_wall_test_setting(test: str, expected: list[str]) -> None:
+    """第六条 / §10 `wall_test`: by default a wall is flagged only while the victim waits at the
+    gate of its target camp; `stuck_only` takes the rules file's stuck test alone, which also
+    holds while the victim's last piece is still on its way — and here for the victim's own held
+    pieces against the blocker, who cannot complete its camp in one move either."""
+    state = position(CheckersProfile(wall_test=test), WALL, VICTIM_AWAY, 0, turns=(40, 40))  # type: ignore[arg-type]
+    _, found = run(state, [t for pair in zip(X_SHUFFLE * 3, AWAY_WALK) for t in pair])
+    assert found == expected

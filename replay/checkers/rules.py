@@ -346,18 +346,16 @@ def _track_wall(s: CheckersState, seat: int, pieces: tuple[int, int], ply: int, 
         tuple[int, int], tuple[int, int], tuple[bool, bool]]:
     """Follows the blocker's formation, its pieces within distance 2 of either camp (the victim's
     target or home, §10): when it stays put for more than `wall_cycles` of the blocker's turns
-    while the victim is stuck, raises W_POSSIBLE_WALL once.
-
-    The rules file's `stuck` test (no move adds a piece to the target camp) holds through most
-    of a middle game, so the victim must also have every unfinished piece at the gate (within
-    distance 2 of its target camp): only then can a wall make the game endless (第六条: 致使比赛无终).
-    A wall stands in front of the victim's target, so a formation with no piece there is not one."""
+    while the victim is stuck, raises W_POSSIBLE_WALL once (with `wall_test = at_gate`, only
+    for a formation in front of the victim's target with the victim waiting at that gate)."""
     form = pieces[seat] & NEAR_CAMPS
-    walling = form & NEAR_HOME[seat] and form == s.formation[seat]
-    still_n = s.still[seat] + 1 if walling else 0
+    at_gate = s.profile.wall_test == "at_gate"
+    held = form and form == s.formation[seat] and (not at_gate or form & NEAR_HOME[seat])
+    still_n = s.still[seat] + 1 if held else 0
     walled_now = s.walled[seat] and still_n > 0
     victim = 1 - seat
-    if still_n > s.profile.wall_cycles and not walled_now and not pieces[victim] & ~TARGET[victim] & ~NEAR_HOME[seat]:
+    waiting = not at_gate or not pieces[victim] & ~TARGET[victim] & ~NEAR_HOME[seat]
+    if still_n > s.profile.wall_cycles and not walled_now and waiting:
         if is_stuck(victim, pieces[victim], pieces[0] | pieces[1], HOME[victim], derived(s.profile).rules):
             walled_now = True
             notes.append(note("W_POSSIBLE_WALL", f"seat {seat} has held the same pieces in front of its camp for {still_n} "
