@@ -5,6 +5,8 @@ equaliser search."""
 
 from __future__ import annotations
 
+from array import array
+
 import msgspec
 import pytest
 from test_checkers_rules import F_ARRIVES, F_PIECES, S_CAMP, VICTIM, WALL, X_SHUFFLE, Y_WALK
@@ -90,13 +92,16 @@ def test_s5_4a_log_ending_without_a_result_keeps_the_claim_unverified() -> None:
 def test_s5_4a_unverified_game_reaches_the_games_and_seats_rows() -> None:
     """§4.7: the projection's games and seats rows of a log without a result carry the
     termination UNVERIFIED and the declared points, so no standings query drops the game."""
+    from audit.projection import _GameRows
     from replay.run import replay_game
 
     events = claim(scripted(start(), OPENING), "ABANDONED", [], [0.5, 0.5])
-    replayed = replay_game(events)
-    assert replayed.outcome is not None
-    assert (replayed.outcome.termination, replayed.outcome.points) == ("UNVERIFIED", (0.5, 0.5))
-    assert [f.code for f in replayed.findings] == ["checkers.E_NO_RESULT"]
+    rows = _GameRows()
+    rows.add(replay_game(events), array("q", range(len(events))))
+    tables = rows.tables()
+    assert [g["termination"] for g in tables["games"].to_pylist()] == ["UNVERIFIED"]
+    assert [(s["seat"], s["points"]) for s in tables["seats"].to_pylist()] == [(0, 0.5), (1, 0.5)]
+    assert [f["code"] for f in tables["findings"].to_pylist()] == ["checkers.E_NO_RESULT"]
 
 
 def test_s5_4a_a_decided_game_is_still_compared_with_its_claim() -> None:
