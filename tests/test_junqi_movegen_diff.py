@@ -124,8 +124,8 @@ def _runs(cells: dict[str, tuple[int, str]], frm: str) -> set[str]:
     """§6.3: the points a non-engineer reaches along the railway: straight on, the way it arrived,
     until and including the first occupied point."""
     reach: set[str] = set()
-    todo = [(frm, None)]
-    seen = set()
+    todo: list[tuple[str, XY | None]] = [(frm, None)]
+    seen: set[tuple[str, XY]] = set()
     while todo:
         here, heading = todo.pop()
         for there in SPEC.rail.get(here, ()):
