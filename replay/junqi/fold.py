@@ -315,7 +315,7 @@ def _move_time(state: JunqiState, event: MoveTimeUsed, audit: Audit) -> dict[str
     if event.move_seq == seq and abs(ms - gap) > CLOCK_TOLERANCE_MS:
         audit.find(event, "T03", f"seat {seat} is said to have used {ms} ms for #{seq}, but "
                    f"{gap} ms passed since the previous turn ended", severity="warning")
-    if seat is None or not _is_seat(seat):
+    if seat is None or not 0 <= seat <= 3:
         if seat is not None:
             _no_seat(event, audit)
         return _counters(state, {"seat": seat, "action": None, "ms": ms})
