@@ -16,6 +16,7 @@ import random
 from collections.abc import Iterator
 
 import msgspec
+import pytest
 from test_junqi_support import start
 
 from replay.junqi import ENGINE
@@ -42,9 +43,10 @@ def _arm_xy(seat: str, r: int, c: int) -> XY:
 
 
 class Spec:
-    """The board as the rules text describes it: point positions and types, rail and road edges."""
+    """The board as the rules text describes it: point positions and types, rail and road edges
+    (the four corner arcs only when `arcs`, §12 `arcs_present`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, arcs: bool = True) -> None:
         self.xy: dict[str, XY] = dict(CENTRE)
         self.camp: set[str] = set()
         self.hq: set[str] = set()
@@ -57,7 +59,7 @@ class Spec:
             self.camp |= {f"{seat}{r}{c}" for r, c in CAMPS}
             self.hq |= {f"{seat}{r}{c}" for r, c in HQS}
             self._arm_edges(seat)
-        self._outer_rails()
+        self._outer_rails(arcs)
 
     def _link(self, edges: dict[str, set[str]], a: str, b: str) -> None:
         edges.setdefault(a, set()).add(b)
@@ -78,7 +80,7 @@ class Spec:
                         for dc in (-1, 1):
                             self._link(self.road, here, f"{s}{r + dr}{c + dc}")
 
-    def _outer_rails(self) -> None:
+    def _outer_rails(self, arcs: bool) -> None:
         """§3.3: the 九宫 grid, front columns 1, 3, 5 to the nearest 九宫 point, the four corner arcs."""
         at = {xy: name for name, xy in self.xy.items()}
         for a, (x, y) in CENTRE.items():
@@ -91,7 +93,7 @@ class Spec:
                 for b in (at.get((x + 1, y)), at.get((x - 1, y)), at.get((x, y + 1)), at.get((x, y - 1))):
                     if b in CENTRE:
                         self._link(self.rail, f"{seat}1{c}", b)
-        corners = [f"{seat}1{c}" for seat in "SWNE" for c in (1, 5)]
+        corners = [f"{seat}1{c}" for seat in "SWNE" for c in (1, 5)] if arcs else []
         for a in corners:
             for b in corners:
                 (ax, ay), (bx, by) = self.xy[a], self.xy[b]
@@ -118,19 +120,23 @@ class Spec:
 
 
 SPEC = Spec()
+BOARDS = {True: SPEC, False: Spec(arcs=False)}
 
 
-def _runs(cells: dict[str, tuple[int, str]], frm: str) -> set[str]:
+def _runs(spec: Spec, cells: dict[str, tuple[int, str]], frm: str, arcs: bool) -> set[str]:
     """§6.3: the points a non-engineer reaches along the railway: straight on, the way it arrived,
-    until and including the first occupied point."""
+    until and including the first occupied point; through an arc only when `arcs` (§12
+    `arc_straight_for_non_engineer`; one step along an arc is a plain step either way)."""
     reach: set[str] = set()
     todo: list[tuple[str, XY | None]] = [(frm, None)]
     seen: set[tuple[str, XY]] = set()
     while todo:
         here, heading = todo.pop()
-        for there in SPEC.rail.get(here, ()):
-            leave, arrive = SPEC.tangents(here, there)
+        for there in spec.rail.get(here, ()):
+            leave, arrive = spec.tangents(here, there)
             if heading is not None and leave != heading or (there, arrive) in seen:
+                continue
+            if not arcs and spec.is_arc(here, there):
                 continue
             seen.add((there, arrive))
             reach.add(there)
@@ -140,12 +146,12 @@ def _runs(cells: dict[str, tuple[int, str]], frm: str) -> set[str]:
     return reach
 
 
-def _engineer(cells: dict[str, tuple[int, str]], frm: str) -> set[str]:
+def _engineer(spec: Spec, cells: dict[str, tuple[int, str]], frm: str) -> set[str]:
     """§6.4: the rail points a 工兵 reaches, turning anywhere, never through an occupied point."""
     reach, todo = {frm}, [frm]
     while todo:
         here = todo.pop()
-        for there in SPEC.rail.get(here, ()):
+        for there in spec.rail.get(here, ()):
             if there not in reach:
                 reach.add(there)
                 if there not in cells:
@@ -154,21 +160,32 @@ def _engineer(cells: dict[str, tuple[int, str]], frm: str) -> set[str]:
     return reach
 
 
-def spec_moves(cells: dict[str, tuple[int, str]], seat: int) -> set[tuple[str, str]]:
-    """Returns every legal (from, to) of `seat` by the rules text: movable pieces outside HQs (§6.1,
-    §6.5), one step along any line, rail runs (§6.3, §6.4); no own or partner's piece on `to`, no
-    attack into a camp (§4.3)."""
+def spec_moves(cells: dict[str, tuple[int, str]], seat: int, profile: JunqiProfile) -> set[tuple[str, str]]:
+    """Returns every legal (from, to) of `seat` by the rules text: movable pieces not frozen in an
+    HQ (§6.1, §6.5), one step along any line, rail runs (§6.3, §6.4); no own or partner's piece on
+    `to`, no attack on a piece a camp protects (§4.3)."""
+    spec = BOARDS[profile.arcs_present]
     moves = set()
     for frm, (owner, piece) in cells.items():
-        if owner != seat or piece in ("军旗", "地雷") or frm in SPEC.hq:
+        if owner != seat or piece in ("军旗", "地雷") or _frozen(frm, owner, profile):
             continue
-        reach = SPEC.rail.get(frm, set()) | SPEC.road.get(frm, set())
-        if frm in SPEC.rail:
-            reach |= _engineer(cells, frm) if piece == "工兵" else _runs(cells, frm)
+        reach = spec.rail.get(frm, set()) | spec.road.get(frm, set())
+        if frm in spec.rail:
+            reach |= _engineer(spec, cells, frm) if piece == "工兵" else _runs(spec, cells, frm, profile.arc_straight_for_non_engineer)
         for to in reach:
-            if to not in cells or (cells[to][0] - seat) % 2 == 1 and to not in SPEC.camp:
+            if to not in cells or (cells[to][0] - seat) % 2 == 1 and not _protected(to, cells[to][0], profile):
                 moves.add((frm, to))
     return moves
+
+
+def _frozen(point: str, owner: int, profile: JunqiProfile) -> bool:
+    """§6.5: a piece in an HQ never moves (§12 `hq_freezes_any_piece = false`: only in its own HQ)."""
+    return point in SPEC.hq and (profile.hq_freezes_any_piece or point[0] == "SWNE"[owner])
+
+
+def _protected(point: str, owner: int, profile: JunqiProfile) -> bool:
+    """§4.3: a piece in a camp cannot be attacked (§12 `camp_protects_any_occupant = false`: only in its own arm's camps)."""
+    return point in SPEC.camp and (profile.camp_protects_any_occupant or point[0] == "SWNE"[owner])
 
 
 def _cells(state: JunqiState) -> dict[str, tuple[int, str]]:
@@ -177,9 +194,9 @@ def _cells(state: JunqiState) -> dict[str, tuple[int, str]]:
     return {names[p]: ((v - 1) % 4, KIND_NAMES[(v - 1) // 4]) for p, v in enumerate(state.board) if v}
 
 
-def _random_positions(rng: random.Random, n: int) -> Iterator[JunqiState]:
+def _random_positions(rng: random.Random, n: int, profile: JunqiProfile) -> Iterator[JunqiState]:
     """Yields positions with pieces of every seat scattered at a random density, 工兵 frequent."""
-    base = initial_state(JunqiProfile(), 0)
+    base = initial_state(profile, 0)
     kinds = list(range(12)) + [3] * 6
     for _ in range(n):
         density = rng.uniform(0.03, 0.7)
@@ -187,30 +204,42 @@ def _random_positions(rng: random.Random, n: int) -> Iterator[JunqiState]:
         yield msgspec.structs.replace(base, board=board, laid=(True,) * 4, to_move=rng.randrange(4))
 
 
-def _playouts(rng: random.Random, n: int) -> Iterator[JunqiState]:
+def _playouts(rng: random.Random, n: int, settings: dict[str, bool]) -> Iterator[JunqiState]:
     """Yields every eighth position of seeded bot games."""
     for _ in range(n):
-        steps = list(ENGINE.replay(ENGINE.bot_game(start(), random.Random(rng.randrange(1 << 30)))))
+        steps = list(ENGINE.replay(ENGINE.bot_game(start(**settings), random.Random(rng.randrange(1 << 30)))))
         yield from (s.state for s in steps[5::8] if s.state.to_move >= 0)
 
 
 def _disagreement(state: JunqiState, seat: int, engine: set[tuple[str, str]], spec: set[tuple[str, str]]) -> str:
-    return (f"seed {SEED}, seat {'SWNE'[seat]}: engine only {sorted(engine - spec)}, rules text only "
+    changed = {k: v for k, v in msgspec.structs.asdict(state.profile).items() if getattr(JunqiProfile(), k) != v}
+    return (f"seed {SEED}, profile {changed}, seat {'SWNE'[seat]}: engine only {sorted(engine - spec)}, rules text only "
             f"{sorted(spec - engine)}; position:\n{format_position(state)}")
 
 
-def test_s6_move_generation_agrees_with_the_rules_text() -> None:
-    """§3, §6: in random positions and bot playouts, every seat's legal moves equal the independent
-    generator's, and the quick no-legal-move test (§7.3) agrees with both."""
-    print(f"move generation differential: seed={SEED} games={GAMES}")
+PROFILES = [
+    {},
+    {"arcs_present": False},
+    {"arc_straight_for_non_engineer": False},
+    {"camp_protects_any_occupant": False, "hq_freezes_any_piece": False},
+]
+
+
+@pytest.mark.parametrize("changed", PROFILES, ids=lambda c: ",".join(c) or "default")
+def test_s6_move_generation_agrees_with_the_rules_text(changed: dict[str, bool]) -> None:
+    """§3, §6 (and the §12 settings of the board and movement): in random positions and bot
+    playouts, every seat's legal moves equal the independent generator's, and the quick
+    no-legal-move test (§7.3) agrees with both."""
+    print(f"move generation differential: seed={SEED} games={GAMES} profile={changed}")
     rng = random.Random(SEED)
-    rules = settings(JunqiProfile())
+    profile = msgspec.convert({"game": "junqi", **changed}, JunqiProfile)
+    rules = settings(profile)
     checked = 0
-    for state in itertools.chain(_random_positions(rng, 100 * GAMES), _playouts(rng, GAMES)):
+    for state in itertools.chain(_random_positions(rng, 100 * GAMES, profile), _playouts(rng, GAMES, changed)):
         cells = _cells(state)
         for seat in range(4):
             engine = {(a, b) for a, b in (m.notation().split(">") for m in legal_moves(state, seat))}
-            spec = spec_moves(cells, seat)
+            spec = spec_moves(cells, seat, profile)
             assert engine == spec, _disagreement(state, seat, engine, spec)
             assert can_move(state.board, rules, seat) == bool(spec), _disagreement(state, seat, engine, spec)
             checked += 1

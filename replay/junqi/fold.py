@@ -342,10 +342,10 @@ def _skipped(state: JunqiState, event: Skipped, audit: Audit, facts: dict[str, A
     eliminated seat or a seat with no legal move, or a referee's ruling allows it; any other skip of
     the seat to move is a pass by choice (M12) and meets `illegal_move_policy`."""
     seat = event.seat
-    consequence = _skip_consequence(state, seat, audit)
+    consequence = None if seat is None else _skip_consequence(state, seat, audit)
     if consequence is not None:
         facts["skip"] = consequence
-        return pass_turn(state, seat, timeout=False) if consequence == "ruling" else state  # type: ignore[arg-type]
+        return pass_turn(state, state.to_move, timeout=False) if consequence == "ruling" else state
     if seat is None or seat != state.to_move:
         audit.find(event, "M02", f"{event.kind} of seat {seat} but it is seat {state.to_move}'s turn", "第七条")
         return state
@@ -355,10 +355,10 @@ def _skipped(state: JunqiState, event: Skipped, audit: Audit, facts: dict[str, A
     return _illegal(state, seat, "junqi.M12")
 
 
-def _skip_consequence(state: JunqiState, seat: int | None, audit: Audit) -> str | None:
+def _skip_consequence(state: JunqiState, seat: int, audit: Audit) -> str | None:
     """Returns why the rules skip the seat's turn (`timeout`, `eliminated`, `no_legal_move`,
     `ruling`), or None when nothing does."""
-    if seat is None or state.to_move == CHANCE:
+    if state.to_move == CHANCE:
         return None
     if audit.timed_out == (seat, state.plies):
         audit.timed_out = (-1, -1)
