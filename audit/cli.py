@@ -30,7 +30,7 @@ from ledger import verify as verify_mod
 from ledger.errors import CheckpointError, LedgerError
 from ledger.notes import Signer, Verifier
 from ledger.outputs import OutputRefused, check_output, write_output
-from ledger.read import read_events
+from ledger.read import read_events, read_stream_events
 from replay import run as run_mod
 from replay.protocol import ReplayError
 from schemas.codec import ContractError
@@ -358,7 +358,7 @@ def show(game: Annotated[str, typer.Option(help="Game stream id.")], ledger: Led
     """Show a game's position at any step, as text (and SVG)."""
     if svg is not None:
         check_output(svg, force)
-    view = run_mod.position(read_events(ledger), game, at)
+    view = run_mod.position(read_stream_events(ledger, game), game, at)
     text = view.engine.render_text(view.state, seat)
     if svg is not None:
         write_output(svg, view.engine.render_svg(view.state, seat).encode(), force)

@@ -11,7 +11,7 @@ from typing import Any
 
 from ledger import bundle
 from ledger.outputs import check_output, write_output
-from ledger.read import read_events
+from ledger.read import read_stream_events
 from ledger.store import load_verifier
 from replay.protocol import Step
 from replay.registry import engine
@@ -41,7 +41,7 @@ def load_game(root: Path, stream: str) -> GameRecord:
 
     :raises ValueError: when the ledger holds no such game.
     """
-    events = [e for e in read_events(root) if e.stream == stream]
+    events = read_stream_events(root, stream)
     if not is_game_stream(events):
         raise ValueError(f"no game stream {stream!r} (a game opens with game.started)")
     start = events[0]

@@ -45,8 +45,15 @@ def segment_path(directory: Path, first_index: int) -> Path:
 
 
 def list_segments(directory: Path) -> list[tuple[int, Path]]:
-    """Returns the segments of a directory as (first index, path), in log order."""
+    """Returns the segments of a directory as (first index, path), in log order.
+
+    :raises OSError: when a segment is not a regular file (a FIFO or a directory would hang or
+        break every reader).
+    """
     found = [(int(p.stem), p) for p in directory.glob(f"*{SUFFIX}") if p.stem.isdigit()]
+    for _, path in found:
+        if path.is_symlink() or not path.is_file():
+            raise OSError(f"segment {path} is not a regular file")
     return sorted(found)
 
 
