@@ -32,10 +32,9 @@ def frame(index: int, payload: bytes, commit: bool) -> bytes:
     return HEADER.pack(word, crc, index) + payload + TRAILER.pack(word)
 
 
-def frame_batch(first_index: int, payloads: list[bytes], commit: bool = True) -> bytes:
-    """Returns the framed bytes of a batch, the commit mark on its last frame unless the batch
-    goes on in another segment (the mark then ends the batch there)."""
-    last = len(payloads) - 1 if commit else -1
+def frame_batch(first_index: int, payloads: list[bytes]) -> bytes:
+    """Returns the framed bytes of a batch, the commit mark on its last frame."""
+    last = len(payloads) - 1
     return b"".join(frame(first_index + i, p, i == last) for i, p in enumerate(payloads))
 
 
@@ -137,38 +136,24 @@ class SegmentWriter:
         if created:
             fsync_dir(path.parent)
 
-    def write(self, data: bytes) -> None:
-        """Writes bytes at the end of the segment without syncing them.
-
-        :raises OSError: when the write fails (ENOSPC, EIO …).
-        """
-        view = memoryview(data)
-        while view:
-            written = self._ops.write(self._fd, view)
-            if written <= 0:
-                raise OSError(errno.EIO, "short write")
-            view = view[written:]
-            self.size += written
-
-    def sync(self) -> None:
-        """Makes everything written durable; after this the batch may be acknowledged.
-
-        :raises OSError: when the sync fails.
-        """
-        self._ops.sync(self._fd)
-        self.synced = self.size
-
     def append(self, data: bytes) -> None:
         """Writes and syncs a batch; on any failure the file is cut back to its size before.
 
         :raises OSError: when the write or the sync fails.
         """
+        start = self.size
         try:
-            self.write(data)
-            self.sync()
+            view = memoryview(data)
+            while view:
+                written = self._ops.write(self._fd, view)
+                if written <= 0:
+                    raise OSError(errno.EIO, "short write")
+                view = view[written:]
+            self._ops.sync(self._fd)
         except OSError:
             self.rollback()
             raise
+        self.size = self.synced = start + len(data)
 
     def rollback(self) -> None:
         """Cuts the file back to what was last synced (what a failed batch left is never acknowledged)."""
@@ -178,12 +163,6 @@ class SegmentWriter:
         except OSError:
             pass  # the reopened ledger drops the uncommitted tail anyway
         self.size = self.synced
-
-    def discard(self) -> None:
-        """Closes and removes a segment that holds nothing acknowledged."""
-        self.close()
-        if self.synced == 0:
-            self.path.unlink(missing_ok=True)
 
     def close(self) -> None:
         os.close(self._fd)

@@ -297,40 +297,24 @@ class Ledger:
         return fresh, duplicates
 
     def _commit(self, fresh: list[Pending]) -> None:
-        """Writes the batch in segments of at most `segment_bytes`, syncs it, then indexes and hashes it."""
+        """Writes the batch (in a fresh segment when it would overflow the current one), syncs it,
+        then indexes and hashes it. A batch stays in one segment, so its commit mark alone makes
+        it all or nothing; a batch larger than `segment_bytes` makes a segment of its own."""
         assert self._writer is not None
         first = self.size
-        placed: list[tuple[int, int]] = []  # (segment, offset) of each entry
-        for part in _split_batch(fresh, self.config.segment_bytes):
-            if self._writer.size and self._writer.size + sum(len(p.data) + OVERHEAD for p in part) > self.config.segment_bytes:
-                self._roll_segment(first + len(placed))
-            offset = self._writer.size
-            data = frame_batch(first + len(placed), [p.data for p in part], commit=part is fresh or part[-1] is fresh[-1])
-            try:
-                self._writer.write(data)
-            except OSError as exc:
-                self._abandon(first)
-                raise DiskError(f"batch of {len(fresh)} events not appended ({os.strerror(exc.errno or 0)}); nothing was acknowledged") from None
-            for p in part:
-                placed.append((self._segment_starts[-1], offset))
-                offset += len(p.data) + OVERHEAD
+        frames = sum(len(p.data) + OVERHEAD for p in fresh)
+        if self._writer.size and self._writer.size + frames > self.config.segment_bytes:
+            self._roll_segment(first)
+        offset = self._writer.size
         try:
-            self._writer.sync()
+            self._writer.append(frame_batch(first, [p.data for p in fresh]))
         except OSError as exc:
-            self._abandon(first)
             raise DiskError(f"batch of {len(fresh)} events not appended ({os.strerror(exc.errno or 0)}); nothing was acknowledged") from None
+        segment = self._segment_starts[-1]
         for i, p in enumerate(fresh):
-            self._add_record(first + i, p.event.stream, p.event.seq, *placed[i])
+            self._add_record(first + i, p.event.stream, p.event.seq, segment, offset)
+            offset += len(p.data) + OVERHEAD
         self._grow(b"".join(leaf_hash(p.data) for p in fresh), 0)
-
-    def _abandon(self, first: int) -> None:
-        """Cuts the log back to `first` entries after a failed write: the batch never happened."""
-        assert self._writer is not None
-        while len(self._segment_starts) > 1 and self._segment_starts[-1] > first:
-            self._writer.discard()
-            self._segment_starts.pop()
-            self._open_writer()
-        self._writer.rollback()
 
     def _roll_segment(self, first: int) -> None:
         assert self._writer is not None
@@ -436,20 +420,6 @@ def _check_config_bound(checkpoint: Checkpoint | None, digest: str) -> None:
 
 def _join(first: str | None, second: str) -> str:
     return second if first is None else f"{first}; {second}"
-
-
-def _split_batch(batch: list[Pending], limit: int) -> list[list[Pending]]:
-    """Cuts a batch into runs of at most `limit` framed bytes (one event per run at least)."""
-    runs: list[list[Pending]] = [[]]
-    held = 0
-    for p in batch:
-        size = len(p.data) + OVERHEAD
-        if runs[-1] and held + size > limit:
-            runs.append([])
-            held = 0
-        runs[-1].append(p)
-        held += size
-    return runs
 
 
 def _compare_stored_tiles(reader: TileReader, start: int, leaves: bytes) -> None:
