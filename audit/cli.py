@@ -309,7 +309,9 @@ def standings(tournament: Annotated[str, typer.Option(help="Tournament stream id
 def query(sql: Annotated[str | None, typer.Argument(help="Read-only SQL over the projection (tables: see README).")] = None,
           ledger: LedgerOpt = DEFAULT_LEDGER,
           parquet: Annotated[Path | None, typer.Option(help="Query a Parquet export instead of a ledger.")] = None,
+          key: Annotated[Path | None, typer.Option(help="With --parquet: the ledger's verifier key (signer.pub) the manifest is signed by.")] = None,
           list_queries: Annotated[bool, typer.Option("--list", help="List the named queries and views instead.")] = False,
+          timeout: Annotated[float, typer.Option(help="Stop the query after this many seconds.")] = 60.0,
           json: JsonOpt = False) -> None:
     """Run read-only SQL over the projection of a ledger or of a Parquet export, or list the named queries."""
     if list_queries:
@@ -321,8 +323,10 @@ def query(sql: Annotated[str | None, typer.Argument(help="Read-only SQL over the
         return
     if sql is None:
         raise ValueError("give the SQL to run, or --list")
-    db = AuditDB(load_parquet(parquet)) if parquet is not None else open_session(ledger).db
-    columns, rows = db.query(sql)
+    if parquet is not None and key is None:
+        raise typer.BadParameter("give the ledger's verifier key, which signed the export's manifest", param_hint="--key")
+    db = AuditDB(load_parquet(parquet, Verifier.load(key))) if parquet is not None and key is not None else open_session(ledger).db
+    columns, rows = db.query(sql, timeout)
     if json:
         emit_json({"columns": columns, "rows": [list(r) for r in rows]})
     else:

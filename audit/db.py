@@ -10,6 +10,7 @@ off and locked, so no SQL can read or write files, let alone the ledger.
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,10 @@ import pyarrow as pa
 
 SQL_DIR = Path(__file__).parent / "sql"
 _HEADER = re.compile(r"^--\s*(\w+):\s*(.*)$")
+
+
+MEMORY_LIMIT = "4GB"
+"""DuckDB's memory limit for a user's query: a runaway query fails instead of exhausting the machine."""
 
 
 class AuditError(Exception):
@@ -69,12 +74,13 @@ VIEWS = load_queries(SQL_DIR / "views")
 class AuditDB:
     """An in-memory DuckDB of the projection and what the views derive from it, locked against file access."""
 
-    def __init__(self, tables: dict[str, pa.Table], parquet: Path | None = None) -> None:
+    def __init__(self, tables: dict[str, pa.Table], memory_limit: str = MEMORY_LIMIT) -> None:
         self._con = duckdb.connect(":memory:")
         for name, table in tables.items():
             self._con.register(name, _few_chunks(table))
         for view in VIEWS.values():
             self._con.execute(view.sql)
+        self._con.execute(f"SET memory_limit = '{memory_limit}'")
         self._con.execute("SET enable_external_access = false")
         self._con.execute("SET lock_configuration = true")
 
@@ -87,23 +93,39 @@ class AuditDB:
             raise AuditError(f"no query named {name!r}; known: {', '.join(sorted(QUERIES))}")
         return self._rows(QUERIES[name].sql, params, name)
 
-    def query(self, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
-        """Runs a user's read-only SQL (SELECT, WITH, SHOW, DESCRIBE …) and returns columns and rows.
+    def query(self, sql: str, timeout: float = 60.0) -> tuple[list[str], list[tuple[Any, ...]]]:
+        """Runs a user's read-only SQL (SELECT, WITH, SHOW, DESCRIBE, EXPLAIN of those …) and returns
+        columns and rows, stopping it after `timeout` seconds.
 
-        :raises AuditError: when the SQL would change anything, or fails.
+        :raises AuditError: when the SQL would change anything, runs too long, or fails.
         """
-        try:
-            statements = self._con.extract_statements(sql)
-        except duckdb.Error as exc:
-            raise AuditError(f"SQL error: {exc}") from None
-        for statement in statements:
-            if statement.type not in _READ_ONLY:
-                raise AuditError(f"only read-only queries are allowed, not {statement.type.name}")
+        self._check_read_only(sql)
+        timer = threading.Timer(timeout, self._con.interrupt)
+        timer.start()
         try:
             cursor = self._con.execute(sql)
             return [d[0] for d in cursor.description or []], cursor.fetchall()
+        except duckdb.InterruptException:
+            raise AuditError(f"query stopped after {timeout:g} s (--timeout)") from None
         except duckdb.Error as exc:
             raise AuditError(f"SQL error: {exc}") from None
+        finally:
+            timer.cancel()
+
+    def _check_read_only(self, sql: str) -> None:
+        """Refuses any statement that is not read-only, EXPLAIN ANALYZE included (it runs what it explains)."""
+        try:
+            statements = self._con.extract_statements(sql)
+        except (duckdb.Error, ValueError) as exc:
+            raise AuditError(f"SQL error or unsupported statement: {exc}") from None
+        for statement in statements:
+            if statement.type not in _READ_ONLY:
+                raise AuditError(f"only read-only queries are allowed, not {statement.type.name}")
+            if statement.type == duckdb.StatementType.EXPLAIN:
+                explained = _EXPLAIN.sub("", statement.query, count=1)
+                if explained == statement.query:
+                    raise AuditError("only EXPLAIN of a SELECT is allowed")
+                self._check_read_only(explained)
 
     def _rows(self, sql: str, params: dict[str, Any], name: str) -> list[dict[str, Any]]:
         try:
@@ -116,6 +138,7 @@ class AuditDB:
 
 
 _READ_ONLY = {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN, duckdb.StatementType.PRAGMA}
+_EXPLAIN = re.compile(r"^\s*EXPLAIN\s+(ANALY[SZ]E\s+)?", re.IGNORECASE)
 _CHUNKS = 1024
 """Above this many chunks a table is merged before DuckDB reads it: DuckDB pays per chunk on every
 scan, and a projection table can arrive in one chunk per replayed game."""

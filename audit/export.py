@@ -14,14 +14,38 @@ import pyarrow.dataset as ds
 
 from audit.projection import SCHEMAS, Projection
 from ledger.checkpoints import latest_checkpoint
+from ledger.errors import SignatureError
+from ledger.layout import PRIVATE_KEY
+from ledger.notes import Signer, Verifier, sign_note, verify_note
 from ledger.store import load_verifier
 
 MANIFEST = "manifest.json"
+MANIFEST_NOTE = "manifest.note"
+MANIFEST_FORMAT = "matchledger-parquet/1"
 PARTITIONS = ("game", "tournament")
 
 
 class ExportError(ValueError):
-    """An export is incomplete or does not match its manifest."""
+    """An export is incomplete, unsigned, or does not match its manifest."""
+
+
+class ManifestFile(msgspec.Struct, frozen=True):
+    """One Parquet file of an export: its path under the export, SHA-256, rows and entry range."""
+
+    path: str
+    sha256: str
+    rows: int
+    entry_min: int | None
+    entry_max: int | None
+
+
+class Manifest(msgspec.Struct, frozen=True):
+    """What an export holds; `manifest.note` (signed by the ledger's key) commits to its bytes."""
+
+    format: str
+    tables: list[str]
+    checkpoint: dict[str, Any] | None
+    files: list[ManifestFile]
 
 
 def export_parquet(root: Path, projection: Projection, out: Path) -> dict[str, Any]:
@@ -38,7 +62,10 @@ def export_parquet(root: Path, projection: Projection, out: Path) -> dict[str, A
     manifest = {"format": "matchledger-parquet/1", "tables": sorted(projection.tables()),
                 "checkpoint": {"size": checkpoint.size, "root": checkpoint.root.hex(), "note": checkpoint.note} if checkpoint else None,
                 "files": files}
-    (out / MANIFEST).write_bytes(msgspec.json.format(msgspec.json.encode(manifest)) + b"\n")
+    data = msgspec.json.format(msgspec.json.encode(manifest)) + b"\n"
+    (out / MANIFEST).write_bytes(data)
+    signer = Signer.load(root / PRIVATE_KEY)
+    (out / MANIFEST_NOTE).write_text(sign_note(f"{signer.name}\n{MANIFEST_FORMAT}\nsha256 {hashlib.sha256(data).hexdigest()}\n", signer))
     return manifest
 
 
@@ -63,25 +90,55 @@ def _describe(out: Path, path: Path) -> dict[str, Any]:
             "entry_max": pc.max(entries).as_py() if entries is not None else None}
 
 
-def load_parquet(out: Path) -> dict[str, pa.Table]:
-    """Reads an export back after checking every file against its manifest.
+def load_parquet(out: Path, verifier: Verifier) -> dict[str, pa.Table]:
+    """Reads an export back after checking the manifest's signature by the ledger's key and every
+    file against the manifest; nothing outside the export is read.
 
-    :raises ExportError: when a file is missing, extra or changed.
+    :raises ExportError: when the manifest is unsigned, malformed or names a path outside the
+        export, or a file is missing, extra, changed, or of another schema.
     """
-    manifest_path = out / MANIFEST
-    if not manifest_path.exists():
-        raise ExportError(f"{out} has no {MANIFEST}: not a matchledger export")
-    manifest = msgspec.json.decode(manifest_path.read_bytes())
-    listed = {f["path"]: f for f in manifest["files"]}
+    manifest = _signed_manifest(out, verifier)
+    base = out.resolve()
+    listed = {f.path: f for f in manifest.files}
+    for table in manifest.tables:
+        if table not in SCHEMAS:
+            raise ExportError(f"the manifest names table {table!r}, which no export has")
+    for path in listed:
+        if not (base / path).resolve().is_relative_to(base) or not path.endswith(".parquet"):
+            raise ExportError(f"the manifest names {path!r}, outside the export or not a Parquet file")
     present = {str(p.relative_to(out)) for p in out.rglob("*.parquet")}
     if present != set(listed):
         raise ExportError(f"export files differ from the manifest: extra {sorted(present - set(listed))}, missing {sorted(set(listed) - present)}")
     for path, meta in listed.items():
-        if hashlib.sha256((out / path).read_bytes()).hexdigest() != meta["sha256"]:
+        if hashlib.sha256((out / path).read_bytes()).hexdigest() != meta.sha256:
             raise ExportError(f"{path}: sha256 differs from the manifest")
     partitioning = ds.partitioning(pa.schema([(p, pa.string()) for p in PARTITIONS]), flavor="hive")
-    return {name: ds.dataset(out / name, format="parquet", partitioning=partitioning).to_table()
-            if (out / name).exists() else _empty(name) for name in manifest["tables"]}
+    tables = {name: ds.dataset(out / name, format="parquet", partitioning=partitioning).to_table()
+              if (out / name).exists() else _empty(name) for name in manifest.tables}
+    for name, table in tables.items():
+        missing = set(SCHEMAS[name].names) - set(table.column_names)
+        if missing:
+            raise ExportError(f"table {name} lacks columns {sorted(missing)}: not this version's export")
+    return tables
+
+
+def _signed_manifest(out: Path, verifier: Verifier) -> Manifest:
+    """Returns the manifest once its note verifies and commits to its bytes."""
+    try:
+        data = (out / MANIFEST).read_bytes()
+        note = (out / MANIFEST_NOTE).read_text()
+    except FileNotFoundError as exc:
+        raise ExportError(f"{out} has no {Path(exc.filename).name}: not a signed matchledger export") from None
+    try:
+        body = verify_note(note, verifier)
+    except (SignatureError, UnicodeDecodeError) as exc:
+        raise ExportError(f"{MANIFEST_NOTE}: {exc}") from None
+    if body != f"{verifier.name}\n{MANIFEST_FORMAT}\nsha256 {hashlib.sha256(data).hexdigest()}\n":
+        raise ExportError(f"{MANIFEST_NOTE} is not the signature of this {MANIFEST}: the manifest was changed")
+    try:
+        return msgspec.json.decode(data, type=Manifest)
+    except msgspec.DecodeError as exc:
+        raise ExportError(f"{MANIFEST} is malformed: {exc}") from None
 
 
 def _empty(name: str) -> pa.Table:

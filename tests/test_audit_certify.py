@@ -64,12 +64,13 @@ def test_query_is_read_only_and_export_manifest_verifies(tmp_path: Path) -> None
     assert (manifest["checkpoint"]["size"], manifest["checkpoint"]["root"]) == (verified["size"], verified["root"])
     sql = "SELECT count(*) FROM events"
     from_ledger = json.loads(cli("query", "--ledger", str(root), sql, "--json").stdout)
-    from_export = json.loads(cli("query", "--parquet", str(out), sql, "--json").stdout)
+    key = str(root / "signer.pub")
+    from_export = json.loads(cli("query", "--parquet", str(out), "--key", key, sql, "--json").stdout)
     assert from_ledger == from_export and from_ledger["rows"][0][0] == verified["size"]
     assert sum(f["rows"] for f in manifest["files"] if f["path"].startswith("events/")) == verified["size"]
     victim = out / manifest["files"][0]["path"]
     victim.write_bytes(victim.read_bytes() + b"\0")
-    tampered = cli("query", "--parquet", str(out), sql)
+    tampered = cli("query", "--parquet", str(out), "--key", key, sql)
     assert tampered.exit_code == 1 and "sha256 differs from the manifest" in tampered.stderr
 
 

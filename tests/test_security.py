@@ -248,3 +248,67 @@ def test_fuzz_record_never_crashes_and_never_half_appends(ledger: Path) -> None:
             store_line = cli("export", "--ledger", str(ledger), "--jsonl", str(ledger.parent / f"x{case}.jsonl"))
             assert store_line.exit_code == 0
             break  # the stream now has seq 0; later cases would be duplicates or conflicts
+
+
+# -- items 7 and 9: the query layer ------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def game_ledger(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("q") / "ledger"
+    assert cli("simulate", "checkers", "--ledger", str(root), "--games", "2", "--seed", "5").exit_code == 0
+    return root
+
+
+@pytest.mark.parametrize("sql", ["EXPLAIN ANALYZE CREATE OR REPLACE VIEW moves AS SELECT 1", "EXPLAIN ANALYZE DROP VIEW moves",
+                                 "EXPLAIN INSERT INTO events SELECT * FROM events"])
+def test_explain_of_anything_but_a_select_is_refused(game_ledger: Path, sql: str) -> None:
+    result = cli("query", "--ledger", str(game_ledger), sql)
+    assert result.exit_code == 1 and "only read-only queries are allowed" in result.stderr
+    assert cli("query", "--ledger", str(game_ledger), "EXPLAIN ANALYZE SELECT count(*) FROM moves").exit_code == 0
+
+
+def test_a_runaway_query_stops_at_its_timeout(game_ledger: Path) -> None:
+    result = cli("query", "--ledger", str(game_ledger), "--timeout", "0.5", "SELECT count(*) FROM range(100000000000) a")
+    assert result.exit_code == 1 and "query stopped after 0.5 s (--timeout)" in result.stderr
+
+
+def test_an_unsupported_statement_is_a_clear_error(game_ledger: Path) -> None:
+    result = cli("query", "--ledger", str(game_ledger), "UPDATE EXTENSIONS")
+    assert result.exit_code == 1 and "Traceback" not in result.output and result.stderr.startswith("error: ")
+
+
+def _export(ledger: Path, out: Path) -> dict:
+    assert cli("export", "--ledger", str(ledger), "--parquet", str(out)).exit_code == 0
+    return json.loads((out / "manifest.json").read_text())
+
+
+def test_a_changed_export_with_a_recomputed_manifest_is_refused(game_ledger: Path, tmp_path: Path) -> None:
+    import hashlib
+
+    out = tmp_path / "pq"
+    manifest = _export(game_ledger, out)
+    victim = out / manifest["files"][0]["path"]
+    victim.write_bytes(victim.read_bytes() + b"\0")
+    manifest["files"][0]["sha256"] = hashlib.sha256(victim.read_bytes()).hexdigest()
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    result = cli("query", "--parquet", str(out), "--key", str(game_ledger / "signer.pub"), "SELECT 1")
+    assert result.exit_code == 1 and "manifest.note is not the signature of this manifest.json" in result.stderr
+    assert cli("query", "--parquet", str(out), "SELECT 1").exit_code == 2  # no key: nothing is trusted
+
+
+def test_an_export_path_outside_the_export_is_refused(game_ledger: Path, tmp_path: Path) -> None:
+    import hashlib
+
+    from audit.export import load_parquet
+    from ledger.notes import Signer, Verifier, sign_note
+
+    out = tmp_path / "pq"
+    manifest = _export(game_ledger, out)
+    manifest["tables"].append("../outside/evil")
+    data = json.dumps(manifest).encode()
+    (out / "manifest.json").write_bytes(data)
+    signer = Signer.load(game_ledger / "signer.key")  # even a manifest signed by the key names no path outside
+    (out / "manifest.note").write_text(sign_note(f"{signer.name}\nmatchledger-parquet/1\nsha256 {hashlib.sha256(data).hexdigest()}\n", signer))
+    with pytest.raises(ValueError, match=r"names table '../outside/evil', which no export has"):
+        load_parquet(out, Verifier.load(game_ledger / "signer.pub"))
+
