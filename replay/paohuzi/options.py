@@ -36,7 +36,7 @@ def win_context(state: State, seat: int, card: int | None, owner: int | None) ->
     tianhu = opening and seat == state.dealer
     dihu = (opening and seat != state.dealer) or (card is not None and not from_wall and owner == state.dealer and state.discards_made == 1)
     haidi = not opening and from_wall and state.wall_left == 0
-    tinghu = state.intakes[seat] == 0
+    tinghu = state.intakes[seat] == 0 and (state.profile.tinghu_intakes == "chi_peng" or state.forced_intakes[seat] == 0)
     return new_tuple(WinContext, (zimo, tianhu, dihu, haidi, tinghu))
 
 

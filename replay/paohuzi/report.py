@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 from replay.paohuzi.cards import COPIES, card_number, counts_of, is_big, is_red, names, parse_cards
-from replay.paohuzi.hu import Source, WinContext, best_hand
+from replay.paohuzi.hu import Source, WinContext, best_hand, forced_placement
 from replay.paohuzi.melds import KIND_NAMES, Group, is_chi_shape
 from replay.paohuzi.profiles import profile_named
 from replay.protocol import InvalidActionError
@@ -77,11 +77,13 @@ def hand_report(
         raise InvalidActionError(f"more than {COPIES} copies of {', '.join(over)}")
     ctx = WinContext(zimo=src == "self")
     result = best_hand(rules, groups, counts_of(concealed), card, src, src == "other" and rules.hu_on_discard, ctx)
+    forced = forced_placement(rules, groups, counts_of(concealed), card, src)
+    first = _forced_note(forced.kind, forced.melds) if forced is not None else ""
     big = sum(1 for c in every if is_big(c))
     report: dict[str, Any] = {
         "hu": False, "huxi": 0, "red": sum(1 for c in every if is_red(c)), "big": big,
         "small": len(every) - big, "mingtang": [], "fan": 0, "tun": 0, "score": 0,
-        "reason": "incomplete: the cards do not form 7 门子", "decomposition": [],
+        "reason": first + _incomplete(len(every)), "decomposition": [],
     }
     if result is None:
         return report
@@ -89,10 +91,22 @@ def hand_report(
         huxi=result.huxi, decomposition=[f"{KIND_NAMES[g.kind]} {names(g.cards)}" for g in result.groups],
     )
     if result.huxi < rules.min_huxi:
-        report["reason"] = f"胡息 {result.huxi} below the minimum {rules.min_huxi}"
+        report["reason"] = f"{first}胡息 {result.huxi} below the minimum {rules.min_huxi}"
         return report
     report.update(
         hu=True, mingtang=[name for name, _ in result.mingtang], fan=result.score.fan, tun=result.score.tun,
         score=2 * result.score.s, reason="hu",
     )
     return report
+
+
+def _incomplete(cards: int) -> str:
+    """Says why a hand is no 7 门子, with the card count §7.2 asks for."""
+    return (f"incomplete: {cards} cards do not form 7 门子 (§7.2: 21 cards with no pair and no 跑/提, "
+            f"or 20 + k cards with k 跑/提 and exactly one pair 将)")
+
+
+def _forced_note(kind: str, melds: tuple[Group, ...]) -> str:
+    """Says which forced group the self-drawn card made before the hu was judged (§5.1, §5.2)."""
+    group = next(g for g in reversed(melds) if g.kind == kind)
+    return f"after the forced {KIND_NAMES[kind]} {names(group.cards)} of the self-drawn card (§5.1/§5.2, hu_vs_forced_order = forced_first): "

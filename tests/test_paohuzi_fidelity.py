@@ -1,0 +1,142 @@
+"""Issue 13 (rule fidelity), Paohuzi items: each discrepancy an independent check found, pinned by
+a hand-written hand, position or log and named after its rule section (paohuzi.md §2, §5–§9)."""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+from test_paohuzi_support import codes, last_state, table
+from test_paohuzi_opening import deal_events
+
+from replay.paohuzi import ENGINE
+from replay.paohuzi.cards import card_number
+from replay.paohuzi.fold import replay
+from replay.paohuzi.report import hand_report
+from replay.paohuzi.state import DRAW, PASS, Action, State
+from schemas.paohuzi import Discarded, Drawn, PaohuziProfile
+
+replace = msgspec.structs.replace
+DEFAULT = PaohuziProfile()
+HU_FIRST = PaohuziProfile(hu_vs_forced_order="hu_first")
+
+
+# ---- item 1: the forced 偎/提 of a self-drawn card comes before hu (§4.1, §5.1, §5.2, §6) --------
+
+
+def test_s5_1_forced_wei_before_self_drawn_hu() -> None:
+    """§5.1/§6 (forced_first): a self-drawn 陆 completing the pair 陆陆 is 偎'd first; 六柒捌 is then no 门子."""
+    report = hand_report(DEFAULT, "六陆陆柒捌", "偎壹,偎贰,偎叁,偎肆,偎伍", "陆", "self")
+    assert report["hu"] is False
+    assert report["reason"] == (
+        "after the forced 偎 陆陆陆 of the self-drawn card (§5.1/§5.2, hu_vs_forced_order = forced_first): "
+        "incomplete: 21 cards do not form 7 门子 (§7.2: 21 cards with no pair and no 跑/提, "
+        "or 20 + k cards with k 跑/提 and exactly one pair 将)")
+    after = hand_report(DEFAULT, "六柒捌", "偎壹,偎贰,偎叁,偎肆,偎伍,偎陆")
+    assert after["hu"] is False and after["reason"] == report["reason"].split(": ", 1)[1]
+
+
+def test_s6_hu_first_places_the_self_drawn_card_loose() -> None:
+    """§6 [PARAM hu_vs_forced_order = hu_first]: the drawer may hu before its forced 偎, the card loose (陆柒捌)."""
+    report = hand_report(HU_FIRST, "六陆陆柒捌", "偎壹,偎贰,偎叁,偎肆,偎伍", "陆", "self")
+    assert (report["hu"], report["huxi"]) == (True, 30)
+
+
+def test_s5_2_forced_ti_before_self_drawn_hu() -> None:
+    """§5.2: a self-drawn card onto a 坎 is 提'd first (12 胡息 for 壹), never a loose card beside the 坎."""
+    report = hand_report(DEFAULT, "壹壹壹二二三四五", "偎贰,偎叁,偎肆,偎伍", "壹", "self")
+    assert report["decomposition"][4] == "提 壹壹壹壹" and report["huxi"] == 36
+
+
+def test_s5_1_another_seats_card_may_stay_loose() -> None:
+    """§7.4: another seat's card is not forced onto the pair: 陆柒捌 wins as a loose sequence."""
+    report = hand_report(DEFAULT, "六陆陆柒捌", "偎壹,偎贰,偎叁,偎肆,偎伍", "陆", "other")
+    assert report["hu"] is True
+
+
+def test_s5_1_replay_agrees_with_the_hand_tool() -> None:
+    """§5.1: the replay makes the forced 偎 of the drawn 陆 and offers no hu, as the hand tool says."""
+    state = table(["六陆陆柒捌", "", ""], ("偎壹,偎贰,偎叁,偎肆,偎伍", "", ""), wall="陆")
+    after = ENGINE.apply_action(state, DRAW)
+    assert after.effects == (("wei", 0, card_number("陆")),) and after.phase == "discard"
+
+
+# ---- item 2: exactly one pair once there is a 跑 or 提 (§7.2) -----------------------------------
+
+
+def test_s7_2_pao_requires_exactly_one_pair() -> None:
+    """§7.2: 跑 + six three-card groups (22 cards) is not a hand: with k 跑/提 it is 20 + k cards and one pair."""
+    report = hand_report(DEFAULT, "柒柒柒", "跑壹,碰贰,碰叁,碰肆,碰伍,碰陆")
+    assert report["hu"] is False
+    assert report["reason"].startswith("incomplete: 22 cards do not form 7 门子 (§7.2: ")
+    loose = replace(DEFAULT, pair_requires_pao_or_ti=False)
+    assert hand_report(loose, "柒柒柒", "跑壹,碰贰,碰叁,碰肆,碰伍,碰陆")["hu"] is False
+    assert hand_report(DEFAULT, "柒柒", "跑壹,碰贰,碰叁,碰肆,碰伍,碰陆")["hu"] is True
+
+
+# ---- item 3: the dealer discards first even with two 提 at the deal (§2 step 5, §5.8) ------------
+
+
+TWO_TI = "四四四四柒柒柒柒"
+
+
+def test_s2_dealer_with_two_ti_discards_first() -> None:
+    """§2 step 5: the dealer with two 提 at the deal still makes the first discard; the 亮张 is no intake,
+    so the §5.8 exemption waits for the dealer's first intake. A log that has the dealer discard is clean."""
+    events = deal_events([TWO_TI, "", ""], "一")
+    opened = next(s.state for s in replay(events) if s.state is not None and s.state.liangzhang is not None)
+    assert (opened.phase, opened.turn, opened.skip_discard) == ("discard", 0, (1, 0, 0))
+    first = next(e for e in events if isinstance(e, (Discarded, Drawn)))
+    assert isinstance(first, Discarded) and first.seat == 0
+    assert codes(events) == []
+
+
+def test_s2_dealer_skipping_its_first_discard_is_flagged() -> None:
+    """§2 step 5: a log in which the seat after the dealer draws at once is out of turn (T01)."""
+    events = deal_events([TWO_TI, "", ""], "一")
+    i = next(n for n, e in enumerate(events) if isinstance(e, Discarded))
+    wrong = Drawn(stream=events[i].stream, seq=events[i].seq, ts=events[i].ts, seat=1, card="x1")
+    assert codes(events[:i] + [wrong]) == ["paohuzi.T01"]
+
+
+# ---- item 4: the deal exemption and a discard-free 跑 (§5.8 [PARAM deal_exemption]) -------------
+
+
+def _two_ti_seat(profile: PaohuziProfile) -> State:
+    """Seat 1 with two 提 at the deal (exemption unused) and the 坎 九九九; seat 0 to discard 九; the
+    wall then gives seat 2 a 拾 nobody wants and seat 0 a 一 that seat 1 may eat with 二三."""
+    return replace(table(["九一五", "九九九二三七八贰叁肆伍陆", "六"], ("", "提四,提柒", ""), wall="拾一", profile=profile),
+                   phase="discard", pao_ti=(0, 2, 0), skip_discard=(0, 1, 0))
+
+
+def _cards(state: State, seat: int) -> int:
+    return sum(state.hands[seat]) + sum(len(g.cards) for g in state.melds[seat])
+
+
+@pytest.mark.parametrize(("setting", "skips_left", "cards_at_hu"),
+                         [("first_discarding_intake", 1, 23), ("first_intake", 0, 22)])
+def test_s5_8_deal_exemption_and_a_discard_free_pao(setting: str, skips_left: int, cards_at_hu: int) -> None:
+    """§5.8 [PARAM deal_exemption]: the third 跑/提 (a 重跑) needs no discard. `first_discarding_intake`
+    keeps the exemption for the next intake, so the seat reaches 20 + k = 23 cards at a hu; `first_intake`
+    spends it on the 跑 and leaves the seat one card short (22: it can never win)."""
+    profile = PaohuziProfile(deal_exemption=setting)  # type: ignore[arg-type]
+    state = ENGINE.apply_action(_two_ti_seat(profile), Action("discard", card=card_number("九")))
+    assert state.effects == (("pao", 1, card_number("九")),)
+    assert (state.phase, state.turn, state.skip_discard) == ("draw", 2, (0, skips_left, 0))
+    while not (state.phase == "offer" and state.offers[0].seat == 1):
+        state = ENGINE.apply_action(state, DRAW if state.phase == "draw" else PASS)
+    chi = next(a for a in state.offers[0].actions if a.kind == "chi")
+    eaten = ENGINE.apply_action(state, chi)
+    assert (eaten.phase == "discard") is (setting == "first_intake")
+    held = _cards(eaten, 1) - (1 if eaten.phase == "discard" else 0)
+    assert held + 1 == cards_at_hu
+
+
+@pytest.mark.parametrize(("setting", "skips"), [("first_discarding_intake", 2), ("first_intake", 1)])
+def test_s5_8_three_ti_at_the_deal(setting: str, skips: int) -> None:
+    """§5.8 [PARAM deal_exemption]: three 提 at the deal skip two discards (its 2nd and 3rd 提) under
+    `first_discarding_intake`, one under `first_intake`."""
+    events = deal_events(["", "二二二二四四四四柒柒柒柒", ""], "一", PaohuziProfile(deal_exemption=setting))  # type: ignore[arg-type]
+    opened = next(s.state for s in replay(events) if s.state is not None and s.state.liangzhang is not None)
+    assert opened.skip_discard == (0, skips, 0)
+    assert codes(events) == []
+    assert last_state(events).phase == "end"
