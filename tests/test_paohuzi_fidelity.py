@@ -3,17 +3,24 @@ a hand-written hand, position or log and named after its rule section (paohuzi.m
 
 from __future__ import annotations
 
+import random
+from collections.abc import Callable
+
 import msgspec
 import pytest
-from test_paohuzi_support import codes, last_state, table
 from test_paohuzi_opening import deal_events
+from test_paohuzi_support import codes, last_state, start_event, table
 
 from replay.paohuzi import ENGINE
-from replay.paohuzi.cards import card_number
+from replay.paohuzi.cards import card_id, card_number
+from replay.paohuzi.checks import ART_FORCED, claim_out_of_turn
 from replay.paohuzi.fold import replay
+from replay.paohuzi.options import chi_options, hu_at, may_chi
 from replay.paohuzi.report import hand_report
-from replay.paohuzi.state import DRAW, PASS, Action, State
-from schemas.paohuzi import Discarded, Drawn, PaohuziProfile
+from replay.paohuzi.state import DRAW, HU, PASS, Action, State, xiajia
+from replay.protocol import IllegalActionError
+from schemas.envelope import Event
+from schemas.paohuzi import Chi, Discarded, Drawn, Hu, PaohuziProfile, Pao, Passed, Wei
 
 replace = msgspec.structs.replace
 DEFAULT = PaohuziProfile()
@@ -140,3 +147,123 @@ def test_s5_8_three_ti_at_the_deal(setting: str, skips: int) -> None:
     assert opened.skip_discard == (0, skips, 0)
     assert codes(events) == []
     assert last_state(events).phase == "end"
+
+
+# ---- item 5: each finding names the most specific rule (第七–九条) -----------------------------
+
+
+def _bot_step(found: Callable[[State, Event], bool], seeds: int = 300) -> tuple[list[Event], int]:
+    """Returns a bot log and the index of the first event after which `found(state, next event)` holds."""
+    for seed in range(seeds):
+        events = ENGINE.bot_game(start_event(), random.Random(seed))
+        for i, step in enumerate(ENGINE.replay(events[:-1])):
+            if step.state is not None and step.state.hands and step.state.phase != "end" and found(step.state, events[i + 1]):
+                print(f"bot seed={seed} index={i}")
+                return events, i
+    raise AssertionError("no such moment in the bot games")
+
+
+def _planted(events: list[Event], i: int, kind: type[Event], seat: int, **fields: object) -> list[Event]:
+    """The log up to event `i` followed by a hand-made event of `seat`."""
+    return events[: i + 1] + [kind(stream=events[i].stream, seq=i + 1, ts=events[i].ts + 1, seat=seat, **fields)]
+
+
+def _chi_fields(hand: tuple[int, ...], card: int) -> dict[str, object] | None:
+    """The fields of a 吃 event `hand` could make on `card` (shape and 比 only), or None."""
+    options = chi_options(hand, card, allow_jiao=True)
+    if not options:
+        return None
+    main, *bi = options[0]
+    return {"card": card_id(card), "group": [card_id(c) for c in main], "bi": [[card_id(c) for c in g] for g in bi]}
+
+
+def _findings(events: list[Event]) -> list[tuple[str, str | None, str]]:
+    return [(f.code, f.article, f.message) for s in ENGINE.replay(events) for f in s.findings if f.severity == "error"]
+
+
+def test_s6_chi_before_a_pending_peng_is_priority() -> None:
+    """第九条 / §6.4: the 下家 eating a discard while another seat's 碰 offer is open is P01, not T01."""
+    def peng_pending(state: State, _: Event) -> bool:
+        p = state.pending
+        return (state.phase == "offer" and state.offers[0].stage == "peng" and p is not None and not p.from_wall
+                and state.offers[0].seat != xiajia(p.owner) and _chi_fields(state.hands[xiajia(p.owner)], p.card) is not None
+                and may_chi(state, xiajia(p.owner), p.card))
+    events, i = _bot_step(peng_pending)
+    state = last_state(events[: i + 1])
+    eater = xiajia(state.pending.owner)
+    planted = _planted(events, i, Chi, eater, **_chi_fields(state.hands[eater], state.pending.card))
+    (code, article, message), = _findings(planted)
+    assert (code, article) == ("paohuzi.P01", "第九条")
+    assert message.endswith(f"seat {state.offers[0].seat} has not answered its peng offer on {card_id(state.pending.card)} yet")
+
+
+def test_s5_5_chi_after_guo_zhang() -> None:
+    """§3 过张 / §5.5: eating a card the seat passed (or discarded) earlier is A24, not T01 "must draw"."""
+    def barred(state: State, _: Event) -> bool:
+        s = state.settled
+        seat = state.turn
+        return (state.phase == "draw" and s is not None and not s.from_wall and xiajia(s.owner) == seat
+                and bool((state.guo_zhang[seat] | state.chou[seat]) >> s.card & 1) and _chi_fields(state.hands[seat], s.card) is not None)
+    events, i = _bot_step(barred)
+    state = last_state(events[: i + 1])
+    planted = _planted(events, i, Chi, state.turn, **_chi_fields(state.hands[state.turn], state.settled.card))
+    (code, article, message), = _findings(planted)
+    assert (code, article) == ("paohuzi.A24", "第七条") and "过张/臭牌" in message
+
+
+def test_s5_5_chi_by_the_shangjia_of_a_discard() -> None:
+    """§5.5: the discarder's 上家 eating its discard is A20 (only the 下家 may), not T01."""
+    def shangjia_could(state: State, _: Event) -> bool:
+        p = state.pending if state.phase == "offer" else state.settled
+        return (p is not None and not p.from_wall and state.stage != "open"
+                and _chi_fields(state.hands[xiajia(xiajia(p.owner))], p.card) is not None)
+    events, i = _bot_step(shangjia_could)
+    state = last_state(events[: i + 1])
+    p = state.pending if state.phase == "offer" else state.settled
+    upper = xiajia(xiajia(p.owner))
+    (code, article, message), = _findings(_planted(events, i, Chi, upper, **_chi_fields(state.hands[upper], p.card)))
+    assert (code, article) == ("paohuzi.A20", "第七条")
+    assert f"only the discarder's 下家, seat {xiajia(p.owner)}" in message
+
+
+@pytest.mark.parametrize("kind", ["wei", "pao"])
+def test_s5_forced_action_skipped_is_named(kind: str) -> None:
+    """§5.1/§5.3: a log that goes on as if the forced 偎/跑 had not happened gets F02 naming it."""
+    forced = {"wei": Wei, "pao": Pao}[kind]
+    events, i = _bot_step(lambda state, nxt: isinstance(nxt, forced) and state.effects[:1] == ((kind, nxt.seat, card_number(nxt.card)),))
+    state = last_state(events[: i + 1])
+    _, seat, card = state.effects[0]
+    wrong = next(s for s in range(3) if s != (state.turn if state.phase == "draw" else seat) and s != seat)
+    (code, article, message), = _findings(_planted(events, i, Passed, wrong, card=card_id(card)))
+    assert code == "paohuzi.F02" and article == ART_FORCED[kind]
+    assert message.endswith(f"the rules force {kind} {card_id(card)} by seat {seat} (§5.{'1' if kind == 'wei' else '3'}) first (was it skipped?)")
+
+
+LOW_HAND = "一二三四五六七八九肆伍陆七八九肆伍陆柒捌"
+
+
+def test_s7_3_hu_below_the_minimum_states_the_huxi() -> None:
+    """§7.3: a hu claimed by a seat that is not next, with a complete hand below min_huxi, is A40 stating
+    the derived 胡息 (3 for 一二三 alone), not T01 or P01."""
+    state = ENGINE.apply_action(table(["五", LOW_HAND, "玖玖五"], wall="玖"), DRAW)
+    assert [(o.seat, o.stage) for o in state.offers] == [(2, "peng")]
+    code, article, why = claim_out_of_turn(state, 1, HU)
+    assert (code, article) == ("paohuzi.A40", "第八条")
+    assert why == "no winning hand on d9: 7 门子 with 3 胡息, below the minimum 15 (§7.3)"
+    settled = state
+    while settled.phase == "offer":
+        settled = ENGINE.apply_action(settled, PASS)
+    assert settled.phase == "draw" and settled.turn == 1
+    with pytest.raises(IllegalActionError, match=r"paohuzi.A40 \(第八条\): hu by seat 1: no winning hand on d9: 7 门子 with 3 胡息"):
+        ENGINE.apply_action(settled, HU)
+
+
+def test_s7_3_hu_claim_out_of_turn_in_a_log() -> None:
+    """§7.3 / 第九条: in a log, a hu by a seat that is not to act is judged on its cards (A40), not T01."""
+    def other_seat_drew(state: State, nxt: Event) -> bool:
+        return state.phase == "offer" and state.pending is not None and state.pending.from_wall and state.stage != "open"
+    events, i = _bot_step(other_seat_drew)
+    state = last_state(events[: i + 1])
+    seat = next(s for s in range(3) if s != state.offers[0].seat and hu_at(state, s, state.pending.card, state.pending.owner) is None)
+    (code, article, message), = _findings(_planted(events, i, Hu, seat, card=card_id(state.pending.card)))
+    assert (code, article) == ("paohuzi.A40", "第八条") and message.startswith(f"hu by seat {seat}: no winning hand on ")

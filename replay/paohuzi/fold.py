@@ -25,7 +25,19 @@ from replay.paohuzi.cards import (
     deal_hands,
     ids,
 )
-from replay.paohuzi.checks import ART_DEAL, ART_END, ART_HUXI, ART_LIANG, ART_MINGTANG, ART_PLAY, ART_PRIORITY, ART_SCORE, check
+from replay.paohuzi.checks import (
+    ART_DEAL,
+    ART_END,
+    ART_HUXI,
+    ART_LIANG,
+    ART_MINGTANG,
+    ART_PLAY,
+    ART_PRIORITY,
+    ART_SCORE,
+    check,
+    claim_out_of_turn,
+    forced_problem,
+)
 from replay.paohuzi.deals import commitment, deck_problem
 from replay.paohuzi.events import ACTION_EVENTS, FORCED_KINDS, to_action
 from replay.paohuzi.melds import Group
@@ -279,7 +291,7 @@ class _Fold:
         try:
             check(state, action)
         except IllegalActionError as exc:
-            self.finding(exc.code, exc.detail, exc.article)
+            self._flow_finding((exc.code, exc.article, exc.detail))
             return
         new = rules_apply(state, action)
         self.state = new
@@ -294,13 +306,23 @@ class _Fold:
             seat = state.turn
         if event.seat == seat:
             return True
-        later = [o for o in state.offers[1:] if o.seat == event.seat]
-        if later:
+        if action.kind in ("hu", "peng", "chi") and not self.unlogged:
+            code, article, why = claim_out_of_turn(state, event.seat, action)
+            self.finding(code, f"{action.notation()} by seat {event.seat}: {why}", article)
+        elif any(o.seat == event.seat for o in state.offers[1:]):
             stage = state.offers[0].stage
             self.finding("paohuzi.P01", f"seat {event.seat} acts ({action.notation()}) before seat {seat} answered its {stage} offer", ART_PRIORITY)
         else:
-            self.finding("paohuzi.T01", f"seat {event.seat} acts ({action.notation()}) but seat {seat} is to act ({state.phase})", ART_PLAY)
+            self._flow_finding(("paohuzi.T01", ART_PLAY, f"seat {event.seat} acts ({action.notation()}) but seat {seat} is to act ({state.phase})"))
         return False
+
+    def _flow_finding(self, problem: tuple[str, str | None, str]) -> None:
+        """Reports a problem; an action out of turn right after forced actions the log has not shown
+        is reported as those actions skipped (F02), naming them."""
+        code, article, why = problem
+        if code == "paohuzi.T01" and self.unlogged:
+            code, article, why = forced_problem(self.unlogged, why)
+        self.finding(code, why, article)
 
     def _hu_claims(self, event: Hu, state: State) -> None:
         win = state.win
