@@ -19,8 +19,9 @@ from replay.paohuzi.options import chi_options, hu_at, may_chi
 from replay.paohuzi.report import hand_report
 from replay.paohuzi.state import DRAW, HU, PASS, Action, State, xiajia
 from replay.protocol import IllegalActionError
+from schemas.common import Disconnected, MoveTimeUsed, PenaltyCard, Resigned
 from schemas.envelope import Event
-from schemas.paohuzi import Chi, Discarded, Drawn, Hu, PaohuziProfile, Pao, Passed, Wei
+from schemas.paohuzi import Chi, Dealt, Discarded, Drawn, Hu, PaohuziProfile, Pao, Passed, Wei
 
 replace = msgspec.structs.replace
 DEFAULT = PaohuziProfile()
@@ -267,3 +268,37 @@ def test_s7_3_hu_claim_out_of_turn_in_a_log() -> None:
     seat = next(s for s in range(3) if s != state.offers[0].seat and hu_at(state, s, state.pending.card, state.pending.owner) is None)
     (code, article, message), = _findings(_planted(events, i, Hu, seat, card=card_id(state.pending.card)))
     assert (code, article) == ("paohuzi.A40", "第八条") and message.startswith(f"hu by seat {seat}: no winning hand on ")
+
+
+# ---- item 8: events naming a seat the game does not have (第二条: three players) ---------------
+
+
+NO_SEAT = [
+    (PenaltyCard, {"card": "red", "reason": "conduct"}),
+    (Resigned, {}),
+    (Disconnected, {}),
+    (MoveTimeUsed, {"ms": 1000}),
+    (Discarded, {"card": "x1"}),
+]
+
+
+@pytest.mark.parametrize(("kind", "fields"), NO_SEAT, ids=[k.__name__ for k, _ in NO_SEAT])
+def test_s2_event_naming_seat_3_is_ignored(kind: type[Event], fields: dict[str, object]) -> None:
+    """第二条 (three players): an event naming seat 3 is X03 and changes nothing (the result stands)."""
+    events = ENGINE.bot_game(start_event(), random.Random(41))
+    j = next(n for n, e in enumerate(events) if isinstance(e, Discarded))
+    extra = kind(stream=events[j].stream, seq=j + 1, ts=events[j].ts, seat=3, **fields)
+    log = events[: j + 1] + [extra] + [replace(e, seq=e.seq + 1) for e in events[j + 1:]]
+    found = _findings(log)
+    assert found == [("paohuzi.X03", "第二条 竞技跑胡子定义 (三人对抗)",
+                      f"{extra.kind} names seat 3, but the game has seats 0–2; the event is ignored")]
+    assert ENGINE.outcome(last_state(log)) == ENGINE.outcome(last_state(events))
+
+
+def test_s2_deal_or_start_naming_seat_3() -> None:
+    """第二条: a deal with dealer 3 is X03 and ignored; a game.started with `first` 3 starts no game."""
+    events = ENGINE.bot_game(start_event(), random.Random(43))
+    j = next(n for n, e in enumerate(events) if isinstance(e, Dealt))
+    assert [c for c, *_ in _findings(events[:j] + [replace(events[j], dealer=3)])] == ["paohuzi.X03"]
+    steps = list(ENGINE.replay([replace(events[0], first=3)]))
+    assert [f.code for f in steps[0].findings] == ["paohuzi.X03"] and steps[0].state is None

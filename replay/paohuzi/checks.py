@@ -14,6 +14,7 @@ from replay.paohuzi.rules import legal
 from replay.paohuzi.state import DRAW, Action, Pending, State, xiajia
 from replay.protocol import IllegalActionError
 
+ART_SEATS: Final = "第二条 竞技跑胡子定义 (三人对抗)"
 ART_DEAL: Final = "第五条"
 ART_LIANG: Final = "第六条"
 ART_PLAY: Final = "第七条"

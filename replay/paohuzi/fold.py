@@ -34,6 +34,7 @@ from replay.paohuzi.checks import (
     ART_PLAY,
     ART_PRIORITY,
     ART_SCORE,
+    ART_SEATS,
     check,
     claim_out_of_turn,
     forced_problem,
@@ -130,15 +131,17 @@ class _Fold:
         self.event, self.found = event, []
         facts: dict[str, Any] = {"seat": event.seat, "action": None, "forced": False}
         handler = _HANDLERS.get(type(event))  # none for game.started: asked only without a handler
-        if handler is None and isinstance(event, GameStarted):
+        if self._names_no_seat(event):
+            pass  # ignored: it can change nothing in a game without that seat
+        elif handler is None and isinstance(event, GameStarted):
             self.state = new_state(event)
         elif self.state is None:
             self.finding("paohuzi.X02", f"{event.kind} before game.started", ART_DEAL)  # type: ignore[attr-defined]
-            return Step(event=event, state=None, facts=facts, findings=tuple(self.found))
         elif handler is not None:
             handler(self, event, facts)
         state = self.state
-        assert state is not None
+        if state is None:
+            return Step(event=event, state=None, facts=facts, findings=tuple(self.found))
         if state is not self.last[0]:
             # Events that leave the state as it was (timings, logged forced actions) reuse its facts.
             if state.hands:
@@ -146,6 +149,19 @@ class _Fold:
             self.last = (state, facts_of(state))
         facts.update(self.last[1])
         return Step(event=event, state=state, facts=facts, findings=tuple(self.found))
+
+    def _names_no_seat(self, event: Event) -> bool:
+        """Reports an event that names a seat this three-seat game does not have (X03; the schema allows
+        seats 0–3); such an event is otherwise ignored. Seat holders of game.started are only reported."""
+        named = [event.seat] if event.seat is not None else []
+        if isinstance(event, (GameStarted, Dealt)):
+            named.append(event.first if isinstance(event, GameStarted) else event.dealer)
+        bad = sorted({s for s in named if s >= SEATS})
+        holders = sorted({h.seat for h in event.seats if h.seat >= SEATS}) if isinstance(event, GameStarted) else []
+        if bad or holders:
+            self.finding("paohuzi.X03", f"{event.kind} names seat {(bad or holders)[0]}, but the game has seats 0–{SEATS - 1}"  # type: ignore[attr-defined]
+                         + ("; the event is ignored" if bad else ""), ART_SEATS)
+        return bool(bad)
 
     def _huangzhuang(self, event: Event, facts: dict[str, Any]) -> None:
         if self.state is not None and not self.state.exhausted:
@@ -160,7 +176,7 @@ class _Fold:
         """Compares the time a seat used with the gap between its move and the previous turn's end."""
         seat, ms, move_seq = event.seat, event.ms, event.move_seq
         facts["ms"] = ms
-        if seat is not None and seat < SEATS:
+        if seat is not None:
             self.time_used[seat] += ms
             facts["time_used"] = self.time_used[seat]
         gap = self.gaps.get(move_seq) if move_seq is not None else None
