@@ -385,11 +385,14 @@ def hu(hand: Annotated[str, typer.Option(help="Cards: 一…十, 壹…拾 or x1
        win: Annotated[str | None, typer.Option(help="The winning card.")] = None,
        source: Annotated[str | None, typer.Option(help="self or other.")] = None,
        profile: Annotated[str, typer.Option(help="Rule profile name.")] = "default",
+       min_huxi: Annotated[int | None, typer.Option(help="The profile's min_huxi (§7.3).")] = None,
+       set_: Annotated[list[str] | None, typer.Option("--set", help="Any profile field, FIELD=VALUE (repeatable).")] = None,
+       special: Annotated[str | None, typer.Option(help="Circumstances of the win: 天胡,地胡,海胡,听胡.")] = None,
        json: JsonOpt = False) -> None:
     """Paohuzi arbiter's tool: does this hand win, with which decomposition, 胡息, 名堂 and score (exit 2 if not)."""
     from replay.paohuzi import hu_report
 
-    report = hu_report(hand, melds, win, source, profile)
+    report = hu_report(hand, melds, win, source, profile, set_ or [], special or "", min_huxi)
     if json:
         emit_json({k: report[k] for k in ("hu", "huxi", "red", "big", "small", "mingtang", "score", "reason")})
     else:

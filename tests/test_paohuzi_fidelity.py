@@ -3,6 +3,7 @@ a hand-written hand, position or log and named after its rule section (paohuzi.m
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Callable
 
@@ -11,17 +12,18 @@ import pytest
 from test_paohuzi_opening import deal_events
 from test_paohuzi_support import codes, last_state, start_event, table
 
-from replay.paohuzi import ENGINE
+from replay.paohuzi import ENGINE, hu_report
 from replay.paohuzi.cards import card_id, card_number
 from replay.paohuzi.checks import ART_FORCED, claim_out_of_turn
 from replay.paohuzi.fold import replay
 from replay.paohuzi.options import chi_options, hu_at, may_chi
 from replay.paohuzi.report import hand_report
 from replay.paohuzi.state import DRAW, HU, PASS, Action, State, xiajia
-from replay.protocol import IllegalActionError
+from replay.protocol import IllegalActionError, InvalidActionError
 from schemas.common import Disconnected, MoveTimeUsed, PenaltyCard, Resigned
 from schemas.envelope import Event
 from schemas.paohuzi import Chi, Dealt, Discarded, Drawn, Hu, PaohuziProfile, Pao, Passed, Wei
+from tests.ledger_support import cli
 
 replace = msgspec.structs.replace
 DEFAULT = PaohuziProfile()
@@ -302,3 +304,64 @@ def test_s2_deal_or_start_naming_seat_3() -> None:
     assert [c for c, *_ in _findings(events[:j] + [replace(events[j], dealer=3)])] == ["paohuzi.X03"]
     steps = list(ENGINE.replay([replace(events[0], first=3)]))
     assert [f.code for f in steps[0].findings] == ["paohuzi.X03"] and steps[0].state is None
+
+
+# ---- item 6: `matchledger hu` takes every profile field and the circumstances of a win (§7.3, §9) --
+
+
+PLAIN_18 = "一二三壹贰叁二七十贰柒拾四五六肆伍陆八九十"
+"""V06: 18 胡息, no 名堂."""
+
+
+def test_s7_3_hu_tool_min_huxi_and_settings() -> None:
+    """§7.3 [PARAM min_huxi] and every field by `--set FIELD=VALUE`: the tool answers under the changed profile."""
+    assert hu_report(PLAIN_18, min_huxi=19)["reason"] == "胡息 18 below the minimum 19"
+    assert hu_report(PLAIN_18, settings=["min_huxi=18"])["hu"] is True
+    first = hu_report("六陆陆柒捌", "偎壹,偎贰,偎叁,偎肆,偎伍", "陆", "self", settings=["hu_vs_forced_order=hu_first"])
+    assert (first["hu"], first["huxi"]) == (True, 30)
+    with pytest.raises(InvalidActionError, match=r"^bad paohuzi setting: Object contains unknown field `foo`$"):
+        hu_report(PLAIN_18, settings=["foo=1"])
+    with pytest.raises(InvalidActionError, match=r"^bad paohuzi setting: Expected `int`, got `str` - at `\$.min_huxi`$"):
+        hu_report(PLAIN_18, settings=["min_huxi=x"])
+    with pytest.raises(InvalidActionError, match="^a setting is FIELD=VALUE, got 'min_huxi'$"):
+        hu_report(PLAIN_18, settings=["min_huxi"])
+
+
+def test_s9_hu_tool_special_wins() -> None:
+    """§9: `--special 天胡,海胡` adds those 名堂 (常德全名堂: 6 番 each; 18 胡息 = 2 囤: S = 24, the winner 48)."""
+    report = hu_report(PLAIN_18, special="天胡，海胡")
+    assert (sorted(report["mingtang"]), report["score"]) == (["天胡", "海胡"], 48)
+    assert hu_report(PLAIN_18, special="dihu,tinghu")["mingtang"] == ["地胡", "听胡"]
+    with pytest.raises(InvalidActionError, match="^unknown circumstance '神胡'; known: 天胡, 地胡, 海胡, 听胡$"):
+        hu_report(PLAIN_18, special="神胡")
+
+
+def test_s9_hu_command_line() -> None:
+    """`matchledger hu --min-huxi N --set F=V --special …`: the options reach the evaluator; exit 2 without a hu."""
+    ok = cli("hu", "--hand", PLAIN_18, "--special", "海胡", "--set", "mingtang_table=changde_hhd", "--json")
+    assert ok.exit_code == 0 and json.loads(ok.output)["mingtang"] == []
+    low = cli("hu", "--hand", PLAIN_18, "--min-huxi", "21", "--json")
+    assert low.exit_code == 2 and json.loads(low.output)["reason"] == "胡息 18 below the minimum 21"
+
+
+# ---- item 7: which intakes break 听胡 (§9 [PARAM tinghu_intakes]) --------------------------------
+
+
+def test_s9_tinghu_counts_forced_intakes_by_profile() -> None:
+    """§9 听胡: a forced 偎 is counted apart from 吃/碰; `chi_peng` (default) keeps 听胡 after it,
+    `any_intake` does not."""
+    walled = ENGINE.apply_action(table(["一一五七", "", ""], wall="一"), DRAW)
+    assert (walled.forced_intakes, walled.intakes) == ((1, 0, 0), (0, 0, 0))
+    for setting, tinghu in (("chi_peng", True), ("any_intake", False)):
+        profile = PaohuziProfile(tinghu_intakes=setting)  # type: ignore[arg-type]
+        state = ENGINE.apply_action(table([PLAIN_18[:-1], "", ""], wall="十", profile=profile, forced_intakes=(1, 0, 0)), DRAW)
+        won = ENGINE.apply_action(state, HU)
+        assert ("听胡" in dict(won.win.result.mingtang)) is tinghu, setting
+
+
+def test_s9_tinghu_broken_by_chi() -> None:
+    """§9 听胡: after a 吃 the seat no longer wins 听胡 under either setting."""
+    for setting in ("chi_peng", "any_intake"):
+        profile = PaohuziProfile(tinghu_intakes=setting)  # type: ignore[arg-type]
+        state = ENGINE.apply_action(table([PLAIN_18[:-1], "", ""], wall="十", profile=profile, intakes=(1, 0, 0)), DRAW)
+        assert "听胡" not in dict(ENGINE.apply_action(state, HU).win.result.mingtang)

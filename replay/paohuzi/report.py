@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from replay.paohuzi.cards import COPIES, card_number, counts_of, is_big, is_red, names, parse_cards
 from replay.paohuzi.hu import Source, WinContext, best_hand, forced_placement
 from replay.paohuzi.melds import KIND_NAMES, Group, is_chi_shape
-from replay.paohuzi.profiles import profile_named
+from replay.paohuzi.profiles import profile_named, with_settings
 from replay.protocol import InvalidActionError
 from schemas.paohuzi import PaohuziProfile
 
@@ -45,25 +46,36 @@ def parse_melds(text: str) -> list[Group]:
     return groups
 
 
+SPECIALS = {"天胡": "tianhu", "地胡": "dihu", "海胡": "haidi", "听胡": "tinghu",
+            "tianhu": "tianhu", "dihu": "dihu", "haidi": "haidi", "tinghu": "tinghu"}
+"""The circumstances of a win `--special` names (§9): 天胡, 地胡, 海胡 (the last wall card), 听胡 (no intake)."""
+
+
 def hu_report(
     hand: str, melds: str | None = None, win: str | None = None, source: str | None = None,
-    profile: str = "default",
+    profile: str = "default", settings: Sequence[str] = (), special: str = "", min_huxi: int | None = None,
 ) -> dict[str, Any]:
-    """Evaluates a hand under a named profile: hu or not and why, 胡息, colour counts, 名堂, the
-    winner's deal score (2S, §10) and the chosen decomposition. Without `win` the hand is taken
-    as complete, its triples valued as 坎; `source` defaults to `self` when `win` is given.
+    """Evaluates a hand under a named profile changed by `FIELD=VALUE` settings: hu or not and why,
+    胡息, colour counts, 名堂, the winner's deal score (2S, §10) and the chosen decomposition. Without
+    `win` the hand is taken as complete, its triples valued as 坎; `source` defaults to `self` when
+    `win` is given; `special` names the circumstances of the win (`天胡,海胡`: 天胡, 地胡, 海胡, 听胡);
+    `min_huxi`, when given, is the profile's threshold (§7.3).
 
-    :raises InvalidActionError: on malformed cards or melds, more than 4 copies of a card, or an unknown profile.
+    :raises InvalidActionError: on malformed cards or melds, more than 4 copies of a card, an unknown
+        profile, a bad setting or an unknown circumstance.
     """
-    return hand_report(profile_named(profile), hand, melds, win, source)
+    threshold = [f"min_huxi={min_huxi}"] if min_huxi is not None else []
+    rules = with_settings(profile_named(profile), [*settings, *threshold])
+    return hand_report(rules, hand, melds, win, source, [name for name in re.split(r"[,，、\s]+", special) if name])
 
 
 def hand_report(
     rules: PaohuziProfile, hand: str, melds: str | None = None, win: str | None = None, source: str | None = None,
+    special: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Evaluates a hand under a profile value (see `hu_report`).
 
-    :raises InvalidActionError: on malformed cards or melds, or more than 4 copies of a card.
+    :raises InvalidActionError: on malformed cards or melds, more than 4 copies of a card, or an unknown circumstance.
     """
     groups = parse_melds(melds) if melds else []
     concealed = parse_cards(hand)
@@ -75,7 +87,7 @@ def hand_report(
     over = [names([c]) for c, n in enumerate(counts_of(every)) if n > COPIES]
     if over:
         raise InvalidActionError(f"more than {COPIES} copies of {', '.join(over)}")
-    ctx = WinContext(zimo=src == "self")
+    ctx = _context(src == "self", special)
     result = best_hand(rules, groups, counts_of(concealed), card, src, src == "other" and rules.hu_on_discard, ctx)
     forced = forced_placement(rules, groups, counts_of(concealed), card, src)
     first = _forced_note(forced.kind, forced.melds) if forced is not None else ""
@@ -110,3 +122,14 @@ def _forced_note(kind: str, melds: tuple[Group, ...]) -> str:
     """Says which forced group the self-drawn card made before the hu was judged (§5.1, §5.2)."""
     group = next(g for g in reversed(melds) if g.kind == kind)
     return f"after the forced {KIND_NAMES[kind]} {names(group.cards)} of the self-drawn card (§5.1/§5.2, hu_vs_forced_order = forced_first): "
+
+
+def _context(zimo: bool, special: Sequence[str]) -> WinContext:
+    """Returns the circumstances of the win: 自摸, and those `special` names.
+
+    :raises InvalidActionError: for a name that is none of 天胡, 地胡, 海胡, 听胡.
+    """
+    unknown = [name for name in special if name not in SPECIALS]
+    if unknown:
+        raise InvalidActionError(f"unknown circumstance {unknown[0]!r}; known: 天胡, 地胡, 海胡, 听胡")
+    return WinContext(zimo=zimo, **{SPECIALS[name]: True for name in special})
