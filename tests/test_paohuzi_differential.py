@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import random
 from collections.abc import Iterator
-from typing import NamedTuple
+from typing import Any, NamedTuple, cast
 
 import msgspec
 import pytest
@@ -241,7 +241,7 @@ class Playout:
         self.state: State = list(ENGINE.replay(self.events))[-1].state
         self.queue: list[Entry] = self._opening()
 
-    def _add(self, kind: type[Event], **fields: object) -> None:
+    def _add(self, kind: type[Event], **fields: Any) -> None:
         self.events.append(kind(stream=self.events[0].stream, seq=len(self.events), ts=len(self.events), **fields))
 
     def _opening(self) -> list[Entry]:
@@ -323,7 +323,7 @@ def test_legal_actions_against_the_rules_text() -> None:
             if game.state.phase == "offer" and not game.queue:
                 pytest.fail(game.report(f"the engine offers {game.state.offers[0]} where the rules give no choice"))
             seat, actions = game.expected()
-            legal = ENGINE.legal_actions(game.state)
+            legal = cast(list[Action], ENGINE.legal_actions(game.state))
             got = (ENGINE.current_player(game.state), frozenset(legal))
             if got != (seat, actions):
                 pytest.fail(game.report(f"engine: seat {got[0]} {sorted(a.notation() for a in got[1])}; "

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Callable
+from typing import Any
 
 import msgspec
 import pytest
@@ -22,7 +23,7 @@ from replay.paohuzi.state import DRAW, HU, PASS, Action, State, xiajia
 from replay.protocol import IllegalActionError, InvalidActionError
 from schemas.common import Disconnected, MoveTimeUsed, PenaltyCard, Resigned
 from schemas.envelope import Event
-from schemas.paohuzi import Chi, Dealt, Discarded, Drawn, Hu, PaohuziProfile, Pao, Passed, Wei
+from schemas.paohuzi import Chi, Dealt, Discarded, Drawn, Hu, Pao, PaohuziProfile, Passed, Wei
 from tests.ledger_support import cli
 
 replace = msgspec.structs.replace
@@ -166,17 +167,19 @@ def _bot_step(found: Callable[[State, Event], bool], seeds: int = 300) -> tuple[
     raise AssertionError("no such moment in the bot games")
 
 
-def _planted(events: list[Event], i: int, kind: type[Event], seat: int, **fields: object) -> list[Event]:
+def _planted(events: list[Event], i: int, kind: type[Event], seat: int, **fields: Any) -> list[Event]:
     """The log up to event `i` followed by a hand-made event of `seat`."""
     return events[: i + 1] + [kind(stream=events[i].stream, seq=i + 1, ts=events[i].ts + 1, seat=seat, **fields)]
 
 
-def _chi_fields(hand: tuple[int, ...], card: int) -> dict[str, object] | None:
-    """The fields of a 吃 event `hand` could make on `card` (shape and 比 only), or None."""
-    options = chi_options(hand, card, allow_jiao=True)
-    if not options:
-        return None
-    main, *bi = options[0]
+def _can_chi(hand: tuple[int, ...], card: int) -> bool:
+    """Tells whether `hand` has a 吃 shape (with 比) for `card`."""
+    return bool(chi_options(hand, card, allow_jiao=True))
+
+
+def _chi_fields(hand: tuple[int, ...], card: int) -> dict[str, Any]:
+    """The fields of a 吃 event `hand` makes on `card` (its first shape with 比)."""
+    main, *bi = chi_options(hand, card, allow_jiao=True)[0]
     return {"card": card_id(card), "group": [card_id(c) for c in main], "bi": [[card_id(c) for c in g] for g in bi]}
 
 
@@ -189,7 +192,7 @@ def test_s6_chi_before_a_pending_peng_is_priority() -> None:
     def peng_pending(state: State, _: Event) -> bool:
         p = state.pending
         return (state.phase == "offer" and state.offers[0].stage == "peng" and p is not None and not p.from_wall
-                and state.offers[0].seat != xiajia(p.owner) and _chi_fields(state.hands[xiajia(p.owner)], p.card) is not None
+                and state.offers[0].seat != xiajia(p.owner) and _can_chi(state.hands[xiajia(p.owner)], p.card)
                 and may_chi(state, xiajia(p.owner), p.card))
     events, i = _bot_step(peng_pending)
     state = last_state(events[: i + 1])
@@ -206,7 +209,7 @@ def test_s5_5_chi_after_guo_zhang() -> None:
         s = state.settled
         seat = state.turn
         return (state.phase == "draw" and s is not None and not s.from_wall and xiajia(s.owner) == seat
-                and bool((state.guo_zhang[seat] | state.chou[seat]) >> s.card & 1) and _chi_fields(state.hands[seat], s.card) is not None)
+                and bool((state.guo_zhang[seat] | state.chou[seat]) >> s.card & 1) and _can_chi(state.hands[seat], s.card))
     events, i = _bot_step(barred)
     state = last_state(events[: i + 1])
     planted = _planted(events, i, Chi, state.turn, **_chi_fields(state.hands[state.turn], state.settled.card))
@@ -219,7 +222,7 @@ def test_s5_5_chi_by_the_shangjia_of_a_discard() -> None:
     def shangjia_could(state: State, _: Event) -> bool:
         p = state.pending if state.phase == "offer" else state.settled
         return (p is not None and not p.from_wall and state.stage != "open"
-                and _chi_fields(state.hands[xiajia(xiajia(p.owner))], p.card) is not None)
+                and _can_chi(state.hands[xiajia(xiajia(p.owner))], p.card))
     events, i = _bot_step(shangjia_could)
     state = last_state(events[: i + 1])
     p = state.pending if state.phase == "offer" else state.settled
@@ -233,7 +236,8 @@ def test_s5_5_chi_by_the_shangjia_of_a_discard() -> None:
 def test_s5_forced_action_skipped_is_named(kind: str) -> None:
     """§5.1/§5.3: a log that goes on as if the forced 偎/跑 had not happened gets F02 naming it."""
     forced = {"wei": Wei, "pao": Pao}[kind]
-    events, i = _bot_step(lambda state, nxt: isinstance(nxt, forced) and state.effects[:1] == ((kind, nxt.seat, card_number(nxt.card)),))
+    events, i = _bot_step(lambda state, nxt: isinstance(nxt, (Wei, Pao)) and isinstance(nxt, forced)
+                          and state.effects[:1] == ((kind, nxt.seat, card_number(nxt.card)),))
     state = last_state(events[: i + 1])
     _, seat, card = state.effects[0]
     wrong = next(s for s in range(3) if s != (state.turn if state.phase == "draw" else seat) and s != seat)
@@ -275,7 +279,7 @@ def test_s7_3_hu_claim_out_of_turn_in_a_log() -> None:
 # ---- item 8: events naming a seat the game does not have (第二条: three players) ---------------
 
 
-NO_SEAT = [
+NO_SEAT: list[tuple[type[Event], dict[str, Any]]] = [
     (PenaltyCard, {"card": "red", "reason": "conduct"}),
     (Resigned, {}),
     (Disconnected, {}),
@@ -285,7 +289,7 @@ NO_SEAT = [
 
 
 @pytest.mark.parametrize(("kind", "fields"), NO_SEAT, ids=[k.__name__ for k, _ in NO_SEAT])
-def test_s2_event_naming_seat_3_is_ignored(kind: type[Event], fields: dict[str, object]) -> None:
+def test_s2_event_naming_seat_3_is_ignored(kind: type[Event], fields: dict[str, Any]) -> None:
     """第二条 (three players): an event naming seat 3 is X03 and changes nothing (the result stands)."""
     events = ENGINE.bot_game(start_event(), random.Random(41))
     j = next(n for n, e in enumerate(events) if isinstance(e, Discarded))
@@ -355,8 +359,8 @@ def test_s9_tinghu_counts_forced_intakes_by_profile() -> None:
     for setting, tinghu in (("chi_peng", True), ("any_intake", False)):
         profile = PaohuziProfile(tinghu_intakes=setting)  # type: ignore[arg-type]
         state = ENGINE.apply_action(table([PLAIN_18[:-1], "", ""], wall="十", profile=profile, forced_intakes=(1, 0, 0)), DRAW)
-        won = ENGINE.apply_action(state, HU)
-        assert ("听胡" in dict(won.win.result.mingtang)) is tinghu, setting
+        won = ENGINE.apply_action(state, HU).win
+        assert won is not None and ("听胡" in dict(won.result.mingtang)) is tinghu, setting
 
 
 def test_s9_tinghu_broken_by_chi() -> None:
@@ -364,4 +368,5 @@ def test_s9_tinghu_broken_by_chi() -> None:
     for setting in ("chi_peng", "any_intake"):
         profile = PaohuziProfile(tinghu_intakes=setting)  # type: ignore[arg-type]
         state = ENGINE.apply_action(table([PLAIN_18[:-1], "", ""], wall="十", profile=profile, intakes=(1, 0, 0)), DRAW)
-        assert "听胡" not in dict(ENGINE.apply_action(state, HU).win.result.mingtang)
+        won = ENGINE.apply_action(state, HU).win
+        assert won is not None and "听胡" not in dict(won.result.mingtang)

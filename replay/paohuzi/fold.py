@@ -322,7 +322,7 @@ class _Fold:
             seat = state.turn
         if event.seat == seat:
             return True
-        if action.kind in ("hu", "peng", "chi") and not self.unlogged:
+        if action.kind in ("hu", "peng", "chi") and event.seat is not None and not self.unlogged:
             code, article, why = claim_out_of_turn(state, event.seat, action)
             self.finding(code, f"{action.notation()} by seat {event.seat}: {why}", article)
         elif any(o.seat == event.seat for o in state.offers[1:]):
