@@ -13,7 +13,7 @@ import pytest
 from test_paohuzi_opening import deal_events
 from test_paohuzi_support import codes, last_state, start_event, table
 
-from replay.paohuzi import ENGINE, hu_report
+from replay.paohuzi import ENGINE, game_hu_report, hu_report
 from replay.paohuzi.cards import card_id, card_number
 from replay.paohuzi.checks import ART_FORCED, claim_out_of_turn
 from replay.paohuzi.fold import replay
@@ -21,6 +21,7 @@ from replay.paohuzi.options import chi_options, hu_at, may_chi
 from replay.paohuzi.report import hand_report
 from replay.paohuzi.state import DRAW, HU, PASS, Action, State, xiajia
 from replay.protocol import IllegalActionError, InvalidActionError
+from replay.run import position
 from schemas.common import Disconnected, MoveTimeUsed, PenaltyCard, Resigned
 from schemas.envelope import Event
 from schemas.paohuzi import Chi, Dealt, Discarded, Drawn, Hu, Pao, PaohuziProfile, Passed, Wei
@@ -370,3 +371,17 @@ def test_s9_tinghu_broken_by_chi() -> None:
         state = ENGINE.apply_action(table([PLAIN_18[:-1], "", ""], wall="十", profile=profile, intakes=(1, 0, 0)), DRAW)
         won = ENGINE.apply_action(state, HU).win
         assert won is not None and "听胡" not in dict(won.result.mingtang)
+
+
+@pytest.mark.parametrize("seed", [19, 21, 33])
+def test_s7_hu_tool_reads_a_recorded_deal(seed: int) -> None:
+    """第八条 with `--game ID --at SEQ`: the winner's hand just before its hu, taken from the log with the
+    deal's profile and circumstances, gives the hu, 胡息, 名堂 and score the log claims; --min-huxi still applies."""
+    events = next(e for s in range(seed, seed + 50)
+                  if (e := ENGINE.bot_game(start_event(), random.Random(s)))[-1].termination == "HU")  # type: ignore[attr-defined]
+    hu = next(e for e in events if isinstance(e, Hu))
+    state = position(events, hu.stream, hu.seq - 1).state
+    report = game_hu_report(state, hu.seat)
+    assert (report["seat"], report["hu"], report["huxi"], report["score"]) == (hu.seat, True, hu.huxi, hu.score)
+    assert sorted(report["mingtang"]) == sorted(hu.mingtang)
+    assert game_hu_report(state, hu.seat, min_huxi=99)["reason"] == f"胡息 {hu.huxi} below the minimum 99"

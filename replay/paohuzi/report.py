@@ -6,10 +6,15 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from replay.paohuzi.cards import COPIES, card_number, counts_of, is_big, is_red, names, parse_cards
-from replay.paohuzi.hu import Source, WinContext, best_hand, forced_placement
+import msgspec
+
+from replay.paohuzi.cards import COPIES, card_number, cards_of, counts_of, is_big, is_red, names, parse_cards
+from replay.paohuzi.hu import HuResult, Source, WinContext, best_hand, forced_placement
 from replay.paohuzi.melds import KIND_NAMES, Group, is_chi_shape
+from replay.paohuzi.options import best_at
 from replay.paohuzi.profiles import profile_named, with_settings
+from replay.paohuzi.rules import current_seat
+from replay.paohuzi.state import SEATS, State
 from replay.protocol import InvalidActionError
 from schemas.paohuzi import PaohuziProfile
 
@@ -90,20 +95,47 @@ def hand_report(
     ctx = _context(src == "self", special)
     result = best_hand(rules, groups, counts_of(concealed), card, src, src == "other" and rules.hu_on_discard, ctx)
     forced = forced_placement(rules, groups, counts_of(concealed), card, src)
-    first = _forced_note(forced.kind, forced.melds) if forced is not None else ""
+    return _judged(rules, every, result, _forced_note(forced.kind, forced.melds) if forced is not None else "")
+
+
+def game_hu_report(
+    state: object, seat: int | None = None, settings: Sequence[str] = (), min_huxi: int | None = None,
+) -> dict[str, Any]:
+    """Evaluates a seat's hand in a recorded deal at one step (`matchledger hu --game ID --at SEQ`):
+    on the card on offer (else on its own cards), under the game's recorded profile changed by
+    `settings`, with the deal's own circumstances (自摸, 天胡, 地胡, 海胡, 听胡); the seat defaults
+    to the one to answer or act.
+
+    :raises InvalidActionError: when the step is not in a dealt paohuzi deal or the seat is not 0–2.
+    """
+    if not isinstance(state, State) or not state.hands:
+        raise InvalidActionError("hu --game needs a step of a paohuzi deal after its deal")
+    who = current_seat(state) if seat is None else seat
+    who = state.turn if who is None else who
+    if not 0 <= who < SEATS:
+        raise InvalidActionError(f"seat {who} is not a seat of a paohuzi game (0–{SEATS - 1})")
+    threshold = [f"min_huxi={min_huxi}"] if min_huxi is not None else []
+    state = msgspec.structs.replace(state, profile=with_settings(state.profile, [*settings, *threshold]))
+    pending = state.pending
+    on_offer = pending is not None and not (pending.in_hand and who == state.dealer)
+    card, owner = (pending.card, pending.owner) if on_offer and pending is not None else (None, None)
+    every = [c for g in state.melds[who] for c in g.cards] + cards_of(state.hands[who]) + ([card] if card is not None else [])
+    return {"seat": who, **_judged(state.profile, every, best_at(state, who, card, owner), "")}
+
+
+def _judged(rules: PaohuziProfile, every: list[int], result: HuResult | None, note: str) -> dict[str, Any]:
+    """Builds the report of a hand (all its cards `every`) from its best decomposition, if any."""
     big = sum(1 for c in every if is_big(c))
     report: dict[str, Any] = {
         "hu": False, "huxi": 0, "red": sum(1 for c in every if is_red(c)), "big": big,
         "small": len(every) - big, "mingtang": [], "fan": 0, "tun": 0, "score": 0,
-        "reason": first + _incomplete(len(every)), "decomposition": [],
+        "reason": note + _incomplete(len(every)), "decomposition": [],
     }
     if result is None:
         return report
-    report.update(
-        huxi=result.huxi, decomposition=[f"{KIND_NAMES[g.kind]} {names(g.cards)}" for g in result.groups],
-    )
+    report.update(huxi=result.huxi, decomposition=[f"{KIND_NAMES[g.kind]} {names(g.cards)}" for g in result.groups])
     if result.huxi < rules.min_huxi:
-        report["reason"] = f"{first}胡息 {result.huxi} below the minimum {rules.min_huxi}"
+        report["reason"] = f"{note}胡息 {result.huxi} below the minimum {rules.min_huxi}"
         return report
     report.update(
         hu=True, mingtang=[name for name, _ in result.mingtang], fan=result.score.fan, tun=result.score.tun,
