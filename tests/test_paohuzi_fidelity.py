@@ -23,7 +23,7 @@ from replay.paohuzi.state import DRAW, HU, PASS, Action, State, xiajia
 from replay.protocol import IllegalActionError, InvalidActionError
 from replay.run import position
 from schemas.common import Disconnected, MoveTimeUsed, PenaltyCard, Resigned
-from schemas.envelope import Event
+from schemas.envelope import Event, SeatHolder
 from schemas.paohuzi import Chi, Dealt, Discarded, Drawn, Hu, Pao, PaohuziProfile, Passed, Wei
 from tests.ledger_support import cli
 
@@ -303,12 +303,16 @@ def test_s2_event_naming_seat_3_is_ignored(kind: type[Event], fields: dict[str, 
 
 
 def test_s2_deal_or_start_naming_seat_3() -> None:
-    """第二条: a deal with dealer 3 is X03 and ignored; a game.started with `first` 3 starts no game."""
+    """第二条: a deal with dealer 3 is X03 and ignored; a game.started with `first` 3 starts no game; a
+    player seated at seat 3 is reported and the deal goes on."""
     events = ENGINE.bot_game(start_event(), random.Random(43))
     j = next(n for n, e in enumerate(events) if isinstance(e, Dealt))
     assert [c for c, *_ in _findings(events[:j] + [replace(events[j], dealer=3)])] == ["paohuzi.X03"]
     steps = list(ENGINE.replay([replace(events[0], first=3)]))
     assert [f.code for f in steps[0].findings] == ["paohuzi.X03"] and steps[0].state is None
+    fourth = replace(events[0], seats=[*events[0].seats, SeatHolder(seat=3, player="P4")])  # type: ignore[attr-defined]
+    assert _findings([fourth, *events[1:]]) == [
+        ("paohuzi.X03", "第二条 竞技跑胡子定义 (三人对抗)", "game.started seats a player at seat 3, but the game has seats 0–2")]
 
 
 # ---- item 6: `matchledger hu` takes every profile field and the circumstances of a win (§7.3, §9) --

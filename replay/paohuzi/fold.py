@@ -153,15 +153,17 @@ class _Fold:
     def _names_no_seat(self, event: Event) -> bool:
         """Reports an event that names a seat this three-seat game does not have (X03; the schema allows
         seats 0–3); such an event is otherwise ignored. Seat holders of game.started are only reported."""
-        named = [event.seat] if event.seat is not None else []
-        if isinstance(event, (GameStarted, Dealt)):
-            named.append(event.first if isinstance(event, GameStarted) else event.dealer)
-        bad = sorted({s for s in named if s >= SEATS})
-        holders = sorted({h.seat for h in event.seats if h.seat >= SEATS}) if isinstance(event, GameStarted) else []
-        if bad or holders:
-            self.finding("paohuzi.X03", f"{event.kind} names seat {(bad or holders)[0]}, but the game has seats 0–{SEATS - 1}"  # type: ignore[attr-defined]
-                         + ("; the event is ignored" if bad else ""), ART_SEATS)
-        return bool(bad)
+        seat = event.seat
+        if isinstance(event, (GameStarted, Dealt)) and (seat is None or seat < SEATS):
+            seat = event.first if isinstance(event, GameStarted) else event.dealer
+        if seat is not None and seat >= SEATS:
+            self.finding("paohuzi.X03", f"{event.kind} names seat {seat}, but the game has seats 0–{SEATS - 1}; "  # type: ignore[attr-defined]
+                         "the event is ignored", ART_SEATS)
+            return True
+        holders = [h.seat for h in event.seats if h.seat >= SEATS] if isinstance(event, GameStarted) else []
+        if holders:
+            self.finding("paohuzi.X03", f"{event.kind} seats a player at seat {holders[0]}, but the game has seats 0–{SEATS - 1}", ART_SEATS)
+        return False
 
     def _huangzhuang(self, event: Event, facts: dict[str, Any]) -> None:
         if self.state is not None and not self.state.exhausted:
