@@ -1,6 +1,6 @@
 """Differential test: the engine's legal actions at every decision point of seeded random playouts
 against an independent generator written here from the rules text (paohuzi.md §4–§7, 第七–九条),
-default profile. MATCHLEDGER_DIFF_GAMES sets the number of deals (default 12), MATCHLEDGER_SEED the
+default profile. MATCHLEDGER_DIFF_GAMES sets the number of deals (default 30), MATCHLEDGER_SEED the
 seed; a disagreement prints the seed and the log up to it as JSONL, which `matchledger` can replay."""
 
 from __future__ import annotations
@@ -21,11 +21,13 @@ from replay.paohuzi.state import DRAW, HU, PASS, PENG, Action, State
 from schemas.envelope import Event
 from schemas.paohuzi import BoardCreated, Dealt, LiangzhangRevealed
 
-GAMES = int(os.environ.get("MATCHLEDGER_DIFF_GAMES", "12"))
+GAMES = int(os.environ.get("MATCHLEDGER_DIFF_GAMES", "30"))
 SEED = int(os.environ.get("MATCHLEDGER_SEED", "20261201"))
 
 # ---- the independent reading of the rules --------------------------------------------------------
 
+Groups = list[tuple[str, tuple[int, ...]]]
+"""Table groups (and locked 坎) as (kind, cards)."""
 PAIR_GROUPS = ("pao", "ti")
 HUXI = {"peng": (1, 3), "kan": (3, 6), "wei": (3, 6), "chou_wei": (3, 6), "pao": (6, 9), "ti": (9, 12)}
 
@@ -107,44 +109,42 @@ def best_split(pool: list[int], groups_left: int, pair_left: int) -> int | None:
     return best
 
 
-def hand_value(fixed: list[tuple[str, tuple[int, ...]]], pool: list[int]) -> int | None:
-    """The best 胡息 of 7 门子 with these fixed groups and the rest split from `pool`: locked 坎 join the
-    fixed groups; a pair exactly when a 跑/提 is there (§7.2)."""
-    pool = list(pool)
-    fixed = list(fixed)
-    for c in range(20):
-        if pool[c] == 3:
-            fixed.append(("kan", (c, c, c)))
-            pool[c] = 0
+def hand_value(fixed: Groups, pool: list[int]) -> int | None:
+    """The best 胡息 of 7 门子 with these fixed groups and the rest split from `pool` (no 坎 left in it):
+    a pair exactly when a 跑/提 is there (§7.2)."""
     pairs = 1 if any(kind in PAIR_GROUPS for kind, _ in fixed) else 0
     left = 7 - len(fixed) - pairs
     if left < 0 or sum(pool) != 3 * left + 2 * pairs:
         return None
-    rest = best_split(pool, left, pairs)
+    rest = best_split(list(pool), left, pairs)
     return None if rest is None else rest + sum(group_value(k, g) for k, g in fixed)
 
 
 def wins(state: State, seat: int, card: int | None, owner: int | None, from_wall: bool) -> bool:
-    """§7: whether `seat` has 7 门子 with at least 15 胡息 with `card` (None: its own cards). The card
-    joins a 坎, 偎 or 碰 as 跑 when it can (跑胡, and then only so), else a pair as 碰 or the loose cards."""
+    """§7: whether `seat` has 7 门子 with at least 15 胡息 with `card` (None: its own cards). The 坎
+    in hand stay whole (§7.2); the card joins a 坎, 偎 or 碰 as 跑 when it can (跑胡, and then only
+    so), else a pair as 碰 (§7.4) or the loose cards."""
     if state.dead[seat]:
         return False
-    melds = [(g.kind, g.cards) for g in state.melds[seat]]
     hand = list(state.hands[seat])
-    if card is None:
-        value = hand_value(melds, hand)
-        return value is not None and value >= 15
-    tries: list[tuple[list[tuple[str, tuple[int, ...]]], list[int]]] = []
-    if hand[card] == 3:
-        tries.append((melds + [("pao", (card,) * 4)], [n if c != card else 0 for c, n in enumerate(hand)]))
-    for i, (kind, cards) in enumerate(melds):
-        if cards == (card,) * 3 and (kind in ("wei", "chou_wei") or (kind == "peng" and from_wall)):
-            tries.append((melds[:i] + [("pao", (card,) * 4)] + melds[i + 1:], hand))
-    if not tries:
-        if hand[card] == 2 and owner != seat:
-            tries.append((melds + [("peng", (card,) * 3)], [n if c != card else 0 for c, n in enumerate(hand)]))
-        tries.append((melds, [n + (c == card) for c, n in enumerate(hand)]))
+    kans = [c for c in range(20) if hand[c] == 3]
+    melds = [(g.kind, g.cards) for g in state.melds[seat]] + [("kan", (c,) * 3) for c in kans]
+    pool = [0 if c in kans else n for c, n in enumerate(hand)]
+    tries = [(melds, pool)] if card is None else placements(melds, pool, card, seat == owner, from_wall)
     return any((v := hand_value(f, p)) is not None and v >= 15 for f, p in tries)
+
+
+def placements(melds: Groups, pool: list[int], card: int, own: bool, from_wall: bool) -> list[tuple[Groups, list[int]]]:
+    """The ways the winning card joins the hand: as 跑 onto a 坎, 偎 or (a wall card) 碰, and then only
+    so; else onto a pair as 碰 (another seat's card) or among the loose cards (§6, §7.4)."""
+    merges = [(melds[:i] + [("pao", (card,) * 4)] + melds[i + 1:], pool) for i, (kind, cards) in enumerate(melds)
+              if cards == (card,) * 3 and (kind in ("kan", "wei", "chou_wei") or (kind == "peng" and from_wall))]
+    if merges:
+        return merges
+    loose = [n + (c == card) for c, n in enumerate(pool)]
+    if pool[card] == 2 and not own:
+        return [(melds + [("peng", (card,) * 3)], [0 if c == card else n for c, n in enumerate(pool)]), (melds, loose)]
+    return [(melds, loose)]
 
 
 def chi_ways(state: State, seat: int, card: int) -> set[Action]:
