@@ -1,7 +1,8 @@
 """Differential test: the engine's legal actions at every decision point of seeded random playouts
 against an independent generator written here from the rules text (paohuzi.md §4–§7, 第七–九条),
-default profile. MATCHLEDGER_DIFF_GAMES sets the number of deals (default 30), MATCHLEDGER_SEED the
-seed; a disagreement prints the seed and the log up to it as JSONL, which `matchledger` can replay."""
+under §12's defaults and a variant. MATCHLEDGER_DIFF_GAMES sets the number of deals (default 30),
+MATCHLEDGER_SEED the seed; a disagreement prints the seed and the log up to it as JSONL, which
+`matchledger record` takes as it is."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from replay.paohuzi import ENGINE
 from replay.paohuzi.cards import LIANGZHANG_INDEX, card_id, deal_hands, full_deck
 from replay.paohuzi.state import DRAW, HU, PASS, PENG, Action, State
 from schemas.envelope import Event
-from schemas.paohuzi import BoardCreated, Dealt, LiangzhangRevealed
+from schemas.paohuzi import BoardCreated, Dealt, LiangzhangRevealed, PaohuziProfile
 
 GAMES = int(os.environ.get("MATCHLEDGER_DIFF_GAMES", "30"))
 SEED = int(os.environ.get("MATCHLEDGER_SEED", "20261201"))
@@ -121,7 +122,7 @@ def hand_value(fixed: Groups, pool: list[int]) -> int | None:
 
 
 def wins(state: State, seat: int, card: int | None, owner: int | None, from_wall: bool) -> bool:
-    """§7: whether `seat` has 7 门子 with at least 15 胡息 with `card` (None: its own cards). The 坎
+    """§7: whether `seat` has 7 门子 with at least `min_huxi` 胡息 with `card` (None: its own cards). The 坎
     in hand stay whole (§7.2); the card joins a 坎, 偎 or 碰 as 跑 when it can (跑胡, and then only
     so), else a pair as 碰 (§7.4) or the loose cards."""
     if state.dead[seat]:
@@ -131,7 +132,7 @@ def wins(state: State, seat: int, card: int | None, owner: int | None, from_wall
     melds = [(g.kind, g.cards) for g in state.melds[seat]] + [("kan", (c,) * 3) for c in kans]
     pool = [0 if c in kans else n for c, n in enumerate(hand)]
     tries = [(melds, pool)] if card is None else placements(melds, pool, card, seat == owner, from_wall)
-    return any((v := hand_value(f, p)) is not None and v >= 15 for f, p in tries)
+    return any((v := hand_value(f, p)) is not None and v >= state.profile.min_huxi for f, p in tries)
 
 
 def placements(melds: Groups, pool: list[int], card: int, own: bool, from_wall: bool) -> list[tuple[Groups, list[int]]]:
@@ -195,7 +196,8 @@ def shown_card_queue(state: State, card: int, owner: int, from_wall: bool) -> tu
     discard), then the forced 跑 (returned as its seat, settling the card), else the 碰, then the 吃
     (drawer and its 下家 for a wall card, the 下家 for a discard)."""
     order = [owner, (owner + 1) % 3, (owner + 2) % 3]
-    queue = [Entry(s, frozenset({HU, PASS})) for s in order if from_wall and wins(state, s, card, owner, from_wall)]
+    hu_seats = order if from_wall else order[1:] if state.profile.hu_on_discard else []
+    queue = [Entry(s, frozenset({HU, PASS})) for s in hu_seats if wins(state, s, card, owner, from_wall)]
     for s in order:
         triple = (card,) * 3
         if (s != owner and state.hands[s][card] == 3) or any(
@@ -207,7 +209,8 @@ def shown_card_queue(state: State, card: int, owner: int, from_wall: bool) -> tu
         if (state.hands[s][card] == 2 and not state.dead[s] and not state.guo_peng[s] >> card & 1
                 and (any(0 < n < 3 for n in after) or state.skip_discard[s])):
             queue.append(Entry(s, frozenset({PENG, PASS})))
-    for s in (order[:2] if from_wall else order[1:2]):
+    drawer_eats = from_wall and state.profile.chi_wall_card_by == "drawer_then_xiajia"
+    for s in (order[:2] if drawer_eats else order[1:2]):
         ways = chi_ways(state, s, card)
         if ways:
             queue.append(Entry(s, frozenset(ways | {PASS})))
@@ -229,11 +232,11 @@ def forced_on_draw(state: State, seat: int, card: int) -> str | None:
 class Playout:
     """A random deal played through the engine, with the independent expectation at every step."""
 
-    def __init__(self, seed: int, dealer: int) -> None:
+    def __init__(self, seed: int, dealer: int, profile: PaohuziProfile) -> None:
         self.rng = random.Random(seed)
         deck = full_deck()
         self.rng.shuffle(deck)
-        start = start_event(stream=f"diff-{seed}", dealer=dealer)
+        start = start_event(profile, stream=f"diff-{seed}", dealer=dealer)
         self.events: list[Event] = [start]
         self._add(BoardCreated, board="b1", deck=[card_id(c) for c in deck])
         self._add(Dealt, dealer=dealer, hands=[[card_id(c) for c in h] for h in deal_hands(deck, dealer)])
@@ -311,14 +314,22 @@ class Playout:
         return self.rng.choice(actions)
 
 
-def test_legal_actions_against_the_rules_text() -> None:
+READINGS = {
+    "default": PaohuziProfile(),
+    "variant": PaohuziProfile(min_huxi=10, hu_on_discard=True, chi_wall_card_by="xiajia_only"),
+}
+"""The profiles the generator reads: §12's defaults, and the [PARAM]s it also follows changed."""
+
+
+@pytest.mark.parametrize("reading", sorted(READINGS))
+def test_legal_actions_against_the_rules_text(reading: str) -> None:
     """第七–九条: at every decision point of random deals the engine's seat to act and legal actions
     equal the independent generator's; forced 偎/提/跑 agree too."""
-    print(f"seed={SEED} games={GAMES}")
+    print(f"reading={reading} seed={SEED} games={GAMES}")
     rng = random.Random(SEED)
     points = 0
     for n in range(GAMES):
-        game = Playout(rng.getrandbits(32), n % 3)
+        game = Playout(rng.getrandbits(32), n % 3, READINGS[reading])
         while not ENGINE.is_terminal(game.state):
             if game.state.phase == "offer" and not game.queue:
                 pytest.fail(game.report(f"the engine offers {game.state.offers[0]} where the rules give no choice"))
