@@ -24,7 +24,7 @@ from replay.protocol import IllegalActionError, InvalidActionError
 from replay.run import position
 from schemas.common import Disconnected, MoveTimeUsed, PenaltyCard, Resigned
 from schemas.envelope import Event, SeatHolder
-from schemas.paohuzi import Chi, Dealt, Discarded, Drawn, Hu, Pao, PaohuziProfile, Passed, Wei
+from schemas.paohuzi import Chi, Dealt, Discarded, Drawn, Hu, LiangzhangRevealed, Pao, PaohuziProfile, Passed, Ti, Wei
 from tests.ledger_support import cli
 
 replace = msgspec.structs.replace
@@ -389,3 +389,12 @@ def test_s7_hu_tool_reads_a_recorded_deal(seed: int) -> None:
     assert (report["seat"], report["hu"], report["huxi"], report["score"]) == (hu.seat, True, hu.huxi, hu.score)
     assert sorted(report["mingtang"]) == sorted(hu.mingtang)
     assert game_hu_report(state, hu.seat, min_huxi=99)["reason"] == f"胡息 {hu.huxi} below the minimum 99"
+
+
+def test_s5_2_deal_ti_left_unlogged_is_no_skipped_action() -> None:
+    """§2 step 5: a log that omits the deal's 提 and has the wrong seat act first is T01, not F02."""
+    events = [e for e in deal_events([TWO_TI, "", ""], "一") if not isinstance(e, Ti)]
+    events = [replace(e, seq=n) for n, e in enumerate(events)]
+    i = next(n for n, e in enumerate(events) if isinstance(e, LiangzhangRevealed))
+    wrong = Drawn(stream=events[i].stream, seq=i + 1, ts=events[i].ts, seat=1, card="x1")
+    assert codes(events[: i + 1] + [wrong]) == ["paohuzi.T01"]

@@ -27,7 +27,6 @@ ART_HUXI: Final = "第四条(二十四) 胡息, 附录四"
 ART_MINGTANG: Final = "附录五"
 replace: Final = msgspec.structs.replace
 
-
 ART_FORCED: Final = {"pao": "第四条(十五) 跑牌", "chou_wei": "第四条(十三) 臭偎", "wei": "第四条 术语定义 (偎)", "ti": "第四条 术语定义 (提)"}
 """The article of each forced action (the 偎 and 提 entries of 第四条 are not in the known fragment)."""
 _SECTION: Final = {"pao": "§5.3", "chou_wei": "§5.1", "wei": "§5.1", "ti": "§5.2"}
@@ -45,7 +44,7 @@ def illegal(state: State, action: Action) -> IllegalActionError:
 
 def forced_problem(effects: Sequence[tuple[str, int, int]], why: str) -> Problem:
     """Returns F02: an action out of the flow the forced actions just derived set (§5.1–§5.3), naming them."""
-    kind, seat, card = effects[0]
+    kind = effects[0][0]
     forced = ", ".join(f"{k} {ids([c])} by seat {s} ({_SECTION[k]})" for k, s, c in effects)
     return "paohuzi.F02", ART_FORCED[kind], f"{why}; the rules force {forced} first (was it skipped?)"
 

@@ -109,6 +109,7 @@ class _Fold:
         self.strict = strict
         self.state: State | None = None
         self.unlogged: list[tuple[str, int, int]] = []
+        self.from_play = False  # whether `unlogged` came from play, where skipping one explains a later misstep
         self.found: list[Finding] = []
         self.event: Event | None = None
         self.last: tuple[State | None, dict[str, Any]] = (None, {})
@@ -267,7 +268,7 @@ class _Fold:
         self.state = rules.reveal_liangzhang(state, card)
         self._left_wall(card)
         self.turn_end = event.ts
-        self.unlogged = list(self.state.effects)
+        self.unlogged, self.from_play = list(self.state.effects), False
 
     # ---- play (第七–九条) ------------------------------------------------------------------
 
@@ -313,7 +314,7 @@ class _Fold:
             return
         new = rules_apply(state, action)
         self.state = new
-        self.unlogged = list(new.effects)
+        self.unlogged, self.from_play = list(new.effects), True
         if isinstance(event, Hu):
             self._hu_claims(event, new)
             facts.update(hu_facts(new))
@@ -324,7 +325,7 @@ class _Fold:
             seat = state.turn
         if event.seat == seat:
             return True
-        if action.kind in ("hu", "peng", "chi") and event.seat is not None and not self.unlogged:
+        if action.kind in ("hu", "peng", "chi") and event.seat is not None and not (self.from_play and self.unlogged):
             code, article, why = claim_out_of_turn(state, event.seat, action)
             self.finding(code, f"{action.notation()} by seat {event.seat}: {why}", article)
         elif any(o.seat == event.seat for o in state.offers[1:]):
@@ -335,10 +336,10 @@ class _Fold:
         return False
 
     def _flow_finding(self, problem: tuple[str, str | None, str]) -> None:
-        """Reports a problem; an action out of turn right after forced actions the log has not shown
-        is reported as those actions skipped (F02), naming them."""
+        """Reports a problem; an action out of turn right after forced actions of play the log has not
+        shown is reported as those actions skipped (F02), naming them (the deal's 提 explain nothing)."""
         code, article, why = problem
-        if code == "paohuzi.T01" and self.unlogged:
+        if code == "paohuzi.T01" and self.from_play and self.unlogged:
             code, article, why = forced_problem(self.unlogged, why)
         self.finding(code, why, article)
 

@@ -195,6 +195,7 @@ def _chi_offer(state: State, seat: int, card: int) -> Offer | None:
 
 
 _FORCED: Final = frozenset({"wei", "chou_wei", "pao", "ti"})
+"""The forced intakes (§5.1–§5.3), counted apart from 吃/碰 for 听胡 ([PARAM tinghu_intakes])."""
 
 
 def after_intake(state: State, seat: int, kind: str) -> State:
