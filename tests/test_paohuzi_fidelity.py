@@ -107,7 +107,8 @@ def test_s2_dealer_skipping_its_first_discard_is_flagged() -> None:
     events = deal_events([TWO_TI, "", ""], "一")
     i = next(n for n, e in enumerate(events) if isinstance(e, Discarded))
     wrong = Drawn(stream=events[i].stream, seq=events[i].seq, ts=events[i].ts, seat=1, card="x1")
-    assert codes(events[:i] + [wrong]) == ["paohuzi.T01"]
+    assert _findings(events[:i] + [wrong]) == [
+        ("paohuzi.T01", "第七条", "seat 1 acts (draw) but seat 0 is to act (discard)")]
 
 
 # ---- item 4: the deal exemption and a discard-free 跑 (§5.8 [PARAM deal_exemption]) -------------
