@@ -404,16 +404,27 @@ def perft(game: GameArg, depth: Annotated[int, typer.Option(min=1, help="Depth i
 
 
 @command
-def hu(hand: Annotated[str, typer.Option(help="Cards: 一…十, 壹…拾 or x1…x10, d1…d10, comma-separated.")],
+def hu(hand: Annotated[str | None, typer.Option(help="Cards: 一…十, 壹…拾 or x1…x10, d1…d10, comma-separated.")] = None,
        melds: Annotated[str | None, typer.Option(help='Open melds, e.g. "跑一,提壹".')] = None,
        win: Annotated[str | None, typer.Option(help="The winning card.")] = None,
        source: Annotated[str | None, typer.Option(help="self or other.")] = None,
        profile: Annotated[str, typer.Option(help="Rule profile name.")] = "default",
-       json: JsonOpt = False) -> None:
+       min_huxi: Annotated[int | None, typer.Option(help="The profile's min_huxi (§7.3).")] = None,
+       set_: Annotated[list[str] | None, typer.Option("--set", help="Any profile field, FIELD=VALUE (repeatable).")] = None,
+       special: Annotated[str | None, typer.Option(help="Circumstances of the win: 天胡,地胡,海胡,听胡.")] = None,
+       game: Annotated[str | None, typer.Option(help="Instead of --hand: a recorded game's stream id.")] = None,
+       at: Annotated[int | None, typer.Option(help="With --game: the step (seq) to judge.")] = None,
+       seat: Annotated[int | None, typer.Option(help="With --game: the seat (default: the one to act).")] = None,
+       ledger: LedgerOpt = DEFAULT_LEDGER, json: JsonOpt = False) -> None:
     """Paohuzi arbiter's tool: does this hand win, with which decomposition, 胡息, 名堂 and score (exit 2 if not)."""
-    from replay.paohuzi import hu_report
+    from replay.paohuzi import game_hu_report, hu_report
 
-    report = hu_report(hand, melds, win, source, profile)
+    if game is not None:
+        report = game_hu_report(run_mod.position(read_events(ledger), game, at).state, seat, set_ or [], min_huxi)
+    elif hand is not None:
+        report = hu_report(hand, melds, win, source, profile, set_ or [], special or "", min_huxi)
+    else:
+        raise typer.BadParameter("give --hand CARDS or --game ID")
     if json:
         emit_json({k: report[k] for k in ("hu", "huxi", "red", "big", "small", "mingtang", "score", "reason")})
     else:

@@ -117,11 +117,24 @@ class PaohuziProfile(Profile, frozen=True, kw_only=True, forbid_unknown_fields=T
     allow_jiao: bool = True
     kan_locked: bool = True
     pair_requires_pao_or_ti: bool = True
+    """§7.2: a pair 将 only with a 跑/提 among the 7 门子. With a 跑/提 the hand holds 20 + k cards and
+    exactly one pair is required whatever this setting; false allows at most one pair without one."""
     second_pao_ti_no_discard: bool = True
     double_ti_at_deal_no_discard: bool = True
+    deal_exemption: Literal["first_discarding_intake", "first_intake"] = "first_discarding_intake"
+    """§5.8: which intakes (吃碰偎跑提 after the deal; the 亮张 is none) a seat with n ≥ 2 提 at the deal
+    makes without discarding. `first_discarding_intake`: the first n − 1 intakes that would otherwise
+    need a discard (a 重跑 needs none), which keeps the 20 + k card count of §7.2, so the seat can
+    still win; `first_intake`: only the first intake, whatever it is (§5.8's "first subsequent intake"
+    read literally: a discard-free 跑 spends it, and a seat with three 提 gets one skip, leaving it
+    unable to win)."""
     stuck_after_forced: Literal["skip_discard_and_dead", "skip_discard"] = "skip_discard_and_dead"
     guo_zhang_scope: Literal["deal", "until_next_intake"] = "deal"
     guo_peng_scope: Literal["deal", "until_next_intake"] = "deal"
+    tinghu_intakes: Literal["chi_peng", "any_intake"] = "chi_peng"
+    """§9 听胡 (win without any intake): which intakes break it. `chi_peng`: only taking a card into a
+    吃 or 碰; the forced 偎, 臭偎, 跑 and 提 do not; `any_intake`: every intake after the deal
+    (吃碰偎跑提; the 提 at the deal and the winning card itself are none)."""
     decomposition_objective: Literal["max_score", "max_huxi"] = "max_score"
     huxi_table: HuxiTable = HuxiTable()
     tun_formula: Literal["(huxi-min)//3+1", "ningxiang_money"] = "(huxi-min)//3+1"

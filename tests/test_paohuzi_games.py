@@ -39,7 +39,7 @@ def test_golden_playthrough() -> None:
 
 def _card_counts_hold(state: State) -> bool:
     """§5.8: between turns a seat holds 20 cards, one more for each 跑/提 after its first, one fewer
-    while its two-提-at-the-deal exemption is unused; dead hands are exempt."""
+    for each discard its 提 at the deal still exempt; dead hands are exempt."""
     if state.phase != "draw":
         return True
     for seat in range(3):
@@ -65,12 +65,10 @@ def test_simulated_deals_replay_clean(profile: str) -> None:
     assert ends <= {"HU", "WALL_EXHAUSTED"}
 
 
-@pytest.mark.xfail(strict=True, reason="§5.8 hand-size invariant vs the engine: seat 1 提s twice at the deal "
-                   "(double_ti_at_deal_no_discard), then 跑s a discard as its third 跑/提 with no discard; the engine "
-                   "spends the deal exemption on that turn, so the seat holds 21 cards where the invariant expects 22. "
-                   "Card conservation (80 cards) holds; which reading of the exemption is right is open")
-def test_deal_exemption_spent_on_a_discard_free_pao() -> None:
-    """§5.8 (found by a random seed: changde_quan, seed 335, deal 36)."""
+def test_s5_8_deal_exemption_kept_past_a_discard_free_pao() -> None:
+    """§5.8 [PARAM deal_exemption = first_discarding_intake] (found by a random seed: changde_quan,
+    seed 335, deal 36): seat 1 提s twice at the deal, then 跑s a discard as its third 跑/提; the
+    exemption outlives that discard-free 跑, so every seat keeps the 20 + k card count."""
     rng = random.Random(335)
     for _ in range(36):
         rng.getrandbits(64)
@@ -80,7 +78,7 @@ def test_deal_exemption_spent_on_a_discard_free_pao() -> None:
 
 
 VARIANTS = {
-    "hu_first": {"hu_vs_forced_order": "hu_first"},
+    "hu_first": {"hu_vs_forced_order": "hu_first", "deal_exemption": "first_intake", "tinghu_intakes": "any_intake"},
     "hu_on_discard": {"hu_on_discard": True, "deal_score": "discarder_pays_both"},
     "xiajia_first": {"hu_priority": "xiajia_first", "chi_wall_card_by": "xiajia_only"},
     "loose": {"kan_locked": False, "allow_jiao": False, "pair_requires_pao_or_ti": False, "min_huxi": 10},

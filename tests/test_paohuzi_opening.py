@@ -58,7 +58,7 @@ def test_two_ti_at_deal_skip_first_discard() -> None:
     events = deal_events(["", "四四四四柒柒柒柒", ""], "一")
     states = [s.state for s in replay(events)]
     opened = next(s for s in states if s is not None and s.liangzhang is not None)
-    assert opened.skip_discard == (False, True, False)
+    assert opened.skip_discard == (0, 1, 0)
     assert codes(events) == []
 
 

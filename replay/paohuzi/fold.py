@@ -25,7 +25,20 @@ from replay.paohuzi.cards import (
     deal_hands,
     ids,
 )
-from replay.paohuzi.checks import ART_DEAL, ART_END, ART_HUXI, ART_LIANG, ART_MINGTANG, ART_PLAY, ART_PRIORITY, ART_SCORE, check
+from replay.paohuzi.checks import (
+    ART_DEAL,
+    ART_END,
+    ART_HUXI,
+    ART_LIANG,
+    ART_MINGTANG,
+    ART_PLAY,
+    ART_PRIORITY,
+    ART_SCORE,
+    ART_SEATS,
+    check,
+    claim_out_of_turn,
+    forced_problem,
+)
 from replay.paohuzi.deals import commitment, deck_problem
 from replay.paohuzi.events import ACTION_EVENTS, FORCED_KINDS, to_action
 from replay.paohuzi.melds import Group
@@ -96,6 +109,7 @@ class _Fold:
         self.strict = strict
         self.state: State | None = None
         self.unlogged: list[tuple[str, int, int]] = []
+        self.from_play = False  # whether `unlogged` came from play, where skipping one explains a later misstep
         self.found: list[Finding] = []
         self.event: Event | None = None
         self.last: tuple[State | None, dict[str, Any]] = (None, {})
@@ -118,15 +132,17 @@ class _Fold:
         self.event, self.found = event, []
         facts: dict[str, Any] = {"seat": event.seat, "action": None, "forced": False}
         handler = _HANDLERS.get(type(event))  # none for game.started: asked only without a handler
-        if handler is None and isinstance(event, GameStarted):
+        if self._names_no_seat(event):
+            pass  # ignored: it can change nothing in a game without that seat
+        elif handler is None and isinstance(event, GameStarted):
             self.state = new_state(event)
         elif self.state is None:
             self.finding("paohuzi.X02", f"{event.kind} before game.started", ART_DEAL)  # type: ignore[attr-defined]
-            return Step(event=event, state=None, facts=facts, findings=tuple(self.found))
         elif handler is not None:
             handler(self, event, facts)
         state = self.state
-        assert state is not None
+        if state is None:
+            return Step(event=event, state=None, facts=facts, findings=tuple(self.found))
         if state is not self.last[0]:
             # Events that leave the state as it was (timings, logged forced actions) reuse its facts.
             if state.hands:
@@ -134,6 +150,21 @@ class _Fold:
             self.last = (state, facts_of(state))
         facts.update(self.last[1])
         return Step(event=event, state=state, facts=facts, findings=tuple(self.found))
+
+    def _names_no_seat(self, event: Event) -> bool:
+        """Reports an event that names a seat this three-seat game does not have (X03; the schema allows
+        seats 0–3); such an event is otherwise ignored. Seat holders of game.started are only reported."""
+        seat = event.seat
+        if isinstance(event, (GameStarted, Dealt)) and (seat is None or seat < SEATS):
+            seat = event.first if isinstance(event, GameStarted) else event.dealer
+        if seat is not None and seat >= SEATS:
+            self.finding("paohuzi.X03", f"{event.kind} names seat {seat}, but the game has seats 0–{SEATS - 1}; "  # type: ignore[attr-defined]
+                         "the event is ignored", ART_SEATS)
+            return True
+        holders = [h.seat for h in event.seats if h.seat >= SEATS] if isinstance(event, GameStarted) else []
+        if holders:
+            self.finding("paohuzi.X03", f"{event.kind} seats a player at seat {holders[0]}, but the game has seats 0–{SEATS - 1}", ART_SEATS)
+        return False
 
     def _huangzhuang(self, event: Event, facts: dict[str, Any]) -> None:
         if self.state is not None and not self.state.exhausted:
@@ -148,7 +179,7 @@ class _Fold:
         """Compares the time a seat used with the gap between its move and the previous turn's end."""
         seat, ms, move_seq = event.seat, event.ms, event.move_seq
         facts["ms"] = ms
-        if seat is not None and seat < SEATS:
+        if seat is not None:
             self.time_used[seat] += ms
             facts["time_used"] = self.time_used[seat]
         gap = self.gaps.get(move_seq) if move_seq is not None else None
@@ -237,7 +268,7 @@ class _Fold:
         self.state = rules.reveal_liangzhang(state, card)
         self._left_wall(card)
         self.turn_end = event.ts
-        self.unlogged = list(self.state.effects)
+        self.unlogged, self.from_play = list(self.state.effects), False
 
     # ---- play (第七–九条) ------------------------------------------------------------------
 
@@ -279,11 +310,11 @@ class _Fold:
         try:
             check(state, action)
         except IllegalActionError as exc:
-            self.finding(exc.code, exc.detail, exc.article)
+            self._flow_finding((exc.code, exc.article, exc.detail))
             return
         new = rules_apply(state, action)
         self.state = new
-        self.unlogged = list(new.effects)
+        self.unlogged, self.from_play = list(new.effects), True
         if isinstance(event, Hu):
             self._hu_claims(event, new)
             facts.update(hu_facts(new))
@@ -294,13 +325,23 @@ class _Fold:
             seat = state.turn
         if event.seat == seat:
             return True
-        later = [o for o in state.offers[1:] if o.seat == event.seat]
-        if later:
+        if action.kind in ("hu", "peng", "chi") and event.seat is not None and not (self.from_play and self.unlogged):
+            code, article, why = claim_out_of_turn(state, event.seat, action)
+            self.finding(code, f"{action.notation()} by seat {event.seat}: {why}", article)
+        elif any(o.seat == event.seat for o in state.offers[1:]):
             stage = state.offers[0].stage
             self.finding("paohuzi.P01", f"seat {event.seat} acts ({action.notation()}) before seat {seat} answered its {stage} offer", ART_PRIORITY)
         else:
-            self.finding("paohuzi.T01", f"seat {event.seat} acts ({action.notation()}) but seat {seat} is to act ({state.phase})", ART_PLAY)
+            self._flow_finding(("paohuzi.T01", ART_PLAY, f"seat {event.seat} acts ({action.notation()}) but seat {seat} is to act ({state.phase})"))
         return False
+
+    def _flow_finding(self, problem: tuple[str, str | None, str]) -> None:
+        """Reports a problem; an action out of turn right after forced actions of play the log has not
+        shown is reported as those actions skipped (F02), naming them (the deal's 提 explain nothing)."""
+        code, article, why = problem
+        if code == "paohuzi.T01" and self.from_play and self.unlogged:
+            code, article, why = forced_problem(self.unlogged, why)
+        self.finding(code, why, article)
 
     def _hu_claims(self, event: Hu, state: State) -> None:
         win = state.win

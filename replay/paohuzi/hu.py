@@ -45,6 +45,9 @@ def best_hand(
 ) -> HuResult | None:
     """Returns the best complete decomposition of table groups + concealed hand + winning card by
     the profile's objective (§7.4), whether or not its 胡息 reaches `min_huxi`; None if incomplete."""
+    forced = forced_placement(profile, melds, hand, card, source)
+    if forced is not None:
+        melds, hand, card, source = forced.melds, forced.hand, None, None
     concealed = _concealed(hand, profile.kan_locked)
     if not _may_complete(concealed, card):
         return None
@@ -52,9 +55,9 @@ def best_hand(
     best: HuResult | None = None
     best_key: tuple[int, int] = (-1, -1)
     for fixed, pool, triples in _placements(profile, melds, concealed, card, source, from_discard):
-        pair_ok = not profile.pair_requires_pao_or_ti or any(g.kind in FOUR_KINDS for g in fixed)
         need = MENZI - len(fixed)
-        if need < 0 or sum(pool) > 4 * need:
+        pair_ok = _pair_needed(profile, fixed, sum(pool), need)
+        if pair_ok is None:
             continue
         for rest in _split(pool, 0, pair_ok, profile.allow_jiao, triples, need):
             result = _result(profile, tuple(fixed) + tuple(rest), ctx, shuahou)
@@ -64,6 +67,50 @@ def best_hand(
             if key > best_key:
                 best, best_key = result, key
     return best
+
+
+def _pair_needed(profile: PaohuziProfile, fixed: Sequence[Group], size: int, need: int) -> bool | None:
+    """Tells whether the pool's `need` groups must include the pair 将, from its card count, or None
+    when no split can fit (§7.2): with k 跑/提 the 7 门子 hold 20 + k cards, exactly one pair among
+    them; without, 21 cards and no pair (unless the profile allows one without 跑/提)."""
+    four = any(g.kind in FOUR_KINDS for g in fixed)
+    if size == 3 * need - 1 and (four or not profile.pair_requires_pao_or_ti):
+        return True
+    if size == 3 * need and not four:
+        return False
+    return None
+
+
+class Forced(NamedTuple):
+    """The forced 提/偎 a self-drawn winning card makes before any hu (§5.1, §5.2), and the cards after it."""
+
+    kind: str
+    melds: tuple[Group, ...]
+    hand: Counts
+
+
+def forced_placement(
+    profile: PaohuziProfile, melds: Sequence[Group], hand: Counts, card: int | None, source: Source | None,
+) -> Forced | None:
+    """Returns the forced 提 (onto a 坎 or 偎) or 偎 (onto a pair) a self-drawn card makes first where
+    the profile puts forced actions before hu (§4.1, §6, `hu_vs_forced_order = forced_first`), as
+    the replay does; None for another seat's card, under `hu_first`, or when nothing is forced."""
+    if card is None or source != "self" or profile.hu_vs_forced_order != "forced_first":
+        return None
+    triple = (card,) * 3
+    if hand[card] == 3:
+        return Forced("ti", (*melds, Group("ti", (card,) * 4)), _without(hand, card))
+    for i, g in enumerate(melds):
+        if g.cards == triple and g.kind in ("wei", "chou_wei"):
+            return Forced("ti", (*melds[:i], Group("ti", (card,) * 4), *melds[i + 1:]), hand)
+    if hand[card] == 2:
+        return Forced("wei", (*melds, Group("wei", triple)), _without(hand, card))
+    return None
+
+
+def _without(hand: Counts, card: int) -> Counts:
+    """Returns the hand with every copy of `card` taken out."""
+    return hand[:card] + (0,) + hand[card + 1:]
 
 
 def winning_hand(

@@ -7,7 +7,7 @@ import functools
 from collections.abc import Sequence
 
 from replay.paohuzi.cards import Counts
-from replay.paohuzi.hu import HuResult, Source, WinContext, may_win, san_ti_wu_kan, winning_hand
+from replay.paohuzi.hu import HuResult, Source, WinContext, best_hand, may_win, san_ti_wu_kan, winning_hand
 from replay.paohuzi.melds import chi_partners, new_tuple
 from replay.paohuzi.state import HU, PASS, SEATS, Action, Pending, State, xiajia
 from schemas.paohuzi import PaohuziProfile
@@ -36,7 +36,7 @@ def win_context(state: State, seat: int, card: int | None, owner: int | None) ->
     tianhu = opening and seat == state.dealer
     dihu = (opening and seat != state.dealer) or (card is not None and not from_wall and owner == state.dealer and state.discards_made == 1)
     haidi = not opening and from_wall and state.wall_left == 0
-    tinghu = state.intakes[seat] == 0
+    tinghu = state.intakes[seat] == 0 and (state.profile.tinghu_intakes == "chi_peng" or state.forced_intakes[seat] == 0)
     return new_tuple(WinContext, (zimo, tianhu, dihu, haidi, tinghu))
 
 
@@ -77,14 +77,23 @@ def hu_at(state: State, seat: int, card: int | None, owner: int | None) -> HuRes
     hand, melds, profile = state.hands[seat], state.melds[seat], state.profile
     if not may_win(profile, melds, hand, card, state.table_huxi[seat]):
         return None
+    return winning_hand(profile, melds, hand, card, *_win_terms(state, seat, card, owner))
+
+
+def best_at(state: State, seat: int, card: int | None, owner: int | None) -> HuResult | None:
+    """Returns the best decomposition `seat` would have on `card` from `owner` whatever its 胡息
+    (to say why a claimed hu fails), or None when the cards make no 7 门子."""
+    return best_hand(state.profile, state.melds[seat], state.hands[seat], card, *_win_terms(state, seat, card, owner))
+
+
+def _win_terms(state: State, seat: int, card: int | None, owner: int | None) -> tuple[Source | None, bool, WinContext]:
+    """Returns how a win on `card` from `owner` comes about: its source, whether off a discard, its context."""
     pending = state.pending
     from_wall = pending.from_wall if pending is not None else True
     if card is not None and pending is not None and pending.in_hand and owner == state.dealer:
         from_wall = False
     source: Source = "self" if card is not None and owner == seat else "other"
-    ctx = win_context(state, seat, card, owner)
-    return winning_hand(profile, melds, hand, card, source if card is not None else None,
-                        card is not None and not from_wall, ctx)
+    return source if card is not None else None, card is not None and not from_wall, win_context(state, seat, card, owner)
 
 
 def hu_choices(profile: PaohuziProfile) -> tuple[Action, ...]:

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
+import msgspec
+
 from replay.protocol import InvalidActionError
 from schemas.paohuzi import PaohuziProfile
 
@@ -27,3 +32,28 @@ def profile_named(name: str) -> PaohuziProfile:
         return PROFILES[name]
     except KeyError:
         raise InvalidActionError(f"unknown paohuzi profile {name!r}; known: {', '.join(PROFILES)}") from None
+
+
+def with_settings(profile: PaohuziProfile, settings: Sequence[str]) -> PaohuziProfile:
+    """Returns the profile with `FIELD=VALUE` settings applied (a value is read as JSON, else as text).
+
+    :raises InvalidActionError: for a setting without `=`, an unknown field or a value the field refuses.
+    """
+    changes: dict[str, Any] = {}
+    for text in settings:
+        field, sep, value = text.partition("=")
+        if not sep:
+            raise InvalidActionError(f"a setting is FIELD=VALUE, got {text!r}")
+        changes[field.strip()] = _value(value.strip())
+    try:
+        return msgspec.convert({**msgspec.to_builtins(profile), **changes}, PaohuziProfile)
+    except msgspec.ValidationError as exc:
+        raise InvalidActionError(f"bad paohuzi setting: {exc}") from None
+
+
+def _value(text: str) -> Any:
+    """Reads a setting's value: JSON (`15`, `false`, `{"peng": [1, 3]}`), else the text itself (`hu_first`)."""
+    try:
+        return msgspec.json.decode(text)
+    except msgspec.DecodeError:
+        return text

@@ -62,13 +62,22 @@ def reveal_liangzhang(state: State, card: int) -> State:
                 state = _meld(state, seat, Group("ti", (value,) * 4), {value: 4})
                 state = replace(state, pao_ti=_set(state.pao_ti, seat, state.pao_ti[seat] + 1))
                 effects.append(("ti", seat, value))
-        if state.pao_ti[seat] >= 2 and state.profile.double_ti_at_deal_no_discard:
-            state = replace(state, skip_discard=_set(state.skip_discard, seat, True))
+        state = _deal_exemption(state, seat)
     pending = Pending(card, state.dealer, from_wall=False, in_hand=True)
     state = replace(state, pending=pending, stage="open", effects=tuple(effects))
     order = (state.dealer, xiajia(state.dealer), xiajia(xiajia(state.dealer)))
     offers = tuple(Offer(s, "open", hu_choices(state.profile)) for s in order if opening_result(state, s)[0] is not None)
     return _advance(state, offers)
+
+
+def _deal_exemption(state: State, seat: int) -> State:
+    """Grants the discards a seat with n ≥ 2 提 at the deal skips (§5.8, [PARAM deal_exemption]):
+    one under `first_intake`, n − 1 (its 2nd and later 提) under `first_discarding_intake`."""
+    n = state.pao_ti[seat]
+    if n < 2 or not state.profile.double_ti_at_deal_no_discard:
+        return state
+    skips = 1 if state.profile.deal_exemption == "first_intake" else n - 1
+    return replace(state, skip_discard=_set(state.skip_discard, seat, skips))
 
 
 # ---- transitions --------------------------------------------------------------------------
@@ -79,7 +88,7 @@ def draw(state: State, card: int) -> State:
     shown and offered to all."""
     seat = state.turn
     wall = state.wall[1:] if state.wall else ()
-    turned = {"wall": wall, "wall_left": state.wall_left - 1, "drawn": state.drawn + (card,), "effects": ()}
+    turned = {"wall": wall, "wall_left": state.wall_left - 1, "drawn": state.drawn + (card,), "effects": (), "settled": None}
     forced = forced_private(state, seat, card)  # reads nothing the draw changes
     if forced is None:
         return _offer(replace(state, **turned, phase="offer", pending=new_tuple(Pending, (card, seat, True, False)), stage="hu"))
@@ -171,7 +180,7 @@ def _advance(state: State, offers: tuple[Offer, ...]) -> State:
         if chi:
             return replace(state, stage="chi", offers=chi)
     row = state.discards[pending.owner] + (pending.card,)
-    state = replace(state, discards=_set(state.discards, pending.owner, row), pending=None, stage="")
+    state = replace(state, discards=_set(state.discards, pending.owner, row), pending=None, stage="", settled=pending)
     return to_draw(state, xiajia(pending.owner))
 
 
@@ -185,13 +194,21 @@ def _chi_offer(state: State, seat: int, card: int) -> Offer | None:
     return new_tuple(Offer, (seat, "chi", (*options, PASS))) if options else None
 
 
+_FORCED: Final = frozenset({"wei", "chou_wei", "pao", "ti"})
+"""The forced intakes (§5.1–§5.3), counted apart from 吃/碰 for 听胡 ([PARAM tinghu_intakes])."""
+
+
 def after_intake(state: State, seat: int, kind: str) -> State:
-    """After taking a card the seat discards, unless exempt (§5.8): its 2nd and later 跑/提, the
-    first intake after two 提 at the deal, or a hand with nothing left to discard."""
+    """After taking a card the seat discards, unless exempt (§5.8): its 2nd and later 跑/提, an
+    intake the deal exemption covers, or a hand with nothing left to discard. The dealer's opening
+    (`open`) is no intake: the dealer discards the first card (§2 step 5)."""
     profile = state.profile
     exempt = kind in ("pao", "ti") and state.pao_ti[seat] >= 2 and profile.second_pao_ti_no_discard
-    if state.skip_discard[seat]:
-        state, exempt = replace(state, skip_discard=_set(state.skip_discard, seat, False)), True
+    if kind in _FORCED:
+        state = replace(state, forced_intakes=_set(state.forced_intakes, seat, state.forced_intakes[seat] + 1))
+    # A 重跑 needs no discard anyway: only `first_intake` spends the deal exemption on it.
+    if kind != "open" and state.skip_discard[seat] and (not exempt or profile.deal_exemption == "first_intake"):
+        state, exempt = replace(state, skip_discard=_set(state.skip_discard, seat, state.skip_discard[seat] - 1)), True
     if exempt:
         return to_draw(state, xiajia(seat))
     if not has_discard(state.hands[seat]):

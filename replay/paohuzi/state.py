@@ -77,7 +77,9 @@ class Win(NamedTuple):
 class State(msgspec.Struct, frozen=True, kw_only=True):
     """One deal between events: phase (`board`, `deal`, `liang` are chance; `draw`, `discard`,
     `offer`; `end`), hands as card counts (坎 included), table groups, discard rows, the wall
-    and the per-seat memories the rules need (过张, 过碰, 跑/提 count, exemptions)."""
+    and the per-seat memories the rules need (过张, 过碰, 跑/提 count, discards still exempt,
+    吃/碰 and forced intakes). `settled`: the card just laid in a discard row, until the next draw,
+    so a late claim on it is diagnosed by the rule it breaks."""
 
     profile: PaohuziProfile
     stream: str
@@ -102,9 +104,11 @@ class State(msgspec.Struct, frozen=True, kw_only=True):
     chou: tuple[int, ...] = (0, 0, 0)
     guo_peng: tuple[int, ...] = (0, 0, 0)
     pao_ti: tuple[int, ...] = (0, 0, 0)
-    skip_discard: tuple[bool, ...] = (False, False, False)
+    skip_discard: tuple[int, ...] = (0, 0, 0)
     dead: tuple[bool, ...] = (False, False, False)
     intakes: tuple[int, ...] = (0, 0, 0)
+    forced_intakes: tuple[int, ...] = (0, 0, 0)
+    settled: Pending | None = None
     discards_made: int = 0
     effects: tuple[tuple[str, int, int], ...] = ()
     win: Win | None = None
