@@ -12,7 +12,7 @@ from audit.checks import CHECKS, check_of
 from audit.db import QUERIES
 from audit.session import Session, open_verified_session
 from audit.tournament_checks import deal_findings, seating_findings
-from ledger.verify import VerifyReport
+from ledger import VerifyReport
 from replay.protocol import Finding
 
 EXAMPLES = 3

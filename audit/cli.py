@@ -8,8 +8,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
+import msgspec
 import typer
 
+import ledger as ledger_api
 from audit import report as report_mod
 from audit import simulate as simulate_mod
 from audit import standings as standings_mod
@@ -22,15 +24,7 @@ from audit.render import certification_table, explanation_tables, standings_tabl
 from audit.render import table as render_table
 from audit.session import movement_ranking, open_session
 from audit.tournament_sim import FAULTS, TournamentPlan, simulate_tournament
-from ledger import bundle as bundle_mod
-from ledger import export as export_mod
-from ledger import record as record_mod
-from ledger import store
-from ledger import verify as verify_mod
-from ledger.errors import CheckpointError, LedgerError
-from ledger.notes import Signer, Verifier
-from ledger.outputs import OutputRefused, check_output, write_output
-from ledger.read import read_events, read_stream_events
+from ledger import CheckpointError, LedgerError, OutputRefused, Signer, Verifier, check_output, read_events, read_stream_events, write_output
 from replay import run as run_mod
 from replay.protocol import ReplayError
 from schemas.codec import ContractError
@@ -83,7 +77,7 @@ def init(ledger: LedgerOpt = DEFAULT_LEDGER, origin: Annotated[str | None, typer
          checkpoint_interval: Annotated[int, typer.Option(help="Sign a checkpoint at least every N entries.")] = 100_000,
          json: JsonOpt = False) -> None:
     """Create an empty ledger with a new Ed25519 signing key."""
-    pub = store.init(ledger, origin, max_entry_bytes=max_entry_bytes, checkpoint_interval=checkpoint_interval)
+    pub = ledger_api.init(ledger, origin, max_entry_bytes=max_entry_bytes, checkpoint_interval=checkpoint_interval)
     if json:
         emit_json({"ledger": str(ledger), "public_key": str(pub), "verifier": pub.read_text().strip()})
     else:
@@ -96,7 +90,7 @@ def record(file: Annotated[str, typer.Argument(help="JSONL file of events, or - 
     """Append the events of a JSONL file, all or nothing, and sign a checkpoint."""
     source = sys.stdin.buffer if file == "-" else open(file, "rb")
     with source:
-        result = record_mod.record(ledger, source)
+        result = ledger_api.record(ledger, source)
     if result.recovered:
         fail_note(result.recovered)
     if json:
@@ -110,7 +104,7 @@ def verify(ledger: LedgerOpt = DEFAULT_LEDGER,
            witness_key: Annotated[list[Path] | None, typer.Option(help="An arbiter's verifier key to check co-signatures of (repeatable).")] = None,
            json: JsonOpt = False) -> None:
     """Re-read every frame, recompute the tree and tiles, check the index, every checkpoint and signature."""
-    report = verify_mod.verify(ledger, witness_keys=[Verifier.load(k) for k in witness_key or []])
+    report = ledger_api.verify(ledger, witness_keys=[Verifier.load(k) for k in witness_key or []])
     if json:
         emit_json({"ok": True, "size": report.size, "root": report.root, "checkpoints": report.checkpoints, "notes": report.notes}
                   if report.ok else {"ok": False, "index": report.index, "error": report.error})
@@ -129,20 +123,25 @@ def verify(ledger: LedgerOpt = DEFAULT_LEDGER,
 def export(ledger: LedgerOpt = DEFAULT_LEDGER,
            jsonl: Annotated[Path | None, typer.Option(help="Write the entries as stored, one per line.")] = None,
            parquet: Annotated[Path | None, typer.Option(help="Write the projection as Hive-partitioned Parquet with a manifest.")] = None,
+           tiles: Annotated[Path | None, typer.Option(help="Lay out checkpoint, hash tiles and entry bundles for tlog-tiles clients.")] = None,
            force: ForceOpt = False, json: JsonOpt = False) -> None:
-    """Export the entries exactly as stored (--jsonl) or the projection as Parquet (--parquet)."""
-    if (jsonl is None) == (parquet is None):
-        raise ValueError("give exactly one of --jsonl FILE or --parquet DIR")
+    """Export the entries as stored (--jsonl), the projection as Parquet (--parquet) or the log as tlog-tiles (--tiles)."""
+    if sum(x is not None for x in (jsonl, parquet, tiles)) != 1:
+        raise typer.BadParameter("give exactly one of --jsonl FILE, --parquet DIR or --tiles DIR")
     if jsonl is not None:
-        count = export_mod.export_jsonl(ledger, jsonl, force)
+        count = ledger_api.export_jsonl(ledger, jsonl, force)
         summary: dict[str, Any] = {"entries": count, "jsonl": str(jsonl)}
         text = f"wrote {count} entries to {jsonl}"
+    elif tiles is not None:
+        size = ledger_api.export_tiles(ledger, tiles, force)
+        summary = {"size": size, "tiles": str(tiles)}
+        text = f"wrote the checkpoint, tiles and entry bundles of the log at size {size} to {tiles} (serve it as static files)"
     else:
         assert parquet is not None
         check_output(parquet, force, directory=True)
         manifest = export_parquet(ledger, project_ledger(ledger), parquet)
         summary = {"files": len(manifest["files"]), "parquet": str(parquet), "checkpoint": manifest["checkpoint"]}
-        text = f"wrote {len(manifest['files'])} Parquet files and {parquet / 'manifest.json'}"
+        text = f"wrote {len(manifest['files'])} Parquet files, {parquet / 'manifest.json'} and its signed note"
     if json:
         emit_json(summary)
     else:
@@ -155,8 +154,8 @@ def prove(stream: Annotated[str, typer.Option(help="Stream (game or tournament) 
           ledger: LedgerOpt = DEFAULT_LEDGER, force: ForceOpt = False, json: JsonOpt = False) -> None:
     """Write an evidence bundle: a stream's entries with inclusion proofs and a signed checkpoint."""
     check_output(out, force)
-    built = bundle_mod.prove(ledger, stream)
-    write_output(out, bundle_mod.msgspec.json.format(bundle_mod.msgspec.json.encode(built)) + b"\n", force)
+    built = ledger_api.prove(ledger, stream)
+    write_output(out, msgspec.json.format(msgspec.json.encode(built)) + b"\n", force)
     if json:
         emit_json({"stream": stream, "entries": len(built.entries), "out": str(out)})
     else:
@@ -168,8 +167,8 @@ def check_proof(file: Annotated[Path, typer.Argument(help="Evidence bundle file.
                 key: Annotated[Path, typer.Option(help="The ledger's verifier key (signer.pub).")],
                 json: JsonOpt = False) -> None:
     """Verify an evidence bundle offline with the public key alone."""
-    loaded = bundle_mod.load_bundle(file)
-    checkpoint = bundle_mod.check_bundle(loaded, Verifier.load(key))
+    loaded = ledger_api.load_bundle(file)
+    checkpoint = ledger_api.check_bundle(loaded, Verifier.load(key))
     if json:
         emit_json({"ok": True, "stream": loaded.stream, "entries": len(loaded.entries), "size": checkpoint.size, "root": checkpoint.root.hex()})
     else:
@@ -182,8 +181,8 @@ def consistency(old: Annotated[int, typer.Option(help="Tree size of the earlier 
                 new: Annotated[int | None, typer.Option(help="Tree size of the later checkpoint (the latest by default).")] = None,
                 json: JsonOpt = False) -> None:
     """Prove that an earlier signed checkpoint is a prefix of a later one (RFC 6962 consistency proof)."""
-    item = bundle_mod.prove_consistency(ledger, old, new)
-    first, last = bundle_mod.check_consistency(item, store.load_verifier(ledger))
+    item = ledger_api.prove_consistency(ledger, old, new)
+    first, last = ledger_api.check_consistency(item, ledger_api.load_verifier(ledger))
     if json:
         emit_json({"old": first.size, "new": last.size, "old_root": first.root.hex(), "new_root": last.root.hex(), "proof": item.proof})
     else:
@@ -218,7 +217,7 @@ def cosign(key: Annotated[Path, typer.Option(help="The arbiter's private key.")]
            size: Annotated[int | None, typer.Option(help="Tree size of the checkpoint; the latest by default.")] = None,
            json: JsonOpt = False) -> None:
     """Add an arbiter's co-signature to a checkpoint."""
-    with store.Ledger.open(ledger) as writer:
+    with ledger_api.Ledger.open(ledger) as writer:
         checkpoint = writer.cosign(Signer.load(key), size)
     if json:
         emit_json({"size": checkpoint.size, "root": checkpoint.root.hex(), "note": checkpoint.note})
@@ -244,7 +243,7 @@ def simulate(game: GameArg, ledger: LedgerOpt = DEFAULT_LEDGER,
              json: JsonOpt = False) -> None:
     """Record bot games or a whole tournament through the recorder (a fresh ledger is created if needed)."""
     if not (ledger / "ledger.json").exists():
-        store.init(ledger)
+        ledger_api.init(ledger)
     if tournament:
         plan = TournamentPlan(game, players, rounds, games_per_round, seed, group_tables, inject)
         total = plan.expected_games()

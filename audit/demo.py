@@ -12,10 +12,7 @@ from audit.certify import Certification, certify
 from audit.session import movement_ranking, open_session
 from audit.standings import Standings, standings
 from audit.tournament_sim import TournamentPlan, simulate_tournament
-from ledger import bundle, store
-from ledger.errors import LedgerError
-from ledger.layout import CONFIG, load_config
-from ledger.verify import VerifyReport, verify
+from ledger import CONFIG, EvidenceBundle, LedgerError, VerifyReport, check_bundle, init, load_config, load_verifier, prove, verify
 
 ORIGIN = "matchledger.demo/local"
 PLANS = (
@@ -34,7 +31,7 @@ class Demo:
         self.log: VerifyReport | None = None
         self.certification: Certification | None = None
         self.standings: list[Standings] = []
-        self.proof: bundle.EvidenceBundle | None = None
+        self.proof: EvidenceBundle | None = None
 
     def summary(self) -> dict[str, Any]:
         """Returns the machine-readable summary printed by `demo --json`."""
@@ -54,7 +51,7 @@ def fresh_ledger(root: Path) -> Path:
         if not (root / CONFIG).exists() or load_config(root).origin != ORIGIN:
             raise LedgerError(f"{root} is not empty and not a demo ledger; give another --ledger DIR")
         shutil.rmtree(root)
-    return store.init(root, ORIGIN)
+    return init(root, ORIGIN)
 
 
 def run_demo(root: Path, progress: Progress) -> Demo:
@@ -70,6 +67,6 @@ def run_demo(root: Path, progress: Progress) -> Demo:
     session = open_session(root)
     demo.standings = [standings(session, t) for t in demo.tournaments]
     first_game = next(g["stream"] for g in session.projection.games)
-    demo.proof = bundle.prove(root, first_game)
-    bundle.check_bundle(demo.proof, store.load_verifier(root))
+    demo.proof = prove(root, first_game)
+    check_bundle(demo.proof, load_verifier(root))
     return demo

@@ -13,11 +13,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
 from audit.projection import SCHEMAS, Projection
-from ledger.checkpoints import latest_checkpoint
-from ledger.errors import SignatureError
-from ledger.layout import PRIVATE_KEY
-from ledger.notes import Signer, Verifier, sign_note, verify_note
-from ledger.store import load_verifier
+from ledger import PRIVATE_KEY, SignatureError, Signer, Verifier, load_verifier, newest_checkpoint, sign_note, verify_note
 
 MANIFEST = "manifest.json"
 MANIFEST_NOTE = "manifest.note"
@@ -50,7 +46,7 @@ class Manifest(msgspec.Struct, frozen=True):
 
 def export_parquet(root: Path, projection: Projection, out: Path) -> dict[str, Any]:
     """Writes every projection table under `out/<table>/game=…/tournament=…/` and the manifest."""
-    checkpoint = latest_checkpoint(root, load_verifier(root))
+    checkpoint = newest_checkpoint(root, load_verifier(root))
     games = {g["stream"]: (g["game"], g["tournament"]) for g in projection.games}
     kinds = {t["tournament"]: t["game"] for t in projection.tournaments}
     files = []

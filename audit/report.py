@@ -9,10 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ledger import bundle
-from ledger.outputs import check_output, write_output
-from ledger.read import read_stream_events
-from ledger.store import load_verifier
+from ledger import BundleError, EvidenceBundle, check_bundle, check_output, load_verifier, prove, read_stream_events, write_output
 from replay.protocol import Step
 from replay.registry import engine
 from replay.run import is_game_stream
@@ -32,7 +29,7 @@ class GameRecord:
     start: GameStarted
     steps: list[Step]
     claim: GameEnded | None
-    proof: bundle.EvidenceBundle
+    proof: EvidenceBundle
     proof_ok: str
 
 
@@ -48,11 +45,11 @@ def load_game(root: Path, stream: str) -> GameRecord:
     assert isinstance(start, GameStarted)
     steps = list(engine(str(start.profile.__struct_config__.tag)).replay(events))  # type: ignore[attr-defined]
     claims = [e for e in events if isinstance(e, GameEnded)]
-    evidence = bundle.prove(root, stream)
+    evidence = prove(root, stream)
     try:
-        checkpoint = bundle.check_bundle(evidence, load_verifier(root))
+        checkpoint = check_bundle(evidence, load_verifier(root))
         proof_ok = f"all {len(evidence.entries)} entries verified against the signed checkpoint of size {checkpoint.size}"
-    except bundle.BundleError as exc:
+    except BundleError as exc:
         proof_ok = f"PROOF FAILED: {exc}"
     return GameRecord(stream, start, steps, claims[-1] if claims else None, evidence, proof_ok)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from audit.db import AuditDB
 from audit.projection import Projection, project_ledger
-from ledger.verify import VerifyReport, verify
+from ledger import VerifyReport, verify
 
 
 @dataclass

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ledger.store import Ledger, Pending
+from ledger import Ledger, Pending
 from replay.registry import SEATS, engine
 from schemas import encode
 from schemas.common import GameStarted

@@ -15,7 +15,7 @@ import msgspec
 
 from audit import faults, seating
 from audit.simulate import START_MS, Progress, SimResult, default_profile, game_start, record_events
-from ledger.store import Ledger
+from ledger import Ledger, flip_byte
 from replay.registry import SEATS, engine
 from schemas.common import (
     DrawRecord,
@@ -163,7 +163,7 @@ def simulate_tournament(root: Path, plan: TournamentPlan, ranker: Ranker, progre
             writer.tournament_event(RoundClosed, ts + ROUND_MS - 1, round=n, games=writer.games - before)
             size = ledger.size
     if plan.inject == "bad-byte":
-        faults.flip_byte(root, random.Random(plan.seed))
+        flip_byte(root, random.Random(plan.seed))
     return SimResult(writer.games, writer.events, size, plan.tournament)
 
 

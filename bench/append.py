@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import move_time_lines  # noqa: E402
 from ledger import store  # noqa: E402
-from ledger.record import validate_lines  # noqa: E402
+from ledger.recorder import validate_lines  # noqa: E402
 
 PLAN = {1: 400, 100: 20_000, 1000: 100_000}  # batch size -> events
 

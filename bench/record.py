@@ -24,7 +24,7 @@ from audit.tournament_sim import TournamentPlan, simulate_tournament  # noqa: E4
 from bench.common import CACHE  # noqa: E402
 from ledger import bundle, store  # noqa: E402
 from ledger.read import read_stream_events  # noqa: E402
-from ledger.record import record  # noqa: E402
+from ledger.recorder import record  # noqa: E402
 from replay import run as run_mod  # noqa: E402
 
 SIZES = {"10k": 32, "300k": 960, "3M": 10_000}  # games of a 5-round Junqi event; about 313 entries each

@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import CACHE, move_time_lines  # noqa: E402
 from ledger import frames, store  # noqa: E402
-from ledger.record import validate_lines  # noqa: E402
+from ledger.recorder import validate_lines  # noqa: E402
 from ledger.verify import verify  # noqa: E402
 
 ENTRIES = int(os.environ.get("MATCHLEDGER_BENCH_ENTRIES", "1000000"))

@@ -23,7 +23,7 @@ CHILD = r"""
 import random, sys
 from pathlib import Path
 from ledger.store import Ledger
-from ledger.record import validate_lines
+from ledger.recorder import validate_lines
 root, seed = Path(sys.argv[1]), int(sys.argv[2])
 rng = random.Random(seed)
 with Ledger.open(root) as led:

@@ -11,7 +11,7 @@ import pytest
 
 from ledger import store
 from ledger.errors import DiskError, LedgerCorrupt
-from ledger.record import validate_lines
+from ledger.recorder import validate_lines
 from ledger.segments import FileOps
 from ledger.verify import verify
 from tests.ledger_support import game_lines

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from ledger import fastscan, segments, store
-from ledger.record import validate_lines
+from ledger.recorder import validate_lines
 from ledger.verify import verify
 from tests.ledger_support import cli, game_lines, snapshot
 

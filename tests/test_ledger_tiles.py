@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from ledger import record as record_mod
+from ledger import recorder as record_mod
 from ledger import store
 from ledger.errors import LedgerCorrupt
-from ledger.record import validate_lines
+from ledger.recorder import validate_lines
 from ledger.verify import verify
 from tests.ledger_support import cli, event_line, game_lines, snapshot
 
@@ -244,3 +244,25 @@ def test_a_ledger_written_before_tiles_migrates_with_the_same_roots(tmp_path: Pa
     assert _spec_root(root, 1200) == base64.b64decode((root / "checkpoint").read_text().split("\n")[2])
     again = record_mod.record(root, [event_line("g0", 300)])
     assert again.recovered is None and again.appended == 1
+
+
+def test_export_tiles_serves_any_tlog_tiles_client(ledger: Path, tmp_path: Path) -> None:
+    """`export --tiles`: a client holding only the public key fetches checkpoint, tiles and entry
+    bundles as static files and checks every entry against the signed root."""
+    out = tmp_path / "served"
+    result = cli("export", "--ledger", str(ledger), "--tiles", str(out), "--json")
+    assert result.exit_code == 0 and json.loads(result.stdout)["size"] == 600
+    note = (out / "checkpoint").read_text().split("\n")
+    size, signed_root = int(note[1]), base64.b64decode(note[2])
+    assert _spec_root(out, size) == signed_root
+    entries = []
+    for n in range(-(-size // 256)):
+        width = min(256, size - 256 * n)
+        bundle = (out / _spec_path("entries", n, None if width == 256 else width)).read_bytes()
+        while bundle:
+            length = int.from_bytes(bundle[:2], "big")
+            entries.append(bundle[2:2 + length])
+            bundle = bundle[2 + length:]
+    leaves = _spec_hashes(out, 0, size)
+    assert [hashlib.sha256(b"\x00" + e).digest() for e in entries] == leaves
+    assert json.loads(entries[0])["stream"] == "g0"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ledger import record as record_mod
+from ledger import recorder as record_mod
 from ledger import store
 from ledger.errors import LedgerError
 from ledger.verify import verify
