@@ -4,7 +4,7 @@
 --   2. beaten opponents' average R (counted the same way), 3. total own move time (less ranks
 --   higher), 4. own move time per game with the longest and shortest game dropped (less ranks
 --   higher; with two games or fewer nothing is left, and trimmed_few_games says whether that is no
---   value or the mean of every game); ties left after 4 are unresolved (加赛) and the movement falls
+--   value or the mean of every game; `trimmed_basis` shows which); ties left after 4 are unresolved (加赛) and the movement falls
 --   back on player number. `unverified` counts the player's games whose declared result stands in
 --   for one the engine could not derive (see `results`)
 -- implements: tournament.md §3 (附录二 二; PARAMs opponents, trimmed_few_games) and §4 (附录三:
@@ -41,13 +41,16 @@ WITH rules AS (  -- the tournament's settings, with the defaults of schemas/comm
 ), times AS (
     SELECT player, sum(own_ms) AS move_ms, count(*) AS games,
            CASE WHEN count(*) > 2 THEN (sum(own_ms) - max(own_ms) - min(own_ms)) / (count(*) - 2.0)
-                WHEN any_value(rules.few_games) = 'all_games' THEN avg(own_ms) END AS trimmed_ms
+                WHEN any_value(rules.few_games) = 'all_games' THEN avg(own_ms) END AS trimmed_ms,
+           CASE WHEN count(*) > 2 THEN format('{} of {} games', count(*) - 2, count(*))
+                ELSE format('{} games: trimmed_few_games = {}', count(*), any_value(rules.few_games)) END AS trimmed_basis
     FROM per_game, rules GROUP BY player
 ), chain AS (
         -- rounded to 6 places so that float noise never separates equal averages; R is taken to 9
         -- places before it is shown with one, so that an exact half (56.25) rounds up, not on noise
     SELECT p.player, r.r_mean, round(round(r.r_mean, 9), 1) AS r_shown, r.boards, round(o.opp_r, 6) AS opp_r,
-           round(o.beaten_r, 6) AS beaten_r, tm.move_ms, round(tm.trimmed_ms, 6) AS trimmed_ms, tm.games, p.unverified
+           round(o.beaten_r, 6) AS beaten_r, tm.move_ms, round(tm.trimmed_ms, 6) AS trimmed_ms, tm.trimmed_basis,
+           tm.games, p.unverified
     FROM played p LEFT JOIN r USING (player) LEFT JOIN opp o USING (player) LEFT JOIN times tm USING (player)
 )
 SELECT rank() OVER w AS rank,
