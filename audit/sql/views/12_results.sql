@@ -4,10 +4,11 @@
 --   without a result, a replay stopped at an illegal event), the points the software declared in
 --   its last game.ended claim, flagged `unverified`; a game with neither keeps its seats with no
 --   points, flagged too, so that no game ever leaves the standings unnoticed. `source` says where
---   the points come from: derived (the engine), claimed, or none
+--   the points come from: derived (the engine), claimed, or none. A table, built once at load:
+--   every round's standings read it several times
 -- implements: checkers.md §4.7 and §5.4a (the declared result stands for the standings, flagged);
 --   tournament.md §6 (each game's derived result and points, and whether it matches the claim)
-CREATE VIEW results AS
+CREATE TABLE results AS
 WITH judged AS (
     SELECT stream, game, termination IS NOT NULL AND termination <> 'UNVERIFIED' AS verified FROM games
 )
