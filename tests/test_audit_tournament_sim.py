@@ -1,6 +1,7 @@
-"""Simulated tournaments under non-default settings (issue 13, item 25): an odd checkers field with
-byes, Swiss rounds that need backtracking, tournament settings and game profiles set through
-`simulate --set` and `--profile`; each one records, replays and certifies clean."""
+"""Simulated tournaments (issue 13, items 9, 24 and 25): an odd checkers field with byes, Swiss
+rounds that need backtracking, tournament settings and game profiles set through `simulate --set`
+and `--profile`, each recorded, replayed and certified clean; a halted Junqi game that still counts
+on its board, and a Swiss round that records another pairing algorithm."""
 
 from __future__ import annotations
 
@@ -8,7 +9,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from audit.session import open_session
+from audit.simulate import record_events
+from ledger import store
+from ledger.read import read_events
+from ledger.store import Ledger
 from schemas import decode_stored
 from schemas.common import RoundSeated
 from tests.ledger_support import cli
@@ -118,3 +125,29 @@ def test_tournament_s25_settings_and_profiles(tmp_path: Path) -> None:
     assert [r.pairing for r in rounds_seated(checkers, tid)] == [None, *["matchledger-swiss/1 tiebreak_chain"] * 2]
     refused = cli("simulate", "junqi", "--tournament", "--ledger", str(tmp_path / "x"), "--set", "mp_field=nowhere")
     assert refused.exit_code == 1 and "mp_field" in refused.stderr
+
+
+def test_tournament_s2_halted_junqi_game_keeps_every_board(tmp_path: Path) -> None:
+    """Item 9 (checkers.md §4.7 read for Junqi): a game the engine halts at an illegal move counts
+    with its declared result, so every player ranks on all 4 boards, and its four players are flagged."""
+    root = tmp_path / "l"
+    tid = simulate(root, "junqi", 8, 2, 11, "--inject", "illegal-move")
+    rows = open_session(root).db.run("ranking", tournament=tid)
+    assert {r["boards"] for r in rows} == {4}
+    assert sorted(r["player"] for r in rows if r["unverified"]) == ["P003", "P004", "P006", "P007"]
+
+
+def test_checkers_s12_2_round_records_another_pairing(tmp_path: Path) -> None:
+    """§12.2: a Swiss round whose event names a pairing algorithm other than the one the tournament
+    rules give is a seating finding (audit.W02), however its pairs look."""
+    source, root = tmp_path / "source", tmp_path / "l"
+    simulate(source, "checkers", 6, 2, 3, "--games-per-round", "1")
+    events = [msgspec.structs.replace(e, pairing="other-swiss/2") if isinstance(e, RoundSeated) and e.round == 2 else e
+              for e in read_events(source)]
+    store.init(root)
+    with Ledger.open(root) as log:
+        record_events(log, events)
+        log.checkpoint()
+    report = json.loads(cli("audit", "--ledger", str(root), "--json").stdout)
+    assert [(f["check"], f["code"], f["message"]) for f in report["findings"]] == [
+        ("seating", "audit.W02", "round 2 records pairing 'other-swiss/2'; the tournament rules give 'matchledger-swiss/1 points_seed'")]
