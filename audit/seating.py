@@ -60,7 +60,7 @@ def swiss_pairs(ranked: Sequence[str], met: set[frozenset[str]], had_bye: frozen
     for bye in candidates:
         pairs = _pair([p for p in order if p != bye], met)
         if pairs is not None:
-            return [*pairs, (bye,)] if bye is not None else [*pairs]
+            return pairs if bye is None else [*pairs, (bye,)]
     raise ValueError(f"no Swiss pairing without repeats exists for {len(ranked)} players")
 
 

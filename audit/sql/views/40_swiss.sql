@@ -1,7 +1,8 @@
 -- name: swiss
 -- computes: checkers Swiss standings through round n (a table macro): 大分 (match points: more game
---   points in the round's match wins 1, equal ½; a bye, a table of one player, scores bye_points),
---   小分 = Buchholz (opponents' final 大分; a bye adds nothing), 累进分 (sum of running totals),
+--   points in the round's match wins 1, equal ½; a bye, a table of one player, scores bye_points
+--   and is neither a game nor a win: wins are games won over the board), 小分 = Buchholz
+--   (opponents' final 大分; a bye adds nothing), 累进分 (sum of running totals, a bye's included),
 --   direct encounter inside the group tied on those three when all of it has met (else the number
 --   of games won), win rate over the games played, then Buchholz after the last round played − 1,
 --   − 2 … 1. Games count with the points of `results`: a game the engine could not verify counts
