@@ -23,14 +23,14 @@ from audit.render import table as render_table
 from audit.session import movement_ranking, open_session
 from audit.tournament_sim import FAULTS, TournamentPlan, simulate_tournament
 from ledger import bundle as bundle_mod
-from ledger import checkpoints as checkpoints_mod
 from ledger import export as export_mod
 from ledger import record as record_mod
 from ledger import store
 from ledger import verify as verify_mod
-from ledger.errors import LedgerError
+from ledger.errors import CheckpointError, LedgerError
 from ledger.notes import Signer, Verifier
-from ledger.read import read_events
+from ledger.outputs import OutputRefused, check_output, write_output
+from ledger.read import read_events, read_stream_events
 from replay import run as run_mod
 from replay.protocol import ReplayError
 from schemas.codec import ContractError
@@ -40,7 +40,10 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, help="Record, veri
 PROJECT_ERRORS = (LedgerError, ContractError, ReplayError, AuditError, ValueError, OSError)
 LedgerOpt = Annotated[Path, typer.Option("--ledger", envvar="MATCHLEDGER_LEDGER", help="Ledger directory.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")]
+ForceOpt = Annotated[bool, typer.Option("--force", help="Replace an existing output file.")]
 DEFAULT_LEDGER = Path("matchledger-data")
+EXIT_NOT_CHECKPOINTED = 4
+"""`record` appended the events and made them durable, but could not sign a checkpoint over them."""
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -60,6 +63,12 @@ def command(fn: F) -> F:
             return fn(*args, **kwargs)
         except ExitCode as exc:
             raise typer.Exit(exc.code) from None
+        except OutputRefused as exc:
+            fail(str(exc))
+            raise typer.Exit(2) from None
+        except CheckpointError as exc:
+            fail(str(exc))
+            raise typer.Exit(EXIT_NOT_CHECKPOINTED) from None
         except PROJECT_ERRORS as exc:
             fail(str(exc))
             raise typer.Exit(1) from None
@@ -97,11 +106,13 @@ def record(file: Annotated[str, typer.Argument(help="JSONL file of events, or - 
 
 
 @command
-def verify(ledger: LedgerOpt = DEFAULT_LEDGER, json: JsonOpt = False) -> None:
-    """Re-read every frame, recompute the tree and check every checkpoint and signature."""
-    report = verify_mod.verify(ledger)
+def verify(ledger: LedgerOpt = DEFAULT_LEDGER,
+           witness_key: Annotated[list[Path] | None, typer.Option(help="An arbiter's verifier key to check co-signatures of (repeatable).")] = None,
+           json: JsonOpt = False) -> None:
+    """Re-read every frame, recompute the tree and tiles, check the index, every checkpoint and signature."""
+    report = verify_mod.verify(ledger, witness_keys=[Verifier.load(k) for k in witness_key or []])
     if json:
-        emit_json({"size": report.size, "root": report.root, "checkpoints": report.checkpoints, "notes": report.notes}
+        emit_json({"ok": True, "size": report.size, "root": report.root, "checkpoints": report.checkpoints, "notes": report.notes}
                   if report.ok else {"ok": False, "index": report.index, "error": report.error})
     elif report.ok:
         say(f"ok: tree size {report.size}, root {report.root}, {report.checkpoints} checkpoints verified")
@@ -118,16 +129,17 @@ def verify(ledger: LedgerOpt = DEFAULT_LEDGER, json: JsonOpt = False) -> None:
 def export(ledger: LedgerOpt = DEFAULT_LEDGER,
            jsonl: Annotated[Path | None, typer.Option(help="Write the entries as stored, one per line.")] = None,
            parquet: Annotated[Path | None, typer.Option(help="Write the projection as Hive-partitioned Parquet with a manifest.")] = None,
-           json: JsonOpt = False) -> None:
+           force: ForceOpt = False, json: JsonOpt = False) -> None:
     """Export the entries exactly as stored (--jsonl) or the projection as Parquet (--parquet)."""
     if (jsonl is None) == (parquet is None):
         raise ValueError("give exactly one of --jsonl FILE or --parquet DIR")
     if jsonl is not None:
-        count = export_mod.export_jsonl(ledger, jsonl)
+        count = export_mod.export_jsonl(ledger, jsonl, force)
         summary: dict[str, Any] = {"entries": count, "jsonl": str(jsonl)}
         text = f"wrote {count} entries to {jsonl}"
     else:
         assert parquet is not None
+        check_output(parquet, force, directory=True)
         manifest = export_parquet(ledger, project_ledger(ledger), parquet)
         summary = {"files": len(manifest["files"]), "parquet": str(parquet), "checkpoint": manifest["checkpoint"]}
         text = f"wrote {len(manifest['files'])} Parquet files and {parquet / 'manifest.json'}"
@@ -140,10 +152,11 @@ def export(ledger: LedgerOpt = DEFAULT_LEDGER,
 @command
 def prove(stream: Annotated[str, typer.Option(help="Stream (game or tournament) id.")],
           out: Annotated[Path, typer.Option(help="Where to write the evidence bundle.")],
-          ledger: LedgerOpt = DEFAULT_LEDGER, json: JsonOpt = False) -> None:
+          ledger: LedgerOpt = DEFAULT_LEDGER, force: ForceOpt = False, json: JsonOpt = False) -> None:
     """Write an evidence bundle: a stream's entries with inclusion proofs and a signed checkpoint."""
+    check_output(out, force)
     built = bundle_mod.prove(ledger, stream)
-    out.write_bytes(bundle_mod.msgspec.json.format(bundle_mod.msgspec.json.encode(built)) + b"\n")
+    write_output(out, bundle_mod.msgspec.json.format(bundle_mod.msgspec.json.encode(built)) + b"\n", force)
     if json:
         emit_json({"stream": stream, "entries": len(built.entries), "out": str(out)})
     else:
@@ -156,7 +169,7 @@ def check_proof(file: Annotated[Path, typer.Argument(help="Evidence bundle file.
                 json: JsonOpt = False) -> None:
     """Verify an evidence bundle offline with the public key alone."""
     loaded = bundle_mod.load_bundle(file)
-    checkpoint = bundle_mod.check_bundle(loaded, Verifier.parse(key.read_text()))
+    checkpoint = bundle_mod.check_bundle(loaded, Verifier.load(key))
     if json:
         emit_json({"ok": True, "stream": loaded.stream, "entries": len(loaded.entries), "size": checkpoint.size, "root": checkpoint.root.hex()})
     else:
@@ -185,10 +198,14 @@ def keygen(name: Annotated[str, typer.Option(help="Key name, e.g. arbiter-zhang.
            out: Annotated[Path, typer.Option(help="Private key file to create (mode 600).")],
            json: JsonOpt = False) -> None:
     """Create an arbiter's Ed25519 key pair for co-signing checkpoints."""
+    pub = out.with_suffix(".pub")
+    if out.suffix == ".pub":
+        raise typer.BadParameter("give the private key's file name (its public key goes beside it as NAME.pub), not a .pub file", param_hint="--out")
+    for path in (out, pub):
+        check_output(path)
     signer = Signer.generate(name)
     signer.save(out)
-    pub = out.with_suffix(".pub")
-    pub.write_text(str(signer.verifier) + "\n")
+    write_output(pub, (str(signer.verifier) + "\n").encode())
     if json:
         emit_json({"private_key": str(out), "public_key": str(pub), "verifier": str(signer.verifier)})
     else:
@@ -201,7 +218,8 @@ def cosign(key: Annotated[Path, typer.Option(help="The arbiter's private key.")]
            size: Annotated[int | None, typer.Option(help="Tree size of the checkpoint; the latest by default.")] = None,
            json: JsonOpt = False) -> None:
     """Add an arbiter's co-signature to a checkpoint."""
-    checkpoint = checkpoints_mod.cosign(ledger, Signer.load(key), size)
+    with store.Ledger.open(ledger) as writer:
+        checkpoint = writer.cosign(Signer.load(key), size)
     if json:
         emit_json({"size": checkpoint.size, "root": checkpoint.root.hex(), "note": checkpoint.note})
     else:
@@ -339,12 +357,14 @@ def show(game: Annotated[str, typer.Option(help="Game stream id.")], ledger: Led
          at: Annotated[int | None, typer.Option(help="Show the position after this seq (default: the end).")] = None,
          seat: Annotated[int | None, typer.Option(help="Show only what this seat can see.")] = None,
          svg: Annotated[Path | None, typer.Option(help="Also write the position as SVG.")] = None,
-         json: JsonOpt = False) -> None:
+         force: ForceOpt = False, json: JsonOpt = False) -> None:
     """Show a game's position at any step, as text (and SVG)."""
-    view = run_mod.position(read_events(ledger), game, at)
+    if svg is not None:
+        check_output(svg, force)
+    view = run_mod.position(read_stream_events(ledger, game), game, at)
     text = view.engine.render_text(view.state, seat)
     if svg is not None:
-        svg.write_text(view.engine.render_svg(view.state, seat))
+        write_output(svg, view.engine.render_svg(view.state, seat).encode(), force)
     if json:
         emit_json({"game": game, "seq": view.seq, "kind": view.kind, "text": text, "svg": str(svg) if svg else None})
         return
@@ -357,9 +377,9 @@ def show(game: Annotated[str, typer.Option(help="Game stream id.")], ledger: Led
 @command
 def report(game: Annotated[str, typer.Option(help="Game stream id.")],
            out: Annotated[Path, typer.Option(help="HTML file to write.")],
-           ledger: LedgerOpt = DEFAULT_LEDGER, json: JsonOpt = False) -> None:
+           ledger: LedgerOpt = DEFAULT_LEDGER, force: ForceOpt = False, json: JsonOpt = False) -> None:
     """Write a game's arbitration report: result, findings, timeline, time chart, boards, proofs (HTML)."""
-    record = report_mod.write_report(ledger, game, out)
+    record = report_mod.write_report(ledger, game, out, force)
     findings = sum(len(s.findings) for s in record.steps)
     if json:
         emit_json({"game": game, "out": str(out), "events": len(record.steps), "findings": findings, "proof": record.proof_ok})

@@ -3,7 +3,7 @@
 DuckDB reads these tables; they are disposable and rebuilt from the ledger, the only source of
 truth. Every row names the log entry it rests on.
 
-The log is read once into one buffer (ledger.store.read_entries). The work then runs in two passes
+The log is read once into one buffer (ledger.frames.read_entries). The work then runs in two passes
 over it, in forked worker processes when there is enough of it (they share the parent's buffer):
 
 1. ranges: a worker decodes a range of entries under the full event contract, gives their
@@ -39,12 +39,13 @@ import pyarrow.compute as pc
 
 from audit.checks import check_of
 from ledger.fastscan import split
-from ledger.store import StoredEntries, read_entries
+from ledger.frames import StoredEntries, read_entries
 from replay.protocol import Finding
 from replay.run import GameReplay, replay_game
 from schemas import ALL_EVENTS, decode_stored_array
 from schemas.common import GameEnded, GameStarted, PlayerRegistered, RoundSeated, TournamentOpened
 from schemas.envelope import Event
+from schemas.log import WITNESS_STREAM
 
 _json = msgspec.json.Encoder()
 FACT_COLUMNS = {"contact": pa.bool_(), "step": pa.int32(), "quiet": pa.int32(), "turn": pa.int32(),
@@ -164,7 +165,7 @@ def project(log: StoredEntries, on_game: Callable[[int], None] | None = None, wo
     tournament_events = [e for events in others.values() for e in events if e.kind.startswith("tournament.")]
     for event in tournament_events:
         _tournament_rows(tournament, event, streams[event.stream][1][event.seq])
-    orphans = [_orphan(s, events) for s, events in others.items() if events[0].kind != TOURNAMENT_OPENER]
+    orphans = [_orphan(s, events) for s, events in others.items() if events[0].kind != TOURNAMENT_OPENER and s != WITNESS_STREAM]
     arrow["findings"] = pa.concat_tables([arrow["findings"], _findings_table(orphans, streams)])
     arrow.update({name: tournament.table(name) for name in tournament.columns})
     body = pa.LargeStringArray.from_buffers(len(log), pa.py_buffer(log.ends), pa.py_buffer(log.data))

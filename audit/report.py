@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from ledger import bundle
-from ledger.read import read_events
+from ledger.outputs import check_output, write_output
+from ledger.read import read_stream_events
 from ledger.store import load_verifier
 from replay.protocol import Step
 from replay.registry import engine
@@ -40,7 +41,7 @@ def load_game(root: Path, stream: str) -> GameRecord:
 
     :raises ValueError: when the ledger holds no such game.
     """
-    events = [e for e in read_events(root) if e.stream == stream]
+    events = read_stream_events(root, stream)
     if not is_game_stream(events):
         raise ValueError(f"no game stream {stream!r} (a game opens with game.started)")
     start = events[0]
@@ -66,10 +67,14 @@ def render_report(record: GameRecord) -> str:
     return f"<!doctype html><html><head>{head}</head><body>{''.join(parts)}</body></html>"
 
 
-def write_report(root: Path, stream: str, out: Path) -> GameRecord:
-    """Writes the arbitration report of one game; returns what it shows."""
+def write_report(root: Path, stream: str, out: Path, force: bool = False) -> GameRecord:
+    """Writes the arbitration report of one game; returns what it shows.
+
+    :raises OutputRefused: when `out` lies in a ledger, is a link, or exists without `force`.
+    """
+    check_output(out, force)
     record = load_game(root, stream)
-    out.write_text(render_report(record), encoding="utf-8")
+    write_output(out, render_report(record).encode(), force)
     return record
 
 

@@ -8,12 +8,13 @@ from pathlib import Path
 
 import msgspec
 
-from ledger.checkpoints import Checkpoint, latest_checkpoint, list_checkpoint_files, parse_checkpoint
+from ledger.checkpoints import Checkpoint, list_checkpoint_files, newest_checkpoint, parse_checkpoint, read_note_file
 from ledger.errors import LedgerCorrupt, LedgerError, SignatureError
-from ledger.merkle import ProofError, SubtreeHasher, consistency_proof, inclusion_proof, leaf_hash, verify_consistency, verify_inclusion
+from ledger.frames import EntryKey, stream_entries
+from ledger.merkle import ProofError, consistency_proof, inclusion_proof, leaf_hash, verify_consistency, verify_inclusion
 from ledger.notes import Verifier
-from ledger.scan import EntryKey
-from ledger.store import iter_entries, load_verifier
+from ledger.store import load_verifier
+from ledger.tiles import TileReader
 
 FORMAT = "matchledger-evidence/1"
 
@@ -43,30 +44,22 @@ _key_decoder = msgspec.json.Decoder(EntryKey)
 
 
 def prove(root: Path, stream: str) -> EvidenceBundle:
-    """Builds the evidence bundle of one stream against the latest checkpoint.
-
-    Memory grows with the log (one 32-byte leaf hash per entry), which proofs need.
+    """Builds the evidence bundle of one stream against the latest checkpoint, reading the
+    stream's entries through the index and O(log n) hashes per proof from the tiles.
 
     :raises LedgerError: when the stream has no entries under the checkpoint.
     """
-    checkpoint = latest_checkpoint(root, load_verifier(root))
+    checkpoint = newest_checkpoint(root, load_verifier(root))
     if checkpoint is None or checkpoint.size == 0:
         raise LedgerError(f"ledger {root} has no non-empty checkpoint to prove against")
-    leaves: list[bytes] = []
-    mine: list[tuple[int, bytes]] = []
-    for index, data in iter_entries(root):
-        if index >= checkpoint.size:
-            break
-        leaves.append(leaf_hash(data))
-        if _key_decoder.decode(data).stream == stream:
-            mine.append((index, data))
-    if len(leaves) < checkpoint.size:
-        raise LedgerCorrupt(len(leaves), f"log ends before checkpoint {checkpoint.size}")
+    mine = stream_entries(root, stream, checkpoint.size)
     if not mine:
         raise LedgerError(f"stream {stream!r} has no entries in the first {checkpoint.size} entries of the log")
-    hasher = SubtreeHasher(leaves)
+    tiles = TileReader(root)
+    if tiles.edge(checkpoint.size).root() != checkpoint.root:
+        raise LedgerCorrupt(None, f"the stored tiles do not give the root of checkpoint {checkpoint.size}")
     entries = [
-        BundleEntry(index, data.decode(), [base64.b64encode(h).decode() for h in inclusion_proof(index, checkpoint.size, hasher)])
+        BundleEntry(index, data.decode(), [base64.b64encode(h).decode() for h in inclusion_proof(index, checkpoint.size, tiles.subtree)])
         for index, data in mine
     ]
     return EvidenceBundle(FORMAT, stream, checkpoint.note, entries)
@@ -129,11 +122,11 @@ def prove_consistency(root: Path, old: int, new: int | None = None) -> Consisten
     for size in (old, new):
         if size not in stored:
             raise LedgerError(f"no checkpoint of size {size}; stored sizes: {', '.join(map(str, sorted(stored)))}")
-    first, last = (parse_checkpoint(stored[s].read_text(), verifier) for s in (old, new))
-    leaves = [leaf_hash(data) for index, data in iter_entries(root) if index < new]
-    proof = consistency_proof(old, new, SubtreeHasher(leaves)) if 0 < old < new else []
-    check_consistency(ConsistencyProof(first.note, last.note, [base64.b64encode(h).decode() for h in proof]), verifier)
-    return ConsistencyProof(first.note, last.note, [base64.b64encode(h).decode() for h in proof])
+    first, last = (parse_checkpoint(read_note_file(stored[s]), verifier) for s in (old, new))
+    proof = consistency_proof(old, new, TileReader(root).subtree) if 0 < old < new else []
+    item = ConsistencyProof(first.note, last.note, [base64.b64encode(h).decode() for h in proof])
+    check_consistency(item, verifier)
+    return item
 
 
 def check_consistency(item: ConsistencyProof, verifier: Verifier) -> tuple[Checkpoint, Checkpoint]:

@@ -22,15 +22,29 @@ class Checkpoint:
     size: int
     root: bytes
     note: str
+    extensions: tuple[str, ...] = ()
 
     @property
     def body(self) -> str:
-        return checkpoint_body(self.origin, self.size, self.root)
+        return checkpoint_body(self.origin, self.size, self.root, self.extensions)
+
+    @property
+    def config_digest(self) -> str | None:
+        """Returns the digest of the ledger's settings the note binds, if it carries one."""
+        for line in self.extensions:
+            if line.startswith(CONFIG_LINE):
+                return line[len(CONFIG_LINE):]
+        return None
 
 
-def checkpoint_body(origin: str, size: int, root: bytes) -> str:
-    """Returns the note text of a checkpoint: origin, size and base64 root, one per line."""
-    return f"{origin}\n{size}\n{base64.b64encode(root).decode()}\n"
+CONFIG_LINE = "matchledger-config sha256:"
+"""The extension line that binds a checkpoint to its ledger's settings (ledger.json)."""
+
+
+def checkpoint_body(origin: str, size: int, root: bytes, extensions: tuple[str, ...] = ()) -> str:
+    """Returns the note text of a checkpoint: origin, size and base64 root, one per line, then
+    any extension lines (C2SP tlog-checkpoint)."""
+    return f"{origin}\n{size}\n{base64.b64encode(root).decode()}\n" + "".join(f"{line}\n" for line in extensions)
 
 
 def parse_checkpoint(note: str, verifier: Verifier) -> Checkpoint:
@@ -54,7 +68,7 @@ def _read_body(body: str, note: str, verifier: Verifier) -> Checkpoint | str:
         return "malformed checkpoint body"
     if origin != verifier.name or len(root) != 32 or size < 0:
         return f"checkpoint body does not name origin {verifier.name!r} with a 32-byte root"
-    return Checkpoint(origin, size, root, note)
+    return Checkpoint(origin, size, root, note, tuple(line for line in lines[3:] if line))
 
 
 def checkpoint_path(root: Path, size: int) -> Path:
@@ -77,33 +91,37 @@ def list_checkpoint_names(root: Path) -> list[tuple[int, str]]:
     return sorted((int(name[:-5]), name) for name in names if name.endswith(".note") and name[:-5].isdigit())
 
 
-def write_checkpoint(root: Path, signer: Signer, size: int, tree_root: bytes) -> Checkpoint:
-    """Signs and stores a checkpoint, kept in the history and as the latest."""
-    note = sign_note(checkpoint_body(signer.name, size, tree_root), signer)
+def write_checkpoint(root: Path, signer: Signer, size: int, tree_root: bytes, config_digest: str) -> Checkpoint:
+    """Signs and stores a checkpoint bound to the ledger's settings, kept in the history and as the latest."""
+    extensions = (CONFIG_LINE + config_digest,)
+    note = sign_note(checkpoint_body(signer.name, size, tree_root, extensions), signer)
     write_atomic(checkpoint_path(root, size), note.encode())
     write_atomic(root / LATEST, note.encode())
-    return Checkpoint(signer.name, size, tree_root, note)
+    return Checkpoint(signer.name, size, tree_root, note, extensions)
 
 
-def cosign(root: Path, signer: Signer, size: int | None = None) -> Checkpoint:
-    """Adds an arbiter's signature to a stored checkpoint (the latest one by default).
+def cosign_note(root: Path, signer: Signer, size: int, log: Verifier) -> Checkpoint:
+    """Adds an arbiter's signature to the stored checkpoint of `size` (once: a second co-signature
+    by the same key changes nothing) and keeps the arbiter's verifier key in `witnesses/`.
+    The caller holds the writer's lock.
 
     :raises LedgerCorrupt: when there is no checkpoint of that size.
     """
     files = dict(list_checkpoint_files(root))
-    size = max(files) if size is None else size
     if size not in files:
-        raise LedgerCorrupt(None, f"no checkpoint of size {size}")
-    note = add_signature(files[size].read_text(), signer)
-    witness = root / WITNESSES / f"{signer.name}.pub"
-    witness.parent.mkdir(exist_ok=True)
-    write_atomic(witness, (str(signer.verifier) + "\n").encode())
-    write_atomic(files[size], note.encode())
+        raise LedgerCorrupt(None, f"no checkpoint of size {size}; stored sizes end with {', '.join(map(str, sorted(files)[-5:]))}")
+    note = read_note_file(files[size])
+    body, sigs = split_note(note)
+    verifier = signer.verifier
+    if not any(name == verifier.name and blob[:4] == verifier.key_id for name, blob in sigs):
+        note = add_signature(note, signer)
+        write_atomic(files[size], note.encode())
+    witness = root / WITNESSES / f"{verifier.key_id.hex()}.pub"  # named by key id: a key name never becomes a path
+    witness.parent.mkdir(exist_ok=True, mode=0o750)
+    write_atomic(witness, (str(verifier) + "\n").encode())
     if max(files) == size:
         write_atomic(root / LATEST, note.encode())
-    body, _ = split_note(note)
-    lines = body.split("\n")
-    return Checkpoint(lines[0], size, base64.b64decode(lines[2]), note)
+    return parse_checkpoint(note, log)
 
 
 def load_witnesses(root: Path) -> list[Verifier]:
@@ -121,9 +139,68 @@ def latest_checkpoint(root: Path, verifier: Verifier) -> Checkpoint | None:
         return None
     size, path = files[-1]
     try:
-        return parse_checkpoint(path.read_text(), verifier)
+        return parse_checkpoint(read_note_file(path), verifier)
     except SignatureError as exc:
         raise LedgerCorrupt(None, f"checkpoint {path.name}: {exc}") from None
+
+
+def newest_checkpoint(root: Path, verifier: Verifier) -> Checkpoint | None:
+    """Returns the newest stored checkpoint note, verified, after checking the `checkpoint` file
+    (the one served to clients) against it. That file may lag the newest note by a crash between
+    the two writes (the writer rewrites it), but never lead it: a served checkpoint whose note is
+    gone means notes were removed.
+
+    :raises LedgerCorrupt: when the newest note does not verify, or the `checkpoint` file is
+        newer than every note or is not a valid checkpoint.
+    """
+    checkpoint = latest_checkpoint(root, verifier)
+    try:
+        served = parse_checkpoint(read_note_file(root / LATEST), verifier)
+    except FileNotFoundError:
+        return checkpoint
+    except SignatureError as exc:
+        raise LedgerCorrupt(None, f"the `checkpoint` file does not verify: {exc}") from None
+    newest = checkpoint.size if checkpoint else -1
+    if served.size > newest or (served.size == newest and checkpoint and served.body != checkpoint.body):
+        raise LedgerCorrupt(None, f"the `checkpoint` file holds size {served.size}, but the newest checkpoint note is of size "
+                            f"{max(newest, 0)}: checkpoint notes were removed or rolled back")
+    return checkpoint
+
+
+def repair_latest(root: Path, checkpoint: Checkpoint) -> bool:
+    """Rewrites the `checkpoint` file when it lags the newest note; tells whether it did."""
+    try:
+        if read_note_file(root / LATEST) == checkpoint.note:
+            return False
+    except FileNotFoundError:
+        pass
+    write_atomic(root / LATEST, checkpoint.note.encode())
+    return True
+
+
+def _size_of(note: str | None, verifier: Verifier) -> str:
+    if note is None:
+        return "missing"
+    try:
+        return f"size {parse_checkpoint(note, verifier).size}"
+    except SignatureError as exc:
+        return f"unreadable: {exc}"
+
+
+def read_note_file(path: Path) -> str:
+    """Reads a stored note, refusing anything but a regular UTF-8 file.
+
+    :raises FileNotFoundError: when it is missing.
+    :raises LedgerCorrupt: when it is not a regular file or not UTF-8.
+    """
+    if not path.exists() and not path.is_symlink():
+        raise FileNotFoundError(path)
+    if path.is_symlink() or not path.is_file():
+        raise LedgerCorrupt(None, f"{path.name} is not a regular file")
+    try:
+        return path.read_bytes().decode()
+    except UnicodeDecodeError:
+        raise LedgerCorrupt(None, f"{path.name} is not UTF-8 text") from None
 
 
 class SignatureChecks:

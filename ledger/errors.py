@@ -41,3 +41,7 @@ class SequenceError(LedgerError):
 
 class DiskError(LedgerError):
     """Writing or syncing a batch failed; nothing of that batch was acknowledged."""
+
+
+class CheckpointError(LedgerError):
+    """The entries were appended and made durable, but no checkpoint could be signed over them."""

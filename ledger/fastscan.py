@@ -24,6 +24,8 @@ try:
     from ledger import _fastscan  # type: ignore[attr-defined]
 except ImportError:  # no compiler at install time: the pure-Python path serves
     _fastscan = None  # type: ignore[assignment]
+if os.environ.get("MATCHLEDGER_NO_ACCEL"):  # CI runs the ledger tests once more on the pure-Python path
+    _fastscan = None  # type: ignore[assignment]
 
 if TYPE_CHECKING:
     from ledger.notes import Verifier

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
+import uuid
 from pathlib import Path
 from typing import Annotated
 
 import msgspec
 
-from ledger.errors import LedgerNotFound
+from ledger.errors import LedgerCorrupt, LedgerNotFound
 from ledger.segments import fsync_dir
 from schemas.codec import DEFAULT_MAX_ENTRY_BYTES
 
@@ -37,21 +39,45 @@ def load_config(root: Path) -> LedgerConfig:
 
     :raises LedgerNotFound: when `root` is not a ledger directory.
     """
+    try:
+        return msgspec.json.decode(read_config_bytes(root), type=LedgerConfig)
+    except msgspec.DecodeError as exc:
+        raise LedgerCorrupt(None, f"{root / CONFIG} is not valid ledger settings: {exc}") from None
+
+
+def read_config_bytes(root: Path) -> bytes:
+    """Returns the stored bytes of a ledger's settings.
+
+    :raises LedgerNotFound: when `root` is not a ledger directory.
+    :raises LedgerCorrupt: when the settings are not a regular file.
+    """
     path = root / CONFIG
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         raise LedgerNotFound(f"{root} is not a ledger (no {CONFIG}); run `matchledger init --ledger {root}`")
-    return msgspec.json.decode(path.read_bytes(), type=LedgerConfig)
+    if path.is_symlink() or not path.is_file():
+        raise LedgerCorrupt(None, f"{path} is not a regular file")
+    return path.read_bytes()
+
+
+def config_digest(root: Path) -> str:
+    """Returns the SHA-256 of a ledger's stored settings, which every checkpoint note binds."""
+    return hashlib.sha256(read_config_bytes(root)).hexdigest()
 
 
 def write_atomic(path: Path, data: bytes) -> None:
     """Writes a file so that readers see the old or the new content, never a mix: temp file,
     fsync, rename, fsync of the directory."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:12]}.tmp")  # unique: two writers never share one
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
     try:
-        os.write(fd, data)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
         os.fsync(fd)
-    finally:
+    except BaseException:
         os.close(fd)
+        tmp.unlink(missing_ok=True)
+        raise
+    os.close(fd)
     os.replace(tmp, path)
     fsync_dir(path.parent)

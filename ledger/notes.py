@@ -19,6 +19,17 @@ ALG_ED25519 = b"\x01"
 SIG_PREFIX = "— "  # U+2014 EM DASH and a space open every signature line of a signed note
 
 
+def check_key_name(name: str) -> str:
+    """Returns a key or origin name that C2SP signed notes (and Go's sumdb/note) accept.
+
+    :raises KeyFileError: when it is empty, or holds a space, a control character or `+`.
+    """
+    if not name or "+" in name or any(c.isspace() or not c.isprintable() for c in name):
+        raise KeyFileError(f"key name {name!r} is not valid for a signed note: it must be non-empty, without spaces, "
+                           "control characters or '+'")
+    return name
+
+
 def _key_id(name: str, public: bytes) -> bytes:
     return hashlib.sha256(name.encode() + b"\n" + ALG_ED25519 + public).digest()[:4]
 
@@ -45,13 +56,31 @@ class Verifier:
             name, hex_id, b64 = text.strip().split("+", 2)
             raw = base64.b64decode(b64, validate=True)
         except ValueError as exc:
-            raise KeyFileError(f"malformed verifier key {text.strip()[:60]!r}: {exc}") from None
+            raise KeyFileError(f"malformed verifier key (expected NAME+HEXID+BASE64): {exc}") from None
         if raw[:1] != ALG_ED25519 or len(raw) != 33:
             raise KeyFileError(f"verifier key {name!r} is not an Ed25519 key")
-        verifier = cls(name, raw[1:])
+        verifier = cls(check_key_name(name), raw[1:])
         if verifier.key_id.hex() != hex_id:
             raise KeyFileError(f"verifier key {name!r} has id {hex_id}, its key gives {verifier.key_id.hex()}")
         return verifier
+
+    @classmethod
+    def load(cls, path: Path) -> Verifier:
+        """Reads a verifier key file.
+
+        :raises KeyFileError: when it is missing, not a regular text file, or malformed.
+        """
+        try:
+            if not path.is_file():
+                raise KeyFileError(f"verifier key {path} is missing or not a regular file")
+            text = path.read_bytes().decode()
+        except UnicodeDecodeError:
+            raise KeyFileError(f"verifier key {path} is not UTF-8 text") from None
+        except OSError as exc:
+            raise KeyFileError(f"verifier key {path}: {exc.strerror or exc}") from None
+        if text.startswith("PRIVATE+KEY+"):
+            raise KeyFileError(f"{path} is a private signing key, not a verifier key; give the .pub file")
+        return cls.parse(text)
 
     def __str__(self) -> str:
         return f"{self.name}+{self.key_id.hex()}+{base64.b64encode(ALG_ED25519 + self.public).decode()}"
@@ -76,8 +105,11 @@ class Signer:
 
     @classmethod
     def generate(cls, name: str) -> Signer:
-        """Creates a new random key."""
-        return cls(name, Ed25519PrivateKey.generate())
+        """Creates a new random key.
+
+        :raises KeyFileError: when the name is not valid in a signed note.
+        """
+        return cls(check_key_name(name), Ed25519PrivateKey.generate())
 
     def sign_line(self, text: bytes) -> str:
         """Returns the signature line of a note body."""
@@ -109,13 +141,19 @@ class Signer:
             raise KeyFileError(f"private key {path} is missing") from None
         if mode & 0o077:
             raise KeyFileError(f"private key {path} is accessible by others (mode {mode:o}); run chmod 600 {path}")
-        parts = path.read_text().strip().split("+", 4)
+        try:
+            parts = path.read_bytes().decode().strip().split("+", 4)
+        except (UnicodeDecodeError, OSError) as exc:
+            raise KeyFileError(f"private key {path} is not readable text: {exc}") from None
         if len(parts) != 5 or parts[:2] != ["PRIVATE", "KEY"]:
             raise KeyFileError(f"private key {path} is not a C2SP signer key")
-        raw = base64.b64decode(parts[4])
+        try:
+            raw = base64.b64decode(parts[4], validate=True)
+        except ValueError:
+            raw = b""
         if raw[:1] != ALG_ED25519 or len(raw) != 33:
             raise KeyFileError(f"private key {path} is not an Ed25519 key")
-        return cls(parts[2], Ed25519PrivateKey.from_private_bytes(raw[1:]))
+        return cls(check_key_name(parts[2]), Ed25519PrivateKey.from_private_bytes(raw[1:]))
 
 
 def sign_note(text: str, signer: Signer) -> str:

@@ -2,11 +2,29 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import itertools
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from ledger.store import AppendResult, Ledger, Pending
-from schemas.codec import decode_line
+from schemas.codec import ContractError, decode_line
+
+
+def read_lines(source: BinaryIO, max_bytes: int) -> Iterator[bytes]:
+    """Yields the lines of a file, refusing a line longer than the contract could ever accept
+    before reading the rest of it (a 300 MB line never sits in memory).
+
+    :raises ContractError: naming the line that is too long.
+    """
+    limit = 4 * max_bytes + 2  # decode_line's own limit on the raw line, and its line break
+    for number in itertools.count(1):
+        line = source.readline(limit + 1)
+        if not line:
+            return
+        if len(line) > limit and not line.endswith(b"\n"):
+            raise ContractError(number, f"line is longer than {limit} bytes, over the limit of {max_bytes} for one event")
+        yield line
 
 
 def validate_lines(lines: Iterable[bytes], max_bytes: int) -> list[Pending]:
@@ -23,14 +41,17 @@ def validate_lines(lines: Iterable[bytes], max_bytes: int) -> list[Pending]:
     return batch
 
 
-def record(root: Path, lines: Iterable[bytes]) -> AppendResult:
-    """Records a file of JSON events all-or-nothing and signs a checkpoint at the end.
+def record(root: Path, source: BinaryIO | Iterable[bytes]) -> AppendResult:
+    """Records a file (read line by line, each bounded) or a list of lines of JSON events,
+    all-or-nothing, and signs a checkpoint at the end.
 
     :raises schemas.ContractError: on a line that breaks the contract; nothing is appended.
     :raises ledger.errors.SequenceError: on a gap or conflict; nothing is appended.
     """
     with Ledger.open(root) as ledger:
-        batch = validate_lines(lines, ledger.config.max_entry_bytes)
+        limit = ledger.config.max_entry_bytes
+        lines = read_lines(source, limit) if hasattr(source, "readline") else source
+        batch = validate_lines(lines, limit)
         result = ledger.append(batch)
         ledger.checkpoint()
         return result

@@ -32,9 +32,10 @@ def frame(index: int, payload: bytes, commit: bool) -> bytes:
     return HEADER.pack(word, crc, index) + payload + TRAILER.pack(word)
 
 
-def frame_batch(first_index: int, payloads: list[bytes]) -> bytes:
-    """Returns the framed bytes of a batch, the commit mark on its last frame."""
-    last = len(payloads) - 1
+def frame_batch(first_index: int, payloads: list[bytes], commit: bool = True) -> bytes:
+    """Returns the framed bytes of a batch, the commit mark on its last frame unless the batch
+    goes on in another segment (the mark then ends the batch there)."""
+    last = len(payloads) - 1 if commit else -1
     return b"".join(frame(first_index + i, p, i == last) for i, p in enumerate(payloads))
 
 
@@ -44,8 +45,15 @@ def segment_path(directory: Path, first_index: int) -> Path:
 
 
 def list_segments(directory: Path) -> list[tuple[int, Path]]:
-    """Returns the segments of a directory as (first index, path), in log order."""
+    """Returns the segments of a directory as (first index, path), in log order.
+
+    :raises OSError: when a segment is not a regular file (a FIFO or a directory would hang or
+        break every reader).
+    """
     found = [(int(p.stem), p) for p in directory.glob(f"*{SUFFIX}") if p.stem.isdigit()]
+    for _, path in found:
+        if path.is_symlink() or not path.is_file():
+            raise OSError(f"segment {path} is not a regular file")
     return sorted(found)
 
 
@@ -107,43 +115,75 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def sync_file(path: Path) -> None:
+    """Makes a file's content durable."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 class SegmentWriter:
     """Appends whole batches to one segment file; a batch is acknowledged once it is synced."""
 
     def __init__(self, path: Path, ops: FileOps, size: int) -> None:
         self.path = path
         self.size = size
+        self.synced = size
         self._ops = ops
         created = not path.exists()
-        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o640)
         if created:
             fsync_dir(path.parent)
+
+    def write(self, data: bytes) -> None:
+        """Writes bytes at the end of the segment without syncing them.
+
+        :raises OSError: when the write fails (ENOSPC, EIO …).
+        """
+        view = memoryview(data)
+        while view:
+            written = self._ops.write(self._fd, view)
+            if written <= 0:
+                raise OSError(errno.EIO, "short write")
+            view = view[written:]
+            self.size += written
+
+    def sync(self) -> None:
+        """Makes everything written durable; after this the batch may be acknowledged.
+
+        :raises OSError: when the sync fails.
+        """
+        self._ops.sync(self._fd)
+        self.synced = self.size
 
     def append(self, data: bytes) -> None:
         """Writes and syncs a batch; on any failure the file is cut back to its size before.
 
-        :raises OSError: when the write or the sync fails (ENOSPC, EIO …).
+        :raises OSError: when the write or the sync fails.
         """
-        start = self.size
         try:
-            view = memoryview(data)
-            while view:
-                written = self._ops.write(self._fd, view)
-                if written <= 0:
-                    raise OSError(errno.EIO, "short write")
-                view = view[written:]
-            self._ops.sync(self._fd)
+            self.write(data)
+            self.sync()
         except OSError:
-            self._rollback(start)
+            self.rollback()
             raise
-        self.size = start + len(data)
 
-    def _rollback(self, size: int) -> None:
+    def rollback(self) -> None:
+        """Cuts the file back to what was last synced (what a failed batch left is never acknowledged)."""
         try:
-            self._ops.truncate(self._fd, size)
+            self._ops.truncate(self._fd, self.synced)
             self._ops.sync(self._fd)
         except OSError:
             pass  # the reopened ledger drops the uncommitted tail anyway
+        self.size = self.synced
+
+    def discard(self) -> None:
+        """Closes and removes a segment that holds nothing acknowledged."""
+        self.close()
+        if self.synced == 0:
+            self.path.unlink(missing_ok=True)
 
     def close(self) -> None:
         os.close(self._fd)

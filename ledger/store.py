@@ -10,23 +10,28 @@ from __future__ import annotations
 import bisect
 import fcntl
 import os
+import shutil
+import time
 import uuid
-from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import msgspec
 
-from ledger.checkpoints import Checkpoint, latest_checkpoint, list_checkpoint_files, write_checkpoint
-from ledger.errors import DiskError, LedgerCorrupt, LedgerError, LedgerLocked, SequenceError
-from ledger.fastscan import SegmentPacked, gather, segment_packed
-from ledger.layout import CHECKPOINTS, CONFIG, LOCK, PRIVATE_KEY, PUBLIC_KEY, SEGMENTS, LedgerConfig, load_config, write_atomic
+from ledger.checkpoints import Checkpoint, cosign_note, newest_checkpoint, repair_latest, write_checkpoint
+from ledger.errors import CheckpointError, DiskError, LedgerCorrupt, LedgerError, LedgerLocked, SequenceError
+from ledger.fastscan import extend
+from ledger.frames import decode_key, read_frame, read_tail
+from ledger.index import HEAD, INDEX, Head, StreamIndex, flush, load_stream, read_head, truncate_from
+from ledger.layout import CHECKPOINTS, CONFIG, LOCK, PRIVATE_KEY, PUBLIC_KEY, SEGMENTS, LedgerConfig, config_digest, load_config, write_atomic
 from ledger.merkle import CompactRange, leaf_hash
 from ledger.notes import Signer, Verifier
-from ledger.scan import Damage, KeyDecodeError, SegmentFrames, decode_keys_exact, scan
-from ledger.segments import OVERHEAD, FileOps, SegmentWriter, frame_batch, list_segments, segment_path
+from ledger.segments import OVERHEAD, FileOps, SegmentWriter, frame_batch, fsync_dir, list_segments, segment_path, sync_file
+from ledger.tiles import WIDTH, TileReader, TileWriter, drop_partials
+from schemas import decode, encode
 from schemas.envelope import Event
+from schemas.log import WITNESS_STREAM, WitnessAdded
 
 CHECKPOINT_KINDS = frozenset({"game.ended", "tournament.round_closed"})
 
@@ -55,54 +60,91 @@ def init(root: Path, origin: str | None = None, **settings: int) -> Path:
     """Creates an empty ledger with a fresh Ed25519 key pair; returns the verifier key's path.
     `settings` override the defaults of `LedgerConfig` (max_entry_bytes, segment_bytes, checkpoint_interval).
 
-    :raises LedgerError: when `root` already holds a ledger or a setting is out of range.
+    The ledger is built in a temporary directory beside `root` and renamed into place, so a crash
+    leaves no half-made ledger; directories are made 0750 and the key 0600 whatever the umask.
+
+    :raises LedgerError: when `root` is empty, already holds a ledger or anything else, or a
+        setting is out of range.
     """
-    if (root / CONFIG).exists():
-        raise LedgerError(f"{root} already holds a ledger")
+    _check_init_target(root)
     try:
         config = msgspec.convert({"origin": origin or f"matchledger.local/{uuid.uuid4().hex[:12]}", **settings}, LedgerConfig)
     except msgspec.ValidationError as exc:
         raise LedgerError(f"ledger settings: {exc}") from None
-    root.mkdir(parents=True, exist_ok=True)
-    (root / SEGMENTS).mkdir(exist_ok=True)
-    (root / CHECKPOINTS).mkdir(exist_ok=True)
     signer = Signer.generate(config.origin)
-    signer.save(root / PRIVATE_KEY)
-    write_atomic(root / PUBLIC_KEY, (str(signer.verifier) + "\n").encode())
-    write_atomic(root / CONFIG, msgspec.json.format(msgspec.json.encode(config)) + b"\n")
-    write_checkpoint(root, signer, 0, CompactRange().root())
+    root.parent.mkdir(parents=True, exist_ok=True)
+    building = root.parent / f".{root.name}.init-{uuid.uuid4().hex[:8]}"
+    try:
+        for directory in (building, building / SEGMENTS, building / CHECKPOINTS):
+            directory.mkdir(mode=0o750)
+            directory.chmod(0o750)
+        signer.save(building / PRIVATE_KEY)
+        write_atomic(building / PUBLIC_KEY, (str(signer.verifier) + "\n").encode())
+        write_atomic(building / CONFIG, msgspec.json.format(msgspec.json.encode(config)) + b"\n")
+        write_checkpoint(building, signer, 0, CompactRange().root(), config_digest(building))
+        os.rename(building, root)  # replaces an empty directory, never a full one
+    except BaseException:
+        shutil.rmtree(building, ignore_errors=True)
+        raise
+    fsync_dir(root.parent)
     return root / PUBLIC_KEY
 
 
+def _check_init_target(root: Path) -> None:
+    if str(root) in ("", "."):
+        raise LedgerError("give the new ledger's directory with --ledger DIR (not the working directory)")
+    if (root / CONFIG).exists():
+        raise LedgerError(f"{root} already holds a ledger")
+    if root.is_symlink() or (root.exists() and not root.is_dir()):
+        raise LedgerError(f"{root} exists and is not a directory")
+    if root.exists() and any(root.iterdir()):
+        raise LedgerError(f"{root} is a directory with files in it and not a ledger; give a new or empty directory")
+
+
 def load_verifier(root: Path) -> Verifier:
-    """Reads a ledger's public verifier key."""
-    return Verifier.parse((root / PUBLIC_KEY).read_text())
+    """Reads a ledger's public verifier key.
+
+    :raises KeyFileError: when the file is missing or malformed.
+    """
+    return Verifier.load(root / PUBLIC_KEY)
 
 
 class Ledger:
-    """The single writer of a ledger directory; use `Ledger.open` as a context manager."""
+    """The single writer of a ledger directory; use `Ledger.open` as a context manager.
+
+    Opening reads the latest checkpoint, the tiles of its right edge, the index head and whatever
+    the log holds beyond that head (nothing, after a clean close), never the whole log: the tiles
+    give the signed tree, which the writer checks against the checkpoint's root and only extends.
+    """
 
     def __init__(self, root: Path, ops: FileOps | None = None) -> None:
         self.root = root
         self.config = load_config(root)
-        self._lock_fd = _lock(root)
-        self._ops = ops or FileOps()
-        self.signer = Signer.load(root / PRIVATE_KEY)
-        self.recovered: str | None = None
-        self._tree = CompactRange()
-        self._streams: dict[str, array[int]] = {}
-        self._segment_starts: list[int] = []
-        self._offsets: array[int] = array("Q")
         self._writer: SegmentWriter | None = None
-        self._checkpoint: Checkpoint | None = latest_checkpoint(root, self.signer.verifier)
-        self._load()
+        self._lock_fd: int | None = _lock(root)
+        try:
+            self._ops = ops or FileOps()
+            self.signer = Signer.load(root / PRIVATE_KEY)
+            self.recovered: str | None = None
+            self._streams: dict[str, StreamIndex] = {}
+            self._dirty: set[str] = set()
+            self._config_digest = config_digest(root)
+            self._checkpoint = newest_checkpoint(root, self.signer.verifier)
+            _check_config_bound(self._checkpoint, self._config_digest)
+            if self._checkpoint is not None and repair_latest(root, self._checkpoint):
+                self.recovered = f"rewrote the `checkpoint` file, which lagged the newest note (size {self._checkpoint.size})"
+            self._open()
+        except BaseException:
+            self.close()
+            raise
 
     @classmethod
     def open(cls, root: Path, ops: FileOps | None = None) -> Ledger:
         """Opens a ledger for writing: takes the lock and recovers a torn tail.
 
         :raises LedgerLocked: when another writer holds it.
-        :raises LedgerCorrupt: when damage lies inside the checkpointed range.
+        :raises LedgerCorrupt: when damage lies inside the checkpointed range, or the stored tree
+            or index disagrees with the signed checkpoint.
         """
         return cls(root, ops)
 
@@ -128,61 +170,88 @@ class Ledger:
 
     def next_seq(self, stream: str) -> int:
         """Returns the sequence number the stream expects next."""
-        return len(self._streams.get(stream, ()))
+        return len(self._stream(stream))
 
-    # -- loading and recovery -------------------------------------------------------------
+    def _stream(self, stream: str) -> StreamIndex:
+        index = self._streams.get(stream)
+        if index is None:
+            index = self._streams[stream] = load_stream(self.root, stream)
+        return index
 
-    def _load(self) -> None:
-        last: SegmentFrames | None = None
-        damage: Damage | None = None
-        for part in scan(self.root):
-            if isinstance(part, Damage):
-                damage = part
-                break
-            last = part
-            self._segment_starts.append(part.first_index)
-            self._index(part.first_index, part.offsets[:part.last_commit], part.payloads[:part.last_commit])
-        if self.size < self.checkpoint_size:
-            found = damage.index if damage else (last.end_index if last else 0)
-            why = f": {damage.reason}" if damage else ""
-            raise LedgerCorrupt(found, f"log holds {found} entries but checkpoint {self.checkpoint_size} covers more{why}")
-        if last is not None and (damage is not None or last.last_commit < len(last.payloads)):
-            self._truncate_tail(last, damage)
-        elif damage is not None:
-            raise LedgerCorrupt(damage.index, damage.reason)
+    # -- opening and recovery --------------------------------------------------------------
+
+    def _open(self) -> None:
+        signed = self.checkpoint_size
+        head = read_head(self.root)
+        reader = TileReader(self.root)
+        self._segment_starts = [first for first, _ in list_segments(self.root / SEGMENTS)] or [0]
+        if head is None:  # a ledger written before tiles and index: build them from the entries
+            self._tree, self._tiles = CompactRange(), TileWriter(self.root, 0, [])
+            head = Head(0, 0, 0)
+        else:
+            if head.size > signed:
+                raise LedgerCorrupt(None, f"the index records a checkpoint of size {head.size}, but the newest checkpoint "
+                                    f"note is of size {signed}: checkpoint notes were removed or rolled back")
+            self._check_signed_edge(reader, signed)
+            self._tree, self._tiles = reader.edge(head.size), TileWriter.resume(self.root, reader, head.size)
+        legacy = not (self.root / INDEX / HEAD).exists()
+        added = self._catch_up(head, signed, reader)
+        if legacy and added:
+            self.recovered = _join(self.recovered, f"built tiles and index for {added} entries written before they existed")
         self._open_writer()
+        if self.size != signed:
+            self.checkpoint()  # what a crash left acknowledged but unsigned, now checked against the signed tree
+        elif legacy or head.size != self.size:
+            self._write_head()
 
-    def _index(self, first: int, offsets: list[int], payloads: list[memoryview]) -> None:
-        try:
-            keys = decode_keys_exact(payloads)
-        except KeyDecodeError as exc:
-            raise LedgerCorrupt(first + exc.position, str(exc)) from None
-        for offset, payload, key in zip(offsets, payloads, keys):
-            seqs = self._streams.setdefault(key.stream, array("Q"))
-            if key.seq != len(seqs):
-                raise LedgerCorrupt(self.size, f"stream {key.stream!r} has seq {key.seq} where {len(seqs)} was due")
-            seqs.append(self.size)
-            self._offsets.append(offset)
-            self._tree.append(leaf_hash(payload))
+    def _check_signed_edge(self, reader: TileReader, signed: int) -> None:
+        assert self._checkpoint is not None or signed == 0
+        if signed and reader.edge(signed).root() != self._checkpoint.root:  # type: ignore[union-attr]
+            raise LedgerCorrupt(None, f"the stored tiles give root {reader.edge(signed).root().hex()} at size {signed}, "
+                                f"the signed checkpoint {self._checkpoint.root.hex()}")  # type: ignore[union-attr]
 
-    def _truncate_tail(self, last: SegmentFrames, damage: Damage | None) -> None:
-        """Drops what follows the last commit mark: a batch that was never acknowledged."""
-        if damage is not None and (damage.trailing_segments or damage.segment != last.path):
-            raise LedgerCorrupt(damage.index, f"{damage.reason} in {damage.segment.name}, with later segments after it")
-        if damage is not None and damage.followed:
-            raise LedgerCorrupt(damage.index, f"{damage.reason}, and acknowledged entries follow it: damage, not a torn tail")
-        dropped = last.path.stat().st_size - last.commit_end
-        with open(last.path, "r+b") as f:
-            f.truncate(last.commit_end)
-            os.fsync(f.fileno())
-        why = damage.reason if damage else "frames without a commit mark"
-        self.recovered = f"recovered: dropped an unacknowledged tail of {dropped} bytes after entry {self.size - 1} ({why})"
+    def _catch_up(self, head: Head, signed: int, reader: TileReader) -> int:
+        """Indexes and hashes what the log holds beyond the head, dropping a torn tail; returns how many entries."""
+        tail = read_tail(self.root, head.segment, head.offset, head.size, signed)
+        if tail.recovered:
+            self.recovered = _join(self.recovered, tail.recovered)
+        if not tail.entries:
+            return 0
+        for stream in {key.stream for key in tail.keys}:
+            truncate_from(self._stream(stream), head.size)
+        leaves = b"".join(leaf_hash(p) for p in tail.entries)
+        _compare_stored_tiles(reader, head.size, leaves)
+        for i, key in enumerate(tail.keys):
+            self._add_record(head.size + i, key.stream, key.seq, tail.segments[i], tail.offsets[i])
+        self._grow(leaves, signed)
+        self._segment_starts = sorted(set(self._segment_starts) | set(tail.segments))
+        return len(tail.entries)
+
+    def _add_record(self, entry: int, stream: str, seq: int, segment: int, offset: int) -> None:
+        index = self._stream(stream)
+        if seq != len(index):
+            raise LedgerCorrupt(entry, f"stream {stream!r} has seq {seq} where {len(index)} was due")
+        index.entries.append(entry)
+        index.offsets.append(offset)
+        self._dirty.add(stream)
+
+    def _grow(self, leaves: bytes, signed: int) -> None:
+        """Extends the tree and the tiles; passing the signed size, the root must be the signed one."""
+        start = self.size
+        cut = signed - start if start < signed else None
+        if cut is not None and cut * 32 <= len(leaves):
+            extend(self._tree, leaves[:32 * cut])
+            assert self._checkpoint is not None
+            if self._tree.root() != self._checkpoint.root:
+                raise LedgerCorrupt(None, f"the entries give root {self._tree.root().hex()} at size {signed}, "
+                                    f"the signed checkpoint {self._checkpoint.root.hex()}")
+            extend(self._tree, leaves[32 * cut:])
+        else:
+            extend(self._tree, leaves)
+        self._tiles.append(leaves)
 
     def _open_writer(self) -> None:
-        if not self._segment_starts:
-            self._segment_starts.append(0)
-        first = self._segment_starts[-1]
-        path = segment_path(self.root / SEGMENTS, first)
+        path = segment_path(self.root / SEGMENTS, self._segment_starts[-1])
         self._writer = SegmentWriter(path, self._ops, path.stat().st_size if path.exists() else 0)
 
     # -- appending -------------------------------------------------------------------------
@@ -209,7 +278,9 @@ class Ledger:
         duplicates = 0
         for p in batch:
             stream, seq = p.event.stream, p.event.seq
-            due = next_seq.get(stream, self.next_seq(stream))
+            due = next_seq.get(stream)
+            if due is None:
+                due = self.next_seq(stream)
             if seq > due:
                 raise SequenceError(p.line, f"field `seq`: stream {stream!r} expects seq {due}, got {seq} (gap)")
             if seq < due:
@@ -226,49 +297,121 @@ class Ledger:
         return fresh, duplicates
 
     def _commit(self, fresh: list[Pending]) -> None:
+        """Writes the batch in segments of at most `segment_bytes`, syncs it, then indexes and hashes it."""
         assert self._writer is not None
-        if self._writer.size >= self.config.segment_bytes:
-            self._roll_segment()
         first = self.size
-        data = frame_batch(first, [p.data for p in fresh])
-        offset = self._writer.size
+        placed: list[tuple[int, int]] = []  # (segment, offset) of each entry
+        for part in _split_batch(fresh, self.config.segment_bytes):
+            if self._writer.size and self._writer.size + sum(len(p.data) + OVERHEAD for p in part) > self.config.segment_bytes:
+                self._roll_segment(first + len(placed))
+            offset = self._writer.size
+            data = frame_batch(first + len(placed), [p.data for p in part], commit=part is fresh or part[-1] is fresh[-1])
+            try:
+                self._writer.write(data)
+            except OSError as exc:
+                self._abandon(first)
+                raise DiskError(f"batch of {len(fresh)} events not appended ({os.strerror(exc.errno or 0)}); nothing was acknowledged") from None
+            for p in part:
+                placed.append((self._segment_starts[-1], offset))
+                offset += len(p.data) + OVERHEAD
         try:
-            self._writer.append(data)
+            self._writer.sync()
         except OSError as exc:
+            self._abandon(first)
             raise DiskError(f"batch of {len(fresh)} events not appended ({os.strerror(exc.errno or 0)}); nothing was acknowledged") from None
-        for p in fresh:
-            self._streams.setdefault(p.event.stream, array("Q")).append(self.size)
-            self._offsets.append(offset)
-            offset += len(p.data) + OVERHEAD
-            self._tree.append(leaf_hash(p.data))
+        for i, p in enumerate(fresh):
+            self._add_record(first + i, p.event.stream, p.event.seq, *placed[i])
+        self._grow(b"".join(leaf_hash(p.data) for p in fresh), 0)
 
-    def _roll_segment(self) -> None:
+    def _abandon(self, first: int) -> None:
+        """Cuts the log back to `first` entries after a failed write: the batch never happened."""
+        assert self._writer is not None
+        while len(self._segment_starts) > 1 and self._segment_starts[-1] > first:
+            self._writer.discard()
+            self._segment_starts.pop()
+            self._open_writer()
+        self._writer.rollback()
+
+    def _roll_segment(self, first: int) -> None:
         assert self._writer is not None
         self._writer.close()
-        self._segment_starts.append(self.size)
-        self._writer = SegmentWriter(segment_path(self.root / SEGMENTS, self.size), self._ops, 0)
+        self._segment_starts.append(first)
+        self._writer = SegmentWriter(segment_path(self.root / SEGMENTS, first), self._ops, 0)
 
     def checkpoint(self) -> Checkpoint:
-        """Signs a checkpoint of the current tree unless the latest already covers it."""
-        if self._checkpoint is None or self._checkpoint.size != self.size:
-            self._checkpoint = write_checkpoint(self.root, self.signer, self.size, self.root_hash())
+        """Signs a checkpoint of the current tree unless the latest already covers it: the index
+        and tiles are made durable first, so everything a signed note covers can be read back.
+
+        :raises CheckpointError: when the note cannot be written; the entries stay appended.
+        """
+        if self._checkpoint is not None and self._checkpoint.size == self.size:
+            return self._checkpoint
+        try:
+            self._make_durable()
+            self._checkpoint = write_checkpoint(self.root, self.signer, self.size, self.root_hash(), self._config_digest)
+            self._write_head()
+        except OSError as exc:
+            raise CheckpointError(f"{self.size} entries are appended and durable, but no checkpoint covers them yet "
+                                  f"({os.strerror(exc.errno or 0) if exc.errno else exc}); run `matchledger record` again "
+                                  f"(an empty file will do) to sign one") from None
+        drop_partials(self.root, self._tiles.filled)
+        self._tiles.filled.clear()
         return self._checkpoint
+
+    def _make_durable(self) -> None:
+        written = [path for stream in sorted(self._dirty) if (path := flush(self._streams[stream])) is not None]
+        self._dirty.clear()
+        self._tiles.write_partials()
+        paths = [*written, *self._tiles.dirty]
+        for path in paths:
+            sync_file(path)
+        for directory in sorted({p.parent for p in paths} | {p.parent.parent for p in paths}):
+            fsync_dir(directory)
+        self._tiles.dirty.clear()
+
+    def _write_head(self) -> None:
+        assert self._writer is not None
+        self._make_durable()
+        head = Head(self.size, self._segment_starts[-1], self._writer.size)
+        (self.root / INDEX).mkdir(exist_ok=True, mode=0o750)
+        write_atomic(self.root / INDEX / HEAD, msgspec.json.encode(head))
+
+    def cosign(self, arbiter: Signer, size: int | None = None, ts: int | None = None) -> Checkpoint:
+        """Adds an arbiter's co-signature to the checkpoint of `size` (the latest by default) and
+        records the arbiter as a witness in the log, so that `verify` requires that co-signature
+        from then on, whatever happens to the note or the `witnesses/` folder.
+
+        :raises LedgerCorrupt: when there is no checkpoint of that size.
+        """
+        size = self.checkpoint_size if size is None else size
+        checkpoint = cosign_note(self.root, arbiter, size, self.signer.verifier)
+        if (str(arbiter.verifier), size) not in self.witnesses():
+            event = WitnessAdded(stream=WITNESS_STREAM, seq=self.next_seq(WITNESS_STREAM), ts=ts or int(time.time() * 1000),
+                                 verifier=str(arbiter.verifier), size=size)
+            self.append([Pending(0, event, encode(event))])
+            self.checkpoint()
+        return checkpoint
+
+    def witnesses(self) -> list[tuple[str, int]]:
+        """Returns the witnesses the log records: (verifier key, size of the checkpoint co-signed)."""
+        return [(e.verifier, e.size) for e in (decode(self.read_stream_entry(WITNESS_STREAM, seq))
+                                              for seq in range(self.next_seq(WITNESS_STREAM))) if isinstance(e, WitnessAdded)]
 
     # -- reading ---------------------------------------------------------------------------
 
     def read_stream_entry(self, stream: str, seq: int) -> bytes:
-        """Returns the stored bytes of one event of a stream."""
-        return self.read_entry(self._streams[stream][seq])
+        """Returns the stored bytes of one event of a stream, checked against its frame.
 
-    def read_entry(self, index: int) -> bytes:
-        """Returns the stored bytes of the entry at `index`."""
-        n = bisect.bisect_right(self._segment_starts, index) - 1
-        path = segment_path(self.root / SEGMENTS, self._segment_starts[n])
-        with open(path, "rb") as f:
-            f.seek(self._offsets[index])
-            head = f.read(16)
-            length = int.from_bytes(head[:4], "little") & 0x7FFF_FFFF
-            return f.read(length)
+        :raises LedgerCorrupt: when the index points at a frame that is not that event.
+        """
+        index = self._stream(stream)
+        entry, offset = index.entries[seq], index.offsets[seq]
+        n = bisect.bisect_right(self._segment_starts, entry) - 1
+        data = read_frame(segment_path(self.root / SEGMENTS, self._segment_starts[n]), offset, entry)
+        key = decode_key(data, entry)
+        if (key.stream, key.seq) != (stream, seq):
+            raise LedgerCorrupt(entry, f"the index gives seq {seq} of stream {stream!r} here, the entry is seq {key.seq} of {key.stream!r}")
+        return data
 
     def close(self) -> None:
         """Releases the writer lock."""
@@ -277,7 +420,55 @@ class Ledger:
             self._writer = None
         if self._lock_fd is not None:
             os.close(self._lock_fd)
-            self._lock_fd = None  # type: ignore[assignment]
+            self._lock_fd = None
+
+
+def _check_config_bound(checkpoint: Checkpoint | None, digest: str) -> None:
+    """Refuses settings that differ from those the newest checkpoint signed.
+
+    :raises LedgerCorrupt: naming the file.
+    """
+    bound = checkpoint.config_digest if checkpoint else None
+    if bound is not None and bound != digest:
+        raise LedgerCorrupt(None, f"{CONFIG} was changed after checkpoint {checkpoint.size} signed it "  # type: ignore[union-attr]
+                            f"(sha256 {bound}, now {digest})")
+
+
+def _join(first: str | None, second: str) -> str:
+    return second if first is None else f"{first}; {second}"
+
+
+def _split_batch(batch: list[Pending], limit: int) -> list[list[Pending]]:
+    """Cuts a batch into runs of at most `limit` framed bytes (one event per run at least)."""
+    runs: list[list[Pending]] = [[]]
+    held = 0
+    for p in batch:
+        size = len(p.data) + OVERHEAD
+        if runs[-1] and held + size > limit:
+            runs.append([])
+            held = 0
+        runs[-1].append(p)
+        held += size
+    return runs
+
+
+def _compare_stored_tiles(reader: TileReader, start: int, leaves: bytes) -> None:
+    """Checks re-derived leaf hashes against the level-0 tiles already stored for them: a stored hash
+    that differs means the entry changed after it was hashed, which no crash explains.
+
+    :raises LedgerCorrupt: naming the first such entry.
+    """
+    count = len(leaves) // 32
+    first_tile, last_tile = start // WIDTH, (start + count - 1) // WIDTH
+    for n in range(first_tile, last_tile + 1):
+        stored = reader.stored_prefix(0, n)
+        lo = max(start, n * WIDTH)
+        hi = min(start + count, n * WIDTH + len(stored) // 32)
+        for i in range(lo, hi):
+            have = stored[32 * (i - n * WIDTH):32 * (i - n * WIDTH + 1)]
+            want = leaves[32 * (i - start):32 * (i - start + 1)]
+            if have != want and have != bytes(32):
+                raise LedgerCorrupt(i, "the entry differs from the hash stored for it in its tile: it was changed after it was recorded")
 
 
 def _lock(root: Path) -> int:
@@ -291,102 +482,3 @@ def _lock(root: Path) -> int:
     os.ftruncate(fd, 0)
     os.pwrite(fd, str(os.getpid()).encode(), 0)
     return fd
-
-
-def iter_entries(root: Path, start: int = 0) -> Iterator[tuple[int, bytes]]:
-    """Yields (index, stored bytes) of every committed entry from `start`, without taking the lock.
-
-    :raises LedgerCorrupt: when a damaged frame stops the reading before the last checkpoint.
-    """
-    for first, payloads in iter_payloads(root):
-        for i in range(max(0, start - first), len(payloads)):
-            yield first + i, payloads[i]
-
-
-def iter_payloads(root: Path) -> Iterator[tuple[int, list[bytes]]]:
-    """Yields (first index, stored bytes of its committed entries) one segment at a time.
-
-    :raises LedgerCorrupt: when a damaged frame stops the reading before the last checkpoint.
-    """
-    for first, part in iter_packed(root):
-        yield first, part.payloads(part.last_commit)
-
-
-@dataclass(frozen=True)
-class StoredEntries:
-    """Every committed entry of a log back to back in one buffer: entry i is data[ends[i]:ends[i+1]]."""
-
-    data: bytes | memoryview
-    ends: array
-
-    def __len__(self) -> int:
-        return len(self.ends) - 1
-
-    def json_array(self, indexes: array) -> bytes:
-        """Returns the stored bytes of some entries (an int64 array of indexes) as one JSON array.
-
-        :raises IndexError: when an index is not an entry.
-        """
-        return gather(self.data, self.ends, indexes)
-
-
-def read_entries(root: Path) -> StoredEntries:
-    """Reads every committed entry of a ledger into one buffer.
-
-    :raises LedgerCorrupt: when a damaged frame stops the reading before the last checkpoint.
-    """
-    # One buffer with room for every segment's bytes, which are more than their payloads: each
-    # segment's payloads land right after the last's, with no join afterwards.
-    load_config(root)
-    segments = _segment_sizes(root)  # read no further than these sizes, whatever a writer adds meanwhile
-    into = bytearray(sum(size for _, _, size in segments))
-    ends = array("q", [0])
-    for _, part in _iter_packed(root, segments, 0, into):
-        ends += part.ends[1:part.last_commit + 1]
-    return StoredEntries(memoryview(into).toreadonly()[:ends[-1]], ends)
-
-
-def _segment_sizes(root: Path) -> list[tuple[int, Path, int]]:
-    """Returns (first index, path, size in bytes) of every segment, in order."""
-    return [(first, path, path.stat().st_size) for first, path in list_segments(root / SEGMENTS)]
-
-
-def _read_into(path: Path, buffer: memoryview) -> memoryview:
-    """Reads a file's first bytes into a buffer (reused from segment to segment: fresh pages cost
-    more than the reading); returns the part read, shorter when the file is."""
-    held = 0
-    with path.open("rb", buffering=0) as f:
-        while held < len(buffer) and (got := f.readinto(buffer[held:])):
-            held += got
-    return buffer[:held]
-
-
-def iter_packed(root: Path, base: int = 0) -> Iterator[tuple[int, SegmentPacked]]:
-    """Yields (first index, its entries back to back) one segment at a time; only the entries up
-    to the segment's `last_commit` are committed. Offsets count from `base` and go on from one
-    segment's committed entries to the next, as if their buffers were joined.
-
-    :raises LedgerCorrupt: when a damaged frame stops the reading before the last checkpoint.
-    """
-    load_config(root)
-    return _iter_packed(root, _segment_sizes(root), base, None)
-
-
-def _iter_packed(root: Path, segments: list[tuple[int, Path, int]], base: int,
-                 into: bytearray | None) -> Iterator[tuple[int, SegmentPacked]]:
-    """As iter_packed, over the segments listed (each read up to its listed size); given `into`,
-    with room for their bytes, the entries are written there at their offsets."""
-    checkpointed = max((size for size, _ in list_checkpoint_files(root)), default=0)
-    expected = 0
-    scratch = bytearray(max((size for _, _, size in segments), default=0))
-    for first, path, size in segments:
-        if first != expected:
-            raise LedgerCorrupt(expected, f"segment {path.name} starts at entry {first}, expected {expected}")
-        part = segment_packed(_read_into(path, memoryview(scratch)[:size]), first, base, into)
-        yield first, part
-        expected, base = first + part.last_commit, part.ends[part.last_commit]
-        if part.error is not None or part.last_commit < part.frames:
-            if expected < checkpointed:
-                why = part.error or "an unfinished batch"
-                raise LedgerCorrupt(first + part.frames, f"{why} inside the checkpointed range (size {checkpointed})")
-            return

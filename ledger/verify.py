@@ -24,21 +24,26 @@ from __future__ import annotations
 
 import os
 import threading
+from array import array
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ledger.checkpoints import Checkpoint, CheckpointReading, SignatureChecks, list_checkpoint_names, load_witnesses, read_checkpoint
-from ledger.errors import SignatureError
+from ledger.checkpoints import Checkpoint, CheckpointReading, SignatureChecks, list_checkpoint_names, newest_checkpoint, read_checkpoint
+from ledger.errors import KeyFileError, LedgerCorrupt, SignatureError
 from ledger.fastscan import CHUNK, SegmentScan, extend_roots, scan_file
+from ledger.frames import decode_keys_packed, frame_follows, read_entries, stream_entries
+from ledger.index import check_index, read_head
 from ledger.layout import CHECKPOINTS, SEGMENTS, load_config
 from ledger.merkle import EMPTY_ROOT, CompactRange
 from ledger.notes import Verifier
-from ledger.scan import frame_follows
 from ledger.segments import list_segments
 from ledger.store import load_verifier
+from ledger.tiles import TileAudit
+from schemas import decode
+from schemas.log import WITNESS_STREAM, WitnessAdded
 
 WORKERS = min(os.cpu_count() or 1, 4)
 SIGNATURE_BATCH = 1024
@@ -63,27 +68,41 @@ class _Failed(Exception):
         self.index = index
 
 
-def verify(root: Path) -> VerifyReport:
-    """Verifies a whole ledger and reports the first problem found."""
+def verify(root: Path, index: bool = True, witness_keys: Sequence[Verifier] = ()) -> VerifyReport:
+    """Verifies a whole ledger and reports the first problem found: every frame, leaf and
+    checkpoint, the stored tiles and (unless `index` is False) the stream index.
+
+    The notes are listed before the segments, so a checkpoint a live writer signs meanwhile is
+    not held against entries the scan never saw. Co-signatures are checked for the witnesses the
+    log records (`log.witness_added`, each required on the checkpoint it co-signed) and for the
+    keys given, never for keys merely lying in a folder of the ledger.
+    """
     load_config(root)
-    verifier, witnesses = load_verifier(root), load_witnesses(root)
-    found = list_segments(root / SEGMENTS)
+    verifier = load_verifier(root)
+    try:
+        registered = recorded_witnesses(root)
+    except LedgerCorrupt as exc:
+        return _note_failure(f"witness registrations: {exc}", [])
+    witnesses = _unique([*witness_keys, *(w for w, _, _ in registered)])
     with ThreadPoolExecutor(max_workers=WORKERS) as pool, ThreadPoolExecutor(max_workers=1) as signing:
-        segments = _Scans(pool, found)  # the first segments are read while the notes are
         checks = SignatureChecks()
         readings = _read_checkpoints(root, verifier, witnesses, checks, signing)
-        if any(r.malformed or r.checkpoint is None or r.checkpoint.size != r.size for r in readings):
+        found = list_segments(root / SEGMENTS)
+        segments = _Scans(pool, found)
+        if not readings or any(r.malformed or r.checkpoint is None or r.checkpoint.size != r.size for r in readings):
             segments.cancel()
             checks.wait()  # a note is bad whatever the entries hold: the notes decide, in order
             verdict = _notes_verdict(readings, checks, [])
-            assert verdict is not None
-            return verdict
+            return verdict or _note_failure("the ledger holds no checkpoint notes (init signs the empty tree's): they were removed", [])
         checks.start(signing)
         checkpoints = [r.checkpoint for r in readings if r.checkpoint is not None]
         tree = CompactRange()
         tail: list[str] = []
         try:
-            _check_entries(tree, checkpoints, found, segments, tail)
+            _check_served(root, verifier, checkpoints[-1].size)
+            _check_entries(tree, checkpoints, found, segments, tail, TileAudit(root, checkpoints[-1].size))
+            if index:
+                _check_index(root, checkpoints[-1].size)
             failed = None
         except _Failed as exc:
             failed = exc
@@ -91,13 +110,78 @@ def verify(root: Path) -> VerifyReport:
             segments.cancel()
         checks.wait()
     notes: list[str] = []
-    bad_note = _notes_verdict(readings, checks, notes)
+    bad_note = _notes_verdict(readings, checks, notes) or _witness_verdict(readings, checks, registered)
     if bad_note is not None:
         return bad_note
     notes += tail
     if failed is not None:
         return VerifyReport(False, tree.size, tree.root().hex(), len(checkpoints), failed.index, str(failed), notes)
     return VerifyReport(True, tree.size, tree.root().hex(), len(checkpoints), notes=notes)
+
+
+def recorded_witnesses(root: Path) -> list[tuple[Verifier, int, int]]:
+    """Returns the witnesses the log records: (key, checkpoint size co-signed, entry of the record).
+
+    :raises LedgerCorrupt: when a record is unreadable.
+    """
+    found = []
+    for entry, data in stream_entries(root, WITNESS_STREAM, 2**63):
+        event = decode(data)
+        if not isinstance(event, WitnessAdded):
+            raise LedgerCorrupt(entry, f"{event.kind} in the witness stream")
+        try:
+            found.append((Verifier.parse(event.verifier), event.size, entry))
+        except KeyFileError as exc:
+            raise LedgerCorrupt(entry, str(exc)) from None
+    return found
+
+
+def _unique(keys: list[Verifier]) -> list[Verifier]:
+    return list({(k.name, k.public): k for k in keys}.values())
+
+
+def _witness_verdict(readings: list[CheckpointReading], checks: SignatureChecks,
+                     registered: list[tuple[Verifier, int, int]]) -> VerifyReport | None:
+    """Returns a failure when a checkpoint lacks a co-signature the log records."""
+    cosigned = {}
+    for reading in readings:
+        cosigned[reading.size] = set(reading.outcome(checks)[1])
+    for witness, size, entry in registered:
+        if witness.name not in cosigned.get(size, set()):
+            where = "is missing" if size not in cosigned else "carries no valid co-signature by it"
+            return _note_failure(f"entry {entry} records {witness.name!r} as a witness of checkpoint {size}, "
+                                 f"but that checkpoint {where}", [])
+    return None
+
+
+def _check_served(root: Path, verifier: Verifier, signed: int) -> None:
+    """Checks the `checkpoint` file and the index head against the newest note."""
+    try:
+        newest_checkpoint(root, verifier)
+    except LedgerCorrupt as exc:
+        raise _Failed(None, str(exc)) from None
+    head = read_head(root)
+    if head is not None and head.size > signed:
+        raise _Failed(None, f"the index records a checkpoint of size {head.size}, but the newest checkpoint note is of "
+                      f"size {signed}: checkpoint notes were removed or rolled back")
+
+
+def _check_index(root: Path, signed: int) -> None:
+    """Checks the stream index against the entries the newest checkpoint covers."""
+    if read_head(root) is None:
+        return  # written before the index existed; the next writer builds it
+    log = read_entries(root)
+    count = min(len(log), signed)
+    keys = decode_keys_packed(log, count)
+    streams: dict[str, array] = {}
+    for i, key in enumerate(keys):
+        entries = streams.get(key.stream)
+        if entries is None:
+            entries = streams[key.stream] = array("Q")
+        entries.append(i)
+    problem = check_index(root, streams, count)
+    if problem:
+        raise _Failed(None, f"stream index: {problem}")
 
 
 def _read_checkpoints(root: Path, verifier: Verifier, witnesses: list[Verifier], checks: SignatureChecks,
@@ -152,8 +236,8 @@ def _note_failure(message: str, notes: list[str]) -> VerifyReport:
 
 
 def _check_entries(tree: CompactRange, checkpoints: list[Checkpoint], found: list[tuple[int, Path]],
-                   segments: Iterable[SegmentScan], notes: list[str]) -> None:
-    walk = _Walk(tree, checkpoints)
+                   segments: Iterable[SegmentScan], notes: list[str], tiles: TileAudit) -> None:
+    walk = _Walk(tree, checkpoints, tiles)
     covered = checkpoints[-1].size if checkpoints else 0
     walk.leaves(b"")
     for n, ((first, path), part) in enumerate(zip(found, segments)):
@@ -171,6 +255,9 @@ def _check_entries(tree: CompactRange, checkpoints: list[Checkpoint], found: lis
             notes.append(f"unacknowledged tail after entry {tree.size - 1} ({part.error or 'no commit mark'}); the next writer drops it")
     if tree.size < covered:
         raise _Failed(tree.size, f"log ends after {tree.size} entries, but a checkpoint covers {covered}: entries were removed")
+    problem = tiles.finish()
+    if problem:
+        raise _Failed(None, problem)
 
 
 _buffers = threading.local()
@@ -216,13 +303,17 @@ class _Scans:
 class _Walk:
     """Feeds leaf hashes into the tree, comparing the root at every checkpoint on the way."""
 
-    def __init__(self, tree: CompactRange, checkpoints: list[Checkpoint]) -> None:
+    def __init__(self, tree: CompactRange, checkpoints: list[Checkpoint], tiles: TileAudit) -> None:
         self.tree = tree
+        self.tiles = tiles
         self.pending = checkpoints
         self.next = 0  # the first checkpoint the tree has not reached yet
         self.proven = 0  # entries below this index are covered by a matching checkpoint
 
     def leaves(self, blob: bytes | memoryview) -> None:
+        problem = self.tiles.feed(blob)
+        if problem:
+            raise _Failed(None, problem)
         tree, start, pending = self.tree, self.tree.size, self.pending
         top = start + len(blob) // 32
         stop = self.next

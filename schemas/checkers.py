@@ -85,6 +85,11 @@ class CheckersProfile(Profile, frozen=True, kw_only=True, forbid_unknown_fields=
     # Walls (§10)
     wall_policy: Literal["flag_only"] = "flag_only"
     wall_cycles: PositiveInt = 3
+    wall_test: Literal["at_gate", "stuck_only"] = "at_gate"
+    """When a held formation counts as a wall (§10, 第六条 砌双层墙导致对手无法逾越): `at_gate` also asks
+    that some of the blocker's pieces stand in front of the victim's target camp and that every
+    unfinished piece of the victim wait at that gate; `stuck_only` is the rules file's stuck test
+    alone, which holds through most of a middle game."""
     # Matches and stages (§11, §12.7)
     # 第七条 says the rest of a decided match *may* be skipped (可不比); `match.match_status`
     # reports the match decided and the tournament layer stops it there.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import json
 import operator
 import re
 from collections.abc import Sequence
@@ -93,16 +94,47 @@ def decode_line(data: bytes, line: int, max_bytes: int = DEFAULT_MAX_ENTRY_BYTES
     """
     if len(data) > 4 * max_bytes:
         raise ContractError(line, f"event is {len(data)} bytes, over the limit of {max_bytes}")
+    if data.startswith(b"\xef\xbb\xbf"):
+        raise ContractError(line, "the line starts with a UTF-8 byte order mark (BOM); save the file as UTF-8 without one")
     try:
         event = decode(data)
+        _check_plain_json(data)
     except msgspec.ValidationError as exc:
         raise ContractError(line, _with_path(str(exc))) from None
     except msgspec.DecodeError as exc:
         raise ContractError(line, f"malformed JSON: {exc}") from None
+    except RecursionError:
+        raise ContractError(line, "malformed JSON: nested too deeply") from None
     canonical = encode(event)
     if len(canonical) > max_bytes:
         raise ContractError(line, f"event is {len(canonical)} bytes, over the limit of {max_bytes}")
     return event, canonical
+
+
+def _check_plain_json(data: bytes) -> None:
+    """Refuses what msgspec lets through but a stored event must not hold: a key given twice
+    (msgspec keeps the last, so two readers could disagree on what was sent) and integers
+    outside int64 anywhere in the event (SQL engines cannot hold them).
+
+    :raises msgspec.ValidationError: naming the key or the number.
+    """
+    json.loads(data, object_pairs_hook=_no_duplicate_keys, parse_int=_int64)
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise msgspec.ValidationError(f"Duplicate key {key!r} in an object - at `$`")
+        seen[key] = value
+    return seen
+
+
+def _int64(text: str) -> int:
+    value = int(text)
+    if not -(2**63) <= value < 2**63:
+        raise msgspec.ValidationError(f"Integer {text} is outside the 64-bit range - at `$`")
+    return value
 
 
 def _with_path(message: str) -> str:

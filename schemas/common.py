@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 import msgspec
 
 from schemas.checkers import CheckersProfile
-from schemas.envelope import Event, Millis, PlayerId, Program, Seat, SeatHolder, StreamId
+from schemas.envelope import Event, Millis, PlayerId, Program, Seat, SeatHolder, SeqNo, StreamId
 from schemas.junqi import JunqiProfile
 from schemas.paohuzi import PaohuziProfile
 
@@ -112,7 +112,7 @@ class MoveTimeUsed(Event, frozen=True, kw_only=True, tag="game.move_time"):
     """Time the acting seat used for its turn, by the competition clock."""
 
     ms: Millis
-    move_seq: int | None = None
+    move_seq: SeqNo | None = None
 
 
 class TimedOut(Event, frozen=True, kw_only=True, tag="game.timed_out"):

@@ -14,8 +14,16 @@ EnvelopeStream = Annotated[str, msgspec.Meta(min_length=1, max_length=200, extra
 """The envelope's stream id: the contract of `StreamId`, but its pattern is checked by the codec
 (schemas/codec.py) once per distinct stream instead of by msgspec on every event, where the regex
 was a third of the time it takes to decode a log."""
-SeqNo = Annotated[int, msgspec.Meta(ge=0)]
-Millis = Annotated[int, msgspec.Meta(ge=0)]
+INT64_MAX = 2**63 - 1
+MAX_TIMESTAMP = 253_402_300_799_999
+"""9999-12-31T23:59:59.999Z: every timestamp the contract accepts is a date SQL engines can hold."""
+MAX_MILLIS = 2**53 - 1
+"""The largest duration any JSON reader holds exactly (a double's integer range)."""
+SeqNo = Annotated[int, msgspec.Meta(ge=0, le=INT64_MAX)]
+Count = Annotated[int, msgspec.Meta(ge=0, le=INT64_MAX)]
+Int64 = Annotated[int, msgspec.Meta(ge=-INT64_MAX - 1, le=INT64_MAX)]
+Timestamp = Annotated[int, msgspec.Meta(ge=0, le=MAX_TIMESTAMP)]
+Millis = Annotated[int, msgspec.Meta(ge=0, le=MAX_MILLIS)]
 Seat = Annotated[int, msgspec.Meta(ge=0, le=3)]
 PlayerId = Annotated[str, msgspec.Meta(min_length=1, max_length=100)]
 
@@ -27,7 +35,7 @@ class Event(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tru
 
     stream: EnvelopeStream
     seq: SeqNo
-    ts: Millis
+    ts: Timestamp
     seat: Seat | None = None
     v: Annotated[int, msgspec.Meta(ge=1)] = SCHEMA_VERSION
 

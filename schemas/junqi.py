@@ -70,6 +70,13 @@ class JunqiProfile(Profile, frozen=True, kw_only=True, forbid_unknown_fields=Tru
     max_draw_offers: NonNegative | None = None
     points: GamePoints = msgspec.field(default_factory=GamePoints)
     forfeit_points: int | None = None
+    """Game points of a seat that resigned (认输) and whose alliance lost, in place of `points.loss`
+    (§9, §13.15: no official value); None scores it as any loss. A win or a draw scores both
+    partners alike (第十条)."""
+    reveal_after_elimination: Literal["optional", "required"] = "optional"
+    """亮旗 of a seat whose 司令 died in combat in the step that also eliminated the seat (its flag
+    has left the board, §7.3, §10): `optional` accepts the reveal or its absence, `required` expects
+    it as after any other 司令 death."""
     illegal_layout_policy: Literal["flag_and_stop", "flag_and_continue"] = "flag_and_stop"
     illegal_move_policy: Literal["flag_and_stop", "flag_and_skip", "flag_and_award_loss"] = "flag_and_stop"
 

@@ -20,7 +20,8 @@ from audit.session import movement_ranking, open_verified_session
 from audit.simulate import record_events, simulate_games
 from audit.tournament_sim import TournamentPlan, simulate_tournament
 from ledger.read import read_events
-from ledger.store import Ledger, init, iter_entries
+from ledger.frames import iter_entries
+from ledger.store import Ledger, init
 from ledger.verify import verify
 from schemas.common import Resigned, Ruling
 from schemas.envelope import Event

@@ -30,7 +30,8 @@ def _cases() -> list[tuple[str, dict[str, str], list[int]]]:
 
 
 def _holes(text: str) -> list[int]:
-    return [INDEX[tuple(int(x) for x in c.split(","))] for c in text.split()] if text else []  # type: ignore[misc]
+    pairs = [c.split(",") for c in text.split()]
+    return [INDEX[(int(q), int(r))] for q, r in pairs]
 
 
 @pytest.mark.parametrize(("name", "fields", "counts"), _cases(), ids=[c[0] for c in _cases()])

@@ -96,6 +96,7 @@ def _plant_occupied(events: list[Event]) -> list[Event]:
     """A step into a hole that holds a piece."""
     i = _first(events, lambda e: isinstance(e, Moved) and e.path is None and e.seq > 20)
     ev = events[i]
+    assert isinstance(ev, Moved)
     s = _state_before(events, i)
     occupied = s.pieces[0] | s.pieces[1]  # type: ignore[attr-defined]
     to = next(n for n in ids(NEIGHBOUR_MASK[ev.from_]) if occupied & BIT[n])
@@ -106,6 +107,7 @@ def _plant_broken_chain(events: list[Event]) -> list[Event]:
     """A hop chain whose witness path skips a landing (the endpoint itself is reachable)."""
     i = _first(events, lambda e: isinstance(e, Moved) and e.path is not None and len(e.path) >= 3)
     ev = events[i]
+    assert isinstance(ev, Moved) and ev.path is not None
     return [*events[:i], replace(ev, path=(ev.path[0], *ev.path[2:])), *events[i + 1:]]
 
 

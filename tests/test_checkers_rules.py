@@ -286,10 +286,11 @@ def test_slow_move_and_clock_disagreement_are_reported() -> None:
 
 
 # §10: seat 0 holds a double layer in front of the one empty hole (1,−5) of seat 1's target camp
-# (its own home camp), shuffling a finished piece; seat 1 walks its last piece along the gate.
-WALL = ["0,-4", "1,-4", "-1,-3", "1,-3"] + S_CAMP[:6]
+# (its own home camp), shuffling a piece in the middle of the board, out of both camps' reach;
+# seat 1 walks its last piece along the gate.
+WALL = ["0,-4", "1,-4", "-1,-3", "1,-3"] + S_CAMP[:5] + ["0,0"]
 VICTIM = [h for h in N_CAMP if h != "1,-5"] + ["3,-3"]
-X_SHUFFLE = ["-3,6>-2,6", "-2,6>-3,6"]
+X_SHUFFLE = ["0,0>1,0", "1,0>0,0"]
 Y_WALK = ["3,-3>4,-3", "4,-3>4,-4", "4,-4>3,-4", "3,-4>2,-3", "2,-3>3,-3"]
 
 
@@ -353,7 +354,8 @@ def test_repetition_claimed_by_a_draw_offer() -> None:
     profile = CheckersProfile(repetition_auto=False)
     state, _ = run(position(profile, F_MID, G_MID, 1, turns=(35, 34)), [LAST_OUT, *SHUFFLE * 2])
     assert state.outcome is None and state.history.count(state.history[-1]) == 3
-    claimed, _, _ = fold._on_draw_offered(state, _ev(DrawOffered, state.to_move), fold.Clock(T0))
+    offer = DrawOffered(stream=STREAM, seq=0, ts=T0, seat=state.to_move)
+    claimed, _, _ = fold._on_draw_offered(state, offer, fold.Clock(T0))
     assert claimed.outcome is not None and claimed.outcome.termination == "REPETITION"
 
 

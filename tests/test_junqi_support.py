@@ -79,7 +79,7 @@ def _event(text: str, state: JunqiState, stream: str, seq: int) -> Event:
     head, _, tail = text.rpartition(":") if is_move else text.partition(":")
     named = head if is_move else tail
     seat = SEATS.index(named) if named else state.to_move
-    where = {"stream": stream, "seq": seq, "ts": T0 + 10_000 + 1000 * seq, "seat": seat}
+    where: dict[str, Any] = {"stream": stream, "seq": seq, "ts": T0 + 10_000 + 1000 * seq, "seat": seat}
     if is_move:
         frm, to = tail.split(">")
         return Moved(**where, from_=frm, to=to)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ledger import store
+from ledger import frames, store
 from ledger.errors import LedgerLocked
 from tests.ledger_support import cli, event_line, game_lines, snapshot
 
@@ -143,7 +143,7 @@ def test_reading_while_a_writer_appends_gets_the_entries_listed(ledger: Path, tm
     writer appends right after the listing are left for the next read, not refused for want of
     room in the buffer sized by the listing."""
     assert _record(ledger, game_lines(2, 5), tmp_path).exit_code == 0
-    list_sizes, appended = store._segment_sizes, [5]
+    list_sizes, appended = frames._segment_sizes, [5]
 
     def listing_then_append(root: Path) -> list[tuple[int, Path, int]]:
         listed = list_sizes(root)
@@ -151,9 +151,9 @@ def test_reading_while_a_writer_appends_gets_the_entries_listed(ledger: Path, tm
         appended[0] += 5
         return listed
 
-    monkeypatch.setattr(store, "_segment_sizes", listing_then_append)
-    read = store.read_entries(ledger)
+    monkeypatch.setattr(frames, "_segment_sizes", listing_then_append)
+    read = frames.read_entries(ledger)
     monkeypatch.undo()
-    stored = [p for _, p in store.iter_entries(ledger)]
+    stored = [p for _, p in frames.iter_entries(ledger)]
     assert len(read) == 10 and len(stored) > 10
     assert [bytes(read.data[read.ends[i]:read.ends[i + 1]]) for i in range(10)] == stored[:10]

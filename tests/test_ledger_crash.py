@@ -13,8 +13,8 @@ from pathlib import Path
 
 import msgspec
 
-from ledger import store
-from ledger.scan import EntryKey
+from ledger import frames, store
+from ledger.frames import EntryKey
 from ledger.verify import verify
 
 TRIALS = int(os.environ.get("MATCHLEDGER_CRASH_TRIALS", "20"))
@@ -74,7 +74,7 @@ def test_sigkill_never_loses_an_acknowledged_batch(tmp_path: Path) -> None:
         assert report.ok, f"trial {trial}: {report.error}"
     decoder = msgspec.json.Decoder(EntryKey)
     seqs: dict[str, int] = {}
-    for _, data in store.iter_entries(root):
+    for _, data in frames.iter_entries(root):
         key = decoder.decode(data)
         assert key.seq == seqs.get(key.stream, 0)
         seqs[key.stream] = key.seq + 1

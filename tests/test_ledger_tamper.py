@@ -10,7 +10,7 @@ import pytest
 from ledger import fastscan, segments, store
 from ledger.record import validate_lines
 from ledger.verify import verify
-from tests.ledger_support import cli, game_lines
+from tests.ledger_support import cli, game_lines, snapshot
 
 ENTRIES = 24
 
@@ -150,9 +150,12 @@ def test_forged_checkpoint_root_is_refused(ledger: Path) -> None:
 
 
 def test_writer_refuses_to_open_damaged_checkpointed_range(ledger: Path) -> None:
+    """The writer reads only the frame its index head names: a log cut short below it is refused, not repaired."""
     _splice(ledger, lambda f: f[:10])
+    before = snapshot(ledger)
     result = cli("record", "--ledger", str(ledger), "-", input=game_lines(1, 1)[0])
-    assert result.exit_code == 1 and "entry 10: log holds 10 entries but checkpoint 24 covers more" in result.stderr
+    assert result.exit_code == 1 and "entry 23: 00000000000000000000.seg is shorter than the index head says: entries were removed" in result.stderr
+    assert snapshot(ledger) == before
 
 
 def test_arbiter_cosignature_is_checked(ledger: Path, tmp_path: Path) -> None:

@@ -1,7 +1,8 @@
 -- name: points
 -- check: points
 -- computes: each seat's game points re-derived in SQL from the game's result and profile, beside the
---   engine's: Junqi 5/3/1 to each member of an alliance, checkers 1/½/0 (0 each when
+--   engine's: Junqi 5/3/1 to each member of an alliance (a losing seat whose resignation the engine
+--   accepted scores the profile's forfeit_points when set), checkers 1/½/0 (0 each when
 --   both lose when the profile says so), Paohuzi the deal score from the hu facts (S = 囤 × 番 × base; winner +2S, each loser −S, or the
 --   discarder pays both); every disagreement is a finding
 -- implements: tournament.md §1 (第十条, 附录一; checkers 第十八条(4)), paohuzi.md §10
@@ -16,6 +17,10 @@ WITH hu AS (
              WHEN 'junqi' THEN CASE
                  WHEN len(g.winners) = 0 THEN CAST(json_extract(g.profile, '$.points.draw') AS DOUBLE)
                  WHEN list_contains(g.winners, s.seat) THEN CAST(json_extract(g.profile, '$.points.win') AS DOUBLE)
+                 WHEN json_extract_string(g.profile, '$.forfeit_points') IS NOT NULL AND EXISTS (
+                     SELECT 1 FROM steps r WHERE r.stream = s.stream AND r.kind = 'game.resigned' AND r.seat = s.seat
+                       AND json_extract(r.facts, '$.resigned') IS NOT NULL)
+                   THEN CAST(json_extract(g.profile, '$.forfeit_points') AS DOUBLE)
                  ELSE CAST(json_extract(g.profile, '$.points.loss') AS DOUBLE) END
              WHEN 'checkers' THEN CASE
                  WHEN len(g.winners) > 0 THEN CASE WHEN list_contains(g.winners, s.seat) THEN 1.0 ELSE 0.0 END

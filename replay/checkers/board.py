@@ -169,3 +169,6 @@ def parse_hole(text: str) -> int:
 NEAR_HOME: Final[tuple[int, int]] = (_near(HOME[0]), _near(HOME[1]))
 """Each seat's home camp and the holes within distance 2 of it: where a double-layer wall in
 front of the opponent's target stands, and the opponent's gate (§10)."""
+NEAR_CAMPS: Final[int] = NEAR_HOME[0] | NEAR_HOME[1]
+"""Both camps and the holes within distance 2 of them: where a wall's formation is watched (§10:
+the blocker's pieces near the victim's target camp or home camp)."""

@@ -72,7 +72,8 @@ def _check_witness(s: CheckersState, seat: int, frm: int, to: int, path: tuple[i
     if problem is not None:
         if is_reachable(seat, frm, to, occupied, rules):
             return Verdict("E_BAD_PATH", problem, (), 0)
-        return Verdict(classify(seat, frm, to, occupied, p), problem, (), 0)
+        # The path is evidence of how the piece went: classify by it when it runs from `frm` to `to`.
+        return Verdict(classify(seat, frm, to, occupied, p, path if checked else None), problem, (), 0)
     assert checked is not None
     if checked.revisits:
         message = f"path {shown} lands twice on one hole"

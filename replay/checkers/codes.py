@@ -12,7 +12,7 @@ ARTICLES: Final[dict[str, str | None]] = {
     "E_GOAL_LOCK": "第一条", "E_BAD_PATH": "第一条", "E_PATH_REVISIT": "第一条", "W_PATH_REVISIT": "第一条",
     "W_LEFT_TARGET": "第一条",
     # Result (第三条).
-    "W_IMPLAUSIBLY_FAST": "第三条", "E_CLAIM": "第三条", "W_DRAW_AGREEMENT": "第三条",
+    "W_IMPLAUSIBLY_FAST": "第三条", "E_CLAIM": "第三条", "W_DRAW_AGREEMENT": "第三条", "E_NO_RESULT": "第三条",
     # Time and waiting (第四条).
     "W_SLOW_MOVE": "第四条", "W_MOVE_TIME": "第四条", "W_TIMEOUTS": "第四条", "W_NO_WAIT": "第四条",
     # Leave camp (第五条) and walls (第六条).
@@ -20,9 +20,10 @@ ARTICLES: Final[dict[str, str | None]] = {
     "W_POSSIBLE_WALL": "第六条",
     # Cards (第十六条).
     "W_UNJUSTIFIED_SKIP": "第十六条", "W_DISCONNECT": "第十六条",
+    # A game is between two players (第十八条(1)b: 两选手间对决): seats 0 and 1 only.
+    "E_NO_SEAT": "第十八条",
     # Log anomalies with no article.
     "W_AFTER_END": None, "W_CLOCK": None, "E_SEQ": None, "E_STREAM": None, "E_FOREIGN_EVENT": None,
-    "E_NO_SEAT": None,
     "W_RESIGN_IGNORED": None,
 }
 

@@ -76,7 +76,10 @@ def replay(events: Iterable[Event], strict: bool = False) -> Iterator[Step]:
     expected = start.seq + 1
     stream = start.stream
     for ev in it:
-        handler = _HANDLERS.get(type(ev), _on_foreign)
+        if (ev.seat is not None and ev.seat > 1) or type(ev) in _CLAIMS:
+            handler = _on_no_seat if _outside_seats(ev) else _HANDLERS[type(ev)]
+        else:
+            handler = _HANDLERS.get(type(ev), _on_foreign)
         state, facts, notes = handler(state, ev, clock)
         if ev.seq != expected or ev.ts < clock.prev_ts or ev.stream != stream:
             notes = [*_envelope_notes(start, ev, expected, clock), *notes]
@@ -114,6 +117,24 @@ def _envelope_notes(start: GameStarted, ev: Event, expected: int, clock: Clock) 
     return out
 
 
+def _outside_seats(ev: Event) -> list[int]:
+    """Returns the seats beyond 0 and 1 that an event names: its acting seat, and the winners and
+    points of a claim or a ruling (a seat 2 or 3 is valid in the schema, shared with Junqi)."""
+    named = set(getattr(ev, "winners", None) or ())
+    named.update(range(len(getattr(ev, "points", None) or ())))
+    if ev.seat is not None:
+        named.add(ev.seat)
+    return sorted(x for x in named if x > 1)
+
+
+def _on_no_seat(s: CheckersState, ev: Event, clock: Clock) -> Result:
+    """Ignores an event that names a seat the game does not have (E_NO_SEAT): applied, it would
+    change the result (a card to seat 2 would make seat 1 lose)."""
+    facts: Facts = {"seat": ev.seat, "action": None, "ignored": True}
+    message = f"{ev.kind} names seat {', '.join(map(str, _outside_seats(ev)))}; the game has seats 0 and 1, so it is ignored"  # type: ignore[attr-defined]
+    return s, facts, (note("E_NO_SEAT", message),)
+
+
 def _after_end(s: CheckersState, ev: Event, facts: Facts) -> Result:
     """Reports and ignores a turn event after the game is over (§8: W_AFTER_END); in a game
     stopped as unverified, later events are ignored silently."""
@@ -143,7 +164,7 @@ def _on_moved(s: CheckersState, ev: Moved, clock: Clock) -> Result:
     verdict = check_move(s, seat, frm, to, ev.path)
     if verdict.code is not None:
         return _illegal(s, ev, verdict.code, verdict.why, action, think)
-    turn = play_move(s, frm, to, verdict.path)
+    turn = play_move(s, frm, to, verdict.path, shown=ev.path is not None)
     p = s.profile
     if not ev.system and think > p.move_time_limit_s * 1000 + p.time_tolerance_ms:
         turn = _slow(turn, ev, think)
@@ -172,7 +193,7 @@ def _illegal(s: CheckersState, ev: Moved, code: str, why: str, action: str, thin
     facts: Facts = {"seat": ev.seat, "action": action, "ply": s.ply, "illegal": code}
     appliable = code not in ("E_NOT_YOUR_TURN", "E_NO_OWN_PIECE", "E_OCCUPIED")
     if s.profile.on_illegal_move == "flag_and_apply" and appliable:
-        turn = play_move(s, ev.from_, ev.to, ev.path or (ev.from_, ev.to))
+        turn = play_move(s, ev.from_, ev.to, ev.path or (ev.from_, ev.to), shown=ev.path is not None)
         return turn.state, {**_move_facts(turn.state, ev.seat, action, think, 0), "illegal": code}, [found, *turn.notes]
     if s.profile.on_illegal_move == "stop_unverified":
         s = msgspec.structs.replace(s, unverified=True, outcome=Outcome(termination=UNVERIFIED, winners=(), points=(0.0, 0.0)))
@@ -305,16 +326,33 @@ def _on_ended(s: CheckersState, ev: GameEnded, clock: Clock) -> Result:
     facts: Facts = {"seat": ev.seat, "action": None, "claimed": ev.termination}
     if s.unverified:
         facts["unverified"] = True
-        adopted = Outcome(termination=UNVERIFIED, winners=tuple(ev.winners), points=tuple(float(x) for x in ev.points))
-        return msgspec.structs.replace(s, outcome=adopted), facts, NO_NOTES
+        return _adopt_claim(s, ev), facts, NO_NOTES
     if s.outcome is None and s.arrived != (0, 0) and s.profile.equalizer_source != "log_only":
         s = settle_by_search(s)
         facts["equalizer"] = "computed"
     if s.outcome is None and any(s.offline) and "dissolve" in s.profile.auto_cards:
         s = msgspec.structs.replace(s, outcome=_dissolved(s))
+    if s.outcome is None:
+        facts["unverified"] = True
+        return _adopt_claim(s, ev), {**facts, "derived": None}, (_no_result(s, ev),)
     found = check_claim("checkers.E_CLAIM", ev, s.outcome, ARTICLES["E_CLAIM"])
     facts["derived"] = s.outcome.termination if s.outcome else None
     return s, facts, [msgspec.structs.replace(f, message=f"seq {ev.seq}: {f.message}") for f in found]  # type: ignore[misc]
+
+
+def _adopt_claim(s: CheckersState, ev: GameEnded) -> CheckersState:
+    """Keeps the software's declared result for the standings under the termination UNVERIFIED
+    (§4.7, §5.4a): the rules could not decide the game, and the standings must not drop it."""
+    adopted = Outcome(termination=UNVERIFIED, winners=tuple(ev.winners), points=tuple(float(x) for x in ev.points))
+    return msgspec.structs.replace(s, unverified=True, outcome=adopted)
+
+
+def _no_result(s: CheckersState, ev: GameEnded) -> Note:
+    """Flags a log that ends while the rules still have the game going on (§5.4a: UNVERIFIED,
+    compared with the claim), naming what the software declared."""
+    return note("E_NO_RESULT", f"the log ends after ply {s.ply} without a result (seat {s.to_move} to move); the claimed "
+                               f"{ev.termination}, winners {list(ev.winners)}, points {list(ev.points)} is kept for the "
+                               f"standings as UNVERIFIED")
 
 
 def _dissolved(s: CheckersState) -> Outcome:
@@ -333,6 +371,8 @@ def _put(pair: tuple[bool, bool], seat: int, value: bool) -> tuple[bool, bool]:
 
 
 _TURN_EVENTS: frozenset[type] = frozenset({Moved, TimedOut, Skipped})
+_CLAIMS: frozenset[type] = frozenset({GameEnded, Ruling})
+"""Events that name seats beyond their acting one (winners, points)."""
 _HANDLERS: dict[type, Callable[[CheckersState, Any, Clock], Result]] = {
     Moved: _on_moved, TimedOut: _on_timed_out, Skipped: _on_skipped, MoveTimeUsed: _on_move_time,
     Disconnected: _on_disconnected, PenaltyCard: _on_penalty, Resigned: _on_resigned,

@@ -209,31 +209,50 @@ def _land_problem(b: int, occ: int, rules: MoveRules, seat: int, frm: int, *, fi
     return None
 
 
-def classify(seat: int, frm: int, to: int, occupied: int, profile: CheckersProfile) -> str:
-    """Returns the §4.7 code of an endpoint that the profile rejects: the first profile relaxed
-    in one option that accepts it (long hops, side triangles, goal lock), else `E_UNREACHABLE`."""
-    base = MoveRules.of(profile)
-    relaxed = (
-        ("E_LONG_HOP_ONLY", not base.long_hops, base._replace(long_hops=True)),
-        ("E_SIDE_TRIANGLE", bool(base.end_forbidden), base._replace(land_forbidden=0, end_forbidden=0)),
-        ("E_GOAL_LOCK", base.lock != "off", base._replace(lock="off")),
-    )
-    for code, applies, rules in relaxed:
-        if applies and is_reachable(seat, frm, to, occupied, rules):
+def classify(seat: int, frm: int, to: int, occupied: int, profile: CheckersProfile, path: tuple[int, ...] | None = None) -> str:
+    """Returns the §4.7 code of a move the profile rejects: the option whose relaxation first makes
+    it legal, by its witness path when the log gives one, else by its endpoint; `E_UNREACHABLE`
+    when no profile accepts it.
+
+    The options are relaxed one after the other, restrictions of plain moves first (side
+    triangles, goal lock), long hops last: a plain-hop move into a forbidden triangle is a side
+    triangle breach even where a long hop would also reach its endpoint."""
+    for code, rules in _relaxations(MoveRules.of(profile)):
+        if path is None and is_reachable(seat, frm, to, occupied, rules):
+            return code
+        if path is not None and check_path(seat, path, occupied, rules).problem is None:
             return code
     return "E_UNREACHABLE"
 
 
+def _relaxations(base: MoveRules) -> list[tuple[str, MoveRules]]:
+    """Returns the profile's rules relaxed cumulatively, one restricting option at a time, each
+    with the code of the option it lifts."""
+    out: list[tuple[str, MoveRules]] = []
+    if base.land_forbidden or base.end_forbidden:
+        base = base._replace(land_forbidden=0, end_forbidden=0)
+        out.append(("E_SIDE_TRIANGLE", base))
+    if base.lock != "off":
+        base = base._replace(lock="off")
+        out.append(("E_GOAL_LOCK", base))
+    if not base.long_hops:
+        out.append(("E_LONG_HOP_ONLY", base._replace(long_hops=True)))
+    return out
+
+
 def can_arrive_within(seat: int, own: int, other: int, turns: int, rules: MoveRules = DEFAULT_RULES) -> int:
     """Returns the fewest own moves (1..turns) that complete the seat's target camp with the
-    opponent's pieces fixed (the equaliser search of §5.2), or 0 when none does."""
+    opponent's pieces fixed (the equaliser search of §5.2: every sequence up to `turns`, moves of
+    pieces already in the camp included), or 0 when none does."""
     target = TARGET[seat]
     frontier = {own}
     for n in range(1, turns + 1):
+        last = n == turns
         following: set[int] = set()
         for pieces in frontier:
             occ = pieces | other
-            for frm in ids(pieces & ~target):
+            # Only a piece from outside can complete the camp; the others make room for it first.
+            for frm in ids(pieces & ~target if last else pieces):
                 for to in reach(seat, frm, occ, rules).endpoints():
                     after = pieces ^ BIT[frm] ^ BIT[to]
                     if after == target:
@@ -241,6 +260,34 @@ def can_arrive_within(seat: int, own: int, other: int, turns: int, rules: MoveRu
                     following.add(after)
         frontier = following
     return 0
+
+
+def can_retrace(frm: int, to: int, before: int, after: int, long_hops: bool, path: tuple[int, ...] | None = None) -> bool:
+    """Tells whether a hop chain from `frm` to `to` made in the occupancy `before` can be taken
+    back along the same path in `after` (原路退回, 第四条): the path given, else some path that is
+    legal both ways. Both occupancies leave out the moving piece."""
+    if path is not None:
+        return all(_hop_both_ways(a, b, before, after, long_hops) for a, b in zip(path, path[1:]))
+    seen, stack = BIT[frm], [frm]
+    while stack:
+        a = stack.pop()
+        for _, _, b in LONG_HOPS[a]:
+            if not seen & BIT[b] and _hop_both_ways(a, b, before, after, long_hops):
+                if b == to:
+                    return True
+                seen |= BIT[b]
+                stack.append(b)
+    return False
+
+
+def _hop_both_ways(a: int, b: int, before: int, after: int, long_hops: bool) -> bool:
+    """Tells whether a→b is a hop in `before` and b→a the same hop back in `after`."""
+    geometry = HOP_GEOMETRY.get((a, b))
+    if geometry is None or not (geometry[2] or long_hops):
+        return False
+    pivot, clear, _ = geometry
+    back_clear = HOP_GEOMETRY[(b, a)][1]
+    return bool(before & pivot and after & pivot) and not before & clear and not after & back_clear
 
 
 def is_stuck(seat: int, own: int, occupied: int, home: int, rules: MoveRules = DEFAULT_RULES) -> bool:

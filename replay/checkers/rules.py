@@ -8,11 +8,11 @@ from typing import Final, NamedTuple
 
 import msgspec
 
-from replay.checkers.board import BIT, HOME, NEAR_HOME, TARGET
+from replay.checkers.board import BIT, HOME, NEAR_CAMPS, NEAR_HOME, NEIGHBOUR_MASK, TARGET
 from replay.checkers.codes import Note, note
 from replay.checkers.match import timeout_allowance
-from replay.checkers.moves import MoveRules, all_moves, can_arrive_within, is_stuck
-from replay.checkers.state import NOBODY, CheckersState, position_key
+from replay.checkers.moves import MoveRules, all_moves, can_arrive_within, can_retrace, is_stuck
+from replay.checkers.state import NOBODY, CheckersState, Undo, position_key
 from replay.protocol import Outcome
 from schemas.checkers import CheckersProfile
 
@@ -94,8 +94,9 @@ def _put(pair: tuple, seat: int, value: object) -> tuple:  # type: ignore[type-a
     return (value, pair[1]) if seat == 0 else (pair[0], value)
 
 
-def play_move(s: CheckersState, frm: int, to: int, path: tuple[int, ...]) -> Turn:
-    """Applies an already-validated move of the seat to move and runs the end-of-ply checks."""
+def play_move(s: CheckersState, frm: int, to: int, path: tuple[int, ...], shown: bool = True) -> Turn:
+    """Applies an already-validated move of the seat to move and runs the end-of-ply checks;
+    `shown` tells whether the log shows `path` (False for a hop chain logged by its ends)."""
     seat = s.to_move
     own = s.pieces[seat] ^ BIT[frm] ^ BIT[to]
     pieces = (own, s.pieces[1]) if seat == 0 else (s.pieces[0], own)
@@ -106,7 +107,7 @@ def play_move(s: CheckersState, frm: int, to: int, path: tuple[int, ...]) -> Tur
     if HOME[seat] & BIT[to] and not HOME[seat] & BIT[frm] and s.turns[seat] >= d.last_check[0] \
             and s.profile.reentry_own_home_after_deadline == "flag":
         notes.append(note("W_REENTER_OWN_CAMP", f"move {frm}>{to} of seat {seat} re-enters its home camp after turn {d.last_check[0]}"))
-    undo, owe_wait, outcome = _waiting(s, seat, (frm, to), notes)
+    undo, owe_wait, outcome = _waiting(s, seat, Played(frm, to, path if shown else None), notes)
     return _end_turn(s, seat, pieces, path, True, notes, undo, owe_wait, outcome)
 
 
@@ -163,14 +164,23 @@ def _pass_is_justified(s: CheckersState, seat: int) -> bool:
     return "no_legal_move" in causes and not all_moves(seat, s.pieces[seat], occupied, derived(s.profile).rules)
 
 
-def _waiting(s: CheckersState, seat: int, move: tuple[int, int] | None, notes: list[Note]) -> tuple[
-        tuple[int, int, int] | None, int, Outcome | None]:
+class Played(NamedTuple):
+    """A move as the waiting rule reads it: its ends and the path the log shows (None when unknown)."""
+
+    frm: int
+    to: int
+    path: tuple[int, ...] | None
+
+
+def _waiting(s: CheckersState, seat: int, move: Played | None, notes: list[Note]) -> tuple[Undo | None, int, Outcome | None]:
     """Applies the waiting rule (第四条, §6.1): after an opponent's timeout the seat passes, or
-    moves and takes the move back on its next turn, unless the move serves a leave-camp deadline."""
+    moves and takes the move back along the same path on its next turn (原路退回), unless the
+    move serves a leave-camp deadline."""
     undo, owe_wait, outcome = s.undo, s.owe_wait, None
-    if undo is not None and undo[0] == seat:
-        if move != (undo[2], undo[1]):
-            message = f"seat {seat} moved {undo[1]}>{undo[2]} instead of waiting and did not take it back"
+    if undo is not None and undo.seat == seat:
+        problem = _take_back_problem(s, undo, move)
+        if problem:
+            message = f"seat {seat} moved {undo.frm}>{undo.to} instead of waiting and {problem}"
             if s.profile.waiting_rule == "yellow_card":
                 outcome = win(1 - seat, "NO_WAIT")
             else:
@@ -179,21 +189,42 @@ def _waiting(s: CheckersState, seat: int, move: tuple[int, int] | None, notes: l
     if owe_wait == seat:
         owe_wait = NOBODY
         if move is not None and not _deadline_excuses(s, seat, move):
-            undo = (seat, move[0], move[1])
+            before = (s.pieces[0] | s.pieces[1]) & ~BIT[move.frm]
+            undo = Undo(seat, move.frm, move.to, move.path, before)
     return undo, owe_wait, outcome
 
 
-def _deadline_excuses(s: CheckersState, seat: int, move: tuple[int, int]) -> bool:
+def _take_back_problem(s: CheckersState, undo: Undo, move: Played | None) -> str:
+    """Returns how a turn fails to take back the move made instead of waiting, or '': the same
+    piece must go back along the same path (原路退回; a step back is always that)."""
+    if move is None or (move.frm, move.to) != (undo.to, undo.frm):
+        return "did not take it back"
+    if NEIGHBOUR_MASK[undo.frm] & BIT[undo.to]:
+        return ""
+    back = move.path[::-1] if move.path is not None else None
+    if undo.path is not None and back is not None:
+        same = undo.path == back
+    else:
+        after = (s.pieces[0] | s.pieces[1]) & ~BIT[undo.to]
+        same = can_retrace(undo.frm, undo.to, undo.before, after, derived(s.profile).rules.long_hops, undo.path or back)
+    if same:
+        return ""
+    came = ">".join(map(str, undo.path)) if undo.path else "its path"
+    went = ">".join(map(str, move.path)) if move.path else "a chain that cannot retrace it"
+    return f"took it back along {went}, not the way it came ({came})"
+
+
+def _deadline_excuses(s: CheckersState, seat: int, move: Played) -> bool:
     """Tells whether a move that did not wait takes a piece out of camp for a leave-camp deadline
     within the seat's next two turns (第四条: 如因等对方妨碍己方出营，可不等而出营)."""
     k = s.turns[seat] + 1
     home = HOME[seat]
     soon = any(k <= turn <= k + 1 for turn in derived(s.profile).checks)
-    return soon and bool(home & BIT[move[0]]) and not home & BIT[move[1]]
+    return soon and bool(home & BIT[move.frm]) and not home & BIT[move.to]
 
 
 def _end_turn(s: CheckersState, seat: int, pieces: tuple[int, int], last: tuple[int, ...], moved: bool,
-              notes: list[Note], undo: tuple[int, int, int] | None, owe_wait: int, outcome: Outcome | None) -> Turn:
+              notes: list[Note], undo: Undo | None, owe_wait: int, outcome: Outcome | None) -> Turn:
     """Closes a ply: counters, then arrival and margin, leave-camp, repetition, walls and the
     round limit, each only while the game is still undecided (§5.4)."""
     p = s.profile
@@ -313,18 +344,18 @@ def _leave_camp(s: CheckersState, seat: int, pieces: tuple[int, int], turns: tup
 
 def _track_wall(s: CheckersState, seat: int, pieces: tuple[int, int], ply: int, notes: list[Note]) -> tuple[
         tuple[int, int], tuple[int, int], tuple[bool, bool]]:
-    """Follows the blocker's pieces in front of its own home camp, the victim's target (§10): when
-    they stay put for more than `wall_cycles` of its turns while the victim is stuck, raises
-    W_POSSIBLE_WALL once.
-
-    The rules file's `stuck` test (no move adds a piece to the target camp) holds through most
-    of a middle game, so the victim must also have every unfinished piece at the gate (within
-    distance 2 of its target camp): only then can a wall make the game endless (第六条: 致使比赛无终)."""
-    form = pieces[seat] & NEAR_HOME[seat]
-    still_n = s.still[seat] + 1 if form and form == s.formation[seat] else 0
+    """Follows the blocker's formation, its pieces within distance 2 of either camp (the victim's
+    target or home, §10): when it stays put for more than `wall_cycles` of the blocker's turns
+    while the victim is stuck, raises W_POSSIBLE_WALL once (with `wall_test = at_gate`, only
+    for a formation in front of the victim's target with the victim waiting at that gate)."""
+    form = pieces[seat] & NEAR_CAMPS
+    at_gate = s.profile.wall_test == "at_gate"
+    held = form and form == s.formation[seat] and (not at_gate or form & NEAR_HOME[seat])
+    still_n = s.still[seat] + 1 if held else 0
     walled_now = s.walled[seat] and still_n > 0
     victim = 1 - seat
-    if still_n > s.profile.wall_cycles and not walled_now and not pieces[victim] & ~TARGET[victim] & ~NEAR_HOME[seat]:
+    waiting = not at_gate or not pieces[victim] & ~TARGET[victim] & ~NEAR_HOME[seat]
+    if still_n > s.profile.wall_cycles and not walled_now and waiting:
         if is_stuck(victim, pieces[victim], pieces[0] | pieces[1], HOME[victim], derived(s.profile).rules):
             walled_now = True
             notes.append(note("W_POSSIBLE_WALL", f"seat {seat} has held the same pieces in front of its camp for {still_n} "

@@ -3,7 +3,7 @@ position key and notation that findings and repetition use."""
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, NamedTuple
 
 import msgspec
 
@@ -13,6 +13,18 @@ from schemas.checkers import CheckersProfile
 from schemas.common import GameStarted
 
 NOBODY: Final[int] = -1
+
+
+class Undo(NamedTuple):
+    """A move made instead of waiting (第四条), owed back on the seat's next turn the way it came."""
+
+    seat: int
+    frm: int
+    to: int
+    path: tuple[int, ...] | None
+    """The path the log shows (a step, or a hop chain's witness); None for a chain logged by its ends."""
+    before: int
+    """Every occupied hole before the move, its origin left out: where each hop of the path was made."""
 
 
 class CheckersState(msgspec.Struct, frozen=True, kw_only=True):
@@ -39,8 +51,8 @@ class CheckersState(msgspec.Struct, frozen=True, kw_only=True):
     """Position keys counted for repetition (§7), oldest first."""
     owe_wait: int = NOBODY
     """Seat that must wait this turn because its opponent timed out within the allowance (§6.1)."""
-    undo: tuple[int, int, int] | None = None
-    """(seat, from, to) of a move made instead of waiting, to be taken back on the seat's next turn."""
+    undo: Undo | None = None
+    """A move made instead of waiting, to be taken back along the same path on the seat's next turn."""
     formation: tuple[int, int] = (0, 0)
     still: tuple[int, int] = (0, 0)
     walled: tuple[bool, bool] = (False, False)

@@ -13,12 +13,13 @@ from replay.claims import check_claim
 from replay.junqi.board import NAMES
 from replay.junqi.layout import ARTICLES as LAYOUT_ARTICLES
 from replay.junqi.layout import layout_problems, place
-from replay.junqi.moves import check_move
+from replay.junqi.moves import ARTICLES as MOVE_ARTICLES
+from replay.junqi.moves import can_move, check_move, legal_moves
 from replay.junqi.pieces import FLAG, KIND_NAMES, KIND_OF, kind_of, seat_of
-from replay.junqi.rules import do_move, finish, next_turn, offer_draw, pass_turn, resign, vote_draw
+from replay.junqi.rules import do_move, draw_voters, finish, next_turn, offer_draw, pass_turn, resign, vote_draw
 from replay.junqi.state import ALLIANCES, JunqiState, Layout, initial_state, notation, point_index, settings
 from replay.protocol import CHANCE, Finding, IllegalActionError, Step, StrictReplayError
-from schemas.common import DrawAnswered, DrawOffered, GameEnded, GameStarted, MoveTimeUsed, Resigned, Skipped, TimedOut
+from schemas.common import DrawAnswered, DrawOffered, GameEnded, GameStarted, MoveTimeUsed, Resigned, Ruling, Skipped, TimedOut
 from schemas.envelope import Event
 from schemas.junqi import FlagRevealed, JunqiProfile, LayoutSubmitted, Moved
 
@@ -33,17 +34,26 @@ the claim); rulings, cards and disconnections carry no rule effect either way.""
 
 @dataclass
 class Audit:
-    """What the fold tracks beside the game state: the clock, 亮旗 still owed, time used per seat."""
+    """What the fold tracks beside the game state: the clock, 亮旗 still owed, time used per seat,
+    the skips the rules allow and the last declined draw offer."""
 
     stream: str
     last_ts: int
-    pending_reveals: list[int] = field(default_factory=list)
+    pending_reveals: dict[int, tuple[int, bool]] = field(default_factory=dict)
+    """Per seat whose 司令 died in the last move: its flag's point, and whether the 亮旗 is owed."""
     time_used: list[int] = field(default_factory=lambda: [0, 0, 0, 0])
     findings: list[Finding] = field(default_factory=list)
     ended: bool = False
     turn_end: int = 0
     last_turn: tuple[int, int] = (-1, 0)
     """The seq of the last turn-ending event (move, timeout, skip, layout) and its gap to the one before."""
+    timed_out: tuple[int, int] = (-1, -1)
+    """The seat that last timed out and the plies then: a skip of that seat before any move records
+    the timeout's consequence (§7.5)."""
+    skip_ruled: int = -1
+    """The seat a referee's ruling allows to skip its next turn."""
+    declined: tuple[int, int] | None = None
+    """The seat that declined the last draw offer and the seq of its answer."""
 
     def end_turn(self, event: Event) -> None:
         """Notes when a turn ended, so the next move-time claim can be checked against the clock."""
@@ -126,9 +136,12 @@ def _other_event(state: JunqiState, event: Event, kind: type, audit: Audit) -> t
     if state.halted is not None:
         facts["halted"] = state.halted
         return state, _counters(state, facts)
+    if not _is_seat(event.seat):
+        _no_seat(event, audit)
+        return state, _counters(state, facts)
     if audit.pending_reveals and not isinstance(event, (FlagRevealed, MoveTimeUsed)):
         _missed_reveals(event, audit)
-    if state.outcome is not None and not isinstance(event, AFTER_END_ALLOWED) and _has_rule_effect(event):
+    if state.outcome is not None and not isinstance(event, AFTER_END_ALLOWED) and _has_rule_effect(event, state, audit):
         code = "M01" if isinstance(event, Moved) else "E01"
         audit.find(event, code, f"{event.kind} after the game ended ({state.outcome.termination})", "第九条")
         return state, _counters(state, facts)
@@ -147,7 +160,9 @@ _MOVE_FACTS: Final[dict[str, Any]] = dict.fromkeys((
 _MOVE_TIME_FACTS: Final[dict[str, Any]] = dict.fromkeys(("seat", "action", "time_used", "ms", "step", "quiet", "to_move"))
 
 
-def _has_rule_effect(event: Event) -> bool:
+def _has_rule_effect(event: Event, state: JunqiState, audit: Audit) -> bool:
+    if isinstance(event, Skipped) and audit.timed_out == (event.seat, state.plies):
+        return False  # the record of the timeout that ended the game
     return isinstance(event, (Moved, LayoutSubmitted, TimedOut, Skipped, Resigned, DrawOffered, DrawAnswered))
 
 
@@ -158,11 +173,21 @@ def _counters(state: JunqiState, facts: dict[str, Any]) -> dict[str, Any]:
     return facts
 
 
+def _is_seat(seat: int | None) -> bool:
+    """Tells whether an event names one of the game's four seats (第二条), or no seat at all."""
+    return seat is None or 0 <= seat <= 3
+
+
+def _no_seat(event: Event, audit: Audit) -> None:
+    audit.find(event, "E04", f"{event.kind} names seat {event.seat}, not a seat of this game (0–3); the event is ignored", "第二条")
+
+
 # 亮旗 is common practice (junqi.md §10, [COM]); the rule book excerpt has no article for it, so its
 # findings carry no article.
 def _missed_reveals(event: Event, audit: Audit) -> None:
-    for owner in audit.pending_reveals:
-        audit.find(event, "M11", f"seat {owner}'s 司令 died in combat but its flag was not revealed (亮旗)")
+    for owner, (_, owed) in audit.pending_reveals.items():
+        if owed:
+            audit.find(event, "M11", f"seat {owner}'s 司令 died in combat but its flag was not revealed (亮旗)")
     audit.pending_reveals.clear()
 
 
@@ -195,10 +220,8 @@ def _moved(state: JunqiState, event: Moved, audit: Audit) -> tuple[JunqiState, d
     frm, to = index[event.from_], index[event.to]
     action = notation(frm, to)
     seat = event.seat
-    if seat is None or state.to_move == CHANCE:
-        audit.find(event, "M02", f"move {action} before all four layouts are in" if seat is not None
-                   else f"move {action} names no seat", "第七条")
-        return state, _counters(state, {"seat": seat, "action": action})
+    if seat is None or state.to_move == CHANCE or not 0 <= seat <= 3:
+        return state, _unplayable_move(state, event, action, audit)
     try:
         check_move(state, seat, frm, to)
     except IllegalActionError as exc:
@@ -206,6 +229,7 @@ def _moved(state: JunqiState, event: Moved, audit: Audit) -> tuple[JunqiState, d
         state = _illegal(state, seat, exc.code)
         return state, _counters(state, {"seat": seat, "action": action})
     piece = KIND_NAMES[kind_of(state.board[frm])]
+    before = state
     state, report = do_move(state, frm, to)
     result, removed, eliminated = report.result, report.removed, report.eliminated
     if event.result is not None and event.result != result:
@@ -213,7 +237,7 @@ def _moved(state: JunqiState, event: Moved, audit: Audit) -> tuple[JunqiState, d
     if event.piece is not None and event.piece != piece:
         audit.find(event, "M11", f"claimed mover {event.piece}, the piece on {event.from_} is {piece}", "第八条")
     if report.marshal_deaths:
-        audit.pending_reveals = [s for s in report.marshal_deaths if _flag_point(state, s) is not None]
+        audit.pending_reveals = _reveals_due(before, state, report.marshal_deaths)
     facts = _MOVE_FACTS.copy()
     facts["seat"] = seat
     facts["action"] = action
@@ -226,6 +250,31 @@ def _moved(state: JunqiState, event: Moved, audit: Audit) -> tuple[JunqiState, d
     if eliminated:
         facts["eliminated"] = ",".join(str(s) for s in eliminated)
     return state, _counters(state, facts)
+
+
+def _unplayable_move(state: JunqiState, event: Moved, action: str, audit: Audit) -> dict[str, Any]:
+    """Reports a move that names no seat of the game or comes before the layouts are in; returns its facts."""
+    seat = event.seat
+    if seat is None:
+        audit.find(event, "M02", f"move {action} names no seat", "第七条")
+    elif not _is_seat(seat):
+        _no_seat(event, audit)
+    else:
+        audit.find(event, "M02", f"move {action} before all four layouts are in", "第七条")
+    return _counters(state, {"seat": seat, "action": action})
+
+
+def _reveals_due(before: JunqiState, after: JunqiState, deaths: tuple[int, ...]) -> dict[int, tuple[int, bool]]:
+    """Returns, per seat whose 司令 died in the move, its flag's point and whether the 亮旗 is owed.
+    The point is read before the move: a seat left with no legal move is eliminated in the same
+    step and its flag leaves the board, yet the reveal is still correct (§10)."""
+    required = after.profile.reveal_after_elimination == "required"
+    due: dict[int, tuple[int, bool]] = {}
+    for seat in deaths:
+        flag = _flag_point(before, seat)
+        if flag is not None:
+            due[seat] = (flag, after.alive[seat] or required)
+    return due
 
 
 def _illegal(state: JunqiState, seat: int, code: str) -> JunqiState:
@@ -248,13 +297,12 @@ def _flag_point(state: JunqiState, seat: int) -> int | None:
 def _flag_revealed(state: JunqiState, event: FlagRevealed, audit: Audit, facts: dict[str, Any]) -> JunqiState:
     actual = _flag_point(state, event.owner)
     facts["revealed"] = event.owner
-    if event.owner not in audit.pending_reveals:
+    due = audit.pending_reveals.pop(event.owner, None)
+    if due is None:
         audit.find(event, "M11", f"亮旗 of seat {event.owner} without its 司令 dying in the move before")
-    elif actual is None or point_index(event.point, state.profile) != actual:
-        where = NAMES[actual] if actual is not None else "nowhere"
-        audit.find(event, "M11", f"亮旗 shows seat {event.owner}'s flag on {event.point}, it stands on {where}")
-    if event.owner in audit.pending_reveals:
-        audit.pending_reveals.remove(event.owner)
+    elif point_index(event.point, state.profile) != due[0]:
+        where = "stood" if actual is None else "stands"
+        audit.find(event, "M11", f"亮旗 shows seat {event.owner}'s flag on {event.point}, it {where} on {NAMES[due[0]]}")
     return state
 
 
@@ -267,8 +315,10 @@ def _move_time(state: JunqiState, event: MoveTimeUsed, audit: Audit) -> dict[str
     if event.move_seq == seq and abs(ms - gap) > CLOCK_TOLERANCE_MS:
         audit.find(event, "T03", f"seat {seat} is said to have used {ms} ms for #{seq}, but "
                    f"{gap} ms passed since the previous turn ended", severity="warning")
-    if seat is None:
-        return _counters(state, {"seat": None, "action": None, "ms": ms})
+    if seat is None or not 0 <= seat <= 3:
+        if seat is not None:
+            _no_seat(event, audit)
+        return _counters(state, {"seat": seat, "action": None, "ms": ms})
     used = audit.time_used[seat] + ms
     audit.time_used[seat] = used
     facts = _MOVE_TIME_FACTS.copy()
@@ -278,17 +328,65 @@ def _move_time(state: JunqiState, event: MoveTimeUsed, audit: Audit) -> dict[str
     return _counters(state, facts)
 
 
-def _turn_event(state: JunqiState, event: TimedOut | Skipped, audit: Audit, facts: dict[str, Any]) -> JunqiState:
+def _timed_out(state: JunqiState, event: TimedOut, audit: Audit, facts: dict[str, Any]) -> JunqiState:
     if event.seat is None or event.seat != state.to_move:
         audit.find(event, "M02", f"{event.kind} of seat {event.seat} but it is seat {state.to_move}'s turn", "第七条")
         return state
-    return pass_turn(state, event.seat, timeout=isinstance(event, TimedOut))
+    state = pass_turn(state, event.seat, timeout=True)
+    audit.timed_out = (event.seat, state.plies)
+    return state
+
+
+def _skipped(state: JunqiState, event: Skipped, audit: Audit, facts: dict[str, Any]) -> JunqiState:
+    """Accepts a skip only as a consequence the rules give (§7.5, 第七条): it records a timeout, an
+    eliminated seat or a seat with no legal move, or a referee's ruling allows it; any other skip of
+    the seat to move is a pass by choice (M12) and meets `illegal_move_policy`."""
+    seat = event.seat
+    consequence = None if seat is None else _skip_consequence(state, seat, audit)
+    if consequence is not None:
+        facts["skip"] = consequence
+        return pass_turn(state, state.to_move, timeout=False) if consequence == "ruling" else state
+    if seat is None or seat != state.to_move:
+        audit.find(event, "M02", f"{event.kind} of seat {seat} but it is seat {state.to_move}'s turn", "第七条")
+        return state
+    moves = len(legal_moves(state, seat))
+    audit.find(event, "M12", f"seat {seat} passed by choice: it has {moves} legal moves and did not time out "
+               "(no passing by choice)", MOVE_ARTICLES["M12"])
+    return _illegal(state, seat, "junqi.M12")
+
+
+def _skip_consequence(state: JunqiState, seat: int, audit: Audit) -> str | None:
+    """Returns why the rules skip the seat's turn (`timeout`, `eliminated`, `no_legal_move`,
+    `ruling`), or None when nothing does."""
+    if state.to_move == CHANCE:
+        return None
+    if audit.timed_out == (seat, state.plies):
+        audit.timed_out = (-1, -1)
+        return "timeout"
+    if not state.alive[seat]:
+        return "eliminated"
+    rules = settings(state.profile)
+    if rules.profile.no_move_rule == "skip_turn" and not can_move(state.board, rules, seat):
+        return "no_legal_move"  # the turn passed it by already
+    if audit.skip_ruled == seat and seat == state.to_move:
+        audit.skip_ruled = -1
+        return "ruling"
+    return None
+
+
+def _ruling(state: JunqiState, event: Ruling, audit: Audit, facts: dict[str, Any]) -> JunqiState:
+    """Notes a referee's ruling that names a seat and no result: it allows that seat's next skip."""
+    if event.seat is not None and event.termination is None and event.winners is None and event.points is None:
+        audit.skip_ruled = event.seat
+        facts["skip_allowed"] = event.seat
+    return state
 
 
 def _resigned(state: JunqiState, event: Resigned, audit: Audit, facts: dict[str, Any]) -> JunqiState:
     if event.seat is None or not state.alive[event.seat]:
         audit.find(event, "M03", f"resignation of seat {event.seat}, which is not in the game", "第九条")
         return state
+    facts["resigned"] = event.seat
     return resign(state, event.seat)
 
 
@@ -299,6 +397,7 @@ def _draw_offered(state: JunqiState, event: DrawOffered, audit: Audit, facts: di
         audit.find(event, "E03", f"draw offer by seat {event.seat} not allowed at step {state.step} "
                    f"(offer {state.draw_offers + 1}; from step {profile.draw_min_step}, at most {profile.max_draw_offers})", "第九条")
         return state
+    audit.declined = None
     return offer_draw(state, event.seat)
 
 
@@ -306,6 +405,8 @@ def _draw_answered(state: JunqiState, event: DrawAnswered, audit: Audit, facts: 
     if event.seat is None or state.draw_votes is None:
         audit.find(event, "E03", f"draw answer by seat {event.seat} with no draw offer pending", "第九条")
         return state
+    if not event.accept:
+        audit.declined = (event.seat, event.seq)
     return vote_draw(state, event.seat, event.accept)
 
 
@@ -315,17 +416,29 @@ def _ended(state: JunqiState, event: GameEnded, audit: Audit, facts: dict[str, A
         return state
     audit.ended = True
     if event.termination == "DRAW_AGREED" and state.outcome is None:
-        votes = sorted(state.draw_votes or ())
-        audit.find(event, "E03", f"draw by agreement claimed with the votes of seats {votes} only", "第九条")
+        audit.find(event, "E03", f"draw by agreement claimed, but {_missing_votes(state, audit)}", "第九条")
         return state
     for finding in check_claim("junqi.E02", event, state.outcome, "第九条"):
         audit.findings.append(finding)
     return state
 
 
+def _missing_votes(state: JunqiState, audit: Audit) -> str:
+    """Says why no draw was agreed: no offer, a declined one, or the voters still missing (第九条)."""
+    votes = state.draw_votes
+    if votes is not None:
+        missing = sorted(draw_voters(state) - set(votes))
+        return f"seats {missing} have not accepted the offer (accepted: {list(votes)})"
+    if audit.declined is not None:
+        seat, seq = audit.declined
+        return f"seat {seat} declined the offer at #{seq}"
+    return "no draw was offered"
+
+
 _HANDLERS: Final[dict[type, Any]] = {
-    LayoutSubmitted: _layout, FlagRevealed: _flag_revealed, TimedOut: _turn_event, Skipped: _turn_event,
+    LayoutSubmitted: _layout, FlagRevealed: _flag_revealed, TimedOut: _timed_out, Skipped: _skipped,
     Resigned: _resigned, DrawOffered: _draw_offered, DrawAnswered: _draw_answered, GameEnded: _ended,
+    Ruling: _ruling,
 }
 """The handlers of the events other than moves and their timing, which fold_event handles itself."""
 _TURN_ENDING: Final = (LayoutSubmitted, Moved, TimedOut, Skipped)

@@ -14,8 +14,10 @@ from schemas.junqi import JunqiProfile
 ARTICLES: Final = {
     "M01": "第九条", "M02": "第七条", "M03": "第九条", "M04": "第七条", "M05": "第八条",
     "M06": "第四条 四", "M07": "第七条", "M08": "第四条 七", "M09": "第四条 三", "M10": "第四条 五",
+    "M12": "第七条",
 }
-"""The article of the rule book each move code rests on."""
+"""The article of the rule book each move code rests on; M10 cites 第四条 三 (a camp's one step) or
+第四条 六 (a road's one step) instead when the move leaves a camp or the railway."""
 
 
 def geometry(profile: JunqiProfile) -> Board:
@@ -71,7 +73,8 @@ def check_move(state: JunqiState, seat: int, frm: int, to: int) -> None:
             raise _fail("M09", f"the enemy piece on {NAMES[to]} stands in a 行营 and cannot be attacked")
     geo = geometry(profile)
     if not has_route(cells, geo, frm, to, kind_of(mover) == ENGINEER):
-        raise _fail("M10", f"no route from {NAMES[frm]} to {NAMES[to]}: {_route_reason(cells, geo, frm, to)}")
+        article, reason = _route_problem(cells, geo, frm, to)
+        raise IllegalActionError("junqi.M10", f"no route from {NAMES[frm]} to {NAMES[to]}: {reason}", article)
 
 
 def has_route(cells: tuple[int, ...], geo: Board, frm: int, to: int, engineer: bool) -> bool:
@@ -88,15 +91,18 @@ def has_route(cells: tuple[int, ...], geo: Board, frm: int, to: int, engineer: b
     return any(all(cells[p] == 0 for p in mids) for mids in geo.between.get((frm, to), ()))
 
 
-def _route_reason(cells: tuple[int, ...], geo: Board, frm: int, to: int) -> str:
-    """Explains why has_route failed, for the finding's message."""
+def _route_problem(cells: tuple[int, ...], geo: Board, frm: int, to: int) -> tuple[str, str]:
+    """Explains why has_route failed: the article of the movement rule broken, and why."""
+    if IS_CAMP[frm]:
+        return "第四条 三", "a piece in a 行营 moves one step at a time"
     if not (geo.is_rail[frm] and geo.is_rail[to]):
-        return "not adjacent and not both on the railway"
+        return "第四条 六", "not adjacent and not both on the railway (off the railway a piece moves one step)"
     lines = geo.between.get((frm, to))
     if not lines:
-        return "not on one railway line (a non-engineer cannot turn)" if kind_of(cells[frm]) != ENGINEER else "no rail path"
+        turn = "not on one railway line (a non-engineer cannot turn)" if kind_of(cells[frm]) != ENGINEER else "no rail path"
+        return ARTICLES["M10"], turn
     blockers = sorted({NAMES[p] for mids in lines for p in mids if cells[p]})
-    return f"{', '.join(blockers)} blocks the railway"
+    return ARTICLES["M10"], f"{', '.join(blockers)} blocks the railway"
 
 
 def _engineer_reach(cells: tuple[int, ...], geo: Board, frm: int, stop: int = -1) -> set[int]:

@@ -10,8 +10,8 @@ from msgspec.structs import replace
 from replay.junqi.board import INDEX, N_POINTS, NAMES, owner_of
 from replay.junqi.moves import legal_moves
 from replay.junqi.pieces import ASCII, KIND_NAMES, SHORT, cell, kind_of, seat_of
-from replay.junqi.rules import do_move, next_turn
-from replay.junqi.state import JunqiState, initial_state
+from replay.junqi.rules import check_draws, do_move, finish, next_turn
+from replay.junqi.state import ALLIANCES, JunqiState, initial_state
 from schemas.junqi import JunqiProfile
 
 SEATS = "SWNE"
@@ -66,7 +66,17 @@ def parse_position(text: str, profile: JunqiProfile | None = None, where: str = 
     state = replace(initial_state(profile, turn), board=tuple(cells), laid=(True,) * 4,
                     plies=counters["step"], **counters)
     alive = tuple(any(v and (v - 1) & 3 == s for v in cells) for s in range(4))
-    return next_turn(replace(state, alive=alive), turn, include_self=True)
+    state = _decided(replace(state, alive=alive))
+    return state if state.outcome is not None else next_turn(state, turn, include_self=True)
+
+
+def _decided(state: JunqiState) -> JunqiState:
+    """Ends a position the rules have already decided (§8.1–§8.3): an alliance with no piece left
+    has lost (第九条 全部子力退出战场; both alliances: nobody wins), and counters at a limit have drawn."""
+    for losers, winners in (ALLIANCES, ALLIANCES[::-1]):
+        if not any(state.alive[s] for s in losers):
+            return finish(state, "NO_LEGAL_MOVE", winners if any(state.alive[s] for s in winners) else ())
+    return check_draws(state)
 
 
 def _place_rows(cells: list[int], seat: int, grid: str) -> None:

@@ -58,7 +58,7 @@ def do_move(state: JunqiState, frm: int, to: int) -> tuple[JunqiState, MoveRepor
             deaths += (seat_of(target),) if dkind == MARSHAL else ()
             captured_flag = seat_of(target) if dkind == FLAG else None
         if result in ("lose", "both"):
-            removed += ((frm, mover),)
+            removed += ((to, mover),)  # the attacker dies where it met the defender, not where it set out
             deaths += (seat_of(mover),) if akind == MARSHAL else ()
         cells[to] = mover if result == "win" else target if result == "lose" else 0
     board = tuple(cells)
@@ -121,11 +121,19 @@ def finish(state: JunqiState, termination: str, winners: tuple[int, ...]) -> Jun
     """Ends the game with a termination and the winning seats (none for a draw), scoring 第十条."""
     pts = state.profile.points
     if winners:
-        points = tuple(float(pts.win if s in winners else pts.loss) for s in range(4))
+        points = tuple(float(pts.win if s in winners else _loss_points(state, s)) for s in range(4))
     else:
         points = (float(pts.draw),) * 4
     outcome = Outcome(termination=termination, winners=tuple(sorted(winners)), points=points)
     return replace(state, outcome=outcome, to_move=TERMINAL, draw_votes=None)
+
+
+def _loss_points(state: JunqiState, seat: int) -> int:
+    """Returns a losing seat's points: `forfeit_points` when it resigned and the profile sets them."""
+    forfeit = state.profile.forfeit_points
+    if forfeit is not None and any(e.seat == seat and e.cause == "RESIGNED" for e in state.eliminations):
+        return forfeit
+    return state.profile.points.loss
 
 
 def count_step(state: JunqiState, contact: bool, judge: bool = True) -> JunqiState:
@@ -202,7 +210,9 @@ def pass_turn(state: JunqiState, seat: int, timeout: bool) -> JunqiState:
 def resign(state: JunqiState, seat: int) -> JunqiState:
     """Applies a resignation (认输) by `resign_effect`: the seat leaves, or its alliance loses."""
     if state.profile.resign_effect == "alliance_loses":
-        return finish(state, "RESIGNED", ALLIANCES[1 - seat % 2])
+        # The seat leaves with its alliance: recorded, so that `forfeit_points` finds it.
+        left = replace(state, eliminations=state.eliminations + (Elimination(seat, "RESIGNED", state.step),))
+        return finish(left, "RESIGNED", ALLIANCES[1 - seat % 2])
     state = eliminate(state, seat, "RESIGNED")
     if state.outcome is None and state.to_move == seat:
         return next_turn(state, seat)

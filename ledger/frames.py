@@ -1,0 +1,344 @@
+"""The one reader of a ledger's frames: every consumer (the writer's recovery, verify, the
+projection, replay, show, export, prove) reads entries through this module.
+
+Three ways in: the whole log packed into one buffer (`read_entries`, `iter_packed`) for the
+consumers of every entry; one frame at a known place (`read_frame`) for the index's lookups; and
+the frames beyond the index head (`read_tail`) for the writer's recovery.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+from array import array
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import msgspec
+
+from ledger.checkpoints import list_checkpoint_files
+from ledger.errors import LedgerCorrupt
+from ledger.fastscan import SegmentPacked, gather, segment_packed
+from ledger.index import load_stream
+from ledger.layout import SEGMENTS, load_config
+from ledger.segments import HEADER, LENGTH_MASK, OVERHEAD, TRAILER, FrameError, iter_frames, list_segments, segment_path
+
+
+class EntryKey(msgspec.Struct, frozen=True):
+    """The part of an entry the log itself checks: its stream and sequence number."""
+
+    stream: str
+    seq: int
+
+
+_key = msgspec.json.Decoder(EntryKey)
+_keys = msgspec.json.Decoder(list[EntryKey])
+
+
+def decode_key(data: bytes | memoryview, entry: int) -> EntryKey:
+    """Returns an entry's stream and sequence number.
+
+    :raises LedgerCorrupt: when the bytes carry none.
+    """
+    try:
+        return _key.decode(data)
+    except msgspec.DecodeError as exc:
+        raise LedgerCorrupt(entry, f"entry is not a readable event: {exc}") from None
+
+
+def decode_keys(payloads: list[bytes], first: int) -> list[EntryKey]:
+    """Decodes the keys of many entries in one call, naming the first unreadable entry.
+
+    :raises LedgerCorrupt: at that entry.
+    """
+    if not payloads:
+        return []
+    try:
+        return _keys.decode(b"[" + b",".join(payloads) + b"]")
+    except msgspec.DecodeError:
+        return [decode_key(p, first + i) for i, p in enumerate(payloads)]
+
+
+def decode_keys_packed(log: StoredEntries, count: int) -> list[EntryKey]:
+    """Decodes the keys of the first `count` entries of a packed log in one call.
+
+    :raises LedgerCorrupt: naming the first unreadable entry.
+    """
+    indexes = array("q", range(count))
+    try:
+        return _keys.decode(log.json_array(indexes))
+    except msgspec.DecodeError:
+        return [decode_key(log.data[log.ends[i]:log.ends[i + 1]], i) for i in range(count)]
+
+
+# -- one frame -----------------------------------------------------------------------------------
+
+def read_frame(path: Path, offset: int, entry: int) -> bytes:
+    """Returns the payload of the frame of `entry` at `offset` of a segment, its CRC and place checked.
+
+    :raises LedgerCorrupt: when no intact frame of that entry is there.
+    """
+    try:
+        with open_regular(path) as f:
+            f.seek(offset)
+            head = f.read(HEADER.size)
+            length = int.from_bytes(head[:4], "little") & LENGTH_MASK if len(head) == HEADER.size else 0
+            data = head + f.read(length + TRAILER.size)
+    except OSError as exc:
+        raise LedgerCorrupt(entry, f"cannot read {path.name}: {exc.strerror or exc}") from None
+    try:
+        found = next(iter_frames(data, entry), None)
+    except FrameError as exc:
+        raise LedgerCorrupt(entry, f"{exc} ({path.name}, offset {offset})") from None
+    if found is None:
+        raise LedgerCorrupt(entry, f"no frame at offset {offset} of {path.name}")
+    return bytes(found[2])
+
+
+def open_regular(path: Path):  # noqa: ANN201 - a binary file object
+    """Opens a file for reading, refusing anything but a regular file (a FIFO would hang the reader).
+
+    :raises OSError: when the path is missing or not a regular file.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    try:
+        import stat
+
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def stream_entries(root: Path, stream: str, size: int) -> list[tuple[int, bytes]]:
+    """Returns (entry index, stored bytes) of a stream's events among the first `size` entries,
+    found through the index; each frame's place and CRC, and its key, are checked.
+
+    :raises LedgerCorrupt: when the index points at anything but the stream's events in order.
+    """
+    index = load_stream(root, stream)
+    starts = [first for first, _ in list_segments(root / SEGMENTS)]
+    found = []
+    for seq, (entry, offset) in enumerate(zip(index.entries, index.offsets)):
+        if entry >= size:
+            break
+        first = starts[bisect.bisect_right(starts, entry) - 1] if starts else 0
+        data = read_frame(segment_path(root / SEGMENTS, first), offset, entry)
+        key = decode_key(data, entry)
+        if (key.stream, key.seq) != (stream, seq):
+            raise LedgerCorrupt(entry, f"the index gives seq {seq} of stream {stream!r} here, the entry is seq {key.seq} of {key.stream!r}")
+        found.append((entry, data))
+    return found
+
+
+# -- the tail beyond the index head ---------------------------------------------------------------
+
+@dataclass
+class Tail:
+    """The committed entries beyond the index head: bytes, keys, and where each frame is."""
+
+    entries: list[bytes] = field(default_factory=list)
+    keys: list[EntryKey] = field(default_factory=list)
+    segments: list[int] = field(default_factory=list)
+    offsets: list[int] = field(default_factory=list)
+    recovered: str | None = None
+
+
+def read_tail(root: Path, segment: int, offset: int, size: int, signed: int) -> Tail:
+    """Reads the frames after entry `size - 1` (which ends at `offset` of segment `segment`), dropping
+    a torn or unfinished last batch that no checkpoint covers.
+
+    :raises LedgerCorrupt: on damage within the first `signed` entries, or anywhere but the end.
+    """
+    found = [(first, path) for first, path in list_segments(root / SEGMENTS) if first >= segment]
+    if size and (not found or found[0][0] != segment):
+        raise LedgerCorrupt(size - 1, f"segment {segment_path(root / SEGMENTS, segment).name}, which holds it, is missing")
+    tail, expected = Tail(), size
+    for n, (first, path) in enumerate(found):
+        start = offset if first == segment else 0
+        if first != segment and first != expected:
+            raise LedgerCorrupt(expected, f"segment {path.name} starts at entry {first}, expected {expected}")
+        if start:
+            _check_frame_ends(path, start, expected - 1)
+        expected = _read_segment_tail(tail, first, path, start, expected, signed, later=len(found) - n - 1)
+    if expected < signed:
+        raise LedgerCorrupt(expected, f"log holds {expected} entries but checkpoint {signed} covers more")
+    return tail
+
+
+def _check_frame_ends(path: Path, end: int, entry: int) -> None:
+    """Checks that the frame of `entry` ends at byte `end` of a segment."""
+    with open_regular(path) as f:
+        f.seek(end - TRAILER.size)
+        word = f.read(TRAILER.size)
+    if len(word) != TRAILER.size:
+        raise LedgerCorrupt(entry, f"{path.name} is shorter than the index head says: entries were removed")
+    read_frame(path, end - OVERHEAD - (int.from_bytes(word, "little") & LENGTH_MASK), entry)
+
+
+def _read_segment_tail(tail: Tail, first: int, path: Path, start: int, expected: int, signed: int, later: int) -> int:
+    """Adds a segment's committed frames from byte `start` to the tail; returns the next entry index."""
+    with open_regular(path) as f:
+        f.seek(start)
+        data = f.read()
+    frames: list[tuple[int, int, memoryview]] = []
+    committed, commit_end, error = 0, start, None
+    try:
+        for _, off, payload, commit in iter_frames(data, expected):
+            frames.append((off, len(payload), payload))
+            if commit:
+                committed, commit_end = len(frames), start + off + OVERHEAD + len(payload)
+    except FrameError as exc:
+        error = exc
+    bad = expected + committed
+    if error is not None:
+        _refuse_unless_torn(error, expected + len(frames), path, start, data, signed, later)
+    if committed < len(frames) and (later or bad < signed):
+        raise LedgerCorrupt(bad, f"unfinished batch in {path.name}" + (" before a later segment" if later else " inside the checkpointed range"))
+    for off, _, payload in frames[:committed]:
+        tail.entries.append(bytes(payload))
+        tail.segments.append(first)
+        tail.offsets.append(start + off)
+    tail.keys += decode_keys(tail.entries[len(tail.entries) - committed:], expected)
+    if error is not None or committed < len(frames):
+        dropped = start + len(data) - commit_end
+        with open(path, "r+b") as f:
+            f.truncate(commit_end)
+            os.fsync(f.fileno())
+        why = str(error) if error else "frames without a commit mark"
+        tail.recovered = f"recovered: dropped an unacknowledged tail of {dropped} bytes after entry {bad - 1} ({why})"
+    return bad
+
+
+def _refuse_unless_torn(error: FrameError, index: int, path: Path, start: int, data: bytes, signed: int, later: int) -> None:
+    """Refuses a damaged frame that is not a torn tail: inside the signed range, before a later
+    segment, or with a well-formed frame of the next entry after it.
+
+    :raises LedgerCorrupt: naming the entry.
+    """
+    if index < signed:
+        raise LedgerCorrupt(index, f"{error} inside the checkpointed range (size {signed}; {path.name}, offset {start + error.offset})")
+    if later:
+        raise LedgerCorrupt(index, f"{error} in {path.name}, with later segments after it")
+    if _frame_follows(data, error.offset, index + 1):
+        raise LedgerCorrupt(index, f"{error}, and acknowledged entries follow it: damage, not a torn tail")
+
+
+def _frame_follows(data: bytes, offset: int, index: int) -> bool:
+    """Tells whether a well-formed frame of entry `index` starts where the frame at `offset` says it ends."""
+    if len(data) - offset < OVERHEAD:
+        return False
+    word, _, _ = HEADER.unpack_from(data, offset)
+    after = offset + OVERHEAD + (word & LENGTH_MASK)
+    try:
+        return next(iter_frames(data[after:], index), None) is not None
+    except FrameError:
+        return False
+
+
+frame_follows = _frame_follows
+
+
+# -- the whole log -------------------------------------------------------------------------------
+
+def iter_entries(root: Path, start: int = 0) -> Iterator[tuple[int, bytes]]:
+    """Yields (index, stored bytes) of every committed entry from `start`, without taking the lock.
+
+    :raises LedgerCorrupt: when a damaged frame stops the reading before the last checkpoint.
+    """
+    for first, payloads in iter_payloads(root):
+        for i in range(max(0, start - first), len(payloads)):
+            yield first + i, payloads[i]
+
+
+def iter_payloads(root: Path) -> Iterator[tuple[int, list[bytes]]]:
+    """Yields (first index, stored bytes of its committed entries) one segment at a time.
+
+    :raises LedgerCorrupt: when a damaged frame stops the reading before the last checkpoint.
+    """
+    for first, part in iter_packed(root):
+        yield first, part.payloads(part.last_commit)
+
+
+@dataclass(frozen=True)
+class StoredEntries:
+    """Every committed entry of a log back to back in one buffer: entry i is data[ends[i]:ends[i+1]]."""
+
+    data: bytes | memoryview
+    ends: array
+
+    def __len__(self) -> int:
+        return len(self.ends) - 1
+
+    def json_array(self, indexes: array) -> bytes:
+        """Returns the stored bytes of some entries (an int64 array of indexes) as one JSON array.
+
+        :raises IndexError: when an index is not an entry.
+        """
+        return gather(self.data, self.ends, indexes)
+
+
+def read_entries(root: Path) -> StoredEntries:
+    """Reads every committed entry of a ledger into one buffer.
+
+    :raises LedgerCorrupt: when a damaged frame stops the reading before the last checkpoint.
+    """
+    # One buffer with room for every segment's bytes, which are more than their payloads: each
+    # segment's payloads land right after the last's, with no join afterwards.
+    load_config(root)
+    segments = _segment_sizes(root)  # read no further than these sizes, whatever a writer adds meanwhile
+    into = bytearray(sum(size for _, _, size in segments))
+    ends = array("q", [0])
+    for _, part in _iter_packed(root, segments, 0, into):
+        ends += part.ends[1:part.last_commit + 1]
+    return StoredEntries(memoryview(into).toreadonly()[:ends[-1]], ends)
+
+
+def _segment_sizes(root: Path) -> list[tuple[int, Path, int]]:
+    """Returns (first index, path, size in bytes) of every segment, in order."""
+    return [(first, path, path.stat().st_size) for first, path in list_segments(root / SEGMENTS)]
+
+
+def _read_into(path: Path, buffer: memoryview) -> memoryview:
+    """Reads a file's first bytes into a buffer (reused from segment to segment: fresh pages cost
+    more than the reading); returns the part read, shorter when the file is."""
+    held = 0
+    with path.open("rb", buffering=0) as f:
+        while held < len(buffer) and (got := f.readinto(buffer[held:])):
+            held += got
+    return buffer[:held]
+
+
+def iter_packed(root: Path, base: int = 0) -> Iterator[tuple[int, SegmentPacked]]:
+    """Yields (first index, its entries back to back) one segment at a time; only the entries up
+    to the segment's `last_commit` are committed. Offsets count from `base` and go on from one
+    segment's committed entries to the next, as if their buffers were joined.
+
+    :raises LedgerCorrupt: when a damaged frame stops the reading before the last checkpoint.
+    """
+    load_config(root)
+    return _iter_packed(root, _segment_sizes(root), base, None)
+
+
+def _iter_packed(root: Path, segments: list[tuple[int, Path, int]], base: int,
+                 into: bytearray | None) -> Iterator[tuple[int, SegmentPacked]]:
+    """As iter_packed, over the segments listed (each read up to its listed size); given `into`,
+    with room for their bytes, the entries are written there at their offsets."""
+    checkpointed = max((size for size, _ in list_checkpoint_files(root)), default=0)
+    expected = 0
+    scratch = bytearray(max((size for _, _, size in segments), default=0))
+    for first, path, size in segments:
+        if first != expected:
+            raise LedgerCorrupt(expected, f"segment {path.name} starts at entry {first}, expected {expected}")
+        part = segment_packed(_read_into(path, memoryview(scratch)[:size]), first, base, into)
+        yield first, part
+        expected, base = first + part.last_commit, part.ends[part.last_commit]
+        if part.error is not None or part.last_commit < part.frames:
+            if expected < checkpointed:
+                why = part.error or "an unfinished batch"
+                raise LedgerCorrupt(first + part.frames, f"{why} inside the checkpointed range (size {checkpointed})")
+            return

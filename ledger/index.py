@@ -1,0 +1,206 @@
+"""The stream index, written at append beside the tiles: where each stream's events are in the log.
+
+`index/streams/<hh>/<h>` (h = the first 32 hex digits of SHA-256 of the stream id) holds the
+stream id, then one 16-byte record per event of the stream in seq order: its entry index and
+the offset of its frame in its segment (u64 little-endian each). A stream's next seq is the
+record count, so the writer learns it from the file's size; a re-send is judged by reading the
+one entry the index points to. `index/head` names the tree size up to which tiles and index
+were made durable and where that entry starts, so the writer resumes there without reading the log.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import os
+import struct
+from array import array
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import msgspec
+
+from ledger.errors import LedgerCorrupt
+
+INDEX = "index"
+STREAMS = "streams"
+HEAD = "head"
+RECORD = struct.Struct("<QQ")
+NAME_LEN = struct.Struct("<H")
+
+
+class Head(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Tiles and index are durable for the first `size` entries; entry `size` starts at byte
+    `offset` of the segment whose first entry is `segment`."""
+
+    size: int
+    segment: int
+    offset: int
+
+
+def stream_path(root: Path, stream: str) -> Path:
+    """Returns the index file of a stream."""
+    digest = hashlib.sha256(stream.encode()).hexdigest()[:32]
+    return root / INDEX / STREAMS / digest[:2] / digest
+
+
+def read_head(root: Path) -> Head | None:
+    """Returns the index head, or None for a ledger written before the index existed.
+
+    :raises LedgerCorrupt: when the head is not readable.
+    """
+    path = root / INDEX / HEAD
+    if not path.exists():
+        return None
+    try:
+        return msgspec.json.decode(_read_regular(path), type=Head)
+    except (msgspec.DecodeError, OSError) as exc:
+        raise LedgerCorrupt(None, f"index head {path}: {exc}") from None
+
+
+def _read_regular(path: Path) -> bytes:
+    if not path.exists() and not path.is_symlink():
+        raise FileNotFoundError(path)
+    if path.is_symlink() or not path.is_file():
+        raise OSError(f"{path} is not a regular file")
+    return path.read_bytes()
+
+
+@dataclass
+class StreamIndex:
+    """One stream's records: entry indexes and frame offsets, in seq order; `stored` of them are on disk."""
+
+    stream: str
+    path: Path
+    entries: array = field(default_factory=lambda: array("Q"))
+    offsets: array = field(default_factory=lambda: array("Q"))
+    stored: int = 0
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+
+def load_stream(root: Path, stream: str) -> StreamIndex:
+    """Reads a stream's index file (an empty index when the stream has no events).
+
+    :raises LedgerCorrupt: when the file is malformed or names another stream.
+    """
+    path = stream_path(root, stream)
+    index = StreamIndex(stream, path)
+    try:
+        data = _read_regular(path)
+    except FileNotFoundError:
+        return index
+    except OSError as exc:
+        raise LedgerCorrupt(None, f"index of stream {stream!r}: {exc}") from None
+    header = _header(stream)
+    if not data.startswith(header):
+        raise LedgerCorrupt(None, f"index file {path} does not belong to stream {stream!r}")
+    body = memoryview(data)[len(header):]
+    body = body[:len(body) - len(body) % RECORD.size]  # a torn record is rebuilt by recovery
+    pairs = array("Q")
+    pairs.frombytes(body)
+    index.entries, index.offsets = pairs[0::2], pairs[1::2]
+    index.stored = len(index.entries)
+    return index
+
+
+def _header(stream: str) -> bytes:
+    name = stream.encode()
+    return NAME_LEN.pack(len(name)) + name
+
+
+def flush(index: StreamIndex) -> Path | None:
+    """Appends the records not yet on disk; returns the file written, if any."""
+    if index.stored == len(index.entries):
+        return None
+    new = array("Q")
+    for i in range(index.stored, len(index.entries)):
+        new.append(index.entries[i])
+        new.append(index.offsets[i])
+    path = index.path
+    if index.stored == 0:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o750)
+        data = _header(index.stream) + new.tobytes()
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o640)
+    else:
+        data = new.tobytes()
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+    index.stored = len(index.entries)
+    return path
+
+
+def truncate_from(index: StreamIndex, entry: int) -> None:
+    """Drops the records of entries at or after `entry`, on disk too (recovery re-adds them from the log)."""
+    keep = bisect.bisect_left(index.entries, entry)
+    del index.entries[keep:], index.offsets[keep:]
+    if keep == 0:
+        index.path.unlink(missing_ok=True)
+    elif index.path.exists():
+        with open(index.path, "r+b") as f:
+            f.truncate(len(_header(index.stream)) + keep * RECORD.size)
+    index.stored = keep
+
+
+def list_stream_files(root: Path) -> list[Path]:
+    """Returns every stream index file."""
+    base = root / INDEX / STREAMS
+    if not base.is_dir():
+        return []
+    return sorted(p for sub in base.iterdir() if sub.is_dir() for p in sub.iterdir())
+
+
+def read_stream_file(path: Path) -> tuple[str, array]:
+    """Returns a stream index file's stream id and its entry indexes.
+
+    :raises LedgerCorrupt: when the file is malformed.
+    """
+    data = _read_regular(path)
+    if len(data) < NAME_LEN.size:
+        raise LedgerCorrupt(None, f"index file {path} is truncated")
+    (length,) = NAME_LEN.unpack_from(data)
+    try:
+        stream = data[2:2 + length].decode()
+    except UnicodeDecodeError:
+        raise LedgerCorrupt(None, f"index file {path} has a malformed stream id") from None
+    if stream_path(path.parents[3], stream) != path:
+        raise LedgerCorrupt(None, f"index file {path} holds stream {stream!r}, whose index lives elsewhere")
+    pairs = array("Q")
+    body = data[2 + length:]
+    if len(body) % RECORD.size:
+        raise LedgerCorrupt(None, f"index file of stream {stream!r} ends inside a record")
+    pairs.frombytes(body)
+    return stream, pairs[0::2]
+
+
+def check_index(root: Path, streams: dict[str, array], size: int) -> str | None:
+    """Compares every stream index file with the entries of the first `size` entries, grouped by
+    stream (entry indexes in log order); returns what is wrong, if anything."""
+    seen = set()
+    for path in list_stream_files(root):
+        try:
+            stream, entries = read_stream_file(path)
+        except (LedgerCorrupt, OSError) as exc:
+            return str(exc)
+        seen.add(stream)
+        want = streams.get(stream, array("Q"))
+        have = entries[:len(want)] if len(entries) > len(want) and entries[len(want)] >= size else entries
+        if have != want:
+            return _first_difference(stream, have, want)
+    missing = sorted(set(streams) - seen)
+    if missing:
+        return f"the index has no file for stream {missing[0]!r} ({len(streams[missing[0]])} entries)"
+    return None
+
+
+def _first_difference(stream: str, have: array, want: array) -> str:
+    for seq, (h, w) in enumerate(zip(have, want)):
+        if h != w:
+            return f"the index gives entry {h} for seq {seq} of stream {stream!r}, the log has it at entry {w}"
+    if len(have) < len(want):
+        return f"the index of stream {stream!r} stops at seq {len(have) - 1}, the log holds seq {len(want) - 1} at entry {want[len(have)]}"
+    return f"the index of stream {stream!r} lists {len(have)} entries, the log holds {len(want)}"

@@ -1,0 +1,301 @@
+"""The Merkle tree's hashes stored as C2SP tlog-tiles (https://c2sp.org/tlog-tiles).
+
+A tile at level L, index N holds the hashes of the tree's nodes at height 8·L with indexes
+256·N … 256·N + 255: level 0 holds the leaf hashes, level 1 the roots of the full level-0 tiles,
+and so on. A full tile is the file `tile/<L>/<N>`; the first W hashes of a tile not yet full are
+`tile/<L>/<N>.p/<W>`, written at every checkpoint so that any signed size can be served. N is
+written in groups of three digits, all but the last prefixed by `x` (1234067 → `x001/x234/067`).
+
+Any node of the tree, any inclusion or consistency proof and the right edge of the tree at a
+signed size come from O(log n) tiles, so nothing is re-hashed to open, extend or prove.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+from ledger.errors import LedgerCorrupt
+from ledger.fastscan import extend
+from ledger.merkle import EMPTY_ROOT, CompactRange, node_hash
+
+TILE_HEIGHT = 8
+WIDTH = 1 << TILE_HEIGHT
+HASH = 32
+TILES = "tile"
+
+
+def index_path(n: int) -> str:
+    """Returns the C2SP path element of a tile index: 1234067 → `x001/x234/067`."""
+    digits = f"{n:03d}"
+    digits = "0" * (-len(digits) % 3) + digits
+    groups = [digits[i:i + 3] for i in range(0, len(digits), 3)]
+    return "/".join([*("x" + g for g in groups[:-1]), groups[-1]])
+
+
+def tile_path(root: Path, level: int, n: int, width: int = WIDTH) -> Path:
+    """Returns where tile (level, n) of the given width is stored under a ledger or export root."""
+    base = f"{TILES}/{level}/{index_path(n)}"
+    return root / (base if width == WIDTH else f"{base}.p/{width}")
+
+
+def entries_path(root: Path, n: int, width: int = WIDTH) -> Path:
+    """Returns where entry bundle n (of the given width) is stored under an export root."""
+    base = f"{TILES}/entries/{index_path(n)}"
+    return root / (base if width == WIDTH else f"{base}.p/{width}")
+
+
+def perfect_root(hashes: bytes | memoryview) -> bytes:
+    """Returns the root of a perfect subtree over a power-of-two run of 32-byte hashes."""
+    if len(hashes) == HASH:
+        return bytes(hashes)
+    tree = CompactRange()
+    extend(tree, hashes)
+    return tree.root()
+
+
+def level_count(size: int, level: int) -> int:
+    """Returns how many hashes the tree of `size` leaves has at tile level `level`."""
+    return size >> (TILE_HEIGHT * level)
+
+
+class TileReader:
+    """Reads hashes out of stored tiles for a tree of a given size, caching the tiles it reads.
+
+    `read` is the one file access, so tests can count the bytes a proof or an open costs.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._cache: dict[tuple[int, int], bytes] = {}
+        self.bytes_read = 0
+
+    def tile(self, level: int, n: int, width: int) -> bytes:
+        """Returns the first `width` hashes of tile (level, n), from the full tile or a wide enough partial one.
+
+        :raises LedgerCorrupt: when no stored tile holds them.
+        """
+        held = self._cache.get((level, n))
+        if held is None or len(held) < width * HASH:
+            held = self._load(level, n, width)
+            self._cache[(level, n)] = held
+        return held[:width * HASH]
+
+    def stored_prefix(self, level: int, n: int) -> bytes:
+        """Returns the most hashes stored for tile (level, n): the full tile, else the widest partial, else none."""
+        data = self._read(tile_path(self.root, level, n))
+        if data is None:
+            widths = self._partial_widths(level, n)
+            data = self._read(tile_path(self.root, level, n, widths[-1])) if widths else None
+        return (data or b"")[:len(data or b"") - len(data or b"") % HASH]
+
+    def _load(self, level: int, n: int, width: int) -> bytes:
+        full = tile_path(self.root, level, n)
+        data = self._read(full)
+        if data is None:
+            for w in self._partial_widths(level, n):
+                if w >= width:
+                    data = self._read(tile_path(self.root, level, n, w))
+                    break
+        if data is None or len(data) < width * HASH or len(data) % HASH:
+            raise LedgerCorrupt(None, f"tile {level}/{index_path(n)} with {width} hashes is missing or short")
+        return data
+
+    def _partial_widths(self, level: int, n: int) -> list[int]:
+        directory = Path(f"{tile_path(self.root, level, n)}.p")
+        try:
+            names = os.listdir(directory)
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        return sorted(int(name) for name in names if name.isdigit() and 0 < int(name) < WIDTH)
+
+    def _read(self, path: Path) -> bytes | None:
+        try:
+            if not path.is_file() or path.is_symlink():
+                return None
+            data = path.read_bytes()
+        except OSError:
+            return None
+        self.bytes_read += len(data)
+        return data
+
+    def hashes(self, level: int, first: int, count: int) -> bytes:
+        """Returns `count` consecutive hashes of a tile level from index `first` (within one tile)."""
+        n, offset = divmod(first, WIDTH)
+        return self.tile(level, n, offset + count)[offset * HASH:]
+
+    def node(self, height: int, index: int) -> bytes:
+        """Returns the hash of the perfect subtree of `height` whose leftmost leaf is index · 2^height."""
+        level, rest = divmod(height, TILE_HEIGHT)
+        return perfect_root(self.hashes(level, index << rest, 1 << rest))
+
+    def subtree(self, lo: int, hi: int) -> bytes:
+        """Returns MTH(D[lo:hi]) of RFC 6962, for the ranges the proofs ask for."""
+        n = hi - lo
+        if n & (n - 1) == 0 and lo % n == 0:
+            return self.node(n.bit_length() - 1, lo // n)
+        k = 1 << ((n - 1).bit_length() - 1)
+        return node_hash(self.subtree(lo, lo + k), self.subtree(lo + k, hi))
+
+    def edge(self, size: int) -> CompactRange:
+        """Returns the compact range (the right edge) of the tree of `size` leaves."""
+        tree = CompactRange()
+        start = 0
+        for height in range(size.bit_length() - 1, -1, -1):
+            if size >> height & 1:
+                tree._stack.append(self.node(height, start >> height))
+                start += 1 << height
+        tree.size = size
+        return tree
+
+
+def root_of_edge(tree: CompactRange) -> bytes:
+    """Returns the root of a compact range (EMPTY_ROOT for the empty tree)."""
+    return tree.root() if tree.size else EMPTY_ROOT
+
+
+class TileWriter:
+    """Keeps the tiles not yet full in memory as leaves are appended, writes each tile when it
+    fills, and the partial tiles of the current size when asked (at a checkpoint).
+
+    Files are written to a temporary name and renamed; nothing here syncs: `dirty` lists what the
+    caller must make durable before it signs a checkpoint that covers it.
+    """
+
+    def __init__(self, root: Path, size: int, partial: list[bytes]) -> None:
+        self.root = root
+        self.size = size
+        self._held = [bytearray(p) for p in partial]  # each level's hashes in its tile not yet full
+        self._full = [level_count(size, level) // WIDTH for level in range(len(partial))]
+        self.dirty: set[Path] = set()
+        self.filled: list[tuple[int, int]] = []  # tiles filled since the caller last cleared this
+
+    @classmethod
+    def resume(cls, root: Path, reader: TileReader, size: int) -> TileWriter:
+        """Returns a writer that goes on from the stored tiles of a tree of `size` leaves."""
+        partial, level = [], 0
+        while level_count(size, level):
+            count = level_count(size, level)
+            width = count % WIDTH
+            partial.append(reader.hashes(level, count - width, width) if width else b"")
+            level += 1
+        return cls(root, size, partial)
+
+    def append(self, leaves: bytes | memoryview) -> None:
+        """Adds a run of 32-byte leaf hashes, writing every tile they fill."""
+        self._add(0, leaves)
+        self.size += len(leaves) // HASH
+
+    def _add(self, level: int, hashes: bytes | memoryview) -> None:
+        if level == len(self._held):
+            self._held.append(bytearray())
+            self._full.append(0)
+        held = self._held[level]
+        held += hashes
+        roots = bytearray()
+        full_bytes = WIDTH * HASH
+        while len(held) >= full_bytes:
+            tile = bytes(held[:full_bytes])
+            del held[:full_bytes]
+            n = self._full[level]
+            self._full[level] += 1
+            self._write(tile_path(self.root, level, n), tile)
+            self.filled.append((level, n))
+            roots += perfect_root(tile)
+        if roots:
+            self._add(level + 1, roots)
+
+    def write_partials(self) -> None:
+        """Writes the partial tile of every level for the current size."""
+        for level, held in enumerate(self._held):
+            if held:
+                self._write(tile_path(self.root, level, self._full[level], len(held) // HASH), bytes(held))
+
+    def _write(self, path: Path, data: bytes) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o750)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        with open(tmp, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+        self.dirty.add(path)
+
+
+def drop_partials(root: Path, filled: list[tuple[int, int]]) -> None:
+    """Removes the partial tiles of tiles now stored full (clients then read the full tile)."""
+    for level, n in filled:
+        directory = Path(f"{tile_path(root, level, n)}.p")
+        for name in _names(directory):
+            (directory / name).unlink(missing_ok=True)
+        try:
+            directory.rmdir()
+        except OSError:
+            pass
+
+
+def _names(directory: Path) -> Iterator[str]:
+    try:
+        yield from os.listdir(directory)
+    except (FileNotFoundError, NotADirectoryError):
+        return
+
+
+class TileAudit:
+    """Checks the stored tiles against the leaf hashes as verification recomputes them from the
+    entries: every full tile, and every partial tile stored beside a tile not yet full, must hold
+    exactly the hashes of its entries; tiles the newest checkpoint covers must be there."""
+
+    def __init__(self, root: Path, signed: int) -> None:
+        self.root = root
+        self.signed = signed
+        self._held: list[bytearray] = []
+        self._full: list[int] = []
+
+    def feed(self, leaves: bytes | memoryview) -> str | None:
+        """Adds a run of leaf hashes in log order; returns what is wrong, if anything."""
+        return self._add(0, leaves)
+
+    def _add(self, level: int, hashes: bytes | memoryview) -> str | None:
+        if level == len(self._held):
+            self._held.append(bytearray())
+            self._full.append(0)
+        held = self._held[level]
+        held += hashes
+        roots = bytearray()
+        while len(held) >= WIDTH * HASH:
+            tile = bytes(held[:WIDTH * HASH])
+            del held[:WIDTH * HASH]
+            n = self._full[level]
+            self._full[level] += 1
+            problem = self._compare(level, n, tile, required=(n + 1) * WIDTH << (TILE_HEIGHT * level) <= self.signed)
+            if problem:
+                return problem
+            roots += perfect_root(tile)
+        return self._add(level + 1, roots) if roots else None
+
+    def finish(self) -> str | None:
+        """Checks the partial tiles of the tiles not full; returns what is wrong, if anything."""
+        for level, held in enumerate(self._held):
+            if held:
+                width = level_count(self.signed, level) - self._full[level] * WIDTH
+                problem = self._compare(level, self._full[level], bytes(held), required=0 < width <= len(held) // HASH)
+                if problem:
+                    return problem
+        return None
+
+    def _compare(self, level: int, n: int, hashes: bytes, required: bool) -> str | None:
+        name = f"tile {level}/{index_path(n)}"
+        full = tile_path(self.root, level, n)
+        stored = [(full, WIDTH)] if full.exists() else []
+        stored += [(tile_path(self.root, level, n, w), w) for w in TileReader(self.root)._partial_widths(level, n)]
+        if required and not stored:
+            return f"{name} is missing, though a checkpoint covers it"
+        for path, width in stored:
+            data = path.read_bytes() if path.is_file() and not path.is_symlink() else None
+            if data is None or len(data) != width * HASH:
+                return f"{path.relative_to(self.root)} is not {width} hashes"
+            if data != hashes[:width * HASH]:
+                first = next(i for i in range(width) if data[HASH * i:HASH * i + HASH] != hashes[HASH * i:HASH * i + HASH])
+                node = n * WIDTH + first
+                return f"{path.relative_to(self.root)}: hash {first} differs from its entries' (node {node} at height {TILE_HEIGHT * level})"
+        return None
