@@ -1,7 +1,7 @@
 """Simulated tournaments (issue 13, items 9, 24 and 25): an odd checkers field with byes, Swiss
 rounds that need backtracking, tournament settings and game profiles set through `simulate --set`
-and `--profile`, each recorded, replayed and certified clean; a halted Junqi game that still counts
-on its board, and a Swiss round that records another pairing algorithm."""
+and `--profile`, each recorded, replayed and certified clean; a halted Junqi game and an abandoned
+checkers log that still count, and a Swiss round that records another pairing algorithm."""
 
 from __future__ import annotations
 
@@ -17,8 +17,11 @@ from ledger import store
 from ledger.read import read_events
 from ledger.store import Ledger
 from schemas import decode_stored
-from schemas.common import RoundSeated
+from schemas.checkers import CheckersProfile
+from schemas.common import PlayerRegistered, RoundSeated, TableSeating, TournamentOpened
+from schemas.envelope import SeatHolder
 from tests.ledger_support import cli
+from tests.test_checkers_support import T0, claim, scripted, start
 
 
 def simulate(root: Path, game: str, players: int, rounds: int, seed: int, *extra: str) -> str:
@@ -151,3 +154,27 @@ def test_checkers_s12_2_round_records_another_pairing(tmp_path: Path) -> None:
     report = json.loads(cli("audit", "--ledger", str(root), "--json").stdout)
     assert [(f["check"], f["code"], f["message"]) for f in report["findings"]] == [
         ("seating", "audit.W02", "round 2 records pairing 'other-swiss/2'; the tournament rules give 'matchledger-swiss/1 points_seed'")]
+
+
+def test_checkers_s4_7_abandoned_log_stays_in_the_swiss_standings(tmp_path: Path) -> None:
+    """Item 9 from a hand-written log: `game.started`, `3>14`, `115>102`, `game.ended` claiming
+    ABANDONED with seat 0 the winner. The rules give no result (§5.4a: UNVERIFIED), and the
+    standings keep the declared 1–0 for both players, flagged, whether the engine leaves the
+    result empty or adopts the claim."""
+    stream = "cup/r1/t1/g1"
+    game = claim(scripted(start(), ["3>14", "115>102"]), "ABANDONED", [0], [1, 0])
+    game[0] = msgspec.structs.replace(game[0], seats=[SeatHolder(seat=0, player="A"), SeatHolder(seat=1, player="B")],
+                                      tournament="cup", round=1, table=1, board="r1-t1")
+    seat_a_b = [TableSeating(table=1, seats=[SeatHolder(seat=0, player="A"), SeatHolder(seat=1, player="B")])]
+    events = [TournamentOpened(stream="cup", seq=0, ts=T0 - 3, game="checkers", name="cup", profile=CheckersProfile(), format="swiss"),
+              PlayerRegistered(stream="cup", seq=1, ts=T0 - 2, player="A", name="A"),
+              PlayerRegistered(stream="cup", seq=2, ts=T0 - 2, player="B", name="B"),
+              RoundSeated(stream="cup", seq=3, ts=T0 - 1, round=1, tables=seat_a_b),
+              *(msgspec.structs.replace(e, stream=stream) for e in game)]
+    root = tmp_path / "l"
+    store.init(root)
+    with Ledger.open(root) as log:
+        record_events(log, events)
+        log.checkpoint()
+    rows = open_session(root).db.run("swiss_standings", tournament="cup", through=1)
+    assert [(r["rank"], r["player"], r["big"], r["games"], r["unverified"]) for r in rows] == [(1, "A", 1.0, 1, 1), (2, "B", 0.0, 1, 1)]
