@@ -240,12 +240,15 @@ def simulate(game: GameArg, ledger: LedgerOpt = DEFAULT_LEDGER,
              boards: Annotated[int | None, typer.Option(min=1, help="Paohuzi: duplicate boards (deals) to play.")] = None,
              tables: Annotated[int, typer.Option(min=1, help="Paohuzi: tables that play each board.")] = 1,
              inject: Annotated[str | None, typer.Option(help=f"Plant one fault: {', '.join(FAULTS)}.")] = None,
+             profile: Annotated[str, typer.Option(help="Tournament: the game's named rule profile.")] = "default",
+             set_: Annotated[list[str] | None, typer.Option("--set", help="Tournament: FIELD=VALUE of the tournament rules or the "
+                                                                  "game's profile (repeatable).")] = None,
              json: JsonOpt = False) -> None:
     """Record bot games or a whole tournament through the recorder (a fresh ledger is created if needed)."""
     if not (ledger / "ledger.json").exists():
         ledger_api.init(ledger)
     if tournament:
-        plan = TournamentPlan(game, players, rounds, games_per_round, seed, group_tables, inject)
+        plan = TournamentPlan(game, players, rounds, games_per_round, seed, group_tables, inject, profile, tuple(set_ or ()))
         total = plan.expected_games()
     else:
         total = (boards or games) * (tables if boards else 1)

@@ -37,20 +37,34 @@ def snake(ranked: Sequence[str], seats: int, group_tables: int | None = None) ->
     return tables
 
 
-def swiss_pairs(ranked: Sequence[str], met: set[frozenset[str]]) -> list[tuple[str, str]]:
-    """Pairs players high with high in rank order, never twice the same pair (第18条); the
-    highest-ranked unpaired player takes the next-ranked opponent it has not met, backtracking
-    when the rest cannot be paired.
+SWISS_METHOD = "matchledger-swiss/1"
+"""The Swiss pairing algorithm: with an odd field the bye first, then the lexicographically first
+pairing without repeats in the given order (checkers.md §12.2)."""
+
+
+def pairing_name(order: str) -> str:
+    """Returns what a Swiss round records as its pairing: the algorithm, its version and the order it took."""
+    return f"{SWISS_METHOD} {order}"
+
+
+def swiss_pairs(ranked: Sequence[str], met: set[frozenset[str]], had_bye: frozenset[str] = frozenset()) -> list[tuple[str, ...]]:
+    """Pairs players high with high in the given order, never twice the same pair (第18条); the
+    highest unpaired player takes the next opponent it has not met, backtracking when the rest
+    cannot be paired. With an odd field the lowest player without a previous bye whose absence
+    leaves a pairing gets the bye (轮空, §12.1), returned last as a table of one.
 
     :raises ValueError: when no pairing without repeats exists.
     """
-    pairs = _pair(list(ranked), met)
-    if pairs is None:
-        raise ValueError(f"no Swiss pairing without repeats exists for {len(ranked)} players")
-    return pairs
+    order = list(ranked)
+    candidates = [p for p in reversed(order) if p not in had_bye] if len(order) % 2 else [None]
+    for bye in candidates:
+        pairs = _pair([p for p in order if p != bye], met)
+        if pairs is not None:
+            return pairs if bye is None else [*pairs, (bye,)]
+    raise ValueError(f"no Swiss pairing without repeats exists for {len(ranked)} players")
 
 
-def _pair(rest: list[str], met: set[frozenset[str]]) -> list[tuple[str, str]] | None:
+def _pair(rest: list[str], met: set[frozenset[str]]) -> list[tuple[str, ...]] | None:
     if not rest:
         return []
     top = rest[0]

@@ -84,9 +84,10 @@ def _send_verification(root: Path, sender: Connection) -> None:
 
 
 def movement_ranking(root: Path, tournament: str, through_round: int) -> list[str]:
-    """Returns the players in movement order after a round (cumulative R, tie-breaks, player number)."""
+    """Returns the players in movement order after a round (cumulative R, tie-breaks, player
+    number), or for a Swiss event in the order its pairing takes them."""
     session = open_session(root)
     _, fmt = session.tournament_game(tournament)
     if fmt == "swiss":
-        return [r["player"] for r in session.db.run("swiss_standings", tournament=tournament, through=through_round)]
+        return [r["player"] for r in session.db.run("pairing_order", tournament=tournament, through=through_round)]
     return [r["player"] for r in session.db.run("ranking_through", tournament=tournament, through=through_round)]

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+import msgspec
 
 from ledger import Ledger, Pending
 from replay.registry import SEATS, engine
@@ -16,6 +18,7 @@ from schemas.envelope import Event, SeatHolder
 
 START_MS = 1_790_000_000_000
 Progress = Callable[[int], None]
+S = TypeVar("S", bound=msgspec.Struct)
 
 
 @dataclass(frozen=True)
@@ -31,6 +34,43 @@ class SimResult:
 def default_profile(game: str):  # noqa: ANN201 - one of the game profiles
     """Returns a game's default rule profile."""
     return engine(game).profile_type()
+
+
+def named_profile(game: str, name: str):  # noqa: ANN201 - one of the game profiles
+    """Returns a game's rule profile by name: `default`, or for Paohuzi one of its regional profiles.
+
+    :raises ValueError: for a name the game does not know.
+    """
+    if game == "paohuzi":
+        from replay.paohuzi import PROFILES
+
+        known = PROFILES
+    else:
+        known = {"default": default_profile(game)}
+    if name not in known:
+        raise ValueError(f"unknown {game} profile {name!r}; known: {', '.join(known)}")
+    return known[name]
+
+
+def with_settings(struct: S, settings: Sequence[str]) -> S:
+    """Returns a profile or the tournament rules with `FIELD=VALUE` settings applied; a value is
+    read as JSON (`3`, `true`, `[[20, 5]]`) and otherwise as a string (`group`).
+
+    :raises ValueError: naming a setting whose field is unknown or whose value the field refuses.
+    """
+    fields = msgspec.to_builtins(struct)
+    for setting in settings:
+        name, _, text = setting.partition("=")
+        if name not in struct.__struct_fields__:
+            raise ValueError(f"unknown setting {name!r} of {type(struct).__name__}; known: {', '.join(struct.__struct_fields__)}")
+        try:
+            fields[name] = msgspec.json.decode(text)
+        except msgspec.DecodeError:
+            fields[name] = text
+    try:
+        return msgspec.convert(fields, type(struct))
+    except msgspec.ValidationError as exc:
+        raise ValueError(f"setting {', '.join(settings)}: {exc}") from None
 
 
 def game_start(game: str, stream: str, players: list[str], first: int, ts: int, profile: Any = None, **where: object) -> GameStarted:

@@ -30,8 +30,11 @@ class Explanation:
     seating: list[dict[str, Any]] = field(default_factory=list)
 
 
-DUPLICATE_COLUMNS = ["rank", "player", "r_shown", "boards", "opp_r", "beaten_r", "move_ms", "trimmed_ms", "unresolved"]
-SWISS_COLUMNS = ["rank", "player", "big", "bh", "ps", "direct_encounter", "wins", "games", "win_rate", "bh_prev", "unresolved"]
+DUPLICATE_COLUMNS = ["rank", "player", "r_shown", "boards", "opp_r", "beaten_r", "move_ms", "trimmed_ms", "unresolved", "unverified"]
+SWISS_COLUMNS = ["rank", "player", "big", "bh", "ps", "direct_encounter", "wins", "games", "win_rate", "bh_prev", "unresolved",
+                 "unverified"]
+"""The columns shown; `unverified` counts a player's games that stand on a declared result the
+engine could not verify (checkers.md §4.7), so that no game drops out of the standings unseen."""
 
 
 def standings(session: Session, tournament: str) -> Standings:

@@ -1,18 +1,20 @@
 """Tournament checks that need more than one SQL query: the round-1 draw re-run from its revealed
 seed, the seating every later round should have had (snake seating computed in SQL, or the Swiss
 pairing from the SQL standings after the previous round), and the same deal at every table of a
-Paohuzi board."""
+Paohuzi board; a Swiss round must also record the pairing algorithm the tournament rules give."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+
+import msgspec
 
 from audit import seating
 from audit.session import Session
 from replay.protocol import Finding
 from replay.registry import SEATS
 from schemas import decode_stored
-from schemas.common import RoundSeated
+from schemas.common import RoundSeated, TournamentRules
 
 
 def seating_findings(session: Session) -> Iterator[Finding]:
@@ -25,15 +27,22 @@ def seating_findings(session: Session) -> Iterator[Finding]:
         players = [p["player"] for p in registered if p["tournament"] == tid]
         recorded = _recorded_tables(seatings, tid)
         draws = {e.round: e for e in _round_events(session, tid)}
+        pairing = seating.pairing_name(msgspec.json.decode(t["rules"], type=TournamentRules).swiss_pairing_order)
         met: set[frozenset[str]] = set()
+        had_bye: set[str] = set()
         for rnd in sorted(recorded):
             tables = recorded[rnd]
+            event = draws.get(rnd)
             if rnd == 1:
-                yield from _check_draw(tid, draws.get(1), players, tables, SEATS[game])
+                yield from _check_draw(tid, event, players, tables, SEATS[game])
             else:
-                expected = _expected(session, tid, game, t["format"], rnd, met)
-                yield from _compare(tid, draws[rnd].seq if rnd in draws else None, rnd, expected, tables, t["format"])
+                if t["format"] == "swiss" and event is not None and event.pairing not in (None, pairing):
+                    yield _finding(tid, event.seq, "audit.W02", f"round {rnd} records pairing {event.pairing!r}; "
+                                   f"the tournament rules give {pairing!r}", "第十八条")
+                expected = _expected(session, tid, t["format"], rnd, met, frozenset(had_bye))
+                yield from _compare(tid, event.seq if event else None, rnd, expected, tables, t["format"])
             met.update(frozenset((a, b)) for row in tables for a in row for b in row if a < b)
+            had_bye.update(row[0] for row in tables if len(row) == 1)
 
 
 def deal_findings(session: Session) -> Iterator[Finding]:
@@ -79,10 +88,10 @@ def _check_draw(tid: str, event, players: list[str], tables: list[list[str]], se
     yield from _compare(tid, event.seq, 1, expected, tables, "duplicate")
 
 
-def _expected(session: Session, tid: str, game: str, fmt: str, rnd: int, met: set[frozenset[str]]) -> list[list[str]]:
+def _expected(session: Session, tid: str, fmt: str, rnd: int, met: set[frozenset[str]], had_bye: frozenset[str]) -> list[list[str]]:
     if fmt == "swiss":
-        rows = session.db.run("swiss_standings", tournament=tid, through=rnd - 1)
-        return [list(pair) for pair in seating.swiss_pairs([r["player"] for r in rows], met)]
+        rows = session.db.run("pairing_order", tournament=tid, through=rnd - 1)
+        return [list(pair) for pair in seating.swiss_pairs([r["player"] for r in rows], met, had_bye)]
     tables: dict[int, dict[int, str]] = {}
     for row in session.db.run("expected_seating", tournament=tid, round=rnd):
         tables.setdefault(row["table_no"], {})[row["seat"]] = row["player"]

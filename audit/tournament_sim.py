@@ -14,7 +14,7 @@ from typing import Any
 import msgspec
 
 from audit import faults, seating
-from audit.simulate import START_MS, Progress, SimResult, default_profile, game_start, record_events
+from audit.simulate import START_MS, Progress, SimResult, game_start, named_profile, record_events, with_settings
 from ledger import Ledger, flip_byte
 from replay.registry import SEATS, engine
 from schemas.common import (
@@ -41,7 +41,8 @@ GAME_MS = 3_600_000
 @dataclass(frozen=True)
 class TournamentPlan:
     """What to simulate: game, field, rounds, boards (or match length) per round, seed, movement
-    groups and an optional fault to plant."""
+    groups, an optional fault to plant, the named rule profile and settings (`FIELD=VALUE`) of the
+    tournament rules or, for a field they lack, of the game's profile."""
 
     game: str
     players: int
@@ -50,17 +51,30 @@ class TournamentPlan:
     seed: int
     group_tables: int | None = None
     inject: str | None = None
+    profile_name: str = "default"
+    settings: tuple[str, ...] = ()
 
     @property
     def tournament(self) -> str:
         return f"{self.game}-cup-{self.seed}"
 
+    def rules(self) -> TournamentRules:
+        """Returns the tournament rules in force: the defaults, the movement groups, then the settings.
+
+        :raises ValueError: for a value the field refuses.
+        """
+        return with_settings(TournamentRules(group_tables=self.group_tables), [s for s in self.settings if _is_rule(s)])
+
     def profile(self):  # noqa: ANN201 - the game's profile Struct
-        """Returns the rule profile in force; a checkers match has `games_per_round` base games."""
-        profile = default_profile(self.game)
+        """Returns the rule profile in force: the named profile, a checkers match of
+        `games_per_round` base games, then the settings the tournament rules lack.
+
+        :raises ValueError: for an unknown profile name, or a setting no field takes.
+        """
+        profile = named_profile(self.game, self.profile_name)
         if self.game == "checkers":
             profile = msgspec.structs.replace(profile, match_games=self.games_per_round)
-        return profile
+        return with_settings(profile, [s for s in self.settings if not _is_rule(s)])
 
     def expected_games(self) -> int:
         """Returns how many games the plan plays at most (the progress bar's total)."""
@@ -72,10 +86,15 @@ class TournamentPlan:
         :raises ValueError: naming the problem.
         """
         seats = SEATS[self.game]
-        if self.players % seats:
+        if self.players % seats and self.game != "checkers":  # an odd checkers field gives a bye each round
             raise ValueError(f"{self.game} seats {seats} players per table: {self.players} players do not fill the tables")
         if self.inject is not None:
             faults.check_fault(self.inject, self.game, self.players // seats, self.rounds)
+
+
+def _is_rule(setting: str) -> bool:
+    """Tells whether a `FIELD=VALUE` setting names a field of the tournament rules (else of the game's profile)."""
+    return setting.partition("=")[0] in TournamentRules.__struct_fields__
 
 
 class TournamentWriter:
@@ -102,17 +121,17 @@ class TournamentWriter:
         plan = self.plan
         self.tournament_event(TournamentOpened, START_MS, game=plan.game, name=f"{plan.game} cup {plan.seed}",
                               profile=plan.profile(), format="swiss" if plan.game == "checkers" else "duplicate",
-                              rounds=plan.rounds, rules=TournamentRules(group_tables=plan.group_tables))
+                              rounds=plan.rounds, rules=plan.rules())
         for p in self.players:
             self.tournament_event(PlayerRegistered, START_MS + 1, player=p, name=f"Player {p}")
 
-    def seat_round(self, n: int, tables: list[list[str]], draw: DrawRecord | None) -> int:
+    def seat_round(self, n: int, tables: list[list[str]], draw: DrawRecord | None, pairing: str | None) -> int:
         """Records a round's seating; returns the round's start time."""
         ts = START_MS + n * ROUND_MS
         gt = self.plan.group_tables
         rows = [TableSeating(table=t + 1, seats=[SeatHolder(seat=s, player=p) for s, p in enumerate(row)],
                              group=t // gt + 1 if gt else None) for t, row in enumerate(tables)]
-        self.tournament_event(RoundSeated, ts, round=n, tables=rows, draw=draw)
+        self.tournament_event(RoundSeated, ts, round=n, tables=rows, draw=draw, pairing=pairing)
         return ts
 
     def play(self, start: GameStarted, deck: list[int] | None = None) -> list[Event]:
@@ -143,6 +162,7 @@ def simulate_tournament(root: Path, plan: TournamentPlan, ranker: Ranker, progre
     """Records a whole duplicate or Swiss tournament."""
     plan.check()
     met: set[frozenset[str]] = set()
+    had_bye: set[str] = set()
     with Ledger.open(root) as ledger:
         writer = TournamentWriter(ledger, plan)
         writer.open()
@@ -150,10 +170,12 @@ def simulate_tournament(root: Path, plan: TournamentPlan, ranker: Ranker, progre
         ranked = None if n == 1 else ranker(root, plan.tournament, n - 1)
         with Ledger.open(root) as ledger:
             writer.ledger = ledger
-            tables, draw = _seating(plan, writer.players, ranked, met, n)
+            tables, draw = _seating(plan, writer.players, ranked, met, had_bye)
             if plan.inject == "wrong-seating" and n == 2:
                 tables = faults.misseat(tables)
-            ts = writer.seat_round(n, tables, draw)
+            pairing = seating.pairing_name(plan.rules().swiss_pairing_order) if plan.game == "checkers" and draw is None else None
+            ts = writer.seat_round(n, tables, draw, pairing)
+            had_bye |= {row[0] for row in tables if len(row) == 1}
             met.update(frozenset((a, b)) for row in tables for a in row for b in row if a < b)
             before = writer.games
             if plan.game == "checkers":
@@ -168,14 +190,14 @@ def simulate_tournament(root: Path, plan: TournamentPlan, ranker: Ranker, progre
 
 
 def _seating(plan: TournamentPlan, players: list[str], ranked: list[str] | None, met: set[frozenset[str]],
-             n: int) -> tuple[list[list[str]], DrawRecord | None]:
+             had_bye: set[str]) -> tuple[list[list[str]], DrawRecord | None]:
     seats = SEATS[plan.game]
     if ranked is None:
         seed = f"{plan.tournament}:round-1:{plan.seed}"
         draw = DrawRecord(method=seating.DRAW_METHOD, seed=seed, commitment=seating.commitment(seed))
         return seating.draw_first_round(players, seats, seed), draw
     if plan.game == "checkers":
-        return [list(p) for p in seating.swiss_pairs(ranked, met)], None
+        return [list(p) for p in seating.swiss_pairs(ranked, met, frozenset(had_bye))], None
     return seating.snake(ranked, seats, plan.group_tables), None
 
 
@@ -200,7 +222,10 @@ def _play_matches(writer: TournamentWriter, n: int, tables: list[list[str]], ts:
     from replay.checkers.match import GameResult, game1_first_mover, match_status
 
     profile = writer.plan.profile()
-    for t, (a, b) in enumerate(tables, start=1):
+    for t, row in enumerate(tables, start=1):
+        if len(row) == 1:  # the bye (轮空): no match
+            continue
+        a, b = row
         first = game1_first_mover(profile, (writer.firsts[a], writer.firsts[b]), writer.rng.randrange(2))
         writer.firsts[(a, b)[first]] += 1
         results: list[GameResult] = []

@@ -22,9 +22,15 @@ class TournamentRules(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_
     """The [PARAM]s of `shared/rules/tournament.md` (scoring, ranking and movement) with their defaults."""
 
     mp_field: Literal["all_tables", "group"] = "all_tables"
+    """Which tables a board's MP compares (§2): every table of the round, or those of the same movement group."""
     r_accumulation: Literal["mean_of_boards", "mean_of_round_means"] = "mean_of_boards"
     r_compare: Literal["rounded_1dp", "exact"] = "rounded_1dp"
     opponents: Literal["distinct", "per_game"] = "distinct"
+    """Tie-breaks 1 and 2 (§3): an opponent met in several games counts once (`distinct`) or once per game (`per_game`)."""
+    trimmed_few_games: Literal["none", "all_games"] = "none"
+    """Tie-break 4 (§3) for a player with two games or fewer, where dropping the longest and the
+    shortest game leaves nothing: no value, so it separates nobody and the tie goes on to 加赛
+    (`none`, the rules' words), or the mean of every game (`all_games`)."""
     lone_board: Literal["exclude"] = "exclude"
     """A board played at one table only (N = 1) has no r; it is reported and left out (§2)."""
     final_tiebreak: Literal["player_number"] = "player_number"
@@ -33,6 +39,10 @@ class TournamentRules(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_
     """Tables per movement group (4N players in Junqi, 3N in Paohuzi); None: one group."""
     move_time_tolerance_ms: Annotated[int, msgspec.Meta(ge=0)] = 1000
     """How far a claimed move time may differ from the timestamp gap before it is a finding (§3)."""
+    swiss_pairing_order: Literal["points_seed", "tiebreak_chain"] = "points_seed"
+    """The order in which Swiss pairing takes the players (checkers.md §12.2, 第十八条(2)): by total
+    points, then player number (`points_seed`, the reference generator), or by the standings' full
+    tie-break chain (`tiebreak_chain`)."""
 
 
 class TournamentOpened(Event, frozen=True, kw_only=True, tag="tournament.opened"):
@@ -66,7 +76,8 @@ class DrawRecord(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
 
 
 class TableSeating(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """One table of a round: its number, group, and who holds each seat."""
+    """One table of a round: its number, group, and who holds each seat; in a Swiss round a table
+    with one player is that player's bye (轮空, checkers.md §12.1)."""
 
     table: Annotated[int, msgspec.Meta(ge=1)]
     seats: list[SeatHolder]
@@ -79,6 +90,9 @@ class RoundSeated(Event, frozen=True, kw_only=True, tag="tournament.round_seated
     round: Round
     tables: list[TableSeating]
     draw: DrawRecord | None = None
+    pairing: str | None = None
+    """The Swiss pairing algorithm and its version, e.g. `matchledger-swiss/1 points_seed`, so that an
+    auditor can reproduce the round (checkers.md §12.2)."""
 
 
 class GameStarted(Event, frozen=True, kw_only=True, tag="game.started"):

@@ -120,15 +120,16 @@ def test_equal_opponents_broken_by_total_own_move_time() -> None:
     clock(b, 1, 2, 3, 40_000, 40_000)          # D: 80 s
     # R 100: X, Xp (seats 0, 2 won where A, C lost) and B, D (seats 1, 3 won where e1, e2 lost).
     # Opponents and beaten: X, Xp met and beat e1, e2 (R 0); B, D met and beat A, C (R 0): all 0.
-    # Move time decides: X 60 s, Xp 65 s, B 70 s, D 80 s. One game each: trimmed = the game's time.
+    # Move time decides: X 60 s, Xp 65 s, B 70 s, D 80 s. One game each: dropping the longest and
+    # the shortest leaves nothing, so criterion 4 has no value (trimmed_few_games = none).
     # The losers (R 0, opponents 100, beat nobody, no move time) stay tied.
     assert ranking(b, "r_shown", "opp_r", "beaten_r", "move_ms", "trimmed_ms", "unresolved") == [
-        ("X", 1, 100.0, 0.0, 0.0, 60_000, 60_000.0, False),
-        ("Xp", 2, 100.0, 0.0, 0.0, 65_000, 65_000.0, False),
-        ("B", 3, 100.0, 0.0, 0.0, 70_000, 70_000.0, False),
-        ("D", 4, 100.0, 0.0, 0.0, 80_000, 80_000.0, False),
-        ("A", 5, 0.0, 100.0, None, 0, 0.0, True), ("C", 5, 0.0, 100.0, None, 0, 0.0, True),
-        ("e1", 5, 0.0, 100.0, None, 0, 0.0, True), ("e2", 5, 0.0, 100.0, None, 0, 0.0, True),
+        ("X", 1, 100.0, 0.0, 0.0, 60_000, None, False),
+        ("Xp", 2, 100.0, 0.0, 0.0, 65_000, None, False),
+        ("B", 3, 100.0, 0.0, 0.0, 70_000, None, False),
+        ("D", 4, 100.0, 0.0, 0.0, 80_000, None, False),
+        ("A", 5, 0.0, 100.0, None, 0, None, True), ("C", 5, 0.0, 100.0, None, 0, None, True),
+        ("e1", 5, 0.0, 100.0, None, 0, None, True), ("e2", 5, 0.0, 100.0, None, 0, None, True),
     ]
 
 

@@ -1,39 +1,55 @@
 -- name: swiss
 -- computes: checkers Swiss standings through round n (a table macro): 大分 (match points: more game
---   points in the round's match wins 1, equal ½), 小分 = Buchholz (opponents' final 大分), 累进分
---   (sum of running totals), direct encounter inside the group tied on those three when all of it
---   has met (else the number of games won), win rate, then Buchholz after rounds n−1 … 1
--- implements: tournament.md §5 (第十八条), checkers.md §12.1–§12.3
+--   points in the round's match wins 1, equal ½; a bye, a table of one player, scores bye_points
+--   and is neither a game nor a win: wins are games won over the board), 小分 = Buchholz
+--   (opponents' final 大分; a bye adds nothing), 累进分 (sum of running totals, a bye's included),
+--   direct encounter inside the group tied on those three when all of it has met (else the number
+--   of games won), win rate over the games played, then Buchholz after the last round played − 1,
+--   − 2 … 1. Games count with the points of `results`: a game the engine could not verify counts
+--   with its declared result, and `unverified` counts such games of the player
+-- implements: tournament.md §5 (第十八条), checkers.md §4.7, §12.1–§12.3
 CREATE MACRO swiss(t, n) AS TABLE
 WITH game_pts AS (
-    SELECT s.round, s.table_no, s.player, sum(s.points) AS pts,
-           count(*) FILTER (WHERE s.points = 1.0) AS won, count(*) AS played
-    FROM seats s JOIN games g USING (stream)
-    WHERE g.game = 'checkers' AND s.tournament = t AND s.round <= n AND s.points IS NOT NULL
+    SELECT round, table_no, player, sum(points) AS pts,
+           count(*) FILTER (WHERE points = 1.0) AS won, count(*) AS played,
+           count(*) FILTER (WHERE unverified) AS unverified
+    FROM results
+    WHERE game = 'checkers' AND tournament = t AND round <= n
     GROUP BY ALL
+), byes AS (  -- a table seated with one player: the bye (轮空) scores bye_points (checkers.md §12.1)
+    SELECT s.round, any_value(s.player) AS player,
+           CASE any_value(json_extract_string(tr.profile, '$.bye_points')) WHEN 'draw' THEN 0.5 WHEN 'loss' THEN 0.0 ELSE 1.0 END AS mp
+    FROM seatings s JOIN tournaments tr USING (tournament)
+    WHERE s.tournament = t AND s.round <= n AND tr.format = 'swiss'
+    GROUP BY s.round, s.table_no HAVING count(*) = 1
 ), matches AS (
-    SELECT a.round, a.player, b.player AS opponent, a.pts AS game_points, a.won, a.played,
+    SELECT a.round, a.player, b.player AS opponent, a.pts AS game_points, a.won, a.played, a.unverified,
            CAST(CASE WHEN a.pts > b.pts THEN 1 WHEN a.pts = b.pts THEN 0.5 ELSE 0 END AS DOUBLE) AS mp
     FROM game_pts a JOIN game_pts b ON a.round = b.round AND a.table_no = b.table_no AND a.player <> b.player
+    UNION ALL
+    SELECT round, player, NULL, 0, 0, 0, 0, mp FROM byes
 ), running AS (
     SELECT round, player, sum(mp) OVER (PARTITION BY player ORDER BY round) AS total FROM matches
 ), totals AS (
-    SELECT player, sum(mp) AS big, sum(won) AS wins, sum(played) AS games, count(*) AS rounds_played
+    SELECT player, sum(mp) AS big, sum(won) AS wins, sum(played) AS games, count(*) AS rounds_played,
+           sum(unverified) AS unverified
     FROM matches GROUP BY player
 ), progressive AS (
     SELECT player, sum(total) AS ps FROM running GROUP BY player
 ), buchholz AS (
-    SELECT m.player, sum(o.big) AS bh FROM matches m JOIN totals o ON o.player = m.opponent GROUP BY m.player
+    SELECT m.player, coalesce(sum(o.big), 0) AS bh FROM matches m LEFT JOIN totals o ON o.player = m.opponent GROUP BY m.player
 ), bh_after AS (  -- Buchholz snapshot after round k: opponents of rounds 1..k, their totals after round k
-    SELECT m.player, k.round AS k, sum(r.total) AS bh
+    SELECT m.player, k.round AS k, coalesce(sum(r.total), 0) AS bh
     FROM (SELECT DISTINCT round FROM matches) k
     JOIN matches m ON m.round <= k.round
-    JOIN running r ON r.player = m.opponent AND r.round = k.round
+    LEFT JOIN running r ON r.player = m.opponent AND r.round = k.round
     GROUP BY m.player, k.round
-), bh_prev AS (
-    SELECT player, list(bh ORDER BY k DESC) FILTER (WHERE k < n) AS bh_prev FROM bh_after GROUP BY player
+), bh_prev AS (  -- §12.3: from the round before the last one played back to round 1, however large n is
+    SELECT player, list(bh ORDER BY k DESC) FILTER (WHERE k < (SELECT max(round) FROM matches)) AS bh_prev
+    FROM bh_after GROUP BY player
 ), base AS (
-    SELECT t.player, t.big, b.bh, p.ps, t.wins, t.games, t.wins / t.games AS win_rate, coalesce(h.bh_prev, []) AS bh_prev
+    SELECT t.player, t.big, b.bh, p.ps, t.wins, t.games, t.wins / t.games AS win_rate, coalesce(h.bh_prev, []) AS bh_prev,
+           t.unverified
     FROM totals t JOIN buchholz b USING (player) JOIN progressive p USING (player) LEFT JOIN bh_prev h USING (player)
 ), tied AS (
     SELECT *, dense_rank() OVER (ORDER BY big DESC, bh DESC, ps DESC) AS tie_group,
@@ -53,7 +69,8 @@ FROM (
     SELECT tied.player, big, bh, ps,
            CASE WHEN tie_size > 1 AND c.all_met THEN coalesce(e.de_points, 0) END AS direct_encounter,
            wins, games, round(win_rate, 6) AS win_rate, bh_prev,
-           CASE WHEN tie_size > 1 AND c.all_met THEN coalesce(e.de_points, 0) ELSE wins END AS de_or_wins
+           CASE WHEN tie_size > 1 AND c.all_met THEN coalesce(e.de_points, 0) ELSE wins END AS de_or_wins,
+           unverified
     FROM tied LEFT JOIN encounters e USING (player) JOIN complete c USING (tie_group)
 )
 WINDOW w AS (ORDER BY big DESC, bh DESC, ps DESC, de_or_wins DESC, win_rate DESC, bh_prev DESC);
