@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import multiprocessing
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection
 from pathlib import Path
 
 from audit.db import AuditDB
 from audit.projection import Projection, project_ledger
-from ledger import VerifyReport, verify
+from ledger import VerifyReport, check_index, verify
 
 
 @dataclass
@@ -49,14 +49,24 @@ def open_verified_session(root: Path, progress: Callable[[int], None] | None = N
         if report().ok:
             raise
         return report(), None
-    return (report(), session) if report().ok else (report(), None)
+    if not report().ok:
+        return report(), None
+    return _with_index_checked(root, report(), session), session
+
+
+def _with_index_checked(root: Path, report: VerifyReport, session: Session) -> VerifyReport:
+    """Checks the stream index against the projection's `events` (row i is entry i), which has every
+    entry's stream decoded already: the verification beside it skips that part."""
+    streams = session.projection.tables()["events"]["stream"].combine_chunks()
+    problem = check_index(root, streams, report.signed)
+    return report if problem is None else replace(report, ok=False, error=f"stream index: {problem}")
 
 
 def _verify_in_background(root: Path) -> Callable[[], VerifyReport]:
     """Starts verifying a ledger in a forked process; returns a function that waits for the report.
     Without a fork the verification runs at once, in this process."""
     if "fork" not in multiprocessing.get_all_start_methods():
-        done = verify(root)
+        done = verify(root, index=False)
         return lambda: done
     context = multiprocessing.get_context("fork")
     receiver, sender = context.Pipe(duplex=False)
@@ -70,7 +80,7 @@ def _verify_in_background(root: Path) -> Callable[[], VerifyReport]:
             try:
                 reports.append(receiver.recv())
             except EOFError:  # the child died without a word: verify here instead
-                reports.append(verify(root))
+                reports.append(verify(root, index=False))
             child.join()
             receiver.close()
         return reports[0]
@@ -79,7 +89,7 @@ def _verify_in_background(root: Path) -> Callable[[], VerifyReport]:
 
 
 def _send_verification(root: Path, sender: Connection) -> None:
-    sender.send(verify(root))
+    sender.send(verify(root, index=False))
     sender.close()
 
 

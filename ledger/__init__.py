@@ -9,6 +9,7 @@ from ledger.checkpoints import Checkpoint, newest_checkpoint
 from ledger.errors import CheckpointError, LedgerCorrupt, LedgerError, LedgerLocked, LedgerNotFound, SequenceError, SignatureError
 from ledger.export import export_jsonl, export_tiles
 from ledger.frames import StoredEntries, read_entries
+from ledger.index import check_index
 from ledger.layout import CONFIG, PRIVATE_KEY, PUBLIC_KEY, load_config
 from ledger.notes import Signer, Verifier, sign_note, verify_note
 from ledger.outputs import OutputRefused, check_output, write_output
@@ -22,7 +23,7 @@ __all__ = [
     "CONFIG", "PRIVATE_KEY", "PUBLIC_KEY", "AppendResult", "BundleError", "Checkpoint", "CheckpointError", "ConsistencyProof",
     "EvidenceBundle", "Ledger", "LedgerCorrupt", "LedgerError", "LedgerLocked", "LedgerNotFound", "OutputRefused", "Pending",
     "SequenceError", "SignatureError", "Signer", "StoredEntries", "Verifier", "VerifyReport", "check_bundle", "check_consistency",
-    "check_output", "export_jsonl", "export_tiles", "flip_byte", "init", "load_bundle", "load_config", "load_verifier",
+    "check_index", "check_output", "export_jsonl", "export_tiles", "flip_byte", "init", "load_bundle", "load_config", "load_verifier",
     "newest_checkpoint", "prove", "prove_consistency", "read_entries", "read_events", "read_stream_events", "record", "sign_note",
     "verify", "verify_note", "write_output",
 ]

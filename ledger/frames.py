@@ -60,16 +60,22 @@ def decode_keys(payloads: list[bytes], first: int) -> list[EntryKey]:
         return [decode_key(p, first + i) for i, p in enumerate(payloads)]
 
 
-def decode_keys_packed(log: StoredEntries, count: int) -> list[EntryKey]:
-    """Decodes the keys of the first `count` entries of a packed log in one call.
+class _StreamOnly(msgspec.Struct):
+    stream: str
+
+
+_streams = msgspec.json.Decoder(list[_StreamOnly])
+
+
+def decode_streams(log: StoredEntries, count: int) -> list[str]:
+    """Returns the stream of each of the first `count` entries of a packed log, decoded in one call.
 
     :raises LedgerCorrupt: naming the first unreadable entry.
     """
-    indexes = array("q", range(count))
     try:
-        return _keys.decode(log.json_array(indexes))
+        return [k.stream for k in _streams.decode(log.json_array(array("q", range(count))))]
     except msgspec.DecodeError:
-        return [decode_key(log.data[log.ends[i]:log.ends[i + 1]], i) for i in range(count)]
+        return [decode_key(log.data[log.ends[i]:log.ends[i + 1]], i).stream for i in range(count)]
 
 
 # -- one frame -----------------------------------------------------------------------------------

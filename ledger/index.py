@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import msgspec
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from ledger.errors import LedgerCorrupt
 
@@ -151,7 +153,8 @@ def list_stream_files(root: Path) -> list[Path]:
     base = root / INDEX / STREAMS
     if not base.is_dir():
         return []
-    return sorted(p for sub in base.iterdir() if sub.is_dir() for p in sub.iterdir())
+    return [Path(entry.path) for sub in sorted(os.scandir(base), key=lambda e: e.name) if sub.is_dir()
+            for entry in sorted(os.scandir(sub.path), key=lambda e: e.name)]
 
 
 def read_stream_file(path: Path) -> tuple[str, array]:
@@ -167,7 +170,7 @@ def read_stream_file(path: Path) -> tuple[str, array]:
         stream = data[2:2 + length].decode()
     except UnicodeDecodeError:
         raise LedgerCorrupt(None, f"index file {path} has a malformed stream id") from None
-    if stream_path(path.parents[3], stream) != path:
+    if hashlib.sha256(stream.encode()).hexdigest()[:32] != path.name:
         raise LedgerCorrupt(None, f"index file {path} holds stream {stream!r}, whose index lives elsewhere")
     pairs = array("Q")
     body = data[2 + length:]
@@ -177,9 +180,21 @@ def read_stream_file(path: Path) -> tuple[str, array]:
     return stream, pairs[0::2]
 
 
-def check_index(root: Path, streams: dict[str, array], size: int) -> str | None:
-    """Compares every stream index file with the entries of the first `size` entries, grouped by
-    stream (entry indexes in log order); returns what is wrong, if anything."""
+def check_index(root: Path, coded: pa.DictionaryArray, size: int) -> str | None:
+    """Compares every stream index file with the first `size` entries, whose streams are given in
+    log order, dictionary-coded; returns what is wrong, if anything (nothing for a ledger whose
+    index no writer has built yet). The entries are grouped by stream in Arrow (a stable sort
+    keeps each stream's entries in log order)."""
+    if read_head(root) is None:
+        return None
+    coded = coded.slice(0, size)
+    order = pc.sort_indices(coded.indices)  # entry numbers, grouped by stream
+    names = coded.dictionary.to_pylist()
+    counts = dict(zip(*(pc.value_counts(coded.indices).flatten()[k].to_pylist() for k in (0, 1))))
+    start, starts = 0, {}
+    for code in range(len(names)):
+        starts[names[code]] = (start, counts.get(code, 0))
+        start += counts.get(code, 0)
     seen = set()
     for path in list_stream_files(root):
         try:
@@ -187,13 +202,13 @@ def check_index(root: Path, streams: dict[str, array], size: int) -> str | None:
         except (LedgerCorrupt, OSError) as exc:
             return str(exc)
         seen.add(stream)
-        want = streams.get(stream, array("Q"))
-        have = entries[:len(want)] if len(entries) > len(want) and entries[len(want)] >= size else entries
-        if have != want:
-            return _first_difference(stream, have, want)
-    missing = sorted(set(streams) - seen)
+        first, n = starts.get(stream, (0, 0))
+        have = entries[:n] if len(entries) > n and entries[n] >= size else entries
+        if not pa.array(have, pa.uint64()).equals(order.slice(first, n).cast(pa.uint64())):
+            return _first_difference(stream, have, array("Q", order.slice(first, n).to_pylist()))
+    missing = sorted(set(starts) - seen)
     if missing:
-        return f"the index has no file for stream {missing[0]!r} ({len(streams[missing[0]])} entries)"
+        return f"the index has no file for stream {missing[0]!r} ({starts[missing[0]][1]} entries)"
     return None
 
 

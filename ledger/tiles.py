@@ -267,7 +267,7 @@ class TileAudit:
             del held[:WIDTH * HASH]
             n = self._full[level]
             self._full[level] += 1
-            problem = self._compare(level, n, tile, required=(n + 1) * WIDTH << (TILE_HEIGHT * level) <= self.signed)
+            problem = self._compare_full(level, n, tile, required=(n + 1) * WIDTH << (TILE_HEIGHT * level) <= self.signed)
             if problem:
                 return problem
             roots += perfect_root(tile)
@@ -281,6 +281,21 @@ class TileAudit:
                 problem = self._compare(level, self._full[level], bytes(held), required=0 < width <= len(held) // HASH)
                 if problem:
                     return problem
+        return None
+
+    def _compare_full(self, level: int, n: int, tile: bytes, required: bool) -> str | None:
+        """Checks a full tile (the common case, so without a Path per tile); partial tiles of a
+        full tile are dropped at the next checkpoint and no longer served."""
+        path = os.path.join(self.root, TILES, str(level), index_path(n))
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except FileNotFoundError:
+            return f"tile {level}/{index_path(n)} is missing, though a checkpoint covers it" if required else None
+        except OSError as exc:
+            return f"tile {level}/{index_path(n)}: {exc.strerror or exc}"
+        if data != tile:
+            return self._compare(level, n, tile, required)
         return None
 
     def _compare(self, level: int, n: int, hashes: bytes, required: bool) -> str | None:

@@ -24,17 +24,18 @@ from __future__ import annotations
 
 import os
 import threading
-from array import array
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pyarrow as pa
+
 from ledger.checkpoints import Checkpoint, CheckpointReading, SignatureChecks, list_checkpoint_names, newest_checkpoint, read_checkpoint
 from ledger.errors import KeyFileError, LedgerCorrupt, SignatureError
 from ledger.fastscan import CHUNK, SegmentScan, extend_roots, scan_file
-from ledger.frames import decode_keys_packed, frame_follows, read_entries, stream_entries
+from ledger.frames import decode_streams, frame_follows, read_entries, stream_entries
 from ledger.index import check_index, read_head
 from ledger.layout import CHECKPOINTS, SEGMENTS, load_config
 from ledger.merkle import EMPTY_ROOT, CompactRange
@@ -60,6 +61,8 @@ class VerifyReport:
     index: int | None = None
     error: str | None = None
     notes: list[str] = field(default_factory=list)
+    signed: int = 0
+    """The tree size of the newest checkpoint."""
 
 
 class _Failed(Exception):
@@ -116,7 +119,7 @@ def verify(root: Path, index: bool = True, witness_keys: Sequence[Verifier] = ()
     notes += tail
     if failed is not None:
         return VerifyReport(False, tree.size, tree.root().hex(), len(checkpoints), failed.index, str(failed), notes)
-    return VerifyReport(True, tree.size, tree.root().hex(), len(checkpoints), notes=notes)
+    return VerifyReport(True, tree.size, tree.root().hex(), len(checkpoints), notes=notes, signed=checkpoints[-1].size)
 
 
 def recorded_witnesses(root: Path) -> list[tuple[Verifier, int, int]]:
@@ -168,18 +171,9 @@ def _check_served(root: Path, verifier: Verifier, signed: int) -> None:
 
 def _check_index(root: Path, signed: int) -> None:
     """Checks the stream index against the entries the newest checkpoint covers."""
-    if read_head(root) is None:
-        return  # written before the index existed; the next writer builds it
     log = read_entries(root)
     count = min(len(log), signed)
-    keys = decode_keys_packed(log, count)
-    streams: dict[str, array] = {}
-    for i, key in enumerate(keys):
-        entries = streams.get(key.stream)
-        if entries is None:
-            entries = streams[key.stream] = array("Q")
-        entries.append(i)
-    problem = check_index(root, streams, count)
+    problem = check_index(root, pa.array(decode_streams(log, count), pa.string()).dictionary_encode(), count)
     if problem:
         raise _Failed(None, f"stream index: {problem}")
 
