@@ -8,7 +8,7 @@ from pathlib import Path
 
 import msgspec
 
-from ledger.checkpoints import Checkpoint, list_checkpoint_files, newest_checkpoint, parse_checkpoint, read_note_file
+from ledger.checkpoints import Checkpoint, checkpoint_path, list_checkpoint_names, newest_checkpoint, parse_checkpoint, read_note_file
 from ledger.errors import LedgerCorrupt, LedgerError, SignatureError
 from ledger.frames import EntryKey, stream_entries
 from ledger.merkle import ProofError, consistency_proof, inclusion_proof, leaf_hash, verify_consistency, verify_inclusion
@@ -117,12 +117,14 @@ def prove_consistency(root: Path, old: int, new: int | None = None) -> Consisten
     :raises LedgerError: when either size has no stored checkpoint.
     """
     verifier = load_verifier(root)
-    stored = dict(list_checkpoint_files(root))
-    new = max(stored) if new is None else new
+    if new is None:
+        newest = newest_checkpoint(root, verifier)
+        new = newest.size if newest else 0
     for size in (old, new):
-        if size not in stored:
-            raise LedgerError(f"no checkpoint of size {size}; stored sizes: {', '.join(map(str, sorted(stored)))}")
-    first, last = (parse_checkpoint(read_note_file(stored[s]), verifier) for s in (old, new))
+        if not checkpoint_path(root, size).is_file():  # the listing only on this error path: it grows with the log
+            stored = ", ".join(str(n) for n, _ in list_checkpoint_names(root))
+            raise LedgerError(f"no checkpoint of size {size}; stored sizes: {stored}")
+    first, last = (parse_checkpoint(read_note_file(checkpoint_path(root, s)), verifier) for s in (old, new))
     proof = consistency_proof(old, new, TileReader(root).subtree) if 0 < old < new else []
     item = ConsistencyProof(first.note, last.note, [base64.b64encode(h).decode() for h in proof])
     check_consistency(item, verifier)

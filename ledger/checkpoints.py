@@ -145,26 +145,30 @@ def latest_checkpoint(root: Path, verifier: Verifier) -> Checkpoint | None:
 
 
 def newest_checkpoint(root: Path, verifier: Verifier) -> Checkpoint | None:
-    """Returns the newest stored checkpoint note, verified, after checking the `checkpoint` file
-    (the one served to clients) against it. That file may lag the newest note by a crash between
-    the two writes (the writer rewrites it), but never lead it: a served checkpoint whose note is
-    gone means notes were removed.
+    """Returns the newest checkpoint, verified, in constant time: the served `checkpoint` file,
+    whose note must be kept in `checkpoints/` with the same body (the kept one may carry more
+    co-signatures). A note newer than the served file can only be left by a crash between the two
+    writes; the writer signs that size again, to the same note (Ed25519 signatures are deterministic).
 
-    :raises LedgerCorrupt: when the newest note does not verify, or the `checkpoint` file is
-        newer than every note or is not a valid checkpoint.
+    :raises LedgerCorrupt: when a note does not verify, or the served checkpoint's note is missing
+        or differs from it.
     """
-    checkpoint = latest_checkpoint(root, verifier)
     try:
         served = parse_checkpoint(read_note_file(root / LATEST), verifier)
     except FileNotFoundError:
-        return checkpoint
+        return latest_checkpoint(root, verifier)  # none served yet: a ledger cut short at init
     except SignatureError as exc:
         raise LedgerCorrupt(None, f"the `checkpoint` file does not verify: {exc}") from None
-    newest = checkpoint.size if checkpoint else -1
-    if served.size > newest or (served.size == newest and checkpoint and served.body != checkpoint.body):
-        raise LedgerCorrupt(None, f"the `checkpoint` file holds size {served.size}, but the newest checkpoint note is of size "
-                            f"{max(newest, 0)}: checkpoint notes were removed or rolled back")
-    return checkpoint
+    try:
+        kept = parse_checkpoint(read_note_file(checkpoint_path(root, served.size)), verifier)
+    except FileNotFoundError:
+        raise LedgerCorrupt(None, f"the note of the served checkpoint (size {served.size}) is missing from "
+                            f"{CHECKPOINTS}/: checkpoint notes were removed") from None
+    except SignatureError as exc:
+        raise LedgerCorrupt(None, f"checkpoint of size {served.size}: {exc}") from None
+    if kept.body != served.body:
+        raise LedgerCorrupt(None, f"the `checkpoint` file and the kept note of size {served.size} differ")
+    return kept
 
 
 def repair_latest(root: Path, checkpoint: Checkpoint) -> bool:

@@ -160,9 +160,11 @@ def _witness_verdict(readings: list[CheckpointReading], checks: SignatureChecks,
 def _check_served(root: Path, verifier: Verifier, signed: int) -> None:
     """Checks the `checkpoint` file and the index head against the newest note."""
     try:
-        newest_checkpoint(root, verifier)
+        served = newest_checkpoint(root, verifier)
     except LedgerCorrupt as exc:
         raise _Failed(None, str(exc)) from None
+    if served is not None and served.size > signed:
+        raise _Failed(None, f"the `checkpoint` file holds size {served.size}, beyond the newest note ({signed})")
     head = read_head(root)
     if head is not None and head.size > signed:
         raise _Failed(None, f"the index records a checkpoint of size {head.size}, but the newest checkpoint note is of "
