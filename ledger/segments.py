@@ -19,6 +19,7 @@ from pathlib import Path
 HEADER = struct.Struct("<IIQ")
 TRAILER = struct.Struct("<I")
 OVERHEAD = HEADER.size + TRAILER.size
+_HEAD = struct.Struct("<IQ")  # what the CRC covers besides the payload
 COMMIT = 0x8000_0000
 LENGTH_MASK = 0x7FFF_FFFF
 SUFFIX = ".seg"
@@ -27,15 +28,22 @@ SUFFIX = ".seg"
 def frame(index: int, payload: bytes, commit: bool) -> bytes:
     """Returns the framed bytes of one entry."""
     word = len(payload) | (COMMIT if commit else 0)
-    head = struct.pack("<IQ", word, index)
+    head = _HEAD.pack(word, index)
     crc = zlib.crc32(payload, zlib.crc32(head))
     return HEADER.pack(word, crc, index) + payload + TRAILER.pack(word)
 
 
 def frame_batch(first_index: int, payloads: list[bytes]) -> bytes:
     """Returns the framed bytes of a batch, the commit mark on its last frame."""
+    out = bytearray()
+    pack_head, pack_header, pack_trailer, crc32 = _HEAD.pack, HEADER.pack, TRAILER.pack, zlib.crc32
     last = len(payloads) - 1
-    return b"".join(frame(first_index + i, p, i == last) for i, p in enumerate(payloads))
+    for i, payload in enumerate(payloads, first_index):
+        word = len(payload) | (COMMIT if i - first_index == last else 0)
+        out += pack_header(word, crc32(payload, crc32(pack_head(word, i))), i)
+        out += payload
+        out += pack_trailer(word)
+    return bytes(out)
 
 
 def segment_path(directory: Path, first_index: int) -> Path:

@@ -21,11 +21,11 @@ import msgspec
 
 from ledger.checkpoints import Checkpoint, cosign_note, newest_checkpoint, repair_latest, write_checkpoint
 from ledger.errors import CheckpointError, DiskError, LedgerCorrupt, LedgerError, LedgerLocked, SequenceError
-from ledger.fastscan import extend
+from ledger.fastscan import extend, leaf_hashes
 from ledger.frames import decode_key, read_frame, read_tail
 from ledger.index import HEAD, INDEX, Head, StreamIndex, flush, load_stream, read_head, truncate_from
 from ledger.layout import CHECKPOINTS, CONFIG, LOCK, PRIVATE_KEY, PUBLIC_KEY, SEGMENTS, LedgerConfig, config_digest, load_config, write_atomic
-from ledger.merkle import CompactRange, leaf_hash
+from ledger.merkle import CompactRange
 from ledger.notes import Signer, Verifier
 from ledger.segments import OVERHEAD, FileOps, SegmentWriter, frame_batch, fsync_dir, list_segments, segment_path, sync_file
 from ledger.tiles import WIDTH, TileReader, TileWriter, drop_partials
@@ -219,15 +219,15 @@ class Ledger:
             return 0
         for stream in {key.stream for key in tail.keys}:
             truncate_from(self._stream(stream), head.size)
-        leaves = b"".join(leaf_hash(p) for p in tail.entries)
+        leaves = leaf_hashes(tail.entries)
         _compare_stored_tiles(reader, head.size, leaves)
         for i, key in enumerate(tail.keys):
-            self._add_record(head.size + i, key.stream, key.seq, tail.segments[i], tail.offsets[i])
+            self._add_record(head.size + i, key.stream, key.seq, tail.offsets[i])
         self._grow(leaves, signed)
         self._segment_starts = sorted(set(self._segment_starts) | set(tail.segments))
         return len(tail.entries)
 
-    def _add_record(self, entry: int, stream: str, seq: int, segment: int, offset: int) -> None:
+    def _add_record(self, entry: int, stream: str, seq: int, offset: int) -> None:
         index = self._stream(stream)
         if seq != len(index):
             raise LedgerCorrupt(entry, f"stream {stream!r} has seq {seq} where {len(index)} was due")
@@ -266,8 +266,8 @@ class Ledger:
         fresh, duplicates = self._plan(batch)
         if fresh:
             self._commit(fresh)
-            if any(p.event.kind in CHECKPOINT_KINDS for p in fresh) or \
-                    self.size - self.checkpoint_size >= self.config.checkpoint_interval:
+            if self.size - self.checkpoint_size >= self.config.checkpoint_interval or \
+                    not CHECKPOINT_KINDS.isdisjoint({p.event.kind for p in fresh}):
                 self.checkpoint()
         return AppendResult(len(fresh), duplicates, self.size, self.recovered)
 
@@ -310,11 +310,21 @@ class Ledger:
             self._writer.append(frame_batch(first, [p.data for p in fresh]))
         except OSError as exc:
             raise DiskError(f"batch of {len(fresh)} events not appended ({os.strerror(exc.errno or 0)}); nothing was acknowledged") from None
-        segment = self._segment_starts[-1]
-        for i, p in enumerate(fresh):
-            self._add_record(first + i, p.event.stream, p.event.seq, segment, offset)
+        self._index_batch(fresh, first, offset)
+        self._grow(leaf_hashes([p.data for p in fresh]), 0)
+
+    def _index_batch(self, fresh: list[Pending], first: int, offset: int) -> None:
+        """Adds a committed batch's records to the stream index (their seqs were checked by `_plan`)."""
+        streams = self._streams
+        last: StreamIndex | None = None
+        for entry, p in enumerate(fresh, first):
+            stream = p.event.stream
+            if last is None or last.stream != stream:  # a batch mostly runs stream by stream
+                last = streams.get(stream) or self._stream(stream)
+            last.entries.append(entry)
+            last.offsets.append(offset)
             offset += len(p.data) + OVERHEAD
-        self._grow(b"".join(leaf_hash(p.data) for p in fresh), 0)
+        self._dirty.update({p.event.stream for p in fresh})
 
     def _roll_segment(self, first: int) -> None:
         assert self._writer is not None

@@ -91,13 +91,11 @@ class TileReader:
         return (data or b"")[:len(data or b"") - len(data or b"") % HASH]
 
     def _load(self, level: int, n: int, width: int) -> bytes:
-        full = tile_path(self.root, level, n)
-        data = self._read(full)
-        if data is None:
-            for w in self._partial_widths(level, n):
-                if w >= width:
-                    data = self._read(tile_path(self.root, level, n, w))
-                    break
+        # A full tile cut short by a crash (written in place, beyond the durable head) gives way to the partial tiles.
+        data = self._read(tile_path(self.root, level, n))
+        if data is None or len(data) < width * HASH:
+            data = next((d for w in self._partial_widths(level, n) if w >= width
+                         and (d := self._read(tile_path(self.root, level, n, w))) is not None), None)
         if data is None or len(data) < width * HASH or len(data) % HASH:
             raise LedgerCorrupt(None, f"tile {level}/{index_path(n)} with {width} hashes is missing or short")
         return data
@@ -170,6 +168,7 @@ class TileWriter:
         self._full = [level_count(size, level) // WIDTH for level in range(len(partial))]
         self.dirty: set[Path] = set()
         self.filled: list[tuple[int, int]] = []  # tiles filled since the caller last cleared this
+        self._made: set[Path] = set()
 
     @classmethod
     def resume(cls, root: Path, reader: TileReader, size: int) -> TileWriter:
@@ -213,10 +212,17 @@ class TileWriter:
                 self._write(tile_path(self.root, level, self._full[level], len(held) // HASH), bytes(held))
 
     def _write(self, path: Path, data: bytes) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o750)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        with open(tmp, "wb") as f:
-            f.write(data)
+        """Writes a tile to a temporary name and renames it: a writer catching up after a crash
+        rewrites tiles a checkpoint may already cover, which must never be seen half written."""
+        if path.parent not in self._made:
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o750)
+            self._made.add(path.parent)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o640)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
         os.replace(tmp, path)
         self.dirty.add(path)
 
