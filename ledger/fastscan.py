@@ -1,7 +1,7 @@
 """Frame checking and leaf hashing of a whole segment, growing the tree, and batches of signature
 checks, in C when the accelerator is built.
 
-`scan_leaves`, `leaf_hashes`, `segment_packed`, `gather`, `split`, `extend`, `extend_roots` and `verify_signatures` each have one
+`scan_leaves`, `frame_batch`, `leaf_hashes`, `segment_packed`, `gather`, `split`, `extend`, `extend_roots` and `verify_signatures` each have one
 meaning; `_fastscan` (C) and the Python code below are two implementations of it, and
 tests/test_fastscan.py holds them to the same answers.
 """
@@ -19,6 +19,7 @@ import msgspec
 
 from ledger.merkle import CompactRange, leaf_hash
 from ledger.segments import LENGTH_MASK, OVERHEAD, FrameError, iter_frames
+from ledger.segments import frame_batch as segment_frames
 
 try:
     from ledger import _fastscan  # type: ignore[attr-defined]
@@ -58,6 +59,13 @@ def scan_leaves(data: bytes, first_index: int, accelerated: bool | None = None) 
     except FrameError as exc:
         return SegmentScan(b"".join(leaves), count, last_commit, commit_end, exc.offset, str(exc))
     return SegmentScan(b"".join(leaves), count, last_commit, commit_end, -1, None)
+
+
+def frame_batch(first_index: int, payloads: Sequence[bytes], accelerated: bool | None = None) -> bytes:
+    """Returns the framed bytes of a batch, the commit mark on its last frame (see ledger/segments.py)."""
+    if ACCELERATED if accelerated is None else accelerated:
+        return _fastscan.frame_batch(first_index, payloads)  # type: ignore[no-any-return]
+    return segment_frames(first_index, list(payloads))
 
 
 def leaf_hashes(payloads: Sequence[bytes], accelerated: bool | None = None) -> bytes:

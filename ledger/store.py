@@ -21,13 +21,13 @@ import msgspec
 
 from ledger.checkpoints import Checkpoint, cosign_note, newest_checkpoint, repair_latest, write_checkpoint
 from ledger.errors import CheckpointError, DiskError, LedgerCorrupt, LedgerError, LedgerLocked, SequenceError
-from ledger.fastscan import extend, leaf_hashes
+from ledger.fastscan import extend, frame_batch, leaf_hashes
 from ledger.frames import decode_key, read_frame, read_tail
 from ledger.index import HEAD, INDEX, Head, StreamIndex, flush, load_stream, read_head, truncate_from
 from ledger.layout import CHECKPOINTS, CONFIG, LOCK, PRIVATE_KEY, PUBLIC_KEY, SEGMENTS, LedgerConfig, config_digest, load_config, write_atomic
 from ledger.merkle import CompactRange
 from ledger.notes import Signer, Verifier
-from ledger.segments import OVERHEAD, FileOps, SegmentWriter, frame_batch, fsync_dir, list_segments, segment_path, sync_file
+from ledger.segments import OVERHEAD, FileOps, SegmentWriter, fsync_dir, list_segments, segment_path, sync_file
 from ledger.tiles import WIDTH, TileReader, TileWriter, drop_partials
 from schemas import decode, encode
 from schemas.envelope import Event
@@ -176,7 +176,7 @@ class Ledger:
         index = self._streams.get(stream)
         if index is None:
             index = self._streams[stream] = load_stream(self.root, stream)
-        return index
+        return index  # (a StreamIndex is falsy when empty: callers test `is None`)
 
     # -- opening and recovery --------------------------------------------------------------
 
@@ -316,13 +316,12 @@ class Ledger:
     def _index_batch(self, fresh: list[Pending], first: int, offset: int) -> None:
         """Adds a committed batch's records to the stream index (their seqs were checked by `_plan`)."""
         streams = self._streams
-        last: StreamIndex | None = None
         for entry, p in enumerate(fresh, first):
-            stream = p.event.stream
-            if last is None or last.stream != stream:  # a batch mostly runs stream by stream
-                last = streams.get(stream) or self._stream(stream)
-            last.entries.append(entry)
-            last.offsets.append(offset)
+            index = streams.get(p.event.stream)
+            if index is None:
+                index = self._stream(p.event.stream)
+            index.entries.append(entry)
+            index.offsets.append(offset)
             offset += len(p.data) + OVERHEAD
         self._dirty.update({p.event.stream for p in fresh})
 

@@ -173,6 +173,19 @@ def test_leaf_hashes_agree_with_hashlib_at_every_length() -> None:
         assert fastscan._fastscan.sha256_leaves(group) == b"".join(merkle.leaf_hash(p) for p in group)
 
 
+def test_frame_batch_agrees_with_the_reference() -> None:
+    """The writer's C framer gives the bytes of ledger/segments.py's, which the scanner reads back."""
+    rng = random.Random(20261201)
+    for n in (1, 2, 3, 17, 256):
+        payloads = [rng.randbytes(rng.choice([0, 1, 15, 16, 17, 64, 300, 5000])) for _ in range(n)]
+        first = rng.randrange(1 << 40)
+        framed = fastscan.frame_batch(first, payloads, accelerated=True)
+        assert framed == segments.frame_batch(first, payloads)
+        assert [bytes(p) for _, _, p, _ in segments.iter_frames(framed, first)] == payloads
+    with pytest.raises(TypeError):
+        fastscan.frame_batch(0, ["text"], accelerated=True)  # type: ignore[list-item]
+
+
 def test_roots_at_cuts_across_chunks() -> None:
     """The tree is hashed in aligned chunks of 256 leaves; roots inside, at and across their edges."""
     rng = random.Random(12)
