@@ -8,9 +8,12 @@ from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection
 from pathlib import Path
 
+import msgspec
+
 from audit.db import AuditDB
 from audit.projection import Projection, project_ledger
-from ledger import VerifyReport, check_index, verify
+from ledger import VerifyReport, check_index, read_entries, verify
+from schemas import decode_stored_array
 
 
 @dataclass
@@ -45,6 +48,12 @@ def open_verified_session(root: Path, progress: Callable[[int], None] | None = N
     report = _verify_in_background(root)
     try:
         session = open_session(root, progress)
+    except msgspec.ValidationError:
+        if not report().ok:
+            return report(), None
+        index, error = _first_unreadable(root)
+        return replace(report(), ok=False, index=index, error=f"the stored event cannot be read under this version's contract "
+                       f"({error}); it is evidence as recorded, but nothing derived from it can be certified"), None
     except Exception:
         if report().ok:
             raise
@@ -52,6 +61,17 @@ def open_verified_session(root: Path, progress: Callable[[int], None] | None = N
     if not report().ok:
         return report(), None
     return _with_index_checked(root, report(), session), session
+
+
+def _first_unreadable(root: Path) -> tuple[int | None, str]:
+    """Finds the first entry the contract no longer accepts (a log recorded before a bound existed)."""
+    log = read_entries(root)
+    for i in range(len(log)):
+        try:
+            decode_stored_array(b"[" + bytes(log.data[log.ends[i]:log.ends[i + 1]]) + b"]")
+        except msgspec.ValidationError as exc:
+            return i, str(exc).replace("$[0]", "$")
+    return None, "an entry the contract refuses"
 
 
 def _with_index_checked(root: Path, report: VerifyReport, session: Session) -> VerifyReport:

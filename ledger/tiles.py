@@ -251,15 +251,16 @@ class TileAudit:
     entries: every full tile, and every partial tile stored beside a tile not yet full, must hold
     exactly the hashes of its entries; tiles the newest checkpoint covers must be there."""
 
-    def __init__(self, root: Path, signed: int) -> None:
+    def __init__(self, root: Path, signed: int, skip: bool = False) -> None:
         self.root = root
         self.signed = signed
+        self.skip = skip
         self._held: list[bytearray] = []
         self._full: list[int] = []
 
     def feed(self, leaves: bytes | memoryview) -> str | None:
         """Adds a run of leaf hashes in log order; returns what is wrong, if anything."""
-        return self._add(0, leaves)
+        return None if self.skip else self._add(0, leaves)
 
     def _add(self, level: int, hashes: bytes | memoryview) -> str | None:
         if level == len(self._held):

@@ -312,3 +312,23 @@ def test_an_export_path_outside_the_export_is_refused(game_ledger: Path, tmp_pat
     with pytest.raises(ValueError, match=r"names table '../outside/evil', which no export has"):
         load_parquet(out, Verifier.load(game_ledger / "signer.pub"))
 
+
+
+def test_an_event_the_contract_now_refuses_is_a_finding_not_a_crash(game_ledger: Path, tmp_path: Path) -> None:
+    """Item 3: a log recorded before the bounds existed may hold ts ≥ 2⁶³; the audit reports it and stops cleanly."""
+    import shutil
+
+    from schemas import encode
+    from schemas.common import MoveTimeUsed
+
+    root = tmp_path / "old"
+    shutil.copytree(game_ledger, root)
+    old = MoveTimeUsed(stream="x1", seq=0, ts=2**63, seat=0, ms=5)  # built, not decoded: no bound is checked
+    with store.Ledger.open(root) as led:
+        led.append([store.Pending(1, old, encode(old))])
+        led.checkpoint()
+    result = cli("audit", "--ledger", str(root), "--json")
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    [finding] = json.loads(result.stdout)["findings"]
+    assert finding["seq"] == verify(root).size - 1
+    assert "cannot be read under this version's contract (Expected `int` <= 253402300799999 - at `$.ts`)" in finding["message"]
