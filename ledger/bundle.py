@@ -10,7 +10,7 @@ import msgspec
 
 from ledger.checkpoints import Checkpoint, checkpoint_path, list_checkpoint_names, newest_checkpoint, parse_checkpoint, read_note_file
 from ledger.errors import LedgerCorrupt, LedgerError, SignatureError
-from ledger.frames import EntryKey, stream_entries
+from ledger.frames import decode_key, stream_entries
 from ledger.merkle import ProofError, consistency_proof, inclusion_proof, leaf_hash, verify_consistency, verify_inclusion
 from ledger.notes import Verifier
 from ledger.store import load_verifier
@@ -40,7 +40,6 @@ class BundleError(LedgerError):
     """An evidence bundle does not verify."""
 
 
-_key_decoder = msgspec.json.Decoder(EntryKey)
 
 
 def prove(root: Path, stream: str) -> EvidenceBundle:
@@ -80,7 +79,10 @@ def check_bundle(bundle: EvidenceBundle, verifier: Verifier) -> Checkpoint:
     last = -1
     for n, item in enumerate(bundle.entries):
         data = item.entry.encode()
-        key = _key_decoder.decode(data)
+        try:
+            key = decode_key(data, item.index)
+        except LedgerCorrupt as exc:
+            raise BundleError(str(exc)) from None
         if key.stream != bundle.stream or key.seq != n or item.index <= last:
             raise BundleError(f"entry {item.index}: expected seq {n} of stream {bundle.stream!r} after entry {last}")
         try:

@@ -78,6 +78,15 @@ def decode_streams(log: StoredEntries, count: int) -> list[str]:
         return [decode_key(log.data[log.ends[i]:log.ends[i + 1]], i).stream for i in range(count)]
 
 
+def check_segment_start(path: Path, first: int, expected: int) -> None:
+    """Checks that a segment (named by its first entry) starts where the one before it ended.
+
+    :raises LedgerCorrupt: when a segment is missing, inserted or renamed.
+    """
+    if first != expected:
+        raise LedgerCorrupt(expected, f"segment {path.name} starts at entry {first}, expected {expected}")
+
+
 # -- one frame -----------------------------------------------------------------------------------
 
 def read_frame(path: Path, offset: int, entry: int) -> bytes:
@@ -166,8 +175,8 @@ def read_tail(root: Path, segment: int, offset: int, size: int, signed: int) -> 
     tail, expected = Tail(), size
     for n, (first, path) in enumerate(found):
         start = offset if first == segment else 0
-        if first != segment and first != expected:
-            raise LedgerCorrupt(expected, f"segment {path.name} starts at entry {first}, expected {expected}")
+        if first != segment:
+            check_segment_start(path, first, expected)
         if start:
             _check_frame_ends(path, start, expected - 1)
         expected = _read_segment_tail(tail, first, path, start, expected, signed, later=len(found) - n - 1)
@@ -338,8 +347,7 @@ def _iter_packed(root: Path, segments: list[tuple[int, Path, int]], base: int,
     expected = 0
     scratch = bytearray(max((size for _, _, size in segments), default=0))
     for first, path, size in segments:
-        if first != expected:
-            raise LedgerCorrupt(expected, f"segment {path.name} starts at entry {first}, expected {expected}")
+        check_segment_start(path, first, expected)
         part = segment_packed(_read_into(path, memoryview(scratch)[:size]), first, base, into)
         yield first, part
         expected, base = first + part.last_commit, part.ends[part.last_commit]

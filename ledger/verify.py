@@ -35,7 +35,7 @@ import pyarrow as pa
 from ledger.checkpoints import Checkpoint, CheckpointReading, SignatureChecks, list_checkpoint_names, newest_checkpoint, read_checkpoint
 from ledger.errors import KeyFileError, LedgerCorrupt, SignatureError
 from ledger.fastscan import CHUNK, SegmentScan, extend_roots, scan_file
-from ledger.frames import decode_streams, frame_follows, read_entries, stream_entries
+from ledger.frames import check_segment_start, decode_streams, frame_follows, read_entries, stream_entries
 from ledger.index import check_index, read_head
 from ledger.layout import CHECKPOINTS, SEGMENTS, load_config
 from ledger.merkle import EMPTY_ROOT, CompactRange
@@ -241,8 +241,10 @@ def _check_entries(tree: CompactRange, checkpoints: list[Checkpoint], found: lis
     walk.leaves(b"")
     for n, ((first, path), part) in enumerate(zip(found, segments)):
         later = len(found) - n - 1
-        if first != tree.size:
-            raise _Failed(tree.size, f"segment {path.name} starts at entry {first}, expected {tree.size}")
+        try:
+            check_segment_start(path, first, tree.size)
+        except LedgerCorrupt as exc:
+            raise _Failed(exc.index, str(exc).split(": ", 1)[1]) from None
         limit = min(part.frames, max(covered - first, part.last_commit))  # beyond the checkpoints, only committed frames count
         walk.leaves(memoryview(part.leaves)[: 32 * limit])
         if part.error is not None and (first + part.frames < covered or later
