@@ -17,12 +17,14 @@ import struct
 from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import msgspec
-import pyarrow as pa
-import pyarrow.compute as pc
 
 from ledger.errors import LedgerCorrupt
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 INDEX = "index"
 STREAMS = "streams"
@@ -185,6 +187,9 @@ def check_index(root: Path, coded: pa.DictionaryArray, size: int) -> str | None:
     log order, dictionary-coded; returns what is wrong, if anything (nothing for a ledger whose
     index no writer has built yet). The entries are grouped by stream in Arrow (a stable sort
     keeps each stream's entries in log order)."""
+    import pyarrow as pa  # only verification needs Arrow; the writer's open stays light
+    import pyarrow.compute as pc
+
     if read_head(root) is None:
         return None
     coded = coded.slice(0, size)

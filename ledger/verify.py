@@ -30,8 +30,6 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pyarrow as pa
-
 from ledger.checkpoints import Checkpoint, CheckpointReading, SignatureChecks, list_checkpoint_names, newest_checkpoint, read_checkpoint
 from ledger.errors import KeyFileError, LedgerCorrupt, SignatureError
 from ledger.fastscan import CHUNK, SegmentScan, extend_roots, scan_file
@@ -176,6 +174,8 @@ def _check_served(root: Path, verifier: Verifier, signed: int) -> None:
 
 def _check_index(root: Path, signed: int) -> None:
     """Checks the stream index against the entries the newest checkpoint covers."""
+    import pyarrow as pa  # only here: the rest of verification needs no Arrow
+
     log = read_entries(root)
     count = min(len(log), signed)
     problem = check_index(root, pa.array(decode_streams(log, count), pa.string()).dictionary_encode(), count)
