@@ -169,10 +169,14 @@ def check_proof(file: Annotated[Path, typer.Argument(help="Evidence bundle file.
     """Verify an evidence bundle offline with the public key alone."""
     loaded = ledger_api.load_bundle(file)
     checkpoint = ledger_api.check_bundle(loaded, Verifier.load(key))
+    proved = (f"seq 0–{len(loaded.entries) - 1} of {loaded.stream}, in order and without a gap, are entries of the log of "
+              f"size {checkpoint.size} (root {checkpoint.root.hex()}), signed by {checkpoint.origin}; inclusion proofs do not show "
+              f"that the stream has no later entries")
     if json:
-        emit_json({"ok": True, "stream": loaded.stream, "entries": len(loaded.entries), "size": checkpoint.size, "root": checkpoint.root.hex()})
+        emit_json({"ok": True, "stream": loaded.stream, "entries": len(loaded.entries), "size": checkpoint.size,
+                   "root": checkpoint.root.hex(), "proved": proved})
     else:
-        say(f"ok: {len(loaded.entries)} entries of {loaded.stream} are in the log of size {checkpoint.size}, root {checkpoint.root.hex()}")
+        say(f"ok: {proved}")
 
 
 @command
