@@ -38,8 +38,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from audit.checks import check_of
+from audit.jsonsplit import split
 from ledger import StoredEntries, read_entries
-from ledger.fastscan import split
 from replay.protocol import Finding
 from replay.run import GameReplay, replay_game
 from schemas import ALL_EVENTS, decode_stored_array

@@ -1,21 +1,18 @@
 """Frame checking and leaf hashing of a whole segment, growing the tree, and batches of signature
 checks, in C when the accelerator is built.
 
-`scan_leaves`, `frame_batch`, `leaf_hashes`, `segment_packed`, `gather`, `split`, `extend`, `extend_roots` and `verify_signatures` each have one
+`scan_leaves`, `frame_batch`, `leaf_hashes`, `segment_packed`, `gather`, `extend`, `extend_roots` and `verify_signatures` each have one
 meaning; `_fastscan` (C) and the Python code below are two implementations of it, and
 tests/test_fastscan.py holds them to the same answers.
 """
 
 from __future__ import annotations
 
-import itertools
 import os
 from array import array
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
-
-import msgspec
 
 from ledger.merkle import CompactRange, leaf_hash
 from ledger.segments import LENGTH_MASK, OVERHEAD, FrameError, iter_frames
@@ -194,29 +191,6 @@ def gather(data: bytes | memoryview, ends: array, indexes: array, accelerated: b
             raise IndexError(f"entry {i} is not in the buffer")
         parts.append(data[ends[i]:ends[i + 1]])
     return b"[" + b",".join(parts) + b"]"
-
-
-def split(array_json: bytes, accelerated: bool | None = None) -> tuple[bytes, array]:
-    """Returns the elements of a JSON array (msgspec's compact output) back to back, and their
-    boundaries: element i is data[ends[i]:ends[i + 1]]. The inverse of `gather`.
-
-    :raises ValueError: when the bytes are not an array (the C code checks no more than that and
-        that the array ends; it expects well-formed JSON).
-    """
-    bounds = array("q")
-    if ACCELERATED if accelerated is None else accelerated:
-        data, ends = _fastscan.split(array_json)
-        bounds.frombytes(ends)
-        return data, bounds
-    try:
-        elements = _raw_elements.decode(array_json)
-    except msgspec.DecodeError as exc:
-        raise ValueError(f"not a JSON array: {exc}") from None
-    bounds.extend(itertools.accumulate(map(len, elements), initial=0))
-    return b"".join(elements), bounds
-
-
-_raw_elements = msgspec.json.Decoder(list[msgspec.Raw])
 
 
 def extend(tree: CompactRange, leaves: bytes | memoryview, accelerated: bool | None = None) -> None:
