@@ -264,8 +264,8 @@ static void node_hash2(const unsigned char *left, const unsigned char *right, un
     sha_digest(t, out2);
 }
 
-/* sha256_leaves(payloads) -> bytes: the leaf hashes of the given payloads, by the scanner's code
- * (for tests). */
+/* sha256_leaves(payloads) -> bytes: the leaf hashes of the given payloads, by the scanner's code:
+ * the writer hashes each appended batch in one call (bench/append.py's goal). */
 static PyObject *sha256_leaves(PyObject *self, PyObject *arg) {
     PyObject *seq = PySequence_Tuple(arg);
     if (!seq) return NULL;
@@ -289,7 +289,9 @@ static PyObject *sha256_leaves(PyObject *self, PyObject *arg) {
     return out;
 }
 
-/* scan(data, first_index) -> (leaves, count, last_commit, commit_end, error_offset, error)
+/* Why: bench/verify.py's goal (verification at a third of raw SHA-256 or better) needs the frame
+ * checks, CRC-32 and leaf hashes of every entry in one pass without the GIL.
+ * scan(data, first_index) -> (leaves, count, last_commit, commit_end, error_offset, error)
  * leaves: count*32 bytes of leaf hashes; error_offset -1 when every frame is well formed.
  * scan_part(data, first_index, final) -> the same and `consumed`: with final false, `data` is a
  * piece of a segment that goes on, and a frame it holds only the start of ends the scan without
@@ -456,7 +458,8 @@ static PyObject *grow_stack(PyObject *stack, unsigned long long *size, Py_buffer
 }
 
 /* extend(stack, size, leaves) -> size: appends leaf hashes to a compact range (a list of
- * bytes, the right frontier of the tree), merging completed subtrees as CompactRange.append does. */
+ * bytes, the right frontier of the tree), merging completed subtrees as CompactRange.append does.
+ * Why: the writer grows its tree and each tile's root by a batch at a time (n − 1 node hashes). */
 static PyObject *extend(PyObject *self, PyObject *args) {
     PyObject *stack;
     unsigned long long size;
@@ -471,7 +474,7 @@ static PyObject *extend(PyObject *self, PyObject *args) {
 
 /* extend_roots(stack, size, leaves, cuts) -> (size, roots): as extend(), and returns the root of
  * the tree at each size of `cuts` (ascending, from size to size + len(leaves) // 32 inclusive),
- * 32 bytes each. */
+ * 32 bytes each. Why: verify compares the root at every one of 10,000 checkpoints in one pass. */
 static PyObject *extend_roots(PyObject *self, PyObject *args) {
     PyObject *stack, *cut_list, *fresh = NULL, *out = NULL;
     unsigned long long size;
@@ -521,7 +524,8 @@ static void sodium_load(void) {
 
 /* verify_ed25519(public, messages, signatures) -> bytes: one byte per message, 1 where the
  * signature is this Ed25519 key's valid signature of it (OpenSSL's verdict, as the `cryptography`
- * package gives; see above), checked with the GIL released. */
+ * package gives; see above), checked with the GIL released. Why: verify checks every note's
+ * signature beside the scan; `cryptography` holds the GIL. */
 static PyObject *verify_ed25519(PyObject *self, PyObject *args) {
     Py_buffer pub;
     PyObject *msg_arg, *sig_arg, *msgs = NULL, *sigs = NULL, *out = NULL;
