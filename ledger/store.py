@@ -36,13 +36,15 @@ from schemas.log import WITNESS_STREAM, WitnessAdded
 CHECKPOINT_KINDS = frozenset({"game.ended", "tournament.round_closed"})
 
 
-@dataclass(frozen=True)
 class Pending:
-    """One validated input event waiting to be appended: its input line, the event, its canonical bytes."""
+    """One validated input event waiting to be appended: its input line, the stream, seq and kind the
+    log checks, and its canonical bytes. The decoded event itself is not kept: a batch of a million
+    lines then holds little more than their bytes."""
 
-    line: int
-    event: Event
-    data: bytes
+    __slots__ = ("line", "stream", "seq", "kind", "data")
+
+    def __init__(self, line: int, event: Event, data: bytes) -> None:
+        self.line, self.stream, self.seq, self.kind, self.data = line, event.stream, event.seq, event.kind, data
 
 
 @dataclass(frozen=True)
@@ -267,7 +269,7 @@ class Ledger:
         if fresh:
             self._commit(fresh)
             if self.size - self.checkpoint_size >= self.config.checkpoint_interval or \
-                    not CHECKPOINT_KINDS.isdisjoint({p.event.kind for p in fresh}):
+                    not CHECKPOINT_KINDS.isdisjoint({p.kind for p in fresh}):
                 self.checkpoint()
         return AppendResult(len(fresh), duplicates, self.size, self.recovered)
 
@@ -277,7 +279,7 @@ class Ledger:
         next_seq: dict[str, int] = {}
         duplicates = 0
         for p in batch:
-            stream, seq = p.event.stream, p.event.seq
+            stream, seq = p.stream, p.seq
             due = next_seq.get(stream)
             if due is None:
                 due = self.next_seq(stream)
@@ -317,13 +319,13 @@ class Ledger:
         """Adds a committed batch's records to the stream index (their seqs were checked by `_plan`)."""
         streams = self._streams
         for entry, p in enumerate(fresh, first):
-            index = streams.get(p.event.stream)
+            index = streams.get(p.stream)
             if index is None:
-                index = self._stream(p.event.stream)
+                index = self._stream(p.stream)
             index.entries.append(entry)
             index.offsets.append(offset)
             offset += len(p.data) + OVERHEAD
-        self._dirty.update({p.event.stream for p in fresh})
+        self._dirty.update({p.stream for p in fresh})
 
     def _roll_segment(self, first: int) -> None:
         assert self._writer is not None
