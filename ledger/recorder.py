@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, cast
 
 from ledger.store import AppendResult, Ledger, Pending
 from schemas.codec import ContractError, decode_line
@@ -50,7 +50,7 @@ def record(root: Path, source: BinaryIO | Iterable[bytes]) -> AppendResult:
     """
     with Ledger.open(root) as ledger:
         limit = ledger.config.max_entry_bytes
-        lines = read_lines(source, limit) if hasattr(source, "readline") else source
+        lines = read_lines(cast(BinaryIO, source), limit) if hasattr(source, "readline") else source
         batch = validate_lines(lines, limit)
         result = ledger.append(batch)
         ledger.checkpoint()

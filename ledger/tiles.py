@@ -186,7 +186,7 @@ class TileWriter:
         self._add(0, leaves)
         self.size += len(leaves) // HASH
 
-    def _add(self, level: int, hashes: bytes | memoryview) -> None:
+    def _add(self, level: int, hashes: bytes | bytearray | memoryview) -> None:
         if level == len(self._held):
             self._held.append(bytearray())
             self._full.append(0)
@@ -262,7 +262,7 @@ class TileAudit:
         """Adds a run of leaf hashes in log order; returns what is wrong, if anything."""
         return None if self.skip else self._add(0, leaves)
 
-    def _add(self, level: int, hashes: bytes | memoryview) -> str | None:
+    def _add(self, level: int, hashes: bytes | bytearray | memoryview) -> str | None:
         if level == len(self._held):
             self._held.append(bytearray())
             self._full.append(0)
