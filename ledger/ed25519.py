@@ -9,11 +9,14 @@ edwards25519) doubles it three times.
 
 from __future__ import annotations
 
+import functools
+
 P = 2**255 - 19
 D = -121665 * pow(121666, P - 2, P) % P
 SQRT_M1 = pow(2, (P - 1) // 4, P)
 
 
+@functools.lru_cache(maxsize=64)  # a writer meets the same few keys many times per run
 def has_small_order(public: bytes) -> bool:
     """Tells whether a 32-byte Ed25519 public key decodes to a point of order 1, 2, 4 or 8. Keys that
     do not decode at all are not small-order (no signature verifies under them)."""

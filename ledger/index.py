@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from ledger.errors import LedgerCorrupt
+from ledger.segments import make_dirs
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -114,17 +115,20 @@ def _header(stream: str) -> bytes:
     return NAME_LEN.pack(len(name)) + name
 
 
-def flush(index: StreamIndex) -> Path | None:
-    """Appends the records not yet on disk; returns the file written, if any."""
+def flush(index: StreamIndex) -> tuple[Path, list[Path]] | None:
+    """Appends the records not yet on disk; returns the file written, if any, with the
+    directories it created (a new file's directory must be synced too: it is returned among them
+    as the file itself when only the file is new)."""
     if index.stored == len(index.entries):
         return None
+    created: list[Path] = []
     new = array("Q")
     for i in range(index.stored, len(index.entries)):
         new.append(index.entries[i])
         new.append(index.offsets[i])
     path = index.path
     if index.stored == 0:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o750)
+        created = [*make_dirs(path.parent), path]
         data = _header(index.stream) + new.tobytes()
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o640)
     else:
@@ -135,7 +139,7 @@ def flush(index: StreamIndex) -> Path | None:
     finally:
         os.close(fd)
     index.stored = len(index.entries)
-    return path
+    return path, created
 
 
 def truncate_from(index: StreamIndex, entry: int) -> None:

@@ -122,6 +122,18 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def make_dirs(path: Path, mode: int = 0o750) -> list[Path]:
+    """Creates a directory and its missing parents; returns those it created, outermost first
+    (each new one's parent must be synced for it to last)."""
+    missing = []
+    while not path.is_dir():
+        missing.append(path)
+        path = path.parent
+    for directory in reversed(missing):
+        directory.mkdir(mode=mode, exist_ok=True)
+    return list(reversed(missing))
+
+
 def sync_file(path: Path) -> None:
     """Makes a file's content durable."""
     fd = os.open(path, os.O_RDONLY)

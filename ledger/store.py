@@ -204,6 +204,7 @@ class Ledger:
         if self.size != signed:
             self.checkpoint()  # what a crash left acknowledged but unsigned, now checked against the signed tree
         elif legacy or head.size != self.size:
+            self._make_durable()
             self._write_head()
 
     def _check_signed_edge(self, reader: TileReader, signed: int) -> None:
@@ -354,19 +355,27 @@ class Ledger:
         return self._checkpoint
 
     def _make_durable(self) -> None:
-        written = [path for stream in sorted(self._dirty) if (path := flush(self._streams[stream])) is not None]
+        """Syncs the index records and tiles written since the last checkpoint, and every directory
+        that gained an entry (a new file, a renamed tile, a new directory)."""
+        files, entries = [], list(self._tiles.new_dirs)
+        for stream in sorted(self._dirty):
+            if (written := flush(self._streams[stream])) is not None:
+                files.append(written[0])
+                entries += written[1]
         self._dirty.clear()
         self._tiles.write_partials()
-        paths = [*written, *self._tiles.dirty]
-        for path in paths:
+        files += self._tiles.dirty
+        entries += self._tiles.dirty  # tiles are renamed into place
+        for path in files:
             sync_file(path)
-        for directory in sorted({p.parent for p in paths} | {p.parent.parent for p in paths}):
+        for directory in sorted({p.parent for p in entries}):
             fsync_dir(directory)
         self._tiles.dirty.clear()
+        self._tiles.new_dirs.clear()
 
     def _write_head(self) -> None:
+        """Records where tiles and index are durable (the caller made them so)."""
         assert self._writer is not None
-        self._make_durable()
         head = Head(self.size, self._segment_starts[-1], self._writer.size)
         (self.root / INDEX).mkdir(exist_ok=True, mode=0o750)
         write_atomic(self.root / INDEX / HEAD, msgspec.json.encode(head))

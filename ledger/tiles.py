@@ -19,6 +19,7 @@ from pathlib import Path
 from ledger.errors import LedgerCorrupt
 from ledger.fastscan import extend
 from ledger.merkle import EMPTY_ROOT, CompactRange, node_hash
+from ledger.segments import make_dirs
 
 TILE_HEIGHT = 8
 WIDTH = 1 << TILE_HEIGHT
@@ -93,6 +94,8 @@ class TileReader:
     def _load(self, level: int, n: int, width: int) -> bytes:
         # A full tile cut short by a crash (written in place, beyond the durable head) gives way to the partial tiles.
         data = self._read(tile_path(self.root, level, n))
+        if (data is None or len(data) < width * HASH) and width < WIDTH:
+            data = self._read(tile_path(self.root, level, n, width))  # a signed size's own partial: no listing
         if data is None or len(data) < width * HASH:
             data = next((d for w in self._partial_widths(level, n) if w >= width
                          and (d := self._read(tile_path(self.root, level, n, w))) is not None), None)
@@ -138,6 +141,11 @@ class TileReader:
 
     def edge(self, size: int) -> CompactRange:
         """Returns the compact range (the right edge) of the tree of `size` leaves."""
+        level = 0
+        while level_count(size, level):  # each level's partial tile of this size first: stored by that name
+            if width := level_count(size, level) % WIDTH:
+                self.tile(level, level_count(size, level) // WIDTH, width)
+            level += 1
         tree = CompactRange()
         start = 0
         for height in range(size.bit_length() - 1, -1, -1):
@@ -169,6 +177,8 @@ class TileWriter:
         self.dirty: set[Path] = set()
         self.filled: list[tuple[int, int]] = []  # tiles filled since the caller last cleared this
         self._made: set[Path] = set()
+        self.new_dirs: list[Path] = []  # directories created since the caller last cleared this
+        self._written: dict[int, tuple[int, int]] = {}  # level -> (tile, bytes) of the partial last written
 
     @classmethod
     def resume(cls, root: Path, reader: TileReader, size: int) -> TileWriter:
@@ -179,7 +189,9 @@ class TileWriter:
             width = count % WIDTH
             partial.append(reader.hashes(level, count - width, width) if width else b"")
             level += 1
-        return cls(root, size, partial)
+        writer = cls(root, size, partial)
+        writer._written = {level: (writer._full[level], len(held)) for level, held in enumerate(writer._held) if held}
+        return writer
 
     def append(self, leaves: bytes | memoryview) -> None:
         """Adds a run of 32-byte leaf hashes, writing every tile they fill."""
@@ -206,16 +218,17 @@ class TileWriter:
             self._add(level + 1, roots)
 
     def write_partials(self) -> None:
-        """Writes the partial tile of every level for the current size."""
+        """Writes the partial tile of every level that changed since the last call, for the current size."""
         for level, held in enumerate(self._held):
-            if held:
+            if held and self._written.get(level) != (self._full[level], len(held)):
                 self._write(tile_path(self.root, level, self._full[level], len(held) // HASH), bytes(held))
+                self._written[level] = (self._full[level], len(held))
 
     def _write(self, path: Path, data: bytes) -> None:
         """Writes a tile to a temporary name and renames it: a writer catching up after a crash
         rewrites tiles a checkpoint may already cover, which must never be seen half written."""
         if path.parent not in self._made:
-            path.parent.mkdir(parents=True, exist_ok=True, mode=0o750)
+            self.new_dirs += make_dirs(path.parent)
             self._made.add(path.parent)
         tmp = f"{path}.{os.getpid()}.tmp"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o640)
