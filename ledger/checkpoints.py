@@ -124,11 +124,6 @@ def cosign_note(root: Path, signer: Signer, size: int, log: Verifier) -> Checkpo
     return parse_checkpoint(note, log)
 
 
-def load_witnesses(root: Path) -> list[Verifier]:
-    """Returns the verifier keys of the arbiters who have co-signed checkpoints of this ledger."""
-    return [Verifier.parse(p.read_text()) for p in sorted((root / WITNESSES).glob("*.pub"))]
-
-
 def latest_checkpoint(root: Path, verifier: Verifier) -> Checkpoint | None:
     """Returns the largest stored checkpoint, verified.
 

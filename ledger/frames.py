@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bisect
 import os
+import stat
 from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -67,15 +68,31 @@ class _StreamOnly(msgspec.Struct):
 _streams = msgspec.json.Decoder(list[_StreamOnly])
 
 
-def decode_streams(log: StoredEntries, count: int) -> list[str]:
-    """Returns the stream of each of the first `count` entries of a packed log, decoded in one call.
+STREAMS_BATCH = 1 << 16
+
+
+def stream_codes(root: Path, count: int) -> tuple[array, list[str]]:
+    """Returns the stream of each of the first `count` entries as a code into a list of stream ids,
+    reading one segment and decoding a batch of entries at a time (memory stays bounded by a segment).
 
     :raises LedgerCorrupt: naming the first unreadable entry.
     """
+    codes, names = array("i"), {}
+    for first, part in iter_packed(root):
+        payloads = part.payloads(min(part.last_commit, max(0, count - first)))
+        for lo in range(0, len(payloads), STREAMS_BATCH):
+            for stream in _decode_streams(payloads[lo:lo + STREAMS_BATCH], first + lo):
+                codes.append(names.setdefault(stream, len(names)))
+        if first + len(payloads) >= count:
+            break
+    return codes, list(names)
+
+
+def _decode_streams(payloads: list[bytes], first: int) -> list[str]:
     try:
-        return [k.stream for k in _streams.decode(log.json_array(array("q", range(count))))]
+        return [k.stream for k in _streams.decode(b"[" + b",".join(payloads) + b"]")]
     except msgspec.DecodeError:
-        return [decode_key(log.data[log.ends[i]:log.ends[i + 1]], i).stream for i in range(count)]
+        return [decode_key(p, first + i).stream for i, p in enumerate(payloads)]
 
 
 def check_segment_start(path: Path, first: int, expected: int) -> None:
@@ -118,8 +135,6 @@ def open_regular(path: Path):  # noqa: ANN201 - a binary file object
     """
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
     try:
-        import stat
-
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise OSError(f"{path} is not a regular file")
         os.set_blocking(fd, True)
@@ -239,11 +254,11 @@ def _refuse_unless_torn(error: FrameError, index: int, path: Path, start: int, d
         raise LedgerCorrupt(index, f"{error} inside the checkpointed range (size {signed}; {path.name}, offset {start + error.offset})")
     if later:
         raise LedgerCorrupt(index, f"{error} in {path.name}, with later segments after it")
-    if _frame_follows(data, error.offset, index + 1):
+    if frame_follows(data, error.offset, index + 1):
         raise LedgerCorrupt(index, f"{error}, and acknowledged entries follow it: damage, not a torn tail")
 
 
-def _frame_follows(data: bytes, offset: int, index: int) -> bool:
+def frame_follows(data: bytes, offset: int, index: int) -> bool:
     """Tells whether a well-formed frame of entry `index` starts where the frame at `offset` says it ends."""
     if len(data) - offset < OVERHEAD:
         return False
@@ -254,8 +269,6 @@ def _frame_follows(data: bytes, offset: int, index: int) -> bool:
     except FrameError:
         return False
 
-
-frame_follows = _frame_follows
 
 
 # -- the whole log -------------------------------------------------------------------------------

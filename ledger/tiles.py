@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ledger.errors import LedgerCorrupt
 from ledger.fastscan import extend
-from ledger.merkle import EMPTY_ROOT, CompactRange, node_hash
+from ledger.merkle import CompactRange, node_hash
 from ledger.segments import make_dirs
 
 TILE_HEIGHT = 8
@@ -87,7 +87,7 @@ class TileReader:
         """Returns the most hashes stored for tile (level, n): the full tile, else the widest partial, else none."""
         data = self._read(tile_path(self.root, level, n))
         if data is None:
-            widths = self._partial_widths(level, n)
+            widths = partial_widths(self.root, level, n)
             data = self._read(tile_path(self.root, level, n, widths[-1])) if widths else None
         return (data or b"")[:len(data or b"") - len(data or b"") % HASH]
 
@@ -97,19 +97,11 @@ class TileReader:
         if (data is None or len(data) < width * HASH) and width < WIDTH:
             data = self._read(tile_path(self.root, level, n, width))  # a signed size's own partial: no listing
         if data is None or len(data) < width * HASH:
-            data = next((d for w in self._partial_widths(level, n) if w >= width
+            data = next((d for w in partial_widths(self.root, level, n) if w >= width
                          and (d := self._read(tile_path(self.root, level, n, w))) is not None), None)
         if data is None or len(data) < width * HASH or len(data) % HASH:
             raise LedgerCorrupt(None, f"tile {level}/{index_path(n)} with {width} hashes is missing or short")
         return data
-
-    def _partial_widths(self, level: int, n: int) -> list[int]:
-        directory = Path(f"{tile_path(self.root, level, n)}.p")
-        try:
-            names = os.listdir(directory)
-        except (FileNotFoundError, NotADirectoryError):
-            return []
-        return sorted(int(name) for name in names if name.isdigit() and 0 < int(name) < WIDTH)
 
     def _read(self, path: Path) -> bytes | None:
         try:
@@ -156,12 +148,42 @@ class TileReader:
         return tree
 
 
-def root_of_edge(tree: CompactRange) -> bytes:
-    """Returns the root of a compact range (EMPTY_ROOT for the empty tree)."""
-    return tree.root() if tree.size else EMPTY_ROOT
+def partial_widths(root: Path, level: int, n: int) -> list[int]:
+    """Returns the widths of the partial tiles stored for tile (level, n), smallest first."""
+    try:
+        names = os.listdir(f"{tile_path(root, level, n)}.p")
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    return sorted(int(name) for name in names if name.isdigit() and 0 < int(name) < WIDTH)
 
 
-class TileWriter:
+class _TileLevels:
+    """Each tile level's hashes not yet in a full tile, and how many full tiles each level has."""
+
+    def __init__(self, size: int, partial: list[bytes]) -> None:
+        self._held = [bytearray(p) for p in partial]
+        self._full = [level_count(size, level) // WIDTH for level in range(len(partial))]
+
+    def _fill(self, hashes: bytes | bytearray | memoryview) -> Iterator[tuple[int, int, bytes]]:
+        """Adds leaf hashes and yields (level, index, hashes) of every tile they fill, at every level."""
+        level = 0
+        while hashes:
+            if level == len(self._held):
+                self._held.append(bytearray())
+                self._full.append(0)
+            held = self._held[level]
+            held += hashes
+            roots = bytearray()
+            while len(held) >= WIDTH * HASH:
+                tile = bytes(held[:WIDTH * HASH])
+                del held[:WIDTH * HASH]
+                self._full[level] += 1
+                yield level, self._full[level] - 1, tile
+                roots += perfect_root(tile)
+            hashes, level = roots, level + 1
+
+
+class TileWriter(_TileLevels):
     """Keeps the tiles not yet full in memory as leaves are appended, writes each tile when it
     fills, and the partial tiles of the current size when asked (at a checkpoint).
 
@@ -170,10 +192,9 @@ class TileWriter:
     """
 
     def __init__(self, root: Path, size: int, partial: list[bytes]) -> None:
+        super().__init__(size, partial)
         self.root = root
         self.size = size
-        self._held = [bytearray(p) for p in partial]  # each level's hashes in its tile not yet full
-        self._full = [level_count(size, level) // WIDTH for level in range(len(partial))]
         self.dirty: set[Path] = set()
         self.filled: list[tuple[int, int]] = []  # tiles filled since the caller last cleared this
         self._made: set[Path] = set()
@@ -195,27 +216,10 @@ class TileWriter:
 
     def append(self, leaves: bytes | memoryview) -> None:
         """Adds a run of 32-byte leaf hashes, writing every tile they fill."""
-        self._add(0, leaves)
-        self.size += len(leaves) // HASH
-
-    def _add(self, level: int, hashes: bytes | bytearray | memoryview) -> None:
-        if level == len(self._held):
-            self._held.append(bytearray())
-            self._full.append(0)
-        held = self._held[level]
-        held += hashes
-        roots = bytearray()
-        full_bytes = WIDTH * HASH
-        while len(held) >= full_bytes:
-            tile = bytes(held[:full_bytes])
-            del held[:full_bytes]
-            n = self._full[level]
-            self._full[level] += 1
+        for level, n, tile in self._fill(leaves):
             self._write(tile_path(self.root, level, n), tile)
             self.filled.append((level, n))
-            roots += perfect_root(tile)
-        if roots:
-            self._add(level + 1, roots)
+        self.size += len(leaves) // HASH
 
     def write_partials(self) -> None:
         """Writes the partial tile of every level that changed since the last call, for the current size."""
@@ -259,39 +263,26 @@ def _names(directory: Path) -> Iterator[str]:
         return
 
 
-class TileAudit:
+class TileAudit(_TileLevels):
     """Checks the stored tiles against the leaf hashes as verification recomputes them from the
     entries: every full tile, and every partial tile stored beside a tile not yet full, must hold
     exactly the hashes of its entries; tiles the newest checkpoint covers must be there."""
 
     def __init__(self, root: Path, signed: int, skip: bool = False) -> None:
+        super().__init__(0, [])
         self.root = root
         self.signed = signed
         self.skip = skip
-        self._held: list[bytearray] = []
-        self._full: list[int] = []
 
     def feed(self, leaves: bytes | memoryview) -> str | None:
         """Adds a run of leaf hashes in log order; returns what is wrong, if anything."""
-        return None if self.skip else self._add(0, leaves)
-
-    def _add(self, level: int, hashes: bytes | bytearray | memoryview) -> str | None:
-        if level == len(self._held):
-            self._held.append(bytearray())
-            self._full.append(0)
-        held = self._held[level]
-        held += hashes
-        roots = bytearray()
-        while len(held) >= WIDTH * HASH:
-            tile = bytes(held[:WIDTH * HASH])
-            del held[:WIDTH * HASH]
-            n = self._full[level]
-            self._full[level] += 1
+        if self.skip:
+            return None
+        for level, n, tile in self._fill(leaves):
             problem = self._compare_full(level, n, tile, required=(n + 1) * WIDTH << (TILE_HEIGHT * level) <= self.signed)
             if problem:
                 return problem
-            roots += perfect_root(tile)
-        return self._add(level + 1, roots) if roots else None
+        return None
 
     def finish(self) -> str | None:
         """Checks the partial tiles of the tiles not full; returns what is wrong, if anything."""
@@ -322,7 +313,7 @@ class TileAudit:
         name = f"tile {level}/{index_path(n)}"
         full = tile_path(self.root, level, n)
         stored = [(full, WIDTH)] if full.exists() else []
-        stored += [(tile_path(self.root, level, n, w), w) for w in TileReader(self.root)._partial_widths(level, n)]
+        stored += [(tile_path(self.root, level, n, w), w) for w in partial_widths(self.root, level, n)]
         if required and not stored:
             return f"{name} is missing, though a checkpoint covers it"
         for path, width in stored:

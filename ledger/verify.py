@@ -33,7 +33,7 @@ from pathlib import Path
 from ledger.checkpoints import Checkpoint, CheckpointReading, SignatureChecks, list_checkpoint_names, newest_checkpoint, read_checkpoint
 from ledger.errors import KeyFileError, LedgerCorrupt, SignatureError
 from ledger.fastscan import CHUNK, SegmentScan, extend_roots, scan_file
-from ledger.frames import check_segment_start, decode_streams, frame_follows, read_entries, stream_entries
+from ledger.frames import check_segment_start, frame_follows, stream_codes, stream_entries
 from ledger.index import check_index, read_head
 from ledger.layout import CHECKPOINTS, SEGMENTS, load_config
 from ledger.merkle import EMPTY_ROOT, CompactRange
@@ -176,9 +176,9 @@ def _check_index(root: Path, signed: int) -> None:
     """Checks the stream index against the entries the newest checkpoint covers."""
     import pyarrow as pa  # only here: the rest of verification needs no Arrow
 
-    log = read_entries(root)
-    count = min(len(log), signed)
-    problem = check_index(root, pa.array(decode_streams(log, count), pa.string()).dictionary_encode(), count)
+    codes, names = stream_codes(root, signed)
+    coded = pa.DictionaryArray.from_arrays(pa.array(codes, pa.int32()), pa.array(names, pa.string()))
+    problem = check_index(root, coded, len(codes))
     if problem:
         raise _Failed(None, f"stream index: {problem}")
 
