@@ -344,7 +344,8 @@ def replay(ledger: LedgerOpt = DEFAULT_LEDGER,
            game: Annotated[str | None, typer.Option(help="Replay only this game stream.")] = None,
            json: JsonOpt = False) -> None:
     """Re-derive every game from the rules and list the findings (exit 1 when there are any)."""
-    summary = run_mod.summarise(run_mod.replay_all(read_events(ledger), game))
+    events = read_stream_events(ledger, game) if game is not None else read_events(ledger)  # one game: through the index
+    summary = run_mod.summarise(run_mod.replay_all(events, game))
     if game is not None and summary.games == 0:
         raise ValueError(f"no game stream {game!r} in {ledger}")
     if json:

@@ -4,6 +4,7 @@ verifiable offline with the ledger's public key alone."""
 from __future__ import annotations
 
 import base64
+import bisect
 from pathlib import Path
 
 import msgspec
@@ -124,8 +125,10 @@ def prove_consistency(root: Path, old: int, new: int | None = None) -> Consisten
         new = newest.size if newest else 0
     for size in (old, new):
         if not checkpoint_path(root, size).is_file():  # the listing only on this error path: it grows with the log
-            stored = ", ".join(str(n) for n, _ in list_checkpoint_names(root))
-            raise LedgerError(f"no checkpoint of size {size}; stored sizes: {stored}")
+            sizes = [n for n, _ in list_checkpoint_names(root)]
+            at = bisect.bisect_left(sizes, size)
+            near = ", ".join(map(str, sizes[max(0, at - 2):at + 2]))
+            raise LedgerError(f"no checkpoint of size {size}; {len(sizes)} are stored, the nearest: {near}")
     first, last = (parse_checkpoint(read_note_file(checkpoint_path(root, s)), verifier) for s in (old, new))
     proof = consistency_proof(old, new, TileReader(root).subtree) if 0 < old < new else []
     item = ConsistencyProof(first.note, last.note, [base64.b64encode(h).decode() for h in proof])
