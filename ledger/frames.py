@@ -173,7 +173,6 @@ class Tail:
 
     entries: list[bytes] = field(default_factory=list)
     keys: list[EntryKey] = field(default_factory=list)
-    segments: list[int] = field(default_factory=list)
     offsets: list[int] = field(default_factory=list)
     recovered: str | None = None
 
@@ -231,7 +230,6 @@ def _read_segment_tail(tail: Tail, first: int, path: Path, start: int, expected:
         raise LedgerCorrupt(bad, f"unfinished batch in {path.name}" + (" before a later segment" if later else " inside the checkpointed range"))
     for off, _, payload in frames[:committed]:
         tail.entries.append(bytes(payload))
-        tail.segments.append(first)
         tail.offsets.append(start + off)
     tail.keys += decode_keys(tail.entries[len(tail.entries) - committed:], expected)
     if error is not None or committed < len(frames):

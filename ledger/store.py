@@ -208,10 +208,12 @@ class Ledger:
             self._write_head()
 
     def _check_signed_edge(self, reader: TileReader, signed: int) -> None:
-        assert self._checkpoint is not None or signed == 0
-        if signed and reader.edge(signed).root() != self._checkpoint.root:  # type: ignore[union-attr]
-            raise LedgerCorrupt(None, f"the stored tiles give root {reader.edge(signed).root().hex()} at size {signed}, "
-                                f"the signed checkpoint {self._checkpoint.root.hex()}")  # type: ignore[union-attr]
+        if self._checkpoint is None or not signed:
+            return
+        stored = reader.edge(signed).root()
+        if stored != self._checkpoint.root:
+            raise LedgerCorrupt(None, f"the stored tiles give root {stored.hex()} at size {signed}, "
+                                f"the signed checkpoint {self._checkpoint.root.hex()}")
 
     def _catch_up(self, head: Head, signed: int, reader: TileReader) -> int:
         """Indexes and hashes what the log holds beyond the head, dropping a torn tail; returns how many entries."""
@@ -227,7 +229,6 @@ class Ledger:
         for i, key in enumerate(tail.keys):
             self._add_record(head.size + i, key.stream, key.seq, tail.offsets[i])
         self._grow(leaves, signed)
-        self._segment_starts = sorted(set(self._segment_starts) | set(tail.segments))
         return len(tail.entries)
 
     def _add_record(self, entry: int, stream: str, seq: int, offset: int) -> None:
