@@ -1,0 +1,17 @@
+"""The `matchledger` command line: each command parses options, calls one library function, prints.
+
+Commands live in one module per user (the log, games, analysis); importing them registers them on
+the one Typer app.
+"""
+
+from __future__ import annotations
+
+from audit.cli import analysis, games, log  # noqa: F401  (registers the commands)
+from audit.cli.base import app
+
+__all__ = ["app", "main"]
+
+
+def main() -> None:
+    """Runs the command line."""
+    app()
