@@ -93,7 +93,7 @@ class _Inbox:
 class LiveGame:
     """One game folded as its events arrive: the engine's fold, pulled one step per event pushed."""
 
-    def __init__(self, start: GameStarted) -> None:
+    def __init__(self, start: GameStarted, entries: array) -> None:
         self.start = start
         self.game = str(start.profile.__struct_config__.tag)  # type: ignore[attr-defined]
         self.engine: GameEngine = engine(self.game)
@@ -102,27 +102,28 @@ class LiveGame:
         self.events: list[Event] = []
         self.facts: list[dict[str, Any]] = []
         self.findings: list[Finding] = []
-        self.entries = array("q")
+        self.entries = entries
+        """The game's entries, in seq order (the auditor appends each before it is pushed)."""
         self.state: Any = None
         self.stopped = False
 
-    def push(self, entry: int, event: Event) -> list[Finding]:
+    def push(self, event: Event) -> tuple[Finding, ...]:
         """Folds one more event of the game; returns its findings."""
-        self.entries.append(entry)
         if self.stopped:
-            return []
+            return ()
         self.inbox.event = event
         try:
             step = next(self.fold)
         except Exception as exc:  # noqa: BLE001 - whatever stops an engine is reported, not raised into the service
             self.stopped = True
-            return [Finding(stream=event.stream, seq=event.seq, code=ENGINE_STOPPED, message=f"the {self.game} engine stopped "
-                            f"at {event.kind}: {exc}; the game's later events are not folded")]
+            return (Finding(stream=event.stream, seq=event.seq, code=ENGINE_STOPPED, message=f"the {self.game} engine stopped "
+                            f"at {event.kind}: {exc}; the game's later events are not folded"),)
         self.events.append(step.event)
         self.facts.append(step.facts)
         self.state = step.state
-        self.findings.extend(step.findings)
-        return list(step.findings)
+        if step.findings:
+            self.findings.extend(step.findings)
+        return step.findings
 
     def replay(self) -> GameReplay:
         """Returns the game as folded so far, in the shape of a batch replay."""
@@ -197,34 +198,34 @@ class LiveAuditor:
         self.events.append(event)
         self._data += body
         self._ends.append(len(self._data))
-        entries = self.streams.get(event.stream)
+        stream = event.stream
+        entries = self.streams.get(stream)
+        found: tuple[Finding, ...] = ()
         if entries is None:
-            entries = self.streams[event.stream] = array("q")
-            found = self._open_stream(event)
-        else:
-            found = []
+            entries = self.streams[stream] = array("q")
+            found = self._open_stream(event, entries)
         entries.append(entry)
-        game = self.games.get(event.stream)
+        game = self.games.get(stream)
         if game is not None:
-            found += game.push(entry, event)
-        elif isinstance(event, RoundClosed) and event.stream in self.tournaments:
-            found += self._close_round(event)
+            found = game.push(event)
+        elif isinstance(event, RoundClosed) and stream in self.tournaments:
+            found = self._close_round(event)
         for finding in found:
             self._publish(finding)
 
-    def _open_stream(self, event: Event) -> list[Finding]:
+    def _open_stream(self, event: Event, entries: array) -> tuple[Finding, ...]:
         """Starts following a new stream: a game, a tournament, or an orphan (a finding, as in the audit)."""
         if isinstance(event, GameStarted):
-            self.games[event.stream] = LiveGame(event)
+            self.games[event.stream] = LiveGame(event, entries)
         elif isinstance(event, TournamentOpened):
             self.tournaments.add(event.stream)
         elif event.stream != WITNESS_STREAM:
             from audit.projection import orphan
 
-            return [orphan(event.stream, [event])]
-        return []
+            return (orphan(event.stream, [event]),)
+        return ()
 
-    def _close_round(self, event: RoundClosed) -> list[Finding]:
+    def _close_round(self, event: RoundClosed) -> tuple[Finding, ...]:
         """Runs the audit's SQL and tournament checks of the tournament over the data so far; returns
         the findings no earlier round close published (the engines' are published as they occur)."""
         from audit.certify import collect_findings
@@ -233,7 +234,8 @@ class LiveAuditor:
         from audit.session import Session
 
         log = StoredEntries(bytes(self._data), array("q", self._ends))
-        projection = project_replayed(log, self.events, [(g.replay(), g.entries) for g in self.games.values()])
+        folded = [(g.replay(), g.entries[:len(g.events)]) for g in self.games.values() if g.events]  # a stopped engine's game, as far as it went
+        projection = project_replayed(log, self.events, folded)
         rows = collect_findings(Session(projection, AuditDB(projection.tables())), event.stream)
         found = []
         for row in rows:
@@ -242,7 +244,7 @@ class LiveAuditor:
                 self._published.add(key)
                 found.append(Finding(stream=row["stream"], seq=self._seq_of(row), code=row["code"], article=row["article"],
                                      message=row["message"], severity=row["severity"]))
-        return found
+        return tuple(found)
 
     def _seq_of(self, row: dict[str, Any]) -> int:
         """Returns where a round finding sits: its seq, or where the audit gives none (a finding about
