@@ -116,7 +116,8 @@ def _check_response(response: httpx.Response, target: str) -> None:
 def messages(lines: Iterator[str], link: _Link) -> Iterator[Message]:
     """Parses an event stream (WHATWG HTML, Server-sent events): a message per blank-line-ended block
     with data; comments (`: keepalive`) are skipped, and a `retry:` field sets the link's delay."""
-    event, data, last_id = "message", [], None
+    event, last_id = "message", None
+    data: list[str] = []
     for line in lines:
         if not line:
             if data:

@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -37,6 +38,7 @@ from replay.registry import GAMES, SEATS, engine
 from replay.run import replay_all
 from schemas.common import GameEnded, GameStarted
 from schemas.envelope import Event, SeatHolder
+from tests.ledger_support import cli
 
 ROUNDS = int(os.environ.get("MATCHLEDGER_LIVE_ROUNDS", "1"))
 SEED = int(os.environ.get("MATCHLEDGER_LIVE_SEED", random.randrange(2**32)))
@@ -99,8 +101,8 @@ def test_live_audit_equals_batch_replay_and_audit(tournaments: dict, tmp_path_fa
                                                   game: str, fault: str | None) -> None:
     """DESIGN.md replay/ (replay is a fold) and issue 14 item 5: folding each game as its events
     arrive, in random batches, finds exactly what the batch replay and the audit find (codes,
-    streams, seqs), numbers them 1, 2, 3 … and a restart from the ledger numbers them identically;
-    a clean tournament finds nothing, a planted fault is found."""
+    streams, seqs) and numbers them 1, 2, 3 …; a clean tournament finds nothing, a planted fault is
+    found; each game event is folded once."""
     root = simulated(tournaments, tmp_path_factory.getbasetemp(), game, fault)
     events = list(read_events(root))
     print(f"{game} {fault}: batch splits seeded with MATCHLEDGER_LIVE_SEED={SEED}")
@@ -108,8 +110,24 @@ def test_live_audit_equals_batch_replay_and_audit(tournaments: dict, tmp_path_fa
     assert returned == live.findings and [f.id for f in returned] == list(range(1, len(returned) + 1))
     assert {(f.code, f.stream, f.seq) for f in returned} == batch_findings(root, events)
     assert (returned == []) == (fault is None)
-    assert LiveAuditor.from_ledger(root).findings == returned
     assert live.steps_folded == sum(1 for e in events if e.stream in live.games)
+
+
+@pytest.mark.parametrize(("game", "fault"), [("junqi", "illegal-move"), ("checkers", "wrong-seating"), ("paohuzi", "tampered-deal")])
+def test_restart_numbers_findings_identically(tournaments: dict, tmp_path_factory: pytest.TempPathFactory,
+                                              game: str, fault: str) -> None:
+    """Ids are deterministic from the log: a service restarted on the ledger (`from_ledger`) publishes
+    the very findings, numbers, entries and messages included, that feeding the entries gave, the
+    engines' and the round checks' alike; an entry delivered again is skipped."""
+    root = simulated(tournaments, tmp_path_factory.getbasetemp(), game, fault)
+    events = list(read_events(root))
+    half = len(events) // 2
+    live = LiveAuditor()
+    live.feed(list(enumerate(events[:half])))
+    fed = live.feed(list(enumerate(events[half:], start=half)))
+    restarted = LiveAuditor.from_ledger(root)
+    assert restarted.findings == live.findings and fed == live.findings[len(live.findings) - len(fed):]
+    assert restarted.feed([(len(events) - 1, events[-1])]) == [] and len(restarted.events) == len(events)
 
 
 def test_round_checks_read_the_tables_of_the_batch_projection(tournaments: dict, tmp_path_factory: pytest.TempPathFactory) -> None:
@@ -255,17 +273,19 @@ def _finding(n: int) -> LiveFinding:
 
 
 class _LiveServer(BaseHTTPRequestHandler):
-    """A tiny /live: two findings per connection after Last-Event-ID, then the connection drops."""
+    """A tiny /live: two findings per connection after Last-Event-ID, then the connection drops; once
+    every finding is sent, 410 Gone when `ends` (so that a watch stops), else empty streams."""
 
     findings = [_finding(n) for n in range(1, 6)]
     resumed: list[str | None] = []
+    ends = True
 
     def do_GET(self) -> None:  # noqa: N802 - http.server's name
-        if self.path != "/live":
-            self.send_error(404, "no such stream")
-            return
         last = self.headers.get("Last-Event-ID")
         self.resumed.append(last)
+        if self.path != "/live" or (self.ends and int(last or 0) >= len(self.findings)):
+            self.send_error(404 if self.path != "/live" else 410, "no such stream" if self.path != "/live" else "the event is over")
+            return
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.end_headers()
@@ -280,7 +300,7 @@ class _LiveServer(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def live_server() -> Iterator[str]:
-    _LiveServer.resumed = []
+    _LiveServer.resumed, _LiveServer.ends = [], True
     server = ThreadingHTTPServer(("127.0.0.1", 0), _LiveServer)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -289,39 +309,44 @@ def live_server() -> Iterator[str]:
     server.server_close()
 
 
-def _watch(url: str, *args: str, lines: int) -> tuple[list[str], str, int]:
-    """Runs `matchledger watch` until it printed `lines` lines, then sends it Ctrl-C (SIGINT)."""
-    proc = subprocess.Popen([sys.executable, "-c", "from audit.cli import main; main()", "watch", "--url", url, *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[1])
-    assert proc.stdout is not None
-    out = [proc.stdout.readline().rstrip("\n") for _ in range(lines)]
-    proc.send_signal(signal.SIGINT)
-    rest, err = proc.communicate(timeout=20)
-    return out + rest.splitlines(), err, proc.returncode
-
-
 def test_watch_prints_each_finding_once_resuming_after_drops(live_server: str) -> None:
     """`matchledger watch --since 1` prints findings 2…5 in the one finding format, each once, though
     the server drops the connection after every two: each reconnection sends the last id printed as
-    Last-Event-ID. Ctrl-C ends it with exit 130, no traceback, and the id to resume from."""
-    out, err, code = _watch(live_server, "--since", "1", lines=4)
-    assert out == [_finding(n).line() for n in range(2, 6)]
-    assert out[0] == "junqi junqi.M02 (第七条): cup/r1/t1/g1 2 2/P002: illegal move number 2 [error]"
-    assert _LiveServer.resumed[:3] == ["1", "3", "5"]
-    assert code == 130 and "Traceback" not in err and "stopped after finding 5 (resume with --since 5)" in err
+    Last-Event-ID. A refusal (410 here, once the event is over) ends it with its status, exit 1."""
+    result = cli("watch", "--url", live_server, "--since", "1")
+    lines = result.stdout.splitlines()
+    assert lines == [_finding(n).line() for n in range(2, 6)]
+    assert lines[0] == "junqi junqi.M02 (第七条): cup/r1/t1/g1 2 2/P002: illegal move number 2 [error]"
+    assert _LiveServer.resumed == ["1", "3", "5"]
+    assert result.exit_code == 1 and "410" in result.stderr and "reconnecting in 0.05 s" in result.stderr
 
 
 def test_watch_json_prints_one_finding_per_line(live_server: str) -> None:
-    out, err, code = _watch(live_server, "--json", lines=5)
-    assert [msgspec.json.decode(line, type=LiveFinding) for line in out] == _LiveServer.findings
-    assert code == 130
+    result = cli("watch", "--url", live_server + "/live", "--json")
+    assert [msgspec.json.decode(line, type=LiveFinding) for line in result.stdout.splitlines()] == _LiveServer.findings
 
 
 def test_watch_names_a_refusal(live_server: str) -> None:
     """A service that refuses the stream (404 here) is an error on stderr, exit 1, not a retry loop."""
-    proc = subprocess.run([sys.executable, "-c", "from audit.cli import main; main()", "watch", "--url", live_server + "/nothing"],
-                          capture_output=True, text=True, timeout=30, cwd=Path(__file__).resolve().parents[1])
-    assert proc.returncode == 1 and "404" in proc.stderr and "/nothing/live" in proc.stderr
+    result = cli("watch", "--url", live_server + "/nothing")
+    assert result.exit_code == 1 and "404" in result.stderr and "/nothing/live" in result.stderr
+    assert len(_LiveServer.resumed) == 1
+
+
+def test_watch_stops_cleanly_on_ctrl_c(live_server: str) -> None:
+    """Ctrl-C (SIGINT) ends a watch with exit 130, no traceback, and the id to resume from."""
+    _LiveServer.ends = False
+    proc = subprocess.Popen([sys.executable, "-c", "from audit.cli import main; main()", "watch", "--url", live_server],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[1])
+    assert proc.stdout is not None
+    out = [proc.stdout.readline().rstrip("\n") for _ in range(5)]
+    deadline = time.monotonic() + 30
+    while "5" not in _LiveServer.resumed and time.monotonic() < deadline:  # idle after the last finding
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert out == [f.line() for f in _LiveServer.findings]
+    assert proc.returncode == 130 and "Traceback" not in err and "stopped after finding 5 (resume with --since 5)" in err
 
 
 def test_event_stream_parsing() -> None:
