@@ -28,7 +28,6 @@ from replay.run import GameReplay
 from schemas import decode_stored_array, encode
 from schemas.common import GameStarted, RoundClosed, TournamentOpened
 from schemas.envelope import Event
-from schemas.log import WITNESS_STREAM
 
 TOURNAMENT = "tournament"
 """The `game` of a finding on a stream that is not a game (a tournament's, or an orphan stream)."""
@@ -219,10 +218,11 @@ class LiveAuditor:
             self.games[event.stream] = LiveGame(event, entries)
         elif isinstance(event, TournamentOpened):
             self.tournaments.add(event.stream)
-        elif event.stream != WITNESS_STREAM:
-            from audit.projection import orphan
+        else:
+            from audit.projection import is_orphan, orphan
 
-            return (orphan(event.stream, [event]),)
+            if is_orphan(event.stream, event.kind):
+                return (orphan(event.stream, [event]),)
         return ()
 
     def _close_round(self, event: RoundClosed) -> tuple[Finding, ...]:

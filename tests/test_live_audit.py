@@ -246,6 +246,17 @@ def test_a_fold_that_reads_ahead_is_reported_not_waited_for() -> None:
     assert live.feed([(2, events[2])]) == []
 
 
+def test_orphan_stream_found_at_its_first_event() -> None:
+    """As in the audit (audit.G01): a stream that opens with neither game.started nor
+    tournament.opened is a finding at its first event; its later events add none."""
+    events = bot_game("checkers", 3)
+    orphan = [msgspec.structs.replace(e, stream="lost/g1", seq=e.seq - 1) for e in events[1:4]]
+    live = LiveAuditor()
+    [found] = live.feed(list(enumerate(orphan)))
+    assert (found.code, found.stream, found.seq, found.entry, found.game) == ("audit.G01", "lost/g1", 0, 0, "tournament")
+    assert live.steps_folded == 0
+
+
 def test_feed_takes_entries_in_log_order() -> None:
     """The live audit numbers findings from the log's order: a gap is refused, a repeated entry skipped."""
     events = bot_game("checkers", 3)
