@@ -33,6 +33,8 @@ TOURNAMENT = "tournament"
 """The `game` of a finding on a stream that is not a game (a tournament's, or an orphan stream)."""
 ENGINE_STOPPED = "audit.L01"
 """A live finding: the engine raised on an event, so the game's later events are not folded."""
+ROUND_CHECKS_FAILED = "audit.L02"
+"""A live finding: the round checks raised at a round close, so that round was not checked then."""
 READ_BATCH = 4096
 """Entries decoded per call when the log is read back at start-up."""
 
@@ -150,6 +152,7 @@ class LiveAuditor:
         self._published: set[tuple[str, str, int | None]] = set()
         """The round findings published so far, as the audit places them (code, stream, seq)."""
         self._lock = threading.Lock()
+        """Serialises feeds: entries are folded in log order."""
 
     @classmethod
     def from_ledger(cls, ledger_dir: Path) -> LiveAuditor:
@@ -187,9 +190,10 @@ class LiveAuditor:
             return self.findings[first:]
 
     def since(self, n: int, limit: int = 1000) -> list[LiveFinding]:
-        """Returns the findings numbered after `n`, at most `limit` of them."""
-        with self._lock:
-            return self.findings[max(n, 0):max(n, 0) + limit]
+        """Returns the findings numbered after `n`, at most `limit` of them. It never waits for a feed
+        (a round close may take seconds): findings are only ever appended, each complete, and a
+        slice of a list is taken whole."""
+        return self.findings[max(n, 0):max(n, 0) + limit]
 
     # -- folding one entry -----------------------------------------------------------------------
 
@@ -208,7 +212,7 @@ class LiveAuditor:
         if game is not None:
             found = game.push(event)
         elif isinstance(event, RoundClosed) and stream in self.tournaments:
-            found = self._close_round(event)
+            found = self._checked_round(event)
         for finding in found:
             self._publish(finding)
 
@@ -224,6 +228,15 @@ class LiveAuditor:
             if is_orphan(event.stream, event.kind):
                 return (orphan(event.stream, [event]),)
         return ()
+
+    def _checked_round(self, event: RoundClosed) -> tuple[Finding, ...]:
+        """Runs the round checks; what stops them is a finding at the round close, not an error
+        raised into the service (the next round close checks everything again)."""
+        try:
+            return self._close_round(event)
+        except Exception as exc:  # noqa: BLE001
+            return (Finding(stream=event.stream, seq=event.seq, code=ROUND_CHECKS_FAILED,
+                            message=f"the checks of round {event.round} could not run: {type(exc).__name__}: {exc}"),)
 
     def _close_round(self, event: RoundClosed) -> tuple[Finding, ...]:
         """Runs the audit's SQL and tournament checks of the tournament over the data so far; returns

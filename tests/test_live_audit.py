@@ -257,6 +257,21 @@ def test_orphan_stream_found_at_its_first_event() -> None:
     assert live.steps_folded == 0
 
 
+def test_round_checks_that_fail_are_a_finding_not_a_crash(tournaments: dict, tmp_path_factory: pytest.TempPathFactory,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A round close whose checks raise is published as audit.L02 at the round close; the feed goes on."""
+    events = list(read_events(simulated(tournaments, tmp_path_factory.getbasetemp(), "junqi", None)))
+
+    def broken(*args: object) -> list[dict[str, Any]]:
+        raise RuntimeError("the database is gone")
+
+    monkeypatch.setattr("audit.certify.collect_findings", broken)
+    found = LiveAuditor().feed(list(enumerate(events)))
+    closes = [e for e in events if e.kind == "tournament.round_closed"]
+    assert [(f.code, f.seq) for f in found] == [("audit.L02", e.seq) for e in closes]
+    assert "RuntimeError: the database is gone" in found[0].message
+
+
 def test_feed_takes_entries_in_log_order() -> None:
     """The live audit numbers findings from the log's order: a gap is refused, a repeated entry skipped."""
     events = bot_game("checkers", 3)
