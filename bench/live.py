@@ -13,6 +13,7 @@ run once per round close (SQL over the data so far), not per event.
 from __future__ import annotations
 
 import argparse
+import functools
 import itertools
 import random
 import sys
@@ -35,7 +36,7 @@ def bot_games(game: str, n: int, seed: int) -> list[list[Event]]:
     rng = random.Random(seed)
     eng = engine(game)
     seats = [SeatHolder(seat=s, player=f"P{s}") for s in range(SEATS[game])]
-    return [eng.bot_game(GameStarted(stream=f"bench/{game}/t{i}", seq=0, ts=1_764_000_000_000, profile=eng.profile_type(),
+    return [eng.bot_game(GameStarted(stream=f"bench/{game}/t{i}", seq=0, ts=1_764_000_000_000, profile=eng.profile_type(),  # type: ignore[arg-type]
                                      seats=seats, first=i % SEATS[game]), random.Random(rng.getrandbits(64))) for i in range(n)]
 
 
@@ -70,8 +71,8 @@ def main() -> None:
     for game in GAMES:
         events = interleaved(bot_games(game, args.games, seed=2026))
         everything += events
-        live = best_rate(lambda events=events: live_rate(events, args.batch), args.repeat)
-        batch = best_rate(lambda events=events: batch_rate(events), args.repeat)
+        live = best_rate(functools.partial(live_rate, events, args.batch), args.repeat)
+        batch = best_rate(functools.partial(batch_rate, events), args.repeat)
         print(f"{game:9s} {len(events):7d} events: live {live:10,.0f} events/s, batch replay {batch:10,.0f} events/s, ratio {live / batch:.2f}")
     live = best_rate(lambda: live_rate(everything, args.batch), args.repeat)
     batch = best_rate(lambda: batch_rate(everything), args.repeat)

@@ -158,7 +158,8 @@ def test_live_audit_refuses_a_damaged_log(tmp_path: Path) -> None:
 
 def bot_game(game: str, seed: int) -> list[Event]:
     seats = [SeatHolder(seat=s, player=f"P{s}") for s in range(SEATS[game])]
-    start = GameStarted(stream=f"live-{game}", seq=0, ts=1_764_000_000_000, profile=engine(game).profile_type(), seats=seats, first=0)
+    start = GameStarted(stream=f"live-{game}", seq=0, ts=1_764_000_000_000, profile=engine(game).profile_type(),  # type: ignore[arg-type]
+                        seats=seats, first=0)
     return engine(game).bot_game(start, random.Random(seed))
 
 
