@@ -21,11 +21,12 @@ from typing import Any
 
 import msgspec
 
+from audit.jsonsplit import split
 from ledger import StoredEntries, read_entries
 from replay.protocol import Finding, GameEngine, Step
 from replay.registry import engine
 from replay.run import GameReplay
-from schemas import decode_stored_array, encode
+from schemas import decode_stored_array
 from schemas.common import GameStarted, RoundClosed, TournamentOpened
 from schemas.envelope import Event
 
@@ -149,6 +150,7 @@ class LiveAuditor:
         """Every entry's event: row i is entry i."""
         self._data = bytearray()
         self._ends = array("q", [0])
+        """The canonical bytes of the entries known so far: entry i is _data[_ends[i]:_ends[i + 1]]."""
         self._published: set[tuple[str, str, int | None]] = set()
         """The round findings published so far, as the audit places them (code, stream, seq)."""
         self._lock = threading.Lock()
@@ -162,10 +164,11 @@ class LiveAuditor:
         """
         auditor = cls()
         log = read_entries(ledger_dir)
+        auditor._data, auditor._ends = bytearray(log.data), array("q", log.ends)  # the stored bytes, never re-encoded
         for lo in range(0, len(log), READ_BATCH):
             at = array("q", range(lo, min(lo + READ_BATCH, len(log))))
             for entry, event in zip(at, decode_stored_array(log.json_array(at))):
-                auditor._fold(entry, event, log.data[log.ends[entry]:log.ends[entry + 1]])
+                auditor._fold(entry, event)
         return auditor
 
     @property
@@ -186,7 +189,7 @@ class LiveAuditor:
                     continue
                 if entry != len(self.events):
                     raise FeedError(f"entry {entry} fed where entry {len(self.events)} is the next of the log")
-                self._fold(entry, event, encode(event))
+                self._fold(entry, event)
             return self.findings[first:]
 
     def since(self, n: int, limit: int = 1000) -> list[LiveFinding]:
@@ -197,10 +200,8 @@ class LiveAuditor:
 
     # -- folding one entry -----------------------------------------------------------------------
 
-    def _fold(self, entry: int, event: Event, body: bytes | memoryview) -> None:
+    def _fold(self, entry: int, event: Event) -> None:
         self.events.append(event)
-        self._data += body
-        self._ends.append(len(self._data))
         stream = event.stream
         entries = self.streams.get(stream)
         found: tuple[Finding, ...] = ()
@@ -246,7 +247,7 @@ class LiveAuditor:
         from audit.projection import project_replayed
         from audit.session import Session
 
-        log = StoredEntries(bytes(self._data), array("q", self._ends))
+        log = self._stored()
         folded = [(g.replay(), g.entries[:len(g.events)]) for g in self.games.values() if g.events]  # a stopped engine's game, as far as it went
         projection = project_replayed(log, self.events, folded)
         rows = collect_findings(Session(projection, AuditDB(projection.tables())), event.stream)
@@ -258,6 +259,18 @@ class LiveAuditor:
                 found.append(Finding(stream=row["stream"], seq=self._seq_of(row), code=row["code"], article=row["article"],
                                      message=row["message"], severity=row["severity"]))
         return tuple(found)
+
+    def _stored(self) -> StoredEntries:
+        """Returns the canonical bytes of every entry so far (the recorder stores msgspec's encoding),
+        encoding those not known yet in one call: a round close needs them, an event does not."""
+        n = len(self.events)
+        known = len(self._ends) - 1
+        if known < n:
+            data, ends = split(msgspec.json.encode(self.events[known:]))
+            base = self._ends[-1]
+            self._data += data
+            self._ends.extend([base + end for end in ends[1:]])
+        return StoredEntries(bytes(self._data[:self._ends[n]]), self._ends[:n + 1])
 
     def _seq_of(self, row: dict[str, Any]) -> int:
         """Returns where a round finding sits: its seq, or where the audit gives none (a finding about
