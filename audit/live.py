@@ -202,20 +202,28 @@ class LiveAuditor:
 
     def _fold(self, entry: int, event: Event) -> None:
         self.events.append(event)
-        stream = event.stream
-        entries = self.streams.get(stream)
-        found: tuple[Finding, ...] = ()
-        if entries is None:
-            entries = self.streams[stream] = array("q")
-            found = self._open_stream(event, entries)
-        entries.append(entry)
-        game = self.games.get(stream)
-        if game is not None:
+        game = self.games.get(event.stream)
+        if game is not None:  # nearly every event: the next of a game under way
+            game.entries.append(entry)
             found = game.push(event)
-        elif isinstance(event, RoundClosed) and stream in self.tournaments:
-            found = self._checked_round(event)
+        else:
+            found = self._fold_other(entry, event)
         for finding in found:
             self._publish(finding)
+
+    def _fold_other(self, entry: int, event: Event) -> tuple[Finding, ...]:
+        """Folds an event that is not the next of a game under way: a stream's first, or a tournament's."""
+        stream = event.stream
+        entries = self.streams.get(stream)
+        if entries is None:
+            entries = self.streams[stream] = array("q", [entry])
+            found = self._open_stream(event, entries)
+            game = self.games.get(stream)
+            return game.push(event) if game is not None else found
+        entries.append(entry)
+        if isinstance(event, RoundClosed) and stream in self.tournaments:
+            return self._checked_round(event)
+        return ()
 
     def _open_stream(self, event: Event, entries: array) -> tuple[Finding, ...]:
         """Starts following a new stream: a game, a tournament, or an orphan (a finding, as in the audit)."""

@@ -33,7 +33,10 @@ from replay.run import replay_all  # noqa: E402
 from schemas.common import GameStarted  # noqa: E402
 from schemas.envelope import Event, SeatHolder  # noqa: E402
 
-GOAL = 0.90
+GOAL = 0.50
+"""Live may cost up to twice the batch per event: it keeps every game's events, facts and state
+resident for the round checks (a batch replay frees each game once folded) and does an entry's
+bookkeeping per event."""
 
 
 def bot_games(game: str, n: int, seed: int) -> list[list[Event]]:
