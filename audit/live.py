@@ -278,7 +278,7 @@ class LiveAuditor:
             base = self._ends[-1]
             self._data += data
             self._ends.extend([base + end for end in ends[1:]])
-        return StoredEntries(bytes(self._data[:self._ends[n]]), self._ends[:n + 1])
+        return StoredEntries(bytes(memoryview(self._data)[:self._ends[n]]), self._ends[:n + 1])
 
     def _seq_of(self, row: dict[str, Any]) -> int:
         """Returns where a round finding sits: its seq, or where the audit gives none (a finding about
