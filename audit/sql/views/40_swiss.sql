@@ -6,60 +6,22 @@
 --   direct encounter inside the group tied on those three when all of it has met (else the number
 --   of games won), win rate over the games played, then Buchholz after the last round played − 1,
 --   − 2 … 1. Games count with the points of `results`: a game the engine could not verify counts
---   with its declared result, and `unverified` counts such games of the player; a voided game
---   counts for nobody. A player's withdrawal (a `withdrawal` ruling in the tournament stream)
---   awards every match from its round on that was seated and not played to the opponent: 1 match
---   point, 0 to the withdrawn player, no game (第十二条). `status` is the least settled of the
---   player's games (see `game_status`)
+--   with its declared result, and `unverified` counts such games of the player; the matches,
+--   byes and withdrawal forfeits are those of `swiss_matches` (`forfeits` counts the latter);
+--   `status` is the least settled of the player's games (see `game_status`)
 -- implements: tournament.md §5 (第十八条), checkers.md §4.7, §12.1–§12.3, checkers 第十二条
 CREATE MACRO swiss(t, n) AS TABLE
-WITH game_pts AS (
-    SELECT round, table_no, player, sum(points) AS pts, bool_and(status = 'void') AS voided,
-           count(*) FILTER (WHERE points = 1.0) AS won, count(*) FILTER (WHERE points IS NOT NULL) AS played,
-           count(*) FILTER (WHERE unverified) AS unverified,
-           CASE WHEN bool_or(status = 'unresolved') THEN 3 WHEN bool_or(status = 'under_appeal') THEN 2
-                WHEN bool_or(status = 'provisional') THEN 1 ELSE 0 END AS unsettled
-    FROM results
-    WHERE game = 'checkers' AND tournament = t AND round <= n
-    GROUP BY ALL
-), withdrawn AS (  -- 第十二条: from this round on, the player's matches not played go to the opponent
-    SELECT player, min(from_round) AS from_round FROM rulings
-    WHERE ruling = 'withdrawal' AND stream = t AND player IS NOT NULL GROUP BY player
-), forfeits AS (  -- a table seated with two players, one of them withdrawn by then, where no game was played
-    SELECT s.round, s.table_no, s.player, list_filter(list(o.player), lambda x: x <> s.player)[1] AS opponent
-    FROM seatings s JOIN seatings o ON o.tournament = s.tournament AND o.round = s.round AND o.table_no = s.table_no
-    WHERE s.tournament = t AND s.round <= n
-      AND NOT EXISTS (SELECT 1 FROM results r WHERE r.tournament = t AND r.round = s.round AND r.table_no = s.table_no)
-    GROUP BY s.round, s.table_no, s.player HAVING count(*) = 2
-), awarded AS (
-    SELECT f.round, f.player, f.opponent,
-           CAST(CASE WHEN wp.player IS NOT NULL AND f.round >= wp.from_round THEN 0
-                     WHEN wo.player IS NOT NULL AND f.round >= wo.from_round THEN 1 END AS DOUBLE) AS mp
-    FROM forfeits f LEFT JOIN withdrawn wp ON wp.player = f.player LEFT JOIN withdrawn wo ON wo.player = f.opponent
-), byes AS (  -- a table seated with one player: the bye (轮空) scores bye_points (checkers.md §12.1)
-    SELECT s.round, any_value(s.player) AS player,
-           CASE any_value(json_extract_string(tr.profile, '$.bye_points')) WHEN 'draw' THEN 0.5 WHEN 'loss' THEN 0.0 ELSE 1.0 END AS mp
-    FROM seatings s JOIN tournaments tr USING (tournament)
-    WHERE s.tournament = t AND s.round <= n AND tr.format = 'swiss'
-    GROUP BY s.round, s.table_no HAVING count(*) = 1
-), matches AS (
-    SELECT a.round, a.player, b.player AS opponent, a.pts AS game_points, a.won, a.played, a.unverified,
-           CAST(CASE WHEN a.pts > b.pts THEN 1 WHEN a.pts = b.pts THEN 0.5 ELSE 0 END AS DOUBLE) AS mp
-    FROM game_pts a JOIN game_pts b ON a.round = b.round AND a.table_no = b.table_no AND a.player <> b.player
-    WHERE NOT a.voided  -- a match whose every game was voided has no result
-    UNION ALL
-    SELECT round, player, NULL, 0, 0, 0, 0, mp FROM byes
-    UNION ALL
-    SELECT round, player, opponent, 0, 0, 0, 0, mp FROM awarded WHERE mp IS NOT NULL
+WITH matches AS (
+    SELECT * FROM swiss_matches(t, n)
 ), settled AS (
-    SELECT player, CASE max(unsettled) WHEN 3 THEN 'unresolved' WHEN 2 THEN 'under_appeal' WHEN 1 THEN 'provisional'
-                   ELSE 'final' END AS status
-    FROM game_pts GROUP BY player
+    SELECT player, CASE WHEN bool_or(status = 'unresolved') THEN 'unresolved' WHEN bool_or(status = 'under_appeal') THEN 'under_appeal'
+                        WHEN bool_or(status = 'provisional') THEN 'provisional' ELSE 'final' END AS status
+    FROM results WHERE game = 'checkers' AND tournament = t AND round <= n GROUP BY player
 ), running AS (
     SELECT round, player, sum(mp) OVER (PARTITION BY player ORDER BY round) AS total FROM matches
 ), totals AS (
     SELECT player, sum(mp) AS big, sum(won) AS wins, sum(played) AS games, count(*) AS rounds_played,
-           sum(unverified) AS unverified, count(*) FILTER (WHERE played = 0 AND opponent IS NOT NULL) AS forfeits
+           sum(unverified) AS unverified, count(*) FILTER (WHERE kind = 'forfeit') AS forfeits
     FROM matches GROUP BY player
 ), progressive AS (
     SELECT player, sum(total) AS ps FROM running GROUP BY player
