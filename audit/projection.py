@@ -45,9 +45,9 @@ from ledger import StoredEntries, read_entries
 from replay.protocol import Finding, Outcome
 from replay.run import GameReplay, replay_game
 from schemas import ALL_EVENTS, decode_stored_array
+from schemas.arbitration import ARBITER_STREAM
 from schemas.common import GameEnded, GameStarted, PlayerRegistered, RoundSeated, TournamentOpened
 from schemas.envelope import Event
-from schemas.arbitration import ARBITER_STREAM
 from schemas.log import WITNESS_STREAM
 
 _json = msgspec.json.Encoder()

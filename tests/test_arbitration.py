@@ -316,7 +316,8 @@ def test_an_undecided_appeal_puts_its_game_under_appeal(cup: Cup, tmp_path: Path
     _file(c, game, _end(c.root, game) + 7 * HOUR, "pending")
     db = open_session(c.root).db
     assert db.query(f"SELECT status FROM game_status WHERE stream = '{game}'")[1] == [("under_appeal",)]
-    assert {r["status"] for r in standings(open_session(c.root), T).rows if r["player"] in {_player(c, game, 0), _player(c, game, 1)}} == {"under_appeal"}
+    players = {_player(c, game, 0), _player(c, game, 1)}
+    assert {r["status"] for r in standings(open_session(c.root), T).rows if r["player"] in players} == {"under_appeal"}
     assert [a["game"] for a in c.run("appeals", "--open")["appeals"]] == [game]
 
 
@@ -327,7 +328,8 @@ def test_an_old_ruling_without_a_kind_still_decodes_and_means_what_it_meant() ->
     it names a result, else as an authorised skip (what the engines did with it)."""
     from schemas.common import ruling_kind
 
-    old = b'{"kind":"game.ruling","stream":"g","seq":3,"ts":5,"seat":1,"v":1,"corrects":2,"article":null,"text":"t","termination":null,"winners":null,"points":null}'
+    old = (b'{"kind":"game.ruling","stream":"g","seq":3,"ts":5,"seat":1,"v":1,"corrects":2,"article":null,"text":"t",'
+           b'"termination":null,"winners":null,"points":null}')
     assert ruling_kind(decode(old)) == "authorised_skip"  # type: ignore[arg-type]
     assert ruling_kind(decode(old.replace(b'"winners":null', b'"winners":[0]'))) == "result_override"  # type: ignore[arg-type]
 
