@@ -197,8 +197,9 @@ def project(log: StoredEntries, on_game: Callable[[int], None] | None = None, wo
 
 def _arbitration_tables(log: StoredEntries, heads: pa.Table, opened: list[TournamentOpened]) -> dict[str, pa.Table]:
     """Returns the arbiters, appeals, decisions and rulings, decoded from their entries (few of them)."""
-    kinds = pc.cast(heads["kind"], pa.string())
-    entries = array("q", pc.filter(heads["entry"], pc.is_in(kinds, value_set=pa.array(ARBITRATION_KINDS))).to_pylist())
+    kinds = heads["kind"].combine_chunks()  # one dictionary: the kind names of every event class, in order
+    codes = [code for code, name in enumerate(kinds.dictionary.to_pylist()) if name in ARBITRATION_KINDS]
+    entries = array("q", pc.filter(heads["entry"], pc.is_in(kinds.indices, value_set=pa.array(codes, pa.int32()))).to_pylist())
     events = decode_stored_array(log.json_array(entries)) if entries else []
     stored = (bytes(log.data[log.ends[i]:log.ends[i + 1]]) for i in entries)
     rows = arbitration_rows(zip(entries, events, stored), opened)

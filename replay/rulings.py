@@ -47,6 +47,9 @@ def _apply(start: GameStarted, outcome: Outcome | None, ev: Ruling) -> Outcome |
     :raises ValueError: when the ruling lacks what its kind needs, or names points of another game size.
     """
     kind, seats = ruling_kind(ev), len(start.seats)
+    named = [*(ev.winners or ()), *([] if ev.seat is None else [ev.seat])]
+    if any(s >= seats for s in named):
+        raise ValueError(f"it names seat {max(named)}, and the game has seats 0–{seats - 1}")
     given = _points(ev, seats)
     if kind in ("void_game", "replay_from"):
         return Outcome(termination=VOID if kind == "void_game" else REPLAY_ORDERED, winners=(), points=())

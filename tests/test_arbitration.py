@@ -196,6 +196,20 @@ def test_forfeit_and_withdrawal_apply_to_the_standings(cup: Cup) -> None:
     assert rows[WITHDRAWN]["big"] == cup.before[WITHDRAWN]["big"]
 
 
+def test_withdrawal_forfeits_agree_with_the_match_rules(cup: Cup) -> None:
+    """Checkers 第十二条, two derivations: the SQL's forfeits (`swiss_matches`) are those
+    `replay.checkers.match.withdrawal_forfeits` gives for the seated schedule."""
+    from replay.checkers.match import ScheduledMatch, withdrawal_forfeits
+
+    played = {(e.round, e.table) for e in read_events(cup.root) if isinstance(e, GameStarted)}
+    schedule = [ScheduledMatch(e.round, t.seats[0].holder, t.seats[1].holder, (e.round, t.table) in played)
+                for e in read_stream_events(cup.root, T) if isinstance(e, RoundSeated) for t in e.tables if len(t.seats) == 2]
+    expected = {(f.round, f.winner, 1.0) for f in withdrawal_forfeits(schedule, WITHDRAWN)}
+    expected |= {(f.round, f.loser, 0.0) for f in withdrawal_forfeits(schedule, WITHDRAWN)}
+    rows = open_session(cup.root).db.run("crosstable_swiss", tournament=T)
+    assert {(r["round"], r["player"], r["mp"]) for r in rows if r["kind"] == "forfeit"} == expected != set()
+
+
 def test_appeals_lists_every_appeal_and_none_open(cup: Cup) -> None:
     listed = cup.run("appeals", "--tournament", T)["appeals"]
     assert [(a["decision"], a["in_time"], a["correction"], a["open"]) for a in listed] == [
@@ -370,3 +384,28 @@ def test_appeal_commands_refuse_bad_input_and_leave_the_log_unchanged(cup: Cup) 
                  "--text", "x", "--key", cup.key("li"), "--ledger", str(cup.root))
     assert result.exit_code == 2
     assert sum(1 for _ in read_events(cup.root)) == size
+
+
+# -- a voided game in a duplicate event ------------------------------------------------------------
+
+def test_a_voided_game_leaves_its_board_comparison(tmp_path: Path) -> None:
+    """附录二 with `void_board = exclude` [INF]: a voided Paohuzi table has no points; the other tables of
+    the board compare among themselves (N = 2 of 3), its players have no rate for the board, and the
+    standings count the game as void instead of dropping it."""
+    root, keys = tmp_path / "ledger", _keys(tmp_path / "keys")
+    c = Cup(root, keys)
+    init(root)
+    tid = "paohuzi-cup-5"
+    simulate_tournament(root, TournamentPlan("paohuzi", players=9, rounds=1, games_per_round=1, seed=5), movement_ranking)
+    c.run("appeal", "register", "--pub", str(keys / "zhang.pub"), "--role", "chief_referee", "--at", "1")
+    game = _played(root, 1)[0]
+    c.run("appeal", "rule", "--stream", game, "--kind", "void_game", "--corrects", "0", "--text", "the deal was exposed",
+          "--key", c.key("zhang"), "--at", str(_end(root, game) + HOUR))
+    session = open_session(root)
+    assert session.db.query(f"SELECT DISTINCT source, status FROM results WHERE stream = '{game}'")[1] == [("void", "void")]
+    assert session.db.query(f"SELECT count(*) FROM board_mp WHERE stream = '{game}'")[1] == [(0,)]
+    assert session.db.query("SELECT DISTINCT n FROM board_mp WHERE r IS NOT NULL")[1] == [(2,)]
+    voided = {_player(c, game, s) for s in range(3)}
+    rows = {r["player"]: r for r in standings(session, tid).rows}
+    assert {p for p, r in rows.items() if r["void_games"] == 1} == voided and all(rows[p]["boards"] is None for p in voided)
+    assert certify(root, tid).ok
