@@ -3,13 +3,13 @@
 --   (`now_ts`): `void` (voided, or replay ordered, by a ruling), `unresolved` (no ruling, and the
 --   engine derived no result, stopped at an illegal event, or derived one the software's claim
 --   contradicts), `under_appeal` (an appeal filed and not decided, or upheld and not yet corrected),
---   `provisional` (the appeal window still open) or `final`; with the game's end (its first
+--   `provisional` (the appeal window still open) or `final`; with the game's end (its last
 --   game.ended claim), the end of its appeal window and the ruling its result rests on (a table)
 -- implements: Junqi 第十八条 2 (appeal window 24 h online / 3 h at a venue, ArbitrationRules),
 --   第十九条, 第十四条 (1); checkers.md §4.7, §5.4a (unverified results flagged, never dropped)
 CREATE TABLE game_status AS
 WITH clock AS (SELECT max(ts) AS now_ts FROM events),
-ended AS (SELECT stream, min(ts) AS end_ts FROM events WHERE kind = 'game.ended' GROUP BY stream),
+ended AS (SELECT stream, ts AS end_ts FROM claims),
 windows AS (
     SELECT tournament,
            3600000 * CASE coalesce(json_extract_string(rules, '$.arbitration.event_type'), 'online')
