@@ -156,6 +156,7 @@ def test_the_arbitrated_tournament_certifies(cup: Cup) -> None:
     assert cert.ok, cert.findings
     checked = {c.name: c.checked for c in cert.checks}
     assert checked["appeals"] == 3 and checked["arbiters"] == 3 + 3  # three decisions, three rulings
+    assert cup.run("audit", "--tournament", T)["ok"] is True
 
 
 def test_upheld_appeal_changes_the_standings_and_explain_names_the_ruling(cup: Cup) -> None:
