@@ -119,6 +119,19 @@ def _streams(session: Session, tournament: str | None) -> set[str] | None:
     return {tournament} | {g["stream"] for g in _games(session, tournament)}
 
 
+def _arbitration_counts(session: Session, tournament: str | None) -> dict[str, int]:
+    """Counts the appeals (with their decisions), the rulings, and the signed events of a tournament's arbitration."""
+    tables = session.projection.tables()
+    streams = _streams(session, tournament)
+
+    def count(name: str) -> int:
+        rows = tables[name].column("stream").to_pylist()
+        return sum(1 for s in rows if streams is None or s in streams)
+
+    return {"appeals": count("appeals"), "corrections": count("rulings") + count("decisions"),
+            "arbiters": count("rulings") + count("decisions")}
+
+
 def _count_checked(session: Session, results: dict[str, CheckResult], tournament: str | None) -> None:
     """Sets how many items each check looked at, so that passed = checked − failed."""
     games = _games(session, tournament)
@@ -135,6 +148,7 @@ def _count_checked(session: Session, results: dict[str, CheckResult], tournament
         "steps": by_game["junqi"],
         "leave-camp": by_game["checkers"],
         "seating": kinds.get("seatings", 0),
+        **_arbitration_counts(session, tournament),
     }
     for name, count in counts.items():
         results[name].checked = max(count, results[name].failed)

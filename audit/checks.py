@@ -25,6 +25,9 @@ CHECKS: tuple[Check, ...] = (
     Check("steps", "Junqi total step limit"),
     Check("leave-camp", "checkers leave-camp deadlines"),
     Check("seating", "seating and pairing follow the draw and the movement rules"),
+    Check("appeals", "appeals: filed in time, decided by a valid majority within the deadline (第十八–十九条)"),
+    Check("corrections", "corrections: every upheld appeal corrected, no correction without an upheld appeal (第十四条)"),
+    Check("arbiters", "every ruling and decision signed by an arbiter the ledger knows"),
 )
 
 _BY_CODE = {
@@ -34,6 +37,7 @@ _BY_CODE = {
     "timing": {"checkers.W_MOVE_TIME", "checkers.W_CLOCK", "junqi.T01", "junqi.T03", "paohuzi.W01"},
     "timeouts": {"checkers.W_TIMEOUTS", "checkers.W_SLOW_MOVE", "junqi.T02"},
     "leave-camp": {"checkers.W_LEAVE_CAMP"},
+    "corrections": {"audit.A07"},
 }
 _CHECK_OF = {code: check for check, codes in _BY_CODE.items() for code in codes}
 

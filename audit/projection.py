@@ -37,12 +37,15 @@ import msgspec
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from audit.arbitration import KINDS as ARBITRATION_KINDS
+from audit.arbitration import arbitration_rows
 from audit.checks import check_of
 from audit.jsonsplit import split
 from ledger import StoredEntries, read_entries
-from replay.protocol import Finding
+from replay.protocol import Finding, Outcome
 from replay.run import GameReplay, replay_game
 from schemas import ALL_EVENTS, decode_stored_array
+from schemas.arbitration import ARBITER_STREAM
 from schemas.common import GameEnded, GameStarted, PlayerRegistered, RoundSeated, TournamentOpened
 from schemas.envelope import Event
 from schemas.log import WITNESS_STREAM
@@ -61,6 +64,19 @@ CHUNK = 64
 """Games per second-pass task."""
 
 _CODED = pa.dictionary(pa.int32(), pa.string())
+_WHERE = [("entry", pa.int64()), ("stream", pa.string()), ("seq", pa.int64()), ("ts", pa.int64())]
+ARBITRATION_SCHEMAS = {  # audit/arbitration.py fills them
+    "arbiters": pa.schema([*_WHERE, ("key_name", pa.string()), ("role", pa.string()), ("name", pa.string()), ("problem", pa.string())]),
+    "appeals": pa.schema([*_WHERE, ("player", pa.string()), ("game", pa.string()), ("ruling_seq", pa.int64()), ("grounds", pa.string()),
+                          ("deadline_ts", pa.int64())]),
+    "decisions": pa.schema([*_WHERE, ("appeal_seq", pa.int64()), ("decision", pa.string()), ("committee", pa.int32()),
+                            ("members", pa.int32()), ("for_decision", pa.int32()), ("votes", pa.string()), ("text", pa.string()),
+                            ("arbiter", pa.string()), ("signature", pa.string())]),
+    "rulings": pa.schema([*_WHERE, ("ruling", pa.string()), ("explicit_kind", pa.bool_()), ("seat", pa.int8()), ("corrects", pa.int64()),
+                          ("appeal_stream", pa.string()), ("appeal_seq", pa.int64()), ("player", pa.string()), ("from_round", pa.int32()),
+                          ("termination", pa.string()), ("points", pa.list_(pa.float64())), ("text", pa.string()),
+                          ("arbiter", pa.string()), ("signature", pa.string())]),
+}
 """Stream and kind in `events` and `steps`: codes and their names. DuckDB reads them as VARCHAR,
 and the workers send, and `steps` takes from `events`, codes instead of millions of strings."""
 SCHEMAS: dict[str, pa.Schema] = {
@@ -71,10 +87,11 @@ SCHEMAS: dict[str, pa.Schema] = {
     "games": pa.schema([("entry", pa.int64()), ("stream", pa.string()), ("game", pa.string()), ("tournament", pa.string()),
                         ("round", pa.int32()), ("table_no", pa.int32()), ("game_no", pa.int32()), ("board", pa.string()),
                         ("first", pa.int8()), ("seats", pa.int8()), ("termination", pa.string()), ("winners", pa.list_(pa.int8())),
-                        ("started_ts", pa.int64()), ("ended_ts", pa.int64()), ("profile", pa.string())]),
+                        ("started_ts", pa.int64()), ("ended_ts", pa.int64()), ("profile", pa.string()),
+                        ("derived_termination", pa.string()), ("derived_winners", pa.list_(pa.int8())), ("ruled_by", pa.int64())]),
     "seats": pa.schema([("entry", pa.int64()), ("stream", pa.string()), ("tournament", pa.string()), ("round", pa.int32()),
                         ("table_no", pa.int32()), ("game_no", pa.int32()), ("board", pa.string()), ("seat", pa.int8()),
-                        ("player", pa.string()), ("points", pa.float64())]),
+                        ("player", pa.string()), ("points", pa.float64()), ("derived_points", pa.float64())]),
     "findings": pa.schema([("entry", pa.int64()), ("stream", pa.string()), ("seq", pa.int64()), ("code", pa.string()),
                            ("article", pa.string()), ("severity", pa.string()), ("message", pa.string()), ("source", pa.string()),
                            ("check_name", pa.string())]),
@@ -83,7 +100,9 @@ SCHEMAS: dict[str, pa.Schema] = {
     "players": pa.schema([("entry", pa.int64()), ("tournament", pa.string()), ("player", pa.string()), ("name", pa.string())]),
     "tournaments": pa.schema([("entry", pa.int64()), ("tournament", pa.string()), ("game", pa.string()), ("name", pa.string()),
                               ("format", pa.string()), ("stage", pa.string()), ("profile", pa.string()), ("rules", pa.string())]),
+    **ARBITRATION_SCHEMAS,
 }
+_ARBITRATION_TABLES = ("arbiters", "appeals", "decisions", "rulings")
 _HEADS = pa.schema([("entry", pa.int64()), ("stream", pa.int32()), *(f for f in SCHEMAS["events"] if f.name in ("seq", "ts", "kind", "seat"))])
 """The `events` columns a range task sends, in log order: the entry is the row's place, and its
 stream a code of the task's own."""
@@ -199,8 +218,20 @@ def _assemble(log: StoredEntries, streams: dict[str, tuple[str, array]], heads: 
     arrow.update({name: tournament.table(name) for name in tournament.columns})
     body = pa.LargeStringArray.from_buffers(len(log), pa.py_buffer(log.ends), pa.py_buffer(log.data))
     arrow["events"] = heads.append_column("body", pa.chunked_array([body]))
+    arrow.update(_arbitration_tables(log, heads, [e for e in tournament_events if isinstance(e, TournamentOpened)]))
     found = sorted(findings, key=lambda f: _log_place(f, streams[f.stream][1]))  # whichever pass found them
     return Projection(arrow, findings=found + orphans, tournament_events=tournament_events)
+
+
+def _arbitration_tables(log: StoredEntries, heads: pa.Table, opened: list[TournamentOpened]) -> dict[str, pa.Table]:
+    """Returns the arbiters, appeals, decisions and rulings, decoded from their entries (few of them)."""
+    kinds = heads["kind"].combine_chunks()  # one dictionary: the kind names of every event class, in order
+    codes = [code for code, name in enumerate(kinds.dictionary.to_pylist()) if name in ARBITRATION_KINDS]
+    entries = array("q", pc.filter(heads["entry"], pc.is_in(kinds.indices, value_set=pa.array(codes, pa.int32()))).to_pylist())
+    events = decode_stored_array(log.json_array(entries)) if entries else []
+    stored = (bytes(log.data[log.ends[i]:log.ends[i + 1]]) for i in entries)
+    rows = arbitration_rows(zip(entries, events, stored), opened)
+    return {name: pa.Table.from_pylist(rows[name], schema=SCHEMAS[name]) for name in _ARBITRATION_TABLES}
 
 
 def _entry_of(finding: Finding, entries: array) -> int | None:
@@ -225,7 +256,7 @@ def _steps_table(steps: pa.Table, events: pa.Table) -> pa.Table:
 def is_orphan(stream: str, first_kind: str) -> bool:
     """Tells whether a stream opening with an event of `first_kind` belongs to nothing replayable:
     neither a game, nor a tournament, nor the log's own witnesses."""
-    return first_kind not in (GAME_OPENER, TOURNAMENT_OPENER) and stream != WITNESS_STREAM
+    return first_kind not in (GAME_OPENER, TOURNAMENT_OPENER) and stream not in (WITNESS_STREAM, ARBITER_STREAM)
 
 
 def orphan(stream: str, events: list[Event]) -> Finding:
@@ -529,10 +560,13 @@ class _GameRows:
         outcome = r.outcome
         self.rows.add("games", entry=entry, stream=r.stream, game=r.game, **where, first=start.first, seats=len(start.seats),
                       termination=outcome.termination if outcome else None, winners=list(outcome.winners) if outcome else None,
-                      started_ts=start.ts, ended_ts=r.step_events[-1].ts, profile=_json.encode(start.profile).decode())
+                      started_ts=start.ts, ended_ts=r.step_events[-1].ts, profile=_json.encode(start.profile).decode(),
+                      derived_termination=r.derived.termination if r.derived else None,
+                      derived_winners=list(r.derived.winners) if r.derived else None,
+                      ruled_by=r.rulings[-1]["seq"] if r.rulings else None)
         for holder in start.seats:
-            points = outcome.points[holder.seat] if outcome and holder.seat < len(outcome.points) else None
-            self.rows.add("seats", entry=entry, stream=r.stream, **where, seat=holder.seat, player=holder.holder, points=points)
+            self.rows.add("seats", entry=entry, stream=r.stream, **where, seat=holder.seat, player=holder.holder,
+                          points=_seat_points(outcome, holder.seat), derived_points=_seat_points(r.derived, holder.seat))
         for x in r.findings:
             self.rows.add("findings", entry=_entry_of(x, entries), stream=x.stream, seq=x.seq,
                           code=x.code, article=x.article, severity=x.severity, message=x.message, source="replay",
@@ -540,6 +574,10 @@ class _GameRows:
         self.step_entries += entries if r.step_events == r.events else array("q", [entries[e.seq] for e in r.step_events])
         self.step_facts += r.step_facts
         self.findings += r.findings
+
+
+def _seat_points(outcome: Outcome | None, seat: int) -> float | None:
+    return outcome.points[seat] if outcome and seat < len(outcome.points) else None
 
 
 def _json_column(records: list[dict[str, Any]]) -> pa.Array:

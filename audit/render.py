@@ -8,7 +8,7 @@ from typing import Any
 from rich.table import Table
 
 from audit.certify import Certification
-from audit.standings import Explanation, Standings
+from audit.standings import Crosstable, Explanation, Standings
 
 
 def _cell(value: Any) -> str:
@@ -55,3 +55,10 @@ def explanation_tables(e: Explanation) -> list[Table]:
         if rows:
             tables.append(table(list(rows[0]), [list(r.values()) for r in rows], title=title))
     return tables
+
+
+def crosstable_table(c: Crosstable) -> Table:
+    """Returns the crosstable: a row per player in rank order, a column per round."""
+    columns = ["rank", "player", *(f"r{n}" for n in c.rounds), "total", "status"]
+    rows = [[r["rank"], r["player"], *(r["rounds"].get(n, "–") for n in c.rounds), r["total"], r["status"]] for r in c.rows]
+    return table(columns, rows, title=f"{c.tournament} crosstable ({c.format})")

@@ -30,11 +30,15 @@ class Explanation:
     seating: list[dict[str, Any]] = field(default_factory=list)
 
 
-DUPLICATE_COLUMNS = ["rank", "player", "r_shown", "boards", "opp_r", "beaten_r", "move_ms", "trimmed_ms", "unresolved", "unverified"]
+DUPLICATE_COLUMNS = ["rank", "player", "r_shown", "boards", "opp_r", "beaten_r", "move_ms", "trimmed_ms", "unresolved", "unverified",
+                     "void_games", "status"]
 SWISS_COLUMNS = ["rank", "player", "big", "bh", "ps", "direct_encounter", "wins", "games", "win_rate", "bh_prev", "unresolved",
-                 "unverified"]
+                 "unverified", "forfeits", "status"]
 """The columns shown; `unverified` counts a player's games that stand on a declared result the
-engine could not verify (checkers.md §4.7), so that no game drops out of the standings unseen."""
+engine could not verify (checkers.md §4.7), so that no game drops out of the standings unseen;
+`void_games` the games a ruling voided, `forfeits` the matches awarded after a withdrawal
+(第十二条); `status` is the least settled of the player's games: final, provisional (an appeal
+window open), under_appeal, or unresolved (see the `game_status` view)."""
 
 
 def standings(session: Session, tournament: str) -> Standings:
@@ -47,6 +51,46 @@ def standings(session: Session, tournament: str) -> Standings:
         rows = session.db.run("swiss_standings", tournament=tournament, through=1_000_000)
         return Standings(tournament, game, fmt, SWISS_COLUMNS, rows)
     return Standings(tournament, game, fmt, DUPLICATE_COLUMNS, session.db.run("ranking", tournament=tournament))
+
+
+@dataclass
+class Crosstable:
+    """Each player's result in every round, in rank order: Swiss, the opponent and match points
+    (`P005 1`, `P005 ½`, `P005 0`, `bye`, `P005 F+` / `F-` for a match awarded after a withdrawal);
+    duplicate, the mean board rate r of the round."""
+
+    tournament: str
+    format: str
+    rounds: list[int]
+    rows: list[dict[str, Any]]
+
+
+def crosstable(session: Session, tournament: str) -> Crosstable:
+    """Returns the crosstable of a tournament.
+
+    :raises ValueError: when the ledger holds no such tournament.
+    """
+    table = standings(session, tournament)
+    cells: dict[str, dict[int, str]] = {}
+    if table.format == "swiss":
+        for m in session.db.run("crosstable_swiss", tournament=tournament):
+            cells.setdefault(m["player"], {})[m["round"]] = _swiss_cell(m)
+    else:
+        for m in session.db.run("crosstable_duplicate", tournament=tournament):
+            cells.setdefault(m["player"], {})[m["round"]] = f"{m['r']:.1f}"
+    rounds = sorted({n for row in cells.values() for n in row})
+    total = "big" if table.format == "swiss" else "r_shown"
+    rows = [{"rank": r["rank"], "player": r["player"], "rounds": cells.get(r["player"], {}), "total": r[total], "status": r["status"]}
+            for r in table.rows]
+    return Crosstable(tournament, table.format, rounds, rows)
+
+
+def _swiss_cell(m: dict[str, Any]) -> str:
+    if m["kind"] == "bye":
+        return "bye"
+    if m["kind"] == "forfeit":
+        return f"{m['opponent']} F{'+' if m['mp'] else '-'}"
+    return f"{m['opponent']} {dict([(1.0, '1'), (0.5, '½'), (0.0, '0')])[m['mp']]}"
 
 
 def explain(session: Session, tournament: str, player: str) -> Explanation:

@@ -53,6 +53,9 @@ class TournamentPlan:
     inject: str | None = None
     profile_name: str = "default"
     settings: tuple[str, ...] = ()
+    withdrawals: tuple[tuple[str, int], ...] = ()
+    """Players who leave mid-way (checkers 第十二条) and the first round they do not play: the pairing
+    still seats them, and their matches from then on are not played (a ruling awards them)."""
 
     @property
     def tournament(self) -> str:
@@ -226,6 +229,8 @@ def _play_matches(writer: TournamentWriter, n: int, tables: list[list[str]], ts:
         if len(row) == 1:  # the bye (轮空): no match
             continue
         a, b = row
+        if any(p in row and n >= r for p, r in writer.plan.withdrawals):
+            continue  # a withdrawn player's match is not played (第十二条)
         first = game1_first_mover(profile, (writer.firsts[a], writer.firsts[b]), writer.rng.randrange(2))
         writer.firsts[(a, b)[first]] += 1
         results: list[GameResult] = []

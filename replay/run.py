@@ -9,6 +9,7 @@ from typing import Any
 
 from replay.protocol import Finding, Outcome, Step
 from replay.registry import engine
+from replay.rulings import apply_rulings
 from schemas.common import GameStarted
 from schemas.envelope import Event
 
@@ -27,6 +28,10 @@ class GameReplay:
     findings: list[Finding]
     final_state: Any
     events: list[Event]
+    derived: Outcome | None = None
+    """The result of play as the engine derived it, before any ruling (`outcome` is after them)."""
+    rulings: list[dict[str, Any]] = field(default_factory=list)
+    """What each result-changing ruling did, in log order (replay/rulings.py)."""
 
     @property
     def facts(self) -> list[dict[str, Any]]:
@@ -85,7 +90,10 @@ def replay_game(events: list[Event], strict: bool = False) -> GameReplay:
             findings.extend(step.findings)
         last = step
     state = last.state if last else None
-    return GameReplay(start.stream, str(game), start, step_events, step_facts, eng.outcome(state), findings, state, events)
+    derived = eng.outcome(state)
+    ruled, applied, unusable = apply_rulings(start, derived, events)
+    return GameReplay(start.stream, str(game), start, step_events, step_facts, ruled, findings + unusable, state, events,
+                      derived, applied)
 
 
 def replay_all(events: Iterable[Event], game: str | None = None, strict: bool = False) -> Iterator[GameReplay]:

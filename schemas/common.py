@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
+from schemas.arbitration import ArbitrationRules, KeyName, Ref, Signature
 from schemas.checkers import CheckersProfile
 from schemas.envelope import Event, Millis, PlayerId, Program, Seat, SeatHolder, SeqNo, StreamId
 from schemas.junqi import JunqiProfile
@@ -43,6 +44,8 @@ class TournamentRules(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_
     """The order in which Swiss pairing takes the players (checkers.md §12.2, 第十八条(2)): by total
     points, then player number (`points_seed`, the reference generator), or by the standings' full
     tie-break chain (`tiebreak_chain`)."""
+    arbitration: ArbitrationRules = msgspec.field(default_factory=ArbitrationRules)
+    """The appeal procedure: window, committee, deadline (Junqi 第十八–十九条)."""
 
 
 class TournamentOpened(Event, frozen=True, kw_only=True, tag="tournament.opened"):
@@ -159,8 +162,23 @@ class GameEnded(Event, frozen=True, kw_only=True, tag="game.ended"):
     points: list[Points]
 
 
+RulingKind = Literal["result_override", "authorised_skip", "penalty", "forfeit", "withdrawal", "void_game",
+                     "replay_from", "score_correction"]
+"""What a ruling does: set a game's result (`result_override`, after an upheld appeal), allow a seat's
+next 略过 (`authorised_skip`), add penalty points (`penalty`, points added per seat, negative to
+deduct), award the game against a seat (`forfeit`: 判负, the points the rules give unless stated),
+record a player's withdrawal from a round on (`withdrawal`, checkers 第十二条: matches not played are
+awarded to the opponents), annul the game (`void_game`), order it replayed from the position after
+`from_seq` (`replay_from`: this game's result is void, the replay is a new game), or correct a scoring
+error (`score_correction`, 第十四条 (1): the points replace the game's)."""
+
+
 class Ruling(Event, frozen=True, kw_only=True, tag="game.ruling"):
-    """A referee's ruling that corrects or amends an earlier event of the same stream; nothing is edited."""
+    """A referee's ruling that corrects or amends an earlier event of the same stream; nothing is edited.
+
+    A ruling recorded before `ruling` existed has no kind; `ruling_kind` reads it as the engines
+    always did: a `result_override` when it names a termination, winners or points, else an
+    `authorised_skip` of its seat."""
 
     corrects: Annotated[int, msgspec.Meta(ge=0)]
     article: str | None = None
@@ -168,6 +186,26 @@ class Ruling(Event, frozen=True, kw_only=True, tag="game.ruling"):
     termination: str | None = None
     winners: list[Seat] | None = None
     points: list[Points] | None = None
+    ruling: RulingKind | None = None
+    appeal: Ref | None = None
+    """The `appeal.decided` this ruling carries out (an upheld appeal's correction, 第十四条 (1))."""
+    player: PlayerId | None = None
+    """The player a `withdrawal` concerns."""
+    from_round: Round | None = None
+    """The first round a `withdrawal` leaves unplayed."""
+    from_seq: SeqNo | None = None
+    """The event after which a `replay_from` ruling orders the game replayed."""
+    arbiter: KeyName | None = None
+    signature: Signature | None = None
+
+
+def ruling_kind(ruling: Ruling) -> RulingKind:
+    """Returns what a ruling does; one without a kind (recorded before kinds existed) is read as before."""
+    if ruling.ruling is not None:
+        return ruling.ruling
+    if ruling.termination is None and ruling.winners is None and ruling.points is None:
+        return "authorised_skip"
+    return "result_override"
 
 
 class RoundClosed(Event, frozen=True, kw_only=True, tag="tournament.round_closed"):

@@ -46,9 +46,10 @@ class HandBuilt:
                  "game_no": where.get("game_no", 1), "board": where.get("board")}
         self.rows["games"].append({"stream": stream, "game": game, **place, "first": where.get("first", 0),
                                    "seats": len(seats), "termination": termination, "winners": winners,
-                                   "started_ts": 0, "ended_ts": 0, "profile": profile})
+                                   "started_ts": 0, "ended_ts": 0, "profile": profile,
+                                   "derived_termination": termination, "derived_winners": winners})  # no ruling
         for seat, (player, points) in enumerate(seats):
-            self.rows["seats"].append({"stream": stream, **place, "seat": seat, "player": player, "points": points})
+            self.rows["seats"].append({"stream": stream, **place, "seat": seat, "player": player, "points": points, "derived_points": points})
 
     def step(self, stream: str, seq: int, kind: str, seat: int | None = None, action: str | None = None,
              ts: int = 0, **facts: Any) -> None:

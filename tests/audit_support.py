@@ -14,9 +14,10 @@ def add_game(proj: Projection, tournament: str, game: str, rnd: int, table: int,
     winners = [] if points.count(best) == len(points) else [s for s, p in enumerate(points) if p == best]
     where = {"tournament": tournament, "round": rnd, "table_no": table, "game_no": game_no, "board": board}
     proj.rows["games"].append({"stream": stream, "game": game, **where, "first": 0, "seats": len(players),
-                               "termination": "TEST", "winners": winners, "started_ts": 0, "ended_ts": 0, "profile": "{}"})
+                               "termination": "TEST", "winners": winners, "started_ts": 0, "ended_ts": 0, "profile": "{}",
+                               "derived_termination": "TEST", "derived_winners": winners})
     for seat, (player, pts) in enumerate(zip(players, points)):
-        proj.rows["seats"].append({"stream": stream, **where, "seat": seat, "player": player, "points": pts})
+        proj.rows["seats"].append({"stream": stream, **where, "seat": seat, "player": player, "points": pts, "derived_points": pts})
         proj.rows["seatings"].append({"tournament": tournament, "round": rnd, "table_no": table, "group_no": None, "seat": seat, "player": player})
 
 

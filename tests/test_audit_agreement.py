@@ -64,8 +64,8 @@ def _failures(cert: Certification) -> dict[str, list[str]]:
 def sql_points(tables: dict[str, pa.Table]) -> dict[tuple[str, int], float | None]:
     """Returns the points the `points` query derives for every seat, read from its findings
     against a copy of the projection in which no seat has engine points."""
-    seats = tables["seats"]
-    blank = seats.set_column(seats.schema.get_field_index("points"), "points", pa.nulls(len(seats), pa.float64()))
+    seats = tables["seats"]  # `points` checks the result of play, before rulings: `derived_points`
+    blank = seats.set_column(seats.schema.get_field_index("derived_points"), "derived_points", pa.nulls(len(seats), pa.float64()))
     derived = {}
     for row in AuditDB({**tables, "seats": blank}).run("points"):
         seat, points = _DERIVED.match(row["message"]).groups()  # type: ignore[union-attr]

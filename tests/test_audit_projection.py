@@ -163,7 +163,8 @@ def test_interleaved_games_give_the_same_rows(ledger: Path, tmp_path: Path, monk
     assert workers > 1 or max(grouped) > 8, "the interleaved log's ranges hold many streams"  # (forked: not seen here)
     expected = project_ledger(ledger, workers=1).tables()
     keys = {"events": ["stream", "seq"], "steps": ["stream", "seq"], "games": ["stream"], "seats": ["stream", "seat"],
-            "findings": ["stream", "seq", "code"], "seatings": ["round", "table_no", "seat"], "players": ["player"], "tournaments": ["tournament"]}
+            "findings": ["stream", "seq", "code"], "seatings": ["round", "table_no", "seat"], "players": ["player"], "tournaments": ["tournament"],
+                **{name: ["stream", "seq"] for name in ("arbiters", "appeals", "decisions", "rulings")}}
     for name, table in expected.items():
         assert _rows(one_by_one[name], keys[name]) == _rows(table, keys[name]), name
 

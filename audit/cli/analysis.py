@@ -37,13 +37,21 @@ def audit(ledger: LedgerOpt = DEFAULT_LEDGER,
 @command
 def standings(tournament: Annotated[str, typer.Option(help="Tournament stream id.")], ledger: LedgerOpt = DEFAULT_LEDGER,
               explain: Annotated[str | None, typer.Option(help="Show the chain from events to this player's rank.")] = None,
+              crosstable: Annotated[bool, typer.Option("--crosstable", help="Show each player's result in every round.")] = False,
               json: JsonOpt = False) -> None:
     """Print a tournament's ranking with every tie-break column."""
     from audit import standings as standings_mod
-    from audit.render import explanation_tables, standings_table
+    from audit.render import crosstable_table, explanation_tables, standings_table
     from audit.session import open_session
 
     session = open_session(ledger)
+    if crosstable:
+        cross = standings_mod.crosstable(session, tournament)
+        if json:
+            emit_json({"tournament": cross.tournament, "format": cross.format, "rounds": cross.rounds, "rows": cross.rows})
+        else:
+            console.print(crosstable_table(cross))
+        return
     if explain is not None:
         chain = standings_mod.explain(session, tournament, explain)
         if json:

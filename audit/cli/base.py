@@ -47,6 +47,26 @@ def _project_errors() -> tuple[type[BaseException], ...]:
 
 def command(fn: F) -> F:
     """Registers a command whose project errors become a message on stderr and an exit code."""
+    app.command(_name(fn))(_guarded(fn))
+    return fn
+
+
+def subcommand(group: typer.Typer) -> Callable[[F], F]:
+    """Registers a command of a command group (`matchledger appeal file`), guarded as `command` does."""
+
+    def register(fn: F) -> F:
+        group.command(_name(fn))(_guarded(fn))
+        return fn
+
+    return register
+
+
+def _name(fn: Callable[..., Any]) -> str:
+    return fn.__name__.rstrip("_").replace("_", "-")
+
+
+def _guarded(fn: F) -> Callable[..., Any]:
+    """Returns the command that turns the project's errors into a message on stderr and an exit code."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -68,5 +88,4 @@ def command(fn: F) -> F:
             fail(str(exc))
             raise typer.Exit(1) from None
 
-    app.command(fn.__name__.rstrip("_").replace("_", "-"))(wrapper)
-    return fn
+    return wrapper

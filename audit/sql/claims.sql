@@ -2,16 +2,16 @@
 -- check: claims
 -- computes: every game.ended claim whose termination, winners or points differ from the result the
 --   engine derived; games with rule findings are left to the rules check (their derived result
---   needs an arbiter's ruling first)
+--   needs an arbiter's ruling first). The claim is held to the result of play, before any ruling
 -- implements: tournament.md §1 (totals the software claims are claims to check), DESIGN.md audit/
 SELECT c.stream, c.seq, 'audit.C01' AS code, NULL AS article,
        format('claimed {} winners {} points {}, derived {} winners {} points {}',
-              c.termination, c.winners, c.points, g.termination, g.winners, d.points) AS message
+              c.termination, c.winners, c.points, g.derived_termination, g.derived_winners, d.points) AS message
 FROM claims c
 JOIN games g USING (stream)
-JOIN (SELECT stream, list(points ORDER BY seat) AS points FROM seats GROUP BY stream) d USING (stream)
+JOIN (SELECT stream, list(derived_points ORDER BY seat) AS points FROM seats GROUP BY stream) d USING (stream)
 WHERE NOT EXISTS (SELECT 1 FROM findings f WHERE f.stream = c.stream AND f.check_name = 'rules' AND f.severity = 'error')
-  AND (g.termination IS DISTINCT FROM c.termination
-       OR list_sort(g.winners) IS DISTINCT FROM list_sort(c.winners)
+  AND (g.derived_termination IS DISTINCT FROM c.termination
+       OR list_sort(g.derived_winners) IS DISTINCT FROM list_sort(c.winners)
        OR d.points IS DISTINCT FROM c.points)
 ORDER BY c.stream;

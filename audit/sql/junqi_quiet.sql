@@ -6,7 +6,7 @@
 --   without the engine declaring QUIET_LIMIT there, or the reverse
 -- implements: junqi.md §8.2 (50-step no-contact draw; quiet_limit, quiet_trigger), 第九条
 WITH g AS (  -- each game's settings, read once, and a number per game for the windows to sort on
-    SELECT stream, dense_rank() OVER (ORDER BY stream) AS gid, termination,
+    SELECT stream, dense_rank() OVER (ORDER BY stream) AS gid, derived_termination AS termination,  -- play, before rulings
            CAST(json_extract(profile, '$.quiet_limit') AS INTEGER) AS quiet_limit,
            json_extract_string(profile, '$.quiet_trigger') AS trigger_op,
            CAST(json_extract(profile, '$.timeout_counts_as_step') AS BOOLEAN) AS timeouts_count

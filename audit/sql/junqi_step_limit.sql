@@ -5,7 +5,7 @@
 --   past the limit, or ends MAX_STEPS short of it
 -- implements: junqi.md §8.3 (total step limit, [PARAM] max_steps)
 WITH counted AS (
-    SELECT g.stream, g.termination, CAST(json_extract(g.profile, '$.max_steps') AS INTEGER) AS max_steps,
+    SELECT g.stream, g.derived_termination AS termination, CAST(json_extract(g.profile, '$.max_steps') AS INTEGER) AS max_steps,
            count(*) AS steps, max(st.seq) AS last_seq
     FROM games g JOIN steps st USING (stream)
     WHERE g.game = 'junqi' AND json_extract_string(g.profile, '$.step_unit') = 'ply'

@@ -7,7 +7,7 @@
 --   seat's own turn). Reports games whose termination or winners disagree
 -- implements: checkers.md §9 (第五条: leave-camp deadlines)
 WITH judged AS (
-    SELECT stream, profile, termination, winners,
+    SELECT stream, profile, derived_termination AS termination, derived_winners AS winners,  -- play, before rulings
            json_extract_string(profile, '$.turn_counter') = 'moves_only' AS moves_only,
            CAST(json_extract(profile, '$.persistent_after_deadline') AS BOOLEAN) AS persistent
     FROM games

@@ -29,6 +29,7 @@ from schemas.common import (
     Ruling,
     Skipped,
     TimedOut,
+    ruling_kind,
 )
 from schemas.envelope import Event
 
@@ -306,11 +307,15 @@ def _on_draw_answered(s: CheckersState, ev: DrawAnswered, clock: Clock) -> Resul
 
 
 def _on_ruling(s: CheckersState, ev: Ruling, clock: Clock) -> Result:
-    """A referee's ruling: a result override when it names one, else the authorisation of the
-    named seat's next 略过 (§8)."""
-    facts: Facts = {"seat": ev.seat, "action": None, "corrects": ev.corrects}
-    if ev.termination is None and ev.winners is None and ev.points is None:
+    """A referee's ruling: a result override during play ends the game with it, an authorised skip
+    allows the named seat's next 略过 (§8); a correction after the end and the other kinds act on
+    the result after play (replay/rulings.py), so the claim is held to the result of play."""
+    kind = ruling_kind(ev)
+    facts: Facts = {"seat": ev.seat, "action": None, "corrects": ev.corrects, "ruling": kind}
+    if kind == "authorised_skip":
         return msgspec.structs.replace(s, pass_authorised=ev.seat if ev.seat is not None else NOBODY), facts, NO_NOTES
+    if kind != "result_override" or s.outcome is not None:
+        return s, facts, NO_NOTES
     winners = tuple(ev.winners or ())
     if ev.points is not None:
         points = tuple(float(x) for x in ev.points)

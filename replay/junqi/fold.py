@@ -19,7 +19,7 @@ from replay.junqi.pieces import FLAG, KIND_NAMES, KIND_OF, kind_of, seat_of
 from replay.junqi.rules import do_move, draw_voters, finish, next_turn, offer_draw, pass_turn, resign, vote_draw
 from replay.junqi.state import ALLIANCES, JunqiState, Layout, initial_state, notation, point_index, settings
 from replay.protocol import CHANCE, Finding, IllegalActionError, Step, StrictReplayError
-from schemas.common import DrawAnswered, DrawOffered, GameEnded, GameStarted, MoveTimeUsed, Resigned, Ruling, Skipped, TimedOut
+from schemas.common import DrawAnswered, DrawOffered, GameEnded, GameStarted, MoveTimeUsed, Resigned, Ruling, Skipped, TimedOut, ruling_kind
 from schemas.envelope import Event
 from schemas.junqi import FlagRevealed, JunqiProfile, LayoutSubmitted, Moved
 
@@ -375,8 +375,9 @@ def _skip_consequence(state: JunqiState, seat: int, audit: Audit) -> str | None:
 
 
 def _ruling(state: JunqiState, event: Ruling, audit: Audit, facts: dict[str, Any]) -> JunqiState:
-    """Notes a referee's ruling that names a seat and no result: it allows that seat's next skip."""
-    if event.seat is not None and event.termination is None and event.winners is None and event.points is None:
+    """Notes a referee's authorised skip (a ruling naming a seat): it allows that seat's next skip. The
+    other kinds act on the result after play (replay/rulings.py)."""
+    if event.seat is not None and ruling_kind(event) == "authorised_skip":
         audit.skip_ruled = event.seat
         facts["skip_allowed"] = event.seat
     return state

@@ -6,7 +6,9 @@
 --   higher; with two games or fewer nothing is left, and trimmed_few_games says whether that is no
 --   value or the mean of every game; `trimmed_basis` shows which); ties left after 4 are unresolved (加赛) and the movement falls
 --   back on player number. `unverified` counts the player's games whose declared result stands in
---   for one the engine could not derive (see `results`)
+--   for one the engine could not derive (see `results`); `status` is the least settled of the
+--   player's games (unresolved, under_appeal, provisional, else final; see `game_status`) and
+--   `void_games` counts the games a ruling voided (they leave the comparison)
 -- implements: tournament.md §3 (附录二 二; PARAMs opponents, trimmed_few_games) and §4 (附录三:
 --   cumulative R between rounds)
 CREATE MACRO standings(t, n) AS TABLE
@@ -18,7 +20,10 @@ WITH rules AS (  -- the tournament's settings, with the defaults of schemas/comm
     SELECT player, avg(r ORDER BY stream, seat) AS r_mean, count(*) AS boards
     FROM board_mp WHERE tournament = t AND round <= n AND r IS NOT NULL GROUP BY player
 ), played AS (
-    SELECT player, count(DISTINCT stream) FILTER (WHERE unverified) AS unverified
+    SELECT player, count(DISTINCT stream) FILTER (WHERE unverified) AS unverified,
+           count(DISTINCT stream) FILTER (WHERE status = 'void') AS void_games,
+           CASE WHEN bool_or(status = 'unresolved') THEN 'unresolved' WHEN bool_or(status = 'under_appeal') THEN 'under_appeal'
+                WHEN bool_or(status = 'provisional') THEN 'provisional' ELSE 'final' END AS status
     FROM results WHERE tournament = t AND round <= n GROUP BY player
 ), met AS (  -- each opponent with the games met and the games in which this player scored more
     SELECT a.player, b.player AS opponent, count(*) AS games, count(*) FILTER (WHERE a.points > b.points) AS beaten
@@ -50,7 +55,7 @@ WITH rules AS (  -- the tournament's settings, with the defaults of schemas/comm
         -- places before it is shown with one, so that an exact half (56.25) rounds up, not on noise
     SELECT p.player, r.r_mean, round(round(r.r_mean, 9), 1) AS r_shown, r.boards, round(o.opp_r, 6) AS opp_r,
            round(o.beaten_r, 6) AS beaten_r, tm.move_ms, round(tm.trimmed_ms, 6) AS trimmed_ms, tm.trimmed_basis,
-           tm.games, p.unverified
+           tm.games, p.unverified, p.void_games, p.status
     FROM played p LEFT JOIN r USING (player) LEFT JOIN opp o USING (player) LEFT JOIN times tm USING (player)
 )
 SELECT rank() OVER w AS rank,

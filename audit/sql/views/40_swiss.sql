@@ -6,33 +6,22 @@
 --   direct encounter inside the group tied on those three when all of it has met (else the number
 --   of games won), win rate over the games played, then Buchholz after the last round played − 1,
 --   − 2 … 1. Games count with the points of `results`: a game the engine could not verify counts
---   with its declared result, and `unverified` counts such games of the player
--- implements: tournament.md §5 (第十八条), checkers.md §4.7, §12.1–§12.3
+--   with its declared result, and `unverified` counts such games of the player; the matches,
+--   byes and withdrawal forfeits are those of `swiss_matches` (`forfeits` counts the latter);
+--   `status` is the least settled of the player's games (see `game_status`)
+-- implements: tournament.md §5 (第十八条), checkers.md §4.7, §12.1–§12.3, checkers 第十二条
 CREATE MACRO swiss(t, n) AS TABLE
-WITH game_pts AS (
-    SELECT round, table_no, player, sum(points) AS pts,
-           count(*) FILTER (WHERE points = 1.0) AS won, count(*) AS played,
-           count(*) FILTER (WHERE unverified) AS unverified
-    FROM results
-    WHERE game = 'checkers' AND tournament = t AND round <= n
-    GROUP BY ALL
-), byes AS (  -- a table seated with one player: the bye (轮空) scores bye_points (checkers.md §12.1)
-    SELECT s.round, any_value(s.player) AS player,
-           CASE any_value(json_extract_string(tr.profile, '$.bye_points')) WHEN 'draw' THEN 0.5 WHEN 'loss' THEN 0.0 ELSE 1.0 END AS mp
-    FROM seatings s JOIN tournaments tr USING (tournament)
-    WHERE s.tournament = t AND s.round <= n AND tr.format = 'swiss'
-    GROUP BY s.round, s.table_no HAVING count(*) = 1
-), matches AS (
-    SELECT a.round, a.player, b.player AS opponent, a.pts AS game_points, a.won, a.played, a.unverified,
-           CAST(CASE WHEN a.pts > b.pts THEN 1 WHEN a.pts = b.pts THEN 0.5 ELSE 0 END AS DOUBLE) AS mp
-    FROM game_pts a JOIN game_pts b ON a.round = b.round AND a.table_no = b.table_no AND a.player <> b.player
-    UNION ALL
-    SELECT round, player, NULL, 0, 0, 0, 0, mp FROM byes
+WITH matches AS (
+    SELECT * FROM swiss_matches(t, n)
+), settled AS (
+    SELECT player, CASE WHEN bool_or(status = 'unresolved') THEN 'unresolved' WHEN bool_or(status = 'under_appeal') THEN 'under_appeal'
+                        WHEN bool_or(status = 'provisional') THEN 'provisional' ELSE 'final' END AS status
+    FROM results WHERE game = 'checkers' AND tournament = t AND round <= n GROUP BY player
 ), running AS (
     SELECT round, player, sum(mp) OVER (PARTITION BY player ORDER BY round) AS total FROM matches
 ), totals AS (
     SELECT player, sum(mp) AS big, sum(won) AS wins, sum(played) AS games, count(*) AS rounds_played,
-           sum(unverified) AS unverified
+           sum(unverified) AS unverified, count(*) FILTER (WHERE kind = 'forfeit') AS forfeits
     FROM matches GROUP BY player
 ), progressive AS (
     SELECT player, sum(total) AS ps FROM running GROUP BY player
@@ -48,9 +37,10 @@ WITH game_pts AS (
     SELECT player, list(bh ORDER BY k DESC) FILTER (WHERE k < (SELECT max(round) FROM matches)) AS bh_prev
     FROM bh_after GROUP BY player
 ), base AS (
-    SELECT t.player, t.big, b.bh, p.ps, t.wins, t.games, t.wins / t.games AS win_rate, coalesce(h.bh_prev, []) AS bh_prev,
-           t.unverified
+    SELECT t.player, t.big, b.bh, p.ps, t.wins, t.games, t.wins / nullif(t.games, 0) AS win_rate, coalesce(h.bh_prev, []) AS bh_prev,
+           t.unverified, t.forfeits, coalesce(st.status, 'final') AS status
     FROM totals t JOIN buchholz b USING (player) JOIN progressive p USING (player) LEFT JOIN bh_prev h USING (player)
+    LEFT JOIN settled st USING (player)
 ), tied AS (
     SELECT *, dense_rank() OVER (ORDER BY big DESC, bh DESC, ps DESC) AS tie_group,
            count(*) OVER (PARTITION BY big, bh, ps) AS tie_size
@@ -70,7 +60,7 @@ FROM (
            CASE WHEN tie_size > 1 AND c.all_met THEN coalesce(e.de_points, 0) END AS direct_encounter,
            wins, games, round(win_rate, 6) AS win_rate, bh_prev,
            CASE WHEN tie_size > 1 AND c.all_met THEN coalesce(e.de_points, 0) ELSE wins END AS de_or_wins,
-           unverified
+           unverified, forfeits, status
     FROM tied LEFT JOIN encounters e USING (player) JOIN complete c USING (tie_group)
 )
 WINDOW w AS (ORDER BY big DESC, bh DESC, ps DESC, de_or_wins DESC, win_rate DESC, bh_prev DESC);

@@ -1,0 +1,127 @@
+"""Commands for the arbitration committee and the referees: register an arbiter's key, file an appeal,
+decide it, rule (each writes one signed event through the recorder), and list the appeals."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from audit.cli.base import DEFAULT_LEDGER, JsonOpt, LedgerOpt, app, command, subcommand
+from audit.output import console, emit_json, say
+
+appeal_app = typer.Typer(no_args_is_help=True, help="Write the arbitration procedure to the log: arbiters, appeals, decisions, rulings.")
+app.add_typer(appeal_app, name="appeal")
+
+ROLES = ("referee", "chief_referee", "committee")
+DECISIONS = ("upheld", "rejected", "void_late")
+KINDS = ("result_override", "authorised_skip", "penalty", "forfeit", "withdrawal", "void_game", "replay_from", "score_correction")
+AtOpt = Annotated[str | None, typer.Option("--at", help="When it happened: ms since the epoch or ISO 8601 (now by default).")]
+KeyOpt = Annotated[Path, typer.Option("--key", help="The arbiter's private key (matchledger keygen), registered with `appeal register`.")]
+
+
+def _choice(value: str, allowed: tuple[str, ...], option: str) -> str:
+    """:raises typer.BadParameter: (exit 2) when the value is not one of `allowed`."""
+    if value not in allowed:
+        raise typer.BadParameter(f"{value!r} is not one of {', '.join(allowed)}", param_hint=option)
+    return value
+
+
+def _numbers(text: str | None, option: str, cast: type = float) -> list[Any] | None:
+    """:raises typer.BadParameter: when the comma-separated list holds something else than numbers."""
+    if text is None:
+        return None
+    try:
+        return [cast(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise typer.BadParameter(f"{text!r} is not a comma-separated list of numbers", param_hint=option) from None
+
+
+def _report(written: Any, json: bool) -> None:
+    event = written.event
+    if json:
+        emit_json({"kind": event.kind, "stream": event.stream, "seq": event.seq, "ts": event.ts, "size": written.result.size,
+                   "arbiter": getattr(event, "arbiter", None)})
+    else:
+        by = f", signed by {event.arbiter}" if getattr(event, "arbiter", None) else ""
+        say(f"recorded {event.kind} at {event.stream}#{event.seq}{by}; tree size {written.result.size}")
+
+
+@subcommand(appeal_app)
+def register(public_key: Annotated[Path, typer.Option("--pub", help="The arbiter's public key file (NAME.pub from keygen).")],
+             role: Annotated[str, typer.Option(help="referee, chief_referee (裁判长) or committee (仲裁委员会).")],
+             name: Annotated[str | None, typer.Option(help="The arbiter's name.")] = None,
+             ledger: LedgerOpt = DEFAULT_LEDGER, at: AtOpt = None, json: JsonOpt = False) -> None:
+    """Register an arbiter's key with its role (stream log.arbiters): rulings and decisions must be signed by one."""
+    from audit.appeals import register_arbiter
+
+    _report(register_arbiter(ledger, public_key, _choice(role, ROLES, "--role"), name, at), json)
+
+
+@subcommand(appeal_app)
+def file(tournament: Annotated[str, typer.Option(help="The tournament stream (its committee hears the appeal).")],
+         game: Annotated[str, typer.Option(help="The game appealed.")],
+         player: Annotated[str, typer.Option(help="The player who appeals.")],
+         grounds: Annotated[str, typer.Option(help="The written grounds (申诉材料).")],
+         ruling: Annotated[int | None, typer.Option(help="The seq of the game.ruling appealed against, if any.")] = None,
+         ledger: LedgerOpt = DEFAULT_LEDGER, at: AtOpt = None, json: JsonOpt = False) -> None:
+    """File a player's appeal on a game (第十八条); the time filed decides whether it is in time."""
+    from audit.appeals import file_appeal
+
+    _report(file_appeal(ledger, tournament, game, player, grounds, ruling, at), json)
+
+
+@subcommand(appeal_app)
+def decide(tournament: Annotated[str, typer.Option(help="The tournament stream holding the appeal.")],
+           appeal: Annotated[int, typer.Option(help="The seq of the appeal.filed.")],
+           decision: Annotated[str, typer.Option(help="upheld, rejected or void_late.")],
+           vote: Annotated[list[str], typer.Option(help="MEMBER=uphold|reject|void, one per committee member (repeatable).")],
+           text: Annotated[str, typer.Option(help="The decision's text.")],
+           key: KeyOpt, ledger: LedgerOpt = DEFAULT_LEDGER, at: AtOpt = None, json: JsonOpt = False) -> None:
+    """Record the committee's decision with every vote (第十九条), signed by a committee member."""
+    from audit.appeals import decide_appeal
+
+    _report(decide_appeal(ledger, tournament, appeal, _choice(decision, DECISIONS, "--decision"), vote, text, key, at), json)
+
+
+@subcommand(appeal_app)
+def rule(stream: Annotated[str, typer.Option(help="The game ruled on (the tournament for a withdrawal).")],
+         kind: Annotated[str, typer.Option(help=", ".join(KINDS) + ".")],
+         corrects: Annotated[int, typer.Option(help="The seq of the event of that stream the ruling is about.")],
+         text: Annotated[str, typer.Option(help="The ruling's text.")],
+         key: KeyOpt,
+         seat: Annotated[int | None, typer.Option(min=0, max=3, help="The seat concerned (forfeit: the seat that forfeits).")] = None,
+         winners: Annotated[str | None, typer.Option(help="Winning seats, e.g. 0,2.")] = None,
+         points: Annotated[str | None, typer.Option(help="Points of every seat, e.g. 1,0 (penalty: points added).")] = None,
+         termination: Annotated[str | None, typer.Option(help="The termination the ruling gives.")] = None,
+         appeal: Annotated[str | None, typer.Option(help="The decision carried out, STREAM#SEQ.")] = None,
+         player: Annotated[str | None, typer.Option(help="Withdrawal: the player.")] = None,
+         from_round: Annotated[int | None, typer.Option(min=1, help="Withdrawal: the first round left unplayed.")] = None,
+         from_seq: Annotated[int | None, typer.Option(min=0, help="replay_from: the event after which the game is replayed.")] = None,
+         article: Annotated[str | None, typer.Option(help="The rule book's article.")] = None,
+         ledger: LedgerOpt = DEFAULT_LEDGER, at: AtOpt = None, json: JsonOpt = False) -> None:
+    """Record a referee's ruling of a kind (第十四条), signed by the referee: it changes the result as its kind says."""
+    from audit.appeals import rule as rule_fn
+
+    fields = {"seat": seat, "winners": _numbers(winners, "--winners", int), "points": _numbers(points, "--points"),
+              "termination": termination, "appeal": appeal, "player": player, "from_round": from_round, "from_seq": from_seq,
+              "article": article}
+    _report(rule_fn(ledger, stream, _choice(kind, KINDS, "--kind"), corrects, text, key, at, **fields), json)
+
+
+@command
+def appeals(ledger: LedgerOpt = DEFAULT_LEDGER,
+            tournament: Annotated[str | None, typer.Option(help="One tournament only.")] = None,
+            open_: Annotated[bool, typer.Option("--open", help="Only the appeals awaiting a decision or, upheld, a correction.")] = False,
+            json: JsonOpt = False) -> None:
+    """List the appeals: game, filing time and window, deadline, decision and votes, the correction."""
+    from audit.appeals import list_appeals
+    from audit.render import table
+
+    rows = list_appeals(ledger, tournament, open_)
+    if json:
+        emit_json({"appeals": rows})
+    else:
+        columns = ["tournament", "seq", "player", "game", "in_time", "decision", "for_decision", "committee", "correction", "open"]
+        console.print(table(columns, [[r[c] for c in columns] for r in rows], title="appeals"))
