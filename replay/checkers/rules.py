@@ -107,8 +107,11 @@ def play_move(s: CheckersState, frm: int, to: int, path: tuple[int, ...], shown:
     if HOME[seat] & BIT[to] and not HOME[seat] & BIT[frm] and s.turns[seat] >= d.last_check[0] \
             and s.profile.reentry_own_home_after_deadline == "flag":
         notes.append(note("W_REENTER_OWN_CAMP", f"move {frm}>{to} of seat {seat} re-enters its home camp after turn {d.last_check[0]}"))
-    undo, owe_wait, outcome = _waiting(s, seat, Played(frm, to, path if shown else None), notes)
-    return _end_turn(s, seat, pieces, path, True, notes, undo, owe_wait, outcome)
+    if s.undo is None and s.owe_wait != seat:
+        undo, owe_wait, outcome = None, s.owe_wait, None  # the waiting rule has nothing to say (most plies)
+    else:
+        undo, owe_wait, outcome = _waiting(s, seat, Played(frm, to, path if shown else None), notes)
+    return _end_turn(s, seat, pieces, path, True, notes, undo, owe_wait, outcome, d)
 
 
 def play_pass(s: CheckersState, timeout: bool) -> Turn:
@@ -224,11 +227,12 @@ def _deadline_excuses(s: CheckersState, seat: int, move: Played) -> bool:
 
 
 def _end_turn(s: CheckersState, seat: int, pieces: tuple[int, int], last: tuple[int, ...], moved: bool,
-              notes: list[Note], undo: Undo | None, owe_wait: int, outcome: Outcome | None) -> Turn:
+              notes: list[Note], undo: Undo | None, owe_wait: int, outcome: Outcome | None, d: Derived | None = None) -> Turn:
     """Closes a ply: counters, then arrival and margin, leave-camp, repetition, walls and the
-    round limit, each only while the game is still undecided (§5.4)."""
+    round limit, each only while the game is still undecided (§5.4); `d` is the profile's `derived`."""
     p = s.profile
-    d = derived(p)
+    if d is None:
+        d = derived(p)
     ply = s.ply + 1
     turns = _inc(s.turns, seat)
     passes = s.passes if moved else _inc(s.passes, seat)
