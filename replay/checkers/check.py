@@ -37,7 +37,7 @@ def check_move(s: CheckersState, seat: int, frm: int, to: int, path: tuple[int, 
         return Verdict("E_OCCUPIED", f"hole {to} ({rowcol(to)}) is occupied", (), 0)
     p = s.profile
     rules = derived(p).rules
-    reentry = _reentry(s, seat, frm, to)
+    reentry = _reentry(s, seat, frm, to) if p.reentry_own_home_after_deadline == "illegal" else ""
     if reentry:
         return Verdict("E_REENTER_OWN_CAMP", reentry, (), 0)
     if path is not None:

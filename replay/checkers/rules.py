@@ -234,7 +234,7 @@ def _end_turn(s: CheckersState, seat: int, pieces: tuple[int, int], last: tuple[
     if d is None:
         d = derived(p)
     ply = s.ply + 1
-    turns = _inc(s.turns, seat)
+    turns = (s.turns[0] + 1, s.turns[1]) if seat == 0 else (s.turns[0], s.turns[1] + 1)
     passes = s.passes if moved else _inc(s.passes, seat)
     arrived = s.arrived
     if moved and pieces[seat] == TARGET[seat] and not arrived[seat]:
@@ -364,4 +364,6 @@ def _track_wall(s: CheckersState, seat: int, pieces: tuple[int, int], ply: int, 
             walled_now = True
             notes.append(note("W_POSSIBLE_WALL", f"seat {seat} has held the same pieces in front of its camp for {still_n} "
                                                  f"turns while seat {victim} cannot enter its target camp, at ply {ply}"))
-    return _put(s.formation, seat, form), _put(s.still, seat, still_n), _put(s.walled, seat, walled_now)
+    if seat == 0:
+        return (form, s.formation[1]), (still_n, s.still[1]), (walled_now, s.walled[1])
+    return (s.formation[0], form), (s.still[0], still_n), (s.walled[0], walled_now)
