@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -50,13 +51,16 @@ class ReplaySummary:
     seconds: float = 0.0
 
 
+_seq = operator.attrgetter("seq")
+
+
 def group_streams(events: Iterable[Event]) -> dict[str, list[Event]]:
     """Returns each stream's events in sequence order."""
     streams: dict[str, list[Event]] = {}
     for event in events:
         streams.setdefault(event.stream, []).append(event)
     for items in streams.values():
-        items.sort(key=lambda e: e.seq)
+        items.sort(key=_seq)
     return streams
 
 
