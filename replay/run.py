@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -55,19 +56,28 @@ class ReplaySummary:
     seconds: float = 0.0
 
 
+_seq = operator.attrgetter("seq")
+
+
 def group_streams(events: Iterable[Event]) -> dict[str, list[Event]]:
     """Returns each stream's events in sequence order."""
     streams: dict[str, list[Event]] = {}
     for event in events:
         streams.setdefault(event.stream, []).append(event)
     for items in streams.values():
-        items.sort(key=lambda e: e.seq)
+        items.sort(key=_seq)
     return streams
 
 
 def is_game_stream(events: list[Event]) -> bool:
     """Tells whether a stream is a game: it opens with `game.started`."""
     return bool(events) and isinstance(events[0], GameStarted)
+
+
+def engine_of(start: GameStarted) -> tuple[str, Any]:
+    """Returns the game a start event names (its profile's tag) and that game's engine."""
+    game = str(start.profile.__struct_config__.tag)  # type: ignore[attr-defined]
+    return game, engine(game)
 
 
 def replay_game(events: list[Event], strict: bool = False) -> GameReplay:
@@ -77,8 +87,7 @@ def replay_game(events: list[Event], strict: bool = False) -> GameReplay:
     """
     start = events[0]
     assert isinstance(start, GameStarted)
-    game = start.profile.__struct_config__.tag  # type: ignore[attr-defined]
-    eng = engine(str(game))
+    game, eng = engine_of(start)
     step_events: list[Event] = []
     step_facts: list[dict[str, Any]] = []
     findings: list[Finding] = []
@@ -96,22 +105,42 @@ def replay_game(events: list[Event], strict: bool = False) -> GameReplay:
                       derived, applied)
 
 
+def game_streams(events: Iterable[Event], game: str | None = None) -> list[list[Event]]:
+    """Returns the events of every game stream (or only of `game`), in stream order."""
+    return [items for stream, items in sorted(group_streams(events).items())
+            if (game is None or stream == game) and is_game_stream(items)]
+
+
 def replay_all(events: Iterable[Event], game: str | None = None, strict: bool = False) -> Iterator[GameReplay]:
-    """Replays every game stream (or only `game`), in stream order."""
-    for stream, items in sorted(group_streams(events).items()):
-        if (game is None or stream == game) and is_game_stream(items):
-            yield replay_game(items, strict)
+    """Replays every game stream (or only `game`), in stream order, keeping each step."""
+    for items in game_streams(events, game):
+        yield replay_game(items, strict)
 
 
-def summarise(replays: Iterable[GameReplay]) -> ReplaySummary:
-    """Adds up games, events, moves and findings of replays, timing the work."""
+def summarise(events: Iterable[Event], game: str | None = None, strict: bool = False) -> ReplaySummary:
+    """Replays every game stream (or only `game`) and adds up games, events, moves (steps whose facts
+    name an `action`) and findings, timing the work: what `matchledger replay` prints. Only the
+    totals are kept, not each step as `replay_game` keeps them for the projection."""
     summary = ReplaySummary()
     t0 = time.perf_counter()
-    for r in replays:
+    findings = summary.findings
+    for items in game_streams(events, game):
+        start = items[0]
+        assert isinstance(start, GameStarted)
+        _, eng = engine_of(start)
+        steps = moves = 0
+        state = None
+        for step in eng.replay(items, strict=strict):
+            steps += 1
+            if step.facts.get("action") is not None:
+                moves += 1
+            if step.findings:
+                findings.extend(step.findings)
+            state = step.state
+        findings.extend(apply_rulings(start, eng.outcome(state), items)[2])  # a ruling that cannot apply is a finding too
         summary.games += 1
-        summary.events += len(r.step_facts)
-        summary.moves += r.moves
-        summary.findings.extend(r.findings)
+        summary.events += steps
+        summary.moves += moves
     summary.seconds = time.perf_counter() - t0
     return summary
 
@@ -136,8 +165,7 @@ def position(events: Iterable[Event], stream: str, seq: int | None = None) -> Po
         raise ValueError(f"no game stream {stream!r} (a game opens with game.started)")
     if seq is not None and not 0 <= seq < len(items):
         raise ValueError(f"game {stream!r} has events 0–{len(items) - 1}, not {seq}")
-    start = items[0]
-    eng = engine(str(start.profile.__struct_config__.tag))  # type: ignore[attr-defined]
+    _, eng = engine_of(items[0])  # type: ignore[arg-type]
     last = None
     for step in eng.replay(items[: len(items) if seq is None else seq + 1]):
         last = step

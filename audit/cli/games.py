@@ -64,7 +64,7 @@ def replay(ledger: LedgerOpt = DEFAULT_LEDGER,
     from replay import run as run_mod
 
     events = read_stream_events(ledger, game) if game is not None else read_events(ledger)  # one game: through the index
-    summary = run_mod.summarise(run_mod.replay_all(events, game))
+    summary = run_mod.summarise(events, game)
     if game is not None and summary.games == 0:
         raise ValueError(f"no game stream {game!r} in {ledger}")
     if json:

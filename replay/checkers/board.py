@@ -117,6 +117,9 @@ HOP_GEOMETRY: Final[dict[tuple[int, int], tuple[int, int, bool]]] = {
     (i, land): (pivot, clear, clear == BIT[land]) for i in range(HOLES) for pivot, clear, land in LONG_HOPS[i]
 }
 """(from, landing) → (pivot bit, mask that must be empty, whether it is an ordinary adjacent hop)."""
+HOP_BY_PAIR: Final[tuple[tuple[int, int, bool] | None, ...]] = tuple(HOP_GEOMETRY.get((i, j)) for i in range(HOLES) for j in range(HOLES))
+"""HOP_GEOMETRY at index from * HOLES + landing (None: no hop), read by the witness-path check without
+building a key per segment."""
 
 
 def hex_distance(a: int, b: int) -> int:

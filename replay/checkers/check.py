@@ -7,7 +7,7 @@ from typing import NamedTuple
 
 from replay.checkers.board import BIT, HOME, NEIGHBOUR_MASK, rowcol
 from replay.checkers.codes import Note, note
-from replay.checkers.moves import DEFAULT_RULES, check_path, classify, hop_path, is_reachable, reach, step_problem
+from replay.checkers.moves import DEFAULT_RULES, MoveRules, check_path, classify, hop_path, is_reachable, reach, step_problem
 from replay.checkers.rules import NO_NOTES, derived
 from replay.checkers.state import CheckersState
 
@@ -37,11 +37,11 @@ def check_move(s: CheckersState, seat: int, frm: int, to: int, path: tuple[int, 
         return Verdict("E_OCCUPIED", f"hole {to} ({rowcol(to)}) is occupied", (), 0)
     p = s.profile
     rules = derived(p).rules
-    reentry = _reentry(s, seat, frm, to)
+    reentry = _reentry(s, seat, frm, to) if p.reentry_own_home_after_deadline == "illegal" else ""
     if reentry:
         return Verdict("E_REENTER_OWN_CAMP", reentry, (), 0)
     if path is not None:
-        return _check_witness(s, seat, frm, to, path, occupied)
+        return _check_witness(s, seat, frm, to, path, occupied, rules)
     if NEIGHBOUR_MASK[frm] & BIT[to]:
         if step_problem(seat, frm, to, occupied, rules) is None:
             return Verdict(None, "", (frm, to), 0)
@@ -58,17 +58,17 @@ def check_move(s: CheckersState, seat: int, frm: int, to: int, path: tuple[int, 
     return Verdict(code, f"hole {to} ({rowcol(to)}) cannot be reached from {frm} ({rowcol(frm)}) under this profile", (), 0)
 
 
-def _check_witness(s: CheckersState, seat: int, frm: int, to: int, path: tuple[int, ...], occupied: int) -> Verdict:
+def _check_witness(s: CheckersState, seat: int, frm: int, to: int, path: tuple[int, ...], occupied: int, rules: MoveRules) -> Verdict:
     """Checks a move given with its path: each segment in the position before the move (§4.7)."""
     p = s.profile
-    rules = derived(p).rules
-    shown = ">".join(map(str, path))
     if path[0] != frm or path[-1] != to:
-        problem: str | None = f"path {shown} does not run from {frm} to {to}"
+        problem: str | None = f"path {_shown(path)} does not run from {frm} to {to}"
         checked = None
     else:
         checked = check_path(seat, path, occupied, rules)
-        problem = checked.problem and f"path {shown}: {checked.problem}"
+        if checked.problem is None and not checked.revisits:
+            return Verdict(None, "", path, checked.hops)  # the common case: no message to build
+        problem = checked.problem and f"path {_shown(path)}: {checked.problem}"
     if problem is not None:
         if is_reachable(seat, frm, to, occupied, rules):
             return Verdict("E_BAD_PATH", problem, (), 0)
@@ -76,11 +76,15 @@ def _check_witness(s: CheckersState, seat: int, frm: int, to: int, path: tuple[i
         return Verdict(classify(seat, frm, to, occupied, p, path if checked else None), problem, (), 0)
     assert checked is not None
     if checked.revisits:
-        message = f"path {shown} lands twice on one hole"
+        message = f"path {_shown(path)} lands twice on one hole"
         if p.path_revisit_policy == "error":
             return Verdict("E_PATH_REVISIT", message, (), 0)
         return Verdict(None, "", path, checked.hops, (note("W_PATH_REVISIT", message),))
     return Verdict(None, "", path, checked.hops)
+
+
+def _shown(path: tuple[int, ...]) -> str:
+    return ">".join(map(str, path))
 
 
 def _reentry(s: CheckersState, seat: int, frm: int, to: int) -> str:

@@ -77,16 +77,17 @@ def replay(events: Iterable[Event], strict: bool = False) -> Iterator[Step]:
     expected = start.seq + 1
     stream = start.stream
     for ev in it:
-        if (ev.seat is not None and ev.seat > 1) or type(ev) in _CLAIMS:
-            handler = _on_no_seat if _outside_seats(ev) else _HANDLERS[type(ev)]
+        kind, seat, seq, ts = type(ev), ev.seat, ev.seq, ev.ts
+        if (seat is not None and seat > 1) or kind in _CLAIMS:
+            handler = _on_no_seat if _outside_seats(ev) else _HANDLERS[kind]
         else:
-            handler = _HANDLERS.get(type(ev), _on_foreign)
+            handler = _HANDLERS.get(kind, _on_foreign)
         state, facts, notes = handler(state, ev, clock)
-        if ev.seq != expected or ev.ts < clock.prev_ts or ev.stream != stream:
+        if seq != expected or ts < clock.prev_ts or ev.stream != stream:
             notes = [*_envelope_notes(start, ev, expected, clock), *notes]
-        expected = ev.seq + 1
-        if ev.ts > clock.prev_ts:
-            clock.prev_ts = ev.ts
+        expected = seq + 1
+        if ts > clock.prev_ts:
+            clock.prev_ts = ts
         findings = tuple(_finding(ev, n, state) for n in notes) if notes else ()
         if strict:
             for f in findings:

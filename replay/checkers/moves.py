@@ -5,7 +5,20 @@ from __future__ import annotations
 
 from typing import Final, NamedTuple
 
-from replay.checkers.board import ADJACENT_HOPS, BIT, HOP_BITS, HOP_GEOMETRY, LONG_HOPS, NEIGHBOUR_MASK, NEIGHBOURS, SIDE, TARGET, ids
+from replay.checkers.board import (
+    ADJACENT_HOPS,
+    BIT,
+    HOLES,
+    HOP_BITS,
+    HOP_BY_PAIR,
+    HOP_GEOMETRY,
+    LONG_HOPS,
+    NEIGHBOUR_MASK,
+    NEIGHBOURS,
+    SIDE,
+    TARGET,
+    ids,
+)
 from schemas.checkers import CheckersProfile
 
 
@@ -144,13 +157,15 @@ def check_path(seat: int, path: tuple[int, ...], occupied: int, rules: MoveRules
         return PathCheck(_land_problem(path[1], occ, rules, seat, frm, final=True), 0, False)
     if not rules.land_forbidden and not rules.end_forbidden and rules.lock == "off":
         # The common profile: only geometry and occupancy to check, in one tight loop.
-        seen, revisits, a = BIT[frm], False, frm
+        seen, revisits, a, long_hops = BIT[frm], False, frm, rules.long_hops
         for b in path[1:]:
-            geometry = HOP_GEOMETRY.get((a, b))
-            if geometry is None or not occ & geometry[0] or occ & geometry[1] or not (geometry[2] or rules.long_hops):
+            geometry = HOP_BY_PAIR[a * HOLES + b]
+            if geometry is None or not occ & geometry[0] or occ & geometry[1] or not (geometry[2] or long_hops):
                 break
-            revisits = revisits or bool(seen & BIT[b])
-            seen |= BIT[b]
+            bit = BIT[b]
+            if seen & bit:
+                revisits = True
+            seen |= bit
             a = b
         else:
             return PathCheck(None, len(path) - 1, revisits)

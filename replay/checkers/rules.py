@@ -107,8 +107,11 @@ def play_move(s: CheckersState, frm: int, to: int, path: tuple[int, ...], shown:
     if HOME[seat] & BIT[to] and not HOME[seat] & BIT[frm] and s.turns[seat] >= d.last_check[0] \
             and s.profile.reentry_own_home_after_deadline == "flag":
         notes.append(note("W_REENTER_OWN_CAMP", f"move {frm}>{to} of seat {seat} re-enters its home camp after turn {d.last_check[0]}"))
-    undo, owe_wait, outcome = _waiting(s, seat, Played(frm, to, path if shown else None), notes)
-    return _end_turn(s, seat, pieces, path, True, notes, undo, owe_wait, outcome)
+    if s.undo is None and s.owe_wait != seat:
+        undo, owe_wait, outcome = None, s.owe_wait, None  # the waiting rule has nothing to say (most plies)
+    else:
+        undo, owe_wait, outcome = _waiting(s, seat, Played(frm, to, path if shown else None), notes)
+    return _end_turn(s, seat, pieces, path, True, notes, undo, owe_wait, outcome, d)
 
 
 def play_pass(s: CheckersState, timeout: bool) -> Turn:
@@ -224,13 +227,14 @@ def _deadline_excuses(s: CheckersState, seat: int, move: Played) -> bool:
 
 
 def _end_turn(s: CheckersState, seat: int, pieces: tuple[int, int], last: tuple[int, ...], moved: bool,
-              notes: list[Note], undo: Undo | None, owe_wait: int, outcome: Outcome | None) -> Turn:
+              notes: list[Note], undo: Undo | None, owe_wait: int, outcome: Outcome | None, d: Derived | None = None) -> Turn:
     """Closes a ply: counters, then arrival and margin, leave-camp, repetition, walls and the
-    round limit, each only while the game is still undecided (§5.4)."""
+    round limit, each only while the game is still undecided (§5.4); `d` is the profile's `derived`."""
     p = s.profile
-    d = derived(p)
+    if d is None:
+        d = derived(p)
     ply = s.ply + 1
-    turns = _inc(s.turns, seat)
+    turns = (s.turns[0] + 1, s.turns[1]) if seat == 0 else (s.turns[0], s.turns[1] + 1)
     passes = s.passes if moved else _inc(s.passes, seat)
     arrived = s.arrived
     if moved and pieces[seat] == TARGET[seat] and not arrived[seat]:
@@ -360,4 +364,6 @@ def _track_wall(s: CheckersState, seat: int, pieces: tuple[int, int], ply: int, 
             walled_now = True
             notes.append(note("W_POSSIBLE_WALL", f"seat {seat} has held the same pieces in front of its camp for {still_n} "
                                                  f"turns while seat {victim} cannot enter its target camp, at ply {ply}"))
-    return _put(s.formation, seat, form), _put(s.still, seat, still_n), _put(s.walled, seat, walled_now)
+    if seat == 0:
+        return (form, s.formation[1]), (still_n, s.still[1]), (walled_now, s.walled[1])
+    return (s.formation[0], form), (s.still[0], still_n), (s.walled[0], walled_now)
