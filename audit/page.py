@@ -26,7 +26,9 @@ svg{max-width:100%%;height:auto}pre{background:#f6f6f6;padding:8px;overflow:auto
 nav a{margin-right:1em}tr.on{outline:3px solid #f9a825}tr[data-i]{cursor:pointer}
 .controls{display:flex;gap:.5em;align-items:center;margin:.4em 0}.controls input{flex:1}
 figure{margin:.5em 0;break-inside:avoid}figcaption{font-size:13px;color:#333}
-@media print{body{max-width:none;padding:0;font-size:11pt}nav,.controls,.noprint{display:none}
+.replay{display:grid;gap:12px;align-items:start}.replay>.pane{position:sticky;top:0}.replay .scroll{max-height:calc(100vh - 2em)}
+@media (max-width:1000px){.replay{display:block}}
+@media print{body{max-width:none;padding:0;font-size:11pt}nav,.controls,.noprint{display:none}.replay{display:block}
 .scroll{max-height:none;overflow:visible;border:0}.wide{overflow:visible}h2{break-after:avoid}
 tr{break-inside:avoid}svg{max-height:24cm}a{color:inherit;text-decoration:none}}
 """ % {"fonts": FONT_STACK}

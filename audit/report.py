@@ -138,7 +138,9 @@ def _summary(record: GameRecord, eng: Any) -> str:
     claimed = f"{record.claim.termination}, winners {record.claim.winners}, points {record.claim.points}" if record.claim else "none 无"
     agrees = record.claim is None or (outcome is not None and record.claim.termination == outcome.termination
                                       and sorted(record.claim.winners) == sorted(outcome.winners))
-    rows = [("赛事 tournament", f"{start.tournament} · round {start.round} · table {start.table} · game {start.game_no} · board {start.board}"),
+    where = [f"{name} {value}" for name, value in (("round", start.round), ("table", start.table), ("game", start.game_no),
+                                                   ("board", start.board)) if value is not None]
+    rows = [("赛事 tournament", " · ".join([start.tournament or "single game 单局", *where])),
             ("先行 first to move", f"seat {start.first}"), ("推导结果 derived result", derived), ("声称结果 claimed result", claimed)]
     body = "".join(f"<tr{' class=bad' if k.startswith('声称') and not agrees else ''}><th>{k}</th><td>{e(v)}</td></tr>" for k, v in rows)
     return f"<div class='wide'><table>{body}</table></div>"
@@ -177,7 +179,8 @@ def _viewer(sheet: Sheet, frames: list[Frame], index: list[int], record: GameRec
                 f"value='{len(index) - 1}' aria-label='step'><button id='next' type='button'>下一步 next ▶</button>"
                 "<span id='steplabel'></span></div>")
     board = compose(sheet, frames[index[-1]], standalone=False, element_id="viewer")
-    return f"{controls}{board}<div class='scroll'>{_timeline(record)}</div>"
+    columns = f"grid-template-columns:minmax(0,{sheet.width:g}px) minmax(320px,1fr)"
+    return f"<div class='replay' style='{columns}'><div class='pane'>{controls}{board}</div><div class='scroll'>{_timeline(record)}</div></div>"
 
 
 def _timeline(record: GameRecord) -> str:

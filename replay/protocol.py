@@ -127,8 +127,8 @@ class GameEngine(Protocol):
         """Plays a whole game with the seeded bot: `start` (seq 0), every setup, move and timing
         event with realistic timestamps, and the software's `game.ended` claim last."""
 
-    def render_svg(self, state: Any, seat: int | None = None) -> str:
-        """Draws the position as SVG, from `seat`'s view when given."""
+    def render_svg(self, state: Any, seat: int | None = None, players: Sequence[str] = ()) -> str:
+        """Draws the position as SVG, from `seat`'s view when given, its legend naming `players`."""
 
     def sheet(self, state: Any, players: Sequence[str] = ()) -> Sheet:
         """Returns what every picture of the game shares (board, labels, legend naming `players`,

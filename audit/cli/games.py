@@ -94,7 +94,7 @@ def show(game: Annotated[str, typer.Option(help="Game stream id.")], ledger: Led
     view = run_mod.position(read_stream_events(ledger, game), game, at)
     text = view.engine.render_text(view.state, seat)
     if svg is not None:
-        write_output(svg, view.engine.render_svg(view.state, seat).encode(), force)
+        write_output(svg, view.engine.render_svg(view.state, seat, players=view.players).encode(), force)
     if json:
         emit_json({"game": game, "seq": view.seq, "kind": view.kind, "text": text, "svg": str(svg) if svg else None})
         return

@@ -96,9 +96,9 @@ class CheckersEngine:
         """Plays a whole seeded bot game and returns its events, ending with the `game.ended` claim."""
         return bot.bot_game(start, rng)
 
-    def render_svg(self, state: CheckersState, seat: int | None = None) -> str:
+    def render_svg(self, state: CheckersState, seat: int | None = None, players: Sequence[str] = ()) -> str:
         """Draws the star board as SVG with the last move's hop path."""
-        return render.render_svg(state, seat)
+        return render.render_svg(state, seat, players)
 
     def sheet(self, state: CheckersState, players: Sequence[str] = ()) -> Sheet:
         """Returns the star board drawn once for pictures of this game (legend with `players`)."""

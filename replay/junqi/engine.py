@@ -96,9 +96,9 @@ class JunqiEngine:
         """Plays a whole seeded bot game and returns its events, `start` first and the claim last."""
         return bot.bot_game(self, start, rng)
 
-    def render_svg(self, state: JunqiState, seat: int | None = None, mode: str = "四暗") -> str:
+    def render_svg(self, state: JunqiState, seat: int | None = None, mode: str = "四暗", players: Sequence[str] = ()) -> str:
         """Draws the cross-shaped board as SVG, hiding what `seat` cannot see in `mode` (四暗/双明)."""
-        return render.render_svg(state, seat, mode)
+        return render.render_svg(state, seat, mode, players)
 
     def sheet(self, state: JunqiState, players: Sequence[str] = ()) -> Sheet:
         """Returns the board drawn once for pictures of this game (legend with `players`)."""

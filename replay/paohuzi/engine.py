@@ -83,11 +83,11 @@ class PaohuziEngine:
 
         return bot_game(start, rng)
 
-    def render_svg(self, state: State, seat: int | None = None) -> str:
+    def render_svg(self, state: State, seat: int | None = None, players: Sequence[str] = ()) -> str:
         """Draws the table as SVG, from `seat`'s view when given."""
         from replay.paohuzi.render import render_svg
 
-        return render_svg(state, seat)
+        return render_svg(state, seat, players)
 
     def sheet(self, state: State, players: Sequence[str] = ()) -> Sheet:
         """Returns the table drawn once for pictures of this deal (legend with `players`)."""
