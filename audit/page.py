@@ -29,7 +29,7 @@ figure{margin:.5em 0;break-inside:avoid}figcaption{font-size:13px;color:#333}
 .replay{display:grid;gap:12px;align-items:start}.replay>.pane{position:sticky;top:0}.replay .scroll{max-height:calc(100vh - 2em)}
 @media (max-width:1000px){.replay{display:block}}
 @media print{body{max-width:none;padding:0;font-size:11pt}nav,.controls,.noprint{display:none}.replay{display:block}
-.scroll{max-height:none;overflow:visible;border:0}.wide{overflow:visible}h2{break-after:avoid}
+.scroll,.replay .scroll{max-height:none;overflow:visible;border:0}.replay>.pane{position:static}.wide{overflow:visible}h2{break-after:avoid}
 tr{break-inside:avoid}svg{max-height:24cm}a{color:inherit;text-decoration:none}}
 """ % {"fonts": FONT_STACK}
 
@@ -74,10 +74,9 @@ def legend_table(legend: Sequence[LegendRow]) -> str:
     return table(["颜色 colour", "座位 seat", "方位 letter", "选手 player"], rows, "legend")
 
 
-def fields(event: Event, skip: frozenset[str] = frozenset()) -> dict[str, Any]:
+def fields(event: Event) -> dict[str, Any]:
     """Returns an event's own fields (not the envelope's), as plain values."""
-    values = msgspec.to_builtins(event)
-    return {k: v for k, v in values.items() if k not in ENVELOPE and k != "kind" and k not in skip}
+    return {k: v for k, v in msgspec.to_builtins(event).items() if k not in ENVELOPE and k != "kind"}
 
 
 def show(value: Any) -> str:

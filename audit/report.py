@@ -158,7 +158,7 @@ def _findings(record: GameRecord, sheet: Sheet, frames: list[Frame], index: list
         seq = record.steps[i].event.seq
         figures.append(f"<figure id='b{seq}'>{compose(sheet, frames[index[i]], standalone=False)}<figcaption>棋盘 board at "
                        f"<a href='#s{seq}'>seq {seq}</a>: the last legal position, the refused event dashed red</figcaption></figure>")
-    return f"<div class='wide'><table>{head}{rows}</table></div>{''.join(figures)}"
+    return f"<div class='wide'><table class='findings'>{head}{rows}</table></div>{''.join(figures)}"
 
 
 def _arbitration(record: GameRecord) -> str:
@@ -188,8 +188,9 @@ def _timeline(record: GameRecord) -> str:
     rows = []
     for i, step in enumerate(record.steps):
         ev, facts = step.event, step.facts
-        own = fields_text(fields(ev, frozenset({"profile", "seats"})))
-        derived = fields_text({k: v for k, v in facts.items() if k not in ("seat", "action")})
+        said = fields(ev)
+        own = fields_text({k: v for k, v in said.items() if k not in ("profile", "seats")})
+        derived = fields_text({k: v for k, v in facts.items() if k not in ("seat", "action") and (k not in said or said[k] != v)})
         problems = "".join(f"<br><b>{e(f.code)}</b> {e(f.message)}" for f in step.findings)
         rows.append(f"<tr id='s{ev.seq}' data-i='{i}' data-kind='{e(ev.kind)}'{' class=bad' if step.findings else ''}><td>{ev.seq}</td>"
                     f"<td>{(ev.ts - t0) / 1000:.1f}</td><td>{e(ev.kind)}</td><td>{swatch(ev.seat)}{'' if ev.seat is None else ev.seat}</td>"

@@ -77,6 +77,11 @@ def _overflow(page: Any) -> int:
     return int(page.evaluate("document.documentElement.scrollWidth - window.innerWidth"))
 
 
+def _nothing_cut(page: Any) -> bool:
+    """Tells whether every scroll box shows all it holds (as on paper)."""
+    return bool(page.evaluate("[...document.querySelectorAll('.scroll')].every(e => e.scrollHeight <= e.clientHeight + 1)"))
+
+
 def _cjk_font(page: Any, selector: str) -> list[str]:
     """Returns the platform fonts Chromium used for an element's text (DevTools CSS domain)."""
     cdp = page.context.new_cdp_session(page)
@@ -111,9 +116,10 @@ def test_game_report_in_the_browser(browser: Any, pages: dict[str, tuple[Path, s
     assert _overflow(page) <= 0, f"{game} report is {_overflow(page)} px too wide"
     seats = 4 if game == "junqi" else 3 if game == "paohuzi" else 2
     assert page.locator("table.legend tr").count() == seats + 1
-    assert page.locator("#viewer .legend-row").count() == seats
+    assert page.locator(f"#{game}-base .legend-row").count() == seats, "the board's own legend"
+    assert page.locator(f"#viewer use[href='#{game}-base']").count() == 1
     _check_chinese(page)
-    page.locator(f"#findings a[href='#s{seq}']").first.click()
+    page.locator(f"table.findings a[href='#s{seq}']").first.click()
     page.wait_for_function(f"document.querySelector('#s{seq}').classList.contains('on')")
     illegal = page.locator("#viewer .mark-illegal")
     assert illegal.count() == 1 and illegal.is_visible()
@@ -127,6 +133,7 @@ def test_game_report_in_the_browser(browser: Any, pages: dict[str, tuple[Path, s
     assert limit.count() == (1 if game == "checkers" else 0)
     page.emulate_media(media="print")
     assert _overflow(page) <= 0
+    assert _nothing_cut(page), "in print every row of the timeline is laid out, none scrolled away"
     assert not page.locator(".controls").is_visible()
     assert page.locator(f"#b{seq}").is_visible()
     page.screenshot(path=str(tmp_path / f"{game}-print.png"), full_page=True)
