@@ -195,7 +195,8 @@ def _timeline(record: GameRecord) -> str:
         rows.append(f"<tr id='s{ev.seq}' data-i='{i}' data-kind='{e(ev.kind)}'{' class=bad' if step.findings else ''}><td>{ev.seq}</td>"
                     f"<td>{(ev.ts - t0) / 1000:.1f}</td><td>{e(ev.kind)}</td><td>{swatch(ev.seat)}{'' if ev.seat is None else ev.seat}</td>"
                     f"<td>{e(facts.get('action') or '')}</td><td>{own}{' | ' if own and derived else ''}{derived}{problems}</td></tr>")
-    head = "<tr><th>步 seq</th><th>秒 s</th><th>事件 event</th><th>座位 seat</th><th>着法 action</th><th>内容与推导 fields and derived facts</th></tr>"
+    head = ("<tr><th>步 seq</th><th>秒 s</th><th>事件 event</th><th>座位 seat</th><th>着法 action</th>"
+            "<th>内容与推导 fields and derived facts</th></tr>")
     return f"<table id='timeline'>{head}{''.join(rows)}</table>"
 
 

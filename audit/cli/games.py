@@ -109,7 +109,7 @@ def report(out: Annotated[Path, typer.Option(help="HTML file to write.")],
            game: Annotated[str | None, typer.Option(help="Game stream id: its arbitration report.")] = None,
            tournament: Annotated[str | None, typer.Option(help="Tournament stream id: its page, each game's report beside it.")] = None,
            ledger: LedgerOpt = DEFAULT_LEDGER, force: ForceOpt = False, json: JsonOpt = False) -> None:
-    """Write a game's arbitration report (legend, findings at their step, appeals, time chart, boards, profile, proofs) or a tournament's page (HTML)."""
+    """Write a game's arbitration report (findings at their step, appeals, time chart, boards, proofs) or a tournament's page (HTML)."""
     from audit import report as report_mod
     from audit import tournament_report
 
