@@ -19,12 +19,12 @@ def test_report_of_a_game_with_a_planted_illegal_move(tmp_path: Path) -> None:
     result = cli("report", "--ledger", str(root), "--game", bad["stream"], "--out", str(out), "--json")
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout)
-    assert summary["findings"] >= 1 and summary["proof"].startswith("all ")
+    assert summary["findings"] >= 1 and summary["proof"].startswith("verified: stream") and "had exactly" in summary["proof"]
     page = out.read_text()
     assert bad["code"] in page and "class='bad'" in page
     assert f"<a href='#s{bad['seq']}'>" in page, "the finding links to its step"
     assert f"<figure id='b{bad['seq']}'>" in page and "mark-illegal" in page, "the board at the finding, the refused move drawn"
-    assert "signed checkpoint" in page and "check-proof" in page
+    assert "signed by" in page and "check-proof" in page
     assert "<html lang='zh-Hans'>" in page and "Noto Sans CJK SC" in page and "@media print" in page
     assert "<th>设置 setting</th>" in page and "JunqiProfile(" not in page and "CheckersProfile(" not in page, "the profile is a table"
 
