@@ -26,7 +26,8 @@ from schemas.envelope import Event
 
 SCRIPT = (Path(__file__).parent / "report.js").read_text(encoding="utf-8")
 ARBITRATION_KINDS = ("appeal.", "game.ruling", "game.penalty")
-"""Kinds shown under appeals and rulings (prefixes): whatever fields they carry is shown."""
+"""Kinds of the game's own events shown under appeals and rulings (prefixes), with whatever fields
+they carry; events of the tournament's stream show there when they concern the game."""
 MAX_FIGURES = 12
 """Boards drawn in full under the findings (the rest are a click away in the viewer)."""
 
@@ -62,7 +63,7 @@ def load_game(root: Path, stream: str) -> GameRecord:
         proof_ok = f"verified: {check_bundle(evidence, load_verifier(root)).statement(evidence)}"
     except BundleError as exc:
         proof_ok = f"PROOF FAILED: {exc}"
-    related = _naming(read_stream_events(root, start.tournament), stream) if start.tournament else []
+    related = related_events(read_stream_events(root, start.tournament), stream) if start.tournament else []
     return GameRecord(stream, start, steps, claims[-1] if claims else None, evidence, proof_ok, related)
 
 
@@ -101,9 +102,27 @@ def _game(start: GameStarted) -> str:
     return str(start.profile.__struct_config__.tag)  # type: ignore[attr-defined]
 
 
-def _naming(events: list[Event], stream: str) -> list[Event]:
-    """Returns the events that name `stream` in one of their own fields."""
-    return [ev for ev in events if stream in (v for v in fields(ev).values() if isinstance(v, str))]
+def related_events(events: list[Event], stream: str) -> list[Event]:
+    """Returns the events of a tournament stream that concern one game: those naming the game's
+    stream in a field (an appeal filed about it), and those whose `appeal` field is the seq of
+    one of them (the committee's decision on that appeal)."""
+    found: list[Event] = []
+    seqs: set[int] = set()
+    for ev in events:
+        values = fields(ev)
+        if _names(values, stream) or values.get("appeal") in seqs:
+            found.append(ev)
+            seqs.add(ev.seq)
+    return found
+
+
+def _names(value: Any, stream: str) -> bool:
+    """Tells whether a field value (nested lists and objects included) is, or holds, `stream`."""
+    if isinstance(value, dict):
+        return any(_names(v, stream) for v in value.values())
+    if isinstance(value, list):
+        return any(_names(v, stream) for v in value)
+    return value == stream
 
 
 def _nav() -> str:
@@ -163,14 +182,18 @@ def _findings(record: GameRecord, sheet: Sheet, frames: list[Frame], index: list
 def _arbitration(record: GameRecord) -> str:
     """Returns every appeal, decision, ruling and penalty of the game, each with all its fields."""
     own = [s.event for s in record.steps if s.event.kind.startswith(ARBITRATION_KINDS)]
-    shown = own + [ev for ev in record.related if ev.kind.startswith(ARBITRATION_KINDS)]
-    if not shown:
+    return arbitration_table(own + record.related, record.start.ts)
+
+
+def arbitration_table(events: list[Event], t0: int) -> str:
+    """Returns events as a table of entry, time since `t0`, kind, seat and every field of their own,
+    so that a kind the report does not know still shows in full."""
+    if not events:
         return "<p>无 None recorded.</p>"
-    t0 = record.start.ts
     rows = "".join(f"<tr><td>{e(ev.stream)}#{ev.seq}</td><td>{(ev.ts - t0) / 1000:+.1f}s</td><td>{e(ev.kind)}</td>"
-                   f"<td>{'' if ev.seat is None else ev.seat}</td><td>{fields_text(fields(ev))}</td></tr>" for ev in shown)
+                   f"<td>{'' if ev.seat is None else ev.seat}</td><td>{fields_text(fields(ev))}</td></tr>" for ev in events)
     head = "<tr><th>记录 entry</th><th>时间 time</th><th>事件 event</th><th>座位 seat</th><th>内容 content</th></tr>"
-    return f"<div class='wide'><table>{head}{rows}</table></div>"
+    return f"<div class='wide'><table class='arbitration'>{head}{rows}</table></div>"
 
 
 def _viewer(sheet: Sheet, frames: list[Frame], index: list[int], record: GameRecord) -> str:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from audit.report import arbitration_table, related_events
+from schemas.envelope import Event
 from tests.ledger_support import cli
 
 
@@ -80,3 +82,58 @@ def test_report_refuses_an_unknown_game(tmp_path: Path) -> None:
     assert cli("init", "--ledger", str(root)).exit_code == 0
     result = cli("report", "--ledger", str(root), "--game", "nope", "--out", str(tmp_path / "x.html"))
     assert result.exit_code == 1 and "no game stream 'nope'" in result.stderr
+
+
+class _AppealFiled(Event, frozen=True, kw_only=True, tag="appeal.filed"):
+    """An appeal as the arbitration work records it in the tournament's stream (issue 15 item 1)."""
+
+    player: str
+    game: str
+    grounds: str
+
+
+class _AppealDecided(Event, frozen=True, kw_only=True, tag="appeal.decided"):
+    """The committee's decision on an appeal of the same stream."""
+
+    appeal: int
+    decision: str
+    votes: list[dict[str, str]]
+    text: str
+
+
+def test_appeals_about_a_game_show_field_by_field() -> None:
+    """Issue 15 item 6: appeals and decisions show under the game they concern, every field of
+    theirs in full, though the report knows nothing of their kinds; another game's do not."""
+    stream = "cup/r1/t1/g1"
+    filed = [_AppealFiled(stream="cup", seq=7, ts=1000, player="P1", game=stream, grounds="迟到的 flag reveal"),
+             _AppealFiled(stream="cup", seq=8, ts=1000, player="P2", game="cup/r1/t2/g1", grounds="other game")]
+    decided = [_AppealDecided(stream="cup", seq=9, ts=2000, appeal=8, decision="rejected", votes=[], text="no"),
+               _AppealDecided(stream="cup", seq=10, ts=3000, appeal=7, decision="upheld", votes=[{"member": "a", "vote": "uphold"}],
+                              text="维持 upheld 2–1")]
+    related = related_events([*filed, *decided], stream)
+    assert [ev.seq for ev in related] == [7, 10]
+    table = arbitration_table(related, 0)
+    assert "appeal.filed" in table and "grounds: 迟到的 flag reveal" in table and "player: P1" in table
+    assert "decision: upheld" in table and "维持 upheld 2–1" in table
+    assert "&quot;vote&quot;:&quot;uphold&quot;" in table, "nested fields shown as JSON"
+
+
+def test_rulings_and_penalties_of_a_game_show_in_its_report(tmp_path: Path) -> None:
+    """Issue 15 item 6: a referee's ruling and a penalty card recorded in the game's stream show
+    under appeals and rulings with every field, and in the timeline."""
+    root, out = tmp_path / "l", tmp_path / "r.html"
+    assert cli("simulate", "checkers", "--games", "1", "--seed", "2", "--ledger", str(root)).exit_code == 0
+    rows = json.loads(cli("query", "--ledger", str(root), "--json", "SELECT stream, max(seq), max(ts) FROM events GROUP BY stream").stdout)
+    stream, last, ts = rows["rows"][0]
+    extra = [{"kind": "game.penalty", "stream": stream, "seq": last + 1, "ts": ts + 1000, "seat": 1, "card": "yellow",
+              "reason": "slow play 超时", "article": "第十条"},
+             {"kind": "game.ruling", "stream": stream, "seq": last + 2, "ts": ts + 2000, "corrects": last, "article": "第十四条",
+              "text": "result stands 维持原判"}]
+    recorded = cli("record", "--ledger", str(root), "-", input="\n".join(json.dumps(x, ensure_ascii=False) for x in extra).encode())
+    assert recorded.exit_code == 0, recorded.output
+    assert cli("report", "--ledger", str(root), "--game", stream, "--out", str(out)).exit_code == 0
+    page = out.read_text()
+    section = page.split("<table class='arbitration'>")[1].split("</table>")[0]
+    assert f"{stream}#{last + 1}" in section and "game.penalty" in section and "reason: slow play 超时" in section
+    assert "game.ruling" in section and f"corrects: {last}" in section and "text: result stands 维持原判" in section
+    assert f"<tr id='s{last + 2}'" in page
