@@ -12,7 +12,7 @@ composes with the same symbols and mark styles, so a 400-event game is a small p
 from __future__ import annotations
 
 import string
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from html import escape
 from typing import Final, NamedTuple
 
@@ -92,7 +92,7 @@ class Frame:
 
     cells: str
     marks: tuple[Mark, ...] = ()
-    texts: tuple[tuple[float, float, str], ...] = field(default_factory=tuple)
+    texts: tuple[tuple[float, float, str], ...] = ()
     caption: str = ""
 
 
@@ -112,15 +112,16 @@ def legend_svg(rows: tuple[LegendRow, ...], x: float, y: float, title: str = "å›
     return "".join(out)
 
 
-def _attrs(kind: str) -> str:
-    return " ".join(f'{k}="{v}"' for k, v in MARK_STYLES[kind].items())
+def _attrs(kind: str, ring: bool = False) -> str:
+    """Returns a mark's stroke attributes; a ring carries no arrowhead."""
+    return " ".join(f'{k}="{v}"' for k, v in MARK_STYLES[kind].items() if not (ring and k == "marker-end"))
 
 
 def mark_svg(sheet: Sheet, mark: Mark) -> str:
     """Returns a mark: rings on its first and last slot and a line along its path."""
     points = [sheet.slots[i] for i in mark.path]
-    style = _attrs(mark.kind).replace(' marker-end="url(#mark-arrow)"', "")
-    rings = "".join(f'<circle cx="{x:g}" cy="{y:g}" r="{sheet.ring:g}" {style}/>' for x, y in (points[0], points[-1])[: len(points)])
+    ends = points if len(points) == 1 else [points[0], points[-1]]
+    rings = "".join(f'<circle cx="{x:g}" cy="{y:g}" r="{sheet.ring:g}" {_attrs(mark.kind, ring=True)}/>' for x, y in ends)
     line = ""
     if len(points) > 1:
         line = f'<polyline points="{" ".join(f"{x:g},{y:g}" for x, y in points)}" {_attrs(mark.kind)}/>'

@@ -28,7 +28,7 @@ WIDTH = 1280
 GAMES = {  # game: simulate options giving a tournament with a planted illegal move
     "junqi": ("--players", "8", "--rounds", "1", "--games-per-round", "1"),
     "paohuzi": ("--players", "6", "--rounds", "1", "--games-per-round", "1"),
-    "checkers": ("--players", "4", "--rounds", "1"),
+    "checkers": ("--players", "4", "--rounds", "1", "--games-per-round", "1"),
 }
 
 

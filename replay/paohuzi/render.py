@@ -157,7 +157,8 @@ def frame(state: State, seat: int | None = None, attempt: Event | None = None) -
         cells[LIANG_SLOT] = key(state.liangzhang)
     if state.pending is not None:
         cells[OFFER_SLOT] = key(state.pending.card)
-    texts = [(10.0, 22.0, render_text(state, seat).splitlines()[0]), (100.0, 60.0, f"wall {state.wall_left}")]
+    header = render_text(state, seat).splitlines()[0]
+    texts = [(10.0, 22.0, header), (100.0, 60.0, f"wall {state.wall_left}")]
     for s in range(SEATS if state.hands else 0):
         hand_at, _, groups_at, discards_at = _seat_slots(s)
         texts.append((10.0, _seat_y(s) + 20.0, f"seat {s} ({'庄' if s == state.dealer else '闲'})"))
@@ -170,7 +171,7 @@ def frame(state: State, seat: int | None = None, attempt: Event | None = None) -
             at += len(g.cards) + 1
         lay(discards_at, list(state.discards[s]), _LONG)
     marks: tuple[Mark, ...] = ()
-    caption = render_text(state, seat).splitlines()[0]
+    caption = header
     card = _attempted_card(attempt)
     if card is not None and attempt is not None and attempt.seat is not None and attempt.seat < SEATS:
         slot = _seat_slots(attempt.seat)[1]
