@@ -16,6 +16,7 @@ from ledger.bundle import (
     prove_consistency,
 )
 from ledger.checkpoints import Checkpoint, newest_checkpoint
+from ledger.commitments import check_heads
 from ledger.errors import CheckpointError, LedgerCorrupt, LedgerError, LedgerLocked, LedgerNotFound, SequenceError, SignatureError
 from ledger.export import export_jsonl, export_tiles
 from ledger.frames import StoredEntries, read_entries
@@ -32,7 +33,7 @@ from ledger.verify import VerifyReport, verify
 __all__ = [
     "CONFIG", "PRIVATE_KEY", "PUBLIC_KEY", "AppendResult", "BundleCheck", "BundleError", "Checkpoint", "CheckpointError", "ConsistencyProof",
     "EvidenceBundle", "Ledger", "LedgerCorrupt", "LedgerError", "LedgerLocked", "LedgerNotFound", "OutputRefused", "Pending",
-    "SequenceError", "SignatureError", "Signer", "StoredEntries", "Verifier", "VerifyReport", "check_bundle", "check_consistency",
+    "SequenceError", "SignatureError", "Signer", "StoredEntries", "Verifier", "VerifyReport", "check_bundle", "check_consistency", "check_heads",
     "check_index", "check_output", "export_jsonl", "export_tiles", "flip_byte", "init", "load_bundle", "load_config", "load_verifier",
     "newest_checkpoint", "prove", "prove_consistency", "read_entries", "read_events", "read_stream_events", "record", "sign_note",
     "verify", "verify_note", "write_output",

@@ -57,7 +57,8 @@ class BundleCheck:
         cp, n = self.checkpoint, len(bundle.entries)
         where = f"the log of size {cp.size} (root {cp.root.hex()}), signed by {cp.origin}"
         if self.complete:
-            return (f"stream {bundle.stream} had exactly {n} entries (seq 0–{n - 1}) in {where}; the bundle holds all of them. "
+            return (f"stream {bundle.stream} had exactly {n} {'entry' if n == 1 else 'entries'} (seq 0–{n - 1}) in {where}; "
+                    f"the bundle holds {'it' if n == 1 else 'all of them'}. "
                     f"Entries appended after size {cp.size} are not covered")
         return (f"seq 0–{n - 1} of {bundle.stream}, in order and without a gap, are entries of {where}; this checkpoint "
                 f"predates stream commitments, so the bundle does not prove the stream has no later entries")

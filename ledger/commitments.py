@@ -19,15 +19,22 @@ from __future__ import annotations
 import base64
 import os
 import struct
+from array import array
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import msgspec
 
 from ledger.errors import LedgerCorrupt
 from ledger.index import INDEX
 from ledger.merkle import ProofError, SubtreeHasher, inclusion_proof, leaf_hash, root_of, verify_inclusion
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from ledger.checkpoints import Checkpoint
 
 HEADS_LINE = "matchledger-streams "
 """The checkpoint extension line: `matchledger-streams <count> <base64 root>`."""
@@ -175,3 +182,74 @@ def append_history(root: Path, records: list[tuple[int, int, int]], keep: int | 
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+# -- verification ----------------------------------------------------------------------------------
+
+Commitment = tuple[int, "tuple[int, bytes] | None"]
+"""A checkpoint's size and its stream commitment (number of heads, root), None where it has none."""
+
+
+def commitments(checkpoints: list[Checkpoint]) -> list[Commitment]:
+    """Returns each checkpoint's size and stream commitment."""
+    return [(c.size, read_heads_line(c.extensions)) for c in checkpoints]
+
+
+def check_heads(coded: pa.DictionaryArray, signed: list[Commitment]) -> str | None:
+    """Re-derives every checkpoint's stream commitment from the streams of the entries (in log
+    order, dictionary-coded) and compares it with the signed one; returns the first difference.
+    The entries are grouped by (checkpoint interval, stream) in Arrow, so the Python work is per
+    stream and interval, not per entry."""
+    import pyarrow as pa
+
+    sizes = [size for size, _ in signed]
+    count = sizes[-1] if sizes else 0
+    coded = coded.slice(0, count)
+    interval = b"".join(struct.pack("<i", k) * (hi - lo) for k, (lo, hi) in enumerate(zip(sizes, sizes[1:]), 1))
+    table = pa.table({
+        "j": pa.Array.from_buffers(pa.int32(), count, [None, pa.py_buffer(interval)]),
+        "code": coded.indices,
+        "i": pa.Array.from_buffers(pa.int64(), count, [None, pa.py_buffer(array("q", range(count)))]),
+    })
+    names = coded.dictionary.to_pylist()
+    groups = table.group_by(["j", "code"]).aggregate([("i", "max"), ("i", "count")]).sort_by([("j", "ascending")])
+    seen: dict[int, int] = {}
+    heads: dict[int, list[StreamHead]] = {}
+    for j, code, last, n in zip(*(groups.column(c).to_pylist() for c in ("j", "code", "i_max", "i_count"))):
+        seen[code] = seen.get(code, 0) + n
+        heads.setdefault(j, []).append(StreamHead(names[code], seen[code], last))
+    for j, (size, committed) in enumerate(signed):
+        if committed is None or not j:
+            continue
+        ordered = sorted(heads.get(j, []), key=lambda h: h.stream.encode())
+        if (len(ordered), root_of([head_leaf(h) for h in ordered])) != committed:
+            return (f"checkpoint {size} signs a commitment to {committed[0]} stream heads that the "
+                    f"{len(ordered)} streams of entries {sizes[j - 1]}–{size - 1} do not give")
+    return None
+
+
+def check_history(root: Path, sizes: list[int], starts: list[int]) -> str | None:
+    """Checks `index/checkpoints` against the checkpoint notes' sizes, and each known position
+    against the frames (the checkpoint's last entry ends there); returns the first difference.
+    `starts` are the segments' first entries."""
+    from ledger.frames import check_frame_ends
+    from ledger.segments import segment_path
+
+    with open_history(root) as history:
+        if history is None:
+            return None
+        records = [history.position(n) for n in range(len(history))]
+    have = [r[0] for r in records][:len(sizes)]
+    if have != sizes:
+        at = next((k for k, (a, b) in enumerate(zip(have, sizes)) if a != b), min(len(have), len(sizes)))
+        return f"index/checkpoints: record {at} gives size {have[at] if at < len(have) else 'none'}, the notes {sizes[at]}"
+    for size, segment, offset in records[:len(sizes)]:
+        if segment == UNKNOWN or not size:
+            continue
+        try:
+            if segment not in starts:
+                raise LedgerCorrupt(None, "no such segment")
+            check_frame_ends(segment_path(root / "segments", segment), offset, size - 1)
+        except LedgerCorrupt:
+            return f"index/checkpoints: checkpoint {size} does not end at byte {offset} of segment {segment}"
+    return None

@@ -219,14 +219,14 @@ def read_tail(root: Path, segment: int, offset: int, size: int, signed: int) -> 
         if first != segment:
             check_segment_start(path, first, expected)
         if start:
-            _check_frame_ends(path, start, expected - 1)
+            check_frame_ends(path, start, expected - 1)
         expected = _read_segment_tail(tail, first, path, start, expected, signed, later=len(found) - n - 1)
     if expected < signed:
         raise LedgerCorrupt(expected, f"log holds {expected} entries but checkpoint {signed} covers more")
     return tail
 
 
-def _check_frame_ends(path: Path, end: int, entry: int) -> None:
+def check_frame_ends(path: Path, end: int, entry: int) -> None:
     """Checks that the frame of `entry` ends at byte `end` of a segment."""
     with open_regular(path) as f:
         f.seek(end - TRAILER.size)

@@ -132,7 +132,7 @@ class Ledger:
             self._streams: dict[str, StreamIndex] = {}
             self._dirty: set[str] = set()
             self._since: set[str] = set()  # streams with entries the next checkpoint is the first to cover
-            self._signed_at: tuple[int, int] | None = None  # (segment, offset) where the newest checkpoint ends
+            self._signed_at: tuple[int, int] | None = None  # (segment, offset) where the newest checkpoint's last entry ends
             self._config_digest = config_digest(root)
             self._checkpoint = newest_checkpoint(root, self.signer.verifier)
             _check_config_bound(self._checkpoint, self._config_digest)
@@ -234,6 +234,10 @@ class Ledger:
         _compare_stored_tiles(reader, head.size, leaves)
         for i, key in enumerate(tail.keys):
             self._add_record(head.size + i, key.stream, key.seq, tail.offsets[i], signed)
+        if head.size < signed <= head.size + len(tail.entries):  # where the signed range's last entry ends
+            k = signed - 1 - head.size
+            segment = self._segment_starts[bisect.bisect_right(self._segment_starts, signed - 1) - 1]
+            self._signed_at = (segment, tail.offsets[k] + OVERHEAD + len(tail.entries[k]))
         self._grow(leaves, signed)
         return len(tail.entries)
 
@@ -241,8 +245,6 @@ class Ledger:
         index = self._stream(stream)
         if seq != len(index):
             raise LedgerCorrupt(entry, f"stream {stream!r} has seq {seq} where {len(index)} was due")
-        if entry == signed:
-            self._signed_at = (self._segment_starts[bisect.bisect_right(self._segment_starts, entry) - 1], offset)
         if entry >= signed:
             self._since.add(stream)
         index.entries.append(entry)

@@ -135,3 +135,34 @@ def test_the_history_survives_a_crash_before_the_note(ledger: Path) -> None:
     bundle = prove(ledger, "after")
     assert check_bundle(bundle, load_verifier(ledger)).complete
     assert len(history.read_bytes()) == 24 * 5
+
+
+def test_verify_and_audit_rederive_every_stream_commitment(ledger: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A writer that signed a wrong commitment (here: one head left out) is caught by verify and by
+    the audit's index check, which re-derive each checkpoint's heads from the entries."""
+    from audit.session import open_verified_session
+    from ledger import commitments, verify
+    from ledger import store as store_mod
+
+    assert verify(ledger).ok
+    real = commitments.heads_line
+    monkeypatch.setattr(store_mod, "heads_line", lambda heads: real(heads[:-1]))
+    record_mod.record(ledger, [event_line("x", 0), event_line("y", 0)])
+    report = verify(ledger)
+    assert not report.ok and "checkpoint 32 signs a commitment to 1 stream heads that the 2 streams of entries 30–31 do not give" in report.error
+    audited, _ = open_verified_session(ledger)
+    assert not audited.ok and "checkpoint 32 signs a commitment" in (audited.error or "")
+
+
+def test_verify_names_a_damaged_checkpoint_history(ledger: Path) -> None:
+    from ledger import verify
+
+    history = ledger / "index" / "checkpoints"
+    data = bytearray(history.read_bytes())
+    data[24 + 16] ^= 0x01  # the offset of checkpoint 20's record
+    history.write_bytes(bytes(data))
+    report = verify(ledger)
+    assert not report.ok and "index/checkpoints: checkpoint 20 does not end at byte" in report.error
+    data[24] ^= 0x01  # and its size
+    history.write_bytes(bytes(data))
+    assert "index/checkpoints: record 1 gives size 21, the notes 20" in verify(ledger).error
