@@ -11,7 +11,8 @@ from audit.certify import Certification
 from audit.standings import Crosstable, Explanation, Standings
 
 
-def _cell(value: Any) -> str:
+def cell_text(value: Any) -> str:
+    """Returns a value as a table cell shows it: – for none, rates to three decimals."""
     if value is None:
         return "–"
     if isinstance(value, bool):
@@ -27,7 +28,7 @@ def table(columns: Sequence[str], rows: Sequence[Sequence[Any]], title: str | No
     for column in columns:
         out.add_column(column)
     for row in rows:
-        out.add_row(*(_cell(v) for v in row))
+        out.add_row(*(cell_text(v) for v in row))
     return out
 
 

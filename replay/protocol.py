@@ -8,11 +8,12 @@ with the state after it, the derived facts and any findings.
 from __future__ import annotations
 
 import random
-from collections.abc import Hashable, Iterable, Iterator
+from collections.abc import Hashable, Iterable, Iterator, Sequence
 from typing import Any, Literal, Protocol
 
 import msgspec
 
+from replay.picture import Frame, Sheet
 from schemas.common import GameStarted
 from schemas.envelope import Event
 from schemas.profiles import Profile
@@ -126,8 +127,16 @@ class GameEngine(Protocol):
         """Plays a whole game with the seeded bot: `start` (seq 0), every setup, move and timing
         event with realistic timestamps, and the software's `game.ended` claim last."""
 
-    def render_svg(self, state: Any, seat: int | None = None) -> str:
-        """Draws the position as SVG, from `seat`'s view when given."""
+    def render_svg(self, state: Any, seat: int | None = None, players: Sequence[str] = ()) -> str:
+        """Draws the position as SVG, from `seat`'s view when given, its legend naming `players`."""
+
+    def sheet(self, state: Any, players: Sequence[str] = ()) -> Sheet:
+        """Returns what every picture of the game shares (board, labels, legend naming `players`,
+        symbols), drawn from a state that knows the seats' colours and roles."""
+
+    def frame(self, state: Any, attempt: Event | None = None) -> Frame:
+        """Returns the position on the sheet, all-seeing, with `attempt` (an event the rules
+        refused at this position) drawn dashed where it names a move or a card."""
 
     def render_text(self, state: Any, seat: int | None = None) -> str:
         """Draws the position as a compact text diagram."""

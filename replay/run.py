@@ -153,6 +153,8 @@ class Position:
     state: Any
     seq: int
     kind: str
+    players: tuple[str, ...] = ()
+    """Who holds each seat, for the pictures' legend."""
 
 
 def position(events: Iterable[Event], stream: str, seq: int | None = None) -> Position:
@@ -170,7 +172,8 @@ def position(events: Iterable[Event], stream: str, seq: int | None = None) -> Po
     for step in eng.replay(items[: len(items) if seq is None else seq + 1]):
         last = step
     assert last is not None
-    return Position(eng, last.state, last.event.seq, last.event.kind)
+    players = tuple(h.holder for h in sorted(start.seats, key=lambda h: h.seat))  # type: ignore[attr-defined]
+    return Position(eng, last.state, last.event.seq, last.event.kind, players)
 
 
 def perft(game: str, depth: int, setup: str | None = None) -> list[int]:

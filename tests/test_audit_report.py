@@ -1,11 +1,14 @@
-"""The arbitration report of one game (DESIGN.md audit/): result, findings with their rule, the
-timeline, a time chart, a board per action, and the game's entries proved against the checkpoint."""
+"""The arbitration report of one game (DESIGN.md audit/, issue 15): result, findings with their rule
+linked to their step, the timeline, a time chart, the board at every step, the rule profile, and
+the game's entries proved against the checkpoint; and the tournament page."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+from audit.report import arbitration_table, related_events
+from schemas.envelope import Event
 from tests.ledger_support import cli
 
 
@@ -21,8 +24,57 @@ def test_report_of_a_game_with_a_planted_illegal_move(tmp_path: Path) -> None:
     assert summary["findings"] >= 1 and summary["proof"].startswith("verified: stream") and "had exactly" in summary["proof"]
     page = out.read_text()
     assert bad["code"] in page and "class='bad'" in page
-    assert page.count("<svg") > 10, "a board per action and the time chart"
+    assert f"<a href='#s{bad['seq']}'>" in page, "the finding links to its step"
+    assert f"<figure id='b{bad['seq']}'>" in page and "mark-illegal" in page, "the board at the finding, the refused move drawn"
     assert "signed by" in page and "check-proof" in page
+    assert "<html lang='zh-Hans'>" in page and "Noto Sans CJK SC" in page and "@media print" in page
+    assert "<th>设置 setting</th>" in page and "JunqiProfile(" not in page and "CheckersProfile(" not in page, "the profile is a table"
+
+
+def test_report_of_a_long_junqi_game_stays_small(tmp_path: Path) -> None:
+    """Issue 15: the report of a Junqi game of over 400 events is under 1 MB (it was 8.8 MB with
+    an SVG per step): the board is drawn once and each step is a compact frame; every step still
+    has its frame, and the timeline a row."""
+    root, out = tmp_path / "l", tmp_path / "r.html"
+    assert cli("simulate", "junqi", "--games", "4", "--seed", "1", "--ledger", str(root)).exit_code == 0
+    counts = json.loads(cli("query", "--ledger", str(root), "--json",
+                            "SELECT stream, count(*) AS n FROM events GROUP BY stream ORDER BY n DESC LIMIT 1").stdout)
+    stream, events = counts["rows"][0]
+    assert events >= 400, f"the longest game has {events} events"
+    assert cli("report", "--ledger", str(root), "--game", stream, "--out", str(out)).exit_code == 0
+    size = out.stat().st_size
+    page = out.read_text()
+    data = json.loads(page.split("<script type='application/json' id='frames'>")[1].split("</script>")[0].replace("<\\/", "</"))
+    print(f"{stream}: {events} events, report {size:,} bytes")
+    assert size < 1_000_000
+    assert len(data["steps"]) == events == page.count("<tr id='s")
+    assert all(len(cells) == 129 for cells, *_ in data["frames"]), "one cell per point of the board"
+
+
+def test_tournament_page_lists_standings_crosstable_and_games(tmp_path: Path) -> None:
+    """Issue 15: `report --tournament` writes the standings with every column and its legend, the
+    crosstable and each game linked to its report, written beside the page."""
+    root, out = tmp_path / "l", tmp_path / "site" / "t.html"
+    out.parent.mkdir()
+    made = json.loads(cli("simulate", "checkers", "--tournament", "--players", "4", "--rounds", "2", "--seed", "5",
+                          "--ledger", str(root), "--json").stdout)
+    result = cli("report", "--ledger", str(root), "--tournament", made["tournament"], "--out", str(out), "--json")
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["players"] == 4 and summary["games"] == made["games"] == len(summary["reports"])
+    page = out.read_text()
+    for column in ("big", "bh", "ps", "direct_encounter", "wins", "win_rate", "unverified"):
+        assert f"<span lang='en'>{column}</span>" in page and f"<code>{column}</code>" in page
+    assert "大分" in page and "小分 BH" in page and "累进分 PS" in page
+    crosstable = page.split("class='crosstable'")[1].split("</table>")[0]
+    assert crosstable.count("<tr>") == 5 and crosstable.count("■") == 4
+    for report in summary["reports"]:
+        assert f"href='{Path(report).name}'" in page and Path(report).exists()
+
+
+def test_report_needs_a_game_or_a_tournament(tmp_path: Path) -> None:
+    result = cli("report", "--ledger", str(tmp_path), "--out", str(tmp_path / "x.html"))
+    assert result.exit_code == 2 and "give --game ID or --tournament ID" in result.output
 
 
 def test_report_refuses_an_unknown_game(tmp_path: Path) -> None:
@@ -30,3 +82,58 @@ def test_report_refuses_an_unknown_game(tmp_path: Path) -> None:
     assert cli("init", "--ledger", str(root)).exit_code == 0
     result = cli("report", "--ledger", str(root), "--game", "nope", "--out", str(tmp_path / "x.html"))
     assert result.exit_code == 1 and "no game stream 'nope'" in result.stderr
+
+
+class _AppealFiled(Event, frozen=True, kw_only=True, tag="appeal.filed"):
+    """An appeal as the arbitration work records it in the tournament's stream (issue 15 item 1)."""
+
+    player: str
+    game: str
+    grounds: str
+
+
+class _AppealDecided(Event, frozen=True, kw_only=True, tag="appeal.decided"):
+    """The committee's decision on an appeal of the same stream."""
+
+    appeal: int
+    decision: str
+    votes: list[dict[str, str]]
+    text: str
+
+
+def test_appeals_about_a_game_show_field_by_field() -> None:
+    """Issue 15 item 6: appeals and decisions show under the game they concern, every field of
+    theirs in full, though the report knows nothing of their kinds; another game's do not."""
+    stream = "cup/r1/t1/g1"
+    filed = [_AppealFiled(stream="cup", seq=7, ts=1000, player="P1", game=stream, grounds="迟到的 flag reveal"),
+             _AppealFiled(stream="cup", seq=8, ts=1000, player="P2", game="cup/r1/t2/g1", grounds="other game")]
+    decided = [_AppealDecided(stream="cup", seq=9, ts=2000, appeal=8, decision="rejected", votes=[], text="no"),
+               _AppealDecided(stream="cup", seq=10, ts=3000, appeal=7, decision="upheld", votes=[{"member": "a", "vote": "uphold"}],
+                              text="维持 upheld 2–1")]
+    related = related_events([*filed, *decided], stream)
+    assert [ev.seq for ev in related] == [7, 10]
+    table = arbitration_table(related, 0)
+    assert "appeal.filed" in table and "grounds: 迟到的 flag reveal" in table and "player: P1" in table
+    assert "decision: upheld" in table and "维持 upheld 2–1" in table
+    assert "&quot;vote&quot;:&quot;uphold&quot;" in table, "nested fields shown as JSON"
+
+
+def test_rulings_and_penalties_of_a_game_show_in_its_report(tmp_path: Path) -> None:
+    """Issue 15 item 6: a referee's ruling and a penalty card recorded in the game's stream show
+    under appeals and rulings with every field, and in the timeline."""
+    root, out = tmp_path / "l", tmp_path / "r.html"
+    assert cli("simulate", "checkers", "--games", "1", "--seed", "2", "--ledger", str(root)).exit_code == 0
+    rows = json.loads(cli("query", "--ledger", str(root), "--json", "SELECT stream, max(seq), max(ts) FROM events GROUP BY stream").stdout)
+    stream, last, ts = rows["rows"][0]
+    extra = [{"kind": "game.penalty", "stream": stream, "seq": last + 1, "ts": ts + 1000, "seat": 1, "card": "yellow",
+              "reason": "slow play 超时", "article": "第十条"},
+             {"kind": "game.ruling", "stream": stream, "seq": last + 2, "ts": ts + 2000, "corrects": last, "article": "第十四条",
+              "text": "result stands 维持原判"}]
+    recorded = cli("record", "--ledger", str(root), "-", input="\n".join(json.dumps(x, ensure_ascii=False) for x in extra).encode())
+    assert recorded.exit_code == 0, recorded.output
+    assert cli("report", "--ledger", str(root), "--game", stream, "--out", str(out)).exit_code == 0
+    page = out.read_text()
+    section = page.split("<table class='arbitration'>")[1].split("</table>")[0]
+    assert f"{stream}#{last + 1}" in section and "game.penalty" in section and "reason: slow play 超时" in section
+    assert "game.ruling" in section and f"corrects: {last}" in section and "text: result stands 维持原判" in section
+    assert f"<tr id='s{last + 2}'" in page

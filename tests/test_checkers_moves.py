@@ -16,7 +16,7 @@ from replay.checkers.check import check_move
 from replay.checkers.moves import check_path, hop_path, is_reachable, reach
 from replay.checkers.perft import parse_moves
 from replay.protocol import IllegalActionError, InvalidActionError
-from schemas.checkers import CheckersProfile
+from schemas.checkers import CheckersProfile, Moved
 
 
 def _h(text: str) -> int:
@@ -142,10 +142,30 @@ def test_svg_draws_holes_pieces_and_the_hop_path() -> None:
     root = ET.fromstring(ENGINE.render_svg(state))
     ns = "{http://www.w3.org/2000/svg}"
     circles = root.findall(f"{ns}circle")
-    assert len([c for c in circles if c.find(f"{ns}title") is not None]) == 121 + 20
-    assert len(root.findall(f"{ns}polyline")) == 1
-    assert root.find(f"{ns}polyline").get("points").count(",") == len(state.last)  # type: ignore[union-attr]
+    assert len([c for c in circles if c.find(f"{ns}title") is not None]) == 121
+    assert len(root.findall(f".//{ns}g[@class='cells']/{ns}use")) == 20
+    assert len(root.findall(f".//{ns}polyline")) == 1
+    assert root.find(f".//{ns}polyline").get("points").count(",") == len(state.last)  # type: ignore[union-attr]
     assert "seat 1 (S) to move" in ENGINE.render_svg(state, seat=0)
+
+
+def test_svg_numbers_every_hole_and_has_a_legend() -> None:
+    """§1.1: every hole carries its canonical number (the log's `119>116`), readable on a piece too;
+    the legend maps colour, seat, camp letter and player."""
+    ns = "{http://www.w3.org/2000/svg}"
+    root = ET.fromstring(ENGINE.render_svg(ENGINE.new_initial_state(start()), players=["ann", "bo"]))
+    numbers = [t.text for t in root.findall(f"{ns}text") if t.get("paint-order") == "stroke"]
+    assert numbers == [str(i) for i in range(121)]
+    rows = [r.find(f"{ns}text").text for r in root.findall(f"{ns}g[@class='legend-row']")]  # type: ignore[union-attr]
+    assert rows == ["seat 0 · N 北 · ann", "seat 1 · S 南 · bo"]
+
+
+def test_refused_move_is_drawn_dashed() -> None:
+    """An illegal move is drawn dashed from its hole to its target on the last legal position."""
+    state = final(list(ENGINE.replay(scripted(start(), ["3>14"]))))
+    frame = ENGINE.frame(state, Moved(stream="g", seq=3, ts=0, seat=0, from_=4, to=15))
+    assert frame.marks[-1].kind == "illegal" and frame.marks[-1].path == (4, 15)
+    assert frame.caption.endswith("refused 4>15 by seat 0")
 
 
 @settings(max_examples=150, deadline=None)

@@ -6,17 +6,22 @@ import xml.etree.ElementTree as ET
 
 from msgspec.structs import replace
 
-from replay.junqi import ENGINE
-from replay.junqi.board import INDEX
+from replay.junqi import ENGINE, render
+from replay.junqi.board import INDEX, NAMES
 from replay.junqi.perft import load_position
 from replay.junqi.state import Move
+from replay.picture import compose
+from schemas.junqi import Moved
 
 NS = "{http://www.w3.org/2000/svg}"
 
 
 def _labels(svg: str) -> list[str]:
+    """Returns the names on the pieces drawn: each placed symbol's text, hidden pieces left out."""
     root = ET.fromstring(svg)
-    return [t.text or "" for g in root.iter(f"{NS}g") for t in g.iter(f"{NS}text")]
+    symbols = {g.get("id"): "".join(t.text or "" for t in g.iter(f"{NS}text")) for g in root.iter(f"{NS}g") if g.get("id")}
+    uses = [u.get("href", "")[1:] for u in root.iter(f"{NS}use")]
+    return [symbols[u] for u in uses if symbols[u]]
 
 
 def test_svg_draws_the_cross_board_with_rails_and_arcs() -> None:
@@ -27,7 +32,7 @@ def test_svg_draws_the_cross_board_with_rails_and_arcs() -> None:
     assert sum(1 for e in lines if e.get("stroke-width") == "1.5") == 196
     assert len(root.findall(f"{NS}path")) == 4
     assert len(root.findall(f"{NS}circle")) == 20
-    assert len(root.findall(f"{NS}g")) == 100
+    assert len(root.findall(f".//{NS}g[@class='cells']/{NS}use")) == 100
 
 
 def test_svg_omniscient_view_names_every_piece() -> None:
@@ -67,5 +72,42 @@ def test_last_move_is_marked() -> None:
     """Arbitration pictures mark the move that led to the position, in the SVG and the text."""
     state = ENGINE.apply_action(load_position(None), Move(INDEX["S23"], INDEX["S33"]))
     root = ET.fromstring(ENGINE.render_svg(state))
-    assert [g.get("class") for g in root.findall(f"{NS}g")].count("last-move") == 1
+    assert len(root.findall(f".//{NS}g[@class='mark mark-last']")) == 1
     assert ENGINE.render_text(state).splitlines()[0].endswith("last S23>S33")
+
+
+def _texts(svg: str) -> list[str]:
+    return [t.text or "" for t in ET.fromstring(svg).iter(f"{NS}text")]
+
+
+def test_every_point_is_labelled_in_the_logs_notation() -> None:
+    """§2.3: each of the 129 points carries its name as the log writes it (`official_col_origin`),
+    so a move such as `W23>W24` in a finding can be found on the board."""
+    state = load_position(None)
+    texts = _texts(ENGINE.render_svg(state))
+    assert all(texts.count(name) == 1 for name in NAMES)
+    flipped = replace(state, profile=replace(state.profile, official_col_origin="owner_right"))
+    labels = ET.fromstring(ENGINE.render_svg(flipped)).findall(f"{NS}text")  # the point labels first, point by point
+    assert labels[INDEX["S11"]].text == "S15", "owner_right counts columns from the owner's right"
+
+
+def test_legend_maps_colour_seat_letter_and_player() -> None:
+    """第五条 colours: the legend names each seat's colour, number, compass letter and player."""
+    svg = ENGINE.render_svg(load_position(None), players=["ann", "bo", "cy", "di"])
+    rows = ET.fromstring(svg).findall(f"{NS}g[@class='legend-row']")
+    assert [r.find(f"{NS}text").text for r in rows] == [  # type: ignore[union-attr]
+        "seat 0 · S 南 红 · ann", "seat 1 · W 西 绿 · bo", "seat 2 · N 北 蓝 · cy", "seat 3 · E 东 黑 · di"]
+    assert [r.find(f"{NS}rect").get("fill") for r in rows] == ["#c62828", "#2e7d32", "#1565c0", "#37474f"]  # type: ignore[union-attr]
+
+
+def test_refused_move_is_drawn_dashed_on_the_last_legal_position() -> None:
+    """An illegal move (here out of turn, 第七条) is drawn dashed from its point to its target on the
+    position before it, beside the ring of the last legal move."""
+    state = ENGINE.apply_action(load_position(None), Move(INDEX["S23"], INDEX["S33"]))
+    refused = Moved(stream="g", seq=9, ts=0, seat=2, from_="N23", to="N33")
+    frame = render.frame(state, attempt=refused)
+    assert [m.kind for m in frame.marks] == ["last", "illegal"] and frame.marks[1].path == (INDEX["N23"], INDEX["N33"])
+    root = ET.fromstring(compose(render.sheet(state), frame))
+    line = root.find(f".//{NS}g[@class='mark mark-illegal']/{NS}polyline")
+    assert line is not None and line.get("stroke-dasharray") == "8 5"
+    assert "refused N23>N33 by N" in (root.find(f".//{NS}text[@class='caption']").text or "")  # type: ignore[union-attr]

@@ -8,7 +8,10 @@ import xml.etree.ElementTree as ET
 from test_paohuzi_support import start_event, table
 
 from replay.paohuzi import ENGINE
-from replay.paohuzi.render import HIDDEN, render_svg, render_text
+from replay.paohuzi.cards import N_VALUES
+from replay.paohuzi.render import HIDDEN, frame, render_svg, render_text, sheet
+from replay.picture import key
+from schemas.paohuzi import Discarded
 
 
 def test_text_view_hides_what_a_seat_cannot_see() -> None:
@@ -37,6 +40,29 @@ def test_svg_shows_wall_count_and_liangzhang() -> None:
     state = list(ENGINE.replay(events))[6].state
     svg = render_svg(state, seat=1)
     assert f"wall {state.wall_left}" in svg and "亮张" in svg
-    face_down = svg.count('fill="#6b7b8c"')
+    face_down = svg.count(f'href="#paohuzi-{key(N_VALUES)}"')
     assert face_down >= sum(state.hands[0]) + sum(state.hands[2])
     assert ENGINE.information_state_string(state, 1) == render_text(state, 1)
+
+
+def test_table_fits_a_1280_px_page_and_has_a_legend() -> None:
+    """Pictures: every card slot lies inside the 1,000-px table (a page 1,280 px wide holds it);
+    the legend names each seat's colour, role (庄/闲) and player."""
+    events = ENGINE.bot_game(start_event(), random.Random(33))
+    state = list(ENGINE.replay(events))[-1].state
+    drawn = sheet(state, ["ann", "bo", "cy"])
+    assert drawn.width <= 1000 and all(x + 13 <= drawn.width and y + 18 <= drawn.height for x, y in drawn.slots)
+    root = ET.fromstring(render_svg(state, players=["ann", "bo", "cy"]))
+    ns = "{http://www.w3.org/2000/svg}"
+    rows = [t.text for t in root.iter(f"{ns}text") if t.text and t.text.startswith("seat ") and " · " in t.text]
+    assert rows == [f"seat {s} · {'庄 dealer' if s == state.dealer else '闲'} · {p}" for s, p in enumerate(["ann", "bo", "cy"])]
+
+
+def test_refused_card_is_drawn_dashed_beside_its_seat() -> None:
+    """A card action the rules refused (here a discard out of turn, 第七条) shows the card dashed
+    beside the seat that tried it, on the table before it."""
+    events = ENGINE.bot_game(start_event(), random.Random(34))
+    state = list(ENGINE.replay(events))[8].state
+    shown = frame(state, attempt=Discarded(stream="g", seq=9, ts=0, seat=2, card="d2"))
+    assert [m.kind for m in shown.marks] == ["illegal"] and "refused paohuzi.discarded 贰 by seat 2" in shown.caption
+    assert shown.cells[shown.marks[0].path[0]] == key(11)

@@ -94,7 +94,7 @@ def show(game: Annotated[str, typer.Option(help="Game stream id.")], ledger: Led
     view = run_mod.position(read_stream_events(ledger, game), game, at)
     text = view.engine.render_text(view.state, seat)
     if svg is not None:
-        write_output(svg, view.engine.render_svg(view.state, seat).encode(), force)
+        write_output(svg, view.engine.render_svg(view.state, seat, players=view.players).encode(), force)
     if json:
         emit_json({"game": game, "seq": view.seq, "kind": view.kind, "text": text, "svg": str(svg) if svg else None})
         return
@@ -105,12 +105,26 @@ def show(game: Annotated[str, typer.Option(help="Game stream id.")], ledger: Led
 
 
 @command
-def report(game: Annotated[str, typer.Option(help="Game stream id.")],
-           out: Annotated[Path, typer.Option(help="HTML file to write.")],
+def report(out: Annotated[Path, typer.Option(help="HTML file to write.")],
+           game: Annotated[str | None, typer.Option(help="Game stream id: its arbitration report.")] = None,
+           tournament: Annotated[str | None, typer.Option(help="Tournament stream id: its page, each game's report beside it.")] = None,
            ledger: LedgerOpt = DEFAULT_LEDGER, force: ForceOpt = False, json: JsonOpt = False) -> None:
-    """Write a game's arbitration report: result, findings, timeline, time chart, boards, proofs (HTML)."""
+    """Write a game's arbitration report (findings at their step, appeals, time chart, boards, proofs) or a tournament's page (HTML)."""
     from audit import report as report_mod
+    from audit import tournament_report
 
+    if (game is None) == (tournament is None):
+        raise typer.BadParameter("give --game ID or --tournament ID")
+    if tournament is not None:
+        with progress_bar("writing the game reports", 0, quiet=json) as advance:
+            page = tournament_report.write_tournament_report(ledger, tournament, out, force, advance)
+        if json:
+            emit_json({"tournament": tournament, "out": str(out), "players": len(page.standings.rows), "games": len(page.games),
+                       "reports": [str(p) for p in page.reports.values()]})
+        else:
+            say(f"wrote {out}: {len(page.standings.rows)} players, {len(page.games)} games, each game's report beside it")
+        return
+    assert game is not None
     record = report_mod.write_report(ledger, game, out, force)
     findings = sum(len(s.findings) for s in record.steps)
     if json:

@@ -4,7 +4,7 @@ bot, pictures, and the perft and show helpers the command line calls."""
 from __future__ import annotations
 
 import random
-from collections.abc import Hashable, Iterable, Iterator
+from collections.abc import Hashable, Iterable, Iterator, Sequence
 from typing import Final
 
 from replay.checkers import bot, fold, render
@@ -14,6 +14,7 @@ from replay.checkers.moves import MoveRules, all_moves
 from replay.checkers.perft import parse_moves, perft_counts, play_moves
 from replay.checkers.rules import derived, play_move, play_pass
 from replay.checkers.state import CheckersState, initial_state
+from replay.picture import Frame, Sheet
 from replay.protocol import TERMINAL, IllegalActionError, InvalidActionError, Outcome, Step
 from schemas.checkers import CheckersProfile, Moved
 from schemas.common import GameStarted, Skipped
@@ -95,9 +96,17 @@ class CheckersEngine:
         """Plays a whole seeded bot game and returns its events, ending with the `game.ended` claim."""
         return bot.bot_game(start, rng)
 
-    def render_svg(self, state: CheckersState, seat: int | None = None) -> str:
+    def render_svg(self, state: CheckersState, seat: int | None = None, players: Sequence[str] = ()) -> str:
         """Draws the star board as SVG with the last move's hop path."""
-        return render.render_svg(state, seat)
+        return render.render_svg(state, seat, players)
+
+    def sheet(self, state: CheckersState, players: Sequence[str] = ()) -> Sheet:
+        """Returns the star board drawn once for pictures of this game (legend with `players`)."""
+        return render.sheet(None, players)
+
+    def frame(self, state: CheckersState, attempt: Event | None = None) -> Frame:
+        """Returns the position as a frame of the sheet, with a refused `attempt` dashed."""
+        return render.frame(state, attempt)
 
     def render_text(self, state: CheckersState, seat: int | None = None) -> str:
         """Draws the board as a compact text diagram."""

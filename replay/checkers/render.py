@@ -1,21 +1,27 @@
-"""Pictures of a position (DESIGN.md replay/): an SVG of the star board with the pieces, the last
-move and its hop path, and a compact text diagram for terminals."""
+"""Pictures of a position (DESIGN.md replay/): an SVG of the star board (on the sheet of
+replay/picture.py: every hole numbered, a legend of seats) with the pieces, the last move and its
+hop path, and a compact text diagram for terminals."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Final
 
 from replay.checkers.board import BIT, COORDS, HOLES, ZONES, rowcol
 from replay.checkers.state import CheckersState
+from replay.picture import CAPTION_HEIGHT, EMPTY, Frame, LegendRow, Mark, Sheet, compose, key, legend_svg
+from schemas.checkers import Moved
+from schemas.envelope import Event
 
-SPACING: Final[float] = 24.0
+SPACING: Final[float] = 30.0
 MARGIN: Final[float] = 20.0
 PIECE_COLOURS: Final[tuple[str, str]] = ("#c0392b", "#1f5fa8")
 """Seat 0 (north camp) red, seat 1 (south camp) blue."""
 CAMP_TINT: Final[dict[str, str]] = {"N": "#f6dcd8", "S": "#d8e4f3", "C": "#fbf6ea"}
 SIDE_TINT: Final[str] = "#eeeeee"
 SEAT_MARK: Final[tuple[str, str]] = ("N", "S")
+COMPASS: Final[tuple[str, str]] = ("北", "南")
 
 
 def _xy(i: int, flip: bool) -> tuple[float, float]:
@@ -27,48 +33,55 @@ def _xy(i: int, flip: bool) -> tuple[float, float]:
     return MARGIN + (x + 8) * SPACING, MARGIN + (y + 8 * math.sqrt(3) / 2) * SPACING
 
 
-def render_svg(state: CheckersState, seat: int | None = None) -> str:
-    """Draws the position as SVG; from `seat`'s view its own camp is at the bottom, as on QQ."""
+def legend(players: Sequence[str] = ()) -> tuple[LegendRow, ...]:
+    """Returns the legend: each seat's colour, number, camp letter and holder."""
+    return tuple(LegendRow(PIECE_COLOURS[s], s, f"{SEAT_MARK[s]} {COMPASS[s]}", players[s] if s < len(players) else "") for s in (0, 1))
+
+
+def _hole(i: int, flip: bool) -> str:
+    """Returns one empty hole in its camp's tint, with a tooltip naming it."""
+    x, y = _xy(i, flip)
+    return (f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{SPACING * 0.42:.1f}" fill="{CAMP_TINT.get(ZONES[i], SIDE_TINT)}" stroke="#999" '
+            f'stroke-width="0.6"><title>{i} ({rowcol(i)})</title></circle>')
+
+
+def _hole_label(i: int, flip: bool) -> str:
+    """Returns the hole's number (the log's notation, `119>116`), haloed so it reads on a piece too."""
+    x, y = _xy(i, flip)
+    return (f'<text x="{x:.1f}" y="{y + 3:.1f}" font-size="8" text-anchor="middle" fill="#111" stroke="#fff" stroke-width="2" '
+            f'paint-order="stroke">{i}</text>')
+
+
+def sheet(seat: int | None = None, players: Sequence[str] = ()) -> Sheet:
+    """Returns the star board drawn once from `seat`'s side (its own camp at the bottom, as on QQ):
+    every hole tinted by camp and numbered, the legend, and a symbol per seat's piece."""
     flip = seat == 0
     width = 2 * MARGIN + 16 * SPACING
     height = 2 * MARGIN + 16 * math.sqrt(3) / 2 * SPACING
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width:.0f} {height:.0f}" width="{width:.0f}" height="{height:.0f}">',
-        '<rect width="100%" height="100%" fill="#ffffff"/>',
-    ]
-    parts.extend(_hole(state, i, flip) for i in range(HOLES))
-    parts.extend(_last_move(state, flip))
-    parts.append(f'<text x="{MARGIN}" y="{height - 4:.0f}" font-family="sans-serif" font-size="11">{_caption(state)}</text>')
-    parts.append("</svg>")
-    return "\n".join(parts)
+    base = f'<rect width="{width:.0f}" height="{height + CAPTION_HEIGHT:.0f}" fill="#ffffff"/>' + "".join(_hole(i, flip) for i in range(HOLES))
+    base += legend_svg(legend(players), 6, 16)
+    symbols = tuple(f'<circle r="{SPACING * 0.34:.1f}" fill="{c}" stroke="#222" stroke-width="0.8"/>' for c in PIECE_COLOURS)
+    overlay = "".join(_hole_label(i, flip) for i in range(HOLES))
+    slots = tuple((round(x, 1), round(y, 1)) for x, y in (_xy(i, flip) for i in range(HOLES)))
+    return Sheet("checkers", round(width), round(height), base, symbols, slots, legend(players), overlay, ring=SPACING * 0.45)
 
 
-def _hole(state: CheckersState, i: int, flip: bool) -> str:
-    """Returns one hole: its camp tint, and the piece on it if any, with a tooltip naming it."""
-    x, y = _xy(i, flip)
-    tint = CAMP_TINT.get(ZONES[i], SIDE_TINT)
-    title = f"<title>{i} ({rowcol(i)})</title>"
-    out = f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{SPACING * 0.42:.1f}" fill="{tint}" stroke="#999" stroke-width="0.6">{title}</circle>'
-    for seat in (0, 1):
-        if state.pieces[seat] & BIT[i]:
-            out += (f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{SPACING * 0.34:.1f}" fill="{PIECE_COLOURS[seat]}" '
-                    f'stroke="#222" stroke-width="0.8">{title}</circle>')
-    return out
+def frame(state: CheckersState, attempt: Event | None = None) -> Frame:
+    """Returns the position as a frame: the pieces, the last move's hop path, and `attempt` (a move
+    the rules refused) dashed on this last legal position."""
+    cells = "".join(key(0) if state.pieces[0] & BIT[i] else key(1) if state.pieces[1] & BIT[i] else EMPTY for i in range(HOLES))
+    marks = [Mark("last", tuple(state.last))] if state.last else []
+    caption = _caption(state)
+    if isinstance(attempt, Moved):
+        marks.append(Mark("illegal", tuple(attempt.path or (attempt.from_, attempt.to))))
+        caption += f"; refused {attempt.from_}>{attempt.to} by seat {attempt.seat}"
+    return Frame(cells, tuple(marks), caption=caption)
 
 
-def _last_move(state: CheckersState, flip: bool) -> list[str]:
-    """Returns the last move's drawing: a ring on the origin and the hop path as a line with dots."""
-    if not state.last:
-        return []
-    points = [_xy(i, flip) for i in state.last]
-    ox, oy = points[0]
-    line = " ".join(f"{x:.1f},{y:.1f}" for x, y in points)
-    out = [
-        f'<circle cx="{ox:.1f}" cy="{oy:.1f}" r="{SPACING * 0.36:.1f}" fill="none" stroke="#e67e22" stroke-width="2" stroke-dasharray="3,2"/>',
-        f'<polyline points="{line}" fill="none" stroke="#e67e22" stroke-width="2.5" stroke-linejoin="round" opacity="0.85"/>',
-    ]
-    out.extend(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="2.5" fill="#e67e22"/>' for x, y in points[1:])
-    return out
+def render_svg(state: CheckersState, seat: int | None = None, players: Sequence[str] = ()) -> str:
+    """Draws the position as SVG with its legend and hole numbers; from `seat`'s view its own camp
+    is at the bottom, as on QQ."""
+    return compose(sheet(seat, players), frame(state))
 
 
 def _caption(state: CheckersState) -> str:

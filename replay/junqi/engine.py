@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Hashable, Iterable, Iterator
+from collections.abc import Hashable, Iterable, Iterator, Sequence
 from typing import cast
 
 from replay.junqi import bot, fold, perft, render
@@ -13,6 +13,7 @@ from replay.junqi.moves import check_move, legal_moves
 from replay.junqi.pieces import KIND_NAMES, combat, kind_of
 from replay.junqi.rules import do_move
 from replay.junqi.state import JunqiState, Layout, Move, point_name
+from replay.picture import Frame, Sheet
 from replay.protocol import TERMINAL, IllegalActionError, InvalidActionError, Outcome, Step
 from schemas.common import GameStarted
 from schemas.envelope import Event
@@ -95,9 +96,17 @@ class JunqiEngine:
         """Plays a whole seeded bot game and returns its events, `start` first and the claim last."""
         return bot.bot_game(self, start, rng)
 
-    def render_svg(self, state: JunqiState, seat: int | None = None, mode: str = "四暗") -> str:
+    def render_svg(self, state: JunqiState, seat: int | None = None, mode: str = "四暗", players: Sequence[str] = ()) -> str:
         """Draws the cross-shaped board as SVG, hiding what `seat` cannot see in `mode` (四暗/双明)."""
-        return render.render_svg(state, seat, mode)
+        return render.render_svg(state, seat, mode, players)
+
+    def sheet(self, state: JunqiState, players: Sequence[str] = ()) -> Sheet:
+        """Returns the board drawn once for pictures of this game (legend with `players`)."""
+        return render.sheet(state, players)
+
+    def frame(self, state: JunqiState, attempt: Event | None = None) -> Frame:
+        """Returns the omniscient position as a frame of the sheet, with a refused `attempt` dashed."""
+        return render.frame(state, None, "四暗", attempt)
 
     def render_text(self, state: JunqiState, seat: int | None = None, mode: str = "四暗") -> str:
         """Draws the position as a 17×17 text diagram, from `seat`'s view when given."""

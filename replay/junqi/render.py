@@ -1,16 +1,21 @@
-"""Pictures of a position: an SVG of the cross-shaped board and a 17×17 text diagram, each from an
+"""Pictures of a position: an SVG of the cross-shaped board (on the sheet of replay/picture.py: every
+point labelled in the log's notation, a legend of seats) and a 17×17 text diagram, each from an
 omniscient view or from one seat's view in 四暗 or 双明 (第五条), with 亮旗 flags shown to all."""
 
 from __future__ import annotations
 
-from html import escape
+from collections.abc import Sequence
 
 from replay.junqi.board import CENTRE, IS_CAMP, IS_HQ, KIND, N_POINTS, NAMES, XY, board
 from replay.junqi.pieces import ASCII, FLAG, KIND_NAMES, kind_of, seat_of
-from replay.junqi.state import JunqiState, partner
+from replay.junqi.state import JunqiState, partner, point_index, point_name
+from replay.picture import CAPTION_HEIGHT, EMPTY, Frame, LegendRow, Mark, Sheet, compose, key, legend_svg
 from replay.protocol import CHANCE, TERMINAL
+from schemas.envelope import Event
+from schemas.junqi import JunqiProfile, Moved
 
 SEAT_NAMES = "SWNE"
+COMPASS = "南西北东"
 CSS = {"红": "#c62828", "蓝": "#1565c0", "绿": "#2e7d32", "黑": "#37474f"}
 DEFAULT_COLOURS = ("红", "绿", "蓝", "黑")
 UNIT, MARGIN = 40, 30
@@ -90,42 +95,80 @@ def _point_svg(p: int) -> str:
     return f'<rect x="{x - 5}" y="{y - 5}" width="10" height="10" fill="#fafafa" stroke="#555"/>'
 
 
-def _piece_svg(state: JunqiState, p: int, viewer: int | None, mode: str) -> str:
-    value = state.board[p]
-    owner = seat_of(value)
+def _label_svg(p: int, profile: JunqiProfile) -> str:
+    """The point's name in the log's notation, in the gap below the point, so that a move such as
+    `W23>W24` in a finding can be found on the board."""
     x, y = _px(p)
-    fill = CSS[state.colours[owner] or DEFAULT_COLOURS[owner]]
-    label = KIND_NAMES[kind_of(value)] if is_visible(state, value, viewer, mode) else ""
-    text = (f'<text x="{x}" y="{y + 5}" font-size="13" text-anchor="middle" fill="#fff" '
-            f'font-family="sans-serif">{escape(label)}</text>') if label else ""
-    return (f'<g class="piece seat{owner}"><rect x="{x - 17}" y="{y - 11}" width="34" height="22" rx="3" '
-            f'fill="{fill}" stroke="#000"/>{text}</g>')
+    return (f'<text x="{x}" y="{y + 20}" font-size="8" text-anchor="middle" fill="#222" stroke="#e8f0d8" stroke-width="2.5" '
+            f'paint-order="stroke">{point_name(p, profile)}</text>')
 
 
-def _last_move_svg(frm: int, to: int) -> str:
-    """Marks the last move: rings on both points and a dashed line between them."""
-    (x1, y1), (x2, y2) = _px(frm), _px(to)
-    return (f'<g class="last-move" stroke="#f9a825" stroke-width="4" fill="none">'
-            f'<circle cx="{x1}" cy="{y1}" r="19"/><circle cx="{x2}" cy="{y2}" r="19"/>'
-            f'<line x1="{x1}" y1="{y1}" x2="{x2}" y2="{y2}" stroke-dasharray="6 4"/></g>')
+def seat_colour(state: JunqiState, seat: int) -> str:
+    """Returns the colour a seat plays (its layout's, else the default of its seat) as a CSS colour."""
+    return CSS[state.colours[seat] or DEFAULT_COLOURS[seat]]
 
 
-def render_svg(state: JunqiState, seat: int | None = None, mode: str = "四暗") -> str:
-    """Returns an SVG of the board: roads thin, rails thick, arcs curved, camps round, pieces in
-    their seat's colour with Chinese names, hidden from `seat` where `mode` hides them."""
+def legend(state: JunqiState, players: Sequence[str] = ()) -> tuple[LegendRow, ...]:
+    """Returns the legend: each seat's colour, number, compass letter (方位) and holder."""
+    return tuple(LegendRow(seat_colour(state, s), s, f"{SEAT_NAMES[s]} {COMPASS[s]} {state.colours[s] or DEFAULT_COLOURS[s]}",
+                           players[s] if s < len(players) else "") for s in range(4))
+
+
+def _symbol(colour: str, label: str) -> str:
+    text = f'<text y="5" font-size="13" text-anchor="middle" fill="#fff">{label}</text>' if label else ""
+    return f'<rect x="-17" y="-11" width="34" height="22" rx="3" fill="{colour}" stroke="#000"/>{text}'
+
+
+def sheet(state: JunqiState, players: Sequence[str] = ()) -> Sheet:
+    """Returns the board drawn once: roads thin, rails thick, arcs curved, camps round, every point
+    labelled, the legend in the north-west corner, and a symbol per seat and piece (and hidden)."""
     geo = board(state.profile.arcs_present, state.profile.arc_model, state.profile.arc_straight_for_non_engineer)
     size = 2 * MARGIN + 16 * UNIT
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{size}" height="{size + 24}" '
-             f'viewBox="0 0 {size} {size + 24}">', f'<rect width="{size}" height="{size + 24}" fill="#e8f0d8"/>']
+    parts = [f'<rect width="{size}" height="{size + CAPTION_HEIGHT}" fill="#e8f0d8"/>']
     parts += [_edge_svg(a, b, False) for a, b in sorted(geo.road_edges)]
     parts += [_edge_svg(a, b, True) for a, b in sorted(geo.rail_edges)]
     parts += [_point_svg(p) for p in range(N_POINTS)]
-    if state.last_move is not None:
-        parts.append(_last_move_svg(*state.last_move))
-    parts += [_piece_svg(state, p, seat, mode) for p in range(N_POINTS) if state.board[p]]
+    parts += [_label_svg(p, state.profile) for p in range(N_POINTS)]
+    parts.append(legend_svg(legend(state, players), 8, 16))
+    symbols = tuple(_symbol(seat_colour(state, s), name) for s in range(4) for name in (*KIND_NAMES, ""))
+    return Sheet("junqi", size, size, "".join(parts), symbols, tuple(_px(p) for p in range(N_POINTS)), legend(state, players))
+
+
+def _cell(state: JunqiState, p: int, viewer: int | None, mode: str) -> str:
+    value = state.board[p]
+    if not value:
+        return EMPTY
+    owner = seat_of(value)
+    shown = kind_of(value) if is_visible(state, value, viewer, mode) else len(KIND_NAMES)
+    return key(owner * (len(KIND_NAMES) + 1) + shown)
+
+
+def _attempt(state: JunqiState, event: Event | None) -> tuple[int, int] | None:
+    """Returns the points of an attempted move, where the event is a move between points of the board."""
+    if not isinstance(event, Moved):
+        return None
+    try:
+        return point_index(event.from_, state.profile), point_index(event.to, state.profile)
+    except KeyError:
+        return None
+
+
+def frame(state: JunqiState, seat: int | None = None, mode: str = "四暗", attempt: Event | None = None) -> Frame:
+    """Returns the position as a frame: every piece (hidden from `seat` where `mode` hides it), the
+    last move, and `attempt` (a move the rules refused) dashed on this last legal position."""
+    cells = "".join(_cell(state, p, seat, mode) for p in range(N_POINTS))
+    marks = [Mark("last", state.last_move)] if state.last_move is not None else []
     caption = _status(state) + f"; step {state.step}, quiet {state.quiet}"
+    tried = _attempt(state, attempt)
+    if tried is not None and isinstance(attempt, Moved):
+        marks.append(Mark("illegal", tried))
+        caption += f"; refused {attempt.from_}>{attempt.to} by {SEAT_NAMES[attempt.seat] if attempt.seat is not None else '?'}"
     if seat is not None:
         caption += f"; view of {SEAT_NAMES[seat]} ({mode})"
-    parts.append(f'<text x="{MARGIN}" y="{size + 14}" font-size="14" font-family="sans-serif">{escape(caption)}</text>')
-    parts.append("</svg>")
-    return "\n".join(parts) + "\n"
+    return Frame(cells, tuple(marks), caption=caption)
+
+
+def render_svg(state: JunqiState, seat: int | None = None, mode: str = "四暗", players: Sequence[str] = ()) -> str:
+    """Returns an SVG of the board with its legend and point labels: pieces in their seat's colour
+    with Chinese names, hidden from `seat` where `mode` hides them, the last move ringed."""
+    return compose(sheet(state, players), frame(state, seat, mode))

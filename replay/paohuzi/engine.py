@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Hashable, Iterable, Iterator
+from collections.abc import Hashable, Iterable, Iterator, Sequence
 
 from replay.paohuzi import fold, rules
 from replay.paohuzi.checks import check
 from replay.paohuzi.events import to_event
 from replay.paohuzi.state import Action, State
+from replay.picture import Frame, Sheet
 from replay.protocol import CHANCE, TERMINAL, InvalidActionError, Outcome, Step
 from schemas.common import GameStarted
 from schemas.envelope import Event
@@ -82,11 +83,23 @@ class PaohuziEngine:
 
         return bot_game(start, rng)
 
-    def render_svg(self, state: State, seat: int | None = None) -> str:
+    def render_svg(self, state: State, seat: int | None = None, players: Sequence[str] = ()) -> str:
         """Draws the table as SVG, from `seat`'s view when given."""
         from replay.paohuzi.render import render_svg
 
-        return render_svg(state, seat)
+        return render_svg(state, seat, players)
+
+    def sheet(self, state: State, players: Sequence[str] = ()) -> Sheet:
+        """Returns the table drawn once for pictures of this deal (legend with `players`)."""
+        from replay.paohuzi.render import sheet
+
+        return sheet(state, players)
+
+    def frame(self, state: State, attempt: Event | None = None) -> Frame:
+        """Returns the table as a frame of the sheet, with a refused `attempt` dashed."""
+        from replay.paohuzi.render import frame
+
+        return frame(state, None, attempt)
 
     def render_text(self, state: State, seat: int | None = None) -> str:
         """Draws the table as text, from `seat`'s view when given."""

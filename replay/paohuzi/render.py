@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from html import escape
+import functools
+from collections.abc import Sequence
 
-from replay.paohuzi.cards import cards_of, is_red, names
+from replay.paohuzi.cards import N_VALUES, card_number, cards_of, is_red, names
 from replay.paohuzi.melds import KIND_NAMES, Group, group_huxi
 from replay.paohuzi.rules import current_seat
 from replay.paohuzi.state import SEATS, State
+from replay.picture import EMPTY, Frame, LegendRow, Mark, Sheet, compose, key, legend_svg
+from schemas.envelope import Event
 
 HIDDEN = "▢"
 
@@ -66,49 +69,119 @@ def render_text(state: State, seat: int | None = None) -> str:
     return "\n".join(lines)
 
 
-_W, _CW, _CH = 980, 26, 36
+_W, _CW, _CH = 1000, 26, 36
+_X0, _ROW, _HAND, _LONG = 110, 150, 24, 34
+"""Card rows start at x = 110; a seat's rows take 150 px; a hand row holds 24 cards, a group or
+discard row 34 (so the table never outgrows 1,000 px)."""
+SEAT_COLOURS = ("#c62828", "#1565c0", "#2e7d32")
+LIANG_SLOT, OFFER_SLOT = 0, 1
 
 
-def _card(x: int, y: int, card: int | None) -> str:
+def _slot_xy(x: int, y: int, i: int) -> tuple[float, float]:
+    """Returns the centre of the i-th card of a row whose first card's corner is (x, y)."""
+    return x + i * _CW + (_CW - 2) / 2, y + _CH / 2
+
+
+def _seat_y(seat: int) -> int:
+    return 80 + _ROW * seat
+
+
+@functools.cache
+def _slots() -> tuple[tuple[float, float], ...]:
+    """Returns the slots: the 亮张 and the card on offer, then per seat its hand row, its attempt
+    slot (a refused card), its group row and its discard row."""
+    out = [_slot_xy(50, 34, 0), _slot_xy(255, 34, 0)]
+    for s in range(SEATS):
+        y = _seat_y(s)
+        out += [_slot_xy(_X0, y, i) for i in range(_HAND)]
+        out.append(_slot_xy(_X0 + (_HAND + 1) * _CW + 30, y, 0))
+        out += [_slot_xy(_X0, y + 44, i) for i in range(_LONG)]
+        out += [_slot_xy(_X0, y + 102, i) for i in range(_LONG)]
+    return tuple(out)
+
+
+def _seat_slots(seat: int) -> tuple[int, int, int, int]:
+    """Returns the first slot of a seat's hand, its attempt slot, and the first of its groups and discards."""
+    hand = 2 + seat * (_HAND + 1 + 2 * _LONG)
+    return hand, hand + _HAND, hand + _HAND + 1, hand + _HAND + 1 + _LONG
+
+
+def _card_symbol(card: int | None) -> str:
+    corner = f'x="{-(_CW - 2) / 2:g}" y="{-_CH / 2:g}" width="{_CW - 2}" height="{_CH}" rx="3" stroke="#333"'
     if card is None:
-        return f'<rect x="{x}" y="{y}" width="{_CW - 2}" height="{_CH}" rx="3" fill="#6b7b8c" stroke="#333"/>'
+        return f'<rect {corner} fill="#6b7b8c"/>'
     colour = "#c0392b" if is_red(card) else "#222"
-    return (
-        f'<rect x="{x}" y="{y}" width="{_CW - 2}" height="{_CH}" rx="3" fill="#fdf6e3" stroke="#333"/>'
-        f'<text x="{x + _CW // 2 - 1}" y="{y + 24}" font-size="17" text-anchor="middle" fill="{colour}">{names([card])}</text>'
-    )
+    return f'<rect {corner} fill="#fdf6e3"/><text y="6" font-size="17" text-anchor="middle" fill="{colour}">{names([card])}</text>'
 
 
-def _row(x: int, y: int, cards: list[int | None]) -> list[str]:
-    return [_card(x + i * _CW, y, c) for i, c in enumerate(cards)]
+def legend(state: State, players: Sequence[str] = ()) -> tuple[LegendRow, ...]:
+    """Returns the legend: each seat's colour, number, role (庄 dealer, 闲 the others) and holder."""
+    return tuple(LegendRow(SEAT_COLOURS[s], s, "庄 dealer" if s == state.dealer else "闲", players[s] if s < len(players) else "")
+                 for s in range(SEATS))
 
 
-def render_svg(state: State, seat: int | None = None) -> str:
-    """Draws the table as SVG: per seat its hand (hidden from other views), its groups face up or
-    down as the rules say, its discard row; the wall count, the 亮张 and the card on offer."""
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{_W}" height="{90 + 150 * SEATS}" font-family="sans-serif">',
-             f'<rect width="{_W}" height="{90 + 150 * SEATS}" fill="#2e6b3f"/>']
-    header = escape(render_text(state, seat).splitlines()[0])
-    parts.append(f'<text x="10" y="22" font-size="14" fill="#fff">{header}</text>')
+def sheet(state: State, players: Sequence[str] = ()) -> Sheet:
+    """Returns the table drawn once: the felt, the row labels of each seat, the legend, and a symbol
+    per card (and the back of a face-down card)."""
+    height = 90 + _ROW * SEATS
+    parts = [f'<rect width="{_W}" height="{height}" fill="#2e6b3f"/>',
+             '<text x="10" y="60" font-size="14" fill="#fff">亮张</text>', '<text x="190" y="60" font-size="14" fill="#fff">on offer</text>']
+    for s in range(SEATS):
+        y = _seat_y(s)
+        parts.append(f'<rect x="10" y="{y + 28}" width="14" height="14" fill="{SEAT_COLOURS[s]}" stroke="#fff"/>')
+        parts += [f'<text x="30" y="{y + dy}" font-size="12" fill="#fff">{label}</text>'
+                  for dy, label in ((40, "手牌 hand"), (66, "组 groups"), (124, "弃 discards"))]
+    parts.append(f'<g transform="translate(800 0)"><rect width="200" height="{16 * SEATS + 24}" fill="#fff" opacity="0.9"/>'
+                 f'{legend_svg(legend(state, players), 6, 16)}</g>')
+    symbols = tuple(_card_symbol(c) for c in (*range(N_VALUES), None))
+    return Sheet("paohuzi", _W, height, "".join(parts), symbols, _slots(), legend(state, players), ring=22)
+
+
+def _attempted_card(event: Event | None) -> int | None:
+    card = getattr(event, "card", None)
+    return card_number(card) if isinstance(card, str) and event is not None and event.seat is not None else None
+
+
+def frame(state: State, seat: int | None = None, attempt: Event | None = None) -> Frame:
+    """Returns the table as a frame: hands (face down to other views), groups face up or down as
+    the rules say, discard rows, the 亮张 and the card on offer, and `attempt` (a card action the
+    rules refused) dashed beside its seat's hand."""
+    cells = [EMPTY] * len(_slots())
+    back = key(N_VALUES)
+
+    def lay(first: int, cards: Sequence[int | None], room: int) -> None:
+        for i, c in enumerate(cards[:room]):
+            cells[first + i] = back if c is None else key(c)
+
     if state.liangzhang is not None:
-        parts.append('<text x="10" y="60" font-size="14" fill="#fff">亮张</text>')
-        parts.extend(_row(50, 34, [state.liangzhang]))
-    parts.append(f'<text x="100" y="60" font-size="14" fill="#fff">wall {state.wall_left}</text>')
+        cells[LIANG_SLOT] = key(state.liangzhang)
     if state.pending is not None:
-        parts.append('<text x="190" y="60" font-size="14" fill="#fff">on offer</text>')
-        parts.extend(_row(255, 34, [state.pending.card]))
+        cells[OFFER_SLOT] = key(state.pending.card)
+    header = render_text(state, seat).splitlines()[0]
+    texts = [(10.0, 22.0, header), (100.0, 60.0, f"wall {state.wall_left}")]
     for s in range(SEATS if state.hands else 0):
-        y = 80 + 150 * s
-        role = "庄" if s == state.dealer else "闲"
-        parts.append(f'<text x="10" y="{y + 20}" font-size="14" fill="#fff">seat {s} ({role})</text>')
+        hand_at, _, groups_at, discards_at = _seat_slots(s)
+        texts.append((10.0, _seat_y(s) + 20.0, f"seat {s} ({'庄' if s == state.dealer else '闲'})"))
         hand: list[int | None] = list(cards_of(state.hands[s]))
-        parts.extend(_row(110, y, hand if seat in (None, s) else [None] * len(hand)))
-        x = 110
+        lay(hand_at, hand if seat in (None, s) else [None] * len(hand), _HAND)
+        at = 0
         for g in state.melds[s]:
-            parts.extend(_row(x, y + 44, shown_cards(g, s, seat)))
-            parts.append(f'<text x="{x}" y="{y + 96}" font-size="11" fill="#fff">{KIND_NAMES[g.kind]}</text>')
-            x += _CW * len(g.cards) + 8
-        parts.append(f'<text x="10" y="{y + 124}" font-size="12" fill="#fff">discards</text>')
-        parts.extend(_row(110, y + 102, list(state.discards[s])))
-    parts.append("</svg>")
-    return "\n".join(parts)
+            lay(groups_at + at, shown_cards(g, s, seat), _LONG - at)
+            texts.append((_slots()[groups_at + min(at, _LONG - 1)][0] - 11, _seat_y(s) + 96.0, KIND_NAMES[g.kind]))
+            at += len(g.cards) + 1
+        lay(discards_at, list(state.discards[s]), _LONG)
+    marks: tuple[Mark, ...] = ()
+    caption = header
+    card = _attempted_card(attempt)
+    if card is not None and attempt is not None and attempt.seat is not None and attempt.seat < SEATS:
+        slot = _seat_slots(attempt.seat)[1]
+        cells[slot] = key(card)
+        marks = (Mark("illegal", (slot,)),)
+        caption += f"; refused {attempt.kind} {names([card])} by seat {attempt.seat}"
+    return Frame("".join(cells), marks, tuple(texts), caption)
+
+
+def render_svg(state: State, seat: int | None = None, players: Sequence[str] = ()) -> str:
+    """Draws the table as SVG: per seat its hand (hidden from other views), its groups face up or
+    down as the rules say, its discard row; the wall count, the 亮张, the card on offer and the legend."""
+    return compose(sheet(state, players), frame(state, seat))

@@ -1,0 +1,68 @@
+// The board viewer of the arbitration report: draws any step's frame on the page's one sheet, with
+// the same symbols and mark styles as the boards drawn in Python (replay/picture.py).
+(() => {
+  const D = JSON.parse(document.getElementById("frames").textContent);
+  const svg = document.getElementById("viewer");
+  const range = document.getElementById("step");
+  const label = document.getElementById("steplabel");
+  const rows = Array.from(document.querySelectorAll("#timeline tr[data-i]"));
+  const bySeq = new Map(D.steps.map(([seq], i) => [seq, i]));
+  const esc = (s) => s.replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
+  const attrs = (kind, ring) => Object.entries(D.styles[kind])
+    .filter(([name]) => !(ring && name === "marker-end")).map(([name, v]) => `${name}="${v}"`).join(" ");
+
+  function mark([kind, path]) {
+    const pts = path.map((i) => D.slots[i]);
+    const ends = pts.length > 1 ? [pts[0], pts[pts.length - 1]] : pts;
+    let out = ends.map(([x, y]) => `<circle cx="${x}" cy="${y}" r="${D.ring}" ${attrs(kind, true)}/>`).join("");
+    if (pts.length > 1) out += `<polyline points="${pts.map((p) => p.join(",")).join(" ")}" ${attrs(kind, false)}/>`;
+    return `<g class="mark mark-${kind}">${out}</g>`;
+  }
+
+  function draw(f) {
+    const [cells, marks, texts, caption] = D.frames[f];
+    let uses = "";
+    for (let i = 0; i < cells.length; i++) {
+      if (cells[i] !== ".") uses += `<use href="#${D.name}-${cells[i]}" x="${D.slots[i][0]}" y="${D.slots[i][1]}"/>`;
+    }
+    svg.querySelector(".cells").innerHTML = uses;
+    svg.querySelector(".marks").innerHTML = marks.map(mark).join("");
+    svg.querySelector(".texts").innerHTML = texts.map(([x, y, t]) => `<text x="${x}" y="${y}" font-size="11" fill="#fff">${esc(t)}</text>`).join("");
+    svg.querySelector(".caption").textContent = caption;
+    svg.setAttribute("aria-label", caption);
+  }
+
+  function select(i, reveal) {
+    i = Math.max(0, Math.min(D.steps.length - 1, i));
+    const [seq, f] = D.steps[i];
+    range.value = String(i);
+    draw(f);
+    label.textContent = `seq ${seq} · ${rows[i] ? rows[i].dataset.kind : ""}`;
+    rows.forEach((r) => r.classList.remove("on"));
+    if (rows[i]) {
+      rows[i].classList.add("on");
+      const box = rows[i].closest(".scroll");
+      if (box) box.scrollTop = rows[i].offsetTop - box.clientHeight / 2;
+    }
+    if (reveal) svg.scrollIntoView({ block: "start" });
+  }
+
+  function fromHash() {
+    const m = /^#s(\d+)$/.exec(location.hash);
+    if (m && bySeq.has(Number(m[1]))) select(bySeq.get(Number(m[1])), true);
+  }
+
+  range.max = String(D.steps.length - 1);
+  range.addEventListener("input", () => select(Number(range.value), false));
+  document.getElementById("prev").addEventListener("click", () => select(Number(range.value) - 1, false));
+  document.getElementById("next").addEventListener("click", () => select(Number(range.value) + 1, false));
+  rows.forEach((r) => r.addEventListener("click", () => select(Number(r.dataset.i), false)));
+  window.addEventListener("hashchange", fromHash);
+  document.addEventListener("keydown", (ev) => {
+    if (ev.target === range) return;
+    if (ev.key === "ArrowLeft") select(Number(range.value) - 1, false);
+    if (ev.key === "ArrowRight") select(Number(range.value) + 1, false);
+  });
+  select(D.steps.length - 1, false);
+  fromHash();
+})();
