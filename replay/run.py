@@ -167,7 +167,8 @@ def position(events: Iterable[Event], stream: str, seq: int | None = None) -> Po
         raise ValueError(f"no game stream {stream!r} (a game opens with game.started)")
     if seq is not None and not 0 <= seq < len(items):
         raise ValueError(f"game {stream!r} has events 0–{len(items) - 1}, not {seq}")
-    _, eng = engine_of(items[0])  # type: ignore[arg-type]
+    start = items[0]
+    _, eng = engine_of(start)  # type: ignore[arg-type]
     last = None
     for step in eng.replay(items[: len(items) if seq is None else seq + 1]):
         last = step
