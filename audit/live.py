@@ -23,11 +23,12 @@ import msgspec
 
 from audit.jsonsplit import split
 from ledger import StoredEntries, read_entries
-from replay.protocol import Finding, GameEngine, Step
+from replay.protocol import Finding, GameEngine, Outcome, Step
 from replay.registry import engine
+from replay.rulings import apply_rulings
 from replay.run import GameReplay
 from schemas import decode_stored_array
-from schemas.common import GameStarted, RoundClosed, TournamentOpened
+from schemas.common import GameStarted, RoundClosed, Ruling, TournamentOpened
 from schemas.envelope import Event
 
 TOURNAMENT = "tournament"
@@ -123,14 +124,21 @@ class LiveGame:
         self.events.append(step.event)
         self.facts.append(step.facts)
         self.state = step.state
-        if step.findings:
-            self.findings.extend(step.findings)
-        return step.findings
+        found = step.findings
+        if isinstance(event, Ruling):  # a ruling that cannot be applied is a finding at its own seq, as in the batch
+            found = (*found, *(f for f in self._rulings()[2] if f.seq == event.seq))
+        if found:
+            self.findings.extend(found)
+        return found
+
+    def _rulings(self) -> tuple[Outcome | None, list[dict[str, Any]], list[Finding]]:
+        return apply_rulings(self.start, self.engine.outcome(self.state), self.events)
 
     def replay(self) -> GameReplay:
         """Returns the game as folded so far, in the shape of a batch replay."""
-        return GameReplay(self.start.stream, self.game, self.start, self.events, self.facts, self.engine.outcome(self.state),
-                          self.findings, self.state, self.events)
+        ruled, applied, _ = self._rulings()  # their findings are among self.findings already
+        return GameReplay(self.start.stream, self.game, self.start, self.events, self.facts, ruled,
+                          self.findings, self.state, self.events, self.engine.outcome(self.state), applied)
 
     def holder(self, seat: int | None) -> str | None:
         """Returns who holds a seat of the game (a player, or `program@version`)."""
