@@ -20,6 +20,8 @@ import pyarrow as pa
 
 SQL_DIR = Path(__file__).parent / "sql"
 _HEADER = re.compile(r"^--\s*(\w+):\s*(.*)$")
+_PARAM = re.compile(r"\$([a-z_]\w*)")
+_CREATES = re.compile(r"^CREATE\s+(VIEW|TABLE|MACRO)\b", re.IGNORECASE | re.MULTILINE)
 
 
 MEMORY_LIMIT = "4GB"
@@ -39,6 +41,17 @@ class NamedQuery:
     implements: str
     check: str | None  # the certification check its rows are findings of, if any
     sql: str
+
+    @property
+    def params(self) -> list[str]:
+        """Returns the names of its parameters (`$tournament` …), each NULL unless given."""
+        return sorted(set(_PARAM.findall(self.sql)))
+
+    @property
+    def kind(self) -> str:
+        """Returns what the file creates: a view, a table built at load, a table macro, or a query."""
+        made = _CREATES.search(self.sql)
+        return {"VIEW": "view", "TABLE": "table", "MACRO": "macro"}[made.group(1).upper()] if made else "query"
 
 
 def load_queries(directory: Path = SQL_DIR) -> dict[str, NamedQuery]:
@@ -71,6 +84,12 @@ QUERIES = load_queries()
 VIEWS = load_queries(SQL_DIR / "views")
 
 
+def catalogue() -> list[tuple[str, str, str, str, str, str]]:
+    """Returns every view, table, macro and named query once: name, kind, parameters, check, what
+    it computes, what it implements."""
+    return [(q.name, q.kind, ", ".join(q.params), q.check or "", q.computes, q.implements) for q in [*VIEWS.values(), *QUERIES.values()]]
+
+
 class AuditDB:
     """An in-memory DuckDB of the projection and what the views derive from it, locked against file access."""
 
@@ -92,6 +111,45 @@ class AuditDB:
         if name not in QUERIES:
             raise AuditError(f"no query named {name!r}; known: {', '.join(sorted(QUERIES))}")
         return self._rows(QUERIES[name].sql, params, name)
+
+    def run_named(self, name: str, params: dict[str, Any]) -> tuple[list[str], list[tuple[Any, ...]]]:
+        """Runs a named query of `audit/sql/` for a user, with the parameters given (the others
+        NULL), and returns columns and rows.
+
+        :raises AuditError: when the query is unknown, a parameter is not one of its own, or it fails.
+        """
+        if name not in QUERIES:
+            raise AuditError(f"no query named {name!r}; known: {', '.join(sorted(QUERIES))} (views are read with SQL)")
+        query = QUERIES[name]
+        unknown = sorted(set(params) - set(query.params))
+        if unknown:
+            takes = ", ".join(query.params) or "no parameters"
+            raise AuditError(f"query {name} has no parameter {', '.join(unknown)}; it takes {takes}")
+        try:
+            cursor = self._con.execute(query.sql, {p: params.get(p) for p in query.params}) if query.params else self._con.execute(query.sql)
+            return [d[0] for d in cursor.description or []], cursor.fetchall()
+        except duckdb.Error as exc:
+            raise AuditError(f"query {name}: {exc}") from None
+
+    def derived_tables(self) -> dict[str, pa.Table]:
+        """Returns every table and view of `audit/sql/views/` (not the macros) as computed from the projection."""
+        out = {}
+        for view in VIEWS.values():
+            if view.kind in ("view", "table"):
+                out[view.name] = self._con.sql(f'SELECT * FROM "{view.name}"').to_arrow_table()
+        return out
+
+    def describe(self, name: str) -> list[tuple[str, str]]:
+        """Returns the columns of a table, view or table macro (called with NULL arguments) and their types.
+
+        :raises AuditError: when there is no such relation.
+        """
+        macro = VIEWS.get(name)
+        target = f"{name}(NULL, NULL)" if macro is not None and macro.kind == "macro" else f'"{name}"'
+        try:
+            return [(row[0], row[1]) for row in self._con.execute(f"DESCRIBE SELECT * FROM {target}").fetchall()]
+        except duckdb.Error:
+            raise AuditError(f"no table or view named {name!r}") from None
 
     def query(self, sql: str, timeout: float = 60.0) -> tuple[list[str], list[tuple[Any, ...]]]:
         """Runs a user's read-only SQL (SELECT, WITH, SHOW, DESCRIBE, EXPLAIN of those …) and returns
