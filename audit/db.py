@@ -104,13 +104,13 @@ class AuditDB:
         self._con.execute("SET lock_configuration = true")
 
     def run(self, name: str, **params: Any) -> list[dict[str, Any]]:
-        """Runs a named query of `audit/sql/` with its parameters and returns the rows as dicts.
+        """Runs a named query of `audit/sql/` with its parameters (those it does not take are
+        ignored, those it takes and are not given are NULL) and returns the rows as dicts.
 
         :raises AuditError: when the query is unknown or fails.
         """
-        if name not in QUERIES:
-            raise AuditError(f"no query named {name!r}; known: {', '.join(sorted(QUERIES))}")
-        return self._rows(QUERIES[name].sql, params, name)
+        columns, rows = self._execute(_named(name), params)
+        return [dict(zip(columns, row)) for row in rows]
 
     def run_named(self, name: str, params: dict[str, Any]) -> tuple[list[str], list[tuple[Any, ...]]]:
         """Runs a named query of `audit/sql/` for a user, with the parameters given (the others
@@ -118,18 +118,15 @@ class AuditDB:
 
         :raises AuditError: when the query is unknown, a parameter is not one of its own, or it fails.
         """
-        if name not in QUERIES:
-            raise AuditError(f"no query named {name!r}; known: {', '.join(sorted(QUERIES))} (views are read with SQL)")
-        query = QUERIES[name]
-        unknown = sorted(set(params) - set(query.params))
-        if unknown:
-            takes = ", ".join(query.params) or "no parameters"
-            raise AuditError(f"query {name} has no parameter {', '.join(unknown)}; it takes {takes}")
+        return self._execute(check_call(name, params), params)
+
+    def _execute(self, query: NamedQuery, params: dict[str, Any]) -> tuple[list[str], list[tuple[Any, ...]]]:
         try:
-            cursor = self._con.execute(query.sql, {p: params.get(p) for p in query.params}) if query.params else self._con.execute(query.sql)
+            values = {p: params.get(p) for p in query.params}
+            cursor = self._con.execute(query.sql, values) if values else self._con.execute(query.sql)
             return [d[0] for d in cursor.description or []], cursor.fetchall()
         except duckdb.Error as exc:
-            raise AuditError(f"query {name}: {exc}") from None
+            raise AuditError(f"query {query.name}: {exc}") from None
 
     def derived_tables(self) -> dict[str, pa.Table]:
         """Returns every table and view of `audit/sql/views/` (not the macros) as computed from the projection."""
@@ -185,14 +182,27 @@ class AuditDB:
                     raise AuditError("only EXPLAIN of a SELECT is allowed")
                 self._check_read_only(explained)
 
-    def _rows(self, sql: str, params: dict[str, Any], name: str) -> list[dict[str, Any]]:
-        try:
-            used = {k: v for k, v in params.items() if f"${k}" in sql}
-            cursor = self._con.execute(sql, used) if used else self._con.execute(sql)
-            columns = [d[0] for d in cursor.description or []]
-            return [dict(zip(columns, row)) for row in cursor.fetchall()]
-        except duckdb.Error as exc:
-            raise AuditError(f"query {name}: {exc}") from None
+
+def check_call(name: str, params: dict[str, Any]) -> NamedQuery:
+    """Returns the named query a user called, once its parameters are all its own.
+
+    :raises AuditError: when the query is unknown or a parameter is not one of its own.
+    """
+    query = _named(name)
+    unknown = sorted(set(params) - set(query.params))
+    if unknown:
+        raise AuditError(f"query {name} has no parameter {', '.join(unknown)}; it takes {', '.join(query.params) or 'no parameters'}")
+    return query
+
+
+def _named(name: str) -> NamedQuery:
+    """Returns a named query of `audit/sql/`.
+
+    :raises AuditError: naming the known ones when there is none of that name.
+    """
+    if name not in QUERIES:
+        raise AuditError(f"no query named {name!r}; known: {', '.join(sorted(QUERIES))}")
+    return QUERIES[name]
 
 
 _READ_ONLY = {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN, duckdb.StatementType.PRAGMA}

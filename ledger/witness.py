@@ -15,12 +15,13 @@ from pathlib import Path
 
 import msgspec
 
-from ledger.bundle import BundleError, prove_consistency
+from ledger.bundle import BundleError, check_consistency, prove_consistency
 from ledger.checkpoints import Checkpoint, parse_checkpoint
 from ledger.errors import SignatureError
 from ledger.layout import write_atomic
 from ledger.merkle import ProofError, verify_consistency
 from ledger.notes import Verifier
+from ledger.store import load_verifier
 
 CONSISTENCY_FORMAT = "matchledger-consistency/1"
 ProofSource = Callable[[int, int], "ConsistencyFile"]
@@ -45,13 +46,9 @@ def consistency_file(root: Path, old: int, new: int | None = None) -> Consistenc
 
     :raises LedgerError: when either size has no stored checkpoint.
     """
-    item = prove_consistency(root, old, new)  # checked against the ledger's key before it is returned
-    sizes = [_size_of_note(note) for note in (item.old, item.new)]
-    return ConsistencyFile(CONSISTENCY_FORMAT, sizes[0], sizes[1], item.proof)
-
-
-def _size_of_note(note: str) -> int:
-    return int(note.split("\n", 2)[1])
+    item = prove_consistency(root, old, new)
+    first, last = check_consistency(item, load_verifier(root))
+    return ConsistencyFile(CONSISTENCY_FORMAT, first.size, last.size, item.proof)
 
 
 def encode_consistency(item: ConsistencyFile) -> bytes:

@@ -99,14 +99,12 @@ def _check_named(name: str, params: dict[str, object]) -> None:
 
     :raises typer.BadParameter: naming the queries or the parameters it takes.
     """
-    from audit.db import QUERIES
+    from audit.db import AuditError, check_call
 
-    if name not in QUERIES:
-        raise typer.BadParameter(f"no query named {name!r}; see query --list", param_hint="--name")
-    unknown = sorted(set(params) - set(QUERIES[name].params))
-    if unknown:
-        takes = ", ".join(QUERIES[name].params) or "no parameters"
-        raise typer.BadParameter(f"query {name} has no parameter {', '.join(unknown)}; it takes {takes}", param_hint="--param")
+    try:
+        check_call(name, params)
+    except AuditError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--name/--param") from None
 
 
 def _params(pairs: list[str]) -> dict[str, object]:

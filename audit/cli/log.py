@@ -214,8 +214,8 @@ def consistency(old: Annotated[int, typer.Option(help="Tree size of the earlier 
     item = ledger_api.prove_consistency(ledger, old, new)
     first, last = ledger_api.check_consistency(item, ledger_api.load_verifier(ledger))
     if out is not None:
-        proof = ledger_api.ConsistencyFile(ledger_api.CONSISTENCY_FORMAT, first.size, last.size, item.proof)
-        write_output(out, ledger_api.encode_consistency(proof), force)
+        write_output(out, ledger_api.encode_consistency(ledger_api.ConsistencyFile(ledger_api.CONSISTENCY_FORMAT, first.size,
+                                                                                     last.size, item.proof)), force)
     if json:
         emit_json({"old": first.size, "new": last.size, "old_root": first.root.hex(), "new_root": last.root.hex(), "proof": item.proof,
                    "out": str(out) if out else None})
