@@ -79,7 +79,7 @@ def _movetext(r: GameReplay) -> list[str]:
         if action is not None:
             number += 1
             clock = f" {{[%emt {_clock(clocks[event.seq])}]}}" if event.seq in clocks else ""
-            lines.append(f"{number}. S{seat} {players.get(seat, '?')} {action}{clock}")
+            lines.append(f"{number}. S{seat} {players.get(seat, '?') if seat is not None else '?'} {action}{clock}")
         elif event.kind not in SILENT_KINDS:
             lines.append(f"{{seq {event.seq} {event.kind}{'' if seat is None else f' seat {seat}'}}}")
         lines += findings.pop(event.seq, [])

@@ -140,13 +140,14 @@ def test_the_export_reads_with_pyarrow_pandas_and_duckdb(exported: Path) -> None
     import pyarrow.dataset as ds
 
     manifest = json.loads((exported / "manifest.json").read_text())
-    rows = {}
+    con = duckdb.connect()
+    rows: dict[str, int] = {}
     for f in manifest["files"]:
         rows[f["path"].split("/")[0]] = rows.get(f["path"].split("/")[0], 0) + f["rows"]
     for table, count in rows.items():
         arrow = ds.dataset(exported / table, format="parquet", partitioning="hive").to_table()
         frame = pd.read_parquet(exported / table)
-        ((duck,),) = duckdb.sql(f"SELECT count(*) FROM read_parquet('{exported / table}/**/*.parquet', hive_partitioning = true)").fetchall()
+        ((duck,),) = con.execute(f"SELECT count(*) FROM read_parquet('{exported / table}/**/*.parquet', hive_partitioning = true)").fetchall()
         assert arrow.num_rows == len(frame) == duck == count, table
     games = ds.dataset(exported / "games", format="parquet", partitioning="hive").to_table()
     assert set(games["tournament"].to_pylist()) == {TOURNAMENT, "none"}  # a single game has a real partition value

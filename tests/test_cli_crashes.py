@@ -149,7 +149,7 @@ def test_audit_refuses_to_certify_a_tournament_without_games(tmp_path: Path) -> 
     assert result.exit_code == 1 and "NOT CERTIFIED: tournament empty-cup has no games" in result.stdout
 
 
-def test_checks_that_do_not_apply_say_so(one_of_each: Path, tmp_path: Path) -> None:
+def test_checks_that_do_not_apply_say_so(tmp_path: Path) -> None:
     """A checkers-only ledger has no Junqi step counter to check: n/a, not `0 0`."""
     root = tmp_path / "l"
     assert cli("simulate", "checkers", "--games", "2", "--ledger", str(root)).exit_code == 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated
 
@@ -121,7 +122,7 @@ def _params(pairs: list[str]) -> dict[str, object]:
     return params
 
 
-def _print_rows(columns: list[str], rows: list[tuple[object, ...]] | list[list[object]], json: bool) -> None:
+def _print_rows(columns: list[str], rows: Sequence[Sequence[object]], json: bool) -> None:
     from audit.render import table as render_table
 
     if json:
