@@ -207,6 +207,9 @@ def test_witness_over_http_reads_checkpoint_and_consistency(grown: Path, tmp_pat
 
 
 def test_witness_options_are_checked(grown: Path, tmp_path: Path) -> None:
+    before = snapshot(grown)
+    inside = cli("witness", "--ledger", str(grown), "--state", str(grown / "seen.note"))
+    assert inside.exit_code == 2 and "lies inside the ledger" in flat(inside.output) and snapshot(grown) == before
     state = str(tmp_path / "s.note")
     assert cli("witness", "--state", state).exit_code == 2
     assert cli("witness", "--url", "http://127.0.0.1:9", "--state", state).exit_code == 2  # no --key: nothing to trust

@@ -54,6 +54,7 @@ def witness(state: Annotated[Path, typer.Option(help="File that keeps the last c
 
     if (ledger is None) == (url is None):
         raise typer.BadParameter("give exactly one of --ledger DIR or --url URL")
+    ledger_api.check_output(state, force=True)  # the state is rewritten at each visit, but never inside a ledger or through a link
     if url is not None and key is None:
         raise typer.BadParameter("a served log is checked against a key you hold: give --key PUB", param_hint="--key")
     if ledger is not None:
