@@ -185,19 +185,16 @@ def check_proof(file: Annotated[Path, typer.Argument(help="Evidence bundle file.
         raise typer.BadParameter(f"{threshold} co-signatures required of {len(witnesses)} --witness-key given", param_hint="--witness-threshold")
     read_input(file, "an evidence bundle, as `matchledger prove --out` writes")  # a missing file is named, not an errno
     loaded = ledger_api.load_bundle(file)
-    checkpoint = ledger_api.check_bundle(loaded, Verifier.load(key))
-    cosigned = ledger_api.cosigners(checkpoint.note, witnesses)
+    checked = ledger_api.check_bundle(loaded, Verifier.load(key))
+    cosigned = ledger_api.cosigners(checked.checkpoint.note, witnesses)
     if len(cosigned) < threshold:
         missing = sorted({w.name for w in witnesses} - set(cosigned))
-        raise ledger_api.BundleError(f"the checkpoint of size {checkpoint.size} carries {len(cosigned)} of the {threshold} "
+        raise ledger_api.BundleError(f"the checkpoint of size {checked.checkpoint.size} carries {len(cosigned)} of the {threshold} "
                                      f"co-signatures required; missing: {', '.join(missing)}")
-    proved = (f"seq 0–{len(loaded.entries) - 1} of {loaded.stream}, in order and without a gap, are entries of the log of "
-              f"size {checkpoint.size} (root {checkpoint.root.hex()}), signed by {checkpoint.origin}"
-              + (f" and co-signed by {', '.join(cosigned)}" if cosigned else "")
-              + "; inclusion proofs do not show that the stream has no later entries")
+    proved = checked.statement(loaded) + (f"; the checkpoint is co-signed by {', '.join(cosigned)}" if cosigned else "")
     if json:
-        emit_json({"ok": True, "stream": loaded.stream, "entries": len(loaded.entries), "size": checkpoint.size,
-                   "root": checkpoint.root.hex(), "cosigners": cosigned, "proved": proved})
+        emit_json({"ok": True, "stream": loaded.stream, "entries": len(loaded.entries), "size": checked.checkpoint.size,
+                   "root": checked.checkpoint.root.hex(), "complete": checked.complete, "cosigners": cosigned, "proved": proved})
     else:
         say(f"ok: {proved}")
 
