@@ -33,6 +33,11 @@ class CheckResult:
     def passed(self) -> int:
         return self.checked - self.failed
 
+    @property
+    def applies(self) -> bool:
+        """Tells whether the check had anything to look at (a Junqi rule in a checkers tournament has not)."""
+        return self.checked > 0 or self.failed > 0
+
 
 @dataclass
 class Certification:
@@ -43,10 +48,30 @@ class Certification:
     findings: list[dict[str, Any]]
     warnings: list[dict[str, Any]]
     games: int = 0
+    tournament: str | None = None
 
     @property
     def ok(self) -> bool:
-        return self.log.ok and not self.findings
+        """Tells whether the ledger is certified: the log verifies, there are games, and no finding."""
+        return self.log.ok and self.games > 0 and not self.findings
+
+    @property
+    def reason(self) -> str:
+        """Returns why the ledger is or is not certified, with the size the log was verified to."""
+        log = self.log
+        if not log.ok:
+            where = f" at entry {log.index}" if log.index is not None else ""
+            return f"the log does not verify{where}: {log.error} ({log.size} entries verified before it)"
+        if self.games == 0:
+            scope = f"tournament {self.tournament} has" if self.tournament else "the ledger holds"
+            return f"{scope} no games: there is nothing to certify"
+        return f"{len(self.findings)} findings" if self.findings else "no findings"
+
+    def verdict(self) -> str:
+        """Returns the one-line verdict, with the log's verified size and root."""
+        head = "CERTIFIED" if self.ok else "NOT CERTIFIED"
+        return (f"{head}: {self.reason}; {self.games} games, log verified to size {self.log.size}, root {self.log.root}; "
+                f"{len(self.warnings)} warnings")
 
 
 def certify(root: Path, tournament: str | None = None, progress: Callable[[int], None] | None = None) -> Certification:
@@ -60,7 +85,7 @@ def certify(root: Path, tournament: str | None = None, progress: Callable[[int],
             check.ran = check.name == "log"
         finding = {"check": "log", "stream": None, "seq": report.index, "code": "ledger.V01", "article": None,
                    "message": report.error, "source": "verify"}
-        return Certification(report, list(results.values()), [finding], [])
+        return Certification(report, list(results.values()), [finding], [], tournament=tournament)
     if tournament is not None:
         session.tournament_game(tournament)
     rows = collect_findings(session, tournament)
@@ -72,7 +97,7 @@ def certify(root: Path, tournament: str | None = None, progress: Callable[[int],
             result.examples.append(_example(row))
     _count_checked(session, results, tournament)
     return Certification(report, list(results.values()), errors, [r for r in rows if r["severity"] != "error"],
-                         len(_games(session, tournament)))
+                         len(_games(session, tournament)), tournament)
 
 
 def collect_findings(session: Session, tournament: str | None) -> list[dict[str, Any]]:

@@ -20,6 +20,8 @@ import pyarrow as pa
 
 SQL_DIR = Path(__file__).parent / "sql"
 _HEADER = re.compile(r"^--\s*(\w+):\s*(.*)$")
+_PARAM = re.compile(r"\$([a-z_]\w*)")
+_CREATES = re.compile(r"^CREATE\s+(VIEW|TABLE|MACRO)\b", re.IGNORECASE | re.MULTILINE)
 
 
 MEMORY_LIMIT = "4GB"
@@ -39,6 +41,17 @@ class NamedQuery:
     implements: str
     check: str | None  # the certification check its rows are findings of, if any
     sql: str
+
+    @property
+    def params(self) -> list[str]:
+        """Returns the names of its parameters (`$tournament` …), each NULL unless given."""
+        return sorted(set(_PARAM.findall(self.sql)))
+
+    @property
+    def kind(self) -> str:
+        """Returns what the file creates: a view, a table built at load, a table macro, or a query."""
+        made = _CREATES.search(self.sql)
+        return {"VIEW": "view", "TABLE": "table", "MACRO": "macro"}[made.group(1).upper()] if made else "query"
 
 
 def load_queries(directory: Path = SQL_DIR) -> dict[str, NamedQuery]:
@@ -71,6 +84,12 @@ QUERIES = load_queries()
 VIEWS = load_queries(SQL_DIR / "views")
 
 
+def catalogue() -> list[tuple[str, str, str, str, str, str]]:
+    """Returns every view, table, macro and named query once: name, kind, parameters, check, what
+    it computes, what it implements."""
+    return [(q.name, q.kind, ", ".join(q.params), q.check or "", q.computes, q.implements) for q in [*VIEWS.values(), *QUERIES.values()]]
+
+
 class AuditDB:
     """An in-memory DuckDB of the projection and what the views derive from it, locked against file access."""
 
@@ -85,13 +104,49 @@ class AuditDB:
         self._con.execute("SET lock_configuration = true")
 
     def run(self, name: str, **params: Any) -> list[dict[str, Any]]:
-        """Runs a named query of `audit/sql/` with its parameters and returns the rows as dicts.
+        """Runs a named query of `audit/sql/` with its parameters (those it does not take are
+        ignored, those it takes and are not given are NULL) and returns the rows as dicts.
 
         :raises AuditError: when the query is unknown or fails.
         """
-        if name not in QUERIES:
-            raise AuditError(f"no query named {name!r}; known: {', '.join(sorted(QUERIES))}")
-        return self._rows(QUERIES[name].sql, params, name)
+        columns, rows = self._execute(_named(name), params)
+        return [dict(zip(columns, row)) for row in rows]
+
+    def run_named(self, name: str, params: dict[str, Any]) -> tuple[list[str], list[tuple[Any, ...]]]:
+        """Runs a named query of `audit/sql/` for a user, with the parameters given (the others
+        NULL), and returns columns and rows.
+
+        :raises AuditError: when the query is unknown, a parameter is not one of its own, or it fails.
+        """
+        return self._execute(check_call(name, params), params)
+
+    def _execute(self, query: NamedQuery, params: dict[str, Any]) -> tuple[list[str], list[tuple[Any, ...]]]:
+        try:
+            values = {p: params.get(p) for p in query.params}
+            cursor = self._con.execute(query.sql, values) if values else self._con.execute(query.sql)
+            return [d[0] for d in cursor.description or []], cursor.fetchall()
+        except duckdb.Error as exc:
+            raise AuditError(f"query {query.name}: {exc}") from None
+
+    def derived_tables(self) -> dict[str, pa.Table]:
+        """Returns every table and view of `audit/sql/views/` (not the macros) as computed from the projection."""
+        out = {}
+        for view in VIEWS.values():
+            if view.kind in ("view", "table"):
+                out[view.name] = self._con.sql(f'SELECT * FROM "{view.name}"').to_arrow_table()
+        return out
+
+    def describe(self, name: str) -> list[tuple[str, str]]:
+        """Returns the columns of a table, view or table macro (called with NULL arguments) and their types.
+
+        :raises AuditError: when there is no such relation.
+        """
+        macro = VIEWS.get(name)
+        target = f"{name}(NULL, NULL)" if macro is not None and macro.kind == "macro" else f'"{name}"'
+        try:
+            return [(row[0], row[1]) for row in self._con.execute(f"DESCRIBE SELECT * FROM {target}").fetchall()]
+        except duckdb.Error:
+            raise AuditError(f"no table or view named {name!r}") from None
 
     def query(self, sql: str, timeout: float = 60.0) -> tuple[list[str], list[tuple[Any, ...]]]:
         """Runs a user's read-only SQL (SELECT, WITH, SHOW, DESCRIBE, EXPLAIN of those …) and returns
@@ -127,14 +182,27 @@ class AuditDB:
                     raise AuditError("only EXPLAIN of a SELECT is allowed")
                 self._check_read_only(explained)
 
-    def _rows(self, sql: str, params: dict[str, Any], name: str) -> list[dict[str, Any]]:
-        try:
-            used = {k: v for k, v in params.items() if f"${k}" in sql}
-            cursor = self._con.execute(sql, used) if used else self._con.execute(sql)
-            columns = [d[0] for d in cursor.description or []]
-            return [dict(zip(columns, row)) for row in cursor.fetchall()]
-        except duckdb.Error as exc:
-            raise AuditError(f"query {name}: {exc}") from None
+
+def check_call(name: str, params: dict[str, Any]) -> NamedQuery:
+    """Returns the named query a user called, once its parameters are all its own.
+
+    :raises AuditError: when the query is unknown or a parameter is not one of its own.
+    """
+    query = _named(name)
+    unknown = sorted(set(params) - set(query.params))
+    if unknown:
+        raise AuditError(f"query {name} has no parameter {', '.join(unknown)}; it takes {', '.join(query.params) or 'no parameters'}")
+    return query
+
+
+def _named(name: str) -> NamedQuery:
+    """Returns a named query of `audit/sql/`.
+
+    :raises AuditError: naming the known ones when there is none of that name.
+    """
+    if name not in QUERIES:
+        raise AuditError(f"no query named {name!r}; known: {', '.join(sorted(QUERIES))}")
+    return QUERIES[name]
 
 
 _READ_ONLY = {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN, duckdb.StatementType.PRAGMA}

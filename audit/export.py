@@ -1,5 +1,12 @@
 """Parquet export of the projection, Hive-partitioned by game and tournament, with a manifest of
-every file's SHA-256, row count and entry range and the checkpoint it was made from."""
+every file's SHA-256, row count and entry range and the checkpoint it was made from.
+
+Every table of the manifest has at least one file (an empty one when it has no rows), so a reader
+never meets a missing table. A row outside any tournament (or any game) is filed under the
+partition value `none`, not Hive's null directory, which readers type inconsistently. Beside each
+integer timestamp (ms since the epoch) sits the same instant as TIMESTAMP(ms, UTC). The derived
+tables and views (`timings`, `seat_times`, `results`, `player_results` …) are exported as they were
+computed; `schema.json` and each Parquet field's metadata describe every column (audit/dictionary.py)."""
 
 from __future__ import annotations
 
@@ -11,14 +18,20 @@ import msgspec
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
+import pyarrow.parquet as pq
 
+from audit.dictionary import BY_NAME, meaning
 from audit.projection import SCHEMAS, Projection
 from ledger import PRIVATE_KEY, SignatureError, Signer, Verifier, load_verifier, newest_checkpoint, sign_note, verify_note
 
 MANIFEST = "manifest.json"
 MANIFEST_NOTE = "manifest.note"
+SCHEMA_FILE = "schema.json"
 MANIFEST_FORMAT = "matchledger-parquet/1"
 PARTITIONS = ("game", "tournament")
+NONE = "none"
+"""The partition value of a row outside any tournament (or game)."""
+TIMESTAMP = pa.timestamp("ms", tz="UTC")
 
 
 class ExportError(ValueError):
@@ -42,22 +55,33 @@ class Manifest(msgspec.Struct, frozen=True):
     tables: list[str]
     checkpoint: dict[str, Any] | None
     files: list[ManifestFile]
+    derived: list[str] = []
+    """Tables and views computed at load (timings, results …), exported as computed; not read back."""
+    schema_sha256: str | None = None
+    """SHA-256 of schema.json, the data dictionary of the export."""
 
 
 def export_parquet(root: Path, projection: Projection, out: Path) -> dict[str, Any]:
-    """Writes every projection table under `out/<table>/game=…/tournament=…/` and the manifest."""
+    """Writes every projection table, and every table and view derived from it, under
+    `out/<table>/game=…/tournament=…/`, then `schema.json`, the manifest and its signed note."""
+    from audit.db import AuditDB
+
     checkpoint = newest_checkpoint(root, load_verifier(root))
     games = {g["stream"]: (g["game"], g["tournament"]) for g in projection.games}
     kinds = {t["tournament"]: t["game"] for t in projection.tournaments}
-    files = []
-    for name, table in projection.tables().items():
-        table = _with_partitions(table, games, kinds)
-        ds.write_dataset(table, out / name, format="parquet", partitioning=list(PARTITIONS), partitioning_flavor="hive",
-                         existing_data_behavior="delete_matching")
+    base = projection.tables()
+    derived = AuditDB(base).derived_tables()
+    files, schema = [], {}
+    for name, table in {**base, **derived}.items():
+        table = _described(name, _with_timestamps(_with_partitions(table, games, kinds)))
+        _write_table(table, out / name)
         files += [_describe(out, path) for path in sorted((out / name).rglob("*.parquet"))]
-    manifest = {"format": "matchledger-parquet/1", "tables": sorted(projection.tables()),
-                "checkpoint": {"size": checkpoint.size, "root": checkpoint.root.hex(), "note": checkpoint.note} if checkpoint else None,
-                "files": files}
+        schema[name] = _schema_entry(name, table)
+    schema_bytes = msgspec.json.format(msgspec.json.encode(schema)) + b"\n"
+    (out / SCHEMA_FILE).write_bytes(schema_bytes)
+    manifest = {"format": MANIFEST_FORMAT, "tables": sorted(base), "checkpoint":
+                {"size": checkpoint.size, "root": checkpoint.root.hex(), "note": checkpoint.note} if checkpoint else None,
+                "files": files, "derived": sorted(derived), "schema_sha256": hashlib.sha256(schema_bytes).hexdigest()}
     data = msgspec.json.format(msgspec.json.encode(manifest)) + b"\n"
     (out / MANIFEST).write_bytes(data)
     signer = Signer.load(root / PRIVATE_KEY)
@@ -65,8 +89,20 @@ def export_parquet(root: Path, projection: Projection, out: Path) -> dict[str, A
     return manifest
 
 
+def _write_table(table: pa.Table, directory: Path) -> None:
+    """Writes a table's partitions; a table without rows gets one empty file with its full schema."""
+    if table.num_rows:
+        ds.write_dataset(table, directory, format="parquet", partitioning=list(PARTITIONS), partitioning_flavor="hive",
+                         existing_data_behavior="delete_matching")
+        return
+    empty = directory / f"game={NONE}" / f"tournament={NONE}"
+    empty.mkdir(parents=True, exist_ok=True)
+    pq.write_table(table.drop_columns(list(PARTITIONS)), empty / "part-0.parquet")
+
+
 def _with_partitions(table: pa.Table, games: dict[str, tuple[str, str | None]], kinds: dict[str, str]) -> pa.Table:
-    """Adds the game and tournament columns a table lacks, from its stream."""
+    """Adds the game and tournament columns a table lacks, from its stream, and files a row outside
+    any game or tournament under `none`."""
     streams = table.column("stream").to_pylist() if "stream" in table.column_names else None
     if "tournament" not in table.column_names:
         values = [games.get(s, (None, s if s in kinds else None))[1] for s in streams] if streams else [None] * len(table)
@@ -75,7 +111,44 @@ def _with_partitions(table: pa.Table, games: dict[str, tuple[str, str | None]], 
         tours = table.column("tournament").to_pylist()
         values = [games[s][0] if streams and s in games else kinds.get(t) for s, t in zip(streams or [None] * len(table), tours)]
         table = table.append_column("game", pa.array(values, pa.string()))
+    for column in PARTITIONS:
+        at = table.schema.get_field_index(column)
+        table = table.set_column(at, pa.field(column, pa.string()), pc.fill_null(table.column(column).cast(pa.string()), NONE))
     return table
+
+
+def _with_timestamps(table: pa.Table) -> pa.Table:
+    """Adds beside each integer timestamp (`ts`, `*_ts`, ms since the epoch) the same instant as
+    TIMESTAMP(ms, UTC): `at`, `*_at`."""
+    for name in list(table.column_names):
+        if (name == "ts" or name.endswith("_ts")) and pa.types.is_integer(table.schema.field(name).type):
+            stamped = name[:-2] + "at" if name != "ts" else "at"
+            table = table.append_column(pa.field(stamped, TIMESTAMP), table.column(name).cast(pa.int64()).cast(TIMESTAMP))
+    return table
+
+
+def _described(name: str, table: pa.Table) -> pa.Table:
+    """Returns the table with each field's description (from the data dictionary) in its metadata."""
+    fields = []
+    for f in table.schema:
+        text = _column_meaning(name, f.name)
+        fields.append(f.with_metadata({"description": text}) if text else f)
+    return table.cast(pa.schema(fields, metadata={"description": f"one row per {BY_NAME[name].row}"} if name in BY_NAME else None))
+
+
+def _column_meaning(table: str, column: str) -> str | None:
+    if column == "at" or column.endswith("_at"):
+        raw = "ts" if column == "at" else column[:-2] + "ts"
+        return f"{raw} as TIMESTAMP(ms, UTC)"
+    if column in PARTITIONS and meaning(table, column) is not None:
+        return f"{meaning(table, column)}; partition value `{NONE}` when there is none"
+    return meaning(table, column)
+
+
+def _schema_entry(name: str, table: pa.Table) -> dict[str, Any]:
+    relation = BY_NAME.get(name)
+    return {"row": relation.row if relation else None, "kind": relation.kind if relation else "table",
+            "columns": [{"name": f.name, "type": str(f.type), "description": _column_meaning(name, f.name)} for f in table.schema]}
 
 
 def _describe(out: Path, path: Path) -> dict[str, Any]:
@@ -96,8 +169,8 @@ def load_parquet(out: Path, verifier: Verifier) -> dict[str, pa.Table]:
     manifest = _signed_manifest(out, verifier)
     base = out.resolve()
     listed = {f.path: f for f in manifest.files}
-    for table in manifest.tables:
-        if table not in SCHEMAS:
+    for table in [*manifest.tables, *manifest.derived]:
+        if table not in SCHEMAS and table not in BY_NAME:
             raise ExportError(f"the manifest names table {table!r}, which no export has")
     for path in listed:
         if not (base / path).resolve().is_relative_to(base) or not path.endswith(".parquet"):
@@ -108,14 +181,26 @@ def load_parquet(out: Path, verifier: Verifier) -> dict[str, pa.Table]:
     for path, meta in listed.items():
         if hashlib.sha256((out / path).read_bytes()).hexdigest() != meta.sha256:
             raise ExportError(f"{path}: sha256 differs from the manifest")
-    partitioning = ds.partitioning(pa.schema([(p, pa.string()) for p in PARTITIONS]), flavor="hive")
-    tables = {name: ds.dataset(out / name, format="parquet", partitioning=partitioning).to_table()
-              if (out / name).exists() else _empty(name) for name in manifest.tables}
+    if manifest.schema_sha256 is not None and hashlib.sha256((out / SCHEMA_FILE).read_bytes()).hexdigest() != manifest.schema_sha256:
+        raise ExportError(f"{SCHEMA_FILE}: sha256 differs from the manifest")
+    tables = {name: _read_table(out / name) if (out / name).exists() else _empty(name) for name in manifest.tables}
     for name, table in tables.items():
         missing = set(SCHEMAS[name].names) - set(table.column_names)
         if missing:
             raise ExportError(f"table {name} lacks columns {sorted(missing)}: not this version's export")
     return tables
+
+
+def _read_table(directory: Path) -> pa.Table:
+    """Reads one exported table back as the projection had it: partition value `none` as NULL,
+    without the timestamp columns the export added."""
+    partitioning = ds.partitioning(pa.schema([(p, pa.string()) for p in PARTITIONS]), flavor="hive")
+    table = ds.dataset(directory, format="parquet", partitioning=partitioning).to_table()
+    for column in PARTITIONS:
+        values = table.column(column)
+        table = table.set_column(table.schema.get_field_index(column), column, pc.if_else(pc.equal(values, NONE), None, values))
+    added = [c for c in table.column_names if c == "at" or c.endswith("_at")]
+    return table.drop_columns(added).replace_schema_metadata(None)
 
 
 def _signed_manifest(out: Path, verifier: Verifier) -> Manifest:

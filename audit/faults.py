@@ -5,6 +5,7 @@ claimed move time that disagrees with the timestamps, and one changed byte of th
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
 
 from msgspec.structs import replace
 
@@ -14,6 +15,23 @@ from schemas.envelope import Event
 FAULTS = ("illegal-move", "false-result", "wrong-score", "wrong-seating", "tampered-deal", "bad-move-time", "bad-byte")
 EVENT_FAULTS = frozenset({"illegal-move", "false-result", "wrong-score", "bad-move-time"})
 MOVE_KINDS = ("checkers.moved", "junqi.moved", "paohuzi.discarded")
+
+
+@dataclass(frozen=True)
+class Planted:
+    """Where a simulation planted its fault: the stream and seq of the event it changed (for
+    `bad-byte`, the log entry whose stored bytes it changed), so that a drill can be checked."""
+
+    kind: str
+    stream: str | None
+    seq: int | None
+    entry: int | None = None
+
+    def describe(self) -> str:
+        """Returns where the fault lies, for people."""
+        if self.entry is not None:
+            return f"planted {self.kind} in the stored bytes of log entry {self.entry}"
+        return f"planted {self.kind} in {self.stream} at seq {self.seq}"
 
 
 def check_fault(kind: str, game: str, tables: int, rounds: int) -> None:
@@ -29,21 +47,24 @@ def check_fault(kind: str, game: str, tables: int, rounds: int) -> None:
         raise ValueError("wrong-seating needs at least 2 rounds and 2 tables")
 
 
-def plant(kind: str, events: list[Event], rng: random.Random) -> list[Event]:
-    """Returns a game's events with one fault planted in them."""
+def plant(kind: str, events: list[Event], rng: random.Random) -> tuple[list[Event], Planted]:
+    """Returns a game's events with one fault planted in them, and where it was planted."""
     if kind == "false-result":
-        return events[:-1] + [_false_result(events[-1])]  # type: ignore[arg-type]
-    if kind == "wrong-score":
+        planted = events[:-1] + [_false_result(events[-1])]  # type: ignore[arg-type]
+        i = len(events) - 1
+    elif kind == "wrong-score":
         claim = events[-1]
         assert isinstance(claim, GameEnded)
         points = list(claim.points)
         points[claim.winners[0] if claim.winners else 0] += 1
-        return events[:-1] + [replace(claim, points=points)]
-    if kind == "bad-move-time":
+        planted, i = events[:-1] + [replace(claim, points=points)], len(events) - 1
+    elif kind == "bad-move-time":
         timed = [i for i, e in enumerate(events) if isinstance(e, MoveTimeUsed)]
         i = timed[len(timed) // 2]
-        return events[:i] + [replace(events[i], ms=events[i].ms + 7_000)] + events[i + 1:]  # type: ignore[attr-defined]
-    return _out_of_turn(events, rng)
+        planted = events[:i] + [replace(events[i], ms=events[i].ms + 7_000)] + events[i + 1:]  # type: ignore[attr-defined]
+    else:
+        planted, i = _out_of_turn(events, rng)
+    return planted, Planted(kind, planted[i].stream, planted[i].seq)
 
 
 def _false_result(claim: GameEnded) -> GameEnded:
@@ -52,16 +73,16 @@ def _false_result(claim: GameEnded) -> GameEnded:
     return replace(claim, winners=winners[:2] if len(claim.points) == 4 else winners[:1], points=list(reversed(claim.points)))
 
 
-def _out_of_turn(events: list[Event], rng: random.Random) -> list[Event]:
+def _out_of_turn(events: list[Event], rng: random.Random) -> tuple[list[Event], int]:
     """Inserts a copy of a move made by another seat, out of turn, stamped with the time of the
-    event before it so that no move time changes."""
+    event before it so that no move time changes; returns the events and where it went."""
     moves = [i for i, e in enumerate(events) if e.kind in MOVE_KINDS and e.seat is not None]
     i = moves[len(moves) // 3]
     seats = len(events[0].seats)  # type: ignore[attr-defined]
     wrong = (events[i].seat + 1 + rng.randrange(seats - 1)) % seats  # type: ignore[operator]
     planted = replace(events[i], seat=wrong, ts=events[i - 1].ts)
     shifted = [replace(e, seq=e.seq + 1, **_moved_ref(e, i)) for e in events[i:]]
-    return events[:i] + [planted] + shifted
+    return events[:i] + [planted] + shifted, i
 
 
 def _moved_ref(event: Event, at: int) -> dict[str, int]:

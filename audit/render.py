@@ -38,7 +38,7 @@ def certification_table(cert: Certification) -> Table:
     for column in ("check", "passed", "failed", "examples"):
         out.add_column(column)
     for c in cert.checks:
-        status = (str(c.passed), str(c.failed)) if c.ran else ("not run", "–")
+        status = ("not run", "–") if not c.ran else (str(c.passed), str(c.failed)) if c.applies else ("n/a", "n/a")
         out.add_row(c.title, *status, "\n".join(c.examples))
     return out
 

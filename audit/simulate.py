@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
+from audit.faults import Planted
 from ledger import Ledger, Pending
 from replay.registry import SEATS, engine
 from schemas import encode
@@ -21,14 +22,19 @@ Progress = Callable[[int], None]
 S = TypeVar("S", bound=msgspec.Struct)
 
 
+class SimulationRefused(ValueError):
+    """A simulation's options do not fit each other or the ledger; nothing was written."""
+
+
 @dataclass(frozen=True)
 class SimResult:
-    """What a simulation recorded."""
+    """What a simulation recorded, and where it planted its fault if it planted one."""
 
     games: int
     events: int
     size: int
     tournament: str | None = None
+    planted: Planted | None = None
 
 
 def default_profile(game: str):  # noqa: ANN201 - one of the game profiles

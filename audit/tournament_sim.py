@@ -14,7 +14,7 @@ from typing import Any
 import msgspec
 
 from audit import faults, seating
-from audit.simulate import START_MS, Progress, SimResult, game_start, named_profile, record_events, with_settings
+from audit.simulate import START_MS, Progress, SimResult, SimulationRefused, game_start, named_profile, record_events, with_settings
 from ledger import Ledger, flip_byte
 from replay.registry import SEATS, engine
 from schemas.common import (
@@ -34,6 +34,8 @@ FAULTS = faults.FAULTS
 Ranker = Callable[[Path, str, int], list[str]]
 """Returns a tournament's players in movement order after a given round."""
 
+DEAL_KINDS = ("paohuzi.board_created", "paohuzi.dealt")
+"""The events that carry a Paohuzi deal: where a tampered deck shows."""
 ROUND_MS = 6 * 3_600_000
 GAME_MS = 3_600_000
 
@@ -113,6 +115,10 @@ class TournamentWriter:
         self.games = 0
         self.firsts: dict[str, int] = {p: 0 for p in self.players}
         self.target = random.Random(plan.seed ^ 0x5EED).randrange(plan.expected_games() // max(plan.rounds, 1)) if plan.inject else -1
+        self.planted: faults.Planted | None = None
+        if self.seq:
+            raise SimulationRefused(f"ledger already holds tournament {plan.tournament} ({self.seq} events): a second "
+                                    f"simulation would open it again; use another --seed or another --ledger")
 
     def tournament_event(self, cls: type[Event], ts: int, **fields: Any) -> None:
         """Records one event of the tournament stream."""
@@ -148,7 +154,10 @@ class TournamentWriter:
         else:
             events = engine(self.plan.game).bot_game(start, rng)
         if self.games == self.target and self.plan.inject in faults.EVENT_FAULTS:
-            events = faults.plant(self.plan.inject, events, rng)
+            events, self.planted = faults.plant(self.plan.inject, events, rng)
+        elif self.games == self.target and deck is not None and self.plan.inject == "tampered-deal":
+            dealt = next(e for e in events if e.kind in DEAL_KINDS)
+            self.planted = faults.Planted("tampered-deal", dealt.stream, dealt.seq)
         self.events += record_events(self.ledger, events)
         self.games += 1
         return events
@@ -176,6 +185,7 @@ def simulate_tournament(root: Path, plan: TournamentPlan, ranker: Ranker, progre
             tables, draw = _seating(plan, writer.players, ranked, met, had_bye)
             if plan.inject == "wrong-seating" and n == 2:
                 tables = faults.misseat(tables)
+                writer.planted = faults.Planted("wrong-seating", plan.tournament, writer.seq)
             pairing = seating.pairing_name(plan.rules().swiss_pairing_order) if plan.game == "checkers" and draw is None else None
             ts = writer.seat_round(n, tables, draw, pairing)
             had_bye |= {row[0] for row in tables if len(row) == 1}
@@ -188,8 +198,8 @@ def simulate_tournament(root: Path, plan: TournamentPlan, ranker: Ranker, progre
             writer.tournament_event(RoundClosed, ts + ROUND_MS - 1, round=n, games=writer.games - before)
             size = ledger.size
     if plan.inject == "bad-byte":
-        flip_byte(root, random.Random(plan.seed))
-    return SimResult(writer.games, writer.events, size, plan.tournament)
+        writer.planted = faults.Planted("bad-byte", None, None, flip_byte(root, random.Random(plan.seed)))
+    return SimResult(writer.games, writer.events, size, plan.tournament, writer.planted)
 
 
 def _seating(plan: TournamentPlan, players: list[str], ranked: list[str] | None, met: set[frozenset[str]],

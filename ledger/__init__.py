@@ -22,13 +22,25 @@ from ledger.export import export_jsonl, export_tiles
 from ledger.frames import StoredEntries, read_entries
 from ledger.index import check_index
 from ledger.layout import CONFIG, PRIVATE_KEY, PUBLIC_KEY, load_config
-from ledger.notes import Signer, Verifier, sign_note, verify_note
+from ledger.notes import Signer, Verifier, cosigners, sign_note, verify_note
 from ledger.outputs import OutputRefused, check_output, write_output
 from ledger.read import read_events, read_stream_events
 from ledger.recorder import record
 from ledger.store import AppendResult, Ledger, Pending, init, load_verifier
 from ledger.tamper import flip_byte
 from ledger.verify import VerifyReport, verify
+from ledger.witness import (
+    CONSISTENCY_FORMAT,
+    ConsistencyFile,
+    Observation,
+    WitnessError,
+    check_growth,
+    consistency_file,
+    decode_consistency,
+    encode_consistency,
+    observe,
+    read_checkpoint_note,
+)
 
 __all__ = [
     "CONFIG", "PRIVATE_KEY", "PUBLIC_KEY", "AppendResult", "BundleCheck", "BundleError", "Checkpoint", "CheckpointError", "ConsistencyProof",
@@ -37,4 +49,7 @@ __all__ = [
     "check_index", "check_output", "export_jsonl", "export_tiles", "flip_byte", "init", "load_bundle", "load_config", "load_verifier",
     "newest_checkpoint", "prove", "prove_consistency", "read_entries", "read_events", "read_stream_events", "record", "sign_note",
     "verify", "verify_note", "write_output",
+    # witnessing: consistency files and the last checkpoint seen
+    "CONSISTENCY_FORMAT", "ConsistencyFile", "Observation", "WitnessError", "check_growth", "consistency_file", "cosigners",
+    "decode_consistency", "encode_consistency", "observe", "read_checkpoint_note",
 ]

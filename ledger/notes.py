@@ -19,15 +19,40 @@ ALG_ED25519 = b"\x01"
 SIG_PREFIX = "— "  # U+2014 EM DASH and a space open every signature line of a signed note
 
 
+UNICODE_SPACES = frozenset("\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
+                           "\u200a\u2028\u2029\u202f\u205f\u3000")
+"""Unicode's White_Space property: what Go's `unicode.IsSpace` tests and the C2SP signed-note spec forbids in key names."""
+
+
+def is_key_name(name: str) -> bool:
+    """Tells whether a key or origin name is one C2SP signed notes and Go's sumdb/note accept
+    (non-empty, no Unicode space, no `+`), and is printable (no control or format character)."""
+    return bool(name) and "+" not in name and not any(c in UNICODE_SPACES or not c.isprintable() for c in name)
+
+
 def check_key_name(name: str) -> str:
     """Returns a key or origin name that C2SP signed notes (and Go's sumdb/note) accept.
 
     :raises KeyFileError: when it is empty, or holds a space, a control character or `+`.
     """
-    if not name or "+" in name or any(c.isspace() or not c.isprintable() for c in name):
+    if not is_key_name(name):
         raise KeyFileError(f"key name {name!r} is not valid for a signed note: it must be non-empty, without spaces, "
                            "control characters or '+'")
     return name
+
+
+def check_note_text(text: str) -> str:
+    """Returns a note body that Go's sumdb/note would sign and open: ending in a newline, and no
+    control character but newlines (C2SP signed-note).
+
+    :raises SignatureError: naming the first offending character.
+    """
+    if not text.endswith("\n"):
+        raise SignatureError("a note's text must end with a newline")
+    for at, c in enumerate(text):
+        if (c < " " and c != "\n") or c == "\x7f":
+            raise SignatureError(f"a note's text may hold no control character but newlines: {c!r} at character {at}")
+    return text
 
 
 def _key_id(name: str, public: bytes) -> bytes:
@@ -52,14 +77,19 @@ class Verifier:
 
         :raises KeyFileError: when it is malformed or its key id does not match.
         """
+        parts = text.strip().split("+", 2)
+        if parts[0] == "PRIVATE":
+            raise KeyFileError("this is a private signing key, not a verifier key (its text is not shown); give the .pub file")
+        if len(parts) != 3 or not is_key_name(parts[0]) or "\n" in parts[2]:  # the text is never echoed: it may be a secret
+            raise KeyFileError("malformed verifier key: expected one line NAME+HEXID+BASE64 (the text is not shown)")
+        name, hex_id, b64 = parts
         try:
-            name, hex_id, b64 = text.strip().split("+", 2)
             raw = base64.b64decode(b64, validate=True)
-        except ValueError as exc:
-            raise KeyFileError(f"malformed verifier key (expected NAME+HEXID+BASE64): {exc}") from None
+        except ValueError:
+            raise KeyFileError(f"verifier key {name!r}: its key is not base64") from None
         if raw[:1] != ALG_ED25519 or len(raw) != 33:
             raise KeyFileError(f"verifier key {name!r} is not an Ed25519 key")
-        verifier = cls(check_key_name(name), raw[1:])
+        verifier = cls(name, raw[1:])
         if verifier.key_id.hex() != hex_id:
             raise KeyFileError(f"verifier key {name!r} has id {hex_id}, its key gives {verifier.key_id.hex()}")
         return verifier
@@ -157,8 +187,11 @@ class Signer:
 
 
 def sign_note(text: str, signer: Signer) -> str:
-    """Returns a signed note: the body, a blank line and the signature line."""
-    return text + "\n" + signer.sign_line(text.encode())
+    """Returns a signed note: the body, a blank line and the signature line.
+
+    :raises SignatureError: when the body is one Go's sumdb/note would refuse.
+    """
+    return check_note_text(text) + "\n" + signer.sign_line(text.encode())
 
 
 def split_note(note: str) -> tuple[str, list[tuple[str, bytes]]]:

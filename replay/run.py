@@ -180,3 +180,8 @@ def position(events: Iterable[Event], stream: str, seq: int | None = None) -> Po
 def perft(game: str, depth: int, setup: str | None = None) -> list[int]:
     """Counts move endpoints per depth from the initial position or a game-specific setup."""
     return engine(game).perft(depth, setup)  # type: ignore[attr-defined, no-any-return]
+
+
+def perft_divide(game: str, depth: int, setup: str | None = None) -> list[tuple[str, int]]:
+    """Returns each first move with the count of move sequences of length `depth` below it."""
+    return engine(game).perft_divide(depth, setup)  # type: ignore[attr-defined, no-any-return]

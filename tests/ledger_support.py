@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -29,6 +30,12 @@ def snapshot(root: Path) -> dict[str, str]:
     """Returns the sha256 of every file of the ledger except the writer's lock file."""
     return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
             for p in sorted(root.rglob("*")) if p.is_file() and p.name != "lock"}
+
+
+def flat(output: str) -> str:
+    """Returns a command's output without the frame rich draws around usage errors and with
+    whitespace collapsed, so that a message reads the same whatever the terminal's width."""
+    return " ".join(re.sub(r"[│╭╮╰╯─]", " ", output).split())
 
 
 def cli(*args: str, input: bytes | None = None):  # noqa: ANN201 - click's Result

@@ -551,14 +551,14 @@ def test_claims(claims: list[tuple[str, list[int], list[float]]], flagged: list[
     winners (as a set) and points per seat."""
     b = HandBuilt()
     claimed_game(b, *claims)
-    assert _codes(b.run("claims")) == [("audit.C01", seq) for seq in flagged]
+    assert _codes(b.run("claim_mismatches")) == [("audit.C01", seq) for seq in flagged]
 
 
 def test_claims_message() -> None:
     """tournament.md §1: the finding shows the claim beside the derived result."""
     b = HandBuilt()
     claimed_game(b, ("FLAG_CAPTURED", [0, 2], [5, 1, 5, 3]))
-    assert b.run("claims") == [(G, 300, "audit.C01", "claimed FLAG_CAPTURED winners [0, 2] points [5.0, 1.0, 5.0, 3.0], "
+    assert b.run("claim_mismatches") == [(G, 300, "audit.C01", "claimed FLAG_CAPTURED winners [0, 2] points [5.0, 1.0, 5.0, 3.0], "
                                                      "derived FLAG_CAPTURED winners [0, 2] points [5.0, 1.0, 5.0, 1.0]")]
 
 
@@ -569,4 +569,4 @@ def test_claims_left_to_rules_check(severity: str, flagged: bool) -> None:
     b = HandBuilt()
     claimed_game(b, ("FLAG_CAPTURED", [1, 3], [1, 5, 1, 5]))
     b.finding(G, 120, "junqi.M03", "rules", severity)
-    assert len(b.run("claims")) == flagged
+    assert len(b.run("claim_mismatches")) == flagged

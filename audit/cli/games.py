@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from audit.cli.base import DEFAULT_LEDGER, ExitCode, ForceOpt, GameArg, JsonOpt, LedgerOpt, command
 from audit.faults import FAULTS
 from audit.output import emit_json, progress_bar, say
+
+if TYPE_CHECKING:
+    from audit.tournament_sim import TournamentPlan
 
 
 @command
@@ -34,25 +38,58 @@ def simulate(game: GameArg, ledger: LedgerOpt = DEFAULT_LEDGER,
     from audit.session import movement_ranking
     from audit.tournament_sim import TournamentPlan, simulate_tournament
 
+    plan = TournamentPlan(game, players, rounds, games_per_round, seed, group_tables, inject, profile, tuple(set_ or ()))
+    _check_simulation(plan, tournament, boards, tables)  # every option before the disk is touched
     if not (ledger / "ledger.json").exists():
         ledger_api.init(ledger)
-    if tournament:
-        plan = TournamentPlan(game, players, rounds, games_per_round, seed, group_tables, inject, profile, tuple(set_ or ()))
-        total = plan.expected_games()
-    else:
-        total = (boards or games) * (tables if boards else 1)
-    with progress_bar(f"simulating {game}", total, quiet=json) as advance:
-        if tournament:
-            result = simulate_tournament(ledger, plan, movement_ranking, advance)
-        elif boards:
-            result = simulate_mod.simulate_boards(ledger, boards, tables, seed, advance)
-        else:
-            result = simulate_mod.simulate_games(ledger, game, games, seed, advance)
+    total = plan.expected_games() if tournament else (boards or games) * (tables if boards else 1)
+    try:
+        with progress_bar(f"simulating {game}", total, quiet=json) as advance:
+            if tournament:
+                result = simulate_tournament(ledger, plan, movement_ranking, advance)
+            elif boards:
+                result = simulate_mod.simulate_boards(ledger, boards, tables, seed, advance)
+            else:
+                result = simulate_mod.simulate_games(ledger, game, games, seed, advance)
+    except simulate_mod.SimulationRefused as exc:
+        raise typer.BadParameter(str(exc), param_hint="--seed or --ledger") from None
+    planted = result.planted
     if json:
-        emit_json({"games": result.games, "events": result.events, "size": result.size, "tournament": result.tournament})
+        emit_json({"games": result.games, "events": result.events, "size": result.size, "tournament": result.tournament,
+                   "planted": None if planted is None else
+                   {"kind": planted.kind, "stream": planted.stream, "seq": planted.seq, "entry": planted.entry}})
     else:
         what = f"tournament {result.tournament}: " if result.tournament else ""
         say(f"{what}recorded {result.games} {game} games, {result.events} events; tree size {result.size}")
+        if planted is not None:
+            say(planted.describe())
+
+
+def _check_simulation(plan: TournamentPlan, tournament: bool, boards: int | None, tables: int) -> None:
+    """Refuses options that do not fit together, before anything is written.
+
+    :raises typer.BadParameter: naming the option.
+    """
+    from replay.registry import GAMES
+
+    if plan.game not in GAMES:
+        raise typer.BadParameter(f"unknown game {plan.game!r}; expected one of {', '.join(GAMES)}", param_hint="GAME")
+    if boards is not None and (plan.game != "paohuzi" or tournament):
+        raise typer.BadParameter("duplicate boards are simulated for Paohuzi single games only (simulate paohuzi --boards B "
+                                 "--tables T); a tournament plays its boards itself", param_hint="--boards")
+    if tables != 1 and boards is None:
+        raise typer.BadParameter("--tables goes with --boards (Paohuzi duplicate boards)", param_hint="--tables")
+    if not tournament and (plan.settings or plan.profile_name != "default"):
+        raise typer.BadParameter("--profile and --set are the rules of a simulated tournament: add --tournament", param_hint="--profile/--set")
+    if plan.inject is not None and not tournament:
+        raise typer.BadParameter("a fault is planted in a simulated tournament: add --tournament", param_hint="--inject")
+    if tournament:
+        try:
+            plan.check()
+            plan.profile()
+            plan.rules()
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc)) from None
 
 
 @command
@@ -88,10 +125,14 @@ def show(game: Annotated[str, typer.Option(help="Game stream id.")], ledger: Led
     """Show a game's position at any step, as text (and SVG)."""
     from ledger import check_output, read_stream_events, write_output
     from replay import run as run_mod
+    from replay.registry import SEATS
 
     if svg is not None:
         check_output(svg, force)
     view = run_mod.position(read_stream_events(ledger, game), game, at)
+    seats = SEATS[view.engine.name]
+    if seat is not None and not 0 <= seat < seats:
+        raise typer.BadParameter(f"{game} is a {view.engine.name} game: its seats are 0–{seats - 1}, not {seat}", param_hint="--seat")
     text = view.engine.render_text(view.state, seat)
     if svg is not None:
         write_output(svg, view.engine.render_svg(view.state, seat, players=view.players).encode(), force)
@@ -133,18 +174,36 @@ def report(out: Annotated[Path, typer.Option(help="HTML file to write.")],
         say(f"wrote {out}: {len(record.steps)} events, {findings} findings; {record.proof_ok}")
 
 
+class PerftGame(str, Enum):
+    """The games with a perft: perfect-information positions. Paohuzi has none: its deal is chance
+    and its hands are hidden, so a count of move sequences would count nothing a player can reach."""
+
+    checkers = "checkers"
+    junqi = "junqi"
+
+
 @command
-def perft(game: GameArg, depth: Annotated[int, typer.Option(min=1, help="Depth in plies.")],
+def perft(game: Annotated[PerftGame, typer.Argument(help="checkers or junqi.")],
+          depth: Annotated[int, typer.Option(min=1, help="Depth in plies.")],
           moves: Annotated[str | None, typer.Option(help='Checkers: moves to play first, "3>14,115>102".')] = None,
           position: Annotated[Path | None, typer.Option(help="Junqi: position file (layouts).")] = None,
+          divide: Annotated[bool, typer.Option("--divide", help="Also count the sequences below each first move.")] = False,
           json: JsonOpt = False) -> None:
     """Count move endpoints to a depth (perft); the count is the last number printed."""
     from replay import run as run_mod
 
-    counts = run_mod.perft(game, depth, moves if game == "checkers" else (str(position) if position else None))
+    if game is PerftGame.junqi and moves is not None:
+        raise typer.BadParameter("Junqi positions come from a position file: use --position FILE", param_hint="--moves")
+    if game is PerftGame.checkers and position is not None:
+        raise typer.BadParameter("checkers positions come from a move list: use --moves", param_hint="--position")
+    setup = moves if game is PerftGame.checkers else (str(position) if position else None)
+    counts = run_mod.perft(game.value, depth, setup)
+    split = run_mod.perft_divide(game.value, depth, setup) if divide else None
     if json:
-        emit_json({"counts": counts, "count": counts[-1]})
+        emit_json({"counts": counts, "count": counts[-1], **({"divide": dict(split)} if split is not None else {})})
         return
+    for move, n in split or []:
+        say(f"{move}: {n}")
     for d, n in enumerate(counts, start=1):
         say(f"depth {d}: {n}")
     say(str(counts[-1]))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -11,6 +12,7 @@ import typer
 
 import ledger as ledger_api
 from audit.cli.base import DEFAULT_LEDGER, ExitCode, ForceOpt, JsonOpt, LedgerOpt, command
+from audit.cli.inputs import read_input
 from audit.output import emit_json, fail, fail_note, say
 from ledger import Signer, Verifier, check_output, write_output
 
@@ -63,36 +65,95 @@ def verify(ledger: LedgerOpt = DEFAULT_LEDGER,
         raise ExitCode(1)
 
 
+class ExportFormat(str, Enum):
+    """What `export --game/--tournament` writes: a game's text record (PGN-like)."""
+
+    record = "record"
+
+
 @command
 def export(ledger: LedgerOpt = DEFAULT_LEDGER,
            jsonl: Annotated[Path | None, typer.Option(help="Write the entries as stored, one per line.")] = None,
            parquet: Annotated[Path | None, typer.Option(help="Write the projection as Hive-partitioned Parquet with a manifest.")] = None,
            tiles: Annotated[Path | None, typer.Option(help="Lay out checkpoint, hash tiles and entry bundles for tlog-tiles clients.")] = None,
+           game: Annotated[str | None, typer.Option(help="With --format record: the game stream whose record to write.")] = None,
+           tournament: Annotated[str | None, typer.Option(help="With --format record: every game of this tournament, one file "
+                                                          "each in --out DIR.")] = None,
+           format_: Annotated[ExportFormat | None, typer.Option("--format", help="record: a game's text record (tags, moves, "
+                                                                "clock times).")] = None,
+           out: Annotated[Path | None, typer.Option(help="With --format record: the file (--game; stdout without it) or "
+                                                    "directory (--tournament).")] = None,
            force: ForceOpt = False, json: JsonOpt = False) -> None:
-    """Export the entries as stored (--jsonl), the projection as Parquet (--parquet) or the log as tlog-tiles (--tiles)."""
-    from audit.export import export_parquet
-    from audit.projection import project_ledger
-
-    if sum(x is not None for x in (jsonl, parquet, tiles)) != 1:
-        raise typer.BadParameter("give exactly one of --jsonl FILE, --parquet DIR or --tiles DIR")
-    if jsonl is not None:
+    """Export the entries as stored (--jsonl), the projection as Parquet (--parquet), the log as tlog-tiles (--tiles) or game
+    records (--format record)."""
+    if format_ is not None or game is not None or tournament is not None:
+        if any(x is not None for x in (jsonl, parquet, tiles)) or format_ is None or (game is None) == (tournament is None):
+            raise typer.BadParameter("a record export takes --format record with exactly one of --game ID or --tournament ID")
+        summary, text = _export_records(ledger, game, tournament, out, force)
+    elif sum(x is not None for x in (jsonl, parquet, tiles)) != 1:
+        raise typer.BadParameter("give exactly one of --jsonl FILE, --parquet DIR, --tiles DIR or --format record")
+    elif jsonl is not None:
         count = ledger_api.export_jsonl(ledger, jsonl, force)
-        summary: dict[str, Any] = {"entries": count, "jsonl": str(jsonl)}
-        text = f"wrote {count} entries to {jsonl}"
+        summary, text = {"entries": count, "jsonl": str(jsonl)}, f"wrote {count} entries to {jsonl}"
     elif tiles is not None:
         size = ledger_api.export_tiles(ledger, tiles, force)
         summary = {"size": size, "tiles": str(tiles)}
         text = f"wrote the checkpoint, tiles and entry bundles of the log at size {size} to {tiles} (serve it as static files)"
     else:
+        from audit.export import export_parquet
+        from audit.projection import project_ledger
+
         assert parquet is not None
         check_output(parquet, force, directory=True)
         manifest = export_parquet(ledger, project_ledger(ledger), parquet)
         summary = {"files": len(manifest["files"]), "parquet": str(parquet), "checkpoint": manifest["checkpoint"]}
-        text = f"wrote {len(manifest['files'])} Parquet files, {parquet / 'manifest.json'} and its signed note"
+        text = f"wrote {len(manifest['files'])} Parquet files, {parquet / 'schema.json'}, {parquet / 'manifest.json'} and its signed note"
     if json:
         emit_json(summary)
-    else:
+    elif text:
         say(text)
+
+
+def _export_records(ledger: Path, game: str | None, tournament: str | None, out: Path | None, force: bool) -> tuple[dict[str, Any], str]:
+    """Writes one game's record (to `out` or stdout) or every game of a tournament (one file each in `out`)."""
+    from audit.record_format import game_record, game_streams, record_file_name
+    from ledger import read_events, read_stream_events
+
+    if game is not None:
+        events = read_stream_events(ledger, game)
+        if not events:
+            raise ValueError(f"no game stream {game!r} in {ledger}")
+        record = game_record(events, _tournament_name(ledger, events[0]))
+        if out is None:
+            sys.stdout.write(record)
+            return {"games": 1, "out": None}, ""
+        write_output(out, record.encode(), force)
+        return {"games": 1, "out": str(out)}, f"wrote the record of {game} to {out}"
+    assert tournament is not None
+    if out is None:
+        raise typer.BadParameter("a tournament's records go one file per game into a directory: give --out DIR", param_hint="--out")
+    check_output(out, force, directory=True)
+    streams = game_streams(read_events(ledger), tournament)
+    if not streams:
+        raise ValueError(f"no games of tournament {tournament!r} in {ledger}")
+    out.mkdir(parents=True, exist_ok=True)
+    name = None
+    for stream in streams:
+        events = read_stream_events(ledger, stream)
+        name = name or _tournament_name(ledger, events[0])
+        write_output(out / record_file_name(stream), game_record(events, name).encode(), force)
+    return {"games": len(streams), "out": str(out)}, f"wrote the records of {len(streams)} games of {tournament} to {out}"
+
+
+def _tournament_name(ledger: Path, start: Any) -> str | None:
+    """Returns the name the tournament of a game was opened with, if the game has one."""
+    from ledger import read_stream_events
+    from schemas.common import TournamentOpened
+
+    if start.tournament is None:
+        return None
+    opened = read_stream_events(ledger, start.tournament)[:1]
+    return opened[0].name if opened and isinstance(opened[0], TournamentOpened) else None
 
 
 @command
@@ -112,14 +173,28 @@ def prove(stream: Annotated[str, typer.Option(help="Stream (game or tournament) 
 @command
 def check_proof(file: Annotated[Path, typer.Argument(help="Evidence bundle file.")],
                 key: Annotated[Path, typer.Option(help="The ledger's verifier key (signer.pub).")],
+                witness_key: Annotated[list[Path] | None, typer.Option(help="An arbiter's verifier key whose co-signature the "
+                                                                       "checkpoint must carry (repeatable).")] = None,
+                witness_threshold: Annotated[int | None, typer.Option(min=1, help="How many of the --witness-key arbiters must "
+                                                                      "have co-signed (all of them by default).")] = None,
                 json: JsonOpt = False) -> None:
-    """Verify an evidence bundle offline with the public key alone."""
+    """Verify an evidence bundle offline with the public key alone (and arbiters' co-signatures)."""
+    witnesses = [Verifier.load(k) for k in witness_key or []]
+    threshold = len(witnesses) if witness_threshold is None else witness_threshold
+    if threshold > len(witnesses):
+        raise typer.BadParameter(f"{threshold} co-signatures required of {len(witnesses)} --witness-key given", param_hint="--witness-threshold")
+    read_input(file, "an evidence bundle, as `matchledger prove --out` writes")  # a missing file is named, not an errno
     loaded = ledger_api.load_bundle(file)
     checked = ledger_api.check_bundle(loaded, Verifier.load(key))
-    proved = checked.statement(loaded)
+    cosigned = ledger_api.cosigners(checked.checkpoint.note, witnesses)
+    if len(cosigned) < threshold:
+        missing = sorted({w.name for w in witnesses} - set(cosigned))
+        raise ledger_api.BundleError(f"the checkpoint of size {checked.checkpoint.size} carries {len(cosigned)} of the {threshold} "
+                                     f"co-signatures required; missing: {', '.join(missing)}")
+    proved = checked.statement(loaded) + (f"; the checkpoint is co-signed by {', '.join(cosigned)}" if cosigned else "")
     if json:
         emit_json({"ok": True, "stream": loaded.stream, "entries": len(loaded.entries), "size": checked.checkpoint.size,
-                   "root": checked.checkpoint.root.hex(), "complete": checked.complete, "proved": proved})
+                   "root": checked.checkpoint.root.hex(), "complete": checked.complete, "cosigners": cosigned, "proved": proved})
     else:
         say(f"ok: {proved}")
 
@@ -128,17 +203,26 @@ def check_proof(file: Annotated[Path, typer.Argument(help="Evidence bundle file.
 def consistency(old: Annotated[int, typer.Option(help="Tree size of the earlier checkpoint.")],
                 ledger: LedgerOpt = DEFAULT_LEDGER,
                 new: Annotated[int | None, typer.Option(help="Tree size of the later checkpoint (the latest by default).")] = None,
-                json: JsonOpt = False) -> None:
+                out: Annotated[Path | None, typer.Option(help="Also write the proof to this file, for check-consistency.")] = None,
+                force: ForceOpt = False, json: JsonOpt = False) -> None:
     """Prove that an earlier signed checkpoint is a prefix of a later one (RFC 6962 consistency proof)."""
+    if out is not None:
+        check_output(out, force)
     item = ledger_api.prove_consistency(ledger, old, new)
     first, last = ledger_api.check_consistency(item, ledger_api.load_verifier(ledger))
+    if out is not None:
+        write_output(out, ledger_api.encode_consistency(ledger_api.ConsistencyFile(ledger_api.CONSISTENCY_FORMAT, first.size,
+                                                                                     last.size, item.proof)), force)
     if json:
-        emit_json({"old": first.size, "new": last.size, "old_root": first.root.hex(), "new_root": last.root.hex(), "proof": item.proof})
+        emit_json({"old": first.size, "new": last.size, "old_root": first.root.hex(), "new_root": last.root.hex(), "proof": item.proof,
+                   "out": str(out) if out else None})
     else:
         say(f"ok: the log at {first.size} entries (root {first.root.hex()}) is a prefix of the log at {last.size} "
             f"(root {last.root.hex()}); proof of {len(item.proof)} hashes:")
         for h in item.proof:
             say(f"  {h}")
+        if out is not None:
+            say(f"wrote the proof to {out}")
 
 
 @command
@@ -166,8 +250,9 @@ def cosign(key: Annotated[Path, typer.Option(help="The arbiter's private key.")]
            size: Annotated[int | None, typer.Option(help="Tree size of the checkpoint; the latest by default.")] = None,
            json: JsonOpt = False) -> None:
     """Add an arbiter's co-signature to a checkpoint."""
+    arbiter = Signer.load(key)  # a bad key is refused before the ledger is opened (opening may lay out new files)
     with ledger_api.Ledger.open(ledger) as writer:
-        checkpoint = writer.cosign(Signer.load(key), size)
+        checkpoint = writer.cosign(arbiter, size)
     if json:
         emit_json({"size": checkpoint.size, "root": checkpoint.root.hex(), "note": checkpoint.note})
     else:

@@ -11,7 +11,7 @@ from replay.checkers import bot, fold, render
 from replay.checkers.board import BIT, HOME, NEIGHBOUR_MASK, ids
 from replay.checkers.check import check_move
 from replay.checkers.moves import MoveRules, all_moves
-from replay.checkers.perft import parse_moves, perft_counts, play_moves
+from replay.checkers.perft import divide, parse_moves, perft_counts, play_moves
 from replay.checkers.rules import derived, play_move, play_pass
 from replay.checkers.state import CheckersState, initial_state
 from replay.picture import Frame, Sheet
@@ -121,6 +121,15 @@ class CheckersEngine:
         rules = MoveRules.of(profile or CheckersProfile())
         pieces, to_move = play_moves(HOME, 0, parse_moves(moves or ""), rules)
         return perft_counts(pieces, to_move, depth, rules)
+
+    def perft_divide(self, depth: int, moves: str | None = None, profile: CheckersProfile | None = None) -> list[tuple[str, int]]:
+        """Returns each first move with the move sequences of length `depth` below it (perft divide).
+
+        :raises MoveListError: when the move list is malformed or holds an illegal move.
+        """
+        rules = MoveRules.of(profile or CheckersProfile())
+        pieces, to_move = play_moves(HOME, 0, parse_moves(moves or ""), rules)
+        return divide(pieces, to_move, depth, rules)
 
     def state_at(self, events: Iterable[Event], seq: int | None = None) -> Step:
         """Returns the replay step of the event with sequence number `seq` (the last one when None),

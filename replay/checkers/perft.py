@@ -27,6 +27,19 @@ def perft_counts(pieces: tuple[int, int], to_move: int, depth: int, rules: MoveR
     return counts
 
 
+def divide(pieces: tuple[int, int], to_move: int, depth: int, rules: MoveRules = DEFAULT_RULES) -> list[tuple[str, int]]:
+    """Returns each first move (`from>to`) with the number of move sequences of length `depth` that
+    begin with it (perft divide); they sum to the last count of `perft_counts`."""
+    own, other = pieces[to_move], pieces[1 - to_move]
+    split = []
+    for frm, to in all_moves(to_move, own, own | other, rules):
+        after = [0, 0]
+        after[to_move], after[1 - to_move] = own ^ BIT[frm] ^ BIT[to], other
+        below = perft_counts((after[0], after[1]), 1 - to_move, depth - 1, rules)
+        split.append((f"{frm}>{to}", below[-1] if below else 1))
+    return split
+
+
 def parse_moves(text: str) -> list[tuple[int, int]]:
     """Reads a move list `from>to,from>to,…` (holes as ids or row-col).
 

@@ -119,5 +119,12 @@ class JunqiEngine:
         """
         return perft.perft(depth, setup)
 
+    def perft_divide(self, depth: int, setup: str | None = None) -> list[tuple[str, int]]:
+        """Returns each first move with the move sequences of length `depth` below it (perft divide).
+
+        :raises perft.PositionError: when the file does not describe a position.
+        """
+        return perft.divide(depth, setup)
+
 
 ENGINE = JunqiEngine()

@@ -128,3 +128,20 @@ def perft(depth: int, setup: str | None = None) -> list[int]:
     totals = [0] * depth
     count(load_position(setup), depth, totals)
     return totals
+
+
+def divide(depth: int, setup: str | None = None) -> list[tuple[str, int]]:
+    """Returns each legal first move (`from-to`, point names as in `junqi.moved`) with the number of
+    move sequences of length `depth` that begin with it (perft divide); they sum to perft's count.
+
+    :raises PositionError: when the file does not describe a position.
+    """
+    state = load_position(setup)
+    if state.outcome is not None:
+        return []
+    split = []
+    for move in legal_moves(state, state.to_move):
+        totals = [0] * (depth - 1)
+        count(do_move(state, move.frm, move.to)[0], depth - 1, totals)
+        split.append((f"{NAMES[move.frm]}-{NAMES[move.to]}", totals[-1] if totals else 1))
+    return split

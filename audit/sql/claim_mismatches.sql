@@ -1,4 +1,4 @@
--- name: claims
+-- name: claim_mismatches
 -- check: claims
 -- computes: every game.ended claim whose termination, winners or points differ from the result the
 --   engine derived; games with rule findings are left to the rules check (their derived result

@@ -1,0 +1,111 @@
+"""Commands a log's outside checkers run: check a consistency proof offline, and witness a log
+(remember the last checkpoint seen and prove at each visit that the log only grew)."""
+
+from __future__ import annotations
+
+import urllib.error
+import urllib.parse
+import urllib.request
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from audit.cli.base import JsonOpt, command
+from audit.cli.inputs import read_input, read_text
+from audit.output import emit_json, say
+
+if TYPE_CHECKING:
+    from ledger import ConsistencyFile
+
+KeyOpt = Annotated[Path, typer.Option("--key", help="The log's verifier key (signer.pub).")]
+FETCH_TIMEOUT = 30.0
+"""Seconds a witness waits for the log's server."""
+
+
+@command
+def check_consistency(old: Annotated[Path, typer.Argument(help="The earlier checkpoint (a signed note file).")],
+                      new: Annotated[Path, typer.Argument(help="The later checkpoint (a signed note file).")],
+                      proof: Annotated[Path, typer.Argument(help="The consistency proof (`consistency --out FILE`).")],
+                      key: KeyOpt, json: JsonOpt = False) -> None:
+    """Check offline, with the public key alone, that the log at OLD is a prefix of the log at NEW."""
+    import ledger as ledger_api
+    from ledger import Verifier
+
+    verifier = Verifier.load(key)
+    first, last = (ledger_api.read_checkpoint_note(read_text(p, "a checkpoint (signed note)"), verifier, str(p)) for p in (old, new))
+    ledger_api.check_growth(first, last, ledger_api.decode_consistency(read_input(proof, "a consistency proof"), str(proof)))
+    if json:
+        emit_json({"ok": True, "old": first.size, "new": last.size, "old_root": first.root.hex(), "new_root": last.root.hex()})
+    else:
+        say(f"ok: the log of {last.origin} at {first.size} entries (root {first.root.hex()}) is a prefix of the log at "
+            f"{last.size} entries (root {last.root.hex()})")
+
+
+@command
+def witness(state: Annotated[Path, typer.Option(help="File that keeps the last checkpoint seen (created on the first run).")],
+            ledger: Annotated[Path | None, typer.Option(help="Witness a ledger directory.")] = None,
+            url: Annotated[str | None, typer.Option(help="Witness a log served over HTTP (GET /checkpoint, /consistency?old=N&new=M).")] = None,
+            key: Annotated[Path | None, typer.Option(help="The log's verifier key (required with --url; a ledger's signer.pub by default).")] = None,
+            json: JsonOpt = False) -> None:
+    """Check that a log only grew since the last visit (consistency proof from the remembered checkpoint), then remember the new one."""
+    import ledger as ledger_api
+    from ledger import Verifier
+
+    if (ledger is None) == (url is None):
+        raise typer.BadParameter("give exactly one of --ledger DIR or --url URL")
+    ledger_api.check_output(state, force=True)  # the state is rewritten at each visit, but never inside a ledger or through a link
+    if url is not None and key is None:
+        raise typer.BadParameter("a served log is checked against a key you hold: give --key PUB", param_hint="--key")
+    if ledger is not None:
+        verifier = Verifier.load(key) if key is not None else ledger_api.load_verifier(ledger)
+        checkpoint = ledger_api.newest_checkpoint(ledger, verifier)
+        if checkpoint is None:
+            raise ledger_api.LedgerError(f"ledger {ledger} has no checkpoint yet")
+        note, source = checkpoint.note, (lambda a, b: ledger_api.consistency_file(ledger, a, b))
+    else:
+        assert url is not None and key is not None
+        verifier = Verifier.load(key)
+        note, source = _fetch(url, "checkpoint").decode(), _UrlProofs(url)
+    seen = ledger_api.observe(state, verifier, note, source)
+    before, now = seen.before, seen.now
+    if json:
+        emit_json({"ok": True, "origin": now.origin, "size": now.size, "root": now.root.hex(),
+                   "previous_size": before.size if before else None, "state": str(state)})
+    elif before is None:
+        say(f"first visit: remembered the checkpoint of {now.origin} at size {now.size} (root {now.root.hex()}) in {state}")
+    elif before.size == now.size:
+        say(f"ok: the log of {now.origin} is unchanged at size {now.size} (root {now.root.hex()})")
+    else:
+        say(f"ok: the log of {now.origin} grew from {before.size} to {now.size} entries and the older tree is a prefix "
+            f"of the newer (consistency proof checked); remembered size {now.size} in {state}")
+
+
+class _UrlProofs:
+    """Fetches consistency proofs from a log's server."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+
+    def __call__(self, old: int, new: int) -> ConsistencyFile:
+        import ledger as ledger_api
+
+        where = f"consistency?{urllib.parse.urlencode({'old': old, 'new': new})}"
+        return ledger_api.decode_consistency(_fetch(self.url, where), f"{self.url.rstrip('/')}/{where}")
+
+
+def _fetch(url: str, path: str) -> bytes:
+    """GETs one resource of a log's server.
+
+    :raises OSError: naming the resource and what went wrong.
+    """
+    target = f"{url.rstrip('/')}/{path}"
+    if urllib.parse.urlsplit(target).scheme not in ("http", "https"):
+        raise typer.BadParameter(f"{url!r} is not an http(s) URL", param_hint="--url")
+    try:
+        with urllib.request.urlopen(target, timeout=FETCH_TIMEOUT) as response:  # noqa: S310 - http(s) only, checked above
+            return bytes(response.read())
+    except urllib.error.HTTPError as exc:
+        raise OSError(f"GET {target}: HTTP {exc.code} {exc.reason}") from None
+    except (urllib.error.URLError, TimeoutError) as exc:
+        raise OSError(f"GET {target}: {getattr(exc, 'reason', exc)}") from None
