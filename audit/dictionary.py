@@ -65,9 +65,33 @@ RELATIONS = [
         "out": "pieces out of play after the step (Junqi)"}),
     Relation("games", "table", "game", {
         "first": "seat that moved first", "seats": "seats at the table",
-        "started_ts": "ts of game.started", "ended_ts": "ts of the game's last event"}),
+        "started_ts": "ts of game.started", "ended_ts": "ts of the game's last event",
+        "termination": "how the game ended after its rulings (the engine's result of play, then each result-changing ruling)",
+        "winners": "winning seats after the game's rulings; empty for a draw",
+        "derived_termination": "how the game ended as the engine derived it from play, before any ruling",
+        "derived_winners": "winning seats as the engine derived them from play",
+        "ruled_by": "seq of the last ruling that changed the result (NULL when none did)"}),
     Relation("seats", "table", "seat of a game", {
-        "points": "game points the engine derived for the seat (NULL when it derived none)"}),
+        "points": "game points of the seat after the game's rulings (NULL when there is no result)",
+        "derived_points": "game points the engine derived for the seat from play, before any ruling"}),
+    Relation("arbiters", "table", "arbiter.registered: a key made known to the ledger", {
+        "key_name": "the key's name (a C2SP verifier name)", "role": "referee, chief_referee or committee",
+        "name": "the arbiter's name", "problem": "why the registration cannot be used (NULL when it can)"}),
+    Relation("appeals", "table", "appeal.filed (申诉, Junqi 第十八条)", {
+        "game": "stream of the game appealed", "ruling_seq": "seq of the ruling appealed, when one is named",
+        "grounds": "the appeal's grounds", "deadline_ts": "when the committee's decision is due (第十九条 1)"}),
+    Relation("decisions", "table", "appeal.decided: the committee's decision (第十九条)", {
+        "appeal_seq": "seq of the appeal decided", "decision": "upheld, rejected or void_late",
+        "committee": "committee members named", "members": "number of members", "for_decision": "votes for the decision",
+        "votes": "each member's vote", "text": "the decision's text", "arbiter": "key name that signed it",
+        "signature": "valid, unsigned, unknown_signer, wrong_role or bad_signature"}),
+    Relation("rulings", "table", "game.ruling: a referee's ruling (第十四条)", {
+        "ruling": "kind: result_override, authorised_skip, penalty, forfeit, withdrawal, void_game, replay_from, score_correction",
+        "explicit_kind": "the event named its kind (false: a ruling recorded before kinds existed)",
+        "corrects": "seq of the event the ruling rules on", "appeal_stream": "stream of the appeal decision it carries out",
+        "appeal_seq": "seq of that decision", "from_round": "withdrawal: the first round it forfeits",
+        "termination": "the result it sets", "points": "the points it sets or adds", "text": "the ruling's text",
+        "arbiter": "key name that signed it", "signature": "valid, unsigned, unknown_signer, wrong_role or bad_signature"}),
     Relation("findings", "table", "finding of the engines (and of the projection: streams that open nothing)", {
         "code": "stable finding code, e.g. junqi.M03", "article": "article of the rule book it cites",
         "severity": "error or warning", "message": "what is wrong, where and why",
@@ -82,9 +106,14 @@ RELATIONS = [
         "termination": "claimed termination", "winners": "claimed winning seats", "points": "claimed points per seat"}),
     Relation("timings", "derived", "game.move_time claim", {
         "move_seq": "seq of the move the time was used for", "gap_ms": "timestamp gap of that move: what the claim should equal"}),
+    Relation("game_status", "derived", "game: what its result is worth as of the log's last timestamp", {
+        "termination": "how the game ended after its rulings", "ruled_by": "seq of the last ruling that changed the result",
+        "end_ts": "ts of the game's end", "window_end_ts": "when the appeal window closes (24 h online, 3 h at a venue)",
+        "now_ts": "the log's last timestamp", "status": "final, provisional (appeal window open), under_appeal, unresolved or void"}),
     Relation("results", "derived", "seat of a game with the points the standings count", {
-        "points": "points the standings count: derived, or claimed where the engine derived none",
-        "source": "where the points come from: derived, claimed or none"}),
+        "points": "points the standings count: after the rulings, or claimed where the engine derived none",
+        "source": "where the points come from: derived, ruling, claimed, void or none",
+        "status": "the game's status (see `game_status`)", "ruled_by": "seq of the last ruling that changed the result"}),
     Relation("seat_times", "derived", "seat of a game: its claimed move time", {"ms": "sum of the seat's game.move_time claims"}),
     Relation("moves", "view", "engine-accepted or flagged action", {"pieces_out": "pieces out of play after the action (Junqi)"}),
     Relation("board_mp", "view", "participant × board of a duplicate tournament", {
@@ -104,13 +133,21 @@ RELATIONS = [
         "opp_r": "tie-break 1: opponents' average R", "beaten_r": "tie-break 2: beaten opponents' average R",
         "move_ms": "tie-break 3: total own move time, ms (less ranks higher)",
         "trimmed_ms": "tie-break 4: own move time per game without the longest and shortest game, ms",
-        "trimmed_basis": "which games tie-break 4 counts", "unverified": "games whose declared result stands in"}),
+        "trimmed_basis": "which games tie-break 4 counts", "unverified": "games whose declared result stands in",
+        "void_games": "games voided by a ruling (left out of the comparison)",
+        "status": "final when every game is final, else the least final of its games"}),
+    Relation("swiss_matches", "macro", "checkers Swiss player × round through round n: `swiss_matches(t, n)`", {
+        "opponent": "the opponent (NULL for a bye)", "game_points": "game points of the match",
+        "won": "games won", "played": "games played", "unverified": "games whose declared result stands in",
+        "mp": "大分: match points of the round", "kind": "match, bye, or forfeit after a withdrawal (第十二条)"}),
     Relation("swiss", "macro", "player of a checkers Swiss tournament through round n: `swiss(t, n)`", {
         "big": "大分: match points", "bh": "小分: Buchholz (opponents' final 大分)", "ps": "累进分: sum of running totals",
         "direct_encounter": "points against the tied group when all of it has met", "wins": "games won over the board",
         "win_rate": "games won / games played", "bh_prev": "Buchholz after the last round played − 1",
         "de_or_wins": "the fourth tie-break as applied: direct encounter, else games won",
-        "unverified": "games whose declared result stands in"}),
+        "unverified": "games whose declared result stands in",
+        "forfeits": "matches forfeited after a withdrawal (第十二条)",
+        "status": "final when every game is final, else the least final of its games"}),
 ]
 BY_NAME = {r.name: r for r in RELATIONS}
 
