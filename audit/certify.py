@@ -96,11 +96,11 @@ def _collect(session: Session, tournament: str | None) -> list[dict[str, Any]]:
     return unique
 
 
-def _example(row: dict[str, Any], width: int = 110) -> str:
-    """Returns one finding as a short line for the table of checks."""
-    where = row["stream"] if row["seq"] is None else f"{row['stream']}#{row['seq']}"
-    text = f"{where} {row['code']}: {row['message']}"
-    return text if len(text) <= width else text[: width - 1] + "…"
+def _example(row: dict[str, Any]) -> str:
+    """Returns one finding, whole, as the line every command prints it."""
+    from audit.render import finding_text
+
+    return finding_text(row)
 
 
 def _row(f: Finding, check: str, source: str) -> dict[str, Any]:

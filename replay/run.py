@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 from replay.protocol import Finding, Outcome, Step
 from replay.registry import engine
@@ -78,14 +80,22 @@ def replay_game(events: list[Event], strict: bool = False) -> GameReplay:
     step_facts: list[dict[str, Any]] = []
     findings: list[Finding] = []
     last: Step | None = None
+    players = {h.seat: h.holder for h in start.seats}
     for step in eng.replay(events, strict=strict):
         step_events.append(step.event)
         step_facts.append(step.facts)
         if step.findings:
-            findings.extend(step.findings)
+            findings.extend(with_seat(f, step.event.seat, players) for f in step.findings)
         last = step
     state = last.state if last else None
     return GameReplay(start.stream, str(game), start, step_events, step_facts, eng.outcome(state), findings, state, events)
+
+
+def with_seat(finding: Finding, seat: int | None, players: dict[int, str]) -> Finding:
+    """Returns a finding tied to the seat that acted in its event and the player holding it."""
+    if finding.seat is not None or seat is None:
+        return finding
+    return msgspec.structs.replace(finding, seat=seat, player=players.get(seat))
 
 
 def replay_all(events: Iterable[Event], game: str | None = None, strict: bool = False) -> Iterator[GameReplay]:
@@ -95,11 +105,13 @@ def replay_all(events: Iterable[Event], game: str | None = None, strict: bool = 
             yield replay_game(items, strict)
 
 
-def summarise(replays: Iterable[GameReplay]) -> ReplaySummary:
-    """Adds up games, events, moves and findings of replays, timing the work."""
+def summarise(replays: Iterable[GameReplay], on_game: Callable[[int], None] | None = None) -> ReplaySummary:
+    """Adds up games, events, moves and findings of replays, timing the work (and telling `on_game` of each)."""
     summary = ReplaySummary()
     t0 = time.perf_counter()
     for r in replays:
+        if on_game is not None:
+            on_game(1)
         summary.games += 1
         summary.events += len(r.step_facts)
         summary.moves += r.moves

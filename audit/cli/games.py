@@ -7,9 +7,10 @@ from typing import Annotated
 
 import typer
 
-from audit.cli.base import DEFAULT_LEDGER, ExitCode, ForceOpt, GameArg, JsonOpt, LedgerOpt, command
+from audit.cli.base import (DEFAULT_LEDGER, EXIT_NO_HU, ExitCode, ForceOpt, FormatOpt, GameArg, JsonOpt, LedgerOpt, QuietOpt,
+                            UsageError, command)
 from audit.faults import FAULTS
-from audit.output import emit_json, progress_bar, say
+from audit.output import Format, emit, emit_json, progress_bar, say
 
 
 @command
@@ -58,23 +59,28 @@ def simulate(game: GameArg, ledger: LedgerOpt = DEFAULT_LEDGER,
 @command
 def replay(ledger: LedgerOpt = DEFAULT_LEDGER,
            game: Annotated[str | None, typer.Option(help="Replay only this game stream.")] = None,
-           json: JsonOpt = False) -> None:
+           fmt: FormatOpt = Format.table, quiet: QuietOpt = False) -> None:
     """Re-derive every game from the rules and list the findings (exit 1 when there are any)."""
+    from audit.render import finding_record, finding_rows, finding_text
     from ledger import read_events, read_stream_events
     from replay import run as run_mod
+    from schemas.common import GameStarted
 
-    events = read_stream_events(ledger, game) if game is not None else read_events(ledger)  # one game: through the index
-    summary = run_mod.summarise(run_mod.replay_all(events, game))
+    events = list(read_stream_events(ledger, game) if game is not None else read_events(ledger))  # one game: through the index
+    total = sum(1 for e in events if isinstance(e, GameStarted))
+    with progress_bar("replaying games", total, quiet=quiet) as advance:
+        summary = run_mod.summarise(run_mod.replay_all(events, game), advance)
     if game is not None and summary.games == 0:
-        raise ValueError(f"no game stream {game!r} in {ledger}")
-    if json:
-        emit_json({"games": summary.games, "events": summary.events, "moves": summary.moves,
-                   "findings": len(summary.findings), "seconds": round(summary.seconds, 3)})
-    else:
+        raise UsageError(f"no game stream {game!r} in {ledger}")
+    if fmt is Format.table:
         say(f"games {summary.games}, events {summary.events}, moves {summary.moves}, "
             f"findings {len(summary.findings)}, seconds {summary.seconds:.2f}")
         for finding in summary.findings:
-            say(str(finding))
+            say(finding_text(finding))
+    else:
+        emit(finding_rows(summary.findings), fmt, document={
+            "games": summary.games, "events": summary.events, "moves": summary.moves,
+            "findings": [finding_record(f) for f in summary.findings], "seconds": round(summary.seconds, 3)})
     if summary.findings:
         raise ExitCode(1)
 
@@ -85,21 +91,26 @@ def show(game: Annotated[str, typer.Option(help="Game stream id.")], ledger: Led
          seat: Annotated[int | None, typer.Option(help="Show only what this seat can see.")] = None,
          svg: Annotated[Path | None, typer.Option(help="Also write the position as SVG.")] = None,
          force: ForceOpt = False, json: JsonOpt = False) -> None:
-    """Show a game's position at any step, as text (and SVG)."""
+    """Show a game's position at any step, as text (and SVG), with the seats and their players."""
     from ledger import check_output, read_stream_events, write_output
     from replay import run as run_mod
+    from replay.protocol import seat_label
 
     if svg is not None:
         check_output(svg, force)
-    view = run_mod.position(read_stream_events(ledger, game), game, at)
+    events = list(read_stream_events(ledger, game))
+    view = run_mod.position(events, game, at)
     text = view.engine.render_text(view.state, seat)
+    seats = [(h.seat, seat_label(view.engine.name, h.seat, h.holder)) for h in events[0].seats]  # type: ignore[attr-defined]
     if svg is not None:
         write_output(svg, view.engine.render_svg(view.state, seat).encode(), force)
     if json:
-        emit_json({"game": game, "seq": view.seq, "kind": view.kind, "text": text, "svg": str(svg) if svg else None})
+        emit_json({"game": game, "seq": view.seq, "kind": view.kind, "text": text, "svg": str(svg) if svg else None,
+                   "seats": [{"seat": n, "label": label} for n, label in seats]})
         return
     say(f"{game} after seq {view.seq} ({view.kind})")
-    say(text)
+    say("seats: " + ", ".join(label for _, label in seats))
+    say(text.rstrip("\n"))
     if svg is not None:
         say(f"wrote {svg}")
 
@@ -107,11 +118,12 @@ def show(game: Annotated[str, typer.Option(help="Game stream id.")], ledger: Led
 @command
 def report(game: Annotated[str, typer.Option(help="Game stream id.")],
            out: Annotated[Path, typer.Option(help="HTML file to write.")],
-           ledger: LedgerOpt = DEFAULT_LEDGER, force: ForceOpt = False, json: JsonOpt = False) -> None:
+           ledger: LedgerOpt = DEFAULT_LEDGER, force: ForceOpt = False, json: JsonOpt = False, quiet: QuietOpt = False) -> None:
     """Write a game's arbitration report: result, findings, timeline, time chart, boards, proofs (HTML)."""
     from audit import report as report_mod
 
-    record = report_mod.write_report(ledger, game, out, force)
+    with progress_bar(f"writing the report of {game}", 0, quiet=quiet or json):
+        record = report_mod.write_report(ledger, game, out, force)
     findings = sum(len(s.findings) for s in record.steps)
     if json:
         emit_json({"game": game, "out": str(out), "events": len(record.steps), "findings": findings, "proof": record.proof_ok})
@@ -149,7 +161,7 @@ def hu(hand: Annotated[str | None, typer.Option(help="Cards: 一…十, 壹…�
        at: Annotated[int | None, typer.Option(help="With --game: the step (seq) to judge.")] = None,
        seat: Annotated[int | None, typer.Option(help="With --game: the seat (default: the one to act).")] = None,
        ledger: LedgerOpt = DEFAULT_LEDGER, json: JsonOpt = False) -> None:
-    """Paohuzi arbiter's tool: does this hand win, with which decomposition, 胡息, 名堂 and score (exit 2 if not)."""
+    """Paohuzi arbiter's tool: does this hand win, with which decomposition, 胡息, 名堂 and score (exit 3 if not)."""
     from ledger import read_events
     from replay import run as run_mod
     from replay.paohuzi import game_hu_report, hu_report
@@ -169,4 +181,4 @@ def hu(hand: Annotated[str | None, typer.Option(help="Cards: 一…十, 壹…�
         say(f"胡息 {report['huxi']}; red {report['red']}, big {report['big']}, small {report['small']}")
         say(f"名堂: {', '.join(report['mingtang']) or 'none'}; score {report['score']}")
     if not report["hu"]:
-        raise ExitCode(2)
+        raise ExitCode(EXIT_NO_HU)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -10,8 +11,8 @@ import msgspec
 import typer
 
 import ledger as ledger_api
-from audit.cli.base import DEFAULT_LEDGER, ExitCode, ForceOpt, JsonOpt, LedgerOpt, command
-from audit.output import emit_json, fail, fail_note, say
+from audit.cli.base import DEFAULT_LEDGER, ExitCode, ForceOpt, JsonOpt, LedgerOpt, QuietOpt, command
+from audit.output import PROGRESS_BYTES, ProgressReader, emit_json, fail, fail_note, progress_bar, say
 from ledger import Signer, Verifier, check_output, write_output
 
 
@@ -30,11 +31,12 @@ def init(ledger: LedgerOpt = DEFAULT_LEDGER, origin: Annotated[str | None, typer
 
 @command
 def record(file: Annotated[str, typer.Argument(help="JSONL file of events, or - for stdin.")],
-           ledger: LedgerOpt = DEFAULT_LEDGER, json: JsonOpt = False) -> None:
+           ledger: LedgerOpt = DEFAULT_LEDGER, json: JsonOpt = False, quiet: QuietOpt = False) -> None:
     """Append the events of a JSONL file, all or nothing, and sign a checkpoint."""
     source = sys.stdin.buffer if file == "-" else open(file, "rb")
-    with source:
-        result = ledger_api.record(ledger, source)
+    size = os.fstat(source.fileno()).st_size if file != "-" else 0
+    with source, progress_bar(f"recording {file}", size, quiet=quiet or size < PROGRESS_BYTES) as advance:
+        result = ledger_api.record(ledger, ProgressReader(source, advance))
     if result.recovered:
         fail_note(result.recovered)
     if json:
@@ -68,7 +70,7 @@ def export(ledger: LedgerOpt = DEFAULT_LEDGER,
            jsonl: Annotated[Path | None, typer.Option(help="Write the entries as stored, one per line.")] = None,
            parquet: Annotated[Path | None, typer.Option(help="Write the projection as Hive-partitioned Parquet with a manifest.")] = None,
            tiles: Annotated[Path | None, typer.Option(help="Lay out checkpoint, hash tiles and entry bundles for tlog-tiles clients.")] = None,
-           force: ForceOpt = False, json: JsonOpt = False) -> None:
+           force: ForceOpt = False, json: JsonOpt = False, quiet: QuietOpt = False) -> None:
     """Export the entries as stored (--jsonl), the projection as Parquet (--parquet) or the log as tlog-tiles (--tiles)."""
     from audit.export import export_parquet
     from audit.projection import project_ledger
@@ -86,7 +88,9 @@ def export(ledger: LedgerOpt = DEFAULT_LEDGER,
     else:
         assert parquet is not None
         check_output(parquet, force, directory=True)
-        manifest = export_parquet(ledger, project_ledger(ledger), parquet)
+        with progress_bar("replaying games", 0, quiet=quiet or json) as advance:
+            projection = project_ledger(ledger, advance)
+        manifest = export_parquet(ledger, projection, parquet)
         summary = {"files": len(manifest["files"]), "parquet": str(parquet), "checkpoint": manifest["checkpoint"]}
         text = f"wrote {len(manifest['files'])} Parquet files, {parquet / 'manifest.json'} and its signed note"
     if json:
