@@ -105,7 +105,7 @@ def _example(row: dict[str, Any]) -> str:
 
 def _row(f: Finding, check: str, source: str) -> dict[str, Any]:
     return {"check": check, "stream": f.stream, "seq": f.seq, "code": f.code, "article": f.article,
-            "message": f.message, "severity": f.severity, "source": source}
+            "message": f.message, "severity": f.severity, "source": source, "seat": f.seat, "player": f.player}
 
 
 def _games(session: Session, tournament: str | None) -> list[dict[str, Any]]:

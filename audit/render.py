@@ -273,7 +273,9 @@ def finding_record(f: Finding | dict[str, Any]) -> dict[str, Any]:
     if isinstance(f, dict):
         book = f.get("rule_book") or RULE_BOOKS.get(str(f.get("code", "")).partition(".")[0])
         return {**{c: f.get(c) for c in FINDING_COLUMNS}, "rule_book": book, "severity": f.get("severity", "error")}
-    return {"severity": f.severity, "code": f.code, "article": f.article, "rule_book": f.rule_book, "check": None,
+    from audit.checks import check_of
+
+    return {"severity": f.severity, "code": f.code, "article": f.article, "rule_book": f.rule_book, "check": check_of(f.code),
             "stream": f.stream, "seq": f.seq, "seat": f.seat, "player": f.player, "message": f.message}
 
 

@@ -176,4 +176,7 @@ class GameEngine(Protocol):
         """Draws the position as SVG, from `seat`'s view when given."""
 
     def render_text(self, state: Any, seat: int | None = None) -> str:
-        """Draws the position as a compact text diagram."""
+        """Draws the position as a compact text diagram (the information-state string and golden transcripts)."""
+
+    def render_board(self, state: Any, seat: int | None = None) -> str:
+        """Draws the position as text for people (`show`): the diagram with coordinates and a legend."""

@@ -100,7 +100,7 @@ def show(game: Annotated[str, typer.Option(help="Game stream id.")], ledger: Led
         check_output(svg, force)
     events = list(read_stream_events(ledger, game))
     view = run_mod.position(events, game, at)
-    text = view.engine.render_text(view.state, seat)
+    text = view.engine.render_board(view.state, seat)
     seats = [(h.seat, seat_label(view.engine.name, h.seat, h.holder)) for h in events[0].seats]  # type: ignore[attr-defined]
     if svg is not None:
         write_output(svg, view.engine.render_svg(view.state, seat).encode(), force)

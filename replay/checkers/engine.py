@@ -99,6 +99,10 @@ class CheckersEngine:
         """Draws the star board as SVG with the last move's hop path."""
         return render.render_svg(state, seat)
 
+    def render_board(self, state: CheckersState, seat: int | None = None) -> str:
+        """Draws the position as text for people: framed with coordinates, with a legend."""
+        return render.render_board(state, seat)
+
     def render_text(self, state: CheckersState, seat: int | None = None) -> str:
         """Draws the board as a compact text diagram."""
         return render.render_text(state, seat)

@@ -99,6 +99,10 @@ class JunqiEngine:
         """Draws the cross-shaped board as SVG, hiding what `seat` cannot see in `mode` (四暗/双明)."""
         return render.render_svg(state, seat, mode)
 
+    def render_board(self, state: JunqiState, seat: int | None = None, mode: str = "四暗") -> str:
+        """Draws the position as text for people: framed with coordinates, with a legend."""
+        return render.render_board(state, seat, mode)
+
     def render_text(self, state: JunqiState, seat: int | None = None, mode: str = "四暗") -> str:
         """Draws the position as a 17×17 text diagram, from `seat`'s view when given."""
         return render.render_text(state, seat, mode)

@@ -88,6 +88,12 @@ class PaohuziEngine:
 
         return render_svg(state, seat)
 
+    def render_board(self, state: State, seat: int | None = None) -> str:
+        """Draws the table as text for people, with a legend."""
+        from replay.paohuzi.render import render_board
+
+        return render_board(state, seat)
+
     def render_text(self, state: State, seat: int | None = None) -> str:
         """Draws the table as text, from `seat`'s view when given."""
         from replay.paohuzi.render import render_text
