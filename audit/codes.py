@@ -155,7 +155,7 @@ _AUDIT = _codes("audit", [
     ("Q02", "E", "第九条", "Junqi quiet-limit end (SQL)", "SQL and the engine disagree on a QUIET_LIMIT end"),
     ("S01", "E", "第九条", "Junqi total step limit (SQL)", "SQL and the engine disagree on the step limit"),
     ("G01", "E", None, "every stream opens a game or a tournament", "a stream that is neither: its events are not replayed"),
-    ("W01", "E", "附录三", "the round-1 draw is reproducible from its committed seed", "no seed, a seed that misses its commitment, or an unknown draw method"),
+    ("W01", "E", "附录三", "the round-1 draw is reproducible from its seed", "no seed, a seed missing its commitment, or an unknown method"),
     ("W02", "E", "第十八条", "Swiss pairing by the tournament rules' algorithm, no repeats", "a pairing or algorithm other than the rules give"),
     ("W03", "E", "附录三", "each game seats the players of the round's seating", "a game's seat holds another player than the seating"),
     ("W04", "W", "附录三", "snake seating by rank (瑞士移位法)", "a table seated otherwise than the movement gives"),

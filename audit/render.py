@@ -244,9 +244,10 @@ def legend_line(columns: Sequence[str]) -> str:
 
 def certification_rows(cert: Certification) -> Rows:
     """Returns the table of checks: passed and failed counts and the first examples, whole."""
-    rows = [(c.title, c.passed if c.ran else "not run", c.failed if c.ran else None, "\n".join(c.examples))
-            for c in cert.checks]
-    return Rows(["check", "passed", "failed", "examples"], rows, title="certification")
+    warned = {c.name: sum(1 for w in cert.warnings if w.get("check") == c.name) for c in cert.checks}
+    rows = [(c.title, c.passed if c.ran else "not run", c.failed if c.ran else None, warned[c.name] if c.ran else None,
+             "\n".join(c.examples)) for c in cert.checks]
+    return Rows(["check", "passed", "failed", "warnings", "examples"], rows, title="certification")
 
 
 def standings_rows(s: Standings) -> Rows:

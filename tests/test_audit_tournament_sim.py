@@ -127,7 +127,7 @@ def test_tournament_s25_settings_and_profiles(tmp_path: Path) -> None:
     assert certified(checkers)
     assert [r.pairing for r in rounds_seated(checkers, tid)] == [None, *["matchledger-swiss/1 tiebreak_chain"] * 2]
     refused = cli("simulate", "junqi", "--tournament", "--ledger", str(tmp_path / "x"), "--set", "mp_field=nowhere")
-    assert refused.exit_code == 1 and "mp_field" in refused.stderr
+    assert refused.exit_code == 2 and "mp_field" in refused.stderr
 
 
 def test_tournament_s2_halted_junqi_game_keeps_every_board(tmp_path: Path) -> None:

@@ -71,7 +71,7 @@ def query(sql: Annotated[str | None, typer.Argument(help="Read-only SQL over the
           timeout: Annotated[float, typer.Option(help="Stop the query after this many seconds.")] = 60.0,
           fmt: FormatOpt = Format.table) -> None:
     """Run read-only SQL over the projection of a ledger or of a Parquet export, or list the named queries."""
-    from audit.db import QUERIES, VIEWS, AuditDB
+    from audit.db import QUERIES, VIEWS, AuditDB, AuditError
     from audit.export import load_parquet
     from audit.session import open_session
     from ledger import Verifier
@@ -85,7 +85,10 @@ def query(sql: Annotated[str | None, typer.Argument(help="Read-only SQL over the
     if parquet is not None and key is None:
         raise typer.BadParameter("give the ledger's verifier key, which signed the export's manifest", param_hint="--key")
     db = AuditDB(load_parquet(parquet, Verifier.load(key))) if parquet is not None and key is not None else open_session(ledger).db
-    columns, rows = db.query(sql, timeout)
+    try:
+        columns, rows = db.query(sql, timeout)
+    except AuditError as exc:  # the SQL given cannot run: a usage error, whatever DuckDB said
+        raise UsageError(str(exc)) from None
     emit(Rows(columns, rows), fmt)
 
 
@@ -126,7 +129,7 @@ def demo_next_steps(ledger: Path, result: Any) -> str:
         (f"matchledger standings --ledger {ledger} --tournament {table.tournament} --legend", "what each column means"),
         (f"matchledger show --ledger {ledger} --game {game}", "a game's position (--at SEQ, --svg FILE)"),
         (f"matchledger report --ledger {ledger} --game {game} --out {game}.html", "a game's arbitration report"),
-        (f"matchledger simulate junqi --tournament --inject illegal-move --ledger /tmp/faulty", "plant a fault, then audit it"),
+        ("matchledger simulate junqi --tournament --inject illegal-move --ledger /tmp/faulty", "plant a fault, then audit it"),
         (f"matchledger query --ledger {ledger} --list", "the SQL behind every check"),
     ]
     return "\nnext:\n" + "\n".join(f"  {cmd}\n      {why}" for cmd, why in steps)

@@ -42,7 +42,8 @@ EXIT_CODES: dict[int, str] = {
     EXIT_OK: "success",
     EXIT_FINDINGS: "findings (replay, audit, verify, check-proof), a damaged ledger, or data refused (events that break the contract)",
     EXIT_USAGE: "a usage error, found by the parser or by the command: an option it cannot use, a stream, tournament, player "
-                "or file that does not exist, an output refused (inside a ledger, through a link, existing without --force)",
+                "or file that does not exist, SQL that cannot run, an output refused (inside a ledger, through a link, existing "
+                "without --force)",
     EXIT_NO_HU: "`hu`: the hand does not win",
     EXIT_NOT_CHECKPOINTED: "`record` appended the events and made them durable, but could not sign a checkpoint over them",
 }

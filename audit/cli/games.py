@@ -7,8 +7,7 @@ from typing import Annotated
 
 import typer
 
-from audit.cli.base import (DEFAULT_LEDGER, EXIT_NO_HU, ExitCode, ForceOpt, FormatOpt, GameArg, JsonOpt, LedgerOpt, QuietOpt,
-                            UsageError, command)
+from audit.cli.base import DEFAULT_LEDGER, EXIT_NO_HU, ExitCode, ForceOpt, FormatOpt, GameArg, JsonOpt, LedgerOpt, QuietOpt, UsageError, command
 from audit.faults import FAULTS
 from audit.output import Format, emit, emit_json, progress_bar, say
 
