@@ -130,3 +130,20 @@ def test_demo_explains_itself_labels_the_checkpoint_and_fits_80_columns(tmp_path
     from rich.cells import cell_len
 
     assert all(cell_len(line) <= 80 for line in standings.splitlines()), standings
+
+
+def test_record_of_a_large_file_shows_its_progress(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`record` draws a bar over the file's bytes (above 1 MiB; lowered here to keep the test small)."""
+    from audit import output
+    from audit.cli import log
+    from tests.ledger_support import game_lines
+
+    monkeypatch.setattr(log, "PROGRESS_BYTES", 1000)
+    monkeypatch.setattr(output, "PROGRESS_BYTES", 1000)
+    events = tmp_path / "events.jsonl"
+    events.write_bytes(b"\n".join(game_lines(4, 30)) + b"\n")
+    root = str(tmp_path / "l")
+    assert cli("init", "--ledger", root).exit_code == 0
+    result = CliRunner().invoke(app, ["record", "--ledger", root, str(events)], env={"TTY_COMPATIBLE": "1", "COLUMNS": "100"})
+    assert result.exit_code == 0 and f"recording {events}" in result.stderr
+    assert "appended 120 events" in result.stdout

@@ -113,7 +113,7 @@ def demo(ledger: LedgerOpt = DEFAULT_LEDGER, json: JsonOpt = False, quiet: Quiet
     say(f"evidence for {result.proof.stream}: {len(result.proof.entries)} entries proved against the checkpoint; "
         f"entry {entry.index} has a {len(entry.proof)}-hash inclusion proof")
     say(f"signed checkpoint ({ledger / 'checkpoint'}, a C2SP signed note: origin, tree size, root hash, signature):")
-    say("\n".join(f"  {line}" for line in result.proof.checkpoint.rstrip().splitlines()))
+    say("\n".join(f"  {line}".rstrip() for line in result.proof.checkpoint.rstrip().splitlines()))
     verdict = "CERTIFIED: every check passed" if result.certification.ok else f"NOT CERTIFIED: {len(result.certification.findings)} findings"
     say(verdict)
     say(demo_next_steps(ledger, result))
@@ -128,7 +128,7 @@ def demo_next_steps(ledger: Path, result: Any) -> str:
         (f"matchledger standings --ledger {ledger} --tournament {table.tournament} --explain {player}", "why a player holds its rank"),
         (f"matchledger standings --ledger {ledger} --tournament {table.tournament} --legend", "what each column means"),
         (f"matchledger show --ledger {ledger} --game {game}", "a game's position (--at SEQ, --svg FILE)"),
-        (f"matchledger report --ledger {ledger} --game {game} --out {game}.html", "a game's arbitration report"),
+        (f"matchledger report --ledger {ledger} --game {game} --out {game.replace('/', '-')}.html", "a game's arbitration report"),
         ("matchledger simulate junqi --tournament --inject illegal-move --ledger /tmp/faulty", "plant a fault, then audit it"),
         (f"matchledger query --ledger {ledger} --list", "the SQL behind every check"),
     ]

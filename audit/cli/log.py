@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, BinaryIO, cast
 
 import msgspec
 import typer
@@ -36,7 +36,7 @@ def record(file: Annotated[str, typer.Argument(help="JSONL file of events, or - 
     source = sys.stdin.buffer if file == "-" else open(file, "rb")
     size = os.fstat(source.fileno()).st_size if file != "-" else 0
     with source, progress_bar(f"recording {file}", size, quiet=quiet or size < PROGRESS_BYTES) as advance:
-        result = ledger_api.record(ledger, ProgressReader(source, advance))
+        result = ledger_api.record(ledger, cast(BinaryIO, ProgressReader(source, advance)))
     if result.recovered:
         fail_note(result.recovered)
     if json:

@@ -145,7 +145,8 @@ TEXT_LEGEND = (
 def _margins() -> tuple[list[str], list[str], list[str]]:
     """Returns the top and bottom labels of each grid column and the right label of each grid row:
     the rows and columns of the arms that cross them."""
-    top, bottom, right = ["   "] * 17, ["   "] * 17, [[] for _ in range(17)]
+    top, bottom = ["   "] * 17, ["   "] * 17
+    right: list[list[str]] = [[] for _ in range(17)]
     for p in range(N_POINTS):
         name = NAMES[p]
         if name[0] not in SEAT_NAMES:
