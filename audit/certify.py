@@ -86,14 +86,24 @@ def _collect(session: Session, tournament: str | None) -> list[dict[str, Any]]:
     python = [("seating", f) for f in seating_findings(session)] + [("deals", f) for f in deal_findings(session)]
     rows += [_row(f, check_of(f.code), "replay") for f in engine] + [_row(f, check, "tournament") for check, f in python]
     streams = _streams(session, tournament)
+    books = _rule_books(session)
     seen: set[tuple[str, str, Any]] = set()
     unique = []
     for row in rows:
         key = (row["check"], row["stream"], row["seq"])
         if (streams is None or row["stream"] in streams) and key not in seen:
             seen.add(key)
-            unique.append(row)
+            unique.append({**row, "rule_book": books.get(row["stream"])})
     return unique
+
+
+def _rule_books(session: Session) -> dict[str, str]:
+    """Returns the rule book each game or tournament stream's articles cite (its game's)."""
+    from replay.protocol import RULE_BOOKS
+
+    games = [(g["stream"], g["game"]) for g in session.projection.games]
+    games += [(t["tournament"], t["game"]) for t in session.projection.tournaments]
+    return {stream: RULE_BOOKS[game] for stream, game in games if game in RULE_BOOKS}
 
 
 def _example(row: dict[str, Any]) -> str:
