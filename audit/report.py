@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ledger import BundleError, EvidenceBundle, check_bundle, check_output, load_verifier, prove, read_stream_events, write_output
-from replay.protocol import Step
+from replay.protocol import Step, seat_label
 from replay.registry import engine
 from replay.run import is_game_stream
 from schemas.common import GameEnded, GameStarted, MoveTimeUsed
@@ -82,7 +82,7 @@ def _e(value: Any) -> str:
 def _summary(record: GameRecord, eng: Any) -> str:
     start = record.start
     outcome = eng.outcome(record.steps[-1].state)
-    seats = ", ".join(f"seat {s.seat}: {_e(s.holder)}" for s in start.seats)
+    seats = ", ".join(f"seat {seat_label(eng.name, s.seat, s.holder)}" for s in start.seats)  # escaped with the row
     derived = f"{outcome.termination}, winners {list(outcome.winners)}, points {list(outcome.points)}" if outcome else "not finished"
     claimed = f"{record.claim.termination}, winners {record.claim.winners}, points {record.claim.points}" if record.claim else "none"
     rows = [("tournament", f"{start.tournament} round {start.round} table {start.table} game {start.game_no} board {start.board}"),

@@ -222,6 +222,9 @@ def test_replay_json_carries_the_findings_in_one_format(tmp_path: Path) -> None:
     assert [r["code"] for r in rows] == [finding["code"]] and rows[0]["check"] == "rules"
     audit = cli("audit", "--ledger", str(root))
     assert text in audit.stdout, "audit prints the same line"
+    out = tmp_path / "report.html"
+    assert cli("report", "--ledger", str(root), "--game", finding["stream"], "--out", str(out)).exit_code == 0
+    assert f"seat {finding['seat']} {letter}/{finding['player']}" in out.read_text(), "report names seats the same way"
 
 
 def test_show_names_seats_and_frames_the_board(ledgers: dict) -> None:
