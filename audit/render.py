@@ -144,8 +144,9 @@ def _widths(header: str, cells: list[str]) -> tuple[int, int]:
 
 
 def fit_widths(headers: Sequence[str], cells: Sequence[Sequence[str]], width: int) -> list[int] | None:
-    """Returns the width of each column so that the table fits `width` with no value cut (extra room
-    going to the column that needs it most), or None when even the narrowest layout is too wide."""
+    """Returns the width of each column so that the table fits `width` with no value cut (the room left
+    going first to the columns that need least to show whole), or None when even the narrowest layout
+    is too wide."""
     columns = list(zip(*cells)) if cells else [() for _ in headers]
     pairs = [_widths(h, list(col)) for h, col in zip(headers, columns)]
     room = width - GAP * (len(headers) - 1)
@@ -155,7 +156,7 @@ def fit_widths(headers: Sequence[str], cells: Sequence[Sequence[str]], width: in
     if sum(widths) > room:
         return None
     spare = room - sum(widths)
-    for i in sorted(range(len(pairs)), key=lambda i: pairs[i][0] - widths[i]):  # the smallest needs first: most columns whole
+    for i in sorted(range(len(pairs)), key=lambda i: pairs[i][0] - widths[i]):
         grant = min(pairs[i][0] - widths[i], spare)
         widths[i] += grant
         spare -= grant
@@ -230,7 +231,7 @@ def table(columns: Sequence[str], rows: Sequence[Sequence[Any]], title: str | No
 
 def legend_rows(columns: Sequence[str]) -> Rows:
     """Returns what each column means, in English and Chinese (`standings --legend`)."""
-    return Rows(["column", "中文", "meaning"], [(c, COLUMNS[c].zh, COLUMNS[c].en) for c in columns if c in COLUMNS],
+    return Rows(["column", "zh", "meaning"], [(c, COLUMNS[c].zh, COLUMNS[c].en) for c in columns if c in COLUMNS],
                 title="legend")
 
 

@@ -144,7 +144,7 @@ def test_legend_names_every_column_in_english_and_chinese(ledgers: dict, game: s
     columns = list(standings_json(root, tournament)["rows"][0])
     legend = json.loads(cli("standings", "--ledger", str(root), "--tournament", tournament, "--legend", "--json").stdout)
     shown = [r for r in (DUPLICATE_COLUMNS if game == "junqi" else SWISS_COLUMNS) if r in columns]
-    assert [r["column"] for r in legend["legend"]] == shown and all(r["中文"] and r["meaning"] for r in legend["legend"])
+    assert [r["column"] for r in legend["legend"]] == shown and all(r["zh"] and r["meaning"] for r in legend["legend"])
     footer = cli("standings", "--ledger", str(root), "--tournament", tournament).stdout.splitlines()[-1]
     assert all(f"{c} = {COLUMNS[c].zh}" in footer for c in shown)
 
