@@ -47,8 +47,7 @@ def load_game(root: Path, stream: str) -> GameRecord:
     claims = [e for e in events if isinstance(e, GameEnded)]
     evidence = prove(root, stream)
     try:
-        checkpoint = check_bundle(evidence, load_verifier(root))
-        proof_ok = f"all {len(evidence.entries)} entries verified against the signed checkpoint of size {checkpoint.size}"
+        proof_ok = f"verified: {check_bundle(evidence, load_verifier(root)).statement(evidence)}"
     except BundleError as exc:
         proof_ok = f"PROOF FAILED: {exc}"
     return GameRecord(stream, start, steps, claims[-1] if claims else None, evidence, proof_ok)

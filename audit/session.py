@@ -12,7 +12,7 @@ import msgspec
 
 from audit.db import AuditDB
 from audit.projection import Projection, project_ledger
-from ledger import VerifyReport, check_index, read_entries, verify
+from ledger import VerifyReport, check_heads, check_index, read_entries, verify
 from schemas import decode_stored_array
 
 
@@ -79,7 +79,10 @@ def _with_index_checked(root: Path, report: VerifyReport, session: Session) -> V
     entry's stream decoded already: the verification beside it skips that part."""
     streams = session.projection.tables()["events"]["stream"].combine_chunks()
     problem = check_index(root, streams, report.signed)
-    return report if problem is None else replace(report, ok=False, error=f"stream index: {problem}")
+    if problem is not None:
+        return replace(report, ok=False, error=f"stream index: {problem}")
+    problem = check_heads(streams, report.commitments)
+    return report if problem is None else replace(report, ok=False, error=problem)
 
 
 def _verify_in_background(root: Path) -> Callable[[], VerifyReport]:

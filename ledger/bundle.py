@@ -5,19 +5,24 @@ from __future__ import annotations
 
 import base64
 import bisect
+from dataclasses import dataclass
 from pathlib import Path
 
 import msgspec
 
 from ledger.checkpoints import Checkpoint, checkpoint_path, list_checkpoint_names, newest_checkpoint, parse_checkpoint, read_note_file
+from ledger.commitments import UNKNOWN, HeadProof, StreamHead, check_head, open_history, prove_head, read_heads_line
 from ledger.errors import LedgerCorrupt, LedgerError, SignatureError
-from ledger.frames import decode_key, stream_entries
+from ledger.frames import decode_key, interval_keys, stream_entries
+from ledger.index import load_stream
 from ledger.merkle import ProofError, consistency_proof, inclusion_proof, leaf_hash, verify_consistency, verify_inclusion
 from ledger.notes import Verifier
 from ledger.store import load_verifier
 from ledger.tiles import TileReader
 
-FORMAT = "matchledger-evidence/1"
+FORMAT = "matchledger-evidence/2"
+FORMATS = ("matchledger-evidence/1", FORMAT)
+"""Bundles of format 1 carry no stream head: they prove inclusion only."""
 
 
 class BundleEntry(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -29,12 +34,34 @@ class BundleEntry(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 
 class EvidenceBundle(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """A stream's entries, each with an inclusion proof against the signed checkpoint."""
+    """A stream's entries, each with an inclusion proof against the signed checkpoint, and the
+    stream's head under the checkpoint's stream commitment, which proves there are no others."""
 
     format: str
     stream: str
     checkpoint: str
     entries: list[BundleEntry]
+    head: HeadProof | None = None
+
+
+@dataclass(frozen=True)
+class BundleCheck:
+    """What a verified bundle proves: its entries are in the log of the checkpoint and, when
+    `complete`, they are every entry the stream had at that size."""
+
+    checkpoint: Checkpoint
+    complete: bool
+
+    def statement(self, bundle: EvidenceBundle) -> str:
+        """Says in words what was proved."""
+        cp, n = self.checkpoint, len(bundle.entries)
+        where = f"the log of size {cp.size} (root {cp.root.hex()}), signed by {cp.origin}"
+        if self.complete:
+            return (f"stream {bundle.stream} had exactly {n} {'entry' if n == 1 else 'entries'} (seq 0–{n - 1}) in {where}; "
+                    f"the bundle holds {'it' if n == 1 else 'all of them'}. "
+                    f"Entries appended after size {cp.size} are not covered")
+        return (f"seq 0–{n - 1} of {bundle.stream}, in order and without a gap, are entries of {where}; this checkpoint "
+                f"predates stream commitments, so the bundle does not prove the stream has no later entries")
 
 
 class BundleError(LedgerError):
@@ -44,17 +71,21 @@ class BundleError(LedgerError):
 
 
 def prove(root: Path, stream: str) -> EvidenceBundle:
-    """Builds the evidence bundle of one stream against the latest checkpoint, reading the
-    stream's entries through the index and O(log n) hashes per proof from the tiles.
+    """Builds the evidence bundle of one stream against the checkpoint that first covers its last
+    entry (whose stream commitment holds the stream's head), reading the stream's entries through
+    the index, O(log n) hashes per proof from the tiles, and the frames of that checkpoint's interval.
 
-    :raises LedgerError: when the stream has no entries under the checkpoint.
+    :raises LedgerError: when the stream has no entries under the newest checkpoint.
     """
-    checkpoint = newest_checkpoint(root, load_verifier(root))
-    if checkpoint is None or checkpoint.size == 0:
+    verifier = load_verifier(root)
+    newest = newest_checkpoint(root, verifier)
+    if newest is None or newest.size == 0:
         raise LedgerError(f"ledger {root} has no non-empty checkpoint to prove against")
+    signed = [e for e in load_stream(root, stream).entries if e < newest.size]
+    if not signed:
+        raise LedgerError(f"stream {stream!r} has no entries in the first {newest.size} entries of the log")
+    checkpoint, head = _covering_checkpoint(root, stream, signed[-1], newest, verifier)
     mine = stream_entries(root, stream, checkpoint.size)
-    if not mine:
-        raise LedgerError(f"stream {stream!r} has no entries in the first {checkpoint.size} entries of the log")
     tiles = TileReader(root)
     if tiles.edge(checkpoint.size).root() != checkpoint.root:
         raise LedgerCorrupt(None, f"the stored tiles do not give the root of checkpoint {checkpoint.size}")
@@ -62,16 +93,37 @@ def prove(root: Path, stream: str) -> EvidenceBundle:
         BundleEntry(index, data.decode(), [base64.b64encode(h).decode() for h in inclusion_proof(index, checkpoint.size, tiles.subtree)])
         for index, data in mine
     ]
-    return EvidenceBundle(FORMAT, stream, checkpoint.note, entries)
+    return EvidenceBundle(FORMAT, stream, checkpoint.note, entries, head)
 
 
-def check_bundle(bundle: EvidenceBundle, verifier: Verifier) -> Checkpoint:
-    """Verifies a bundle offline: the checkpoint's signature, every inclusion proof, and that the
-    entries are the stream's events 0, 1, 2 … in log order.
+def _covering_checkpoint(root: Path, stream: str, last: int, newest: Checkpoint, verifier: Verifier) -> tuple[Checkpoint, HeadProof | None]:
+    """Returns the first checkpoint after entry `last` and the stream's head under its commitment
+    (re-derived from the keys of the entries since the checkpoint before it); the newest checkpoint
+    and no head for a ledger whose history or commitment predates them."""
+    with open_history(root) as history:
+        n = history.first_above(last) if history is not None else 0
+        if history is None or n >= len(history):
+            return newest, None
+        size = history.size(n)
+        before, segment, offset = history.position(n - 1)
+    checkpoint = newest if size == newest.size else parse_checkpoint(read_note_file(checkpoint_path(root, size)), verifier)
+    committed = read_heads_line(checkpoint.extensions)
+    if committed is None or segment == UNKNOWN:
+        return checkpoint, None
+    heads: dict[str, StreamHead] = {}
+    for entry, key in enumerate(interval_keys(root, segment, offset, before, size - before), before):
+        heads[key.stream] = StreamHead(key.stream, key.seq + 1, entry)
+    return checkpoint, prove_head(list(heads.values()), stream, committed)
+
+
+def check_bundle(bundle: EvidenceBundle, verifier: Verifier) -> BundleCheck:
+    """Verifies a bundle offline: the checkpoint's signature, every inclusion proof, that the
+    entries are the stream's events 0, 1, 2 … in log order and, where the checkpoint commits to
+    stream heads, that they are all of the stream's entries at that size.
 
     :raises BundleError: naming the first entry or part that fails.
     """
-    if bundle.format != FORMAT:
+    if bundle.format not in FORMATS:
         raise BundleError(f"unknown bundle format {bundle.format!r}")
     try:
         checkpoint = parse_checkpoint(bundle.checkpoint, verifier)
@@ -91,7 +143,31 @@ def check_bundle(bundle: EvidenceBundle, verifier: Verifier) -> Checkpoint:
         except ProofError as exc:
             raise BundleError(f"entry {item.index}: {exc}") from None
         last = item.index
-    return checkpoint
+    return BundleCheck(checkpoint, _check_complete(bundle, checkpoint, last))
+
+
+def _check_complete(bundle: EvidenceBundle, checkpoint: Checkpoint, last: int) -> bool:
+    """Checks the stream head against the checkpoint's commitment; tells whether completeness is proved.
+
+    :raises BundleError: when the checkpoint commits to stream heads and the bundle's head is
+        missing, wrong, or does not match its entries.
+    """
+    committed = read_heads_line(checkpoint.extensions)
+    if committed is None:
+        return False
+    head = bundle.head
+    if head is None:
+        raise BundleError(f"the checkpoint of size {checkpoint.size} commits to its streams' heads, but the bundle carries no head "
+                          f"for {bundle.stream!r}: it cannot show that it holds every entry")
+    try:
+        check_head(head, bundle.stream, committed)
+    except ProofError as exc:
+        raise BundleError(f"{exc}: the checkpoint does not record stream {bundle.stream!r} with {head.count} entries ending at "
+                          f"entry {head.last}") from None
+    if head.count != len(bundle.entries) or head.last != last:
+        raise BundleError(f"the log had {head.count} entries of {bundle.stream!r} at size {checkpoint.size}, the last at entry "
+                          f"{head.last}; the bundle holds {len(bundle.entries)}, the last at entry {last}: entries were removed")
+    return True
 
 
 def load_bundle(path: Path) -> EvidenceBundle:

@@ -91,9 +91,10 @@ def list_checkpoint_names(root: Path) -> list[tuple[int, str]]:
     return sorted((int(name[:-5]), name) for name in names if name.endswith(".note") and name[:-5].isdigit())
 
 
-def write_checkpoint(root: Path, signer: Signer, size: int, tree_root: bytes, config_digest: str) -> Checkpoint:
-    """Signs and stores a checkpoint bound to the ledger's settings, kept in the history and as the latest."""
-    extensions = (CONFIG_LINE + config_digest,)
+def write_checkpoint(root: Path, signer: Signer, size: int, tree_root: bytes, config_digest: str, *more: str) -> Checkpoint:
+    """Signs and stores a checkpoint bound to the ledger's settings (and any further extension
+    lines), kept in the history and as the latest."""
+    extensions = (CONFIG_LINE + config_digest, *more)
     note = sign_note(checkpoint_body(signer.name, size, tree_root, extensions), signer)
     write_atomic(checkpoint_path(root, size), note.encode())
     write_atomic(root / LATEST, note.encode())

@@ -165,6 +165,33 @@ def stream_entries(root: Path, stream: str, size: int) -> list[tuple[int, bytes]
     return found
 
 
+def interval_keys(root: Path, segment: int, offset: int, first: int, count: int) -> list[EntryKey]:
+    """Returns the keys of `count` entries from entry `first`, which starts at byte `offset` of the
+    segment whose first entry is `segment`; each frame's CRC and place are checked.
+
+    :raises LedgerCorrupt: when the frames there are not those entries.
+    """
+    keys: list[EntryKey] = []
+    for start, path in list_segments(root / SEGMENTS):
+        if start < segment or len(keys) == count:
+            continue
+        with open_regular(path) as f:
+            f.seek(offset if start == segment else 0)
+            data = f.read()
+        expected, payloads = first + len(keys), []
+        try:
+            for _, _, payload, _ in iter_frames(data, expected):
+                payloads.append(bytes(payload))
+                if len(keys) + len(payloads) == count:
+                    break
+        except FrameError as exc:
+            raise LedgerCorrupt(expected + len(payloads), f"{exc} in {path.name}") from None
+        keys += decode_keys(payloads, expected)
+    if len(keys) < count:
+        raise LedgerCorrupt(first + len(keys), f"the log ends before entry {first + count - 1}")
+    return keys
+
+
 # -- the tail beyond the index head ---------------------------------------------------------------
 
 @dataclass
@@ -192,14 +219,14 @@ def read_tail(root: Path, segment: int, offset: int, size: int, signed: int) -> 
         if first != segment:
             check_segment_start(path, first, expected)
         if start:
-            _check_frame_ends(path, start, expected - 1)
+            check_frame_ends(path, start, expected - 1)
         expected = _read_segment_tail(tail, first, path, start, expected, signed, later=len(found) - n - 1)
     if expected < signed:
         raise LedgerCorrupt(expected, f"log holds {expected} entries but checkpoint {signed} covers more")
     return tail
 
 
-def _check_frame_ends(path: Path, end: int, entry: int) -> None:
+def check_frame_ends(path: Path, end: int, entry: int) -> None:
     """Checks that the frame of `entry` ends at byte `end` of a segment."""
     with open_regular(path) as f:
         f.seek(end - TRAILER.size)

@@ -19,7 +19,8 @@ from pathlib import Path
 
 import msgspec
 
-from ledger.checkpoints import Checkpoint, cosign_note, newest_checkpoint, repair_latest, write_checkpoint
+from ledger.checkpoints import Checkpoint, cosign_note, list_checkpoint_names, newest_checkpoint, repair_latest, write_checkpoint
+from ledger.commitments import UNKNOWN, StreamHead, append_history, heads_line, history_path, open_history
 from ledger.errors import CheckpointError, DiskError, LedgerCorrupt, LedgerError, LedgerLocked, SequenceError
 from ledger.fastscan import extend, frame_batch, leaf_hashes
 from ledger.frames import decode_key, read_frame, read_tail
@@ -130,6 +131,8 @@ class Ledger:
             self.recovered: str | None = None
             self._streams: dict[str, StreamIndex] = {}
             self._dirty: set[str] = set()
+            self._since: set[str] = set()  # streams with entries the next checkpoint is the first to cover
+            self._signed_at: tuple[int, int] | None = None  # (segment, offset) where the newest checkpoint's last entry ends
             self._config_digest = config_digest(root)
             self._checkpoint = newest_checkpoint(root, self.signer.verifier)
             _check_config_bound(self._checkpoint, self._config_digest)
@@ -197,10 +200,13 @@ class Ledger:
             self._check_signed_edge(reader, signed)
             self._tree, self._tiles = reader.edge(head.size), TileWriter.resume(self.root, reader, head.size)
         legacy = not (self.root / INDEX / HEAD).exists()
+        if head.size == signed:
+            self._signed_at = (head.segment, head.offset)
         added = self._catch_up(head, signed, reader)
         if legacy and added:
             self.recovered = _join(self.recovered, f"built tiles and index for {added} entries written before they existed")
         self._open_writer()
+        self._resume_history(signed)
         if self.size != signed:
             self.checkpoint()  # what a crash left acknowledged but unsigned, now checked against the signed tree
         elif legacy or head.size != self.size:
@@ -227,17 +233,46 @@ class Ledger:
         leaves = leaf_hashes(tail.entries)
         _compare_stored_tiles(reader, head.size, leaves)
         for i, key in enumerate(tail.keys):
-            self._add_record(head.size + i, key.stream, key.seq, tail.offsets[i])
+            self._add_record(head.size + i, key.stream, key.seq, tail.offsets[i], signed)
+        if head.size < signed <= head.size + len(tail.entries):  # where the signed range's last entry ends
+            k = signed - 1 - head.size
+            segment = self._segment_starts[bisect.bisect_right(self._segment_starts, signed - 1) - 1]
+            self._signed_at = (segment, tail.offsets[k] + OVERHEAD + len(tail.entries[k]))
         self._grow(leaves, signed)
         return len(tail.entries)
 
-    def _add_record(self, entry: int, stream: str, seq: int, offset: int) -> None:
+    def _add_record(self, entry: int, stream: str, seq: int, offset: int, signed: int) -> None:
         index = self._stream(stream)
         if seq != len(index):
             raise LedgerCorrupt(entry, f"stream {stream!r} has seq {seq} where {len(index)} was due")
+        if entry >= signed:
+            self._since.add(stream)
         index.entries.append(entry)
         index.offsets.append(offset)
         self._dirty.add(stream)
+
+    def _resume_history(self, signed: int) -> None:
+        """Finds the newest checkpoint's record in `index/checkpoints` (a record beyond it, left by a
+        crash before its note was written, is cut at the next append). A ledger written before the
+        history gets a record per stored note, with positions unknown but for the newest one, which
+        is all the next checkpoint's stream commitment needs."""
+        with open_history(self.root) as history:
+            found = history.upto(signed) if history is not None else None
+            if found is not None:
+                self._history_len = found
+                return
+            known = {p[0]: p for p in map(history.position, range(len(history)))} if history is not None else {}
+        end = self._signed_at or (self._segment_starts[-1], self._writer.size if self._writer else 0)
+        records = [known.get(size, (size, UNKNOWN, UNKNOWN)) for size, _ in list_checkpoint_names(self.root) if size < signed]
+        records.append((signed, *end))
+        created = not history_path(self.root).exists()
+        (self.root / INDEX).mkdir(exist_ok=True, mode=0o750)
+        append_history(self.root, records, keep=0)
+        if created:
+            fsync_dir(self.root / INDEX)
+        self._history_len = len(records)
+        if signed:
+            self.recovered = _join(self.recovered, f"recorded where each of the {len(records)} checkpoints ends (index/checkpoints)")
 
     def _grow(self, leaves: bytes, signed: int) -> None:
         """Extends the tree and the tiles; passing the signed size, the root must be the signed one."""
@@ -327,7 +362,9 @@ class Ledger:
             index.entries.append(entry)
             index.offsets.append(offset)
             offset += len(p.data) + OVERHEAD
-        self._dirty.update({p.stream for p in fresh})
+        touched = {p.stream for p in fresh}
+        self._dirty.update(touched)
+        self._since.update(touched)
 
     def _roll_segment(self, first: int) -> None:
         assert self._writer is not None
@@ -343,14 +380,21 @@ class Ledger:
         """
         if self._checkpoint is not None and self._checkpoint.size == self.size:
             return self._checkpoint
+        assert self._writer is not None
+        heads = [StreamHead(s, len(self._streams[s]), self._streams[s].entries[-1]) for s in self._since]
         try:
             self._make_durable()
-            self._checkpoint = write_checkpoint(self.root, self.signer, self.size, self.root_hash(), self._config_digest)
+            # the history record first: a record beyond the newest note is a crash's and is cut at open
+            append_history(self.root, [(self.size, self._segment_starts[-1], self._writer.size)], keep=self._history_len)
+            self._history_len += 1
+            self._checkpoint = write_checkpoint(self.root, self.signer, self.size, self.root_hash(), self._config_digest,
+                                                heads_line(heads))
             self._write_head()
         except OSError as exc:
             raise CheckpointError(f"{self.size} entries are appended and durable, but no checkpoint covers them yet "
                                   f"({os.strerror(exc.errno or 0) if exc.errno else exc}); run `matchledger record` again "
                                   f"(an empty file will do) to sign one") from None
+        self._since.clear()
         drop_partials(self.root, self._tiles.filled)
         self._tiles.filled.clear()
         return self._checkpoint

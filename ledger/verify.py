@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ledger.checkpoints import Checkpoint, CheckpointReading, SignatureChecks, list_checkpoint_names, newest_checkpoint, read_checkpoint
+from ledger.commitments import Commitment, check_heads, check_history, commitments
 from ledger.errors import KeyFileError, LedgerCorrupt, SignatureError
 from ledger.fastscan import CHUNK, SegmentScan, extend_roots, scan_file
 from ledger.frames import check_segment_start, frame_follows, stream_codes, stream_entries
@@ -61,6 +62,8 @@ class VerifyReport:
     notes: list[str] = field(default_factory=list)
     signed: int = 0
     """The tree size of the newest checkpoint."""
+    commitments: list[Commitment] = field(default_factory=list)
+    """Each checkpoint's stream commitment, for a caller that checks the index itself (`verify(index=False)`)."""
 
 
 class _Failed(Exception):
@@ -105,8 +108,11 @@ def verify(root: Path, index: bool = True, witness_keys: Sequence[Verifier] = ()
             if legacy:
                 tail.append("tiles and stream index not built yet (a ledger from before them); the next writer builds them")
             _check_entries(tree, checkpoints, found, segments, tail, TileAudit(root, 0 if legacy else checkpoints[-1].size, legacy))
+            problem = check_history(root, [c.size for c in checkpoints], [first for first, _ in found])
+            if problem:
+                raise _Failed(None, problem)
             if index:
-                _check_index(root, checkpoints[-1].size)
+                _check_index(root, checkpoints)
             failed = None
         except _Failed as exc:
             failed = exc
@@ -120,7 +126,8 @@ def verify(root: Path, index: bool = True, witness_keys: Sequence[Verifier] = ()
     notes += tail
     if failed is not None:
         return VerifyReport(False, tree.size, tree.root().hex(), len(checkpoints), failed.index, str(failed), notes)
-    return VerifyReport(True, tree.size, tree.root().hex(), len(checkpoints), notes=notes, signed=checkpoints[-1].size)
+    return VerifyReport(True, tree.size, tree.root().hex(), len(checkpoints), notes=notes, signed=checkpoints[-1].size,
+                        commitments=commitments(checkpoints))
 
 
 def recorded_witnesses(root: Path) -> list[tuple[Verifier, int, int]]:
@@ -172,15 +179,19 @@ def _check_served(root: Path, verifier: Verifier, signed: int) -> None:
                       f"size {signed}: checkpoint notes were removed or rolled back")
 
 
-def _check_index(root: Path, signed: int) -> None:
-    """Checks the stream index against the entries the newest checkpoint covers."""
+def _check_index(root: Path, checkpoints: list[Checkpoint]) -> None:
+    """Checks the stream index and every checkpoint's stream commitment against the entries the
+    newest checkpoint covers."""
     import pyarrow as pa  # only here: the rest of verification needs no Arrow
 
-    codes, names = stream_codes(root, signed)
+    codes, names = stream_codes(root, checkpoints[-1].size)
     coded = pa.DictionaryArray.from_arrays(pa.array(codes, pa.int32()), pa.array(names, pa.string()))
     problem = check_index(root, coded, len(codes))
     if problem:
         raise _Failed(None, f"stream index: {problem}")
+    problem = check_heads(coded, commitments(checkpoints))
+    if problem:
+        raise _Failed(None, problem)
 
 
 def _read_checkpoints(root: Path, verifier: Verifier, witnesses: list[Verifier], checks: SignatureChecks,

@@ -18,11 +18,11 @@ def test_report_of_a_game_with_a_planted_illegal_move(tmp_path: Path) -> None:
     result = cli("report", "--ledger", str(root), "--game", bad["stream"], "--out", str(out), "--json")
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout)
-    assert summary["findings"] >= 1 and summary["proof"].startswith("all ")
+    assert summary["findings"] >= 1 and summary["proof"].startswith("verified: stream") and "had exactly" in summary["proof"]
     page = out.read_text()
     assert bad["code"] in page and "class='bad'" in page
     assert page.count("<svg") > 10, "a board per action and the time chart"
-    assert "signed checkpoint" in page and "check-proof" in page
+    assert "signed by" in page and "check-proof" in page
 
 
 def test_report_refuses_an_unknown_game(tmp_path: Path) -> None:

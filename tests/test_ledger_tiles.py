@@ -237,7 +237,8 @@ def test_a_ledger_written_before_tiles_migrates_with_the_same_roots(tmp_path: Pa
     notes_before = {p.name: p.read_bytes() for p in (root / "checkpoints").iterdir()}
     assert not (root / "tile").exists()
     result = record_mod.record(root, [])
-    assert result.recovered == "built tiles and index for 1200 entries written before they existed"
+    assert result.recovered == ("built tiles and index for 1200 entries written before they existed; "
+                                "recorded where each of the 4 checkpoints ends (index/checkpoints)")
     assert {p.name: p.read_bytes() for p in (root / "checkpoints").iterdir()} == notes_before
     report = verify(root)
     assert report.ok and report.size == 1200 and report.checkpoints == 4

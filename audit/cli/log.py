@@ -119,13 +119,11 @@ def check_proof(file: Annotated[Path, typer.Argument(help="Evidence bundle file.
                 json: JsonOpt = False) -> None:
     """Verify an evidence bundle offline with the public key alone."""
     loaded = ledger_api.load_bundle(file)
-    checkpoint = ledger_api.check_bundle(loaded, Verifier.load(key))
-    proved = (f"seq 0–{len(loaded.entries) - 1} of {loaded.stream}, in order and without a gap, are entries of the log of "
-              f"size {checkpoint.size} (root {checkpoint.root.hex()}), signed by {checkpoint.origin}; inclusion proofs do not show "
-              f"that the stream has no later entries")
+    checked = ledger_api.check_bundle(loaded, Verifier.load(key))
+    proved = checked.statement(loaded)
     if json:
-        emit_json({"ok": True, "stream": loaded.stream, "entries": len(loaded.entries), "size": checkpoint.size,
-                   "root": checkpoint.root.hex(), "proved": proved})
+        emit_json({"ok": True, "stream": loaded.stream, "entries": len(loaded.entries), "size": checked.checkpoint.size,
+                   "root": checked.checkpoint.root.hex(), "complete": checked.complete, "proved": proved})
     else:
         say(f"ok: {proved}")
 

@@ -1,0 +1,255 @@
+"""Stream commitments: what lets an evidence bundle prove it holds a whole stream, not just some of
+its entries.
+
+Inclusion proofs show that entries are in the log; they cannot show that a stream has no other
+entries. So every checkpoint also signs, in an extension line, the Merkle root of the *heads* of
+the streams that gained entries since the previous checkpoint: (stream, entry count, index of its
+last entry), sorted by stream name. A bundle of stream S, proved against the checkpoint that first
+covers S's last entry, carries S's head and its inclusion proof under that root; the verifier
+checks that the head's count and last entry are exactly the bundle's entries. Removing, adding or
+renaming anything then fails with the public key alone.
+
+The writer finds that checkpoint and the entries before it through `index/checkpoints`, one
+fixed-size record per signed checkpoint: its size and where its last entry ends (segment, byte
+offset), so the heads of any checkpoint can be re-derived from the frames of its interval.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import struct
+from array import array
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from ledger.errors import LedgerCorrupt
+from ledger.index import INDEX
+from ledger.merkle import ProofError, SubtreeHasher, inclusion_proof, leaf_hash, root_of, verify_inclusion
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from ledger.checkpoints import Checkpoint
+
+HEADS_LINE = "matchledger-streams "
+"""The checkpoint extension line: `matchledger-streams <count> <base64 root>`."""
+HISTORY = "checkpoints"
+RECORD = struct.Struct("<QQQ")
+UNKNOWN = (1 << 64) - 1
+"""Position recorded for checkpoints signed before commitments existed (never needed: they have no heads line)."""
+
+
+class StreamHead(msgspec.Struct, frozen=True, array_like=True):
+    """A stream at a checkpoint: its name, how many entries it has, and the log index of its last one."""
+
+    stream: str
+    count: int
+    last: int
+
+
+def head_leaf(head: StreamHead) -> bytes:
+    """Returns the RFC 6962 leaf hash of a stream head (its canonical JSON array)."""
+    return leaf_hash(msgspec.json.encode(head))
+
+
+def heads_line(heads: list[StreamHead]) -> str:
+    """Returns the extension line committing to these heads (sorted here, by stream name)."""
+    ordered = sorted(heads, key=lambda h: h.stream.encode())
+    return f"{HEADS_LINE}{len(ordered)} {base64.b64encode(root_of([head_leaf(h) for h in ordered])).decode()}"
+
+
+def read_heads_line(extensions: tuple[str, ...]) -> tuple[int, bytes] | None:
+    """Returns (number of heads, root) of a checkpoint's commitment, or None when it has none."""
+    for line in extensions:
+        if line.startswith(HEADS_LINE):
+            count, root = line[len(HEADS_LINE):].split(" ")
+            return int(count), base64.b64decode(root)
+    return None
+
+
+class HeadProof(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A stream's head and its inclusion proof under a checkpoint's stream commitment."""
+
+    count: int
+    last: int
+    index: int
+    proof: list[str]
+
+
+def prove_head(heads: list[StreamHead], stream: str, committed: tuple[int, bytes]) -> HeadProof:
+    """Proves one stream's head among the heads of a checkpoint, after checking they give its signed root.
+
+    :raises LedgerCorrupt: when the re-derived heads do not give the signed commitment.
+    """
+    ordered = sorted(heads, key=lambda h: h.stream.encode())
+    leaves = [head_leaf(h) for h in ordered]
+    if (len(leaves), root_of(leaves)) != committed:
+        raise LedgerCorrupt(None, f"the entries before the checkpoint do not give its signed stream commitment ({committed[0]} heads)")
+    at = next(i for i, h in enumerate(ordered) if h.stream == stream)
+    path = inclusion_proof(at, len(leaves), SubtreeHasher(leaves))
+    return HeadProof(ordered[at].count, ordered[at].last, at, [base64.b64encode(h).decode() for h in path])
+
+
+def check_head(proof: HeadProof, stream: str, committed: tuple[int, bytes]) -> None:
+    """Checks a stream head's inclusion proof against a checkpoint's commitment.
+
+    :raises ProofError: when it does not verify.
+    """
+    count, root = committed
+    leaf = head_leaf(StreamHead(stream, proof.count, proof.last))
+    try:
+        verify_inclusion(leaf, proof.index, count, [base64.b64decode(p) for p in proof.proof], root)
+    except (ValueError, ProofError) as exc:
+        raise ProofError(f"stream head: {exc}") from None
+
+
+# -- where each checkpoint ends ------------------------------------------------------------------
+
+class History:
+    """The records of `index/checkpoints`, read by position (a binary search reads O(log n) of
+    them): the signed checkpoints' sizes, smallest first, and where each one's last entry ends.
+    A torn last record (a crash during its append) is not counted."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self.count = os.fstat(fd).st_size // RECORD.size
+
+    def __len__(self) -> int:
+        return self.count
+
+    def position(self, n: int) -> tuple[int, int, int]:
+        """Returns (size, segment, offset) of the n-th record."""
+        return RECORD.unpack(os.pread(self._fd, RECORD.size, n * RECORD.size))
+
+    def size(self, n: int) -> int:
+        return self.position(n)[0]
+
+    def first_above(self, entry: int, hi: int | None = None) -> int:
+        """Returns the number of records whose size is at most `entry` (the first record above it)."""
+        lo, hi = 0, self.count if hi is None else hi
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self.size(mid) <= entry:
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo
+
+    def upto(self, size: int) -> int | None:
+        """Returns the number of records up to the one of `size`, or None when there is none; looks
+        at the end first, where the newest checkpoint's record is unless a crash left one after it."""
+        n = self.count
+        while n and self.size(n - 1) > size:
+            n -= 1
+            if self.count - n > 2:
+                n = self.first_above(size, n)
+                break
+        return n if n and self.size(n - 1) == size else None
+
+
+@contextmanager
+def open_history(root: Path) -> Iterator[History | None]:
+    """Opens the checkpoint history for reading; None for a ledger written before it existed."""
+    try:
+        fd = os.open(history_path(root), os.O_RDONLY | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        yield None
+        return
+    try:
+        yield History(fd)
+    finally:
+        os.close(fd)
+
+
+def history_path(root: Path) -> Path:
+    return root / INDEX / HISTORY
+
+
+def append_history(root: Path, records: list[tuple[int, int, int]], keep: int | None = None) -> None:
+    """Appends records (after cutting the file to `keep` records, when given) and syncs them."""
+    path = history_path(root)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    try:
+        end = os.fstat(fd).st_size
+        end = min(end - end % RECORD.size, RECORD.size * keep) if keep is not None else end - end % RECORD.size
+        os.ftruncate(fd, end)
+        os.pwrite(fd, b"".join(RECORD.pack(*r) for r in records), end)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+# -- verification ----------------------------------------------------------------------------------
+
+Commitment = tuple[int, "tuple[int, bytes] | None"]
+"""A checkpoint's size and its stream commitment (number of heads, root), None where it has none."""
+
+
+def commitments(checkpoints: list[Checkpoint]) -> list[Commitment]:
+    """Returns each checkpoint's size and stream commitment."""
+    return [(c.size, read_heads_line(c.extensions)) for c in checkpoints]
+
+
+def check_heads(coded: pa.DictionaryArray, signed: list[Commitment]) -> str | None:
+    """Re-derives every checkpoint's stream commitment from the streams of the entries (in log
+    order, dictionary-coded) and compares it with the signed one; returns the first difference.
+    The entries are grouped by (checkpoint interval, stream) in Arrow, so the Python work is per
+    stream and interval, not per entry."""
+    import pyarrow as pa
+
+    sizes = [size for size, _ in signed]
+    count = sizes[-1] if sizes else 0
+    coded = coded.slice(0, count)
+    interval = b"".join(struct.pack("<i", k) * (hi - lo) for k, (lo, hi) in enumerate(zip(sizes, sizes[1:]), 1))
+    table = pa.table({
+        "j": pa.Array.from_buffers(pa.int32(), count, [None, pa.py_buffer(interval)]),
+        "code": coded.indices,
+        "i": pa.Array.from_buffers(pa.int64(), count, [None, pa.py_buffer(array("q", range(count)))]),
+    })
+    names = coded.dictionary.to_pylist()
+    groups = table.group_by(["j", "code"]).aggregate([("i", "max"), ("i", "count")]).sort_by([("j", "ascending")])
+    seen: dict[int, int] = {}
+    heads: dict[int, list[StreamHead]] = {}
+    for j, code, last, n in zip(*(groups.column(c).to_pylist() for c in ("j", "code", "i_max", "i_count"))):
+        seen[code] = seen.get(code, 0) + n
+        heads.setdefault(j, []).append(StreamHead(names[code], seen[code], last))
+    for j, (size, committed) in enumerate(signed):
+        if committed is None or not j:
+            continue
+        ordered = sorted(heads.get(j, []), key=lambda h: h.stream.encode())
+        if (len(ordered), root_of([head_leaf(h) for h in ordered])) != committed:
+            return (f"checkpoint {size} signs a commitment to {committed[0]} stream heads that the "
+                    f"{len(ordered)} streams of entries {sizes[j - 1]}–{size - 1} do not give")
+    return None
+
+
+def check_history(root: Path, sizes: list[int], starts: list[int]) -> str | None:
+    """Checks `index/checkpoints` against the checkpoint notes' sizes, and each known position
+    against the frames (the checkpoint's last entry ends there); returns the first difference.
+    `starts` are the segments' first entries."""
+    from ledger.frames import check_frame_ends
+    from ledger.segments import segment_path
+
+    with open_history(root) as history:
+        if history is None:
+            return None
+        records = [history.position(n) for n in range(len(history))]
+    have = [r[0] for r in records][:len(sizes)]
+    if have != sizes:
+        at = next((k for k, (a, b) in enumerate(zip(have, sizes)) if a != b), min(len(have), len(sizes)))
+        return f"index/checkpoints: record {at} gives size {have[at] if at < len(have) else 'none'}, the notes {sizes[at]}"
+    for size, segment, offset in records[:len(sizes)]:
+        if segment == UNKNOWN or not size:
+            continue
+        try:
+            if segment not in starts:
+                raise LedgerCorrupt(None, "no such segment")
+            check_frame_ends(segment_path(root / "segments", segment), offset, size - 1)
+        except LedgerCorrupt:
+            return f"index/checkpoints: checkpoint {size} does not end at byte {offset} of segment {segment}"
+    return None
