@@ -112,26 +112,36 @@ def collect_findings(session: Session, tournament: str | None) -> list[dict[str,
     python = [("seating", f) for f in seating_findings(session)] + [("deals", f) for f in deal_findings(session)]
     rows += [_row(f, check_of(f.code), "replay") for f in engine] + [_row(f, check, "tournament") for check, f in python]
     streams = _streams(session, tournament)
+    books = _rule_books(session)
     seen: set[tuple[str, str, Any]] = set()
     unique = []
     for row in rows:
         key = (row["check"], row["stream"], row["seq"])
         if (streams is None or row["stream"] in streams) and key not in seen:
             seen.add(key)
-            unique.append(row)
+            unique.append({**row, "rule_book": books.get(row["stream"])})
     return unique
 
 
-def _example(row: dict[str, Any], width: int = 110) -> str:
-    """Returns one finding as a short line for the table of checks."""
-    where = row["stream"] if row["seq"] is None else f"{row['stream']}#{row['seq']}"
-    text = f"{where} {row['code']}: {row['message']}"
-    return text if len(text) <= width else text[: width - 1] + "…"
+def _rule_books(session: Session) -> dict[str, str]:
+    """Returns the rule book each game or tournament stream's articles cite (its game's)."""
+    from replay.protocol import RULE_BOOKS
+
+    games = [(g["stream"], g["game"]) for g in session.projection.games]
+    games += [(t["tournament"], t["game"]) for t in session.projection.tournaments]
+    return {stream: RULE_BOOKS[game] for stream, game in games if game in RULE_BOOKS}
+
+
+def _example(row: dict[str, Any]) -> str:
+    """Returns one finding, whole, as the line every command prints it."""
+    from audit.render import finding_text
+
+    return finding_text(row)
 
 
 def _row(f: Finding, check: str, source: str) -> dict[str, Any]:
     return {"check": check, "stream": f.stream, "seq": f.seq, "code": f.code, "article": f.article,
-            "message": f.message, "severity": f.severity, "source": source}
+            "message": f.message, "severity": f.severity, "source": source, "seat": f.seat, "player": f.player}
 
 
 def _games(session: Session, tournament: str | None) -> list[dict[str, Any]]:

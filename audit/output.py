@@ -1,18 +1,67 @@
-"""How commands print: JSON for machines, rich text for people, errors on stderr."""
+"""How commands print: one renderer for rows (a table for people, CSV, TSV, JSON or NDJSON for
+machines), lines for people, errors and progress on stderr.
+
+A terminal gets rich tables fitted to its width (wrapped or pivoted, never cut); a pipe or a file
+gets plain text, so `matchledger standings … | grep` and `> out.txt` see every value.
+"""
 
 from __future__ import annotations
 
+import csv
+import enum
+import io
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, BinaryIO
 
 import msgspec
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-console = Console(highlight=False, soft_wrap=True)
-err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+
+class Format(str, enum.Enum):
+    """The output formats of every command that prints rows."""
+
+    table = "table"
+    csv = "csv"
+    tsv = "tsv"
+    json = "json"
+    ndjson = "ndjson"
+
+
+@dataclass
+class Rows:
+    """Rows a command prints: named columns, the rows, a title above and notes (a legend) below."""
+
+    columns: list[str]
+    rows: Sequence[Sequence[Any]]
+    title: str | None = None
+    notes: Sequence[str] = ()
+
+    def records(self) -> list[dict[str, Any]]:
+        """Returns every row as a column → value mapping."""
+        return [dict(zip(self.columns, row)) for row in self.rows]
+
+
+def stdout_console() -> Console:
+    """Returns a console on stdout, made when printing so that COLUMNS and TTY_COMPATIBLE are read then."""
+    return Console(highlight=False, soft_wrap=True)
+
+
+def stderr_console() -> Console:
+    """Returns a console on stderr (errors, notes, progress)."""
+    return Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+console = stdout_console()
+err_console = stderr_console()
+
+
+def is_terminal() -> bool:
+    """Tells whether stdout is a terminal (else output stays plain: no boxes, no wrapping)."""
+    return stdout_console().is_terminal
 
 
 def emit_json(obj: Any) -> None:
@@ -21,41 +70,118 @@ def emit_json(obj: Any) -> None:
     sys.stdout.flush()
 
 
+def emit(tables: Rows | Sequence[Rows], fmt: Format, document: Any = None) -> None:
+    """Prints rows in a format: `document` (or the columns and rows) as one JSON object, one JSON
+    object per row (NDJSON), CSV or TSV with a header line, or tables for people."""
+    tables = [tables] if isinstance(tables, Rows) else list(tables)
+    if fmt is Format.json:
+        emit_json(document if document is not None else _rows_document(tables))
+    elif fmt is Format.ndjson:
+        for t in tables:
+            for record in t.records():
+                emit_json(record)
+    elif fmt in (Format.csv, Format.tsv):
+        for n, t in enumerate(tables):
+            sys.stdout.write(("\n" if n else "") + _delimited(t, "," if fmt is Format.csv else "\t"))
+        sys.stdout.flush()
+    else:
+        _print_tables(tables)
+
+
+def _rows_document(tables: list[Rows]) -> Any:
+    """Returns the JSON of rows with no document of their own: columns and rows (one table) or a list."""
+    docs = [{"columns": t.columns, "rows": [list(r) for r in t.rows]} for t in tables]
+    return docs[0] if len(docs) == 1 else docs
+
+
+def _delimited(t: Rows, delimiter: str) -> str:
+    from audit.render import machine_cell
+
+    out = io.StringIO()
+    writer = csv.writer(out, delimiter=delimiter, lineterminator="\n")
+    writer.writerow(t.columns)
+    writer.writerows([machine_cell(v, c) for c, v in zip(t.columns, row)] for row in t.rows)
+    return out.getvalue()
+
+
+def _print_tables(tables: list[Rows]) -> None:
+    from audit.render import fitted_table, plain_table
+
+    out = stdout_console()
+    for t in tables:
+        if out.is_terminal:
+            out.print(fitted_table(t, out.width))
+            for note in t.notes:
+                out.print(note, markup=False, soft_wrap=False)
+        else:
+            sys.stdout.write(plain_table(t))
+    sys.stdout.flush()
+
+
 def say(text: str) -> None:
     """Prints a line for people."""
-    console.print(text, markup=False)
+    stdout_console().print(text, markup=False)
 
 
 def fail(message: str) -> None:
     """Prints an error on stderr."""
-    err_console.print(f"error: {message}", markup=False)
+    stderr_console().print(f"error: {message}", markup=False)
 
 
 def fail_note(message: str) -> None:
     """Prints a notice on stderr (something was repaired or skipped; not an error)."""
-    err_console.print(f"note: {message}", markup=False)
+    stderr_console().print(f"note: {message}", markup=False)
+
+
+_COLUMNS = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+
+
+def _shows_progress(quiet: bool, always: bool) -> Console | None:
+    """Returns the console to draw progress on, or None when it stays silent: with `--quiet`, and on
+    a stderr that is not a terminal unless the command always reports its steps (`demo`)."""
+    target = stderr_console()
+    return None if quiet or not (always or target.is_terminal) else target
 
 
 @contextmanager
 def progress_bar(label: str, total: int, quiet: bool = False) -> Iterator[Callable[[int], None]]:
     """Shows a progress bar on stderr while long work runs; yields the function that advances it."""
-    if quiet:
+    target = _shows_progress(quiet, always=False)
+    if target is None:
         yield lambda _n: None
         return
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=err_console, transient=True) as bar:
+    with Progress(*_COLUMNS, console=target, transient=True) as bar:
         task = bar.add_task(label, total=total or None)
         yield lambda n: bar.advance(task, n)
 
 
+PROGRESS_BYTES = 1 << 20
+"""Reading less than this is quick: no progress bar."""
+
+
+class ProgressReader:
+    """A binary file whose lines advance a progress bar by the bytes read (once per MiB: a call per line would cost)."""
+
+    def __init__(self, source: BinaryIO, advance: Callable[[int], None]) -> None:
+        self.source, self.advance, self.pending = source, advance, 0
+
+    def readline(self, size: int = -1) -> bytes:
+        line = self.source.readline(size)
+        self.pending += len(line)
+        if self.pending >= PROGRESS_BYTES or not line:
+            self.advance(self.pending)
+            self.pending = 0
+        return line
+
+
 @contextmanager
-def progress_steps(quiet: bool = False) -> Iterator[Callable[[str, int], Callable[[int], None]]]:
+def progress_steps(quiet: bool = False, always: bool = False) -> Iterator[Callable[[str, int], Callable[[int], None]]]:
     """Shows one progress bar per step of a long job; yields the function that starts a step."""
-    if quiet:
+    target = _shows_progress(quiet, always)
+    if target is None:
         yield lambda _label, _total: (lambda _n: None)
         return
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=err_console) as bar:
+    with Progress(*_COLUMNS, console=target) as bar:
         def step(label: str, total: int) -> Callable[[int], None]:
             task = bar.add_task(label, total=total or None)
             return lambda n: bar.advance(task, n)

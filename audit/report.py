@@ -18,7 +18,7 @@ from audit.page import e, fields, fields_text, heading, legend_table, page, prof
 from audit.timechart import time_chart
 from ledger import BundleError, EvidenceBundle, check_bundle, check_output, load_verifier, prove, read_stream_events, write_output
 from replay.picture import MARK_STYLES, Frame, Sheet, compose
-from replay.protocol import Step
+from replay.protocol import Step, seat_label
 from replay.registry import engine
 from replay.run import is_game_stream
 from schemas.common import GameEnded, GameStarted, MoveTimeUsed
@@ -158,7 +158,8 @@ def _summary(record: GameRecord, eng: Any) -> str:
                                       and sorted(record.claim.winners) == sorted(outcome.winners))
     where = [f"{name} {value}" for name, value in (("round", start.round), ("table", start.table), ("game", start.game_no),
                                                    ("board", start.board)) if value is not None]
-    rows = [("赛事 tournament", " · ".join([start.tournament or "single game 单局", *where])),
+    seats = ", ".join(f"seat {seat_label(eng.name, s.seat, s.holder)}" for s in start.seats)  # escaped with the row
+    rows = [("赛事 tournament", " · ".join([start.tournament or "single game 单局", *where])), ("席位 seats", seats),
             ("先行 first to move", f"seat {start.first}"), ("推导结果 derived result", derived), ("声称结果 claimed result", claimed)]
     body = "".join(f"<tr{' class=bad' if k.startswith('声称') and not agrees else ''}><th>{k}</th><td>{e(v)}</td></tr>" for k, v in rows)
     return f"<div class='wide'><table>{body}</table></div>"

@@ -70,8 +70,14 @@ def _recorded_tables(seatings: list[dict], tid: str) -> dict[int, list[list[str]
     return {n: [[seats[s] for s in sorted(seats)] for _, seats in sorted(tables.items())] for n, tables in rounds.items()}
 
 
+WARNINGS = frozenset({"audit.W04"})
+"""Tournament codes that are warnings: a table seated otherwise than the movement gives is reported for
+the arbiter (tournament.md §4 "reports every table"), while the games played there stand."""
+
+
 def _finding(tid: str, seq: int | None, code: str, message: str, article: str = "附录三") -> Finding:
-    return Finding(stream=tid, seq=seq if seq is not None else 0, code=code, article=article, message=message)
+    return Finding(stream=tid, seq=seq if seq is not None else 0, code=code, article=article, message=message,
+                   severity="warning" if code in WARNINGS else "error")
 
 
 def _check_draw(tid: str, event, players: list[str], tables: list[list[str]], seats: int) -> Iterator[Finding]:  # noqa: ANN001

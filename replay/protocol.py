@@ -24,8 +24,36 @@ TERMINAL = -4
 """`current_player` once the game is over."""
 
 
+RULE_BOOKS: dict[str, str] = {
+    "junqi": "竞技四国军棋竞赛规则",
+    "paohuzi": "竞技跑胡子竞赛规则(试行)",
+    "checkers": "传统1v1跳棋竞赛规则(2017)",
+}
+"""The rule book (shared/seeds/) whose articles a game's findings cite."""
+SEAT_LETTERS: dict[str, str] = {"junqi": "SWNE", "checkers": "NS", "paohuzi": ""}
+"""The compass letter of each seat, in seat order (Paohuzi's rule book names no compass points: 上家, 下家)."""
+
+
+def seat_label(game: str, seat: int, player: str | None = None) -> str:
+    """Returns how every command shows a seat: its number, compass letter and player, `2 N/p07`."""
+    letters = SEAT_LETTERS.get(game, "")
+    letter = f" {letters[seat]}" if 0 <= seat < len(letters) else ""
+    return f"{seat}{letter}" + (f"/{player}" if player else "")
+
+
+def finding_line(severity: str, code: str, article: str | None, book: str | None, stream: str | None, seq: int | None,
+                 seat: str | None, message: str) -> str:
+    """Returns a finding as one line, the same for every game and check:
+    `error junqi.M10 (第四条 五, 竞技四国军棋竞赛规则): r1-t2-g1 seq 57 seat 2 N/p07: message`."""
+    cited = f" ({article}, {book})" if article and book else f" ({article})" if article else ""
+    where = " ".join(part for part in (stream, f"seq {seq}" if seq is not None else None,
+                                       f"seat {seat}" if seat is not None else None) if part)
+    return f"{severity} {code}{cited}: {where or 'log'}: {message}"
+
+
 class Finding(msgspec.Struct, frozen=True, kw_only=True):
-    """A rule problem at one event: stable code, the rule book's article where there is one, and why."""
+    """A rule problem at one event: stable code, the rule book's article where there is one, and why;
+    with the acting seat and its player once replay has tied the finding to the game's seating."""
 
     stream: str
     seq: int
@@ -33,10 +61,28 @@ class Finding(msgspec.Struct, frozen=True, kw_only=True):
     message: str
     article: str | None = None
     severity: Literal["error", "warning"] = "error"
+    seat: int | None = None
+    player: str | None = None
+    book: str | None = None
+    """The rule book the article is from, when it is not the one of the code's game (tournament findings)."""
+
+    @property
+    def game(self) -> str:
+        """The code's namespace: a game, `audit` or `ledger`."""
+        return self.code.partition(".")[0]
+
+    @property
+    def rule_book(self) -> str | None:
+        """The rule book the article cites."""
+        return self.book or RULE_BOOKS.get(self.game)
+
+    def line(self) -> str:
+        """Returns the one line every command prints a finding as (see `finding_line`)."""
+        seat = seat_label(self.game, self.seat, self.player) if self.seat is not None else None
+        return finding_line(self.severity, self.code, self.article, self.rule_book, self.stream, self.seq, seat, self.message)
 
     def __str__(self) -> str:
-        where = f" ({self.article})" if self.article else ""
-        return f"{self.stream}#{self.seq} {self.code}{where}: {self.message}"
+        return self.line()
 
 
 class Outcome(msgspec.Struct, frozen=True, kw_only=True):
@@ -139,4 +185,7 @@ class GameEngine(Protocol):
         refused at this position) drawn dashed where it names a move or a card."""
 
     def render_text(self, state: Any, seat: int | None = None) -> str:
-        """Draws the position as a compact text diagram."""
+        """Draws the position as a compact text diagram (the information-state string and golden transcripts)."""
+
+    def render_board(self, state: Any, seat: int | None = None) -> str:
+        """Draws the position as text for people (`show`): the diagram with coordinates and a legend."""

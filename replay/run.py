@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import operator
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 from replay.protocol import Finding, Outcome, Step
 from replay.registry import engine
@@ -92,11 +94,12 @@ def replay_game(events: list[Event], strict: bool = False) -> GameReplay:
     step_facts: list[dict[str, Any]] = []
     findings: list[Finding] = []
     last: Step | None = None
+    players = {h.seat: h.holder for h in start.seats}
     for step in eng.replay(events, strict=strict):
         step_events.append(step.event)
         step_facts.append(step.facts)
         if step.findings:
-            findings.extend(step.findings)
+            findings.extend(with_seat(f, step.event.seat, players) for f in step.findings)
         last = step
     state = last.state if last else None
     derived = eng.outcome(state)
@@ -111,16 +114,25 @@ def game_streams(events: Iterable[Event], game: str | None = None) -> list[list[
             if (game is None or stream == game) and is_game_stream(items)]
 
 
+def with_seat(finding: Finding, seat: int | None, players: dict[int, str]) -> Finding:
+    """Returns a finding tied to the seat that acted in its event and the player holding it."""
+    if finding.seat is not None or seat is None:
+        return finding
+    return msgspec.structs.replace(finding, seat=seat, player=players.get(seat))
+
+
 def replay_all(events: Iterable[Event], game: str | None = None, strict: bool = False) -> Iterator[GameReplay]:
     """Replays every game stream (or only `game`), in stream order, keeping each step."""
     for items in game_streams(events, game):
         yield replay_game(items, strict)
 
 
-def summarise(events: Iterable[Event], game: str | None = None, strict: bool = False) -> ReplaySummary:
+def summarise(events: Iterable[Event], game: str | None = None, strict: bool = False,
+              on_game: Callable[[int], None] | None = None) -> ReplaySummary:
     """Replays every game stream (or only `game`) and adds up games, events, moves (steps whose facts
-    name an `action`) and findings, timing the work: what `matchledger replay` prints. Only the
-    totals are kept, not each step as `replay_game` keeps them for the projection."""
+    name an `action`) and findings, timing the work (and telling `on_game` of each game): what
+    `matchledger replay` prints. Only the totals are kept, not each step as `replay_game` keeps them
+    for the projection."""
     summary = ReplaySummary()
     t0 = time.perf_counter()
     findings = summary.findings
@@ -128,6 +140,7 @@ def summarise(events: Iterable[Event], game: str | None = None, strict: bool = F
         start = items[0]
         assert isinstance(start, GameStarted)
         _, eng = engine_of(start)
+        players = {h.seat: h.holder for h in start.seats}
         steps = moves = 0
         state = None
         for step in eng.replay(items, strict=strict):
@@ -135,9 +148,11 @@ def summarise(events: Iterable[Event], game: str | None = None, strict: bool = F
             if step.facts.get("action") is not None:
                 moves += 1
             if step.findings:
-                findings.extend(step.findings)
+                findings.extend(with_seat(f, step.event.seat, players) for f in step.findings)
             state = step.state
         findings.extend(apply_rulings(start, eng.outcome(state), items)[2])  # a ruling that cannot apply is a finding too
+        if on_game is not None:
+            on_game(1)
         summary.games += 1
         summary.events += steps
         summary.moves += moves

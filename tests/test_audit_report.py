@@ -81,7 +81,7 @@ def test_report_refuses_an_unknown_game(tmp_path: Path) -> None:
     root = tmp_path / "l"
     assert cli("init", "--ledger", str(root)).exit_code == 0
     result = cli("report", "--ledger", str(root), "--game", "nope", "--out", str(tmp_path / "x.html"))
-    assert result.exit_code == 1 and "no game stream 'nope'" in result.stderr
+    assert result.exit_code == 2 and "no game stream 'nope'" in result.stderr
 
 
 class _AppealFiled(Event, frozen=True, kw_only=True, tag="appeal.filed"):

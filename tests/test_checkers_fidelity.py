@@ -60,7 +60,7 @@ def test_s1_4_event_naming_a_seat_outside_the_game_is_ignored(extra: Event, name
     assert codes(steps) == ["checkers.E_NO_SEAT"]
     finding = steps[-1].findings[0]
     assert finding.article == "第十八条"
-    assert finding.message.startswith(f"seq 5: {extra.kind} names seat {named}; the game has seats 0 and 1, so it is ignored")
+    assert finding.message.startswith(f"{extra.kind} names seat {named}; the game has seats 0 and 1, so it is ignored")
     assert steps[-1].facts["ignored"] is True
     assert steps[-1].state == steps[-2].state
     assert final(steps).outcome is None and final(steps).offline == (False, False)
@@ -82,7 +82,7 @@ def test_s5_4a_log_ending_without_a_result_keeps_the_claim_unverified() -> None:
     assert codes(steps) == ["checkers.E_NO_RESULT"]
     finding = steps[-1].findings[0]
     assert (finding.article, finding.severity) == ("第三条", "error")
-    assert finding.message == ("seq 5: the log ends after ply 2 without a result (seat 0 to move); the claimed ABANDONED, "
+    assert finding.message == ("the log ends after ply 2 without a result (seat 0 to move); the claimed ABANDONED, "
                                "winners [0], points [1, 0] is kept for the standings as UNVERIFIED")
     outcome = ENGINE.outcome(final(steps))
     assert outcome is not None and (outcome.termination, outcome.winners, outcome.points) == ("UNVERIFIED", (0,), (1.0, 0.0))

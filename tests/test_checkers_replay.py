@@ -160,7 +160,7 @@ def test_planted_illegal_event_gives_exactly_its_finding(plant: object, expected
 def test_strict_replay_raises_at_the_first_error() -> None:
     """DESIGN replay/: strict mode raises StrictReplayError at the first error finding."""
     events = resequenced(_plant_occupied(_bot_events()))
-    with pytest.raises(StrictReplayError, match=r"checkers.E_OCCUPIED \(第一条\): seq \d+: seat \d moved"):
+    with pytest.raises(StrictReplayError, match=r"^error checkers.E_OCCUPIED \(第一条, 传统1v1跳棋竞赛规则\(2017\)\): \S+ seq \d+: seat \d moved"):
         list(ENGINE.replay(events, strict=True))
 
 

@@ -283,7 +283,7 @@ def test_strict_replay_raises_at_the_first_finding() -> None:
     with pytest.raises(StrictReplayError) as info:
         list(ENGINE.replay(events, strict=True))
     assert info.value.finding.code == "junqi.M10"
-    assert str(info.value) == ("cup-r1-t1-g1#5 junqi.M10 (第四条 五): illegal move S31>CSW by seat 0: "
+    assert str(info.value) == ("error junqi.M10 (第四条 五, 竞技四国军棋竞赛规则): cup-r1-t1-g1 seq 5: illegal move S31>CSW by seat 0: "
                                "no route from S31 to CSW: S11, S21 blocks the railway")
 
 

@@ -351,7 +351,7 @@ def test_s9_hu_command_line() -> None:
     ok = cli("hu", "--hand", PLAIN_18, "--special", "海胡", "--set", "mingtang_table=changde_hhd", "--json")
     assert ok.exit_code == 0 and json.loads(ok.output)["mingtang"] == []
     low = cli("hu", "--hand", PLAIN_18, "--min-huxi", "21", "--json")
-    assert low.exit_code == 2 and json.loads(low.output)["reason"] == "胡息 18 below the minimum 21"
+    assert low.exit_code == 3 and json.loads(low.output)["reason"] == "胡息 18 below the minimum 21"
 
 
 # ---- item 7: which intakes break 听胡 (§9 [PARAM tinghu_intakes]) --------------------------------

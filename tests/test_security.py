@@ -263,18 +263,18 @@ def game_ledger(tmp_path_factory: pytest.TempPathFactory) -> Path:
                                  "EXPLAIN INSERT INTO events SELECT * FROM events"])
 def test_explain_of_anything_but_a_select_is_refused(game_ledger: Path, sql: str) -> None:
     result = cli("query", "--ledger", str(game_ledger), sql)
-    assert result.exit_code == 1 and "only read-only queries are allowed" in result.stderr
+    assert result.exit_code == 2 and "only read-only queries are allowed" in result.stderr
     assert cli("query", "--ledger", str(game_ledger), "EXPLAIN ANALYZE SELECT count(*) FROM moves").exit_code == 0
 
 
 def test_a_runaway_query_stops_at_its_timeout(game_ledger: Path) -> None:
     result = cli("query", "--ledger", str(game_ledger), "--timeout", "0.5", "SELECT count(*) FROM range(100000000000) a")
-    assert result.exit_code == 1 and "query stopped after 0.5 s (--timeout)" in result.stderr
+    assert result.exit_code == 2 and "query stopped after 0.5 s (--timeout)" in result.stderr
 
 
 def test_an_unsupported_statement_is_a_clear_error(game_ledger: Path) -> None:
     result = cli("query", "--ledger", str(game_ledger), "UPDATE EXTENSIONS")
-    assert result.exit_code == 1 and "Traceback" not in result.output and result.stderr.startswith("error: ")
+    assert result.exit_code == 2 and "Traceback" not in result.output and result.stderr.startswith("error: ")
 
 
 def _export(ledger: Path, out: Path) -> dict:

@@ -1,6 +1,11 @@
 """What every command module shares: the Typer app, the common options, and the decorator that turns
 project errors into a message on stderr and an exit code scripts can trust.
 
+Exit codes (README's table is held to `EXIT_CODES` by a test): 0 success; 1 findings, a damaged
+ledger, or data refused; 2 a usage error, whether the command line parser or the command finds it
+(an option it cannot use, a stream or tournament the ledger does not hold, an output refused);
+3 `hu`: the hand does not win; 4 `record` appended but could not sign a checkpoint.
+
 Command modules import their heavy dependencies (DuckDB, Arrow, the engines) inside the command, so
 that `matchledger record` pays only for the ledger.
 """
@@ -8,23 +13,41 @@ that `matchledger record` pays only for the ledger.
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
 
-from audit.output import fail
+from audit.cli.examples import EXAMPLES
+from audit.output import Format, fail
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="Record, verify, replay and audit competitive games.")
+app = typer.Typer(no_args_is_help=True, help="Record, verify, replay and audit competitive games.",
+                  context_settings={"help_option_names": ["-h", "--help"]}, rich_markup_mode=None)
 
 LedgerOpt = Annotated[Path, typer.Option("--ledger", envvar="MATCHLEDGER_LEDGER", help="Ledger directory.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")]
+FormatOpt = Annotated[Format, typer.Option("--format", help="table (plain text when stdout is not a terminal), csv, tsv, "
+                                                            "json (one object; --json is the same) or ndjson (one object a row).")]
+"""The output option of every command that prints rows: a command declares `fmt: FormatOpt = Format.table`
+and prints with `audit.output.emit`; `--json` is added to it as an alias of `--format json`."""
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar on stderr.")]
 ForceOpt = Annotated[bool, typer.Option("--force", help="Replace an existing output file.")]
 GameArg = Annotated[str, typer.Argument(help="checkers, junqi or paohuzi.")]
 DEFAULT_LEDGER = Path("matchledger-data")
-EXIT_NOT_CHECKPOINTED = 4
-"""`record` appended the events and made them durable, but could not sign a checkpoint over them."""
+
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_NO_HU, EXIT_NOT_CHECKPOINTED = 0, 1, 2, 3, 4
+EXIT_CODES: dict[int, str] = {
+    EXIT_OK: "success",
+    EXIT_FINDINGS: "findings (replay, audit, verify, check-proof), a damaged ledger, or data refused (events that break the contract)",
+    EXIT_USAGE: "a usage error, found by the parser or by the command: an option it cannot use, a stream, tournament, player "
+                "or file that does not exist, SQL that cannot run, an output refused (inside a ledger, through a link, existing "
+                "without --force)",
+    EXIT_NO_HU: "`hu`: the hand does not win",
+    EXIT_NOT_CHECKPOINTED: "`record` appended the events and made them durable, but could not sign a checkpoint over them",
+}
+"""What each exit code means, for every command."""
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -33,6 +56,27 @@ class ExitCode(Exception):
 
     def __init__(self, code: int) -> None:
         self.code = code
+
+
+class UsageError(ValueError):
+    """The command cannot use an option or argument it was given (exit 2)."""
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        typer.echo(f"matchledger {version('matchledger')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                                help="Print the version and exit.")] = False) -> None:
+    """Record, verify, replay and audit competitive games (四国军棋, 跑胡子, 跳棋).
+
+    Start with `matchledger demo`; every command has examples in its --help.
+    """
 
 
 def _project_errors() -> tuple[type[BaseException], ...]:
@@ -45,9 +89,49 @@ def _project_errors() -> tuple[type[BaseException], ...]:
     return (LedgerError, ContractError, ReplayError, AuditError, ValueError, OSError)
 
 
+def _usage_errors() -> tuple[type[BaseException], ...]:
+    """The errors that mean the command line asked for something the command cannot do."""
+    from ledger import OutputRefused
+    from replay.checkers.board import NotationError
+    from replay.checkers.perft import MoveListError
+    from replay.junqi.perft import PositionError
+    from replay.registry import UnknownGameError
+
+    return (UsageError, typer.BadParameter, OutputRefused, UnknownGameError, NotationError, MoveListError, PositionError)
+
+
+def exit_code_of(exc: BaseException) -> int | None:
+    """Returns the exit code of a project error, or None for a bug (which keeps its traceback).
+
+    A plain ValueError is what the library raises for an argument it cannot use (no such stream,
+    tournament or player), so it is a usage error; its subclasses are errors of the data.
+    """
+    from ledger import CheckpointError
+
+    if isinstance(exc, CheckpointError):
+        return EXIT_NOT_CHECKPOINTED
+    if isinstance(exc, _usage_errors()) or type(exc) is ValueError:
+        return EXIT_USAGE
+    if isinstance(exc, (FileNotFoundError, IsADirectoryError, NotADirectoryError)):
+        return EXIT_USAGE
+    return EXIT_FINDINGS if isinstance(exc, _project_errors()) else None
+
+
+def _with_json_alias(fn: Callable[..., Any], wrapper: Callable[..., Any]) -> None:
+    """Gives a command with a `fmt: FormatOpt` parameter a `--json` flag meaning `--format json`."""
+    signature = inspect.signature(fn, eval_str=True)
+    alias = inspect.Parameter("json_alias", inspect.Parameter.KEYWORD_ONLY, default=False,
+                              annotation=Annotated[bool, typer.Option("--json", help="The same as --format json.")])
+    params = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) if p.default is not inspect.Parameter.empty else p
+              for p in signature.parameters.values()]
+    wrapper.__signature__ = signature.replace(parameters=[*params, alias])  # type: ignore[attr-defined]
+    wrapper.__annotations__ = {p.name: p.annotation for p in [*params, alias]}
+
+
 def command(fn: F) -> F:
     """Registers a command whose project errors become a message on stderr and an exit code."""
-    app.command(_name(fn))(_guarded(fn))
+    name = _name(fn)
+    app.command(name, epilog=_epilog(name))(_guarded(fn))
     return fn
 
 
@@ -55,7 +139,8 @@ def subcommand(group: typer.Typer) -> Callable[[F], F]:
     """Registers a command of a command group (`matchledger appeal file`), guarded as `command` does."""
 
     def register(fn: F) -> F:
-        group.command(_name(fn))(_guarded(fn))
+        name = _name(fn)
+        group.command(name, epilog=_epilog(f"{group.info.name} {name}"))(_guarded(fn))
         return fn
 
     return register
@@ -65,27 +150,32 @@ def _name(fn: Callable[..., Any]) -> str:
     return fn.__name__.rstrip("_").replace("_", "-")
 
 
+def _epilog(name: str) -> str | None:
+    examples = EXAMPLES.get(name, ())
+    return "Examples:\n\n\b\n" + "\n".join(f"  {line}" for line in examples) if examples else None  # \b: keep the lines
+
+
 def _guarded(fn: F) -> Callable[..., Any]:
     """Returns the command that turns the project's errors into a message on stderr and an exit code."""
+    takes_format = "fmt" in inspect.signature(fn).parameters
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from ledger import CheckpointError, OutputRefused
-
+        if takes_format and kwargs.pop("json_alias", False):
+            kwargs["fmt"] = Format.json
         try:
             return fn(*args, **kwargs)
         except ExitCode as exc:
             raise typer.Exit(exc.code) from None
-        except OutputRefused as exc:
-            fail(str(exc))
-            raise typer.Exit(2) from None
-        except CheckpointError as exc:
-            fail(str(exc))
-            raise typer.Exit(EXIT_NOT_CHECKPOINTED) from None
+        except typer.Exit:
+            raise
         except Exception as exc:
-            if not isinstance(exc, _project_errors()):
+            code = exit_code_of(exc)
+            if code is None:
                 raise
-            fail(str(exc))
-            raise typer.Exit(1) from None
+            fail(str(exc) if not isinstance(exc, typer.BadParameter) else exc.format_message())
+            raise typer.Exit(code) from None
 
+    if takes_format:
+        _with_json_alias(fn, wrapper)
     return wrapper

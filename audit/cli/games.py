@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from audit.cli.base import DEFAULT_LEDGER, ExitCode, ForceOpt, GameArg, JsonOpt, LedgerOpt, command
+from audit.cli.base import DEFAULT_LEDGER, EXIT_NO_HU, ExitCode, ForceOpt, FormatOpt, GameArg, JsonOpt, LedgerOpt, QuietOpt, UsageError, command
 from audit.faults import FAULTS
-from audit.output import emit_json, progress_bar, say
+from audit.output import Format, emit, emit_json, progress_bar, say
 
 if TYPE_CHECKING:
     from audit.tournament_sim import TournamentPlan
@@ -95,23 +95,28 @@ def _check_simulation(plan: TournamentPlan, tournament: bool, boards: int | None
 @command
 def replay(ledger: LedgerOpt = DEFAULT_LEDGER,
            game: Annotated[str | None, typer.Option(help="Replay only this game stream.")] = None,
-           json: JsonOpt = False) -> None:
+           fmt: FormatOpt = Format.table, quiet: QuietOpt = False) -> None:
     """Re-derive every game from the rules and list the findings (exit 1 when there are any)."""
+    from audit.render import finding_record, finding_rows, finding_text
     from ledger import read_events, read_stream_events
     from replay import run as run_mod
+    from schemas.common import GameStarted
 
-    events = read_stream_events(ledger, game) if game is not None else read_events(ledger)  # one game: through the index
-    summary = run_mod.summarise(events, game)
+    events = list(read_stream_events(ledger, game) if game is not None else read_events(ledger))  # one game: through the index
+    total = sum(1 for e in events if isinstance(e, GameStarted))
+    with progress_bar("replaying games", total, quiet=quiet) as advance:
+        summary = run_mod.summarise(events, game, on_game=advance)
     if game is not None and summary.games == 0:
-        raise ValueError(f"no game stream {game!r} in {ledger}")
-    if json:
-        emit_json({"games": summary.games, "events": summary.events, "moves": summary.moves,
-                   "findings": len(summary.findings), "seconds": round(summary.seconds, 3)})
-    else:
+        raise UsageError(f"no game stream {game!r} in {ledger}")
+    if fmt is Format.table:
         say(f"games {summary.games}, events {summary.events}, moves {summary.moves}, "
             f"findings {len(summary.findings)}, seconds {summary.seconds:.2f}")
         for finding in summary.findings:
-            say(str(finding))
+            say(finding_text(finding))
+    else:
+        emit(finding_rows(summary.findings), fmt, document={
+            "games": summary.games, "events": summary.events, "moves": summary.moves,
+            "findings": [finding_record(f) for f in summary.findings], "seconds": round(summary.seconds, 3)})
     if summary.findings:
         raise ExitCode(1)
 
@@ -122,25 +127,30 @@ def show(game: Annotated[str, typer.Option(help="Game stream id.")], ledger: Led
          seat: Annotated[int | None, typer.Option(help="Show only what this seat can see.")] = None,
          svg: Annotated[Path | None, typer.Option(help="Also write the position as SVG.")] = None,
          force: ForceOpt = False, json: JsonOpt = False) -> None:
-    """Show a game's position at any step, as text (and SVG)."""
+    """Show a game's position at any step, as text (and SVG), with the seats and their players."""
     from ledger import check_output, read_stream_events, write_output
     from replay import run as run_mod
+    from replay.protocol import seat_label
     from replay.registry import SEATS
 
     if svg is not None:
         check_output(svg, force)
-    view = run_mod.position(read_stream_events(ledger, game), game, at)
-    seats = SEATS[view.engine.name]
-    if seat is not None and not 0 <= seat < seats:
-        raise typer.BadParameter(f"{game} is a {view.engine.name} game: its seats are 0–{seats - 1}, not {seat}", param_hint="--seat")
-    text = view.engine.render_text(view.state, seat)
+    events = list(read_stream_events(ledger, game))
+    view = run_mod.position(events, game, at)
+    count = SEATS[view.engine.name]
+    if seat is not None and not 0 <= seat < count:
+        raise typer.BadParameter(f"{game} is a {view.engine.name} game: its seats are 0–{count - 1}, not {seat}", param_hint="--seat")
+    text = view.engine.render_board(view.state, seat)
+    seats = [(h.seat, seat_label(view.engine.name, h.seat, h.holder)) for h in events[0].seats]  # type: ignore[attr-defined]
     if svg is not None:
         write_output(svg, view.engine.render_svg(view.state, seat, players=view.players).encode(), force)
     if json:
-        emit_json({"game": game, "seq": view.seq, "kind": view.kind, "text": text, "svg": str(svg) if svg else None})
+        emit_json({"game": game, "seq": view.seq, "kind": view.kind, "text": text, "svg": str(svg) if svg else None,
+                   "seats": [{"seat": n, "label": label} for n, label in seats]})
         return
     say(f"{game} after seq {view.seq} ({view.kind})")
-    say(text)
+    say("seats: " + ", ".join(label for _, label in seats))
+    say(text.rstrip("\n"))
     if svg is not None:
         say(f"wrote {svg}")
 
@@ -149,7 +159,7 @@ def show(game: Annotated[str, typer.Option(help="Game stream id.")], ledger: Led
 def report(out: Annotated[Path, typer.Option(help="HTML file to write.")],
            game: Annotated[str | None, typer.Option(help="Game stream id: its arbitration report.")] = None,
            tournament: Annotated[str | None, typer.Option(help="Tournament stream id: its page, each game's report beside it.")] = None,
-           ledger: LedgerOpt = DEFAULT_LEDGER, force: ForceOpt = False, json: JsonOpt = False) -> None:
+           ledger: LedgerOpt = DEFAULT_LEDGER, force: ForceOpt = False, json: JsonOpt = False, quiet: QuietOpt = False) -> None:
     """Write a game's arbitration report (findings at their step, appeals, time chart, boards, proofs) or a tournament's page (HTML)."""
     from audit import report as report_mod
     from audit import tournament_report
@@ -157,7 +167,7 @@ def report(out: Annotated[Path, typer.Option(help="HTML file to write.")],
     if (game is None) == (tournament is None):
         raise typer.BadParameter("give --game ID or --tournament ID")
     if tournament is not None:
-        with progress_bar("writing the game reports", 0, quiet=json) as advance:
+        with progress_bar("writing the game reports", 0, quiet=quiet or json) as advance:
             page = tournament_report.write_tournament_report(ledger, tournament, out, force, advance)
         if json:
             emit_json({"tournament": tournament, "out": str(out), "players": len(page.standings.rows), "games": len(page.games),
@@ -166,7 +176,8 @@ def report(out: Annotated[Path, typer.Option(help="HTML file to write.")],
             say(f"wrote {out}: {len(page.standings.rows)} players, {len(page.games)} games, each game's report beside it")
         return
     assert game is not None
-    record = report_mod.write_report(ledger, game, out, force)
+    with progress_bar(f"writing the report of {game}", 0, quiet=quiet or json):
+        record = report_mod.write_report(ledger, game, out, force)
     findings = sum(len(s.findings) for s in record.steps)
     if json:
         emit_json({"game": game, "out": str(out), "events": len(record.steps), "findings": findings, "proof": record.proof_ok})
@@ -222,7 +233,7 @@ def hu(hand: Annotated[str | None, typer.Option(help="Cards: 一…十, 壹…�
        at: Annotated[int | None, typer.Option(help="With --game: the step (seq) to judge.")] = None,
        seat: Annotated[int | None, typer.Option(help="With --game: the seat (default: the one to act).")] = None,
        ledger: LedgerOpt = DEFAULT_LEDGER, json: JsonOpt = False) -> None:
-    """Paohuzi arbiter's tool: does this hand win, with which decomposition, 胡息, 名堂 and score (exit 2 if not)."""
+    """Paohuzi arbiter's tool: does this hand win, with which decomposition, 胡息, 名堂 and score (exit 3 if not)."""
     from ledger import read_events
     from replay import run as run_mod
     from replay.paohuzi import game_hu_report, hu_report
@@ -242,4 +253,4 @@ def hu(hand: Annotated[str | None, typer.Option(help="Cards: 一…十, 壹…�
         say(f"胡息 {report['huxi']}; red {report['red']}, big {report['big']}, small {report['small']}")
         say(f"名堂: {', '.join(report['mingtang']) or 'none'}; score {report['score']}")
     if not report["hu"]:
-        raise ExitCode(2)
+        raise ExitCode(EXIT_NO_HU)

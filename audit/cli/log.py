@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, BinaryIO, cast
 
 import msgspec
 import typer
 
 import ledger as ledger_api
-from audit.cli.base import DEFAULT_LEDGER, ExitCode, ForceOpt, JsonOpt, LedgerOpt, command
+from audit.cli.base import DEFAULT_LEDGER, ExitCode, ForceOpt, JsonOpt, LedgerOpt, QuietOpt, command
 from audit.cli.inputs import read_input
-from audit.output import emit_json, fail, fail_note, say
+from audit.output import PROGRESS_BYTES, ProgressReader, emit_json, fail, fail_note, progress_bar, say
 from ledger import Signer, Verifier, check_output, write_output
 
 
@@ -32,11 +33,12 @@ def init(ledger: LedgerOpt = DEFAULT_LEDGER, origin: Annotated[str | None, typer
 
 @command
 def record(file: Annotated[str, typer.Argument(help="JSONL file of events, or - for stdin.")],
-           ledger: LedgerOpt = DEFAULT_LEDGER, json: JsonOpt = False) -> None:
+           ledger: LedgerOpt = DEFAULT_LEDGER, json: JsonOpt = False, quiet: QuietOpt = False) -> None:
     """Append the events of a JSONL file, all or nothing, and sign a checkpoint."""
     source = sys.stdin.buffer if file == "-" else open(file, "rb")
-    with source:
-        result = ledger_api.record(ledger, source)
+    size = os.fstat(source.fileno()).st_size if file != "-" else 0
+    with source, progress_bar(f"recording {file}", size, quiet=quiet or size < PROGRESS_BYTES) as advance:
+        result = ledger_api.record(ledger, cast(BinaryIO, ProgressReader(source, advance)))
     if result.recovered:
         fail_note(result.recovered)
     if json:
@@ -83,7 +85,7 @@ def export(ledger: LedgerOpt = DEFAULT_LEDGER,
                                                                 "clock times).")] = None,
            out: Annotated[Path | None, typer.Option(help="With --format record: the file (--game; stdout without it) or "
                                                     "directory (--tournament).")] = None,
-           force: ForceOpt = False, json: JsonOpt = False) -> None:
+           force: ForceOpt = False, json: JsonOpt = False, quiet: QuietOpt = False) -> None:
     """Export the entries as stored (--jsonl), the projection as Parquet (--parquet), the log as tlog-tiles (--tiles) or game
     records (--format record)."""
     if format_ is not None or game is not None or tournament is not None:
@@ -105,7 +107,9 @@ def export(ledger: LedgerOpt = DEFAULT_LEDGER,
 
         assert parquet is not None
         check_output(parquet, force, directory=True)
-        manifest = export_parquet(ledger, project_ledger(ledger), parquet)
+        with progress_bar("replaying games", 0, quiet=quiet or json) as advance:
+            projection = project_ledger(ledger, advance)
+        manifest = export_parquet(ledger, projection, parquet)
         summary = {"files": len(manifest["files"]), "parquet": str(parquet), "checkpoint": manifest["checkpoint"]}
         text = f"wrote {len(manifest['files'])} Parquet files, {parquet / 'schema.json'}, {parquet / 'manifest.json'} and its signed note"
     if json:

@@ -108,6 +108,10 @@ class CheckersEngine:
         """Returns the position as a frame of the sheet, with a refused `attempt` dashed."""
         return render.frame(state, attempt)
 
+    def render_board(self, state: CheckersState, seat: int | None = None) -> str:
+        """Draws the position as text for people: framed with coordinates, with a legend."""
+        return render.render_board(state, seat)
+
     def render_text(self, state: CheckersState, seat: int | None = None) -> str:
         """Draws the board as a compact text diagram."""
         return render.render_text(state, seat)

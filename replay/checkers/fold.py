@@ -100,7 +100,7 @@ def _finding(ev: Event, n: Note | Finding, state: CheckersState) -> Finding:
     """Ties a note to its event: the seq, the rule's article, and for a turn the position after it."""
     if isinstance(n, Finding):
         return n
-    message = f"seq {ev.seq}: {n.message}"
+    message = n.message  # the finding's line names the seq (replay.protocol.finding_line)
     if type(ev) in _TURN_EVENTS and "position" not in n.message:
         message += f"; position after it {describe(state)}"
     return Finding(stream=ev.stream, seq=ev.seq, code=f"checkers.{n.code}", message=message,
@@ -343,7 +343,7 @@ def _on_ended(s: CheckersState, ev: GameEnded, clock: Clock) -> Result:
         return _adopt_claim(s, ev), {**facts, "derived": None}, (_no_result(s, ev),)
     found = check_claim("checkers.E_CLAIM", ev, s.outcome, ARTICLES["E_CLAIM"])
     facts["derived"] = s.outcome.termination if s.outcome else None
-    return s, facts, [msgspec.structs.replace(f, message=f"seq {ev.seq}: {f.message}") for f in found]  # type: ignore[misc]
+    return s, facts, found
 
 
 def _adopt_claim(s: CheckersState, ev: GameEnded) -> CheckersState:

@@ -8,7 +8,7 @@ import math
 from collections.abc import Sequence
 from typing import Final
 
-from replay.checkers.board import BIT, COORDS, HOLES, ZONES, rowcol
+from replay.checkers.board import BIT, COORDS, HOLES, ROW_OF, ZONES, rowcol
 from replay.checkers.state import CheckersState
 from replay.picture import CAPTION_HEIGHT, EMPTY, Frame, LegendRow, Mark, Sheet, compose, key, legend_svg
 from schemas.checkers import Moved
@@ -112,3 +112,28 @@ def render_text(state: CheckersState, seat: int | None = None) -> str:
         cells = grid[row]
         lines.append("".join(cells.get(c, " ") for c in range(max(cells) + 1)).rstrip())
     return "\n".join([_caption(state), *lines])
+
+
+TEXT_LEGEND = (
+    "legend: N seat 0's pieces (north camp), S seat 1's (south camp), lower case where the last move\n"
+    "        landed; o the last move's origin; . an empty hole\n"
+    "holes:  each line starts with its row (1 = the tip of the north camp) and the ids of its first and last\n"
+    "        holes; ids run 0–120 row by row, left to right (row-col notation: 9-5 is hole 60)"
+)
+"""What the text diagram's letters mean and how its holes are numbered."""
+
+
+def render_board(state: CheckersState, seat: int | None = None) -> str:
+    """Returns the text diagram for people: each line of holes led by its row and hole ids, and a legend."""
+    flip = seat == 0
+    lines: dict[int, list[tuple[int, int]]] = {}
+    for i, (q, r) in enumerate(COORDS):
+        row, col = (-r, -(2 * q + r)) if flip else (r, 2 * q + r)
+        lines.setdefault(row, []).append((col, i))
+    caption, *diagram = render_text(state, seat).split("\n")
+    out = [caption]
+    for (_, holes), line in zip(sorted(lines.items()), diagram):
+        holes.sort()
+        first, last = holes[0][1], holes[-1][1]
+        out.append(f"{ROW_OF[first]:>2} {first:>3}–{last:<3} {line}".rstrip())
+    return "\n".join(out) + "\n" + TEXT_LEGEND + "\n"

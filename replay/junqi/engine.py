@@ -108,6 +108,10 @@ class JunqiEngine:
         """Returns the omniscient position as a frame of the sheet, with a refused `attempt` dashed."""
         return render.frame(state, None, "四暗", attempt)
 
+    def render_board(self, state: JunqiState, seat: int | None = None, mode: str = "四暗") -> str:
+        """Draws the position as text for people: framed with coordinates, with a legend."""
+        return render.render_board(state, seat, mode)
+
     def render_text(self, state: JunqiState, seat: int | None = None, mode: str = "四暗") -> str:
         """Draws the position as a 17×17 text diagram, from `seat`'s view when given."""
         return render.render_text(state, seat, mode)

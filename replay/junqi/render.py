@@ -172,3 +172,47 @@ def render_svg(state: JunqiState, seat: int | None = None, mode: str = "四暗",
     """Returns an SVG of the board with its legend and point labels: pieces in their seat's colour
     with Chinese names, hidden from `seat` where `mode` hides them, the last move ringed."""
     return compose(sheet(state, players), frame(state, seat, mode))
+
+
+TEXT_LEGEND = (
+    "legend: s w n e = the piece's seat (S W N E); F 军旗, M 地雷, B 炸弹,\n"
+    "        1–9 工兵 排长 连长 营长 团长 旅长 师长 军长 司令; ? a piece this view cannot see;\n"
+    "        . post (兵站), o 行营, H 大本营, + 九宫\n"
+    "points: arm letter, row (1 = front), column (1 = the arm owner's left): N24 is N's\n"
+    "        row 2, column 4; the margins give each arm's rows (r) and columns (c);\n"
+    "        the 九宫 points are CNW CN CNE CW CC CE CSW CS CSE"
+)
+"""What the text diagram's letters mean and how its points are named."""
+
+
+def _margins() -> tuple[list[str], list[str], list[str]]:
+    """Returns the top and bottom labels of each grid column and the right label of each grid row:
+    the rows and columns of the arms that cross them."""
+    top, bottom = ["   "] * 17, ["   "] * 17
+    right: list[list[str]] = [[] for _ in range(17)]
+    for p in range(N_POINTS):
+        name = NAMES[p]
+        if name[0] not in SEAT_NAMES:
+            continue
+        arm, r, c = name[0], name[1], name[2]
+        x, y = XY[p]
+        if arm in "NS":
+            (top if arm == "N" else bottom)[x] = f" c{c}"
+            label = f"{arm} r{r}"
+        else:
+            top[x] = bottom[x] = f" r{r}"
+            label = f"{arm} c{c}"
+        if label not in right[y]:
+            right[y].append(label)
+    return top, bottom, ["  ".join(labels) for labels in right]
+
+
+def render_board(state: JunqiState, seat: int | None = None, mode: str = "四暗") -> str:
+    """Returns the text diagram for people: the status lines, the board framed with each arm's rows
+    and columns, and a legend of its letters."""
+    text = render_text(state, seat, mode).rstrip("\n").split("\n")
+    grid_at = len(text) - 17
+    top, bottom, right = _margins()
+    rows = [f"{line:<51}  {label}".rstrip() for line, label in zip(text[grid_at:], right)]
+    framed = ["".join(top).rstrip(), *rows, "".join(bottom).rstrip()]
+    return "\n".join(text[:grid_at] + framed) + "\n" + TEXT_LEGEND + "\n"

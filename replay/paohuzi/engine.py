@@ -101,6 +101,12 @@ class PaohuziEngine:
 
         return frame(state, None, attempt)
 
+    def render_board(self, state: State, seat: int | None = None) -> str:
+        """Draws the table as text for people, with a legend."""
+        from replay.paohuzi.render import render_board
+
+        return render_board(state, seat)
+
     def render_text(self, state: State, seat: int | None = None) -> str:
         """Draws the table as text, from `seat`'s view when given."""
         from replay.paohuzi.render import render_text

@@ -185,3 +185,16 @@ def render_svg(state: State, seat: int | None = None, players: Sequence[str] = (
     """Draws the table as SVG: per seat its hand (hidden from other views), its groups face up or
     down as the rules say, its discard row; the wall count, the 亮张, the card on offer and the legend."""
     return compose(sheet(state, players), frame(state, seat))
+
+
+TEXT_LEGEND = (
+    f"legend: 一…十 small cards (小字), 壹…拾 big cards (大字); 庄 the dealer, 闲 the others; {HIDDEN} a face-down card;\n"
+    "        groups 吃 碰 偎 臭偎 跑 提 (坎 three alike dealt to one hand); 胡息 of the groups this view sees;\n"
+    "        seats are numbered 0–2 in turn order (tournament.md §1a)"
+)
+"""What the text table's words and signs mean."""
+
+
+def render_board(state: State, seat: int | None = None) -> str:
+    """Returns the text table for people: the seats' lines and a legend."""
+    return render_text(state, seat).rstrip("\n") + "\n" + TEXT_LEGEND + "\n"
