@@ -33,9 +33,9 @@ from schemas.envelope import Event
 
 TOURNAMENT = "tournament"
 """The `game` of a finding on a stream that is not a game (a tournament's, or an orphan stream)."""
-ENGINE_STOPPED = "audit.L01"
+ENGINE_STOPPED = "audit.E01"
 """A live finding: the engine raised on an event, so the game's later events are not folded."""
-ROUND_CHECKS_FAILED = "audit.L02"
+ROUND_CHECKS_FAILED = "audit.E02"
 """A live finding: the round checks raised at a round close, so that round was not checked then."""
 READ_BATCH = 4096
 """Entries decoded per call when the log is read back at start-up."""

@@ -168,7 +168,7 @@ def test_planted_illegal_move_found_when_it_is_fed(game: str) -> None:
     """Issue 14 item 5 (a planted illegal move appears live with its rule code): an out-of-turn move
     (checkers 第五条 E_NOT_YOUR_TURN, junqi 第七条 M02, paohuzi T01/P01) is the first finding, returned
     by the feed of its own event, with the seat that moved and the player holding it."""
-    events = faults.plant("illegal-move", bot_game(game, 7), random.Random(7))
+    events, _ = faults.plant("illegal-move", bot_game(game, 7), random.Random(7))
     planted = _planted_at(events)
     live = LiveAuditor()
     for entry, event in enumerate(events):
@@ -206,7 +206,7 @@ FALSE_CLAIM = {"checkers": "checkers.E_CLAIM", "junqi": "junqi.E02", "paohuzi": 
 def test_false_game_ended_claim_found_when_it_is_fed(game: str) -> None:
     """Issue 14 item 5 (a false `game.ended` claim appears live with its rule code): the claim of
     other winners and reversed points is found by the feed of the claim itself, nothing before it."""
-    events = faults.plant("false-result", bot_game(game, 11), random.Random(11))
+    events, _ = faults.plant("false-result", bot_game(game, 11), random.Random(11))
     assert isinstance(events[-1], GameEnded)
     live = LiveAuditor()
     assert live.feed(list(enumerate(events[:-1]))) == []
@@ -230,7 +230,7 @@ def test_feed_folds_each_event_once(tournaments: dict, tmp_path_factory: pytest.
 
 def test_a_fold_that_reads_ahead_is_reported_not_waited_for() -> None:
     """A fold that asks for a second event before yielding the first one's step cannot run live: the
-    inbox refuses (FoldReadAhead) and the game's finding says the engine stopped (audit.L01)."""
+    inbox refuses (FoldReadAhead) and the game's finding says the engine stopped (audit.E01)."""
     events = bot_game("checkers", 3)
     live = LiveAuditor()
     live.feed([(0, events[0])])
@@ -243,7 +243,7 @@ def test_a_fold_that_reads_ahead_is_reported_not_waited_for() -> None:
 
     game.fold = greedy(game.inbox)
     [found] = live.feed([(1, events[1])])
-    assert found.code == "audit.L01" and "asked for an event that has not arrived" in found.message
+    assert found.code == "audit.E01" and "asked for an event that has not arrived" in found.message
     assert live.feed([(2, events[2])]) == []
 
 
@@ -260,7 +260,7 @@ def test_orphan_stream_found_at_its_first_event() -> None:
 
 def test_round_checks_that_fail_are_a_finding_not_a_crash(tournaments: dict, tmp_path_factory: pytest.TempPathFactory,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    """A round close whose checks raise is published as audit.L02 at the round close; the feed goes on."""
+    """A round close whose checks raise is published as audit.E02 at the round close; the feed goes on."""
     events = list(read_events(simulated(tournaments, tmp_path_factory.getbasetemp(), "junqi", None)))
 
     def broken(*args: object) -> list[dict[str, Any]]:
@@ -269,7 +269,7 @@ def test_round_checks_that_fail_are_a_finding_not_a_crash(tournaments: dict, tmp
     monkeypatch.setattr("audit.certify.collect_findings", broken)
     found = LiveAuditor().feed(list(enumerate(events)))
     closes = [e for e in events if e.kind == "tournament.round_closed"]
-    assert [(f.code, f.seq) for f in found] == [("audit.L02", e.seq) for e in closes]
+    assert [(f.code, f.seq) for f in found] == [("audit.E02", e.seq) for e in closes]
     assert "RuntimeError: the database is gone" in found[0].message
 
 

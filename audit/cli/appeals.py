@@ -8,10 +8,11 @@ from typing import Annotated, Any
 
 import typer
 
-from audit.cli.base import DEFAULT_LEDGER, JsonOpt, LedgerOpt, app, command, subcommand
-from audit.output import console, emit_json, say
+from audit.cli.base import DEFAULT_LEDGER, FormatOpt, JsonOpt, LedgerOpt, app, command, epilog, subcommand
+from audit.output import Format, Rows, emit, emit_json, say
 
-appeal_app = typer.Typer(no_args_is_help=True, help="Write the arbitration procedure to the log: arbiters, appeals, decisions, rulings.")
+appeal_app = typer.Typer(no_args_is_help=True, help="Write the arbitration procedure to the log: arbiters, appeals, decisions, rulings.",
+                         epilog=epilog("appeal"))
 app.add_typer(appeal_app, name="appeal")
 
 ROLES = ("referee", "chief_referee", "committee")
@@ -114,14 +115,10 @@ def rule(stream: Annotated[str, typer.Option(help="The game ruled on (the tourna
 def appeals(ledger: LedgerOpt = DEFAULT_LEDGER,
             tournament: Annotated[str | None, typer.Option(help="One tournament only.")] = None,
             open_: Annotated[bool, typer.Option("--open", help="Only the appeals awaiting a decision or, upheld, a correction.")] = False,
-            json: JsonOpt = False) -> None:
+            fmt: FormatOpt = Format.table) -> None:
     """List the appeals: game, filing time and window, deadline, decision and votes, the correction."""
     from audit.appeals import list_appeals
-    from audit.render import table
 
     rows = list_appeals(ledger, tournament, open_)
-    if json:
-        emit_json({"appeals": rows})
-    else:
-        columns = ["tournament", "seq", "player", "game", "in_time", "decision", "for_decision", "committee", "correction", "open"]
-        console.print(table(columns, [[r[c] for c in columns] for r in rows], title="appeals"))
+    columns = ["tournament", "seq", "player", "game", "in_time", "decision", "for_decision", "committee", "correction", "open"]
+    emit(Rows(columns, [[r[c] for c in columns] for r in rows], title="appeals"), fmt, document={"appeals": rows})

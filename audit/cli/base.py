@@ -131,7 +131,7 @@ def _with_json_alias(fn: Callable[..., Any], wrapper: Callable[..., Any]) -> Non
 def command(fn: F) -> F:
     """Registers a command whose project errors become a message on stderr and an exit code."""
     name = _name(fn)
-    app.command(name, epilog=_epilog(name))(_guarded(fn))
+    app.command(name, epilog=epilog(name))(_guarded(fn))
     return fn
 
 
@@ -140,7 +140,7 @@ def subcommand(group: typer.Typer) -> Callable[[F], F]:
 
     def register(fn: F) -> F:
         name = _name(fn)
-        group.command(name, epilog=_epilog(f"{group.info.name} {name}"))(_guarded(fn))
+        group.command(name, epilog=epilog(f"{group.info.name} {name}"))(_guarded(fn))
         return fn
 
     return register
@@ -150,7 +150,8 @@ def _name(fn: Callable[..., Any]) -> str:
     return fn.__name__.rstrip("_").replace("_", "-")
 
 
-def _epilog(name: str) -> str | None:
+def epilog(name: str) -> str | None:
+    """Returns the examples block that ends a command's help."""
     examples = EXAMPLES.get(name, ())
     return "Examples:\n\n\b\n" + "\n".join(f"  {line}" for line in examples) if examples else None  # \b: keep the lines
 

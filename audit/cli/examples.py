@@ -40,5 +40,21 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
               "matchledger query --list",
               "matchledger query --parquet season-parquet --key season-2026/signer.pub \"SELECT * FROM findings\" --format ndjson"),
     "demo": ("matchledger demo", "matchledger demo --ledger /tmp/demo --json"),
+    "appeal": ("matchledger appeal file --ledger season-2026 --tournament junqi-cup --game junqi-cup/r2/t3/g1 --player P07 "
+               "--grounds \"flag revealed late\"",),
+    "appeal register": ("matchledger appeal register --ledger season-2026 --pub arbiter-zhang.pub --role committee --name 张",),
+    "appeal file": ("matchledger appeal file --ledger season-2026 --tournament junqi-cup --game junqi-cup/r2/t3/g1 --player P07 "
+                    "--grounds \"flag revealed late\"",),
+    "appeal decide": ("matchledger appeal decide --ledger season-2026 --tournament junqi-cup --appeal 41 --decision upheld "
+                      "--vote zhang=uphold --vote li=uphold --vote wang=reject --text \"upheld 2–1\" --key arbiter-zhang.key",),
+    "appeal rule": ("matchledger appeal rule --ledger season-2026 --stream junqi-cup/r2/t3/g1 --kind result_override --corrects 230 "
+                    "--winners 1,3 --appeal junqi-cup#42 --text \"flag was revealed late\" --key referee-li.key",),
+    "appeals": ("matchledger appeals --ledger season-2026 --open",
+                "matchledger appeals --ledger season-2026 --tournament junqi-cup --format csv"),
+    "watch": ("matchledger watch --url http://127.0.0.1:8080",
+              "matchledger watch --url http://127.0.0.1:8080 --since 120 --json"),
+    "witness": ("matchledger witness --ledger season-2026 --state season-2026.witness",
+                "matchledger witness --url https://log.example.org --key signer.pub --state log.witness"),
+    "check-consistency": ("matchledger check-consistency old.note new.note proof.json --key season-2026/signer.pub",),
 }
 """Every command's examples, by command name."""
