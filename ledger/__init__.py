@@ -4,8 +4,9 @@ signed checkpoints, a stream index and proofs.
 This module is the ledger's facade: the other packages use only what it exports.
 """
 
-from ledger.bundle import BundleError, ConsistencyProof, EvidenceBundle, check_bundle, check_consistency, load_bundle, prove, prove_consistency
-from ledger.checkpoints import Checkpoint, newest_checkpoint
+from ledger.bundle import (BundleError, ConsistencyProof, EvidenceBundle, check_bundle, check_consistency, load_bundle, prove, prove_consistency,
+                           verify_senders)
+from ledger.checkpoints import Checkpoint, checkpoint_sizes, newest_checkpoint, stored_checkpoint
 from ledger.errors import CheckpointError, LedgerCorrupt, LedgerError, LedgerLocked, LedgerNotFound, SequenceError, SignatureError
 from ledger.export import export_jsonl, export_tiles
 from ledger.frames import StoredEntries, read_entries
@@ -14,9 +15,15 @@ from ledger.layout import CONFIG, PRIVATE_KEY, PUBLIC_KEY, load_config
 from ledger.notes import Signer, Verifier, sign_note, verify_note
 from ledger.outputs import OutputRefused, check_output, write_output
 from ledger.read import read_events, read_stream_events
+from ledger.receipts import ProvedEntry, Receipt, build_receipt, check_receipt, load_receipt, prove_entry
 from ledger.recorder import record
+from ledger.sources import (HEADER as SIGNATURE_HEADER, Source, SourceBook, SourceRefused, change_sources, compress_runs, load_source_book,
+                            now_ms, parse_signature, read_verifier_key, registration, revocation, sign_batch,
+                            signed_message)
 from ledger.store import AppendResult, Ledger, Pending, init, load_verifier
 from ledger.tamper import flip_byte
+from ledger.tiles import TileReader
+from ledger.tlog import EntryReader, TilePathError, covered, entry_bundle, hash_tile, parse_tile_path
 from ledger.verify import VerifyReport, verify
 
 __all__ = [
@@ -26,4 +33,9 @@ __all__ = [
     "check_index", "check_output", "export_jsonl", "export_tiles", "flip_byte", "init", "load_bundle", "load_config", "load_verifier",
     "newest_checkpoint", "prove", "prove_consistency", "read_entries", "read_events", "read_stream_events", "record", "sign_note",
     "verify", "verify_note", "write_output",
+    # the live service (issue 14): sources, signed batches, receipts, the tlog-tiles read side
+    "SIGNATURE_HEADER", "EntryReader", "ProvedEntry", "Receipt", "Source", "SourceBook", "SourceRefused", "TilePathError", "TileReader",
+    "build_receipt", "change_sources", "check_receipt", "checkpoint_sizes", "compress_runs", "covered", "entry_bundle", "hash_tile",
+    "load_receipt", "load_source_book", "now_ms", "parse_tile_path", "prove_entry", "read_verifier_key", "registration", "revocation",
+    "parse_signature", "sign_batch", "verify_senders", "signed_message", "stored_checkpoint",
 ]

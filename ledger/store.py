@@ -174,6 +174,10 @@ class Ledger:
         """Returns the sequence number the stream expects next."""
         return len(self._stream(stream))
 
+    def entry_of(self, stream: str, seq: int) -> int:
+        """Returns the log index of a stream's event `seq` (which must be recorded)."""
+        return self._stream(stream).entries[seq]
+
     def _stream(self, stream: str) -> StreamIndex:
         index = self._streams.get(stream)
         if index is None:

@@ -45,8 +45,8 @@ def _project_errors() -> tuple[type[BaseException], ...]:
     return (LedgerError, ContractError, ReplayError, AuditError, ValueError, OSError)
 
 
-def command(fn: F) -> F:
-    """Registers a command whose project errors become a message on stderr and an exit code."""
+def guarded(fn: F) -> Callable[..., Any]:
+    """Returns `fn` with its project errors turned into a message on stderr and an exit code."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -68,5 +68,10 @@ def command(fn: F) -> F:
             fail(str(exc))
             raise typer.Exit(1) from None
 
-    app.command(fn.__name__.rstrip("_").replace("_", "-"))(wrapper)
+    return wrapper
+
+
+def command(fn: F) -> F:
+    """Registers a command whose project errors become a message on stderr and an exit code."""
+    app.command(fn.__name__.rstrip("_").replace("_", "-"))(guarded(fn))
     return fn

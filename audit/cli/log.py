@@ -110,10 +110,13 @@ def prove(stream: Annotated[str, typer.Option(help="Stream (game or tournament) 
 
 
 @command
-def check_proof(file: Annotated[Path, typer.Argument(help="Evidence bundle file.")],
+def check_proof(file: Annotated[Path, typer.Argument(help="Evidence bundle or receipt file.")],
                 key: Annotated[Path, typer.Option(help="The ledger's verifier key (signer.pub).")],
                 json: JsonOpt = False) -> None:
-    """Verify an evidence bundle offline with the public key alone."""
+    """Verify an evidence bundle, or a receipt of the live service, offline with the public key alone."""
+    if _is_receipt(file):
+        _check_receipt(file, key, json)
+        return
     loaded = ledger_api.load_bundle(file)
     checkpoint = ledger_api.check_bundle(loaded, Verifier.load(key))
     proved = (f"seq 0–{len(loaded.entries) - 1} of {loaded.stream}, in order and without a gap, are entries of the log of "
@@ -121,6 +124,30 @@ def check_proof(file: Annotated[Path, typer.Argument(help="Evidence bundle file.
               f"that the stream has no later entries")
     if json:
         emit_json({"ok": True, "stream": loaded.stream, "entries": len(loaded.entries), "size": checkpoint.size,
+                   "root": checkpoint.root.hex(), "proved": proved})
+    else:
+        say(f"ok: {proved}")
+
+
+def _is_receipt(file: Path) -> bool:
+    class Format(msgspec.Struct):
+        format: str = ""
+
+    try:
+        return msgspec.json.decode(file.read_bytes(), type=Format).format.startswith("matchledger-receipt/")
+    except msgspec.DecodeError:
+        return False
+
+
+def _check_receipt(file: Path, key: Path, json: bool) -> None:
+    receipt = ledger_api.load_receipt(file)
+    checkpoint = ledger_api.check_receipt(receipt, Verifier.load(key))
+    indexes = [e.index for e in receipt.entries]
+    proved = (f"the {len(indexes)} events of source {receipt.source}'s batch (sha256 {receipt.digest}) are entries "
+              f"{', '.join(map(str, indexes))} of the log of size {checkpoint.size} (root {checkpoint.root.hex()}), signed by "
+              f"{checkpoint.origin}, with the batch's record at entry {receipt.batch.index}")
+    if json:
+        emit_json({"ok": True, "source": receipt.source, "entries": len(indexes), "size": checkpoint.size,
                    "root": checkpoint.root.hex(), "proved": proved})
     else:
         say(f"ok: {proved}")
