@@ -63,7 +63,7 @@ def certify(root: Path, tournament: str | None = None, progress: Callable[[int],
         return Certification(report, list(results.values()), [finding], [])
     if tournament is not None:
         session.tournament_game(tournament)
-    rows = _collect(session, tournament)
+    rows = collect_findings(session, tournament)
     errors = [r for r in rows if r["severity"] == "error"]
     for row in errors:
         result = results[row["check"]]
@@ -75,8 +75,9 @@ def certify(root: Path, tournament: str | None = None, progress: Callable[[int],
                          len(_games(session, tournament)))
 
 
-def _collect(session: Session, tournament: str | None) -> list[dict[str, Any]]:
-    """Gathers SQL, engine and tournament findings, one per (check, stream, seq), SQL first."""
+def collect_findings(session: Session, tournament: str | None) -> list[dict[str, Any]]:
+    """Gathers SQL, engine and tournament findings (of one tournament's streams, or of all), one per
+    (check, stream, seq), SQL first."""
     rows: list[dict[str, Any]] = []
     for query in QUERIES.values():
         if query.check:

@@ -154,23 +154,52 @@ def project(log: StoredEntries, on_game: Callable[[int], None] | None = None, wo
         for part in pool.map(_read_range, [(lo, min(lo + RANGE_ENTRIES, len(log))) for lo in range(0, len(log), RANGE_ENTRIES)]):
             first.add(part, on_game)
         late, late_findings = _replay_games(pool, first.left_over(), on_game, first.replayed)
-    streams = first.streams
-    heads = first.heads()
     kept, findings = first.game_tables()
-    arrow = {name: pa.concat_tables([schema.empty_table(), *(t[name] for t in kept), *(t[name] for t in late)])
-             for name, schema in GAME_TABLES.items()}
+    return _assemble(log, first.streams, first.heads(), [*kept, *late], findings + late_findings)
+
+
+def project_replayed(log: StoredEntries, events: list[Event], games: Iterable[tuple[GameReplay, array]]) -> Projection:
+    """Builds the projection of a log whose entries are decoded (`events`, row i entry i) and whose
+    games are replayed already, each with its entries: the live audit folds them as they arrive."""
+    streams: dict[str, tuple[str, array]] = {}
+    for entry, event in enumerate(events):
+        known = streams.get(event.stream)
+        if known is None:
+            known = streams[event.stream] = (event.kind, array("q"))
+        known[1].append(entry)
+    rows = _GameRows()
+    for replay, entries in games:
+        rows.add(replay, entries)
+    return _assemble(log, streams, _heads_of(events, streams), [rows.tables()], rows.findings)
+
+
+def _heads_of(events: list[Event], streams: dict[str, tuple[str, array]]) -> pa.Table:
+    """Returns the `events` columns other than `body` of a log's decoded entries, streams by name."""
+    codes = {stream: code for code, stream in enumerate(streams)}
+    stream = pa.DictionaryArray.from_arrays(pa.array(map(codes.__getitem__, map(_stream_of, events)), pa.int32()),
+                                            pa.array(list(streams), pa.string()))
+    kinds = list(map(_KINDS.__getitem__, map(type, events)))
+    return pa.Table.from_arrays([pa.array(range(len(events)), pa.int64()), stream, *_head_columns(events, kinds)],
+                                schema=pa.schema([f for f in SCHEMAS["events"] if f.name != "body"]))
+
+
+def _assemble(log: StoredEntries, streams: dict[str, tuple[str, array]], heads: pa.Table, games: list[dict[str, pa.Table]],
+              findings: list[Finding]) -> Projection:
+    """Builds the projection from the replayed games' tables and findings, every stream's first kind
+    and entries, and the `events` columns but `body`: the other streams are decoded and tabled here."""
+    arrow = {name: pa.concat_tables([schema.empty_table(), *(t[name] for t in games)]) for name, schema in GAME_TABLES.items()}
     arrow["steps"] = _steps_table(arrow["steps"], heads)
     others = {s: decode_stored_array(log.json_array(entries)) for s, (kind, entries) in streams.items() if kind != GAME_OPENER}
     tournament = Rows(["seatings", "players", "tournaments"])
     tournament_events = [e for events in others.values() for e in events if e.kind.startswith("tournament.")]
     for event in tournament_events:
         _tournament_rows(tournament, event, streams[event.stream][1][event.seq])
-    orphans = [_orphan(s, events) for s, events in others.items() if events[0].kind != TOURNAMENT_OPENER and s != WITNESS_STREAM]
+    orphans = [orphan(s, events) for s, events in others.items() if events[0].kind != TOURNAMENT_OPENER and s != WITNESS_STREAM]
     arrow["findings"] = pa.concat_tables([arrow["findings"], _findings_table(orphans, streams)])
     arrow.update({name: tournament.table(name) for name in tournament.columns})
     body = pa.LargeStringArray.from_buffers(len(log), pa.py_buffer(log.ends), pa.py_buffer(log.data))
     arrow["events"] = heads.append_column("body", pa.chunked_array([body]))
-    found = sorted(findings + late_findings, key=lambda f: _log_place(f, streams[f.stream][1]))  # whichever pass found them
+    found = sorted(findings, key=lambda f: _log_place(f, streams[f.stream][1]))  # whichever pass found them
     return Projection(arrow, findings=found + orphans, tournament_events=tournament_events)
 
 
@@ -193,7 +222,7 @@ def _steps_table(steps: pa.Table, events: pa.Table) -> pa.Table:
     return pa.Table.from_arrays([columns[name] for name in SCHEMAS["steps"].names], schema=SCHEMAS["steps"])
 
 
-def _orphan(stream: str, events: list[Event]) -> Finding:
+def orphan(stream: str, events: list[Event]) -> Finding:
     """A stream that opens neither a game nor a tournament: its events belong to nothing replayable."""
     return Finding(stream=stream, seq=events[0].seq, code="audit.G01", article=None,
                    message=f"stream opens with {events[0].kind}, not game.started or tournament.opened; its {len(events)} events are not replayed")
