@@ -28,7 +28,7 @@ from replay.run import GameReplay
 from schemas import decode_stored_array, encode
 from schemas.common import GameStarted, RoundClosed, TournamentOpened
 from schemas.envelope import Event
-from schemas.log import WITNESS_STREAM
+from schemas.log import LOG_STREAMS
 
 TOURNAMENT = "tournament"
 """The `game` of a finding on a stream that is not a game (a tournament's, or an orphan stream)."""
@@ -219,7 +219,7 @@ class LiveAuditor:
             self.games[event.stream] = LiveGame(event, entries)
         elif isinstance(event, TournamentOpened):
             self.tournaments.add(event.stream)
-        elif event.stream != WITNESS_STREAM:
+        elif event.stream not in LOG_STREAMS:
             from audit.projection import orphan
 
             return (orphan(event.stream, [event]),)

@@ -45,7 +45,7 @@ from replay.run import GameReplay, replay_game
 from schemas import ALL_EVENTS, decode_stored_array
 from schemas.common import GameEnded, GameStarted, PlayerRegistered, RoundSeated, TournamentOpened
 from schemas.envelope import Event
-from schemas.log import WITNESS_STREAM
+from schemas.log import LOG_STREAMS
 
 _json = msgspec.json.Encoder()
 FACT_COLUMNS = {"contact": pa.bool_(), "step": pa.int32(), "quiet": pa.int32(), "turn": pa.int32(),
@@ -194,7 +194,7 @@ def _assemble(log: StoredEntries, streams: dict[str, tuple[str, array]], heads: 
     tournament_events = [e for events in others.values() for e in events if e.kind.startswith("tournament.")]
     for event in tournament_events:
         _tournament_rows(tournament, event, streams[event.stream][1][event.seq])
-    orphans = [orphan(s, events) for s, events in others.items() if events[0].kind != TOURNAMENT_OPENER and s != WITNESS_STREAM]
+    orphans = [orphan(s, events) for s, events in others.items() if events[0].kind != TOURNAMENT_OPENER and s not in LOG_STREAMS]
     arrow["findings"] = pa.concat_tables([arrow["findings"], _findings_table(orphans, streams)])
     arrow.update({name: tournament.table(name) for name in tournament.columns})
     body = pa.LargeStringArray.from_buffers(len(log), pa.py_buffer(log.ends), pa.py_buffer(log.data))

@@ -19,8 +19,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ledger import (Checkpoint, EntryReader, Ledger, LedgerError, Pending, Receipt, Source, SourceBook, SourceRefused, build_receipt,
-                    checkpoint_sizes, compress_runs, load_source_book, now_ms, stored_checkpoint)
+from ledger import (
+    Checkpoint,
+    EntryReader,
+    Ledger,
+    LedgerError,
+    Pending,
+    Receipt,
+    Source,
+    SourceBook,
+    SourceRefused,
+    build_receipt,
+    checkpoint_sizes,
+    compress_runs,
+    load_source_book,
+    now_ms,
+    stored_checkpoint,
+)
 from schemas import encode
 from schemas.envelope import Event
 from schemas.log import BATCHES_STREAM, BatchReceived
@@ -260,6 +275,8 @@ class Writer:
             change.done.set_exception(Refusal(409, "refused", str(exc)))
             return
         change.done.set_result(event)
+        if self._on_commit:
+            self._on_commit([(entry, event)])
 
 
 def _streams_of(batch: Batch) -> list[str]:

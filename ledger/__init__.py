@@ -4,8 +4,17 @@ signed checkpoints, a stream index and proofs.
 This module is the ledger's facade: the other packages use only what it exports.
 """
 
-from ledger.bundle import (BundleError, ConsistencyProof, EvidenceBundle, check_bundle, check_consistency, load_bundle, prove, prove_consistency,
-                           verify_senders)
+from ledger.bundle import (
+    BundleError,
+    ConsistencyProof,
+    EvidenceBundle,
+    check_bundle,
+    check_consistency,
+    load_bundle,
+    prove,
+    prove_consistency,
+    verify_senders,
+)
 from ledger.checkpoints import Checkpoint, checkpoint_sizes, newest_checkpoint, stored_checkpoint
 from ledger.errors import CheckpointError, LedgerCorrupt, LedgerError, LedgerLocked, LedgerNotFound, SequenceError, SignatureError
 from ledger.export import export_jsonl, export_tiles
@@ -17,9 +26,22 @@ from ledger.outputs import OutputRefused, check_output, write_output
 from ledger.read import read_events, read_stream_events
 from ledger.receipts import ProvedEntry, Receipt, build_receipt, check_receipt, load_receipt, prove_entry
 from ledger.recorder import record
-from ledger.sources import (HEADER as SIGNATURE_HEADER, Source, SourceBook, SourceRefused, change_sources, compress_runs, load_source_book,
-                            now_ms, parse_signature, read_verifier_key, registration, revocation, sign_batch,
-                            signed_message)
+from ledger.sources import HEADER as SIGNATURE_HEADER
+from ledger.sources import (
+    Source,
+    SourceBook,
+    SourceRefused,
+    change_sources,
+    compress_runs,
+    load_source_book,
+    now_ms,
+    parse_signature,
+    read_verifier_key,
+    registration,
+    revocation,
+    sign_batch,
+    signed_message,
+)
 from ledger.store import AppendResult, Ledger, Pending, init, load_verifier
 from ledger.tamper import flip_byte
 from ledger.tiles import TileReader

@@ -57,11 +57,10 @@ def test_sigkill_under_load_loses_no_acknowledged_event_and_lands_resends_once(t
         print(f"trial {trial}: started in {time.monotonic() - started:.2f} s, from batches {sent_from}")
         threading.Timer(rng.uniform(0.15, 0.6), server.kill).start()
 
-        async def load() -> list[int]:
-            return await asyncio.gather(*(send_until_refused(server.url, s, bodies[n], sent_from[n], acked[n])
-                                          for n, s in enumerate(signers)))
+        async def load(url: str, starts: list[int]) -> list[int]:
+            return await asyncio.gather(*(send_until_refused(url, s, bodies[n], starts[n], acked[n]) for n, s in enumerate(signers)))
 
-        broke = asyncio.run(load())
+        broke = asyncio.run(load(server.url, sent_from))
         server.proc.wait(30)
         assert server.proc.returncode == -9, f"trial {trial}: the service was not killed under load (seed {seed})"
         sent_from = [min(b, BATCHES) for b in broke]
@@ -81,7 +80,7 @@ def test_sigkill_under_load_loses_no_acknowledged_event_and_lands_resends_once(t
         events = ledger_api.read_stream_events(root, f"v{n}/g")
         assert [e.seq for e in events] == list(range(len(events))), f"source {n}: a gap or a repeat (seed {seed})"
         assert len(events) == 2 * broke[n], f"source {n}: every batch sent landed exactly once (seed {seed})"
-        for i, receipt in acked[n].items():
+        for receipt in acked[n].values():
             ledger_api.check_receipt(receipt, verifier)
             for item in receipt.entries:  # an acknowledged event is where its receipt says, as it says
                 assert bytes(log.data[log.ends[item.index]:log.ends[item.index + 1]]) == item.entry.encode(), f"seed {seed}"
