@@ -13,6 +13,7 @@ import bisect
 import hashlib
 import queue
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ from ledger import (
     Source,
     SourceBook,
     SourceRefused,
+    TileReader,
     build_receipt,
     checkpoint_sizes,
     compress_runs,
@@ -40,6 +42,8 @@ from schemas import encode
 from schemas.envelope import Event
 from schemas.log import BATCHES_STREAM, BatchReceived
 
+INDEX_EVERY_S = 1.0
+"""How often a commit also makes the stream index durable (a crash re-derives it beyond that)."""
 MAX_GROUP_EVENTS = 20_000
 """A group commit takes queued batches up to about this many events (more wait for the next)."""
 
@@ -106,6 +110,7 @@ class Writer:
         self.checkpoint: Checkpoint = self.ledger.checkpoint()
         self.entries = EntryReader(root)
         self._signed = checkpoint_sizes(root)
+        self._index_at = time.monotonic() + INDEX_EVERY_S
         self._queue: queue.Queue[Batch | Change | None] = queue.Queue()
         self._on_commit = on_commit
         self.error: str | None = None
@@ -137,6 +142,8 @@ class Writer:
         self._queue.put(None)
         self._thread.join()
         with self.lock:
+            if self.error is None:
+                self.ledger.checkpoint()  # the stream index made durable too
             self.ledger.close()
 
     # -- the thread ------------------------------------------------------------------------------
@@ -190,11 +197,12 @@ class Writer:
                     batch.done.set_exception(Refusal(503, "unavailable", self.error))
             return
         self.commits += 1
+        tiles = TileReader(self.root)  # one reader for the commit's receipts: the tiles at its checkpoint
         for plan in plans:
             batch = plan.batch
             record = (plan.record, self._entry_bytes(plan.record, committed))
             entries = [(i, self._entry_bytes(i, committed)) for i in plan.entries]
-            batch.done.set_result(build_receipt(self.root, self.checkpoint, batch.source.name, batch.digest, record, entries))
+            batch.done.set_result(build_receipt(self.root, self.checkpoint, batch.source.name, batch.digest, record, entries, tiles))
         for batch, record in resent:
             self._resend(batch, record)
         if committed and self._on_commit:
@@ -232,7 +240,7 @@ class Writer:
         if pending:
             result = ledger.append([p for _, p in pending])
             assert result.appended == len(pending), "the planner and the store disagree on what is fresh"
-            self.checkpoint = ledger.checkpoint()
+            self.checkpoint = ledger.checkpoint(index=self._index_due())
             self._signed.append(self.checkpoint.size)
             committed = list(enumerate(pending, base))
             for entry, (event, _) in committed:
@@ -241,6 +249,15 @@ class Writer:
         else:
             committed = []
         return plans, resent, committed
+
+    def _index_due(self) -> bool:
+        """Tells whether this commit's checkpoint also makes the stream index durable: once a second
+        (its fsyncs, one per stream written, would otherwise dominate a commit of many tables)."""
+        now = time.monotonic()
+        if now < self._index_at:
+            return False
+        self._index_at = now + INDEX_EVERY_S
+        return True
 
     def _entry_bytes(self, index: int, committed: list[tuple[int, Any]]) -> bytes:
         if committed and index >= committed[0][0]:

@@ -54,9 +54,10 @@ def prove_entry(tiles: TileReader, checkpoint: Checkpoint, index: int, data: byt
 
 
 def build_receipt(root: Path, checkpoint: Checkpoint, source: str, digest: str, record: tuple[int, bytes],
-                  entries: Sequence[tuple[int, bytes]]) -> Receipt:
-    """Returns the receipt of a batch whose record and events the checkpoint covers."""
-    tiles = TileReader(root)
+                  entries: Sequence[tuple[int, bytes]], tiles: TileReader | None = None) -> Receipt:
+    """Returns the receipt of a batch whose record and events the checkpoint covers (`tiles`, a
+    reader of the ledger's tiles, may be shared by the receipts of one checkpoint)."""
+    tiles = tiles or TileReader(root)
     return Receipt(FORMAT, source, digest, checkpoint.note, prove_entry(tiles, checkpoint, *record),
                    [prove_entry(tiles, checkpoint, i, d) for i, d in entries])
 
