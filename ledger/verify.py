@@ -106,7 +106,8 @@ def verify(root: Path, index: bool = True, witness_keys: Sequence[Verifier] = ()
                 tail.append("tiles and stream index not built yet (a ledger from before them); the next writer builds them")
             _check_entries(tree, checkpoints, found, segments, tail, TileAudit(root, 0 if legacy else checkpoints[-1].size, legacy))
             if index:
-                _check_index(root, checkpoints[-1].size)
+                indexed = _indexed(root, checkpoints[-1].size, tail)
+                _check_index(root, indexed)
             failed = None
         except _Failed as exc:
             failed = exc
@@ -170,6 +171,18 @@ def _check_served(root: Path, verifier: Verifier, signed: int) -> None:
     if head is not None and head.size > signed:
         raise _Failed(None, f"the index records a checkpoint of size {head.size}, but the newest checkpoint note is of "
                       f"size {signed}: checkpoint notes were removed or rolled back")
+
+
+def _indexed(root: Path, signed: int, tail: list[str]) -> int:
+    """Returns how many entries the stream index must cover: those up to the index head. A live
+    service's commits sign checkpoints before the index is durable (`Ledger.checkpoint(index=False)`);
+    after a crash the next writer indexes the entries beyond the head, which is noted."""
+    head = read_head(root)
+    if head is None or head.size >= signed:
+        return signed
+    tail.append(f"the stream index is durable for the first {head.size} entries; the next writer indexes the "
+                f"{signed - head.size} signed after them (a live service stopped without its last full checkpoint)")
+    return head.size
 
 
 def _check_index(root: Path, signed: int) -> None:
