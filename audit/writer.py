@@ -30,15 +30,17 @@ from ledger import (
     Source,
     SourceBook,
     SourceRefused,
+    Subtrees,
     TileReader,
     build_receipt,
     checkpoint_sizes,
     compress_runs,
+    expand_runs,
     load_source_book,
     now_ms,
     stored_checkpoint,
 )
-from schemas import encode
+from schemas import decode, encode
 from schemas.envelope import Event
 from schemas.log import BATCHES_STREAM, BatchReceived
 
@@ -197,7 +199,7 @@ class Writer:
                     batch.done.set_exception(Refusal(503, "unavailable", self.error))
             return
         self.commits += 1
-        tiles = TileReader(self.root)  # one reader for the commit's receipts: the tiles at its checkpoint
+        tiles = Subtrees(TileReader(self.root))  # shared by the commit's receipts: their proofs share most nodes
         for plan in plans:
             batch = plan.batch
             record = (plan.record, self._entry_bytes(plan.record, committed))
@@ -219,7 +221,7 @@ class Writer:
         pending: list[tuple[Event, Pending]] = []
         record_seq = ledger.next_seq(BATCHES_STREAM)
         for batch in batches:
-            known = self.book.batches.get((batch.source.name, batch.digest)) or planner.digests.get((batch.source.name, batch.digest))
+            known = planner.digests.get((batch.source.name, batch.digest)) or self.book.batch_record(batch.source.name, batch.digest)
             if known is not None:
                 resent.append((batch, known))
                 continue
@@ -273,10 +275,10 @@ class Writer:
         if isinstance(known, _Plan):  # sent twice within one group: the second gets the first's receipt
             batch.done.set_result(known.batch.done.result())
             return
-        size = self._signed[bisect.bisect_right(self._signed, known.record)]
+        record = (known, self._read_entry(known))
+        entries = [(i, self._read_entry(i)) for i in expand_runs(decode(record[1]).entries)]  # type: ignore[attr-defined]
+        size = self._signed[bisect.bisect_right(self._signed, known)]
         checkpoint = stored_checkpoint(self.root, size, self.ledger.signer.verifier)
-        entries = [(i, self._read_entry(i)) for i in known.entries]
-        record = (known.record, self._read_entry(known.record))
         batch.done.set_result(build_receipt(self.root, checkpoint, batch.source.name, batch.digest, record, entries))
 
     def _change(self, change: Change) -> None:

@@ -24,7 +24,7 @@ from ledger.layout import CONFIG, PRIVATE_KEY, PUBLIC_KEY, load_config
 from ledger.notes import Signer, Verifier, sign_note, verify_note
 from ledger.outputs import OutputRefused, check_output, write_output
 from ledger.read import read_events, read_stream_events
-from ledger.receipts import ProvedEntry, Receipt, build_receipt, check_receipt, load_receipt, prove_entry
+from ledger.receipts import ProvedEntry, Receipt, Subtrees, build_receipt, check_receipt, load_receipt, prove_entry
 from ledger.recorder import record
 from ledger.sources import HEADER as SIGNATURE_HEADER
 from ledger.sources import (
@@ -33,6 +33,7 @@ from ledger.sources import (
     SourceRefused,
     change_sources,
     compress_runs,
+    expand_runs,
     load_source_book,
     now_ms,
     parse_signature,
@@ -56,8 +57,8 @@ __all__ = [
     "newest_checkpoint", "prove", "prove_consistency", "read_entries", "read_events", "read_stream_events", "record", "sign_note",
     "verify", "verify_note", "write_output",
     # the live service (issue 14): sources, signed batches, receipts, the tlog-tiles read side
-    "SIGNATURE_HEADER", "EntryReader", "ProvedEntry", "Receipt", "Source", "SourceBook", "SourceRefused", "TilePathError", "TileReader",
-    "build_receipt", "change_sources", "check_receipt", "checkpoint_sizes", "compress_runs", "covered", "entry_bundle", "hash_tile",
+    "SIGNATURE_HEADER", "EntryReader", "ProvedEntry", "Receipt", "Source", "SourceBook", "SourceRefused", "Subtrees", "TilePathError", "TileReader",
+    "build_receipt", "change_sources", "check_receipt", "checkpoint_sizes", "compress_runs", "expand_runs", "covered", "entry_bundle", "hash_tile",
     "load_receipt", "load_source_book", "now_ms", "parse_tile_path", "prove_entry", "read_verifier_key", "registration", "revocation",
     "parse_signature", "sign_batch", "verify_senders", "signed_message", "stored_checkpoint",
 ]

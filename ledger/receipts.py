@@ -47,17 +47,32 @@ class Receipt(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     entries: list[ProvedEntry]
 
 
-def prove_entry(tiles: TileReader, checkpoint: Checkpoint, index: int, data: bytes) -> ProvedEntry:
+class Subtrees:
+    """The hashes of a tree's subtrees, read from its tiles and kept: the proofs of one checkpoint's
+    receipts share most of their nodes (the entries of a commit are neighbours)."""
+
+    def __init__(self, tiles: TileReader) -> None:
+        self._tiles = tiles
+        self._known: dict[tuple[int, int], bytes] = {}
+
+    def __call__(self, lo: int, hi: int) -> bytes:
+        node = self._known.get((lo, hi))
+        if node is None:
+            node = self._known[(lo, hi)] = self._tiles.subtree(lo, hi)
+        return node
+
+
+def prove_entry(tiles: TileReader | Subtrees, checkpoint: Checkpoint, index: int, data: bytes) -> ProvedEntry:
     """Returns an entry with its inclusion proof in the checkpoint's tree (read from the tiles)."""
-    hashes = inclusion_proof(index, checkpoint.size, tiles.subtree)
+    hashes = inclusion_proof(index, checkpoint.size, tiles if isinstance(tiles, Subtrees) else tiles.subtree)
     return ProvedEntry(index, data.decode(), [base64.b64encode(h).decode() for h in hashes])
 
 
 def build_receipt(root: Path, checkpoint: Checkpoint, source: str, digest: str, record: tuple[int, bytes],
-                  entries: Sequence[tuple[int, bytes]], tiles: TileReader | None = None) -> Receipt:
-    """Returns the receipt of a batch whose record and events the checkpoint covers (`tiles`, a
-    reader of the ledger's tiles, may be shared by the receipts of one checkpoint)."""
-    tiles = tiles or TileReader(root)
+                  entries: Sequence[tuple[int, bytes]], tiles: Subtrees | None = None) -> Receipt:
+    """Returns the receipt of a batch whose record and events the checkpoint covers (`tiles`, the
+    subtrees of that checkpoint's tree, may be shared by the receipts of one checkpoint)."""
+    tiles = tiles or Subtrees(TileReader(root))
     return Receipt(FORMAT, source, digest, checkpoint.note, prove_entry(tiles, checkpoint, *record),
                    [prove_entry(tiles, checkpoint, i, d) for i, d in entries])
 
