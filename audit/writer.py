@@ -168,7 +168,14 @@ class Writer:
                     break
                 group.append(item)
                 events += len(item.events) if isinstance(item, Batch) else 0
-            self._commit_group(group)
+            try:
+                self._commit_group(group)
+            except Exception as exc:  # noqa: BLE001 - a bug must not leave clients waiting forever
+                self.error = f"the writer failed: {type(exc).__name__}: {exc}; restart the service to recover"
+                for item in group:
+                    if not item.done.done():
+                        item.done.set_exception(Refusal(500, "internal-error", self.error))
+                break
             if stop:
                 break
         self._refuse_queued()
