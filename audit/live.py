@@ -21,19 +21,21 @@ from typing import Any
 
 import msgspec
 
+from audit.jsonsplit import split
 from ledger import StoredEntries, read_entries
 from replay.protocol import Finding, GameEngine, Step
 from replay.registry import engine
 from replay.run import GameReplay
-from schemas import decode_stored_array, encode
+from schemas import decode_stored_array
 from schemas.common import GameStarted, RoundClosed, TournamentOpened
 from schemas.envelope import Event
-from schemas.log import LOG_STREAMS
 
 TOURNAMENT = "tournament"
 """The `game` of a finding on a stream that is not a game (a tournament's, or an orphan stream)."""
 ENGINE_STOPPED = "audit.L01"
 """A live finding: the engine raised on an event, so the game's later events are not folded."""
+ROUND_CHECKS_FAILED = "audit.L02"
+"""A live finding: the round checks raised at a round close, so that round was not checked then."""
 READ_BATCH = 4096
 """Entries decoded per call when the log is read back at start-up."""
 
@@ -148,9 +150,11 @@ class LiveAuditor:
         """Every entry's event: row i is entry i."""
         self._data = bytearray()
         self._ends = array("q", [0])
+        """The canonical bytes of the entries known so far: entry i is _data[_ends[i]:_ends[i + 1]]."""
         self._published: set[tuple[str, str, int | None]] = set()
         """The round findings published so far, as the audit places them (code, stream, seq)."""
         self._lock = threading.Lock()
+        """Serialises feeds: entries are folded in log order."""
 
     @classmethod
     def from_ledger(cls, ledger_dir: Path) -> LiveAuditor:
@@ -160,10 +164,11 @@ class LiveAuditor:
         """
         auditor = cls()
         log = read_entries(ledger_dir)
+        auditor._data, auditor._ends = bytearray(log.data), array("q", log.ends)  # the stored bytes, never re-encoded
         for lo in range(0, len(log), READ_BATCH):
             at = array("q", range(lo, min(lo + READ_BATCH, len(log))))
             for entry, event in zip(at, decode_stored_array(log.json_array(at))):
-                auditor._fold(entry, event, log.data[log.ends[entry]:log.ends[entry + 1]])
+                auditor._fold(entry, event)
         return auditor
 
     @property
@@ -184,34 +189,41 @@ class LiveAuditor:
                     continue
                 if entry != len(self.events):
                     raise FeedError(f"entry {entry} fed where entry {len(self.events)} is the next of the log")
-                self._fold(entry, event, encode(event))
+                self._fold(entry, event)
             return self.findings[first:]
 
     def since(self, n: int, limit: int = 1000) -> list[LiveFinding]:
-        """Returns the findings numbered after `n`, at most `limit` of them."""
-        with self._lock:
-            return self.findings[max(n, 0):max(n, 0) + limit]
+        """Returns the findings numbered after `n`, at most `limit` of them. It never waits for a feed
+        (a round close may take seconds): findings are only ever appended, each complete, and a
+        slice of a list is taken whole."""
+        return self.findings[max(n, 0):max(n, 0) + limit]
 
     # -- folding one entry -----------------------------------------------------------------------
 
-    def _fold(self, entry: int, event: Event, body: bytes | memoryview) -> None:
+    def _fold(self, entry: int, event: Event) -> None:
         self.events.append(event)
-        self._data += body
-        self._ends.append(len(self._data))
-        stream = event.stream
-        entries = self.streams.get(stream)
-        found: tuple[Finding, ...] = ()
-        if entries is None:
-            entries = self.streams[stream] = array("q")
-            found = self._open_stream(event, entries)
-        entries.append(entry)
-        game = self.games.get(stream)
-        if game is not None:
+        game = self.games.get(event.stream)
+        if game is not None:  # nearly every event: the next of a game under way
+            game.entries.append(entry)
             found = game.push(event)
-        elif isinstance(event, RoundClosed) and stream in self.tournaments:
-            found = self._close_round(event)
+        else:
+            found = self._fold_other(entry, event)
         for finding in found:
             self._publish(finding)
+
+    def _fold_other(self, entry: int, event: Event) -> tuple[Finding, ...]:
+        """Folds an event that is not the next of a game under way: a stream's first, or a tournament's."""
+        stream = event.stream
+        entries = self.streams.get(stream)
+        if entries is None:
+            entries = self.streams[stream] = array("q", [entry])
+            found = self._open_stream(event, entries)
+            game = self.games.get(stream)
+            return game.push(event) if game is not None else found
+        entries.append(entry)
+        if isinstance(event, RoundClosed) and stream in self.tournaments:
+            return self._checked_round(event)
+        return ()
 
     def _open_stream(self, event: Event, entries: array) -> tuple[Finding, ...]:
         """Starts following a new stream: a game, a tournament, or an orphan (a finding, as in the audit)."""
@@ -219,11 +231,21 @@ class LiveAuditor:
             self.games[event.stream] = LiveGame(event, entries)
         elif isinstance(event, TournamentOpened):
             self.tournaments.add(event.stream)
-        elif event.stream not in LOG_STREAMS:
-            from audit.projection import orphan
+        else:
+            from audit.projection import is_orphan, orphan
 
-            return (orphan(event.stream, [event]),)
+            if is_orphan(event.stream, event.kind):
+                return (orphan(event.stream, [event]),)
         return ()
+
+    def _checked_round(self, event: RoundClosed) -> tuple[Finding, ...]:
+        """Runs the round checks; what stops them is a finding at the round close, not an error
+        raised into the service (the next round close checks everything again)."""
+        try:
+            return self._close_round(event)
+        except Exception as exc:  # noqa: BLE001
+            return (Finding(stream=event.stream, seq=event.seq, code=ROUND_CHECKS_FAILED,
+                            message=f"the checks of round {event.round} could not run: {type(exc).__name__}: {exc}"),)
 
     def _close_round(self, event: RoundClosed) -> tuple[Finding, ...]:
         """Runs the audit's SQL and tournament checks of the tournament over the data so far; returns
@@ -233,7 +255,7 @@ class LiveAuditor:
         from audit.projection import project_replayed
         from audit.session import Session
 
-        log = StoredEntries(bytes(self._data), array("q", self._ends))
+        log = self._stored()
         folded = [(g.replay(), g.entries[:len(g.events)]) for g in self.games.values() if g.events]  # a stopped engine's game, as far as it went
         projection = project_replayed(log, self.events, folded)
         rows = collect_findings(Session(projection, AuditDB(projection.tables())), event.stream)
@@ -245,6 +267,18 @@ class LiveAuditor:
                 found.append(Finding(stream=row["stream"], seq=self._seq_of(row), code=row["code"], article=row["article"],
                                      message=row["message"], severity=row["severity"]))
         return tuple(found)
+
+    def _stored(self) -> StoredEntries:
+        """Returns the canonical bytes of every entry so far (the recorder stores msgspec's encoding),
+        encoding those not known yet in one call: a round close needs them, an event does not."""
+        n = len(self.events)
+        known = len(self._ends) - 1
+        if known < n:
+            data, ends = split(msgspec.json.encode(self.events[known:]))
+            base = self._ends[-1]
+            self._data += data
+            self._ends.extend([base + end for end in ends[1:]])
+        return StoredEntries(bytes(memoryview(self._data)[:self._ends[n]]), self._ends[:n + 1])
 
     def _seq_of(self, row: dict[str, Any]) -> int:
         """Returns where a round finding sits: its seq, or where the audit gives none (a finding about

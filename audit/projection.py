@@ -194,7 +194,7 @@ def _assemble(log: StoredEntries, streams: dict[str, tuple[str, array]], heads: 
     tournament_events = [e for events in others.values() for e in events if e.kind.startswith("tournament.")]
     for event in tournament_events:
         _tournament_rows(tournament, event, streams[event.stream][1][event.seq])
-    orphans = [orphan(s, events) for s, events in others.items() if events[0].kind != TOURNAMENT_OPENER and s not in LOG_STREAMS]
+    orphans = [orphan(s, events) for s, events in others.items() if is_orphan(s, events[0].kind)]
     arrow["findings"] = pa.concat_tables([arrow["findings"], _findings_table(orphans, streams)])
     arrow.update({name: tournament.table(name) for name in tournament.columns})
     body = pa.LargeStringArray.from_buffers(len(log), pa.py_buffer(log.ends), pa.py_buffer(log.data))
@@ -220,6 +220,12 @@ def _steps_table(steps: pa.Table, events: pa.Table) -> pa.Table:
     taken = events.select(_STEP_EVENT).take(steps["entry"])
     columns = {**{name: steps[name] for name in steps.column_names}, **{name: taken[name] for name in _STEP_EVENT}}
     return pa.Table.from_arrays([columns[name] for name in SCHEMAS["steps"].names], schema=SCHEMAS["steps"])
+
+
+def is_orphan(stream: str, first_kind: str) -> bool:
+    """Tells whether a stream opening with an event of `first_kind` belongs to nothing replayable:
+    neither a game, nor a tournament, nor one of the log's own streams (witnesses, sources, batches)."""
+    return first_kind not in (GAME_OPENER, TOURNAMENT_OPENER) and stream not in LOG_STREAMS
 
 
 def orphan(stream: str, events: list[Event]) -> Finding:

@@ -158,7 +158,8 @@ def test_live_audit_refuses_a_damaged_log(tmp_path: Path) -> None:
 
 def bot_game(game: str, seed: int) -> list[Event]:
     seats = [SeatHolder(seat=s, player=f"P{s}") for s in range(SEATS[game])]
-    start = GameStarted(stream=f"live-{game}", seq=0, ts=1_764_000_000_000, profile=engine(game).profile_type(), seats=seats, first=0)
+    start = GameStarted(stream=f"live-{game}", seq=0, ts=1_764_000_000_000, profile=engine(game).profile_type(),  # type: ignore[arg-type]
+                        seats=seats, first=0)
     return engine(game).bot_game(start, random.Random(seed))
 
 
@@ -244,6 +245,32 @@ def test_a_fold_that_reads_ahead_is_reported_not_waited_for() -> None:
     [found] = live.feed([(1, events[1])])
     assert found.code == "audit.L01" and "asked for an event that has not arrived" in found.message
     assert live.feed([(2, events[2])]) == []
+
+
+def test_orphan_stream_found_at_its_first_event() -> None:
+    """As in the audit (audit.G01): a stream that opens with neither game.started nor
+    tournament.opened is a finding at its first event; its later events add none."""
+    events = bot_game("checkers", 3)
+    orphan = [msgspec.structs.replace(e, stream="lost/g1", seq=e.seq - 1) for e in events[1:4]]
+    live = LiveAuditor()
+    [found] = live.feed(list(enumerate(orphan)))
+    assert (found.code, found.stream, found.seq, found.entry, found.game) == ("audit.G01", "lost/g1", 0, 0, "tournament")
+    assert live.steps_folded == 0
+
+
+def test_round_checks_that_fail_are_a_finding_not_a_crash(tournaments: dict, tmp_path_factory: pytest.TempPathFactory,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A round close whose checks raise is published as audit.L02 at the round close; the feed goes on."""
+    events = list(read_events(simulated(tournaments, tmp_path_factory.getbasetemp(), "junqi", None)))
+
+    def broken(*args: object) -> list[dict[str, Any]]:
+        raise RuntimeError("the database is gone")
+
+    monkeypatch.setattr("audit.certify.collect_findings", broken)
+    found = LiveAuditor().feed(list(enumerate(events)))
+    closes = [e for e in events if e.kind == "tournament.round_closed"]
+    assert [(f.code, f.seq) for f in found] == [("audit.L02", e.seq) for e in closes]
+    assert "RuntimeError: the database is gone" in found[0].message
 
 
 def test_feed_takes_entries_in_log_order() -> None:
