@@ -25,11 +25,9 @@ def serve(ledger: LedgerOpt = DEFAULT_LEDGER,
           burst: Annotated[int, typer.Option(min=1, help="Batches a source may send at once before the rate applies.")] = 100,
           read_timeout: Annotated[float, typer.Option(min=0.1, help="Seconds a client has to send its whole body (408 after).")] = 10.0,
           live: Annotated[bool, typer.Option("--live/--no-live", help="Fold each game as it arrives and publish findings.")] = True) -> None:
-    """Run the recording service: sources POST signed batches and get receipts; the log, its proofs and
-    live findings are served to anyone.
+    """Run the recording service: sources POST signed batches and get receipts; anyone may read the log, proofs and live findings.
 
-    It holds the ledger's writer lock (a second `serve` or a `record` is refused). One JSON line per
-    request goes to stderr; SIGTERM or Ctrl-C finishes the commit in flight, then stops.
+    Holds the writer lock (a second `serve` or a `record` is refused); one JSON line per request on stderr; SIGTERM finishes the commit in flight.
 
     Example:
 
