@@ -333,3 +333,20 @@ def test_live_findings_of_a_planted_illegal_move_and_a_false_claim(ledger_dir: P
         assert json.loads(later)["findings"] == seen[1:]
     with Server(ledger_dir) as server:  # after a restart the same findings under the same ids
         assert json.loads(get(server.url, "/findings?since=0")[1])["findings"] == seen
+
+
+def test_simulate_drives_a_live_event_in_one_command(ledger_dir: Path) -> None:
+    """Issue 14, Build 7: `matchledger simulate GAME --url URL --tables N` plays N tables at once, each
+    its own source registered with the log's key; every event lands, each table's game in its stream."""
+    with Server(ledger_dir) as server:
+        result = cli("simulate", "paohuzi", "--url", server.url, "--tables", "3", "--admin-key", str(ledger_dir / "signer.key"),
+                     "--per-batch", "3", "--seed", "4", "--json")
+        assert result.exit_code == 0, result.output
+        summary = json.loads(result.output)
+        health = json.loads(get(server.url, "/healthz")[1])
+    assert summary["tables"] == 3 and health["size"] == summary["size"]
+    sent = sum(len(ledger_api.read_stream_events(ledger_dir, s)) for s in summary["streams"])
+    assert sent == summary["events"]
+    sources = ledger_api.read_stream_events(ledger_dir, "log.sources")
+    assert [e.name for e in sources] == [f"{summary['tag']}-t{n}" for n in (1, 2, 3)]
+    assert ledger_api.verify(ledger_dir).ok
