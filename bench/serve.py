@@ -22,7 +22,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -68,19 +67,22 @@ def peer_server(db: str) -> None:
     asyncio.run(run())
 
 
-def start(args: list[str]) -> tuple[subprocess.Popen, str]:
-    proc = subprocess.Popen([sys.executable, *args], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                            cwd=Path(__file__).resolve().parents[1])
-    assert proc.stderr is not None
-    for raw in iter(proc.stderr.readline, b""):
-        try:
-            record = json.loads(raw)
-        except json.JSONDecodeError:
-            continue
-        if record.get("at") == "started":  # the rest of stderr (a line per request) is drained by a thread
-            threading.Thread(target=lambda: [None for _ in iter(proc.stderr.readline, b"")], daemon=True).start()
-            return proc, record["url"]
-    raise RuntimeError("the server did not start")
+def start(args: list[str], log: Path) -> tuple[subprocess.Popen, str]:
+    """Starts a server whose stderr (a JSON line per request) goes to a file, not through this
+    process (which drives the load); returns it and its URL once its start-up line is there."""
+    with log.open("wb") as out:
+        proc = subprocess.Popen([sys.executable, *args], stderr=out, stdout=subprocess.DEVNULL, cwd=Path(__file__).resolve().parents[1])
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        for raw in log.read_bytes().splitlines():
+            try:
+                record = json.loads(raw)
+            except json.JSONDecodeError:
+                continue
+            if record.get("at") == "started":
+                return proc, record["url"]
+        time.sleep(0.05)
+    raise RuntimeError(f"the server did not start: {log.read_text()[-2000:]}")
 
 
 def tables_and_keys() -> tuple[str, list]:
@@ -155,7 +157,8 @@ def ours(tmp: Path, tag: str, tables: list, bodies: list[list[bytes]]) -> tuple[
     for n, t in enumerate(tables, start=1):
         ledger_api.change_sources(root, lambda book, led, t=t, n=n: ledger_api.registration(book, led, t.signer.name, t.signer.verifier,
                                                                                            (), [f"{tag}/t{n}"]))
-    proc, url = start(["-c", "from audit.cli import main; main()", "serve", "--ledger", str(root), "--port", "0", "--rate", "0"])
+    proc, url = start(["-c", "from audit.cli import main; main()", "serve", "--ledger", str(root), "--port", "0", "--rate", "0"],
+                      tmp / "serve.log")
     try:
         planted: dict[int, float] = {}
         found: dict[str, float] = {}
@@ -180,7 +183,7 @@ def ours(tmp: Path, tag: str, tables: list, bodies: list[list[bytes]]) -> tuple[
 
 
 def peer(tmp: Path, tables: list, bodies: list[list[bytes]]) -> tuple[float, list[float]]:
-    proc, url = start([__file__, "--peer", str(tmp / "peer.db")])
+    proc, url = start([__file__, "--peer", str(tmp / "peer.db")], tmp / "peer.log")
     try:
         return asyncio.run(drive(url, tables, bodies, None))
     finally:
