@@ -45,10 +45,9 @@ from ledger import StoredEntries, read_entries
 from replay.protocol import Finding, Outcome
 from replay.run import GameReplay, replay_game
 from schemas import ALL_EVENTS, decode_stored_array
-from schemas.arbitration import ARBITER_STREAM
 from schemas.common import GameEnded, GameStarted, PlayerRegistered, RoundSeated, TournamentOpened
 from schemas.envelope import Event
-from schemas.log import WITNESS_STREAM
+from schemas.log import LOG_STREAMS
 
 _json = msgspec.json.Encoder()
 FACT_COLUMNS = {"contact": pa.bool_(), "step": pa.int32(), "quiet": pa.int32(), "turn": pa.int32(),
@@ -255,8 +254,8 @@ def _steps_table(steps: pa.Table, events: pa.Table) -> pa.Table:
 
 def is_orphan(stream: str, first_kind: str) -> bool:
     """Tells whether a stream opening with an event of `first_kind` belongs to nothing replayable:
-    neither a game, nor a tournament, nor the log's own witnesses."""
-    return first_kind not in (GAME_OPENER, TOURNAMENT_OPENER) and stream not in (WITNESS_STREAM, ARBITER_STREAM)
+    neither a game, nor a tournament, nor one of the log's own streams (witnesses, sources, batches)."""
+    return first_kind not in (GAME_OPENER, TOURNAMENT_OPENER) and stream not in LOG_STREAMS
 
 
 def orphan(stream: str, events: list[Event]) -> Finding:

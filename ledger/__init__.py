@@ -14,8 +14,9 @@ from ledger.bundle import (
     load_bundle,
     prove,
     prove_consistency,
+    verify_senders,
 )
-from ledger.checkpoints import Checkpoint, newest_checkpoint
+from ledger.checkpoints import Checkpoint, checkpoint_sizes, newest_checkpoint, stored_checkpoint
 from ledger.commitments import check_heads
 from ledger.errors import CheckpointError, LedgerCorrupt, LedgerError, LedgerLocked, LedgerNotFound, SequenceError, SignatureError
 from ledger.export import export_jsonl, export_tiles
@@ -25,9 +26,29 @@ from ledger.layout import CONFIG, PRIVATE_KEY, PUBLIC_KEY, load_config
 from ledger.notes import Signer, Verifier, cosigners, sign_note, verify_note
 from ledger.outputs import OutputRefused, check_output, write_output
 from ledger.read import read_events, read_stream_events
+from ledger.receipts import ProvedEntry, Receipt, Subtrees, build_receipt, check_receipt, load_receipt, prove_entry
 from ledger.recorder import record
+from ledger.sources import HEADER as SIGNATURE_HEADER
+from ledger.sources import (
+    Source,
+    SourceBook,
+    SourceRefused,
+    change_sources,
+    compress_runs,
+    expand_runs,
+    load_source_book,
+    now_ms,
+    parse_signature,
+    read_verifier_key,
+    registration,
+    revocation,
+    sign_batch,
+    signed_message,
+)
 from ledger.store import AppendResult, Ledger, Pending, init, load_verifier
 from ledger.tamper import flip_byte
+from ledger.tiles import TileReader
+from ledger.tlog import EntryReader, TilePathError, covered, entry_bundle, hash_tile, parse_tile_path
 from ledger.verify import VerifyReport, verify
 from ledger.witness import (
     CONSISTENCY_FORMAT,
@@ -52,4 +73,9 @@ __all__ = [
     # witnessing: consistency files and the last checkpoint seen
     "CONSISTENCY_FORMAT", "ConsistencyFile", "Observation", "WitnessError", "check_growth", "consistency_file", "cosigners",
     "decode_consistency", "encode_consistency", "observe", "read_checkpoint_note",
+    # the live service (issue 14): sources, signed batches, receipts, the tlog-tiles read side
+    "SIGNATURE_HEADER", "EntryReader", "ProvedEntry", "Receipt", "Source", "SourceBook", "SourceRefused", "Subtrees", "TilePathError", "TileReader",
+    "build_receipt", "change_sources", "check_receipt", "checkpoint_sizes", "compress_runs", "expand_runs", "covered", "entry_bundle", "hash_tile",
+    "load_receipt", "load_source_book", "now_ms", "parse_tile_path", "prove_entry", "read_verifier_key", "registration", "revocation",
+    "parse_signature", "sign_batch", "verify_senders", "signed_message", "stored_checkpoint",
 ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import bisect
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,8 +18,11 @@ from ledger.frames import decode_key, interval_keys, stream_entries
 from ledger.index import load_stream
 from ledger.merkle import ProofError, consistency_proof, inclusion_proof, leaf_hash, verify_consistency, verify_inclusion
 from ledger.notes import Verifier
+from ledger.sources import expand_runs, parse_signature, signed_message
 from ledger.store import load_verifier
 from ledger.tiles import TileReader
+from schemas import decode
+from schemas.log import BATCHES_STREAM, BatchReceived
 
 FORMAT = "matchledger-evidence/2"
 FORMATS = ("matchledger-evidence/1", FORMAT)
@@ -34,14 +38,17 @@ class BundleEntry(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 
 class EvidenceBundle(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """A stream's entries, each with an inclusion proof against the signed checkpoint, and the
-    stream's head under the checkpoint's stream commitment, which proves there are no others."""
+    """A stream's entries, each with an inclusion proof against the signed checkpoint; the stream's
+    head under the checkpoint's stream commitment, which proves there are no others; and `senders`,
+    the `source.batch` records (with their proofs) of the batches that brought them, when the live
+    service recorded them: who sent each event, under which signature."""
 
     format: str
     stream: str
     checkpoint: str
     entries: list[BundleEntry]
     head: HeadProof | None = None
+    senders: list[BundleEntry] = []
 
 
 @dataclass(frozen=True)
@@ -89,11 +96,11 @@ def prove(root: Path, stream: str) -> EvidenceBundle:
     tiles = TileReader(root)
     if tiles.edge(checkpoint.size).root() != checkpoint.root:
         raise LedgerCorrupt(None, f"the stored tiles do not give the root of checkpoint {checkpoint.size}")
-    entries = [
-        BundleEntry(index, data.decode(), [base64.b64encode(h).decode() for h in inclusion_proof(index, checkpoint.size, tiles.subtree)])
-        for index, data in mine
-    ]
-    return EvidenceBundle(FORMAT, stream, checkpoint.note, entries, head)
+    def proved(index: int, data: bytes) -> BundleEntry:
+        return BundleEntry(index, data.decode(), [base64.b64encode(h).decode() for h in inclusion_proof(index, checkpoint.size, tiles.subtree)])
+
+    senders = [proved(i, d) for i, d in batch_records(root, {i for i, _ in mine}, checkpoint.size)]
+    return EvidenceBundle(FORMAT, stream, checkpoint.note, [proved(i, d) for i, d in mine], head, senders)
 
 
 def _covering_checkpoint(root: Path, stream: str, last: int, newest: Checkpoint, verifier: Verifier) -> tuple[Checkpoint, HeadProof | None]:
@@ -143,6 +150,7 @@ def check_bundle(bundle: EvidenceBundle, verifier: Verifier) -> BundleCheck:
         except ProofError as exc:
             raise BundleError(f"entry {item.index}: {exc}") from None
         last = item.index
+    _check_senders(bundle, checkpoint)
     return BundleCheck(checkpoint, _check_complete(bundle, checkpoint, last))
 
 
@@ -168,6 +176,62 @@ def _check_complete(bundle: EvidenceBundle, checkpoint: Checkpoint, last: int) -
         raise BundleError(f"the log had {head.count} entries of {bundle.stream!r} at size {checkpoint.size}, the last at entry "
                           f"{head.last}; the bundle holds {len(bundle.entries)}, the last at entry {last}: entries were removed")
     return True
+
+
+def batch_records(root: Path, entries: set[int], size: int) -> list[tuple[int, bytes]]:
+    """Returns the `source.batch` records (index, stored bytes) among the first `size` entries that
+    name any of `entries`."""
+    found = []
+    for index, data in stream_entries(root, BATCHES_STREAM, size):
+        record = decode(data)
+        if isinstance(record, BatchReceived) and entries.intersection(expand_runs(record.entries)):
+            found.append((index, data))
+    return found
+
+
+def _check_senders(bundle: EvidenceBundle, checkpoint: Checkpoint) -> None:
+    """Checks each sender record's inclusion proof, and that it is a batch record naming entries of the bundle.
+
+    :raises BundleError: naming the first record that fails.
+    """
+    mine = {item.index for item in bundle.entries}
+    for item in bundle.senders:
+        try:
+            verify_inclusion(leaf_hash(item.entry.encode()), item.index, checkpoint.size, [base64.b64decode(p) for p in item.proof], checkpoint.root)
+            record = decode(item.entry)
+        except (ProofError, msgspec.DecodeError) as exc:
+            raise BundleError(f"sender record {item.index}: {exc}") from None
+        if not isinstance(record, BatchReceived) or not mine.intersection(expand_runs(record.entries)):
+            raise BundleError(f"sender record {item.index} is not a batch record naming entries of this bundle")
+
+
+def verify_senders(bundle: EvidenceBundle, keys: dict[str, Verifier]) -> dict[int, str]:
+    """Re-checks the batch signatures a bundle's sender records carry, with the sources' public keys
+    (as registered in the log); returns the seq of each event whose sender is so proved, and the
+    source. A batch that the service received in canonical form (as the package's client sends it)
+    and that wrote only this stream is re-checkable from the bundle alone.
+
+    :raises BundleError: when a checkable signature does not verify, or a source's key is not given.
+    """
+    by_index = {item.index: item for item in bundle.entries}
+    seq_of = {item.index: n for n, item in enumerate(bundle.entries)}
+    proved: dict[int, str] = {}
+    for item in bundle.senders:
+        record = decode(item.entry)
+        assert isinstance(record, BatchReceived)
+        indexes = expand_runs(record.entries)
+        if not record.canonical or any(i not in by_index for i in indexes):
+            continue
+        body = b"".join(by_index[i].entry.encode() + b"\n" for i in indexes)
+        key = keys.get(record.source)
+        if key is None:
+            raise BundleError(f"no public key given for source {record.source!r}")
+        name, key_id, signature = parse_signature(record.signature)
+        if hashlib.sha256(body).hexdigest() != record.digest or name != record.source or key_id != key.key_id \
+                or not key.verifies(signed_message(name, body), signature):
+            raise BundleError(f"sender record {item.index}: the signature of source {record.source!r} does not verify")
+        proved.update({seq_of[i]: record.source for i in indexes})
+    return proved
 
 
 def load_bundle(path: Path) -> EvidenceBundle:

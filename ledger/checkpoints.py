@@ -313,3 +313,16 @@ def read_checkpoint(size: int, name: str, note: str, verifier: Verifier, witness
     cosignatures = [(cosigner, checks.add(witness, message, blob[4:])) for witness in witnesses  # as in cosigners
                     for cosigner, blob in sigs if cosigner == witness.name and blob[:4] == witness.key_id]
     return CheckpointReading(size, name, checkpoint, None, ticket, signer, None, cosignatures)
+
+
+def checkpoint_sizes(root: Path) -> list[int]:
+    """Returns the tree sizes of every stored checkpoint note, ascending."""
+    return [size for size, _ in list_checkpoint_names(root)]
+
+
+def stored_checkpoint(root: Path, size: int, verifier: Verifier) -> Checkpoint:
+    """Reads and verifies the stored checkpoint note of a tree size.
+
+    :raises SignatureError: when it does not verify. :raises OSError: when there is none.
+    """
+    return parse_checkpoint(read_note_file(checkpoint_path(root, size)), verifier)

@@ -112,7 +112,8 @@ def verify(root: Path, index: bool = True, witness_keys: Sequence[Verifier] = ()
             if problem:
                 raise _Failed(None, problem)
             if index:
-                _check_index(root, checkpoints)
+                indexed = _indexed(root, checkpoints[-1].size, tail)
+                _check_index(root, checkpoints, indexed)
             failed = None
         except _Failed as exc:
             failed = exc
@@ -179,14 +180,26 @@ def _check_served(root: Path, verifier: Verifier, signed: int) -> None:
                       f"size {signed}: checkpoint notes were removed or rolled back")
 
 
-def _check_index(root: Path, checkpoints: list[Checkpoint]) -> None:
-    """Checks the stream index and every checkpoint's stream commitment against the entries the
-    newest checkpoint covers."""
+def _indexed(root: Path, signed: int, tail: list[str]) -> int:
+    """Returns how many entries the stream index must cover: those up to the index head. A live
+    service's commits sign checkpoints before the index is durable (`Ledger.checkpoint(index=False)`);
+    after a crash the next writer indexes the entries beyond the head, which is noted."""
+    head = read_head(root)
+    if head is None or head.size >= signed:
+        return signed
+    tail.append(f"the stream index is durable for the first {head.size} entries; the next writer indexes the "
+                f"{signed - head.size} signed after them (a live service stopped without its last full checkpoint)")
+    return head.size
+
+
+def _check_index(root: Path, checkpoints: list[Checkpoint], indexed: int) -> None:
+    """Checks the stream index against the first `indexed` entries and every checkpoint's stream
+    commitment against the entries the newest checkpoint covers."""
     import pyarrow as pa  # only here: the rest of verification needs no Arrow
 
     codes, names = stream_codes(root, checkpoints[-1].size)
     coded = pa.DictionaryArray.from_arrays(pa.array(codes, pa.int32()), pa.array(names, pa.string()))
-    problem = check_index(root, coded, len(codes))
+    problem = check_index(root, coded, indexed)
     if problem:
         raise _Failed(None, f"stream index: {problem}")
     problem = check_heads(coded, commitments(checkpoints))

@@ -6,7 +6,7 @@ the one Typer app.
 
 from __future__ import annotations
 
-from audit.cli import analysis, appeals, games, log, transparency, watch  # noqa: F401  (registers the commands)
+from audit.cli import analysis, appeals, games, live, log, transparency, watch  # noqa: F401  (registers the commands)
 from audit.cli.base import app
 
 __all__ = ["app", "main"]

@@ -131,7 +131,7 @@ def _with_json_alias(fn: Callable[..., Any], wrapper: Callable[..., Any]) -> Non
 def command(fn: F) -> F:
     """Registers a command whose project errors become a message on stderr and an exit code."""
     name = _name(fn)
-    app.command(name, epilog=epilog(name))(_guarded(fn))
+    app.command(name, epilog=epilog(name))(guarded(fn))
     return fn
 
 
@@ -140,7 +140,7 @@ def subcommand(group: typer.Typer) -> Callable[[F], F]:
 
     def register(fn: F) -> F:
         name = _name(fn)
-        group.command(name, epilog=epilog(f"{group.info.name} {name}"))(_guarded(fn))
+        group.command(name, epilog=epilog(f"{group.info.name} {name}"))(guarded(fn))
         return fn
 
     return register
@@ -156,8 +156,8 @@ def epilog(name: str) -> str | None:
     return "Examples:\n\n\b\n" + "\n".join(f"  {line}" for line in examples) if examples else None  # \b: keep the lines
 
 
-def _guarded(fn: F) -> Callable[..., Any]:
-    """Returns the command that turns the project's errors into a message on stderr and an exit code."""
+def guarded(fn: F) -> Callable[..., Any]:
+    """Returns `fn` with its project errors turned into a message on stderr and an exit code."""
     takes_format = "fmt" in inspect.signature(fn).parameters
 
     @functools.wraps(fn)

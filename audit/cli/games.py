@@ -10,7 +10,7 @@ import typer
 
 from audit.cli.base import DEFAULT_LEDGER, EXIT_NO_HU, ExitCode, ForceOpt, FormatOpt, GameArg, JsonOpt, LedgerOpt, QuietOpt, UsageError, command
 from audit.faults import FAULTS
-from audit.output import Format, emit, emit_json, progress_bar, say
+from audit.output import Format, emit, emit_json, fail, progress_bar, say
 
 if TYPE_CHECKING:
     from audit.tournament_sim import TournamentPlan
@@ -31,8 +31,17 @@ def simulate(game: GameArg, ledger: LedgerOpt = DEFAULT_LEDGER,
              profile: Annotated[str, typer.Option(help="Tournament: the game's named rule profile.")] = "default",
              set_: Annotated[list[str] | None, typer.Option("--set", help="Tournament: FIELD=VALUE of the tournament rules or the "
                                                                   "game's profile (repeatable).")] = None,
+             url: Annotated[str | None, typer.Option(help="Live: drive a running service with --tables tables at once, each "
+                                                         "its own source (see `matchledger serve`).")] = None,
+             admin_key: Annotated[Path | None, typer.Option(help="Live: the log's private key, to register the tables' "
+                                                                 "sources.")] = None,
+             per_batch: Annotated[int, typer.Option(min=1, help="Live: events per signed batch.")] = 1,
              json: JsonOpt = False) -> None:
-    """Record bot games or a whole tournament through the recorder (a fresh ledger is created if needed)."""
+    """Record bot games or a whole tournament through the recorder (a fresh ledger is created if needed),
+    or with --url play --tables games at once against a running service."""
+    if url is not None:
+        _simulate_live(url, game, tables, seed, admin_key, per_batch, inject, json)
+        return
     import ledger as ledger_api
     from audit import simulate as simulate_mod
     from audit.session import movement_ranking
@@ -90,6 +99,26 @@ def _check_simulation(plan: TournamentPlan, tournament: bool, boards: int | None
             plan.rules()
         except ValueError as exc:
             raise typer.BadParameter(str(exc)) from None
+
+
+def _simulate_live(url: str, game: str, tables: int, seed: int, admin_key: Path | None, per_batch: int, inject: str | None,
+                   json: bool) -> None:
+    from audit.client import SendError
+    from audit.live_sim import simulate_live
+
+    if admin_key is None:
+        raise typer.BadParameter("with --url, give the log's private key (the ledger's signer.key) to register the tables",
+                                 param_hint="--admin-key")
+    try:
+        with progress_bar(f"{tables} live {game} tables", 0, quiet=json) as advance:
+            result = simulate_live(url, game, tables, seed, admin_key, None, per_batch, inject, advance)
+    except SendError as exc:
+        fail(f"refused: {exc}")
+        raise ExitCode(1) from None
+    if json:
+        emit_json(result)
+    else:
+        say(f"{tables} tables ({result['tag']}/t1 …) sent {result['events']} events, every receipt checked; tree size {result['size']}")
 
 
 @command

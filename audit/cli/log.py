@@ -175,19 +175,22 @@ def prove(stream: Annotated[str, typer.Option(help="Stream (game or tournament) 
 
 
 @command
-def check_proof(file: Annotated[Path, typer.Argument(help="Evidence bundle file.")],
+def check_proof(file: Annotated[Path, typer.Argument(help="Evidence bundle or receipt file.")],
                 key: Annotated[Path, typer.Option(help="The ledger's verifier key (signer.pub).")],
                 witness_key: Annotated[list[Path] | None, typer.Option(help="An arbiter's verifier key whose co-signature the "
                                                                        "checkpoint must carry (repeatable).")] = None,
                 witness_threshold: Annotated[int | None, typer.Option(min=1, help="How many of the --witness-key arbiters must "
                                                                       "have co-signed (all of them by default).")] = None,
                 json: JsonOpt = False) -> None:
-    """Verify an evidence bundle offline with the public key alone (and arbiters' co-signatures)."""
+    """Verify an evidence bundle, or a receipt of the live service, offline with the public key alone (and arbiters' co-signatures)."""
+    read_input(file, "an evidence bundle, as `matchledger prove --out` writes, or a receipt of the live service")  # named, not an errno
+    if _is_receipt(file):
+        _check_receipt(file, key, json)
+        return
     witnesses = [Verifier.load(k) for k in witness_key or []]
     threshold = len(witnesses) if witness_threshold is None else witness_threshold
     if threshold > len(witnesses):
         raise typer.BadParameter(f"{threshold} co-signatures required of {len(witnesses)} --witness-key given", param_hint="--witness-threshold")
-    read_input(file, "an evidence bundle, as `matchledger prove --out` writes")  # a missing file is named, not an errno
     loaded = ledger_api.load_bundle(file)
     checked = ledger_api.check_bundle(loaded, Verifier.load(key))
     cosigned = ledger_api.cosigners(checked.checkpoint.note, witnesses)
@@ -199,6 +202,30 @@ def check_proof(file: Annotated[Path, typer.Argument(help="Evidence bundle file.
     if json:
         emit_json({"ok": True, "stream": loaded.stream, "entries": len(loaded.entries), "size": checked.checkpoint.size,
                    "root": checked.checkpoint.root.hex(), "complete": checked.complete, "cosigners": cosigned, "proved": proved})
+    else:
+        say(f"ok: {proved}")
+
+
+def _is_receipt(file: Path) -> bool:
+    class Format(msgspec.Struct):
+        format: str = ""
+
+    try:
+        return msgspec.json.decode(file.read_bytes(), type=Format).format.startswith("matchledger-receipt/")
+    except msgspec.DecodeError:
+        return False
+
+
+def _check_receipt(file: Path, key: Path, json: bool) -> None:
+    receipt = ledger_api.load_receipt(file)
+    checkpoint = ledger_api.check_receipt(receipt, Verifier.load(key))
+    indexes = [e.index for e in receipt.entries]
+    proved = (f"the {len(indexes)} events of source {receipt.source}'s batch (sha256 {receipt.digest}) are entries "
+              f"{', '.join(map(str, indexes))} of the log of size {checkpoint.size} (root {checkpoint.root.hex()}), signed by "
+              f"{checkpoint.origin}, with the batch's record at entry {receipt.batch.index}")
+    if json:
+        emit_json({"ok": True, "source": receipt.source, "entries": len(indexes), "size": checkpoint.size,
+                   "root": checkpoint.root.hex(), "proved": proved})
     else:
         say(f"ok: {proved}")
 

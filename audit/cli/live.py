@@ -1,0 +1,143 @@
+"""Commands of live recording: run the service, register its sources, send it signed batches."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from audit.cli.base import DEFAULT_LEDGER, ExitCode, JsonOpt, LedgerOpt, app, command, guarded
+from audit.output import emit_json, fail, say
+
+source_app = typer.Typer(no_args_is_help=True, help="Register or revoke the sources allowed to send batches (venue servers, "
+                                                    "platforms, AI harnesses).")
+app.add_typer(source_app, name="source")
+UrlOpt = Annotated[str, typer.Option(help="The service's base URL, e.g. http://127.0.0.1:8080.")]
+
+
+@command
+def serve(ledger: LedgerOpt = DEFAULT_LEDGER,
+          host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+          port: Annotated[int, typer.Option(min=0, max=65535, help="Port (0: any free one; the start-up line names it).")] = 8080,
+          max_body: Annotated[int, typer.Option(min=1024, help="Largest request body in bytes (413 beyond).")] = 1 << 20,
+          rate: Annotated[float, typer.Option(min=0, help="Batches a second each source may send (429 beyond; 0: no limit).")] = 50.0,
+          burst: Annotated[int, typer.Option(min=1, help="Batches a source may send at once before the rate applies.")] = 100,
+          read_timeout: Annotated[float, typer.Option(min=0.1, help="Seconds a client has to send its whole body (408 after).")] = 10.0,
+          live: Annotated[bool, typer.Option("--live/--no-live", help="Fold each game as it arrives and publish findings.")] = True) -> None:
+    """Run the recording service: sources POST signed batches and get receipts; anyone may read the log, proofs and live findings.
+
+    Holds the writer lock (a second `serve` or a `record` is refused); one JSON line per request on stderr; SIGTERM finishes the commit in flight.
+
+    Example:
+
+        matchledger init --ledger L && matchledger keygen --name venue-1 --out venue-1.key
+
+        matchledger source add --ledger L --name venue-1 --key venue-1.pub --tournament cup-2026
+
+        matchledger serve --ledger L --port 8080 &
+
+        matchledger send --url http://127.0.0.1:8080 --key venue-1.key --log-key L/signer.pub events.jsonl
+    """
+    from audit.serve import ServeConfig
+    from audit.serve import serve as run
+
+    if not (ledger / "ledger.json").exists():
+        raise typer.BadParameter(f"{ledger} is not a ledger; create it with `matchledger init --ledger {ledger}`", param_hint="--ledger")
+    run(ServeConfig(ledger, host, port, max_body, rate, burst, read_timeout, live))
+
+
+def _source_add(name: Annotated[str, typer.Option(help="The source's name (its key's name).")],
+                key: Annotated[Path, typer.Option(help="The source's public key (NAME.pub from `matchledger keygen`).")],
+                ledger: LedgerOpt = DEFAULT_LEDGER,
+                tournament: Annotated[list[str] | None, typer.Option(help="A tournament it may write (repeatable).")] = None,
+                stream: Annotated[list[str] | None, typer.Option(help="A stream, or a prefix ending in /, it may write (repeatable).")] = None,
+                url: Annotated[str | None, typer.Option(help="Register on a running service instead (signed with --admin-key).")] = None,
+                admin_key: Annotated[Path | None, typer.Option(help="With --url: the log's private key (signer.key).")] = None,
+                json: JsonOpt = False) -> None:
+    """Register a source in the log: its Ed25519 key and the tournaments or streams it may write
+    (with neither, any stream no other source writes)."""
+    import ledger as ledger_api
+
+    verifier = ledger_api.read_verifier_key(key)
+    if url:
+        event = _online(url, admin_key, {"action": "register", "name": name, "key": str(verifier),
+                                         "tournaments": tournament or [], "streams": stream or []})
+    else:
+        event = _offline(ledger, lambda book, led: ledger_api.registration(book, led, name, verifier, tournament or [], stream or []))
+    if json:
+        emit_json(event)
+    else:
+        grants = ", ".join(event["tournaments"] + event["streams"]) or "any stream no other source writes"
+        say(f"registered source {name} (key {event['key']}); it may write: {grants}")
+
+
+def _source_revoke(name: Annotated[str, typer.Option(help="The source's name.")],
+                   ledger: LedgerOpt = DEFAULT_LEDGER,
+                   reason: Annotated[str, typer.Option(help="Why, recorded in the log.")] = "",
+                   url: Annotated[str | None, typer.Option(help="Revoke on a running service instead (signed with --admin-key).")] = None,
+                   admin_key: Annotated[Path | None, typer.Option(help="With --url: the log's private key (signer.key).")] = None,
+                   json: JsonOpt = False) -> None:
+    """Revoke a source: its batches are refused from now on; what it sent stays recorded."""
+    import ledger as ledger_api
+
+    if url:
+        event = _online(url, admin_key, {"action": "revoke", "name": name, "reason": reason})
+    else:
+        event = _offline(ledger, lambda book, led: ledger_api.revocation(book, led, name, reason))
+    if json:
+        emit_json(event)
+    else:
+        say(f"revoked source {name}")
+
+
+source_app.command("add")(guarded(_source_add))
+source_app.command("revoke")(guarded(_source_revoke))
+
+
+def _offline(ledger: Path, make) -> dict:  # noqa: ANN001 - a registration or revocation maker
+    import msgspec
+
+    import ledger as ledger_api
+
+    return msgspec.to_builtins(ledger_api.change_sources(ledger, make))
+
+
+def _online(url: str, admin_key: Path | None, change: dict) -> dict:
+    import asyncio
+
+    from audit.client import SendError, change_source
+    from ledger import Signer
+
+    if admin_key is None:
+        raise typer.BadParameter("with --url, give the log's private key (the ledger's signer.key)", param_hint="--admin-key")
+    try:
+        return asyncio.run(change_source(url, Signer.load(admin_key), change))
+    except SendError as exc:
+        fail(str(exc))
+        raise ExitCode(1) from None
+
+
+@command
+def send(file: Annotated[Path, typer.Argument(help="JSONL file of events.")],
+         url: UrlOpt,
+         key: Annotated[Path, typer.Option(help="The source's private key (from `matchledger keygen`).")],
+         log_key: Annotated[Path | None, typer.Option(help="The log's public key (signer.pub): receipts' signatures are checked.")] = None,
+         batch: Annotated[int, typer.Option(min=1, help="Events per batch.")] = 500,
+         receipts: Annotated[Path | None, typer.Option(help="Write each receipt, one JSON per line, to this file.")] = None,
+         json: JsonOpt = False) -> None:
+    """Send a JSONL file of events to a running service as signed batches; check every receipt."""
+    from audit.client import SendError
+    from audit.sending import send_file
+
+    try:
+        result = send_file(url, key, file, batch, log_key, receipts)
+    except SendError as exc:
+        fail(f"refused: {exc}")
+        raise ExitCode(1) from None
+    if json:
+        emit_json(result)
+    else:
+        checked = "signature and proofs" if log_key else "proofs only (no --log-key)"
+        say(f"sent {result['events']} events in {result['batches']} batches; entries {result['first']}–{result['last']}, "
+            f"checkpoint {result['size']}; receipts checked: {checked}")

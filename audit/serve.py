@@ -1,0 +1,409 @@
+"""`matchledger serve`: the HTTP service competition software streams signed batches to.
+
+Built on aiohttp: one well-kept package gives the server (its C HTTP parser, streaming responses
+for Server-Sent Events, a request size limit) and the client the package ships (`audit/client.py`),
+so the service, its client and the benchmark's peer run on one stack with nothing else to install.
+
+Write path: POST /batches with a JSONL body (or a JSON array) and the `Matchledger-Signature`
+header. The handler reads the whole body under a time limit, authenticates it, applies the
+source's rate limit, decodes every event off the event loop, and hands the batch to the writer
+thread (`audit/writer.py`), which commits it with every other batch waiting (group commit) and
+answers with a receipt. A 200 means the batch is synced, checkpointed and proved.
+
+Read path (everything a witness or an auditor needs to follow the log without trusting the
+server): GET /checkpoint, /tile/…, /proof/{index}, /consistency?old=N, /streams/{id}, /healthz;
+live findings on GET /findings?since=N and the SSE stream GET /live.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import signal
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import msgspec
+from aiohttp import web
+
+import ledger as ledger_api
+from audit.live_hub import LiveHub
+from audit.writer import Batch, Change, Refusal, Writer, digest_of, refusal_of
+from schemas.codec import ContractError, decode_line
+
+JSONL = "application/jsonl"
+INLINE_PARSE = 16 * 1024
+"""Bodies up to this size are decoded on the event loop; larger ones on a thread, off the loop."""
+
+
+@dataclass(frozen=True)
+class ServeConfig:
+    """The service's settings (`matchledger serve --help` documents each)."""
+
+    root: Path
+    host: str = "127.0.0.1"
+    port: int = 8080
+    max_body: int = 1 << 20
+    rate: float = 50.0
+    burst: int = 100
+    read_timeout: float = 10.0
+    live: bool = True
+
+
+class RateLimiter:
+    """A token bucket per source: `rate` batches a second, up to `burst` at once."""
+
+    def __init__(self, rate: float, burst: int) -> None:
+        self.rate, self.burst = rate, burst
+        self._buckets: dict[str, tuple[float, float]] = {}
+
+    def retry_after(self, source: str) -> float:
+        """Takes a token for the source; returns 0 when it had one, else the seconds until it will."""
+        if self.rate <= 0:
+            return 0.0
+        now = time.monotonic()
+        tokens, then = self._buckets.get(source, (float(self.burst), now))
+        tokens = min(float(self.burst), tokens + (now - then) * self.rate)
+        if tokens >= 1:
+            self._buckets[source] = (tokens - 1, now)
+            return 0.0
+        self._buckets[source] = (tokens, now)
+        return (1 - tokens) / self.rate
+
+
+def error_response(refusal: Refusal) -> web.Response:
+    """Returns the JSON error of a refusal: `error` (the stable reason), `message`, and `line` where there is one."""
+    body: dict[str, Any] = {"error": refusal.reason, "message": str(refusal)}
+    if refusal.line is not None:
+        body["line"] = refusal.line
+    headers = {"Retry-After": str(refusal.retry_after)} if refusal.retry_after else None
+    return web.json_response(body, status=refusal.status, headers=headers)
+
+
+def parse_body(body: bytes, max_bytes: int) -> list[tuple[Any, bytes]]:
+    """Decodes a batch body, JSONL or a JSON array, into events with their canonical bytes.
+
+    :raises Refusal: 400 naming the line (the array element, 1-based) and field of the first bad event.
+    """
+    stripped = body.strip()
+    if not stripped:
+        raise Refusal(400, "empty-batch", "the batch holds no events")
+    if stripped.startswith(b"["):
+        try:
+            items = [bytes(raw) for raw in msgspec.json.decode(stripped, type=list[msgspec.Raw])]
+        except msgspec.DecodeError as exc:
+            raise Refusal(400, "malformed-body", f"the body is not a JSON array of events: {exc}") from None
+    else:
+        items = body.split(b"\n")
+    events = []
+    try:
+        for number, line in enumerate(items, start=1):
+            if line.strip():
+                events.append(decode_line(line.strip(), number, max_bytes))
+    except ContractError as exc:
+        raise Refusal(400, "malformed-body", str(exc), exc.line) from None
+    if not events:
+        raise Refusal(400, "empty-batch", "the batch holds no events")
+    return events
+
+
+class Service:
+    """The aiohttp application around one writer."""
+
+    def __init__(self, config: ServeConfig, log: Callable[[dict[str, Any]], None]) -> None:
+        self.config = config
+        self.log = log
+        self.hub = LiveHub(config.root) if config.live else None
+        self.writer = Writer(config.root, self.hub.committed if self.hub else None)
+        self.limits = RateLimiter(config.rate, config.burst)
+        self.verifier = self.writer.ledger.signer.verifier
+        self.app = web.Application(client_max_size=config.max_body, middlewares=[self._access_log])
+        self.app.add_routes([
+            web.post("/batches", self.post_batch),
+            web.post("/sources", self.post_sources),
+            web.get("/checkpoint", self.get_checkpoint),
+            web.get("/tile/{path:.+}", self.get_tile),
+            web.get("/proof/{index}", self.get_proof),
+            web.get("/consistency", self.get_consistency),
+            web.get("/streams/{stream:.+}", self.get_stream),
+            web.get("/healthz", self.get_health),
+            web.get("/findings", self.get_findings),
+            web.get("/live", self.get_live),
+        ])
+
+    # -- operations ------------------------------------------------------------------------------
+
+    @web.middleware
+    async def _access_log(self, request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
+        """Writes one JSON line per request: method, path, status, milliseconds, and what the handler adds."""
+        start = time.perf_counter()
+        request["log"] = {}
+        status = 500
+        try:
+            response = await handler(request)
+            status = response.status
+            return response
+        except web.HTTPException as exc:
+            status = exc.status
+            raise
+        finally:
+            self.log({"at": "request", "method": request.method, "path": request.path_qs, "status": status,
+                      "ms": round((time.perf_counter() - start) * 1000, 2), "remote": request.remote, **request["log"]})
+
+    # -- writing ---------------------------------------------------------------------------------
+
+    async def post_batch(self, request: web.Request) -> web.Response:
+        """Accepts one signed batch; answers with its receipt, or the refusal and its reason."""
+        try:
+            body = await self._read_body(request)
+            source = self._authenticate(request, body)
+            request["log"]["source"] = source.name
+            wait = self.limits.retry_after(source.name)
+            if wait:
+                raise Refusal(429, "rate-limited", f"source {source.name!r} sends more than {self.config.rate:g} batches a "
+                              f"second; send again after {math.ceil(wait)} s", retry_after=math.ceil(wait))
+            limit = self.writer.ledger.config.max_entry_bytes
+            if len(body) <= INLINE_PARSE:  # a move or a few: decoded here, cheaper than a hop to a thread
+                events = parse_body(body, limit)
+            else:
+                events = await asyncio.get_running_loop().run_in_executor(None, parse_body, body, limit)
+            request["log"]["events"] = len(events)
+            canonical = body == b"".join(data + b"\n" for _, data in events)
+            batch = Batch(source, request.headers[ledger_api.SIGNATURE_HEADER].strip(), digest_of(body), events, canonical)
+            receipt = await asyncio.wrap_future(self.writer.submit(batch))
+        except Refusal as refusal:
+            request["log"]["error"] = refusal.reason
+            return error_response(refusal)
+        request["log"]["entries"] = [receipt.entries[0].index, receipt.entries[-1].index] if receipt.entries else []
+        return web.Response(body=msgspec.json.encode(receipt), content_type="application/json")
+
+    async def _read_body(self, request: web.Request) -> bytes:
+        """Reads the whole body within the time limit, so that a slow client never reaches the writer.
+
+        :raises Refusal: 413 over the size limit, 408 when the body does not arrive in time.
+        """
+        limit = self.config.max_body
+        if request.content_length is not None and request.content_length > limit:
+            raise Refusal(413, "body-too-large", f"the body is {request.content_length} bytes, over the limit of {limit}")
+        try:
+            return await asyncio.wait_for(request.read(), self.config.read_timeout)
+        except web.HTTPRequestEntityTooLarge:
+            raise Refusal(413, "body-too-large", f"the body is over the limit of {limit} bytes") from None
+        except asyncio.TimeoutError:
+            raise Refusal(408, "body-timeout", f"the body did not arrive within {self.config.read_timeout:g} s") from None
+
+    def _authenticate(self, request: web.Request, body: bytes) -> ledger_api.Source:
+        try:
+            return self.writer.book.authenticate(request.headers.get(ledger_api.SIGNATURE_HEADER), body)
+        except ledger_api.SourceRefused as exc:
+            raise refusal_of(exc) from None
+
+    async def post_sources(self, request: web.Request) -> web.Response:
+        """Registers or revokes a source; the body must be signed with the log's own key (the operator's)."""
+        try:
+            body = await self._read_body(request)
+            name, key_id, signature = _log_signature(request.headers.get(ledger_api.SIGNATURE_HEADER))
+            if name != self.verifier.name or key_id != self.verifier.key_id or not self.verifier.verifies(
+                    ledger_api.signed_message(name, body), signature):
+                raise Refusal(401, "bad-signature", "changes of the sources must be signed with the log's own key (signer.key)")
+            change = _source_change(body)
+            event = await asyncio.wrap_future(self.writer.submit(change))
+        except Refusal as refusal:
+            request["log"]["error"] = refusal.reason
+            return error_response(refusal)
+        return web.json_response(msgspec.to_builtins(event))
+
+    # -- reading ---------------------------------------------------------------------------------
+
+    async def get_checkpoint(self, request: web.Request) -> web.Response:
+        return web.Response(text=self.writer.checkpoint.note, content_type="text/plain")
+
+    async def get_tile(self, request: web.Request) -> web.Response:
+        try:
+            level, n, width = ledger_api.parse_tile_path(request.match_info["path"])
+        except ledger_api.TilePathError as exc:
+            return web.json_response({"error": "not-a-tile", "message": str(exc)}, status=404)
+        size = self.writer.checkpoint.size
+        if not ledger_api.covered(level, n, width, size):
+            return web.json_response({"error": "no-such-tile", "message": f"the log of size {size} has no such tile"}, status=404)
+        loop = asyncio.get_running_loop()
+        if level is None:
+            data = await loop.run_in_executor(None, ledger_api.entry_bundle, self.writer.entries, n, width)
+        else:
+            data = await loop.run_in_executor(None, ledger_api.hash_tile, self.config.root, level, n, width)
+        immutable = "public, max-age=31536000, immutable" if width == 256 else "no-cache"
+        return web.Response(body=data, content_type="application/octet-stream", headers={"Cache-Control": immutable})
+
+    async def get_proof(self, request: web.Request) -> web.Response:
+        checkpoint = self.writer.checkpoint
+        try:
+            index = int(request.match_info["index"])
+        except ValueError:
+            index = -1
+        if not 0 <= index < checkpoint.size:
+            return web.json_response({"error": "no-such-entry", "message": f"entries are 0 … {checkpoint.size - 1}"}, status=404)
+
+        def prove() -> ledger_api.ProvedEntry:
+            data = self.writer.entries.read(index, 1)[0]
+            return ledger_api.prove_entry(ledger_api.TileReader(self.config.root), checkpoint, index, data)
+
+        proved = await asyncio.get_running_loop().run_in_executor(None, prove)
+        return web.json_response({"checkpoint": checkpoint.note, **msgspec.to_builtins(proved)})
+
+    async def get_consistency(self, request: web.Request) -> web.Response:
+        try:
+            old = int(request.query.get("old", ""))
+            proof = await asyncio.get_running_loop().run_in_executor(None, ledger_api.prove_consistency, self.config.root, old, None)
+        except ValueError:
+            return web.json_response({"error": "bad-query", "message": "give ?old=N, the size of a signed checkpoint"}, status=400)
+        except ledger_api.LedgerError as exc:
+            return web.json_response({"error": "no-such-checkpoint", "message": str(exc)}, status=404)
+        return web.json_response(msgspec.to_builtins(proof))
+
+    async def get_stream(self, request: web.Request) -> web.Response:
+        stream = request.match_info["stream"]
+        size = self.writer.checkpoint.size
+
+        def read() -> list[dict[str, Any]]:
+            with self.writer.lock:
+                count = self.writer.ledger.next_seq(stream)
+                indexes = [self.writer.ledger.entry_of(stream, seq) for seq in range(count)]
+            return [{"index": i, "seq": seq, "entry": self.writer.entries.read(i, 1)[0].decode()}
+                    for seq, i in enumerate(indexes) if i < size]
+
+        entries = await asyncio.get_running_loop().run_in_executor(None, read)
+        if not entries:
+            return web.json_response({"error": "no-such-stream", "message": f"stream {stream!r} has no entries"}, status=404)
+        return web.json_response({"stream": stream, "size": size, "entries": entries})
+
+    async def get_health(self, request: web.Request) -> web.Response:
+        writer = self.writer
+        body = {"ok": writer.error is None and not writer.closing, "size": writer.checkpoint.size, "queued": writer.queued(),
+                "commits": writer.commits, "recovered": writer.recovered, "error": writer.error,
+                "live": self.hub.status() if self.hub else "off"}
+        return web.json_response(body, status=200 if body["ok"] else 503)
+
+    # -- live findings ---------------------------------------------------------------------------
+
+    async def get_findings(self, request: web.Request) -> web.Response:
+        if self.hub is None or not self.hub.ready():
+            return web.json_response({"error": "live-unavailable", "message": self._live_unavailable()}, status=503)
+        since = _since(request)
+        if since is None:
+            return web.json_response({"error": "bad-query", "message": "?since=N takes a finding id"}, status=400)
+        findings = self.hub.since(since)
+        last = findings[-1].id if findings else since
+        return web.Response(body=msgspec.json.encode({"findings": findings, "last": last}), content_type="application/json")
+
+    async def get_live(self, request: web.Request) -> web.StreamResponse:
+        if self.hub is None or not self.hub.ready():
+            return web.json_response({"error": "live-unavailable", "message": self._live_unavailable()}, status=503)
+        since = _since(request)
+        if since is None:
+            return web.json_response({"error": "bad-query", "message": "?since=N (or Last-Event-ID) takes a finding id"}, status=400)
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+        await response.prepare(request)
+        await self.hub.stream(response, since)
+        return response
+
+    def _live_unavailable(self) -> str:
+        if self.hub is None:
+            return "the service runs without live audit (--no-live)"
+        return self.hub.status()
+
+    # -- running ---------------------------------------------------------------------------------
+
+    async def run(self, ready: Callable[[str], None] | None = None) -> None:
+        """Serves until SIGTERM or SIGINT, then stops taking requests, finishes the commit in flight and closes."""
+        runner = web.AppRunner(self.app, access_log=None, handle_signals=False, shutdown_timeout=5.0)
+        await runner.setup()
+        site = web.TCPSite(runner, self.config.host, self.config.port)
+        if self.hub:  # the log's findings so far, before any batch is taken
+            self.hub.start(asyncio.get_running_loop())
+        await site.start()
+        port = runner.addresses[0][1]
+        url = f"http://{self.config.host}:{port}"
+        self.log({"at": "started", "url": url, "ledger": str(self.config.root), "size": self.writer.checkpoint.size,
+                  "recovered": self.writer.recovered, "sources": len(self.writer.book.sources)})
+        if ready:
+            ready(url)
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
+        await stop.wait()
+        self.log({"at": "stopping", "queued": self.writer.queued()})
+        await loop.run_in_executor(None, self.writer.stop)  # the commit in flight finishes; queued batches get 503
+        if self.hub:
+            self.hub.close()
+        await runner.cleanup()
+        self.log({"at": "stopped", "size": self.writer.checkpoint.size, "commits": self.writer.commits})
+
+
+def _since(request: web.Request) -> int | None:
+    text = request.headers.get("Last-Event-ID") or request.query.get("since") or "0"
+    try:
+        value = int(text)
+    except ValueError:
+        return None
+    return value if value >= 0 else None
+
+
+def _log_signature(header: str | None) -> tuple[str, bytes, bytes]:
+    try:
+        return ledger_api.parse_signature(header)
+    except ledger_api.SourceRefused as exc:
+        raise refusal_of(exc) from None
+
+
+class _SourceChange(msgspec.Struct, forbid_unknown_fields=True):
+    action: str
+    name: str
+    key: str | None = None
+    tournaments: list[str] = []
+    streams: list[str] = []
+    reason: str = ""
+
+
+def _source_change(body: bytes) -> Change:
+    """Reads a registry change: `{"action": "register", "name", "key", "tournaments", "streams"}` or
+    `{"action": "revoke", "name", "reason"}`.
+
+    :raises Refusal: 400 when it is neither.
+    """
+    try:
+        change = msgspec.json.decode(body, type=_SourceChange)
+        if change.action == "register":
+            key = ledger_api.Verifier.parse(change.key or "")
+            return Change(lambda book, ledger: ledger_api.registration(book, ledger, change.name, key, change.tournaments, change.streams))
+        if change.action == "revoke":
+            return Change(lambda book, ledger: ledger_api.revocation(book, ledger, change.name, change.reason))
+    except (msgspec.DecodeError, ledger_api.LedgerError) as exc:
+        raise Refusal(400, "malformed-body", f"not a source change: {exc}") from None
+    raise Refusal(400, "malformed-body", f"unknown action {change.action!r}: register or revoke")
+
+
+def json_log(stream: Any = None) -> Callable[[dict[str, Any]], None]:
+    """Returns a logger writing each record as one JSON line (with a UTC timestamp) to stderr."""
+    out = stream or sys.stderr
+
+    def log(record: dict[str, Any]) -> None:
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()) + f".{int(time.time() * 1000) % 1000:03d}Z"
+        out.write(json.dumps({"ts": stamp, **record}, ensure_ascii=False) + "\n")
+        out.flush()
+
+    return log
+
+
+def serve(config: ServeConfig, ready: Callable[[str], None] | None = None) -> None:
+    """Runs the service until it is stopped (SIGTERM, SIGINT).
+
+    :raises LedgerLocked: when another writer (a `serve` or a `record`) holds the ledger.
+    """
+    service = Service(config, json_log())
+    asyncio.run(service.run(ready))

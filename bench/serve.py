@@ -1,0 +1,227 @@
+"""The live service under a live event's load: 64 tables on loopback, each its own source sending
+its moves one signed batch at a time, as fast as the acknowledgements come back.
+
+Ours: `matchledger serve` (group commit, receipts with inclusion proofs, live audit). The peer, on
+the same stack (aiohttp), receives the very same requests at a minimal endpoint that inserts each
+batch into SQLite (WAL, synchronous=FULL) with one commit per request. Both run in a subprocess;
+the same client drives them. Prints acknowledged events/s and p50/p99 acknowledgement latency of
+each, the finding latency (an illegal move's POST to its finding on /live), and last
+`serve: ratio X.XX (goal ≥ 1.00)` (events/s, ours over the peer's).
+
+MATCHLEDGER_BENCH_TABLES (64) and MATCHLEDGER_BENCH_MOVES (moves per table, 60) set the size.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+TABLES = int(os.environ.get("MATCHLEDGER_BENCH_TABLES", "64"))
+MOVES = int(os.environ.get("MATCHLEDGER_BENCH_MOVES", "60"))
+PLANTED = 8  # tables whose game carries an illegal move, for the finding latency
+
+
+def peer_server(db: str) -> None:
+    """The peer: POST /batches inserts the batch's events into SQLite, one commit per request."""
+    from aiohttp import web
+
+    con = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
+    con.execute("PRAGMA journal_mode=WAL")
+    con.execute("PRAGMA synchronous=FULL")
+    con.execute("CREATE TABLE events (stream TEXT, seq INTEGER, payload BLOB, PRIMARY KEY (stream, seq))")
+
+    async def batch(request: web.Request) -> web.Response:
+        body = await request.read()
+        rows = []
+        for line in body.splitlines():
+            if line.strip():
+                event = json.loads(line)
+                rows.append((event["stream"], event["seq"], line))
+        con.execute("BEGIN")
+        con.executemany("INSERT INTO events VALUES (?, ?, ?)", rows)
+        con.execute("COMMIT")
+        return web.json_response({"ok": True, "events": len(rows)})
+
+    app = web.Application(client_max_size=1 << 20)
+    app.add_routes([web.post("/batches", batch)])
+
+    async def run() -> None:
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        print(json.dumps({"at": "started", "url": f"http://127.0.0.1:{runner.addresses[0][1]}"}), file=sys.stderr, flush=True)
+        await asyncio.Event().wait()
+
+    asyncio.run(run())
+
+
+def start(args: list[str], log: Path) -> tuple[subprocess.Popen, str]:
+    """Starts a server whose stderr (a JSON line per request) goes to a file, not through this
+    process (which drives the load); returns it and its URL once its start-up line is there."""
+    with log.open("wb") as out:
+        proc = subprocess.Popen([sys.executable, *args], stderr=out, stdout=subprocess.DEVNULL, cwd=Path(__file__).resolve().parents[1])
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        for raw in log.read_bytes().splitlines():
+            try:
+                record = json.loads(raw)
+            except json.JSONDecodeError:
+                continue
+            if record.get("at") == "started":
+                return proc, record["url"]
+        time.sleep(0.05)
+    raise RuntimeError(f"the server did not start: {log.read_text()[-2000:]}")
+
+
+def tables_and_keys() -> tuple[str, list]:
+    from audit.live_sim import make_tables
+
+    tag, tables = make_tables("checkers", TABLES, 7)
+    for t in tables:
+        t.events = t.events[:MOVES]
+    rng = random.Random(11)
+    from audit.faults import plant
+
+    for t in tables[:PLANTED]:  # an out-of-turn move in the middle of the sent part of the game
+        t.events = plant("illegal-move", t.events, rng)[:MOVES]
+    return tag, tables
+
+
+async def drive(url: str, tables: list, bodies: list[list[bytes]], planted: dict[int, float] | None) -> tuple[float, list[float]]:
+    """Sends every table's bodies, each table in order; returns the wall time and each acknowledgement's latency."""
+    import aiohttp
+
+    from ledger import SIGNATURE_HEADER, sign_batch
+
+    latencies: list[float] = []
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0), timeout=aiohttp.ClientTimeout(total=120)) as session:
+        async def table(n: int) -> None:
+            for i, body in enumerate(bodies[n]):
+                headers = {SIGNATURE_HEADER: sign_batch(tables[n].signer, body)}
+                t0 = time.perf_counter()
+                if planted is not None and i == _planted_at(tables[n]):
+                    planted[n] = time.time()
+                async with session.post(url + "/batches", data=body, headers=headers) as response:
+                    await response.read()
+                    if response.status != 200:
+                        raise RuntimeError(f"table {n}: {response.status}")
+                latencies.append(time.perf_counter() - t0)
+
+        t0 = time.perf_counter()
+        await asyncio.gather(*(table(n) for n in range(len(tables))))
+        return time.perf_counter() - t0, latencies
+
+
+def _planted_at(table) -> int:  # noqa: ANN001
+    seats = [(e.seq, e.seat) for e in table.events if e.kind == "checkers.moved"]
+    for (_, a), (seq, b) in zip(seats, seats[1:]):
+        if a == b:
+            return seq
+    return -1
+
+
+async def watch(url: str, tag: str, found: dict[str, float], stop: asyncio.Event) -> None:
+    """Reads /live, noting when the first finding of each stream arrives."""
+    import aiohttp
+
+    async with aiohttp.ClientSession() as session:
+        async with session.get(url + "/live") as response:
+            if response.status != 200:
+                return
+            async for raw in response.content:
+                if stop.is_set():
+                    return
+                if raw.startswith(b"data: "):
+                    finding = json.loads(raw[6:])
+                    if finding["stream"].startswith(tag):
+                        found.setdefault(finding["stream"], time.time())
+
+
+def ours(tmp: Path, tag: str, tables: list, bodies: list[list[bytes]]) -> tuple[float, list[float], list[float]]:
+    import ledger as ledger_api
+
+    root = tmp / "ledger"
+    ledger_api.init(root)
+    for n, t in enumerate(tables, start=1):
+        ledger_api.change_sources(root, lambda book, led, t=t, n=n: ledger_api.registration(book, led, t.signer.name, t.signer.verifier,
+                                                                                           (), [f"{tag}/t{n}"]))
+    proc, url = start(["-c", "from audit.cli import main; main()", "serve", "--ledger", str(root), "--port", "0", "--rate", "0"],
+                      tmp / "serve.log")
+    try:
+        planted: dict[int, float] = {}
+        found: dict[str, float] = {}
+
+        async def run() -> tuple[float, list[float]]:
+            stop = asyncio.Event()
+            watcher = asyncio.ensure_future(watch(url, tag, found, stop))
+            await asyncio.sleep(0.3)
+            result = await drive(url, tables, bodies, planted)
+            await asyncio.sleep(0.5)
+            stop.set()
+            watcher.cancel()
+            return result
+
+        wall, latencies = asyncio.run(run())
+        finding = [found[f"{tag}/t{n + 1}"] - at for n, at in planted.items() if f"{tag}/t{n + 1}" in found]
+    finally:
+        proc.terminate()
+        proc.wait(30)
+    assert ledger_api.verify(root).ok
+    return wall, latencies, finding
+
+
+def peer(tmp: Path, tables: list, bodies: list[list[bytes]]) -> tuple[float, list[float]]:
+    proc, url = start([__file__, "--peer", str(tmp / "peer.db")], tmp / "peer.log")
+    try:
+        return asyncio.run(drive(url, tables, bodies, None))
+    finally:
+        proc.terminate()
+        proc.wait(30)
+
+
+def summary(name: str, events: int, wall: float, latencies: list[float]) -> float:
+    rate = events / wall
+    q = statistics.quantiles(latencies, n=100)
+    print(f"{name:<28} {rate:>9,.0f} events/s   ack p50 {q[49] * 1000:6.2f} ms   p99 {q[98] * 1000:6.2f} ms")
+    return rate
+
+
+def main() -> None:
+    from audit.client import batch_body
+
+    tag, tables = tables_and_keys()
+    bodies = [[batch_body([e]) for e in t.events] for t in tables]
+    events = sum(len(b) for b in bodies)
+    print(f"{TABLES} tables, {events} events, one event per signed batch")
+    with tempfile.TemporaryDirectory(prefix="bench-serve-") as tmp:
+        wall_p, lat_p = peer(Path(tmp), tables, bodies)
+        wall_o, lat_o, finding = ours(Path(tmp), tag, tables, bodies)
+    a = summary("matchledger serve", events, wall_o, lat_o)
+    b = summary("aiohttp + SQLite (WAL, FULL)", events, wall_p, lat_p)
+    p99_o, p99_p = statistics.quantiles(lat_o, n=100)[98], statistics.quantiles(lat_p, n=100)[98]
+    print(f"ack p99: ours {p99_o * 1000:.2f} ms, peer {p99_p * 1000:.2f} ms ({'no worse' if p99_o <= p99_p else 'WORSE'})")
+    if finding:
+        print(f"finding latency (illegal move POST → /live), {len(finding)} planted: p50 {statistics.median(finding) * 1000:.1f} ms, "
+              f"max {max(finding) * 1000:.1f} ms (goal p99 ≤ 100 ms)")
+    else:
+        print("finding latency: no finding arrived on /live (is the live auditor part of this build?)")
+    print(f"serve: ratio {a / b:.2f} (goal ≥ 1.00)")
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--peer"]:
+        peer_server(sys.argv[2])
+    else:
+        main()

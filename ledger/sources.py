@@ -1,0 +1,253 @@
+"""Sources: the senders allowed to write to a log, their signed batches, and who wrote what.
+
+A source (a venue server, an online platform, an AI seat's harness) is registered in the log by a
+`source.registered` event with its Ed25519 key and what it may write, and withdrawn by
+`source.revoked`. It signs each batch it sends.
+
+The batch signature scheme, `matchledger-batch/1`: the signed message is
+
+    matchledger-batch/1 LF <source name> LF <the request body's exact bytes>
+
+signed with Ed25519 by the source's key; the request carries it in the header
+`Matchledger-Signature: <source name> <base64(key id ‖ signature)>`, which is a C2SP signed-note
+signature line (c2sp.org/signed-note) without its leading em dash (HTTP header values are ASCII).
+The key id is the note key id of the source's verifier key, so a key rotated under the same name
+is told apart. The prefix and the name bind the signature to this use and to the sender.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import msgspec
+
+from ledger.errors import KeyFileError, LedgerError
+from ledger.notes import Signer, Verifier
+from ledger.store import Ledger, Pending
+from schemas import decode, encode
+from schemas.common import GameStarted
+from schemas.envelope import Event
+from schemas.log import BATCHES_STREAM, LOG_STREAMS, SOURCES_STREAM, BatchReceived, SourceRegistered, SourceRevoked
+
+SCHEME = "matchledger-batch/1"
+HEADER = "Matchledger-Signature"
+
+
+class SourceRefused(LedgerError):
+    """A batch is refused for who sent it: `reason` is a stable code (`missing-signature`,
+    `malformed-signature`, `unknown-source`, `bad-signature`, `revoked-source`, `forbidden-stream`,
+    `log-stream`), the message says what and why."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+def signed_message(source: str, body: bytes) -> bytes:
+    """Returns the bytes a source signs for a batch body (scheme `matchledger-batch/1`)."""
+    return f"{SCHEME}\n{source}\n".encode() + body
+
+
+def sign_batch(signer: Signer, body: bytes) -> str:
+    """Returns the `Matchledger-Signature` header value of a body signed by a source's key."""
+    line = signer.sign_line(signed_message(signer.name, body))  # "— name base64\n"
+    return line.removeprefix("— ").strip()
+
+
+def parse_signature(header: str | None) -> tuple[str, bytes, bytes]:
+    """Splits a `Matchledger-Signature` header into (source name, key id, signature).
+
+    :raises SourceRefused: when it is missing or malformed.
+    """
+    if not header:
+        raise SourceRefused("missing-signature", f"the batch carries no {HEADER} header; sign its body with the source's key")
+    name, _, b64 = header.strip().partition(" ")
+    try:
+        raw = base64.b64decode(b64, validate=True)
+    except (binascii.Error, ValueError):
+        raw = b""
+    if not name or len(raw) != 68:
+        raise SourceRefused("malformed-signature", f"{HEADER} must be `<source name> <base64 of the 4-byte key id and the "
+                            f"64-byte Ed25519 signature>` (scheme {SCHEME})")
+    return name, raw[:4], raw[4:]
+
+
+@dataclass
+class Source:
+    """A registered source: its key, what it may write, and whether it was revoked."""
+
+    name: str
+    verifier: Verifier
+    tournaments: tuple[str, ...]
+    streams: tuple[str, ...]
+    revoked: bool = False
+
+    def grants(self, event: Event) -> bool:
+        """Tells whether the source may open `event`'s stream (one no source has written yet)."""
+        if not self.tournaments and not self.streams:
+            return True
+        stream = event.stream
+        if any(stream == s or (s.endswith("/") and stream.startswith(s)) for s in self.streams):
+            return True
+        if any(stream == t or stream.startswith(t + "/") for t in self.tournaments):
+            return True
+        return isinstance(event, GameStarted) and event.tournament in self.tournaments
+
+
+@dataclass
+class SourceBook:
+    """What the log says about its sources: who is registered, who wrote each stream first (and so
+    alone may go on writing it), and which batches were accepted, by body digest (an identical
+    re-send gets the same receipt)."""
+
+    sources: dict[str, Source] = field(default_factory=dict)
+    owners: dict[str, str] = field(default_factory=dict)
+    batches: dict[tuple[str, bytes], int] = field(default_factory=dict)
+
+    def fold(self, entry: int, event: Event) -> None:
+        """Takes in one event of the log's own streams (others are ignored)."""
+        if isinstance(event, SourceRegistered):
+            self.sources[event.name] = Source(event.name, Verifier.parse(event.key), tuple(event.tournaments), tuple(event.streams))
+        elif isinstance(event, SourceRevoked) and event.name in self.sources:
+            self.sources[event.name].revoked = True
+        elif isinstance(event, BatchReceived):
+            self.batches[(event.source, bytes.fromhex(event.digest)[:16])] = entry  # 16 bytes: collision-free in practice, half the memory
+            for stream in event.streams:
+                self.owners.setdefault(stream, event.source)
+
+    def batch_record(self, source: str, digest: str) -> int | None:
+        """Returns the entry of the record of a batch already accepted, if any."""
+        return self.batches.get((source, bytes.fromhex(digest)[:16]))
+
+    def authenticate(self, header: str | None, body: bytes) -> Source:
+        """Returns the source whose valid signature the batch carries.
+
+        :raises SourceRefused: on a missing, malformed or wrong signature, an unknown or a revoked source.
+        """
+        name, key_id, signature = parse_signature(header)
+        source = self.sources.get(name)
+        if source is None:
+            raise SourceRefused("unknown-source", f"no source {name!r} is registered in this log (`matchledger source add`)")
+        if source.revoked:
+            raise SourceRefused("revoked-source", f"source {name!r} was revoked; its batches are refused")
+        if key_id != source.verifier.key_id or not source.verifier.verifies(signed_message(name, body), signature):
+            raise SourceRefused("bad-signature", f"the signature does not verify under source {name!r}'s registered key "
+                                f"(scheme {SCHEME}: the body's exact bytes)")
+        return source
+
+    def check_streams(self, source: Source, events: Iterable[Event], claimed: dict[str, str]) -> list[str]:
+        """Checks that the source may write every event's stream: one it already writes, or a new one
+        its grant covers; `claimed` holds the streams other batches of the same commit open. Returns
+        the streams the batch opens.
+
+        :raises SourceRefused: naming the first stream it may not write.
+        """
+        opened: list[str] = []
+        for event in events:
+            stream = event.stream
+            owner = self.owners.get(stream) or claimed.get(stream)
+            if owner == source.name or stream in opened:
+                continue
+            if stream in LOG_STREAMS:
+                raise SourceRefused("log-stream", f"stream {stream!r} is the log's own; no source may write it")
+            if owner is not None:
+                raise SourceRefused("forbidden-stream", f"stream {stream!r} is written by source {owner!r}; "
+                                    f"source {source.name!r} may not write it")
+            if not source.grants(event):
+                raise SourceRefused("forbidden-stream", f"source {source.name!r} may not open stream {stream!r} "
+                                    f"(it may write {_grant_text(source)})")
+            opened.append(stream)
+        return opened
+
+
+def _grant_text(source: Source) -> str:
+    parts = [f"tournament {t}" for t in source.tournaments] + [f"stream {s}" for s in source.streams]
+    return ", ".join(parts)
+
+
+def compress_runs(entries: Sequence[int]) -> list[tuple[int, int]]:
+    """Returns entry indexes as runs (first, count) of consecutive indexes."""
+    runs: list[tuple[int, int]] = []
+    for entry in entries:
+        if runs and runs[-1][0] + runs[-1][1] == entry:
+            runs[-1] = (runs[-1][0], runs[-1][1] + 1)
+        else:
+            runs.append((entry, 1))
+    return runs
+
+
+def expand_runs(runs: Iterable[Sequence[int]]) -> list[int]:
+    """Returns the entry indexes that runs (first, count) stand for."""
+    return [first + i for first, count in runs for i in range(count)]
+
+
+def load_source_book(ledger: Ledger) -> SourceBook:
+    """Folds a writer's log streams (`log.sources`, `log.batches`) into a source book."""
+    book = SourceBook()
+    for stream in (SOURCES_STREAM, BATCHES_STREAM):
+        for seq in range(ledger.next_seq(stream)):
+            book.fold(ledger.entry_of(stream, seq), decode(ledger.read_stream_entry(stream, seq)))
+    return book
+
+
+def registration(book: SourceBook, ledger: Ledger, name: str, key: Verifier, tournaments: Sequence[str] = (),
+                 streams: Sequence[str] = (), ts: int | None = None) -> SourceRegistered:
+    """Returns the `source.registered` event that adds a source, at the next seq of `log.sources`.
+
+    :raises LedgerError: when the name is taken (names are never reused, even after a revocation) or
+        the key's name is not the source's (a batch's signature line names both).
+    """
+    if key.name != name:
+        raise LedgerError(f"the key is named {key.name!r}, the source {name!r}: make the key with "
+                          f"`matchledger keygen --name {name}` so that the signature line names the source")
+    if name in book.sources:
+        raise LedgerError(f"source {name!r} is already registered{' (and revoked)' if book.sources[name].revoked else ''}; "
+                          "a name is never reused")
+    try:
+        return msgspec.convert({"stream": SOURCES_STREAM, "seq": ledger.next_seq(SOURCES_STREAM), "ts": ts or now_ms(),
+                                "name": name, "key": str(key), "tournaments": list(tournaments), "streams": list(streams)},
+                               SourceRegistered)
+    except msgspec.ValidationError as exc:
+        raise LedgerError(f"source registration: {exc}") from None
+
+
+def revocation(book: SourceBook, ledger: Ledger, name: str, reason: str = "", ts: int | None = None) -> SourceRevoked:
+    """Returns the `source.revoked` event that withdraws a source.
+
+    :raises LedgerError: when no such source is registered or it is already revoked.
+    """
+    source = book.sources.get(name)
+    if source is None:
+        raise LedgerError(f"no source {name!r} is registered in this log")
+    if source.revoked:
+        raise LedgerError(f"source {name!r} is already revoked")
+    return SourceRevoked(stream=SOURCES_STREAM, seq=ledger.next_seq(SOURCES_STREAM), ts=ts or now_ms(), name=name, reason=reason)
+
+
+def change_sources(root: Path, make: Callable[[SourceBook, Ledger], Event]) -> Event:
+    """Appends one registration or revocation to a ledger (taking its writer lock) and signs a checkpoint."""
+    with Ledger.open(root) as ledger:
+        event = make(load_source_book(ledger), ledger)
+        ledger.append([Pending(0, event, encode(event))])
+        ledger.checkpoint()
+        return event
+
+
+def now_ms() -> int:
+    """Returns the current time in ms since the epoch (the envelope's `ts`)."""
+    return int(time.time() * 1000)
+
+
+def read_verifier_key(path: Path) -> Verifier:
+    """Reads a source's public key file (a C2SP verifier key, as `matchledger keygen` writes).
+
+    :raises KeyFileError: when it is missing or malformed.
+    """
+    if not path.is_file():
+        raise KeyFileError(f"public key {path} is missing")
+    return Verifier.load(path)
