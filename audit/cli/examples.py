@@ -55,6 +55,13 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
               "matchledger watch --url http://127.0.0.1:8080 --since 120 --json"),
     "witness": ("matchledger witness --ledger season-2026 --state season-2026.witness",
                 "matchledger witness --url https://log.example.org --key signer.pub --state log.witness"),
+    "serve": ("matchledger serve --ledger season-2026 --port 8080",
+              "matchledger serve --ledger season-2026 --host 0.0.0.0 --port 8443 --rate 20 --no-live"),
+    "send": ("matchledger send --url http://127.0.0.1:8080 --key venue-1.key --log-key season-2026/signer.pub round-3.jsonl",),
+    "source": ("matchledger source add --ledger season-2026 --name venue-1 --key venue-1.pub --tournament junqi-cup",),
+    "source add": ("matchledger source add --ledger season-2026 --name venue-1 --key venue-1.pub --tournament junqi-cup",
+                   "matchledger source add --url http://127.0.0.1:8080 --admin-key season-2026/signer.key --name ai-7 --key ai-7.pub"),
+    "source revoke": ("matchledger source revoke --ledger season-2026 --name venue-1 --reason \"key leaked\"",),
     "check-consistency": ("matchledger check-consistency old.note new.note proof.json --key season-2026/signer.pub",),
 }
 """Every command's examples, by command name."""

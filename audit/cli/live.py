@@ -7,11 +7,11 @@ from typing import Annotated
 
 import typer
 
-from audit.cli.base import DEFAULT_LEDGER, ExitCode, JsonOpt, LedgerOpt, app, command, guarded
+from audit.cli.base import DEFAULT_LEDGER, ExitCode, JsonOpt, LedgerOpt, app, command, epilog, guarded
 from audit.output import emit_json, fail, say
 
 source_app = typer.Typer(no_args_is_help=True, help="Register or revoke the sources allowed to send batches (venue servers, "
-                                                    "platforms, AI harnesses).")
+                                                    "platforms, AI harnesses).", epilog=epilog("source"))
 app.add_typer(source_app, name="source")
 UrlOpt = Annotated[str, typer.Option(help="The service's base URL, e.g. http://127.0.0.1:8080.")]
 
@@ -91,8 +91,8 @@ def _source_revoke(name: Annotated[str, typer.Option(help="The source's name.")]
         say(f"revoked source {name}")
 
 
-source_app.command("add")(guarded(_source_add))
-source_app.command("revoke")(guarded(_source_revoke))
+source_app.command("add", epilog=epilog("source add"))(guarded(_source_add))
+source_app.command("revoke", epilog=epilog("source revoke"))(guarded(_source_revoke))
 
 
 def _offline(ledger: Path, make) -> dict:  # noqa: ANN001 - a registration or revocation maker
