@@ -210,7 +210,7 @@ def test_check_proof_never_echoes_a_private_key(one_of_each: Path, bundle: Path,
 
 def test_check_proof_names_a_missing_file_and_what_it_should_be(one_of_each: Path, bundle: Path, tmp_path: Path) -> None:
     missing = cli("check-proof", str(tmp_path / "nope.json"), "--key", str(one_of_each / "signer.pub"))
-    assert missing.exit_code == 1 and "nope.json" in flat(missing.output) and "evidence bundle" in flat(missing.output)
+    assert missing.exit_code == 2 and "nope.json" in flat(missing.output) and "evidence bundle" in flat(missing.output)
     assert "Errno" not in flat(missing.output)
     no_key = cli("check-proof", str(bundle), "--key", str(tmp_path / "nope.pub"))
     assert no_key.exit_code == 1 and "verifier key" in flat(no_key.output) and "nope.pub" in flat(no_key.output)

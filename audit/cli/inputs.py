@@ -8,14 +8,15 @@ from pathlib import Path
 def read_input(path: Path, expected: str) -> bytes:
     """Reads an input file.
 
-    :raises OSError: naming the file and what was expected, when it is missing or unreadable.
+    :raises OSError: naming the file and what was expected, when it is missing or unreadable (a
+        missing file or a directory is a usage error: FileNotFoundError, IsADirectoryError).
     """
     try:
         return path.read_bytes()
     except FileNotFoundError:
-        raise OSError(f"{path}: no such file (expected {expected})") from None
+        raise FileNotFoundError(f"{path}: no such file (expected {expected})") from None
     except IsADirectoryError:
-        raise OSError(f"{path} is a directory (expected {expected})") from None
+        raise IsADirectoryError(f"{path} is a directory (expected {expected})") from None
     except OSError as exc:
         raise OSError(f"{path}: cannot read {expected}: {exc.strerror or exc}") from None
 
