@@ -109,7 +109,7 @@ def test_consistency_out_is_checked_offline_with_the_key_alone(grown: Path, tmp_
 def test_check_consistency_names_a_missing_input(grown: Path, tmp_path: Path) -> None:
     result = cli("check-consistency", str(_note(grown, 5)), str(_note(grown, 12)), str(tmp_path / "none.json"), "--key",
                  str(grown / "signer.pub"))
-    assert result.exit_code == 1 and "none.json: no such file (expected a consistency proof)" in flat(result.output)
+    assert result.exit_code == 2 and "none.json: no such file (expected a consistency proof)" in flat(result.output)
 
 
 # -- the witness ------------------------------------------------------------------------------
