@@ -45,7 +45,7 @@ def make_tables(game: str, tables: int, seed: int, inject: str | None = None, ta
         start = game_start(game, f"{tag}/t{t}", players, rng.randrange(SEATS[game]), START_MS + t * 1000, table=t)
         events = list(engine(game).bot_game(start, random.Random(rng.getrandbits(64))))
         if inject and t == 1:
-            events = plant(inject, events, rng)
+            events, _ = plant(inject, events, rng)
         made.append(Table(Signer.generate(f"{tag}-t{t}"), events))
     return tag, made
 
