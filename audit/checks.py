@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from replay.checkers.codes import public
+
 
 @dataclass(frozen=True)
 class Check:
@@ -30,13 +32,13 @@ CHECKS: tuple[Check, ...] = (
     Check("arbiters", "every ruling and decision signed by an arbiter the ledger knows"),
 )
 
-_BY_CODE = {
-    "claims": {"checkers.E_CLAIM", "junqi.E02", "paohuzi.E01", "paohuzi.E02", "paohuzi.H01", "paohuzi.H02",
+_BY_CODE = {  # checkers codes by the names of their rules file
+    "claims": {public("E_CLAIM"), "junqi.E02", "paohuzi.E01", "paohuzi.E02", "paohuzi.H01", "paohuzi.H02",
                "paohuzi.H03", "paohuzi.H04", "paohuzi.H05"},
     "deals": {f"paohuzi.D0{n}" for n in range(1, 9)},
-    "timing": {"checkers.W_MOVE_TIME", "checkers.W_CLOCK", "junqi.T01", "junqi.T03", "paohuzi.W01"},
-    "timeouts": {"checkers.W_TIMEOUTS", "checkers.W_SLOW_MOVE", "junqi.T02"},
-    "leave-camp": {"checkers.W_LEAVE_CAMP"},
+    "timing": {public("W_MOVE_TIME"), public("W_CLOCK"), "junqi.T01", "junqi.T03", "paohuzi.W01"},
+    "timeouts": {public("W_TIMEOUTS"), public("W_SLOW_MOVE"), "junqi.T02"},
+    "leave-camp": {public("W_LEAVE_CAMP")},
     "corrections": {"audit.A07"},
 }
 _CHECK_OF = {code: check for check, codes in _BY_CODE.items() for code in codes}

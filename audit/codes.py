@@ -3,28 +3,32 @@ rule and what the finding means. README's table of codes is generated from here 
 audit.codes`) and a test holds both to the codes the engines and checks can emit.
 
 The scheme: `<namespace>.<ID>`, the namespace a game (`junqi`, `paohuzi`, `checkers`), `audit`
-(SQL and tournament checks) or `ledger` (the log); the ID is stable once published. Junqi, Paohuzi
-and the audit use a letter for the area and a number (`junqi.L06`: layout rule 6); checkers keeps
-the names its rules file gives (`checkers.E_OCCUPIED`, checkers.md §4.7), `E_` an error, `W_` a
-warning.
+(SQL and tournament checks) or `ledger` (the log); the ID, stable once published, is a letter for
+the area and a number (`junqi.L06`: layout rule 6), the severity a field of its own. Checkers codes
+also keep the name their rules file gives them (`checkers.M03` is `E_OCCUPIED`, checkers.md §4.7),
+shown beside the code so that an arbiter reading checkers.md can trace a finding.
 """
 
 from __future__ import annotations
 
 from typing import Literal, NamedTuple
 
-from replay.checkers.codes import ARTICLES as CHECKERS_ARTICLES
+from audit.output import Rows, markdown
+from replay.checkers.codes import CODES as CHECKERS_CODES
+from replay.checkers.codes import severity as checkers_severity
 from replay.protocol import RULE_BOOKS
 
 
 class Code(NamedTuple):
-    """One finding code: severity, article (None where the rule books have none), rule, meaning."""
+    """One finding code: severity, article (None where the rule books have none), rule, meaning, and
+    the name its rules file gives it (None where the file names none)."""
 
     code: str
     severity: Literal["error", "warning"]
     article: str | None
     rule: str
     meaning: str
+    name: str | None = None
 
 
 def _codes(namespace: str, rows: list[tuple[str, str, str | None, str, str]]) -> list[Code]:
@@ -140,8 +144,8 @@ _CHECKERS_MEANINGS: dict[str, tuple[str, str]] = {
     "W_RESIGN_IGNORED": ("a resignation ends the game", "a resignation the profile ignores"),
 }
 
-_CHECKERS = [Code(f"checkers.{c}", "warning" if c.startswith("W_") else "error", CHECKERS_ARTICLES[c], *_CHECKERS_MEANINGS[c])
-             for c in CHECKERS_ARTICLES]
+_CHECKERS = sorted((Code(f"checkers.{code}", checkers_severity(name), article, *_CHECKERS_MEANINGS[name], name=name)  # type: ignore[arg-type]
+                    for name, (code, article) in CHECKERS_CODES.items()), key=lambda c: c.code)
 
 _AUDIT = _codes("audit", [
     ("C01", "E", None, "claimed results equal the derived ones (SQL)", "a game.ended claim differs from the derived result"),
@@ -189,10 +193,9 @@ def rule_book(code: str) -> str:
 
 def markdown_table() -> str:
     """Returns README's table of every finding code."""
-    lines = ["| code | severity | article | rule | a finding means |", "|---|---|---|---|---|"]
-    for c in CODES.values():
-        lines.append(f"| `{c.code}` | {c.severity} | {c.article or '–'} | {c.rule} | {c.meaning} |")
-    return "\n".join(lines) + "\n"
+    return markdown(Rows(["code", "name", "severity", "article", "rule", "a finding means"],
+                         [[f"`{c.code}`", f"`{c.name}`" if c.name else "–", c.severity, c.article or "–", c.rule, c.meaning]
+                          for c in CODES.values()]))
 
 
 if __name__ == "__main__":

@@ -174,14 +174,14 @@ def describe_columns(relation: str | None = None) -> list[tuple[str, str, str, s
 
 def readme_table() -> str:
     """Returns README's table of the projection: one line per relation, what a row is, and its columns."""
+    from audit.output import Rows, markdown
+
     columns: dict[str, list[str]] = {}
     for relation, column, _, _ in describe_columns():
         columns.setdefault(relation, []).append(column)
-    lines = ["| table / view | kind | one row per | columns |", "|---|---|---|---|"]
-    for r in RELATIONS:
-        name = f"`{r.name}(t, n)`" if r.kind == "macro" else f"`{r.name}`"
-        lines.append(f"| {name} | {r.kind} | {r.row} | {', '.join(columns[r.name])} |")
-    return "\n".join(lines) + "\n"
+    return markdown(Rows(["table / view", "kind", "one row per", "columns"],
+                         [[f"`{r.name}(t, n)`" if r.kind == "macro" else f"`{r.name}`", r.kind, r.row, ", ".join(columns[r.name])]
+                          for r in RELATIONS]))
 
 
 if __name__ == "__main__":

@@ -45,6 +45,14 @@ class Rows:
         return [dict(zip(self.columns, row)) for row in self.rows]
 
 
+def markdown(t: Rows) -> str:
+    """Returns rows as a Markdown table (README's generated tables), cells as given."""
+    rows = [t.columns, *t.rows]
+    lines = ["| " + " | ".join(map(str, row)) + " |" for row in rows]
+    lines.insert(1, "|" + "---|" * len(t.columns))
+    return "\n".join(lines) + "\n"
+
+
 def stdout_console() -> Console:
     """Returns a console on stdout, made when printing so that COLUMNS and TTY_COMPATIBLE are read then."""
     return Console(highlight=False, soft_wrap=True)

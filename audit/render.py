@@ -15,8 +15,8 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from audit.output import Rows
-from replay.protocol import RULE_BOOKS, Finding, finding_line, seat_label
+from audit.output import Rows, markdown
+from replay.protocol import RULE_BOOKS, Finding, code_name, finding_line, seat_label
 
 if TYPE_CHECKING:
     from audit.certify import Certification
@@ -283,18 +283,21 @@ def explanation_rows(e: Explanation) -> list[Rows]:
     return tables
 
 
-FINDING_COLUMNS = ["severity", "code", "article", "rule_book", "check", "stream", "seq", "seat", "player", "message"]
+FINDING_COLUMNS = ["severity", "code", "name", "article", "rule_book", "check", "stream", "seq", "seat", "player", "message"]
+"""`name`: the code's name in its rules file, where it has one (checkers.md: `checkers.M03` is `E_OCCUPIED`)."""
 
 
 def finding_record(f: Finding | dict[str, Any]) -> dict[str, Any]:
     """Returns a finding (an engine's, or a row of the certification) as one record of `FINDING_COLUMNS`."""
     if isinstance(f, dict):
-        book = f.get("rule_book") or RULE_BOOKS.get(str(f.get("code", "")).partition(".")[0])
-        return {**{c: f.get(c) for c in FINDING_COLUMNS}, "rule_book": book, "severity": f.get("severity", "error")}
+        code = str(f.get("code", ""))
+        book = f.get("rule_book") or RULE_BOOKS.get(code.partition(".")[0])
+        return {**{c: f.get(c) for c in FINDING_COLUMNS}, "name": code_name(code), "rule_book": book,
+                "severity": f.get("severity", "error")}
     from audit.checks import check_of
 
-    return {"severity": f.severity, "code": f.code, "article": f.article, "rule_book": f.rule_book, "check": check_of(f.code),
-            "stream": f.stream, "seq": f.seq, "seat": f.seat, "player": f.player, "message": f.message}
+    return {"severity": f.severity, "code": f.code, "name": code_name(f.code), "article": f.article, "rule_book": f.rule_book,
+            "check": check_of(f.code), "stream": f.stream, "seq": f.seq, "seat": f.seat, "player": f.player, "message": f.message}
 
 
 def finding_text(f: Finding | dict[str, Any]) -> str:
@@ -313,6 +316,4 @@ def finding_rows(findings: Sequence[Finding | dict[str, Any]]) -> Rows:
 
 def legend_markdown() -> str:
     """Returns README's table of the standings columns."""
-    lines = ["| column | 中文 | meaning |", "|---|---|---|"]
-    lines += [f"| `{name}` | {c.zh} | {c.en} |" for name, c in COLUMNS.items()]
-    return "\n".join(lines) + "\n"
+    return markdown(Rows(["column", "中文", "meaning"], [[f"`{name}`", c.zh, c.en] for name, c in COLUMNS.items()]))

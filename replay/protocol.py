@@ -44,11 +44,23 @@ def seat_label(game: str, seat: int, player: str | None = None) -> str:
 def finding_line(severity: str, code: str, article: str | None, book: str | None, stream: str | None, seq: int | None,
                  seat: str | None, message: str) -> str:
     """Returns a finding as one line, the same for every game and check:
-    `error junqi.M10 (第四条 五, 竞技四国军棋竞赛规则): r1-t2-g1 seq 57 seat 2 N/p07: message`."""
-    cited = f" ({article}, {book})" if article and book else f" ({article})" if article else ""
+    `error junqi.M10 (第四条 五, 竞技四国军棋竞赛规则): r1-t2-g1 seq 57 seat 2 N/p07: message`; a code
+    with a rules-file name shows it after the code: `error checkers.M03 (E_OCCUPIED) (第一条, …): …`."""
+    name = code_name(code)
+    cited = (f" ({name})" if name else "") + (f" ({article}, {book})" if article and book else f" ({article})" if article else "")
     where = " ".join(part for part in (stream, f"seq {seq}" if seq is not None else None,
                                        f"seat {seat}" if seat is not None else None) if part)
     return f"{severity} {code}{cited}: {where or 'log'}: {message}"
+
+
+def code_name(code: str) -> str | None:
+    """Returns the name the rules file gives a code, where it gives one (checkers.md: `checkers.M03`
+    is `E_OCCUPIED`), else None."""
+    if not code.startswith("checkers."):
+        return None
+    from replay.checkers.codes import NAMES  # here, not at the top: the checkers package imports this module
+
+    return NAMES.get(code)
 
 
 class Finding(msgspec.Struct, frozen=True, kw_only=True):
@@ -115,7 +127,8 @@ class IllegalActionError(ReplayError):
     """The action is well formed but breaks a rule in this state; carries the rule's code and article."""
 
     def __init__(self, code: str, message: str, article: str | None = None) -> None:
-        super().__init__(f"{code}{f' ({article})' if article else ''}: {message}")
+        name = code_name(code)
+        super().__init__(f"{code}{f' ({name})' if name else ''}{f' ({article})' if article else ''}: {message}")
         self.code = code
         self.article = article
         self.detail = message

@@ -57,7 +57,7 @@ def test_s1_4_event_naming_a_seat_outside_the_game_is_ignored(extra: Event, name
     is E_NO_SEAT and ignored, so it changes neither the result nor who is offline."""
     events = _append(scripted(start(), OPENING), extra)
     steps = list(ENGINE.replay(events))
-    assert codes(steps) == ["checkers.E_NO_SEAT"]
+    assert codes(steps) == ["checkers.X01"]
     finding = steps[-1].findings[0]
     assert finding.article == "第十八条"
     assert finding.message.startswith(f"{extra.kind} names seat {named}; the game has seats 0 and 1, so it is ignored")
@@ -70,7 +70,7 @@ def test_s1_4_claim_naming_a_seat_outside_the_game_is_ignored() -> None:
     """§1.4: a `game.ended` claim with a winner 2 is refused (E_NO_SEAT), not compared or kept."""
     events = claim(scripted(start(), OPENING), "RESIGNED", [2], [0, 0])
     steps = list(ENGINE.replay(events))
-    assert codes(steps) == ["checkers.E_NO_SEAT"]
+    assert codes(steps) == ["checkers.X01"]
     assert final(steps).outcome is None
 
 
@@ -79,7 +79,7 @@ def test_s5_4a_log_ending_without_a_result_keeps_the_claim_unverified() -> None:
     result is kept for the standings (termination and points never NULL) and flagged E_NO_RESULT."""
     events = claim(scripted(start(), OPENING), "ABANDONED", [0], [1, 0])
     steps = list(ENGINE.replay(events))
-    assert codes(steps) == ["checkers.E_NO_RESULT"]
+    assert codes(steps) == ["checkers.E02"]
     finding = steps[-1].findings[0]
     assert (finding.article, finding.severity) == ("第三条", "error")
     assert finding.message == ("the log ends after ply 2 without a result (seat 0 to move); the claimed ABANDONED, "
@@ -101,7 +101,7 @@ def test_s5_4a_unverified_game_reaches_the_games_and_seats_rows() -> None:
     tables = rows.tables()
     assert [g["termination"] for g in tables["games"].to_pylist()] == ["UNVERIFIED"]
     assert [(s["seat"], s["points"]) for s in tables["seats"].to_pylist()] == [(0, 0.5), (1, 0.5)]
-    assert [f["code"] for f in tables["findings"].to_pylist()] == ["checkers.E_NO_RESULT"]
+    assert [f["code"] for f in tables["findings"].to_pylist()] == ["checkers.E02"]
 
 
 def test_s5_4a_a_decided_game_is_still_compared_with_its_claim() -> None:
@@ -110,7 +110,7 @@ def test_s5_4a_a_decided_game_is_still_compared_with_its_claim() -> None:
     events = [*events, GameEnded(stream=STREAM, seq=len(events), ts=events[-1].ts + 1, termination="ABANDONED",
                                  winners=[0], points=[1, 0])]
     steps = list(ENGINE.replay(events))
-    assert codes(steps) == ["checkers.E_CLAIM"]
+    assert codes(steps) == ["checkers.E01"]
     assert final(steps).outcome is not None and final(steps).outcome.termination == "RESIGNED"
 
 

@@ -69,8 +69,8 @@ M36 = ("3>14,115>102,4>15,116>105,0>16,114>92,6>28,117>106,7>29,120>104,16>41,10
        "118>116,50>89,116>76")
 
 
-@pytest.mark.parametrize(("setting", "expected"), [("free", []), ("pass_through_only", ["checkers.E_SIDE_TRIANGLE"]),
-                                                   ("forbidden", ["checkers.E_SIDE_TRIANGLE"])])
+@pytest.mark.parametrize(("setting", "expected"), [("free", []), ("pass_through_only", ["checkers.M06"]),
+                                                   ("forbidden", ["checkers.M06"])])
 def test_m36_fixture_lands_in_a_side_triangle(setting: str, expected: list[str]) -> None:
     """§14.1: the M36 fixture replays clean by default; its ply 36 ends in the SW triangle."""
     turns = [f"{a}>{b}" for a, b in parse_moves(M36)]
@@ -85,7 +85,7 @@ def test_flag_and_apply_applies_the_illegal_move() -> None:
     """§4.7 `on_illegal_move = flag_and_apply`: the move is reported and applied; replay goes on."""
     turns = [f"{a}>{b}" for a, b in parse_moves(M36)]
     steps = list(ENGINE.replay(scripted(start(side_triangles="forbidden", on_illegal_move="flag_and_apply"), turns)))
-    assert codes(steps) == ["checkers.E_SIDE_TRIANGLE"]
+    assert codes(steps) == ["checkers.M06"]
     assert final(steps).outcome is None and final(steps).ply == 36
 
 
@@ -94,7 +94,7 @@ def test_unverified_game_keeps_the_claimed_result() -> None:
     claimed result is kept for standings under the termination UNVERIFIED."""
     events = scripted(start(), ["3>14", "115>60", "4>15"])
     steps = list(ENGINE.replay(claim(events, "ALL_HOME", [1], [0, 1])))
-    assert codes(steps) == ["checkers.E_UNREACHABLE"]
+    assert codes(steps) == ["checkers.M04"]
     outcome = final(steps).outcome
     assert outcome is not None and (outcome.termination, outcome.winners, outcome.points) == ("UNVERIFIED", (1,), (0.0, 1.0))
 
@@ -104,7 +104,7 @@ def test_apply_action_errors() -> None:
     state = ENGINE.new_initial_state(start())
     with pytest.raises(InvalidActionError, match=r"\(3, 200\) is not a move"):
         ENGINE.apply_action(state, (3, 200))
-    with pytest.raises(IllegalActionError, match=r"checkers.E_UNREACHABLE: 3>60: hole 60 \(9-5\) cannot be reached"):
+    with pytest.raises(IllegalActionError, match=r"checkers.M04 \(E_UNREACHABLE\): 3>60: hole 60 \(9-5\) cannot be reached"):
         ENGINE.apply_action(state, (3, 60))
     assert len(ENGINE.legal_actions(state)) == 14
 

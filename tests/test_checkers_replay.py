@@ -142,11 +142,11 @@ def _plant_false_claim(events: list[Event]) -> list[Event]:
 @pytest.mark.parametrize(
     ("plant", "expected"),
     [
-        (_plant_occupied, ["checkers.E_OCCUPIED"]),
-        (_plant_broken_chain, ["checkers.E_BAD_PATH"]),
-        (_plant_out_of_turn, ["checkers.E_NOT_YOUR_TURN"]),
-        (_plant_after_end, ["checkers.W_AFTER_END"]),
-        (_plant_false_claim, ["checkers.E_CLAIM"]),
+        (_plant_occupied, ["checkers.M03"]),
+        (_plant_broken_chain, ["checkers.M08"]),
+        (_plant_out_of_turn, ["checkers.M01"]),
+        (_plant_after_end, ["checkers.E05"]),
+        (_plant_false_claim, ["checkers.E01"]),
     ],
     ids=["step-into-occupied-hole", "broken-hop-chain", "move-out-of-turn", "move-after-end", "false-claim"],
 )
@@ -160,7 +160,8 @@ def test_planted_illegal_event_gives_exactly_its_finding(plant: object, expected
 def test_strict_replay_raises_at_the_first_error() -> None:
     """DESIGN replay/: strict mode raises StrictReplayError at the first error finding."""
     events = resequenced(_plant_occupied(_bot_events()))
-    with pytest.raises(StrictReplayError, match=r"^error checkers.E_OCCUPIED \(第一条, 传统1v1跳棋竞赛规则\(2017\)\): \S+ seq \d+: seat \d moved"):
+    line = r"^error checkers.M03 \(E_OCCUPIED\) \(第一条, 传统1v1跳棋竞赛规则\(2017\)\): \S+ seq \d+: seat \d moved"  # its checkers.md name too
+    with pytest.raises(StrictReplayError, match=line):
         list(ENGINE.replay(events, strict=True))
 
 

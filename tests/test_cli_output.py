@@ -19,6 +19,7 @@ from audit.codes import CODES, markdown_table
 from audit.output import Rows
 from audit.render import COLUMNS, display_cell, duration, fit_widths, fitted_table, legend_markdown, machine_cell
 from audit.standings import DUPLICATE_COLUMNS, SWISS_COLUMNS
+from replay.checkers.codes import public
 from tests.ledger_support import cli
 
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
@@ -173,9 +174,9 @@ def _emitted_codes() -> set[str]:
         found |= set(re.findall(r"['\"]((?:junqi|paohuzi|audit|ledger)\.[A-Z]\d\d)['\"]", text))
         if path.parent.name == "junqi":
             found |= {f"junqi.{c}" for c in re.findall(r"['\"]([LMTE]\d\d)['\"]", text)}
-    from replay.checkers.codes import ARTICLES
+    from replay.checkers.codes import CODES as CHECKERS
 
-    return found | {f"checkers.{c}" for c in ARTICLES}
+    return found | {public(name) for name in CHECKERS}
 
 
 def test_every_emitted_code_is_registered_and_no_registered_code_is_stale() -> None:
@@ -190,9 +191,25 @@ def test_registered_articles_are_the_engines() -> None:
     from replay.junqi.layout import ARTICLES as LAYOUT
     from replay.junqi.moves import ARTICLES as MOVES
 
-    for prefix, table in (("checkers", CHECKERS), ("junqi", {**LAYOUT, **MOVES})):
-        for code, article in table.items():
-            assert CODES[f"{prefix}.{code}"].article == article, code
+    for name, article in CHECKERS.items():
+        assert CODES[public(name)].article == article, name
+    for code, article in {**LAYOUT, **MOVES}.items():
+        assert CODES[f"junqi.{code}"].article == article, code
+
+
+def test_every_code_follows_one_scheme() -> None:
+    """Issue 16: codes follow one scheme, `<namespace>.<area letter><NN>`, the severity a field of its
+    own; checkers codes keep their checkers.md name (§4.7) as `name`, shown in the finding line."""
+    from replay.checkers.codes import CODES as CHECKERS
+    from replay.protocol import Finding
+
+    assert [c for c in CODES if not re.fullmatch(r"(junqi|paohuzi|checkers|audit|ledger)\.[A-Z]\d\d", c)] == []
+    assert {c.name for c in CODES.values() if c.code.startswith("checkers.")} == set(CHECKERS)
+    assert all(c.severity == ("warning" if c.name.startswith("W_") else "error") for c in CODES.values() if c.name)
+    assert (public("E_OCCUPIED"), CODES["checkers.M03"].name) == ("checkers.M03", "E_OCCUPIED")
+    assert "| `checkers.M03` | `E_OCCUPIED` | error | 第一条 |" in markdown_table()
+    line = Finding(stream="g", seq=4, code="checkers.M03", article="第一条", message="hole 5 is occupied").line()
+    assert line.startswith("error checkers.M03 (E_OCCUPIED) (第一条, 传统1v1跳棋竞赛规则(2017)): g seq 4: "), line
 
 
 def test_w04_is_a_warning() -> None:

@@ -289,8 +289,8 @@ def test_client_refusal_is_raised_not_retried(ledger_dir: Path, tmp_path: Path) 
 
 def test_live_findings_of_a_planted_illegal_move_and_a_false_claim(ledger_dir: Path) -> None:
     """Issue 14, Show: tables playing at once against the service, each its own source; a planted
-    illegal move (checkers.E_NOT_YOUR_TURN, out of turn) and a false `game.ended` claim
-    (checkers.E_CLAIM) appear on the live stream (SSE, /live) and on /findings with their rule codes
+    illegal move (checkers.M01, out of turn) and a false `game.ended` claim
+    (checkers.E01) appear on the live stream (SSE, /live) and on /findings with their rule codes
     and articles; the clean tables produce none. A subscriber resuming with Last-Event-ID gets only later ones."""
     import aiohttp
 
@@ -323,9 +323,9 @@ def test_live_findings_of_a_planted_illegal_move_and_a_false_claim(ledger_dir: P
 
         seen = asyncio.run(run())
         codes = {(f["stream"].split("/")[0], f["code"]) for f in seen}
-        assert ("illegal", "checkers.E_NOT_YOUR_TURN") in codes and ("claim", "checkers.E_CLAIM") in codes, codes
+        assert ("illegal", "checkers.M01") in codes and ("claim", "checkers.E01") in codes, codes
         assert not [f for f in seen if f["stream"].startswith("clean/")], "a clean table produced a finding"
-        assert all(f["article"] for f in seen if f["code"] in ("checkers.E_NOT_YOUR_TURN", "checkers.E_CLAIM"))
+        assert all(f["article"] for f in seen if f["code"] in ("checkers.M01", "checkers.E01"))
         listed = json.loads(get(server.url, "/findings?since=0")[1])
         assert listed["findings"] == seen and listed["last"] == seen[-1]["id"]
         assert [f["id"] for f in seen] == list(range(1, len(seen) + 1))

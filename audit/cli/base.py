@@ -90,31 +90,51 @@ def _project_errors() -> tuple[type[BaseException], ...]:
 
 
 def _usage_errors() -> tuple[type[BaseException], ...]:
-    """The errors that mean the command line asked for something the command cannot do."""
-    from ledger import OutputRefused
+    """The errors that mean the command line asked for something the command cannot do (a
+    `--ledger` that is not a ledger among them: a wrong path, for every command)."""
+    from ledger import LedgerNotFound, OutputRefused
     from replay.checkers.board import NotationError
     from replay.checkers.perft import MoveListError
     from replay.junqi.perft import PositionError
     from replay.registry import UnknownGameError
 
-    return (UsageError, typer.BadParameter, OutputRefused, UnknownGameError, NotationError, MoveListError, PositionError)
+    return (UsageError, typer.BadParameter, LedgerNotFound, OutputRefused, UnknownGameError, NotationError, MoveListError, PositionError)
 
 
 def exit_code_of(exc: BaseException) -> int | None:
     """Returns the exit code of a project error, or None for a bug (which keeps its traceback).
 
     A plain ValueError is what the library raises for an argument it cannot use (no such stream,
-    tournament or player), so it is a usage error; its subclasses are errors of the data.
+    tournament or player), so it is a usage error; its subclasses are errors of the data. A live
+    service's refusal of a batch (`SendError`) is data refused.
     """
     from ledger import CheckpointError
 
     if isinstance(exc, CheckpointError):
         return EXIT_NOT_CHECKPOINTED
+    if _is_send_error(exc):
+        return EXIT_FINDINGS
     if isinstance(exc, _usage_errors()) or type(exc) is ValueError:
         return EXIT_USAGE
     if isinstance(exc, (FileNotFoundError, IsADirectoryError, NotADirectoryError)):
         return EXIT_USAGE
     return EXIT_FINDINGS if isinstance(exc, _project_errors()) else None
+
+
+def _is_send_error(exc: BaseException) -> bool:
+    """Tells whether a live service refused a request, or could not be reached (audit.client)."""
+    if type(exc).__name__ != "SendError":  # the client (and its imports) only when one may be
+        return False
+    from audit.client import SendError
+
+    return isinstance(exc, SendError)
+
+
+def error_message(exc: BaseException) -> str:
+    """Returns what a command prints for a project error (after `error: `)."""
+    if isinstance(exc, typer.BadParameter):
+        return exc.format_message()
+    return f"refused: {exc}" if _is_send_error(exc) else str(exc)
 
 
 def _with_json_alias(fn: Callable[..., Any], wrapper: Callable[..., Any]) -> None:
@@ -174,7 +194,7 @@ def guarded(fn: F) -> Callable[..., Any]:
             code = exit_code_of(exc)
             if code is None:
                 raise
-            fail(str(exc) if not isinstance(exc, typer.BadParameter) else exc.format_message())
+            fail(error_message(exc))
             raise typer.Exit(code) from None
 
     if takes_format:

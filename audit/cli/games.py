@@ -10,7 +10,7 @@ import typer
 
 from audit.cli.base import DEFAULT_LEDGER, EXIT_NO_HU, ExitCode, ForceOpt, FormatOpt, GameArg, JsonOpt, LedgerOpt, QuietOpt, UsageError, command
 from audit.faults import FAULTS
-from audit.output import Format, emit, emit_json, fail, progress_bar, say
+from audit.output import Format, emit, emit_json, progress_bar, say
 
 if TYPE_CHECKING:
     from audit.tournament_sim import TournamentPlan
@@ -103,18 +103,13 @@ def _check_simulation(plan: TournamentPlan, tournament: bool, boards: int | None
 
 def _simulate_live(url: str, game: str, tables: int, seed: int, admin_key: Path | None, per_batch: int, inject: str | None,
                    json: bool) -> None:
-    from audit.client import SendError
     from audit.live_sim import simulate_live
 
     if admin_key is None:
         raise typer.BadParameter("with --url, give the log's private key (the ledger's signer.key) to register the tables",
                                  param_hint="--admin-key")
-    try:
-        with progress_bar(f"{tables} live {game} tables", 0, quiet=json) as advance:
-            result = simulate_live(url, game, tables, seed, admin_key, None, per_batch, inject, advance)
-    except SendError as exc:
-        fail(f"refused: {exc}")
-        raise ExitCode(1) from None
+    with progress_bar(f"{tables} live {game} tables", 0, quiet=json) as advance:  # a refusal: exit 1 (base.exit_code_of)
+        result = simulate_live(url, game, tables, seed, admin_key, None, per_batch, inject, advance)
     if json:
         emit_json(result)
     else:

@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 
-from audit.cli.base import DEFAULT_LEDGER, ExitCode, JsonOpt, LedgerOpt, app, command, epilog, guarded
-from audit.output import emit_json, fail, say
+from audit.cli.base import DEFAULT_LEDGER, JsonOpt, LedgerOpt, app, command, epilog, guarded
+from audit.output import emit_json, say
 
 source_app = typer.Typer(no_args_is_help=True, help="Register or revoke the sources allowed to send batches (venue servers, "
                                                     "platforms, AI harnesses).", epilog=epilog("source"))
@@ -106,16 +106,12 @@ def _offline(ledger: Path, make) -> dict:  # noqa: ANN001 - a registration or re
 def _online(url: str, admin_key: Path | None, change: dict) -> dict:
     import asyncio
 
-    from audit.client import SendError, change_source
+    from audit.client import change_source
     from ledger import Signer
 
     if admin_key is None:
         raise typer.BadParameter("with --url, give the log's private key (the ledger's signer.key)", param_hint="--admin-key")
-    try:
-        return asyncio.run(change_source(url, Signer.load(admin_key), change))
-    except SendError as exc:
-        fail(str(exc))
-        raise ExitCode(1) from None
+    return asyncio.run(change_source(url, Signer.load(admin_key), change))  # a refusal: exit 1 (audit.cli.base.exit_code_of)
 
 
 @command
@@ -127,14 +123,9 @@ def send(file: Annotated[Path, typer.Argument(help="JSONL file of events.")],
          receipts: Annotated[Path | None, typer.Option(help="Write each receipt, one JSON per line, to this file.")] = None,
          json: JsonOpt = False) -> None:
     """Send a JSONL file of events to a running service as signed batches; check every receipt."""
-    from audit.client import SendError
     from audit.sending import send_file
 
-    try:
-        result = send_file(url, key, file, batch, log_key, receipts)
-    except SendError as exc:
-        fail(f"refused: {exc}")
-        raise ExitCode(1) from None
+    result = send_file(url, key, file, batch, log_key, receipts)  # a refusal: exit 1 (audit.cli.base.exit_code_of)
     if json:
         emit_json(result)
     else:

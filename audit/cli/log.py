@@ -183,15 +183,14 @@ def check_proof(file: Annotated[Path, typer.Argument(help="Evidence bundle or re
                                                                       "have co-signed (all of them by default).")] = None,
                 json: JsonOpt = False) -> None:
     """Verify an evidence bundle, or a receipt of the live service, offline with the public key alone (and arbiters' co-signatures)."""
-    read_input(file, "an evidence bundle, as `matchledger prove --out` writes, or a receipt of the live service")  # named, not an errno
-    if _is_receipt(file):
-        _check_receipt(file, key, json)
+    loaded = load_evidence(file, read_input(file, "an evidence bundle, as `matchledger prove --out` writes, or a receipt of the live service"))
+    if isinstance(loaded, ledger_api.Receipt):
+        _check_receipt(loaded, key, json)
         return
     witnesses = [Verifier.load(k) for k in witness_key or []]
     threshold = len(witnesses) if witness_threshold is None else witness_threshold
     if threshold > len(witnesses):
         raise typer.BadParameter(f"{threshold} co-signatures required of {len(witnesses)} --witness-key given", param_hint="--witness-threshold")
-    loaded = ledger_api.load_bundle(file)
     checked = ledger_api.check_bundle(loaded, Verifier.load(key))
     cosigned = ledger_api.cosigners(checked.checkpoint.note, witnesses)
     if len(cosigned) < threshold:
@@ -206,18 +205,28 @@ def check_proof(file: Annotated[Path, typer.Argument(help="Evidence bundle or re
         say(f"ok: {proved}")
 
 
-def _is_receipt(file: Path) -> bool:
-    class Format(msgspec.Struct):
-        format: str = ""
+class _Format(msgspec.Struct):
+    format: str = ""
 
+
+def load_evidence(file: Path, data: bytes) -> ledger_api.EvidenceBundle | ledger_api.Receipt:
+    """Reads an evidence bundle or a live service's receipt (the bytes of `file`), whichever its
+    `format` names: one loader for both.
+
+    :raises BundleError: naming the file, when it is neither.
+    """
     try:
-        return msgspec.json.decode(file.read_bytes(), type=Format).format.startswith("matchledger-receipt/")
-    except msgspec.DecodeError:
-        return False
+        receipt = msgspec.json.decode(data, type=_Format).format.startswith("matchledger-receipt/")
+    except msgspec.DecodeError as exc:
+        raise ledger_api.BundleError(f"{file}: not an evidence bundle or a receipt: {exc}") from None
+    kind, what = (ledger_api.Receipt, "a receipt") if receipt else (ledger_api.EvidenceBundle, "an evidence bundle")
+    try:
+        return msgspec.json.decode(data, type=kind)
+    except msgspec.DecodeError as exc:
+        raise ledger_api.BundleError(f"{file}: not {what}: {exc}") from None
 
 
-def _check_receipt(file: Path, key: Path, json: bool) -> None:
-    receipt = ledger_api.load_receipt(file)
+def _check_receipt(receipt: ledger_api.Receipt, key: Path, json: bool) -> None:
     checkpoint = ledger_api.check_receipt(receipt, Verifier.load(key))
     indexes = [e.index for e in receipt.entries]
     proved = (f"the {len(indexes)} events of source {receipt.source}'s batch (sha256 {receipt.digest}) are entries "

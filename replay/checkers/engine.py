@@ -10,6 +10,7 @@ from typing import Final
 from replay.checkers import bot, fold, render
 from replay.checkers.board import BIT, HOME, NEIGHBOUR_MASK, ids
 from replay.checkers.check import check_move
+from replay.checkers.codes import public
 from replay.checkers.moves import MoveRules, all_moves
 from replay.checkers.perft import divide, parse_moves, perft_counts, play_moves
 from replay.checkers.rules import derived, play_move, play_pass
@@ -54,13 +55,13 @@ class CheckersEngine:
         :raises IllegalActionError: when the move breaks a rule in this state (§4.7 codes).
         """
         if state.outcome is not None:
-            raise IllegalActionError("checkers.W_AFTER_END", f"{action!r} after the game ended ({state.outcome.termination})")
+            raise IllegalActionError(public("W_AFTER_END"), f"{action!r} after the game ended ({state.outcome.termination})")
         if action == PASS:
             return play_pass(state, timeout=False).state
         frm, to = _as_move(action)
         verdict = check_move(state, state.to_move, frm, to, None)
         if verdict.code is not None:
-            raise IllegalActionError(f"checkers.{verdict.code}", f"{frm}>{to}: {verdict.why}")
+            raise IllegalActionError(public(verdict.code), f"{frm}>{to}: {verdict.why}")
         return play_move(state, frm, to, verdict.path).state
 
     def is_terminal(self, state: CheckersState) -> bool:

@@ -11,7 +11,7 @@ import msgspec
 
 from replay.checkers.board import HOME, TARGET, rowcol
 from replay.checkers.check import check_move
-from replay.checkers.codes import ARTICLES, Note, note
+from replay.checkers.codes import ARTICLES, Note, note, public
 from replay.checkers.rules import NO_NOTES, Turn, both_lose, count_timeout, derived, draw, play_move, play_pass, settle_by_search, win
 from replay.checkers.state import NOBODY, CheckersState, StartError, describe, initial_state, position_key
 from replay.claims import check_claim
@@ -103,7 +103,7 @@ def _finding(ev: Event, n: Note | Finding, state: CheckersState) -> Finding:
     message = n.message  # the finding's line names the seq (replay.protocol.finding_line)
     if type(ev) in _TURN_EVENTS and "position" not in n.message:
         message += f"; position after it {describe(state)}"
-    return Finding(stream=ev.stream, seq=ev.seq, code=f"checkers.{n.code}", message=message,
+    return Finding(stream=ev.stream, seq=ev.seq, code=public(n.code), message=message,
                    article=ARTICLES[n.code], severity=n.severity)  # type: ignore[arg-type]
 
 
@@ -341,7 +341,7 @@ def _on_ended(s: CheckersState, ev: GameEnded, clock: Clock) -> Result:
     if s.outcome is None:
         facts["unverified"] = True
         return _adopt_claim(s, ev), {**facts, "derived": None}, (_no_result(s, ev),)
-    found = check_claim("checkers.E_CLAIM", ev, s.outcome, ARTICLES["E_CLAIM"])
+    found = check_claim(public("E_CLAIM"), ev, s.outcome, ARTICLES["E_CLAIM"])
     facts["derived"] = s.outcome.termination if s.outcome else None
     return s, facts, found
 
