@@ -18,7 +18,7 @@ from typing import Any, BinaryIO
 
 import msgspec
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 
 class Format(str, enum.Enum):
@@ -151,16 +151,34 @@ def _shows_progress(quiet: bool, always: bool) -> Console | None:
     return None if quiet or not (always or target.is_terminal) else target
 
 
+class Ticker:
+    """Advances one progress bar by a number of units done; the work that learns how many units
+    there are only once it has started (the projection counts the games in the log it read) gives
+    the bar its total with `expect`."""
+
+    def __init__(self, bar: Progress | None = None, task: TaskID | None = None) -> None:
+        self.bar, self.task = bar, task
+
+    def __call__(self, done: int) -> None:
+        if self.bar is not None and self.task is not None:
+            self.bar.advance(self.task, done)
+
+    def expect(self, total: int) -> None:
+        """Sets the number of units the whole work has (0: unknown)."""
+        if self.bar is not None and self.task is not None:
+            self.bar.update(self.task, total=total or None)
+
+
 @contextmanager
-def progress_bar(label: str, total: int, quiet: bool = False) -> Iterator[Callable[[int], None]]:
-    """Shows a progress bar on stderr while long work runs; yields the function that advances it."""
+def progress_bar(label: str, total: int, quiet: bool = False) -> Iterator[Ticker]:
+    """Shows a progress bar on stderr while long work runs; yields the ticker that advances it
+    (a total of 0 stays open until the work calls `Ticker.expect`)."""
     target = _shows_progress(quiet, always=False)
     if target is None:
-        yield lambda _n: None
+        yield Ticker()
         return
     with Progress(*_COLUMNS, console=target, transient=True) as bar:
-        task = bar.add_task(label, total=total or None)
-        yield lambda n: bar.advance(task, n)
+        yield Ticker(bar, bar.add_task(label, total=total or None))
 
 
 PROGRESS_BYTES = 1 << 20
@@ -182,16 +200,16 @@ class ProgressReader:
         return line
 
 
+Steps = Callable[[str, int], Ticker]
+"""Starts one step of a long job: its label and its total (0 until the step knows it); returns its ticker."""
+
+
 @contextmanager
-def progress_steps(quiet: bool = False, always: bool = False) -> Iterator[Callable[[str, int], Callable[[int], None]]]:
+def progress_steps(quiet: bool = False, always: bool = False) -> Iterator[Steps]:
     """Shows one progress bar per step of a long job; yields the function that starts a step."""
     target = _shows_progress(quiet, always)
     if target is None:
-        yield lambda _label, _total: (lambda _n: None)
+        yield lambda _label, _total: Ticker()
         return
     with Progress(*_COLUMNS, console=target) as bar:
-        def step(label: str, total: int) -> Callable[[int], None]:
-            task = bar.add_task(label, total=total or None)
-            return lambda n: bar.advance(task, n)
-
-        yield step
+        yield lambda label, total: Ticker(bar, bar.add_task(label, total=total or None))

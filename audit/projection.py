@@ -161,12 +161,17 @@ class Projection:
 
 
 def project_ledger(root: Path, on_game: Callable[[int], None] | None = None, workers: int | None = None) -> Projection:
-    """Builds the projection of a ledger directory."""
+    """Builds the projection of a ledger directory (see `project` for `on_game`)."""
     return project(read_entries(root), on_game, workers)
 
 
 def project(log: StoredEntries, on_game: Callable[[int], None] | None = None, workers: int | None = None) -> Projection:
-    """Builds the projection of a log's committed entries."""
+    """Builds the projection of a log's committed entries, telling `on_game` how many games each
+    piece of work replayed; an `on_game` with an `expect` method (a progress bar's ticker) is told
+    first how many games the log holds, so that the bar has its total from the start."""
+    expect = getattr(on_game, "expect", None)
+    if expect is not None:
+        expect(count_games(log))
     with _quiet_gc(), _Workers(log, workers) as pool:
         first = _FirstPass()
         for part in pool.map(_read_range, [(lo, min(lo + RANGE_ENTRIES, len(log))) for lo in range(0, len(log), RANGE_ENTRIES)]):
@@ -174,6 +179,17 @@ def project(log: StoredEntries, on_game: Callable[[int], None] | None = None, wo
         late, late_findings = _replay_games(pool, first.left_over(), on_game, first.replayed)
     kept, findings = first.game_tables()
     return _assemble(log, first.streams, first.heads(), [*kept, *late], findings + late_findings)
+
+
+_GAME_START = b'{"kind":"game.started"'
+"""How a stored game.started begins: entries are the events' canonical JSON, the tag first."""
+
+
+def count_games(log: StoredEntries) -> int:
+    """Counts the games of a log (its game.started entries) in one pass over the stored bytes,
+    without decoding an entry: what a progress bar needs for its total."""
+    stored = pa.LargeBinaryArray.from_buffers(pa.large_binary(), len(log), [None, pa.py_buffer(log.ends), pa.py_buffer(log.data)])
+    return int(pc.sum(pc.starts_with(stored, pattern=_GAME_START)).as_py() or 0)
 
 
 def project_replayed(log: StoredEntries, events: list[Event], games: Iterable[tuple[GameReplay, array]]) -> Projection:

@@ -8,6 +8,7 @@ script composes, so a 400-event game is a page of a few hundred kilobytes."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -67,14 +68,24 @@ def load_game(root: Path, stream: str) -> GameRecord:
     return GameRecord(stream, start, steps, claims[-1] if claims else None, evidence, proof_ok, related)
 
 
-def write_report(root: Path, stream: str, out: Path, force: bool = False) -> GameRecord:
-    """Writes the arbitration report of one game; returns what it shows.
+REPORT_STAGES = 3
+"""The stages of writing one game's report a progress bar counts: read and replay, draw, write."""
+
+
+def write_report(root: Path, stream: str, out: Path, force: bool = False, advance: Callable[[int], None] | None = None) -> GameRecord:
+    """Writes the arbitration report of one game; returns what it shows. `advance` is told of each
+    of the `REPORT_STAGES` stages done.
 
     :raises OutputRefused: when `out` lies in a ledger, is a link, or exists without `force`.
     """
+    tick = advance or (lambda _n: None)
     check_output(out, force)
     record = load_game(root, stream)
-    write_output(out, render_report(record).encode(), force)
+    tick(1)
+    html = render_report(record).encode()
+    tick(1)
+    write_output(out, html, force)
+    tick(1)
     return record
 
 

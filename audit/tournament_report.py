@@ -57,16 +57,19 @@ def game_report_path(out: Path, stream: str) -> Path:
 
 
 def write_tournament_report(root: Path, tournament: str, out: Path, force: bool = False,
-                            advance: Callable[[int], None] | None = None) -> TournamentPage:
+                            step: Callable[[str, int], Callable[[int], None]] | None = None) -> TournamentPage:
     """Writes the tournament page and each game's arbitration report beside it; returns what it shows.
+    `step(label, total)` starts a step of the work and returns what advances it: the replay of the
+    ledger (its total told by the projection), then one report per game and the page.
 
     :raises ValueError: when the ledger holds no such tournament.
     :raises OutputRefused: when a file to write lies in a ledger, is a link, or exists without `force`.
     """
     check_output(out, force)
-    result = load_tournament(open_session(root), tournament)
+    result = load_tournament(open_session(root, step("replaying games", 0) if step else None), tournament)
     for row in result.games:
         check_output(game_report_path(out, row["stream"]), force)
+    advance = step("writing the reports", len(result.games) + 1) if step else None
     for row in result.games:
         path = game_report_path(out, row["stream"])
         write_report(root, row["stream"], path, force)
@@ -74,6 +77,8 @@ def write_tournament_report(root: Path, tournament: str, out: Path, force: bool 
         if advance:
             advance(1)
     write_output(out, render_tournament(result).encode(), force)
+    if advance:
+        advance(1)
     return result
 
 

@@ -18,15 +18,19 @@ def audit(ledger: LedgerOpt = DEFAULT_LEDGER,
     """Certify a ledger: verify the log, replay every game, run every query, check every claim (exit 1 on findings)."""
     from audit.certify import certify
     from audit.render import certification_rows, finding_rows, finding_text
+    from ledger import load_config
+    from replay.protocol import code_name
 
-    with progress_bar("replaying games", 0, quiet=quiet) as advance:
+    load_config(ledger)  # not a ledger: a usage error, before the verification forks
+    with progress_bar("replaying games", 0, quiet=quiet) as advance:  # the projection counts the games: the bar's total
         cert = certify(ledger, tournament, advance)
     if fmt is not Format.table:
         emit(finding_rows(cert.findings + cert.warnings), fmt, document={
             "ok": cert.ok, "reason": cert.reason, "size": cert.log.size, "root": cert.log.root, "games": cert.games,
             "checks": [{"check": c.name, "title": c.title, "passed": c.passed, "failed": c.failed, "ran": c.ran,
                         "applies": c.applies, "examples": c.examples} for c in cert.checks],
-            "findings": cert.findings, "warnings": cert.warnings})
+            "findings": [{**f, "name": code_name(f["code"])} for f in cert.findings],
+            "warnings": [{**f, "name": code_name(f["code"])} for f in cert.warnings]})
     else:
         emit(certification_rows(cert), fmt)
         for finding in cert.findings + cert.warnings:

@@ -10,7 +10,7 @@ import typer
 
 from audit.cli.base import DEFAULT_LEDGER, EXIT_NO_HU, ExitCode, ForceOpt, FormatOpt, GameArg, JsonOpt, LedgerOpt, QuietOpt, UsageError, command
 from audit.faults import FAULTS
-from audit.output import Format, emit, emit_json, progress_bar, say
+from audit.output import Format, emit, emit_json, progress_bar, progress_steps, say
 
 if TYPE_CHECKING:
     from audit.tournament_sim import TournamentPlan
@@ -191,8 +191,8 @@ def report(out: Annotated[Path, typer.Option(help="HTML file to write.")],
     if (game is None) == (tournament is None):
         raise typer.BadParameter("give --game ID or --tournament ID")
     if tournament is not None:
-        with progress_bar("writing the game reports", 0, quiet=quiet or json) as advance:
-            page = tournament_report.write_tournament_report(ledger, tournament, out, force, advance)
+        with progress_steps(quiet=quiet or json) as step:
+            page = tournament_report.write_tournament_report(ledger, tournament, out, force, step)
         if json:
             emit_json({"tournament": tournament, "out": str(out), "players": len(page.standings.rows), "games": len(page.games),
                        "reports": [str(p) for p in page.reports.values()]})
@@ -200,8 +200,8 @@ def report(out: Annotated[Path, typer.Option(help="HTML file to write.")],
             say(f"wrote {out}: {len(page.standings.rows)} players, {len(page.games)} games, each game's report beside it")
         return
     assert game is not None
-    with progress_bar(f"writing the report of {game}", 0, quiet=quiet or json):
-        record = report_mod.write_report(ledger, game, out, force)
+    with progress_bar(f"writing the report of {game}", report_mod.REPORT_STAGES, quiet=quiet or json) as advance:
+        record = report_mod.write_report(ledger, game, out, force, advance)
     findings = sum(len(s.findings) for s in record.steps)
     if json:
         emit_json({"game": game, "out": str(out), "events": len(record.steps), "findings": findings, "proof": record.proof_ok})
