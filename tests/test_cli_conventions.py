@@ -78,7 +78,13 @@ USAGE_AFTER_PARSING = {
     "check-proof: missing bundle": ["check-proof", "{tmp}/missing.json", "--key", "{tmp}/missing.pub"],
     "keygen: a .pub for the private key": ["keygen", "--name", "a", "--out", "{tmp}/k.pub"],
     "prove: output inside the ledger": ["prove", "--stream", "x", "--out", "{ledger}/x.json"],
+    "show: --at out of range": ["show", "--game", "sim-checkers-2-g1", "--at", "100000"],
+    "show: --at negative": ["show", "--game", "sim-checkers-2-g1", "--at", "-1"],
 }
+NOT_A_LEDGER = ["verify", "replay", "audit", "standings --tournament t", "query SELECT", "show --game g", "report --game g --out {tmp}/r.html",
+                "export --jsonl {tmp}/x.jsonl", "prove --stream s --out {tmp}/p.json", "consistency --old 1", "cosign --key {tmp}/k.key",
+                "witness --state {tmp}/w.state", "appeals", "record {tmp}/k.pub", "hu --game g", "serve"]
+"""Every command that reads a ledger (not `init`, `simulate` and `demo`, which make one)."""
 
 
 @pytest.mark.parametrize("case", sorted(USAGE_AFTER_PARSING))
@@ -89,6 +95,48 @@ def test_usage_errors_found_after_parsing_exit_2(ledger: Path, tmp_path: Path, c
     result = cli(*args, *(["--ledger", str(ledger)] if needs_ledger else []))
     assert result.exit_code == 2, (case, result.output)
     assert "Traceback" not in result.output and result.stderr.strip()
+
+
+@pytest.mark.parametrize("command", NOT_A_LEDGER)
+def test_a_ledger_path_that_is_not_a_ledger_is_a_usage_error(tmp_path: Path, command: str) -> None:
+    """Issue 16: a wrong path is a usage error (exit 2) for every command: `verify --ledger DIR` on a
+    directory that holds no ledger, or on none at all, says so in one line."""
+    assert cli("keygen", "--name", "arbiter", "--out", str(tmp_path / "k.key")).exit_code == 0
+    (tmp_path / "empty").mkdir()
+    for where in (tmp_path / "empty", tmp_path / "missing"):
+        args = [a.format(tmp=tmp_path) for a in command.split()]
+        result = cli(*args, "--ledger", str(where))
+        assert result.exit_code == 2, (command, result.output)
+        assert f"{where} is not a ledger" in result.stderr and "Traceback" not in result.output, result.output
+
+
+def test_a_service_refusal_is_mapped_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`send`, `source add --url` and `simulate --url` leave a live service's refusal (audit.client.SendError)
+    to the one mapping of every command: `error: refused: …` and exit 1 (data refused)."""
+    from audit import client as client_mod
+    from audit import live_sim, sending
+    from audit.cli.base import EXIT_FINDINGS, exit_code_of
+
+    def refuse(*_args: object, **_kwargs: object) -> None:
+        raise client_mod.SendError(403, "forbidden", "source venue-1 may not write stream x")
+
+    async def refuse_async(*_args: object, **_kwargs: object) -> None:
+        refuse()
+
+    assert exit_code_of(client_mod.SendError(0, "unreachable", "no answer")) == EXIT_FINDINGS
+    monkeypatch.setattr(sending, "send_file", refuse)
+    monkeypatch.setattr(client_mod, "change_source", refuse_async)
+    monkeypatch.setattr(live_sim, "simulate_live", refuse)
+    key, events = tmp_path / "k.key", tmp_path / "e.jsonl"
+    assert cli("keygen", "--name", "venue-1", "--out", str(key)).exit_code == 0
+    events.write_text("")
+    url = "http://127.0.0.1:9"
+    for args in (["send", str(events), "--url", url, "--key", str(key)],
+                 ["source", "add", "--name", "venue-1", "--key", str(tmp_path / "k.pub"), "--url", url, "--admin-key", str(key)],
+                 ["simulate", "checkers", "--url", url, "--admin-key", str(key)]):
+        result = cli(*args)
+        assert result.exit_code == 1, (args, result.output)
+        assert result.stderr.strip() == "error: refused: 403 forbidden: source venue-1 may not write stream x", result.output
 
 
 def test_findings_exit_1_and_a_hand_that_does_not_win_exits_3(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from audit.cli.base import DEFAULT_LEDGER, ExitCode, FormatOpt, JsonOpt, LedgerOpt, QuietOpt, UsageError, command
+from audit.cli.base import DEFAULT_LEDGER, ExitCode, FormatOpt, JsonOpt, LedgerOpt, QuietOpt, UsageError, command, existing_ledger
 from audit.output import Format, Rows, emit, emit_json, progress_bar, progress_steps, say
 
 
@@ -18,12 +18,10 @@ def audit(ledger: LedgerOpt = DEFAULT_LEDGER,
     """Certify a ledger: verify the log, replay every game, run every query, check every claim (exit 1 on findings)."""
     from audit.certify import certify
     from audit.render import certification_rows, finding_rows, finding_text
-    from ledger import load_config
     from replay.protocol import code_name
 
-    load_config(ledger)  # not a ledger: a usage error, before the verification forks
     with progress_bar("replaying games", 0, quiet=quiet) as advance:  # the projection counts the games: the bar's total
-        cert = certify(ledger, tournament, advance)
+        cert = certify(existing_ledger(ledger), tournament, advance)  # checked before the verification forks
     if fmt is not Format.table:
         emit(finding_rows(cert.findings + cert.warnings), fmt, document={
             "ok": cert.ok, "reason": cert.reason, "size": cert.log.size, "root": cert.log.root, "games": cert.games,

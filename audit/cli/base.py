@@ -40,10 +40,11 @@ DEFAULT_LEDGER = Path("matchledger-data")
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_NO_HU, EXIT_NOT_CHECKPOINTED = 0, 1, 2, 3, 4
 EXIT_CODES: dict[int, str] = {
     EXIT_OK: "success",
-    EXIT_FINDINGS: "findings (replay, audit, verify, check-proof), a damaged ledger, or data refused (events that break the contract)",
-    EXIT_USAGE: "a usage error, found by the parser or by the command: an option it cannot use, a stream, tournament, player "
-                "or file that does not exist, SQL that cannot run, an output refused (inside a ledger, through a link, existing "
-                "without --force)",
+    EXIT_FINDINGS: "findings (replay, audit, verify, check-proof), a damaged ledger, or data refused (events that break the contract, "
+                   "a batch the live service refuses or a service that cannot be reached)",
+    EXIT_USAGE: "a usage error, found by the parser or by the command: an option it cannot use, a stream, tournament, player, "
+                "file or ledger (a --ledger that is not one) that does not exist, SQL that cannot run, an output refused "
+                "(inside a ledger, through a link, existing without --force)",
     EXIT_NO_HU: "`hu`: the hand does not win",
     EXIT_NOT_CHECKPOINTED: "`record` appended the events and made them durable, but could not sign a checkpoint over them",
 }
@@ -60,6 +61,18 @@ class ExitCode(Exception):
 
 class UsageError(ValueError):
     """The command cannot use an option or argument it was given (exit 2)."""
+
+
+def existing_ledger(path: Path) -> Path:
+    """Returns a `--ledger` path after checking that it holds a ledger, for commands whose first
+    reading is a key or another process: a wrong path is a usage error, named as such.
+
+    :raises LedgerNotFound: when it holds none (exit 2).
+    """
+    from ledger import load_config
+
+    load_config(path)
+    return path
 
 
 def _version(value: bool) -> None:

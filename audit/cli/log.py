@@ -12,7 +12,7 @@ import msgspec
 import typer
 
 import ledger as ledger_api
-from audit.cli.base import DEFAULT_LEDGER, ExitCode, ForceOpt, JsonOpt, LedgerOpt, QuietOpt, command
+from audit.cli.base import DEFAULT_LEDGER, ExitCode, ForceOpt, JsonOpt, LedgerOpt, QuietOpt, command, existing_ledger
 from audit.cli.inputs import read_input
 from audit.output import PROGRESS_BYTES, ProgressReader, emit_json, fail, fail_note, progress_bar, say
 from ledger import Signer, Verifier, check_output, write_output
@@ -166,7 +166,7 @@ def prove(stream: Annotated[str, typer.Option(help="Stream (game or tournament) 
           ledger: LedgerOpt = DEFAULT_LEDGER, force: ForceOpt = False, json: JsonOpt = False) -> None:
     """Write an evidence bundle: a stream's entries with inclusion proofs and a signed checkpoint."""
     check_output(out, force)
-    built = ledger_api.prove(ledger, stream)
+    built = ledger_api.prove(existing_ledger(ledger), stream)
     write_output(out, msgspec.json.format(msgspec.json.encode(built)) + b"\n", force)
     if json:
         emit_json({"stream": stream, "entries": len(built.entries), "out": str(out)})
@@ -248,7 +248,7 @@ def consistency(old: Annotated[int, typer.Option(help="Tree size of the earlier 
     """Prove that an earlier signed checkpoint is a prefix of a later one (RFC 6962 consistency proof)."""
     if out is not None:
         check_output(out, force)
-    item = ledger_api.prove_consistency(ledger, old, new)
+    item = ledger_api.prove_consistency(existing_ledger(ledger), old, new)
     first, last = ledger_api.check_consistency(item, ledger_api.load_verifier(ledger))
     if out is not None:
         write_output(out, ledger_api.encode_consistency(ledger_api.ConsistencyFile(ledger_api.CONSISTENCY_FORMAT, first.size,
