@@ -58,7 +58,8 @@ def witness(state: Annotated[Path, typer.Option(help="File that keeps the last c
     if url is not None and key is None:
         raise typer.BadParameter("a served log is checked against a key you hold: give --key PUB", param_hint="--key")
     if ledger is not None:
-        verifier = Verifier.load(key) if key is not None else ledger_api.load_verifier(existing_ledger(ledger))
+        existing_ledger(ledger)
+        verifier = Verifier.load(key) if key is not None else ledger_api.load_verifier(ledger)
         checkpoint = ledger_api.newest_checkpoint(ledger, verifier)
         if checkpoint is None:
             raise ledger_api.LedgerError(f"ledger {ledger} has no checkpoint yet")
