@@ -61,38 +61,44 @@ def decode_keys(payloads: list[bytes], first: int) -> list[EntryKey]:
         return [decode_key(p, first + i) for i, p in enumerate(payloads)]
 
 
-class _StreamOnly(msgspec.Struct):
-    stream: str
+# The recorder writes every entry as `{"kind":"…","stream":"…",…}` (the schema's field order): for
+# those the stream is read by one vectorised match over a segment; any other entry is decoded.
+_CANONICAL_STREAM = r'^\{"kind":"[^"\\]*","stream":"(?P<stream>[^"\\]*)"'
 
 
-_streams = msgspec.json.Decoder(list[_StreamOnly])
-
-
-STREAMS_BATCH = 1 << 16
-
-
-def stream_codes(root: Path, count: int) -> tuple[array, list[str]]:
-    """Returns the stream of each of the first `count` entries as a code into a list of stream ids,
-    reading one segment and decoding a batch of entries at a time (memory stays bounded by a segment).
+def stream_codes(root: Path, count: int):  # noqa: ANN201 - a pyarrow DictionaryArray (pyarrow is imported late)
+    """Returns the stream of each of the first `count` entries, dictionary-encoded, reading one
+    segment at a time (memory stays bounded by a segment).
 
     :raises LedgerCorrupt: naming the first unreadable entry.
     """
-    codes, names = array("i"), {}
+    import pyarrow as pa  # only here: the writer's path needs no Arrow
+
+    chunks = []
     for first, part in iter_packed(root):
-        payloads = part.payloads(min(part.last_commit, max(0, count - first)))
-        for lo in range(0, len(payloads), STREAMS_BATCH):
-            for stream in _decode_streams(payloads[lo:lo + STREAMS_BATCH], first + lo):
-                codes.append(names.setdefault(stream, len(names)))
-        if first + len(payloads) >= count:
+        stop = min(part.last_commit, max(0, count - first))
+        chunks.append(_segment_streams(part, first, stop).dictionary_encode())
+        if first + stop >= count:
             break
-    return codes, list(names)
+    if not chunks:
+        return pa.array([], pa.string()).dictionary_encode()
+    return pa.chunked_array(chunks).unify_dictionaries().combine_chunks()
 
 
-def _decode_streams(payloads: list[bytes], first: int) -> list[str]:
-    try:
-        return [k.stream for k in _streams.decode(b"[" + b",".join(payloads) + b"]")]
-    except msgspec.DecodeError:
-        return [decode_key(p, first + i).stream for i, p in enumerate(payloads)]
+def _segment_streams(part: SegmentPacked, first: int, stop: int):  # noqa: ANN202 - a pyarrow StringArray
+    """Returns the stream of each of a segment's first `stop` entries."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    offsets = pc.subtract(pa.array(part.ends[:stop + 1], pa.int64()), part.ends[0])
+    texts = pa.LargeStringArray.from_buffers(stop, offsets.buffers()[1], pa.py_buffer(part.data))
+    streams = pc.struct_field(pc.extract_regex(texts, _CANONICAL_STREAM), [0]).cast(pa.string())
+    if streams.null_count == 0:
+        return streams
+    found = streams.to_pylist()
+    for k in pc.indices_nonzero(pc.is_null(streams)).to_pylist():
+        found[k] = decode_key(part.data[part.ends[k] - part.ends[0]:part.ends[k + 1] - part.ends[0]], first + k).stream
+    return pa.array(found, pa.string())
 
 
 def check_segment_start(path: Path, first: int, expected: int) -> None:
