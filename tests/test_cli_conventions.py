@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from audit.cli import app
 from audit.cli.base import EXIT_CODES
 from audit.cli.examples import EXAMPLES
-from tests.ledger_support import cli
+from tests.ledger_support import cli, flat
 
 COMMANDS = sorted(typer.main.get_command(app).commands)  # type: ignore[attr-defined]
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
@@ -108,6 +108,25 @@ def test_a_ledger_path_that_is_not_a_ledger_is_a_usage_error(tmp_path: Path, com
         result = cli(*args, "--ledger", str(where))
         assert result.exit_code == 2, (command, result.output)
         assert f"{where} is not a ledger" in result.stderr and "Traceback" not in result.output, result.output
+
+
+MISSING_KEY = ["check-proof {tmp}/b.json --key {key}", "check-proof {tmp}/b.json --key {tmp}/k.pub --witness-key {key}",
+               "verify --witness-key {key}", "cosign --key {key}", "check-consistency {tmp}/a {tmp}/b {tmp}/c --key {key}",
+               "witness --state {tmp}/w --ledger {tmp}/l --key {key}", "source add --name a --key {key}",
+               "send {tmp}/b.json --url http://127.0.0.1:9 --key {key}", "appeal register --pub {key} --role referee --name a",
+               "query SELECT --parquet {tmp} --key {key}"]
+
+
+@pytest.mark.parametrize("command", MISSING_KEY)
+def test_a_key_file_that_does_not_exist_is_a_usage_error(tmp_path: Path, command: str) -> None:
+    """A wrong path is a usage error for every command: a key file that is not there (or a directory
+    given for one) is refused by the parser, naming the option and the file."""
+    assert cli("keygen", "--name", "a", "--out", str(tmp_path / "k.key")).exit_code == 0
+    (tmp_path / "b.json").write_text("{}")
+    for key in (tmp_path / "missing.pub", tmp_path):
+        result = cli(*command.format(tmp=tmp_path, key=key).split())
+        assert result.exit_code == 2, (command, result.output)
+        assert str(key) in flat(result.stderr) and "Traceback" not in result.output, result.output
 
 
 def test_a_service_refusal_is_mapped_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -213,4 +213,4 @@ def test_check_proof_names_a_missing_file_and_what_it_should_be(one_of_each: Pat
     assert missing.exit_code == 2 and "nope.json" in flat(missing.output) and "evidence bundle" in flat(missing.output)
     assert "Errno" not in flat(missing.output)
     no_key = cli("check-proof", str(bundle), "--key", str(tmp_path / "nope.pub"))
-    assert no_key.exit_code == 1 and "verifier key" in flat(no_key.output) and "nope.pub" in flat(no_key.output)
+    assert no_key.exit_code == 2 and "verifier key" in flat(no_key.output) and "nope.pub" in flat(no_key.output)  # a wrong path

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from audit.cli.base import DEFAULT_LEDGER, ExitCode, FormatOpt, JsonOpt, LedgerOpt, QuietOpt, UsageError, command, existing_ledger
+from audit.cli.base import DEFAULT_LEDGER, ExitCode, FormatOpt, JsonOpt, LedgerOpt, QuietOpt, UsageError, command, existing_ledger, key_option
 from audit.output import Format, Rows, emit, emit_json, progress_bar, progress_steps, say
 
 
@@ -73,7 +73,7 @@ def standings(tournament: Annotated[str, typer.Option(help="Tournament stream id
 def query(sql: Annotated[str | None, typer.Argument(help="Read-only SQL over the projection (with --describe: a table or view).")] = None,
           ledger: LedgerOpt = DEFAULT_LEDGER,
           parquet: Annotated[Path | None, typer.Option(help="Query a Parquet export instead of a ledger.")] = None,
-          key: Annotated[Path | None, typer.Option(help="With --parquet: the ledger's verifier key (signer.pub) the manifest is signed by.")] = None,
+          key: Annotated[Path | None, key_option(help="With --parquet: the ledger's verifier key (signer.pub) the manifest is signed by.")] = None,
           name: Annotated[str | None, typer.Option("--name", help="Run a named query of --list instead of SQL.")] = None,
           param: Annotated[list[str] | None, typer.Option("--param", help="With --name: PARAM=VALUE (repeatable; a number or a word).")] = None,
           list_queries: Annotated[bool, typer.Option("--list", help="List the named queries, tables and views instead.")] = False,

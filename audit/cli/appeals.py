@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from audit.cli.base import DEFAULT_LEDGER, FormatOpt, JsonOpt, LedgerOpt, app, command, epilog, subcommand
+from audit.cli.base import DEFAULT_LEDGER, FormatOpt, JsonOpt, LedgerOpt, app, command, epilog, key_option, subcommand
 from audit.output import Format, Rows, emit, emit_json, say
 
 appeal_app = typer.Typer(no_args_is_help=True, help="Write the arbitration procedure to the log: arbiters, appeals, decisions, rulings.",
@@ -19,7 +19,7 @@ ROLES = ("referee", "chief_referee", "committee")
 DECISIONS = ("upheld", "rejected", "void_late")
 KINDS = ("result_override", "authorised_skip", "penalty", "forfeit", "withdrawal", "void_game", "replay_from", "score_correction")
 AtOpt = Annotated[str | None, typer.Option("--at", help="When it happened: ms since the epoch or ISO 8601 (now by default).")]
-KeyOpt = Annotated[Path, typer.Option("--key", help="The arbiter's private key (matchledger keygen), registered with `appeal register`.")]
+KeyOpt = Annotated[Path, key_option("--key", help="The arbiter's private key (matchledger keygen), registered with `appeal register`.")]
 
 
 def _choice(value: str, allowed: tuple[str, ...], option: str) -> str:
@@ -50,7 +50,7 @@ def _report(written: Any, json: bool) -> None:
 
 
 @subcommand(appeal_app)
-def register(public_key: Annotated[Path, typer.Option("--pub", help="The arbiter's public key file (NAME.pub from keygen).")],
+def register(public_key: Annotated[Path, key_option("--pub", help="The arbiter's public key file (NAME.pub from keygen).")],
              role: Annotated[str, typer.Option(help="referee, chief_referee (裁判长) or committee (仲裁委员会).")],
              name: Annotated[str | None, typer.Option(help="The arbiter's name.")] = None,
              ledger: LedgerOpt = DEFAULT_LEDGER, at: AtOpt = None, json: JsonOpt = False) -> None:

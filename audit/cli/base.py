@@ -37,6 +37,21 @@ ForceOpt = Annotated[bool, typer.Option("--force", help="Replace an existing out
 GameArg = Annotated[str, typer.Argument(help="checkers, junqi or paohuzi.")]
 DEFAULT_LEDGER = Path("matchledger-data")
 
+
+def key_option(*names: str, help: str) -> Any:  # noqa: A002 - typer's own name for it
+    """Returns the option of a key file the command reads: a path that is not a file is a usage
+    error the parser reports with the option, the file and what was expected (exit 2)."""
+    what = help.rstrip(".").split(" (repeatable")[0]
+    expected = what[:1].lower() + what[1:]
+
+    def check(value: Path | list[Path] | None) -> Path | list[Path] | None:
+        for path in value if isinstance(value, list) else [value] if value is not None else []:
+            if not path.is_file():
+                raise typer.BadParameter(f"{path}: {'a directory' if path.is_dir() else 'no such file'} (expected {expected})")
+        return value
+
+    return typer.Option(*names, callback=check, help=help)
+
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_NO_HU, EXIT_NOT_CHECKPOINTED = 0, 1, 2, 3, 4
 EXIT_CODES: dict[int, str] = {
     EXIT_OK: "success",

@@ -8,7 +8,20 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from audit.cli.base import DEFAULT_LEDGER, EXIT_NO_HU, ExitCode, ForceOpt, FormatOpt, GameArg, JsonOpt, LedgerOpt, QuietOpt, UsageError, command
+from audit.cli.base import (
+    DEFAULT_LEDGER,
+    EXIT_NO_HU,
+    ExitCode,
+    ForceOpt,
+    FormatOpt,
+    GameArg,
+    JsonOpt,
+    LedgerOpt,
+    QuietOpt,
+    UsageError,
+    command,
+    key_option,
+)
 from audit.faults import FAULTS
 from audit.output import Format, emit, emit_json, progress_bar, progress_steps, say
 
@@ -33,7 +46,7 @@ def simulate(game: GameArg, ledger: LedgerOpt = DEFAULT_LEDGER,
                                                                   "game's profile (repeatable).")] = None,
              url: Annotated[str | None, typer.Option(help="Live: drive a running service with --tables tables at once, each "
                                                          "its own source (see `matchledger serve`).")] = None,
-             admin_key: Annotated[Path | None, typer.Option(help="Live: the log's private key, to register the tables' "
+             admin_key: Annotated[Path | None, key_option(help="Live: the log's private key, to register the tables' "
                                                                  "sources.")] = None,
              per_batch: Annotated[int, typer.Option(min=1, help="Live: events per signed batch.")] = 1,
              json: JsonOpt = False) -> None:

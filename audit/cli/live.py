@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from audit.cli.base import DEFAULT_LEDGER, JsonOpt, LedgerOpt, app, command, epilog, guarded
+from audit.cli.base import DEFAULT_LEDGER, JsonOpt, LedgerOpt, app, command, epilog, guarded, key_option
 from audit.output import emit_json, say
 
 source_app = typer.Typer(no_args_is_help=True, help="Register or revoke the sources allowed to send batches (venue servers, "
@@ -48,12 +48,12 @@ def serve(ledger: LedgerOpt = DEFAULT_LEDGER,
 
 
 def _source_add(name: Annotated[str, typer.Option(help="The source's name (its key's name).")],
-                key: Annotated[Path, typer.Option(help="The source's public key (NAME.pub from `matchledger keygen`).")],
+                key: Annotated[Path, key_option(help="The source's public key (NAME.pub from `matchledger keygen`).")],
                 ledger: LedgerOpt = DEFAULT_LEDGER,
                 tournament: Annotated[list[str] | None, typer.Option(help="A tournament it may write (repeatable).")] = None,
                 stream: Annotated[list[str] | None, typer.Option(help="A stream, or a prefix ending in /, it may write (repeatable).")] = None,
                 url: Annotated[str | None, typer.Option(help="Register on a running service instead (signed with --admin-key).")] = None,
-                admin_key: Annotated[Path | None, typer.Option(help="With --url: the log's private key (signer.key).")] = None,
+                admin_key: Annotated[Path | None, key_option(help="With --url: the log's private key (signer.key).")] = None,
                 json: JsonOpt = False) -> None:
     """Register a source in the log: its Ed25519 key and the tournaments or streams it may write
     (with neither, any stream no other source writes)."""
@@ -76,7 +76,7 @@ def _source_revoke(name: Annotated[str, typer.Option(help="The source's name.")]
                    ledger: LedgerOpt = DEFAULT_LEDGER,
                    reason: Annotated[str, typer.Option(help="Why, recorded in the log.")] = "",
                    url: Annotated[str | None, typer.Option(help="Revoke on a running service instead (signed with --admin-key).")] = None,
-                   admin_key: Annotated[Path | None, typer.Option(help="With --url: the log's private key (signer.key).")] = None,
+                   admin_key: Annotated[Path | None, key_option(help="With --url: the log's private key (signer.key).")] = None,
                    json: JsonOpt = False) -> None:
     """Revoke a source: its batches are refused from now on; what it sent stays recorded."""
     import ledger as ledger_api
@@ -117,8 +117,8 @@ def _online(url: str, admin_key: Path | None, change: dict) -> dict:
 @command
 def send(file: Annotated[Path, typer.Argument(help="JSONL file of events.")],
          url: UrlOpt,
-         key: Annotated[Path, typer.Option(help="The source's private key (from `matchledger keygen`).")],
-         log_key: Annotated[Path | None, typer.Option(help="The log's public key (signer.pub): receipts' signatures are checked.")] = None,
+         key: Annotated[Path, key_option(help="The source's private key (from `matchledger keygen`).")],
+         log_key: Annotated[Path | None, key_option(help="The log's public key (signer.pub): receipts' signatures are checked.")] = None,
          batch: Annotated[int, typer.Option(min=1, help="Events per batch.")] = 500,
          receipts: Annotated[Path | None, typer.Option(help="Write each receipt, one JSON per line, to this file.")] = None,
          json: JsonOpt = False) -> None:

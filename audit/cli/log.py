@@ -12,7 +12,7 @@ import msgspec
 import typer
 
 import ledger as ledger_api
-from audit.cli.base import DEFAULT_LEDGER, ExitCode, ForceOpt, JsonOpt, LedgerOpt, QuietOpt, command, existing_ledger
+from audit.cli.base import DEFAULT_LEDGER, ExitCode, ForceOpt, JsonOpt, LedgerOpt, QuietOpt, command, existing_ledger, key_option
 from audit.cli.inputs import read_input
 from audit.output import PROGRESS_BYTES, ProgressReader, emit_json, fail, fail_note, progress_bar, say
 from ledger import Signer, Verifier, check_output, write_output
@@ -49,7 +49,7 @@ def record(file: Annotated[str, typer.Argument(help="JSONL file of events, or - 
 
 @command
 def verify(ledger: LedgerOpt = DEFAULT_LEDGER,
-           witness_key: Annotated[list[Path] | None, typer.Option(help="An arbiter's verifier key to check co-signatures of (repeatable).")] = None,
+           witness_key: Annotated[list[Path] | None, key_option(help="An arbiter's verifier key to check co-signatures of (repeatable).")] = None,
            json: JsonOpt = False) -> None:
     """Re-read every frame, recompute the tree and tiles, check the index, every checkpoint and signature."""
     report = ledger_api.verify(ledger, witness_keys=[Verifier.load(k) for k in witness_key or []])
@@ -176,8 +176,8 @@ def prove(stream: Annotated[str, typer.Option(help="Stream (game or tournament) 
 
 @command
 def check_proof(file: Annotated[Path, typer.Argument(help="Evidence bundle or receipt file.")],
-                key: Annotated[Path, typer.Option(help="The ledger's verifier key (signer.pub).")],
-                witness_key: Annotated[list[Path] | None, typer.Option(help="An arbiter's verifier key whose co-signature the "
+                key: Annotated[Path, key_option(help="The ledger's verifier key (signer.pub).")],
+                witness_key: Annotated[list[Path] | None, key_option(help="An arbiter's verifier key whose co-signature the "
                                                                        "checkpoint must carry (repeatable).")] = None,
                 witness_threshold: Annotated[int | None, typer.Option(min=1, help="How many of the --witness-key arbiters must "
                                                                       "have co-signed (all of them by default).")] = None,
@@ -219,11 +219,10 @@ def load_evidence(file: Path, data: bytes) -> ledger_api.EvidenceBundle | ledger
         receipt = msgspec.json.decode(data, type=_Format).format.startswith("matchledger-receipt/")
     except msgspec.DecodeError as exc:
         raise ledger_api.BundleError(f"{file}: not an evidence bundle or a receipt: {exc}") from None
-    kind, what = (ledger_api.Receipt, "a receipt") if receipt else (ledger_api.EvidenceBundle, "an evidence bundle")
     try:
-        return msgspec.json.decode(data, type=kind)
+        return msgspec.json.decode(data, type=ledger_api.Receipt) if receipt else msgspec.json.decode(data, type=ledger_api.EvidenceBundle)
     except msgspec.DecodeError as exc:
-        raise ledger_api.BundleError(f"{file}: not {what}: {exc}") from None
+        raise ledger_api.BundleError(f"{file}: not {'a receipt' if receipt else 'an evidence bundle'}: {exc}") from None
 
 
 def _check_receipt(receipt: ledger_api.Receipt, key: Path, json: bool) -> None:
@@ -285,7 +284,7 @@ def keygen(name: Annotated[str, typer.Option(help="Key name, e.g. arbiter-zhang.
 
 
 @command
-def cosign(key: Annotated[Path, typer.Option(help="The arbiter's private key.")],
+def cosign(key: Annotated[Path, key_option(help="The arbiter's private key.")],
            ledger: LedgerOpt = DEFAULT_LEDGER,
            size: Annotated[int | None, typer.Option(help="Tree size of the checkpoint; the latest by default.")] = None,
            json: JsonOpt = False) -> None:

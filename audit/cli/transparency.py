@@ -11,14 +11,14 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from audit.cli.base import JsonOpt, command, existing_ledger
+from audit.cli.base import JsonOpt, command, existing_ledger, key_option
 from audit.cli.inputs import read_input, read_text
 from audit.output import emit_json, say
 
 if TYPE_CHECKING:
     from ledger import ConsistencyFile
 
-KeyOpt = Annotated[Path, typer.Option("--key", help="The log's verifier key (signer.pub).")]
+KeyOpt = Annotated[Path, key_option("--key", help="The log's verifier key (signer.pub).")]
 FETCH_TIMEOUT = 30.0
 """Seconds a witness waits for the log's server."""
 
@@ -46,7 +46,7 @@ def check_consistency(old: Annotated[Path, typer.Argument(help="The earlier chec
 def witness(state: Annotated[Path, typer.Option(help="File that keeps the last checkpoint seen (created on the first run).")],
             ledger: Annotated[Path | None, typer.Option(help="Witness a ledger directory.")] = None,
             url: Annotated[str | None, typer.Option(help="Witness a log served over HTTP (GET /checkpoint, /consistency?old=N&new=M).")] = None,
-            key: Annotated[Path | None, typer.Option(help="The log's verifier key (required with --url; a ledger's signer.pub by default).")] = None,
+            key: Annotated[Path | None, key_option(help="The log's verifier key (required with --url; a ledger's signer.pub by default).")] = None,
             json: JsonOpt = False) -> None:
     """Check that a log only grew since the last visit (consistency proof from the remembered checkpoint), then remember the new one."""
     import ledger as ledger_api
