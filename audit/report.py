@@ -19,7 +19,7 @@ from audit.page import e, fields, fields_text, heading, legend_table, page, prof
 from audit.timechart import time_chart
 from ledger import BundleError, EvidenceBundle, check_bundle, check_output, load_verifier, prove, read_stream_events, write_output
 from replay.picture import MARK_STYLES, Frame, Sheet, compose
-from replay.protocol import Step, seat_label
+from replay.protocol import Finding, Step, code_name, seat_label
 from replay.registry import engine
 from replay.run import is_game_stream
 from schemas.common import GameEnded, GameStarted, MoveTimeUsed
@@ -176,11 +176,17 @@ def _summary(record: GameRecord, eng: Any) -> str:
     return f"<div class='wide'><table>{body}</table></div>"
 
 
+def _code(f: Finding) -> str:
+    """Returns a finding's code as HTML, with the name its rules file gives it (checkers.md) beside it."""
+    name = code_name(f.code)
+    return e(f.code) + (f" <code>{e(name)}</code>" if name else "")
+
+
 def _findings(record: GameRecord, sheet: Sheet, frames: list[Frame], index: list[int]) -> str:
     found = [(i, f) for i, s in enumerate(record.steps) for f in s.findings]
     if not found:
         return "<p>无 None: every event follows the rules.</p>"
-    rows = "".join(f"<tr class='bad'><td><a href='#s{f.seq}'>#{f.seq}</a></td><td>{e(f.code)}</td><td>{e(f.article or '')}</td>"
+    rows = "".join(f"<tr class='bad'><td><a href='#s{f.seq}'>#{f.seq}</a></td><td>{_code(f)}</td><td>{e(f.article or '')}</td>"
                    f"<td>{e(f.severity)}</td><td>{e(f.message)}</td></tr>" for _, f in found)
     head = "<tr><th>步 seq</th><th>代码 code</th><th>条款 article</th><th>级别 severity</th><th>说明 message</th></tr>"
     figures = []
@@ -225,7 +231,7 @@ def _timeline(record: GameRecord) -> str:
         said = fields(ev)
         own = fields_text({k: v for k, v in said.items() if k not in ("profile", "seats")})
         derived = fields_text({k: v for k, v in facts.items() if k not in ("seat", "action") and (k not in said or said[k] != v)})
-        problems = "".join(f"<br><b>{e(f.code)}</b> {e(f.message)}" for f in step.findings)
+        problems = "".join(f"<br><b>{_code(f)}</b> {e(f.message)}" for f in step.findings)
         rows.append(f"<tr id='s{ev.seq}' data-i='{i}' data-kind='{e(ev.kind)}'{' class=bad' if step.findings else ''}><td>{ev.seq}</td>"
                     f"<td>{(ev.ts - t0) / 1000:.1f}</td><td>{e(ev.kind)}</td><td>{swatch(ev.seat)}{'' if ev.seat is None else ev.seat}</td>"
                     f"<td>{e(facts.get('action') or '')}</td><td>{own}{' | ' if own and derived else ''}{derived}{problems}</td></tr>")

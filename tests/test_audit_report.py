@@ -24,6 +24,7 @@ def test_report_of_a_game_with_a_planted_illegal_move(tmp_path: Path) -> None:
     assert summary["findings"] >= 1 and summary["proof"].startswith("verified: stream") and "had exactly" in summary["proof"]
     page = out.read_text()
     assert bad["code"] in page and "class='bad'" in page
+    assert f"{bad['code']} <code>{bad['name']}</code>" in page, "a checkers code shows its checkers.md name (issue 16)"
     assert f"<a href='#s{bad['seq']}'>" in page, "the finding links to its step"
     assert f"<figure id='b{bad['seq']}'>" in page and "mark-illegal" in page, "the board at the finding, the refused move drawn"
     assert "signed by" in page and "check-proof" in page
