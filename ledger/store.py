@@ -267,7 +267,7 @@ class Ledger:
         if signed:
             self.recovered = _join(self.recovered, f"recorded where each of the {len(records)} checkpoints ends (index/checkpoints)")
 
-    def _grow(self, leaves: bytes | bytearray, signed: int) -> None:
+    def _grow(self, leaves: bytes | memoryview, signed: int) -> None:
         """Extends the tree and the tiles; passing the signed size, the root must be the signed one."""
         start = self.size
         cut = signed - start if start < signed else None
@@ -326,7 +326,7 @@ class Ledger:
             raise
         if plan.count:
             self._index_batch(plan)
-            self._grow(plan.leaves, 0)
+            self._grow(memoryview(plan.leaves), 0)
             if self.size - self.checkpoint_size >= self.config.checkpoint_interval or plan.ends_game:
                 self.checkpoint()
         return AppendResult(plan.count, plan.duplicates, self.size, self.recovered)
