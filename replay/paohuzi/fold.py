@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import chain
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import msgspec
 
@@ -112,7 +112,8 @@ class _Fold:
         self.from_play = False  # whether `unlogged` came from play, where skipping one explains a later misstep
         self.found: list[Finding] = []
         self.event: Event | None = None
-        self.last: tuple[State | None, dict[str, Any]] = (None, {})
+        self.last_state: State | None = None
+        self.last_facts: dict[str, Any] = {}
         self.turn_end = 0
         self.gaps: dict[int, int] = {}
         self._set_left_wall((0,) * N_VALUES)
@@ -129,27 +130,37 @@ class _Fold:
         self.found.append(f)
 
     def step(self, event: Event) -> Step:
-        self.event, self.found = event, []
-        facts: dict[str, Any] = {"seat": event.seat, "action": None, "forced": False}
+        self.event = event
+        if self.found:
+            self.found = []
+        seat = event.seat
+        facts: dict[str, Any] = {"seat": seat, "action": None, "forced": False}
         handler = _HANDLERS.get(type(event))  # none for game.started: asked only without a handler
-        if self._names_no_seat(event):
+        # Only an event naming a seat past the last, or one that seats players, can name no seat.
+        if ((seat is not None and seat >= SEATS) or handler is None or handler is _Fold._deal) and self._names_no_seat(event):
             pass  # ignored: it can change nothing in a game without that seat
         elif handler is None and isinstance(event, GameStarted):
             self.state = new_state(event)
         elif self.state is None:
             self.finding("paohuzi.X02", f"{event.kind} before game.started", ART_DEAL)  # type: ignore[attr-defined]
+        elif handler is _Fold._action:
+            self._action(event, facts)
+        elif handler is _Fold._move_time:
+            self._move_time(cast(MoveTimeUsed, event), facts)
         elif handler is not None:
             handler(self, event, facts)
         state = self.state
+        found = tuple(self.found) if self.found else ()
         if state is None:
-            return Step(event=event, state=None, facts=facts, findings=tuple(self.found))
-        if state is not self.last[0]:
+            return Step(event=event, state=None, facts=facts, findings=found)
+        if state is not self.last_state:
             # Events that leave the state as it was (timings, logged forced actions) reuse its facts.
             if state.hands:
                 self._conservation(state)
-            self.last = (state, facts_of(state))
-        facts.update(self.last[1])
-        return Step(event=event, state=state, facts=facts, findings=tuple(self.found))
+                found = tuple(self.found) if self.found else ()
+            self.last_state, self.last_facts = state, facts_of(state)
+        facts.update(self.last_facts)
+        return Step(event=event, state=state, facts=facts, findings=found)
 
     def _names_no_seat(self, event: Event) -> bool:
         """Reports an event that names a seat this three-seat game does not have (X03; the schema allows

@@ -7,7 +7,7 @@ from collections.abc import Iterator, Sequence
 from typing import Final, Literal, NamedTuple
 
 from replay.paohuzi.cards import N_VALUES, Counts
-from replay.paohuzi.melds import FOUR_KINDS, Group, Score, Stats, chi_partners, deal_score, group_huxi, mingtang, new_tuple, stats_of
+from replay.paohuzi.melds import FOUR_KINDS, Group, Score, Stats, chi_partners, deal_score, group_huxi, mingtang, new_tuple, stats_of, total_huxi
 from schemas.paohuzi import HuxiTable, PaohuziProfile
 
 Source = Literal["self", "other"]
@@ -147,6 +147,28 @@ def may_win(profile: PaohuziProfile, melds: Sequence[Group], hand: Counts, card:
     return table_huxi + _bound(concealed, profile.huxi_table, melds, hand, card) >= profile.min_huxi
 
 
+def completes(
+    profile: PaohuziProfile, melds: Sequence[Group], hand: Counts, card: int | None = None,
+    source: Source | None = None, from_discard: bool = False,
+) -> bool:
+    """Tells whether `best_hand` finds a complete decomposition (whatever its 胡息): the same
+    placements and split, searched only until one split is found and building no group. Most cards
+    shown to a seat that pass `may_win` still make no 7 门子, and this answers them for a fraction
+    of the full search."""
+    forced = forced_placement(profile, melds, hand, card, source)
+    if forced is not None:
+        melds, hand, card, source = forced.melds, forced.hand, None, None
+    concealed = _concealed(hand, profile.kan_locked)
+    if not _may_complete(concealed, card):
+        return False
+    for fixed, pool, triples in _placements(profile, melds, concealed, card, source, from_discard):
+        need = MENZI - len(fixed)
+        pair_ok = _pair_needed(profile, fixed, sum(pool), need)
+        if pair_ok is not None and _splits(pool, 0, pair_ok, profile.allow_jiao, triples, need):
+            return True
+    return False
+
+
 # ---- the concealed hand, worked out once per hand ---------------------------------------------
 
 
@@ -274,7 +296,7 @@ def _has_triple(melds: Sequence[Group], card: int) -> bool:
 
 
 def _result(profile: PaohuziProfile, groups: tuple[Group, ...], ctx: WinContext, shuahou: bool) -> HuResult:
-    huxi = sum(group_huxi(g, profile.huxi_table) for g in groups)
+    huxi = total_huxi(groups, profile.huxi_table)
     stats = stats_of(groups, ctx.tianhu, ctx.dihu, ctx.haidi, ctx.tinghu, shuahou)
     fans = mingtang(stats, profile)
     score = deal_score(huxi, fans, ctx.zimo, profile) if huxi >= profile.min_huxi else Score(0, 0, 0)
@@ -334,6 +356,48 @@ def _split(
             yield [group, *rest]
         for c in group.cards:
             counts[c] += 1
+
+
+def _splits(counts: list[int], i: int, pair_ok: bool, jiao: bool, triples: frozenset[int], need: int) -> bool:
+    """Tells whether `_split` yields any split: the same shapes tried at the lowest card, with
+    plain recursion and no group built, stopping at the first split found."""
+    while i < N_VALUES and counts[i] == 0:
+        i += 1
+    if i == N_VALUES:
+        return need == 0
+    if need == 0:
+        return False
+    rest = need - 1
+    if i in triples and counts[i] >= 3 and _splits_taking(counts, i, i, i, pair_ok, jiao, triples, rest):
+        return True
+    rank = i % 10
+    if rank <= 7 and counts[i + 1] and counts[i + 2] and _splits_taking(counts, i, i + 1, i + 2, pair_ok, jiao, triples, rest):
+        return True
+    if rank == 1 and counts[i + 5] and counts[i + 8] and _splits_taking(counts, i, i + 5, i + 8, pair_ok, jiao, triples, rest):
+        return True
+    if jiao and i < 10:
+        if counts[i] >= 2 and counts[i + 10] >= 1 and _splits_taking(counts, i, i, i + 10, pair_ok, jiao, triples, rest):
+            return True
+        if counts[i + 10] >= 2 and _splits_taking(counts, i, i + 10, i + 10, pair_ok, jiao, triples, rest):
+            return True
+    if pair_ok and counts[i] >= 2:
+        counts[i] -= 2
+        found = _splits(counts, i, False, jiao, triples, rest)
+        counts[i] += 2
+        return found
+    return False
+
+
+def _splits_taking(counts: list[int], a: int, b: int, c: int, pair_ok: bool, jiao: bool, triples: frozenset[int], need: int) -> bool:
+    """Tells whether the rest splits once the group a b c (a the lowest card) is taken."""
+    counts[a] -= 1
+    counts[b] -= 1
+    counts[c] -= 1
+    found = _splits(counts, a, pair_ok, jiao, triples, need)
+    counts[a] += 1
+    counts[b] += 1
+    counts[c] += 1
+    return found
 
 
 def _shapes_at(

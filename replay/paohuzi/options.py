@@ -3,11 +3,11 @@ and the order in which seats are asked."""
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
+from typing import Final
 
-from replay.paohuzi.cards import Counts
-from replay.paohuzi.hu import HuResult, Source, WinContext, best_hand, may_win, san_ti_wu_kan, winning_hand
+from replay.paohuzi.cards import N_VALUES, Counts
+from replay.paohuzi.hu import HuResult, Source, WinContext, best_hand, completes, may_win, san_ti_wu_kan, winning_hand
 from replay.paohuzi.melds import chi_partners, new_tuple
 from replay.paohuzi.state import HU, PASS, SEATS, Action, Pending, State, xiajia
 from schemas.paohuzi import PaohuziProfile
@@ -77,7 +77,10 @@ def hu_at(state: State, seat: int, card: int | None, owner: int | None) -> HuRes
     hand, melds, profile = state.hands[seat], state.melds[seat], state.profile
     if not may_win(profile, melds, hand, card, state.table_huxi[seat]):
         return None
-    return winning_hand(profile, melds, hand, card, *_win_terms(state, seat, card, owner))
+    source, from_discard, ctx = _win_terms(state, seat, card, owner)
+    if not completes(profile, melds, hand, card, source, from_discard):
+        return None
+    return winning_hand(profile, melds, hand, card, source, from_discard, ctx)
 
 
 def best_at(state: State, seat: int, card: int | None, owner: int | None) -> HuResult | None:
@@ -149,10 +152,14 @@ def _bi(usable: list[int], card: int, allow_jiao: bool) -> list[list[tuple[int, 
     return out
 
 
-@functools.lru_cache(maxsize=64)
 def _groups_with(card: int, allow_jiao: bool) -> tuple[tuple[int, ...], ...]:
     """Returns the 吃-type groups holding `card`, each in ascending order."""
-    return tuple(tuple(sorted((card, *partners))) for partners in chi_partners(card, allow_jiao))
+    return _GROUPS_WITH[card] if allow_jiao else _GROUPS_WITH_NO_JIAO[card]
+
+
+_GROUPS_WITH: Final = tuple(tuple(tuple(sorted((c, *p))) for p in chi_partners(c, True)) for c in range(N_VALUES))
+_GROUPS_WITH_NO_JIAO: Final = tuple(tuple(tuple(sorted((c, *p))) for p in chi_partners(c, False)) for c in range(N_VALUES))
+"""`_groups_with` of each card number, with and without 绞, worked out once."""
 
 
 def chi_leaves_discard(state: State, seat: int, groups: tuple[tuple[int, ...], ...], card: int) -> bool:

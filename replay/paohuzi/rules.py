@@ -9,7 +9,7 @@ from typing import Final
 import msgspec
 
 from replay.paohuzi.cards import WALL_START, Counts, counts_of
-from replay.paohuzi.melds import Group, group_huxi, new_tuple
+from replay.paohuzi.melds import Group, new_tuple, total_huxi
 from replay.paohuzi.options import (
     adjust,
     bit,
@@ -37,7 +37,7 @@ def _set(values: tuple, seat: int, value: object) -> tuple:  # type: ignore[type
 
 def _melds(state: State, seat: int, melds: tuple[Group, ...]) -> dict[str, tuple]:  # type: ignore[type-arg]
     """Returns the fields that change with a seat's table groups: the groups and their 胡息 total."""
-    huxi = sum(group_huxi(g, state.profile.huxi_table) for g in melds)
+    huxi = total_huxi(melds, state.profile.huxi_table)
     return {"melds": _set(state.melds, seat, melds), "table_huxi": _set(state.table_huxi, seat, huxi)}
 
 
