@@ -185,6 +185,10 @@ class _Concealed:
         self.triples = triples
         self.kan_values = kan_values
         self.reach = reach
+        big = sum(1 for v in kan_values if v >= 10)
+        self.small_kans = len(kan_values) - big
+        self.big_kans = big
+        """How many of `kan_values` are small and big cards (the 胡息 bound counts each as a 坎)."""
 
 
 _ANY_CARD: Final = (1 << N_VALUES) - 1
@@ -259,27 +263,31 @@ def _bound(concealed: _Concealed, table: HuxiTable, melds: Sequence[Group], hand
     """Returns an upper bound of the 胡息 the concealed cards and the winning card can add to the
     table groups: every triple in hand as 坎, as many 一二三/二七十 as the cards allow, and the
     winning card as a 跑/提 (on top of the group it joins) or as a triple with a pair."""
-    bound = sum(table.kan[1 if v >= 10 else 0] for v in concealed.kan_values)
-    counts = list(hand)
+    kan = table.kan
+    bound = concealed.small_kans * kan[0] + concealed.big_kans * kan[1]
+    extra = -1  # the winning card, counted in with the hand's for the sequences
     if card is not None:
-        counts[card] += 1
+        extra = card
         size = 1 if card >= 10 else 0
         if hand[card] == 3 or _has_triple(melds, card):
             bound += max(table.pao[size], table.ti[size])
         elif hand[card] == 2:
             bound += max(table.wei[size], table.peng[size])
     s123, s2710 = table.s123, table.s2710
-    return (bound + _times(counts, 0, 1, 2) * s123[0] + _times(counts, 10, 11, 12) * s123[1]
-            + _times(counts, 1, 6, 9) * s2710[0] + _times(counts, 11, 16, 19) * s2710[1])
+    return (bound + _times(hand, extra, 0, 1, 2) * s123[0] + _times(hand, extra, 10, 11, 12) * s123[1]
+            + _times(hand, extra, 1, 6, 9) * s2710[0] + _times(hand, extra, 11, 16, 19) * s2710[1])
 
 
-def _times(counts: list[int], a: int, b: int, c: int) -> int:
-    """Returns how many groups of the cards a, b, c the counts hold: the least of their counts."""
-    n = counts[a]
-    if counts[b] < n:
-        n = counts[b]
-    if counts[c] < n:
-        n = counts[c]
+def _times(hand: Counts, extra: int, a: int, b: int, c: int) -> int:
+    """Returns how many groups of the cards a, b, c the hand and the card `extra` (-1: none) hold:
+    the least of their counts."""
+    n = hand[a] + 1 if a == extra else hand[a]
+    m = hand[b] + 1 if b == extra else hand[b]
+    if m < n:
+        n = m
+    m = hand[c] + 1 if c == extra else hand[c]
+    if m < n:
+        n = m
     return n
 
 

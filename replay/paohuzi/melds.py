@@ -93,11 +93,16 @@ def group_huxi(group: Group, table: HuxiTable) -> int:
 def total_huxi(groups: Iterable[Group], table: HuxiTable) -> int:
     """Returns the summed 胡息 of groups (each group's worked out once per table: the replay sums a
     seat's table groups at every change and each decomposition a hu search tries)."""
-    known = _KNOWN_HUXI.get(table)
-    if known is None:
-        if len(_KNOWN_HUXI) >= 16:
-            _KNOWN_HUXI.clear()
-        known = _KNOWN_HUXI[table] = {}
+    if table is _LAST_TABLE[0]:
+        known = _LAST_KNOWN[0]  # the same table as last time: no hash of it (a struct of tuples)
+    else:
+        found = _KNOWN_HUXI.get(table)
+        if found is None:
+            if len(_KNOWN_HUXI) >= 16:
+                _KNOWN_HUXI.clear()
+            found = _KNOWN_HUXI[table] = {}
+        known = found
+        _LAST_TABLE[0], _LAST_KNOWN[0] = table, known
     total = 0
     for g in groups:
         huxi = known.get(g)
@@ -109,6 +114,9 @@ def total_huxi(groups: Iterable[Group], table: HuxiTable) -> int:
 
 _KNOWN_HUXI: Final[dict[HuxiTable, dict[Group, int]]] = {}
 """The 胡息 of each group met, per table (a few hundred groups exist; a replay meets one or two tables)."""
+_LAST_TABLE: Final[list[HuxiTable | None]] = [None]
+_LAST_KNOWN: Final[list[dict[Group, int]]] = [{}]
+"""The table `total_huxi` was last asked about and its groups' 胡息."""
 
 
 class Stats(NamedTuple):

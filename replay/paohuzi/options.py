@@ -107,21 +107,29 @@ def hu_choices(profile: PaohuziProfile) -> tuple[Action, ...]:
 def chi_options(hand: Counts, card: int, allow_jiao: bool) -> list[tuple[tuple[int, ...], ...]]:
     """Returns every legal way to eat `card` with this hand: the eaten group, then one 比 group
     for each other copy of the card in hand (比牌, §5.5); 坎 cards may not be used."""
-    candidates = [(a, b) for a, b in chi_partners(card, allow_jiao) if 0 < hand[a] < 3 and 0 < hand[b] < 3 and (a != b or hand[a] == 2)]
+    partners = chi_partners(card, allow_jiao)
+    groups = _groups_with(card, allow_jiao)  # each `partners` pair with the card, in ascending order
+    candidates = [k for k in range(len(partners)) if _holds_partners(hand, partners[k])]
     if not candidates:
         return []
     if not 0 < hand[card] < 3:
         # No copy of the card outside a 坎: nothing to 比, each eaten group stands alone.
-        return sorted((tuple(sorted((card, a, b))),) for a, b in candidates)
+        return sorted((groups[k],) for k in candidates)
     usable = [n if n < 3 else 0 for n in hand]
     found: set[tuple[tuple[int, ...], ...]] = set()
-    for partners in candidates:
-        _take(usable, partners)
-        main = tuple(sorted((card, *partners)))
+    for k in candidates:
+        _take(usable, partners[k])
+        main = groups[k]
         for bi in _bi(usable, card, allow_jiao):
             found.add((main, *sorted(bi)))
-        _put(usable, partners)
+        _put(usable, partners[k])
     return sorted(found)
+
+
+def _holds_partners(hand: Counts, pair: tuple[int, ...]) -> bool:
+    """Tells whether a hand holds both partners of a 吃 outside a 坎 (both copies when they are one card)."""
+    a, b = pair[0], pair[1]
+    return 0 < hand[a] < 3 and 0 < hand[b] < 3 and (a != b or hand[a] == 2)
 
 
 def _take(counts: list[int], cards: Sequence[int]) -> bool:
