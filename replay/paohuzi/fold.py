@@ -135,20 +135,32 @@ class _Fold:
             self.found = []
         seat = event.seat
         facts: dict[str, Any] = {"seat": seat, "action": None, "forced": False}
-        handler = _HANDLERS.get(type(event))  # none for game.started: asked only without a handler
+        kind = _KINDS.get(type(event), _OTHER)
         # Only an event naming a seat past the last, or one that seats players, can name no seat.
-        if ((seat is not None and seat >= SEATS) or handler is None or handler is _Fold._deal) and self._names_no_seat(event):
+        if ((seat is not None and seat >= SEATS) or kind == _START or kind == _DEAL or kind == _OTHER) and self._names_no_seat(event):
             pass  # ignored: it can change nothing in a game without that seat
-        elif handler is None and isinstance(event, GameStarted):
-            self.state = new_state(event)
+        elif kind == _START:
+            self.state = new_state(cast(GameStarted, event))
         elif self.state is None:
             self.finding("paohuzi.X02", f"{event.kind} before game.started", ART_DEAL)  # type: ignore[attr-defined]
-        elif handler is _Fold._action:
+        elif kind == _ACTION:
             self._action(event, facts)
-        elif handler is _Fold._move_time:
+        elif kind == _MOVE_TIME:
             self._move_time(cast(MoveTimeUsed, event), facts)
-        elif handler is not None:
-            handler(self, event, facts)
+        elif kind == _FORCED:
+            self._forced(event, facts)
+        elif kind == _BOARD:
+            self._board(cast(BoardCreated, event))
+        elif kind == _REVEAL:
+            self._reveal(cast(BoardRevealed, event))
+        elif kind == _DEAL:
+            self._deal(cast(Dealt, event))
+        elif kind == _LIANG:
+            self._liang(cast(LiangzhangRevealed, event))
+        elif kind == _HUANGZHUANG:
+            self._huangzhuang()
+        elif kind == _ENDED:
+            self._ended(cast(GameEnded, event))
         state = self.state
         found = tuple(self.found) if self.found else ()
         if state is None:
@@ -177,11 +189,11 @@ class _Fold:
             self.finding("paohuzi.X03", f"{event.kind} seats a player at seat {holders[0]}, but the game has seats 0–{SEATS - 1}", ART_SEATS)
         return False
 
-    def _huangzhuang(self, event: Event, facts: dict[str, Any]) -> None:
+    def _huangzhuang(self) -> None:
         if self.state is not None and not self.state.exhausted:
             self.finding("paohuzi.E02", "荒庄 claimed but the wall is not exhausted or the deal was won", ART_END)
 
-    def _ended(self, event: GameEnded, facts: dict[str, Any]) -> None:
+    def _ended(self, event: GameEnded) -> None:
         assert self.state is not None
         for f in check_claim("paohuzi.E01", event, outcome(self.state), ART_END):
             self.finding(f.code, f.message, f.article)
@@ -200,7 +212,7 @@ class _Fold:
 
     # ---- the board and the deal (第五条, 第六条) ------------------------------------------
 
-    def _board(self, event: BoardCreated, facts: dict[str, Any] | None = None) -> None:
+    def _board(self, event: BoardCreated) -> None:
         assert self.state is not None
         if self.state.phase != "board" or self.state.board is not None:
             self.finding("paohuzi.T01", "board_created after the board was set or the deal began", ART_DEAL)
@@ -216,7 +228,7 @@ class _Fold:
             return None
         return deck
 
-    def _reveal(self, event: BoardRevealed, facts: dict[str, Any] | None = None) -> None:
+    def _reveal(self, event: BoardRevealed) -> None:
         state = self.state
         assert state is not None
         deck = self._deck(event.deck)
@@ -246,7 +258,7 @@ class _Fold:
             self.finding("paohuzi.D03", f"hands of seats {seats} are not the board's deck order", ART_DEAL)
         return not seats
 
-    def _deal(self, event: Dealt, facts: dict[str, Any] | None = None) -> None:
+    def _deal(self, event: Dealt) -> None:
         state = self.state
         assert state is not None
         if state.phase != "board":
@@ -266,7 +278,7 @@ class _Fold:
         self._set_left_wall(dealt)
         self.state = rules.deal(state, event.dealer, hands)
 
-    def _liang(self, event: LiangzhangRevealed, facts: dict[str, Any] | None = None) -> None:
+    def _liang(self, event: LiangzhangRevealed) -> None:
         state = self.state
         assert state is not None
         if state.phase != "liang":
@@ -486,10 +498,11 @@ def _move(counts: list[int], old: int, new: int) -> int:
     return new
 
 
-_HANDLERS: Final[dict[type, Any]] = {
-    MoveTimeUsed: _Fold._move_time, BoardCreated: _Fold._board, BoardRevealed: _Fold._reveal, Dealt: _Fold._deal,
-    LiangzhangRevealed: _Fold._liang, Huangzhuang: _Fold._huangzhuang, GameEnded: _Fold._ended,
-    **{kind: _Fold._forced for kind in FORCED_KINDS}, **{kind: _Fold._action for kind in ACTION_EVENTS},
+_OTHER, _START, _ACTION, _MOVE_TIME, _FORCED, _BOARD, _REVEAL, _DEAL, _LIANG, _HUANGZHUANG, _ENDED = range(11)
+_KINDS: Final[dict[type, int]] = {
+    GameStarted: _START, MoveTimeUsed: _MOVE_TIME, BoardCreated: _BOARD, BoardRevealed: _REVEAL, Dealt: _DEAL,
+    LiangzhangRevealed: _LIANG, Huangzhuang: _HUANGZHUANG, GameEnded: _ENDED,
+    **{kind: _FORCED for kind in FORCED_KINDS}, **{kind: _ACTION for kind in ACTION_EVENTS},
 }
 """Which fold step handles each kind of event; other kinds (penalties, draws offered …) change nothing."""
 

@@ -35,10 +35,10 @@ def _set(values: tuple, seat: int, value: object) -> tuple:  # type: ignore[type
     return values[:seat] + (value,) + values[seat + 1:]
 
 
-def _melds(state: State, seat: int, melds: tuple[Group, ...]) -> dict[str, tuple]:  # type: ignore[type-arg]
-    """Returns the fields that change with a seat's table groups: the groups and their 胡息 total."""
+def _melds(state: State, seat: int, melds: tuple[Group, ...], **changes: object) -> State:
+    """Returns the state with a seat's table groups (and their 胡息 total) set, and the other `changes`."""
     huxi = total_huxi(melds, state.profile.huxi_table)
-    return {"melds": _set(state.melds, seat, melds), "table_huxi": _set(state.table_huxi, seat, huxi)}
+    return replace(state, melds=_set(state.melds, seat, melds), table_huxi=_set(state.table_huxi, seat, huxi), **changes)
 
 
 # ---- deal and opening (第五条, 第六条) ---------------------------------------------------------
@@ -88,11 +88,12 @@ def draw(state: State, card: int) -> State:
     shown and offered to all."""
     seat = state.turn
     wall = state.wall[1:] if state.wall else ()
-    turned = {"wall": wall, "wall_left": state.wall_left - 1, "drawn": state.drawn + (card,), "effects": (), "settled": None}
+    wall_left, drawn = state.wall_left - 1, state.drawn + (card,)
     forced = forced_private(state, seat, card)  # reads nothing the draw changes
     if forced is None:
-        return _offer(replace(state, **turned, phase="offer", pending=new_tuple(Pending, (card, seat, True, False)), stage="hu"))
-    state = replace(state, **turned)
+        return _offer(replace(state, wall=wall, wall_left=wall_left, drawn=drawn, effects=(), settled=None,
+                              phase="offer", pending=new_tuple(Pending, (card, seat, True, False)), stage="hu"))
+    state = replace(state, wall=wall, wall_left=wall_left, drawn=drawn, effects=(), settled=None)
     if state.profile.hu_vs_forced_order == "hu_first" and hu_at(state, seat, card, seat):
         pending = Pending(card, seat, from_wall=True)
         offers = (Offer(seat, "before_forced", hu_choices(state.profile)),)
@@ -129,7 +130,7 @@ def _upgrade(state: State, seat: int, card: int, kind: str) -> State:
         state = _meld(state, seat, Group(kind, (card,) * 4), {card: 3})
     else:
         melds = tuple(Group(kind, (card,) * 4) if g.cards == (card,) * 3 else g for g in state.melds[seat])
-        state = replace(state, **_melds(state, seat, melds))
+        state = _melds(state, seat, melds)
     return replace(state, pao_ti=_set(state.pao_ti, seat, state.pao_ti[seat] + 1))
 
 
@@ -137,7 +138,7 @@ def _meld(state: State, seat: int, group: Group, from_hand: dict[int, int]) -> S
     hand = state.hands[seat]
     for card, n in from_hand.items():
         hand = adjust(hand, card, -n)
-    return replace(state, hands=_set(state.hands, seat, hand), **_melds(state, seat, state.melds[seat] + (group,)))
+    return _melds(state, seat, state.melds[seat] + (group,), hands=_set(state.hands, seat, hand))
 
 
 def expose(state: State, card: int, owner: int, from_wall: bool) -> State:
@@ -264,7 +265,7 @@ def answer(state: State, action: Action) -> State:
         for c in g:
             hand[c] -= 1
     melds = state.melds[seat] + tuple(new_tuple(Group, ("chi", g)) for g in action.groups)
-    state = replace(state, hands=_set(state.hands, seat, tuple(hand)), **_melds(state, seat, melds))
+    state = _melds(state, seat, melds, hands=_set(state.hands, seat, tuple(hand)))
     return after_intake(state, seat, "chi")
 
 
