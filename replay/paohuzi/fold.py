@@ -77,15 +77,40 @@ def outcome(state: State) -> Outcome | None:
     return None
 
 
-def facts_of(state: State) -> dict[str, Any]:
-    """Returns the facts every step carries about the state after it: phase, wall, each seat's
-    table 胡息, who may act on the card on offer, and the forced actions the rules derived."""
-    offers, effects, huxi = state.offers, state.effects, state.table_huxi
-    return {
-        "phase": state.phase, "wall": state.wall_left, "huxi_0": huxi[0], "huxi_1": huxi[1], "huxi_2": huxi[2],
-        "could_act": ",".join([f"{o.seat}:{o.stage}" for o in offers]) if offers else None,
-        "derived": ",".join([f"{k} {card_id(c)} by {s}" for k, s, c in effects]) if effects else None,
-    }
+class _StateFacts:
+    """The facts every step carries about the state after it: phase, wall, each seat's table 胡息,
+    who may act on the card on offer, and the forced actions the rules derived. Worked out once
+    per state: events that leave the state as it was (timings, logged forced actions) reuse them."""
+
+    def __init__(self, state: State) -> None:
+        offers, effects, huxi = state.offers, state.effects, state.table_huxi
+        self.phase = state.phase
+        self.wall = state.wall_left
+        self.huxi_0, self.huxi_1, self.huxi_2 = huxi[0], huxi[1], huxi[2]
+        self.could_act = ",".join([f"{o.seat}:{o.stage}" for o in offers]) if offers else None
+        self.derived = ",".join([f"{k} {card_id(c)} by {s}" for k, s, c in effects]) if effects else None
+
+    def step_facts(self, seat: int | None, action: str | None, forced: bool) -> dict[str, Any]:
+        """Returns a step's facts: who acted and what, then the state's (one dict, built at once)."""
+        return {
+            "seat": seat, "action": action, "forced": forced, "phase": self.phase, "wall": self.wall,
+            "huxi_0": self.huxi_0, "huxi_1": self.huxi_1, "huxi_2": self.huxi_2, "could_act": self.could_act, "derived": self.derived,
+        }
+
+    def timed_facts(self, seat: int, ms: int, used: int) -> dict[str, Any]:
+        """Returns the facts of a seat's move time: the time and the seat's total, then the state's."""
+        return {
+            "seat": seat, "action": None, "forced": False, "ms": ms, "time_used": used, "phase": self.phase, "wall": self.wall,
+            "huxi_0": self.huxi_0, "huxi_1": self.huxi_1, "huxi_2": self.huxi_2, "could_act": self.could_act, "derived": self.derived,
+        }
+
+    def after(self, facts: dict[str, Any]) -> dict[str, Any]:
+        """Returns a step's own facts (those of a hu, say) followed by the state's."""
+        facts.update({
+            "phase": self.phase, "wall": self.wall, "huxi_0": self.huxi_0, "huxi_1": self.huxi_1, "huxi_2": self.huxi_2,
+            "could_act": self.could_act, "derived": self.derived,
+        })
+        return facts
 
 
 def hu_facts(state: State) -> dict[str, Any]:
@@ -113,7 +138,12 @@ class _Fold:
         self.found: list[Finding] = []
         self.event: Event | None = None
         self.last_state: State | None = None
-        self.last_facts: dict[str, Any] = {}
+        self.last_facts: _StateFacts | None = None
+        self.action: str | None = None  # the step's action, as its facts name it
+        self.forced = False
+        self.ms: int | None = None  # the time of a move and the seat's total, for a move time
+        self.used: int | None = None
+        self.extra: dict[str, Any] | None = None  # the facts of a hu
         self.turn_end = 0
         self.gaps: dict[int, int] = {}
         self._set_left_wall((0,) * N_VALUES)
@@ -133,8 +163,8 @@ class _Fold:
         self.event = event
         if self.found:
             self.found = []
+        self.action, self.forced, self.ms, self.used, self.extra = None, False, None, None, None
         seat = event.seat
-        facts: dict[str, Any] = {"seat": seat, "action": None, "forced": False}
         kind = _KINDS.get(type(event), _OTHER)
         # Only an event naming a seat past the last, or one that seats players, can name no seat.
         if ((seat is not None and seat >= SEATS) or kind == _START or kind == _DEAL or kind == _OTHER) and self._names_no_seat(event):
@@ -144,11 +174,11 @@ class _Fold:
         elif self.state is None:
             self.finding("paohuzi.X02", f"{event.kind} before game.started", ART_DEAL)  # type: ignore[attr-defined]
         elif kind == _ACTION:
-            self._action(event, facts)
+            self._action(event)
         elif kind == _MOVE_TIME:
-            self._move_time(cast(MoveTimeUsed, event), facts)
+            self._move_time(cast(MoveTimeUsed, event))
         elif kind == _FORCED:
-            self._forced(event, facts)
+            self._forced(event)
         elif kind == _BOARD:
             self._board(cast(BoardCreated, event))
         elif kind == _REVEAL:
@@ -162,17 +192,32 @@ class _Fold:
         elif kind == _ENDED:
             self._ended(cast(GameEnded, event))
         state = self.state
-        found = tuple(self.found) if self.found else ()
-        if state is None:
-            return Step(event=event, state=None, facts=facts, findings=found)
-        if state is not self.last_state:
-            # Events that leave the state as it was (timings, logged forced actions) reuse its facts.
+        if state is not None and state is not self.last_state:
             if state.hands:
                 self._conservation(state)
-                found = tuple(self.found) if self.found else ()
-            self.last_state, self.last_facts = state, facts_of(state)
-        facts.update(self.last_facts)
-        return Step(event=event, state=state, facts=facts, findings=found)
+            self.last_state, self.last_facts = state, _StateFacts(state)
+        found = tuple(self.found) if self.found else ()
+        return Step(event=event, state=state, facts=self._facts(seat, state), findings=found)
+
+    def _facts(self, seat: int | None, state: State | None) -> dict[str, Any]:
+        """Returns the step's facts: the seat, the action and whether forced, what the step's handler
+        added (the time of a move, the facts of a hu), then the state's (`_StateFacts`), keys in
+        that order; each dict is built at once for the common steps."""
+        facts: dict[str, Any]
+        known = self.last_facts
+        if state is not None and known is not None:
+            if self.ms is None and self.extra is None:
+                return known.step_facts(seat, self.action, self.forced)
+            if seat is not None and self.ms is not None and self.used is not None:
+                return known.timed_facts(seat, self.ms, self.used)
+        facts = {"seat": seat, "action": self.action, "forced": self.forced}
+        if self.ms is not None:
+            facts["ms"] = self.ms
+        if self.used is not None:
+            facts["time_used"] = self.used
+        if self.extra is not None:
+            facts.update(self.extra)
+        return known.after(facts) if state is not None and known is not None else facts
 
     def _names_no_seat(self, event: Event) -> bool:
         """Reports an event that names a seat this three-seat game does not have (X03; the schema allows
@@ -198,13 +243,13 @@ class _Fold:
         for f in check_claim("paohuzi.E01", event, outcome(self.state), ART_END):
             self.finding(f.code, f.message, f.article)
 
-    def _move_time(self, event: MoveTimeUsed, facts: dict[str, Any]) -> None:
+    def _move_time(self, event: MoveTimeUsed) -> None:
         """Compares the time a seat used with the gap between its move and the previous turn's end."""
         seat, ms, move_seq = event.seat, event.ms, event.move_seq
-        facts["ms"] = ms
+        self.ms = ms
         if seat is not None:
             self.time_used[seat] += ms
-            facts["time_used"] = self.time_used[seat]
+            self.used = self.time_used[seat]
         gap = self.gaps.get(move_seq) if move_seq is not None else None
         if gap is not None and gap != ms:
             self.finding("paohuzi.W01", f"seat {seat} used {ms} ms by the clock but the timestamps give {gap} ms",
@@ -295,11 +340,11 @@ class _Fold:
 
     # ---- play (第七–九条) ------------------------------------------------------------------
 
-    def _forced(self, event: Event, facts: dict[str, Any]) -> None:
+    def _forced(self, event: Event) -> None:
         kind = FORCED_KINDS[type(event)]
         card = card_number(event.card)  # type: ignore[attr-defined]
-        facts["action"] = f"{kind} {card_id(card)}"
-        facts["forced"] = True
+        self.action = f"{kind} {card_id(card)}"
+        self.forced = True
         logged = (kind, event.seat, card)
         if logged in self.unlogged:
             self.unlogged.remove(logged)
@@ -307,11 +352,11 @@ class _Fold:
         derived = ", ".join(f"{k} {card_id(c)} by seat {s}" for k, s, c in self.unlogged) or "none"
         self.finding("paohuzi.F01", f"logged forced {kind} {card_id(card)} by seat {event.seat}; the rules derive {derived}", "第四条 术语定义")
 
-    def _action(self, event: Event, facts: dict[str, Any]) -> None:
+    def _action(self, event: Event) -> None:
         state = self.state
         assert state is not None
         action = to_action(state, event)
-        facts["action"] = action.notation()
+        self.action = action.notation()
         self.gaps[event.seq] = event.ts - self.turn_end
         self.turn_end = event.ts
         if state.phase == "end":
@@ -340,7 +385,7 @@ class _Fold:
         self.unlogged, self.from_play = list(new.effects), True
         if isinstance(event, Hu):
             self._hu_claims(event, new)
-            facts.update(hu_facts(new))
+            self.extra = hu_facts(new)
 
     def _seat_ok(self, state: State, event: Event, action: Any) -> bool:
         seat = rules.current_seat(state)
@@ -498,7 +543,17 @@ def _move(counts: list[int], old: int, new: int) -> int:
     return new
 
 
-_OTHER, _START, _ACTION, _MOVE_TIME, _FORCED, _BOARD, _REVEAL, _DEAL, _LIANG, _HUANGZHUANG, _ENDED = range(11)
+_OTHER: Final = 0
+_START: Final = 1
+_ACTION: Final = 2
+_MOVE_TIME: Final = 3
+_FORCED: Final = 4
+_BOARD: Final = 5
+_REVEAL: Final = 6
+_DEAL: Final = 7
+_LIANG: Final = 8
+_HUANGZHUANG: Final = 9
+_ENDED: Final = 10
 _KINDS: Final[dict[type, int]] = {
     GameStarted: _START, MoveTimeUsed: _MOVE_TIME, BoardCreated: _BOARD, BoardRevealed: _REVEAL, Dealt: _DEAL,
     LiangzhangRevealed: _LIANG, Huangzhuang: _HUANGZHUANG, GameEnded: _ENDED,
