@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from itertools import chain
 from typing import Any, Final, cast
 
@@ -383,8 +383,8 @@ class _Fold:
         new = rules_apply(state, action)
         self.state = new
         self.unlogged, self.from_play = list(new.effects), True
-        if isinstance(event, Hu):
-            self._hu_claims(event, new)
+        if action.kind == "hu":  # the action of a hu event, and of no other
+            self._hu_claims(cast(Hu, event), new)
             self.extra = hu_facts(new)
 
     def _seat_ok(self, state: State, event: Event, action: Any) -> bool:
@@ -528,7 +528,7 @@ def _rerow(counts: list[int], old: tuple[int, ...], new: tuple[int, ...]) -> Non
     _add(counts, new[kept:], 1)
 
 
-def _add(counts: list[int], cards: Sequence[int], n: int) -> None:
+def _add(counts: list[int], cards: tuple[int, ...], n: int) -> None:
     for c in cards:
         counts[c] += n
 

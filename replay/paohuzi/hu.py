@@ -137,7 +137,7 @@ def san_ti_wu_kan(profile: PaohuziProfile, melds: Sequence[Group], hand: Counts)
     return HuResult(groups, huxi, stats_of(groups, False, False, False, True, False), tuple(fans), score)
 
 
-def may_win(profile: PaohuziProfile, melds: Sequence[Group], hand: Counts, card: int | None, table_huxi: int) -> bool:
+def may_win(profile: PaohuziProfile, melds: tuple[Group, ...], hand: Counts, card: int | None, table_huxi: int) -> bool:
     """Tells whether a hand might win on `card` (fast necessary tests before the search): every
     card of the pool can join some group, and the 胡息 bound with the table groups' `table_huxi`
     reaches `min_huxi`."""
@@ -210,14 +210,35 @@ _UNLOCKED: Final[dict[Counts, _Concealed]] = {}
 
 
 def _concealed(hand: Counts, kan_locked: bool) -> _Concealed:
-    """Returns the concealed hand of `hand`, from the cache when it was seen (emptied when full)."""
+    """Returns the concealed hand of `hand`, from the cache when it was seen (emptied when full).
+    The hands asked about last are found by identity first: a card on offer is checked against
+    each seat's hand, which stays the same tuple from state to state until the seat's cards change."""
+    for seen in _RECENT:
+        if seen.hand is hand and seen.kan_locked == kan_locked:
+            return seen.concealed
     cache = _LOCKED if kan_locked else _UNLOCKED
     found = cache.get(hand)
     if found is None:
         if len(cache) >= _CACHE_SIZE:
             cache.clear()
         found = cache[hand] = _conceal(hand, kan_locked)
+    _RECENT.insert(0, _Seen(hand, kan_locked, found))
+    del _RECENT[_RECENT_SIZE:]
     return found
+
+
+class _Seen:
+    """A hand `_concealed` was asked about, with its answer."""
+
+    def __init__(self, hand: Counts, kan_locked: bool, concealed: _Concealed) -> None:
+        self.hand = hand
+        self.kan_locked = kan_locked
+        self.concealed = concealed
+
+
+_RECENT: Final[list[_Seen]] = []
+_RECENT_SIZE: Final = 4
+"""The hands asked about last (most recent first): one per seat and the hand just before a change."""
 
 
 def _conceal(hand: Counts, kan_locked: bool) -> _Concealed:
@@ -259,7 +280,7 @@ def _may_complete(concealed: _Concealed, card: int | None) -> bool:
     return bool(concealed.reach >> card & 1)
 
 
-def _bound(concealed: _Concealed, table: HuxiTable, melds: Sequence[Group], hand: Counts, card: int | None) -> int:
+def _bound(concealed: _Concealed, table: HuxiTable, melds: tuple[Group, ...], hand: Counts, card: int | None) -> int:
     """Returns an upper bound of the 胡息 the concealed cards and the winning card can add to the
     table groups: every triple in hand as 坎, as many 一二三/二七十 as the cards allow, and the
     winning card as a 跑/提 (on top of the group it joins) or as a triple with a pair."""
@@ -291,7 +312,7 @@ def _times(hand: Counts, extra: int, a: int, b: int, c: int) -> int:
     return n
 
 
-def _has_triple(melds: Sequence[Group], card: int) -> bool:
+def _has_triple(melds: tuple[Group, ...], card: int) -> bool:
     """Tells whether a table group is three of `card` (a 偎, 臭偎 or 碰 a fourth copy would join)."""
     triple = (card,) * 3
     for g in melds:

@@ -132,7 +132,7 @@ def _holds_partners(hand: Counts, pair: tuple[int, ...]) -> bool:
     return 0 < hand[a] < 3 and 0 < hand[b] < 3 and (a != b or hand[a] == 2)
 
 
-def _take(counts: list[int], cards: Sequence[int]) -> bool:
+def _take(counts: list[int], cards: tuple[int, ...]) -> bool:
     """Takes the cards out of `counts` if all are there; leaves `counts` as it was otherwise."""
     for c in cards:
         counts[c] -= 1
@@ -143,7 +143,7 @@ def _take(counts: list[int], cards: Sequence[int]) -> bool:
     return True
 
 
-def _put(counts: list[int], cards: Sequence[int]) -> None:
+def _put(counts: list[int], cards: tuple[int, ...]) -> None:
     for c in cards:
         counts[c] += 1
 
@@ -198,8 +198,9 @@ def chi_seats(state: State, pending: Pending) -> list[int]:
 def peng_seat(state: State, pending: Pending) -> int | None:
     """Returns the seat that may 碰 the card on offer: another seat holding a pair of it outside a 坎,
     not barred by 过碰 nor dead, with a card left to discard where the profile asks it (§5.4)."""
+    hands = state.hands
     for seat in range(SEATS):
-        if seat == pending.owner or state.hands[seat][pending.card] != 2 or state.dead[seat]:
+        if seat == pending.owner or hands[seat][pending.card] != 2 or state.dead[seat]:
             continue
         if state.guo_peng[seat] & bit(pending.card):
             return None
@@ -213,14 +214,15 @@ def peng_seat(state: State, pending: Pending) -> int | None:
 def pao_seat(state: State, pending: Pending) -> int | None:
     """Returns the seat forced to 跑 the card on offer: a 坎 in hand or 偎 on the table (any card
     from another seat), or a 碰 on the table (wall card by anyone; discard only by profile) (§5.3)."""
-    card = pending.card
+    card, owner = pending.card, pending.owner
     triple = (card,) * 3
+    hands, melds = state.hands, state.melds
     for seat in range(SEATS):
-        if seat != pending.owner and state.hands[seat][card] == 3:
+        if seat != owner and hands[seat][card] == 3:
             return seat
-        for g in state.melds[seat]:
+        for g in melds[seat]:
             if g.cards == triple:
-                if g.kind in ("wei", "chou_wei") and seat != pending.owner:
+                if g.kind in ("wei", "chou_wei") and seat != owner:
                     return seat
                 if g.kind == "peng" and (pending.from_wall or state.profile.peng_pao_on_discard):
                     return seat
