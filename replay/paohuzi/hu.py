@@ -185,10 +185,19 @@ class _Concealed:
         self.triples = triples
         self.kan_values = kan_values
         self.reach = reach
-        big = sum(1 for v in kan_values if v >= 10)
-        self.small_kans = len(kan_values) - big
-        self.big_kans = big
-        """How many of `kan_values` are small and big cards (the 胡息 bound counts each as a 坎)."""
+        self.small_kans = self.big_kans = self.small_fours = self.big_fours = 0
+        """How many of `kan_values` are small and big cards held three times, and four times (the
+        胡息 bound counts a triple as a 坎, four as the better of 坎 and 提)."""
+        for v in kan_values:
+            four = pool[v] == 4 or any(g.kind == "ti" and g.cards[0] == v for g in kans)
+            if v >= 10 and four:
+                self.big_fours += 1
+            elif v >= 10:
+                self.big_kans += 1
+            elif four:
+                self.small_fours += 1
+            else:
+                self.small_kans += 1
 
 
 _ANY_CARD: Final = (1 << N_VALUES) - 1
@@ -282,10 +291,11 @@ def _may_complete(concealed: _Concealed, card: int | None) -> bool:
 
 def _bound(concealed: _Concealed, table: HuxiTable, melds: tuple[Group, ...], hand: Counts, card: int | None) -> int:
     """Returns an upper bound of the 胡息 the concealed cards and the winning card can add to the
-    table groups: every triple in hand as 坎, as many 一二三/二七十 as the cards allow, and the
-    winning card as a 跑/提 (on top of the group it joins) or as a triple with a pair."""
-    kan = table.kan
-    bound = concealed.small_kans * kan[0] + concealed.big_kans * kan[1]
+    table groups: every triple in hand as 坎 (four of a card as 提), as many 一二三/二七十 as the
+    cards allow, and the winning card as a 跑/提 (on top of the group it joins) or as a triple with a pair."""
+    kan, ti = table.kan, table.ti
+    bound = (concealed.small_kans * kan[0] + concealed.big_kans * kan[1]
+             + concealed.small_fours * max(kan[0], ti[0]) + concealed.big_fours * max(kan[1], ti[1]))
     extra = -1  # the winning card, counted in with the hand's for the sequences
     if card is not None:
         extra = card
