@@ -42,7 +42,7 @@ from replay.paohuzi.checks import (
 from replay.paohuzi.deals import commitment, deck_problem
 from replay.paohuzi.events import ACTION_EVENTS, FORCED_KINDS, to_action
 from replay.paohuzi.melds import Group
-from replay.paohuzi.state import SEATS, State
+from replay.paohuzi.state import DISCARDS, DRAW, DRAWS, HU, PASS, PENG, SEATS, Action, State
 from replay.protocol import Finding, IllegalActionError, InvalidActionError, Outcome, Step, StrictReplayError
 from schemas.common import GameEnded, GameStarted, MoveTimeUsed
 from schemas.envelope import Event
@@ -356,7 +356,7 @@ class _Fold:
         state = self.state
         assert state is not None
         action = to_action(state, event)
-        self.action = action.notation()
+        self.action = _NOTATIONS.get(action) or action.notation()
         self.gaps[event.seq] = event.ts - self.turn_end
         self.turn_end = event.ts
         if state.phase == "end":
@@ -560,6 +560,10 @@ _KINDS: Final[dict[type, int]] = {
     **{kind: _FORCED for kind in FORCED_KINDS}, **{kind: _ACTION for kind in ACTION_EVENTS},
 }
 """Which fold step handles each kind of event; other kinds (penalties, draws offered …) change nothing."""
+
+
+_NOTATIONS: Final[dict[Action, str]] = {a: a.notation() for a in (DRAW, PENG, HU, PASS, *DISCARDS, *DRAWS)}
+"""The notation of the actions an event names most (all but 吃), written once."""
 
 
 def rules_apply(state: State, action: Any) -> State:

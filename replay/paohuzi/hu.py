@@ -251,14 +251,18 @@ _RECENT_SIZE: Final = 4
 
 
 def _conceal(hand: Counts, kan_locked: bool) -> _Concealed:
-    if all(n < 3 for n in hand):
+    held = [v for v in range(N_VALUES) if hand[v] >= 3]
+    if not held:
         return _Concealed((), hand, _NONE, _NONE, _reach(hand))
-    triples = frozenset(v for v in range(N_VALUES) if hand[v] >= 3)
+    triples = frozenset(held)
     if not kan_locked:
         return _Concealed((), hand, triples, triples, _reach(hand))
-    kans = tuple(_KAN[v] if hand[v] == 3 else new_tuple(Group, ("ti", (v,) * hand[v])) for v in triples)
-    pool = tuple(0 if v in triples else n for v, n in enumerate(hand))
-    return _Concealed(kans, pool, _NONE, triples, _reach(pool))
+    kans = tuple([_KAN[v] if hand[v] == 3 else new_tuple(Group, ("ti", (v,) * hand[v])) for v in triples])
+    pool = list(hand)
+    for v in held:
+        pool[v] = 0
+    locked = tuple(pool)
+    return _Concealed(kans, locked, _NONE, triples, _reach(locked))
 
 
 def _reach(pool: Counts) -> int:

@@ -150,8 +150,10 @@ def _offer(state: State) -> State:
     """Opens the offers on the card just shown (the state's `pending`, at the `hu` stage)."""
     pending = state.pending
     assert pending is not None
-    choices = hu_choices(state.profile)
-    offers = tuple(new_tuple(Offer, (s, "hu", choices)) for s in hu_order(state, pending) if hu_at(state, s, pending.card, pending.owner))
+    offers: tuple[Offer, ...] = ()
+    for seat in hu_order(state, pending):
+        if hu_at(state, seat, pending.card, pending.owner):
+            offers += (new_tuple(Offer, (seat, "hu", hu_choices(state.profile))),)
     return _advance(state, offers)
 
 
@@ -176,8 +178,11 @@ def _advance(state: State, offers: tuple[Offer, ...]) -> State:
             return replace(state, stage="peng", offers=(new_tuple(Offer, (seat, "peng", (PENG, PASS))),))
         stage = "peng"
     if stage == "peng":
-        chi_offers = (_chi_offer(state, seat, pending.card) for seat in chi_seats(state, pending))
-        chi = tuple(offer for offer in chi_offers if offer is not None)
+        chi: tuple[Offer, ...] = ()
+        for seat in chi_seats(state, pending):
+            offer = _chi_offer(state, seat, pending.card)
+            if offer is not None:
+                chi += (offer,)
         if chi:
             return replace(state, stage="chi", offers=chi)
     row = state.discards[pending.owner] + (pending.card,)
