@@ -97,7 +97,7 @@ def forced_placement(
     the replay does; None for another seat's card, under `hu_first`, or when nothing is forced."""
     if card is None or source != "self" or profile.hu_vs_forced_order != "forced_first":
         return None
-    triple = (card,) * 3
+    triple: tuple[int, ...] = (card,) * 3  # one tuple object, compared as it is (not rebuilt per group)
     if hand[card] == 3:
         return Forced("ti", (*melds, Group("ti", (card,) * 4)), _without(hand, card))
     for i, g in enumerate(melds):
@@ -328,7 +328,7 @@ def _times(hand: Counts, extra: int, a: int, b: int, c: int) -> int:
 
 def _has_triple(melds: tuple[Group, ...], card: int) -> bool:
     """Tells whether a table group is three of `card` (a 偎, 臭偎 or 碰 a fourth copy would join)."""
-    triple = (card,) * 3
+    triple: tuple[int, ...] = (card,) * 3  # one tuple object, compared as it is (not rebuilt per group)
     for g in melds:
         if g.cards == triple:
             return True
@@ -360,7 +360,7 @@ def _placements(
         return
     own = source == "self"
     merges = []
-    triple = (card,) * 3
+    triple: tuple[int, ...] = (card,) * 3  # one tuple object, compared as it is (not rebuilt per group)
     for i, g in enumerate(fixed):
         if g.cards == triple and g.kind in ("kan", "wei", "chou_wei", "peng"):
             if g.kind == "peng" and from_discard and not profile.peng_pao_on_discard:

@@ -215,7 +215,7 @@ def pao_seat(state: State, pending: Pending) -> int | None:
     """Returns the seat forced to 跑 the card on offer: a 坎 in hand or 偎 on the table (any card
     from another seat), or a 碰 on the table (wall card by anyone; discard only by profile) (§5.3)."""
     card, owner = pending.card, pending.owner
-    triple = (card,) * 3
+    triple: tuple[int, ...] = (card,) * 3  # one tuple object, compared as it is (not rebuilt per group)
     hands, melds = state.hands, state.melds
     for seat in range(SEATS):
         if seat != owner and hands[seat][card] == 3:

@@ -104,7 +104,7 @@ def draw(state: State, card: int) -> State:
 def forced_private(state: State, seat: int, card: int) -> str | None:
     """Returns the forced action an own draw makes, unseen by others: 提 onto a 坎 or 偎, 偎 (or
     臭偎 after a passed 碰) onto a pair (§5.1, §5.2); None when the card is shown."""
-    triple = (card,) * 3
+    triple: tuple[int, ...] = (card,) * 3  # one tuple object, compared as it is (not rebuilt per group)
     if state.hands[seat][card] == 3 or any(g.cards == triple and g.kind in ("wei", "chou_wei") for g in state.melds[seat]):
         return "ti"
     if state.hands[seat][card] == 2:
@@ -129,7 +129,8 @@ def _upgrade(state: State, seat: int, card: int, kind: str) -> State:
     if state.hands[seat][card] == 3:
         state = _meld(state, seat, Group(kind, (card,) * 4), {card: 3})
     else:
-        melds = tuple(Group(kind, (card,) * 4) if g.cards == (card,) * 3 else g for g in state.melds[seat])
+        triple: tuple[int, ...] = (card,) * 3
+        melds = tuple(Group(kind, (card,) * 4) if g.cards == triple else g for g in state.melds[seat])
         state = _melds(state, seat, melds)
     return replace(state, pao_ti=_set(state.pao_ti, seat, state.pao_ti[seat] + 1))
 
