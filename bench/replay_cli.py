@@ -7,7 +7,7 @@ in this process, in moves per second, beside python-chess `Board.push_uci` over 
 (the engine benches' peer), the two taking turns. The wall time of the command itself, interpreter start-up included, is
 printed for reference. The last line carries the smallest ratio.
 
-    python bench/replay_cli.py [--games 200] [--repeat 5]
+    python bench/replay_cli.py [--games 200] [--repeat 5] [--game paohuzi]
 """
 
 from __future__ import annotations
@@ -92,10 +92,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--games", type=int, default=200)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--game", choices=GAMES, action="append", help="only this game (repeatable; default: all three)")
     args = parser.parse_args()
     peer = chess_games(80, seed=2026)
     ratios = []
-    for game in GAMES:
+    for game in args.game or GAMES:
         root = cached_ledger(game, args.games)
         rate, chess_rate, cpu_ratio, moves = replay_rates(root, peer, args.repeat)
         ratios.append(rate / chess_rate)

@@ -9,12 +9,12 @@ from collections.abc import Iterable, Sequence
 from replay.paohuzi.cards import COPIES, DECK_SIZE, N_VALUES, card_id, card_number, counts_of
 from replay.protocol import Finding
 from schemas.envelope import Event
-from schemas.paohuzi import BoardCreated, BoardRevealed, Dealt, Drawn, LiangzhangRevealed
+from schemas.paohuzi import CARD_IDS, BoardCreated, BoardRevealed, Dealt, Drawn, LiangzhangRevealed
 
 
 def commitment(deck: Sequence[int], salt: str) -> str:
     """Returns the SHA-256 commitment of a deck order: `sha256(salt + "|" + ",".join(ids))`, hex."""
-    text = salt + "|" + ",".join(map(card_id, deck))
+    text = salt + "|" + ",".join([CARD_IDS[c] for c in deck])
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 

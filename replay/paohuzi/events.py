@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from replay.paohuzi.cards import card_id, card_number
 from replay.paohuzi.melds import Group, new_tuple
@@ -69,19 +69,20 @@ def to_action(state: State, event: Event) -> Action:
 
     :raises InvalidActionError: for an event that records no action.
     """
-    match event:
-        case Drawn():
-            return DRAW if state.deck is not None else DRAWS[card_number(event.card)]
-        case Discarded():
-            return DISCARDS[card_number(event.card)]
-        case Passed():
-            return PASS
-        case Chi():
-            main = tuple(sorted(card_number(c) for c in event.group))
-            bi = sorted(tuple(sorted(card_number(c) for c in g)) for g in event.bi)
-            return new_tuple(Action, ("chi", -1, (main, *bi)))
-        case Peng():
-            return PENG
-        case Hu():
-            return HU
+    kind = type(event)  # each kind of event is its own tagged class, never subclassed: no isinstance walk
+    if kind is Drawn:
+        return DRAW if state.deck is not None else DRAWS[card_number(cast(Drawn, event).card)]
+    if kind is Discarded:
+        return DISCARDS[card_number(cast(Discarded, event).card)]
+    if kind is Passed:
+        return PASS
+    if kind is Chi:
+        chi = cast(Chi, event)
+        main = tuple(sorted(card_number(c) for c in chi.group))
+        bi = sorted(tuple(sorted(card_number(c) for c in g)) for g in chi.bi)
+        return new_tuple(Action, ("chi", -1, (main, *bi)))
+    if kind is Peng:
+        return PENG
+    if kind is Hu:
+        return HU
     raise InvalidActionError(f"{event.kind} records no action")  # type: ignore[attr-defined]

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from itertools import chain
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import msgspec
 
@@ -42,7 +42,7 @@ from replay.paohuzi.checks import (
 from replay.paohuzi.deals import commitment, deck_problem
 from replay.paohuzi.events import ACTION_EVENTS, FORCED_KINDS, to_action
 from replay.paohuzi.melds import Group
-from replay.paohuzi.state import SEATS, State
+from replay.paohuzi.state import DISCARDS, DRAW, DRAWS, HU, PASS, PENG, SEATS, Action, State
 from replay.protocol import Finding, IllegalActionError, InvalidActionError, Outcome, Step, StrictReplayError
 from schemas.common import GameEnded, GameStarted, MoveTimeUsed
 from schemas.envelope import Event
@@ -77,15 +77,40 @@ def outcome(state: State) -> Outcome | None:
     return None
 
 
-def facts_of(state: State) -> dict[str, Any]:
-    """Returns the facts every step carries about the state after it: phase, wall, each seat's
-    table 胡息, who may act on the card on offer, and the forced actions the rules derived."""
-    offers, effects, huxi = state.offers, state.effects, state.table_huxi
-    return {
-        "phase": state.phase, "wall": state.wall_left, "huxi_0": huxi[0], "huxi_1": huxi[1], "huxi_2": huxi[2],
-        "could_act": ",".join([f"{o.seat}:{o.stage}" for o in offers]) if offers else None,
-        "derived": ",".join([f"{k} {card_id(c)} by {s}" for k, s, c in effects]) if effects else None,
-    }
+class _StateFacts:
+    """The facts every step carries about the state after it: phase, wall, each seat's table 胡息,
+    who may act on the card on offer, and the forced actions the rules derived. Worked out once
+    per state: events that leave the state as it was (timings, logged forced actions) reuse them."""
+
+    def __init__(self, state: State) -> None:
+        offers, effects, huxi = state.offers, state.effects, state.table_huxi
+        self.phase = state.phase
+        self.wall = state.wall_left
+        self.huxi_0, self.huxi_1, self.huxi_2 = huxi[0], huxi[1], huxi[2]
+        self.could_act = ",".join([f"{o.seat}:{o.stage}" for o in offers]) if offers else None
+        self.derived = ",".join([f"{k} {card_id(c)} by {s}" for k, s, c in effects]) if effects else None
+
+    def step_facts(self, seat: int | None, action: str | None, forced: bool) -> dict[str, Any]:
+        """Returns a step's facts: who acted and what, then the state's (one dict, built at once)."""
+        return {
+            "seat": seat, "action": action, "forced": forced, "phase": self.phase, "wall": self.wall,
+            "huxi_0": self.huxi_0, "huxi_1": self.huxi_1, "huxi_2": self.huxi_2, "could_act": self.could_act, "derived": self.derived,
+        }
+
+    def timed_facts(self, seat: int, ms: int, used: int) -> dict[str, Any]:
+        """Returns the facts of a seat's move time: the time and the seat's total, then the state's."""
+        return {
+            "seat": seat, "action": None, "forced": False, "ms": ms, "time_used": used, "phase": self.phase, "wall": self.wall,
+            "huxi_0": self.huxi_0, "huxi_1": self.huxi_1, "huxi_2": self.huxi_2, "could_act": self.could_act, "derived": self.derived,
+        }
+
+    def after(self, facts: dict[str, Any]) -> dict[str, Any]:
+        """Returns a step's own facts (those of a hu, say) followed by the state's."""
+        facts.update({
+            "phase": self.phase, "wall": self.wall, "huxi_0": self.huxi_0, "huxi_1": self.huxi_1, "huxi_2": self.huxi_2,
+            "could_act": self.could_act, "derived": self.derived,
+        })
+        return facts
 
 
 def hu_facts(state: State) -> dict[str, Any]:
@@ -112,7 +137,13 @@ class _Fold:
         self.from_play = False  # whether `unlogged` came from play, where skipping one explains a later misstep
         self.found: list[Finding] = []
         self.event: Event | None = None
-        self.last: tuple[State | None, dict[str, Any]] = (None, {})
+        self.last_state: State | None = None
+        self.last_facts: _StateFacts | None = None
+        self.action: str | None = None  # the step's action, as its facts name it
+        self.forced = False
+        self.ms: int | None = None  # the time of a move and the seat's total, for a move time
+        self.used: int | None = None
+        self.extra: dict[str, Any] | None = None  # the facts of a hu
         self.turn_end = 0
         self.gaps: dict[int, int] = {}
         self._set_left_wall((0,) * N_VALUES)
@@ -129,27 +160,64 @@ class _Fold:
         self.found.append(f)
 
     def step(self, event: Event) -> Step:
-        self.event, self.found = event, []
-        facts: dict[str, Any] = {"seat": event.seat, "action": None, "forced": False}
-        handler = _HANDLERS.get(type(event))  # none for game.started: asked only without a handler
-        if self._names_no_seat(event):
+        self.event = event
+        if self.found:
+            self.found = []
+        self.action, self.forced, self.ms, self.used, self.extra = None, False, None, None, None
+        seat = event.seat
+        kind = _KINDS.get(type(event), _OTHER)
+        # Only an event naming a seat past the last, or one that seats players, can name no seat.
+        if ((seat is not None and seat >= SEATS) or kind == _START or kind == _DEAL or kind == _OTHER) and self._names_no_seat(event):
             pass  # ignored: it can change nothing in a game without that seat
-        elif handler is None and isinstance(event, GameStarted):
-            self.state = new_state(event)
+        elif kind == _START:
+            self.state = new_state(cast(GameStarted, event))
         elif self.state is None:
             self.finding("paohuzi.X02", f"{event.kind} before game.started", ART_DEAL)  # type: ignore[attr-defined]
-        elif handler is not None:
-            handler(self, event, facts)
+        elif kind == _ACTION:
+            self._action(event)
+        elif kind == _MOVE_TIME:
+            self._move_time(cast(MoveTimeUsed, event))
+        elif kind == _FORCED:
+            self._forced(event)
+        elif kind == _BOARD:
+            self._board(cast(BoardCreated, event))
+        elif kind == _REVEAL:
+            self._reveal(cast(BoardRevealed, event))
+        elif kind == _DEAL:
+            self._deal(cast(Dealt, event))
+        elif kind == _LIANG:
+            self._liang(cast(LiangzhangRevealed, event))
+        elif kind == _HUANGZHUANG:
+            self._huangzhuang()
+        elif kind == _ENDED:
+            self._ended(cast(GameEnded, event))
         state = self.state
-        if state is None:
-            return Step(event=event, state=None, facts=facts, findings=tuple(self.found))
-        if state is not self.last[0]:
-            # Events that leave the state as it was (timings, logged forced actions) reuse its facts.
+        if state is not None and state is not self.last_state:
             if state.hands:
                 self._conservation(state)
-            self.last = (state, facts_of(state))
-        facts.update(self.last[1])
-        return Step(event=event, state=state, facts=facts, findings=tuple(self.found))
+            self.last_state, self.last_facts = state, _StateFacts(state)
+        found = tuple(self.found) if self.found else ()
+        return Step(event=event, state=state, facts=self._facts(seat, state), findings=found)
+
+    def _facts(self, seat: int | None, state: State | None) -> dict[str, Any]:
+        """Returns the step's facts: the seat, the action and whether forced, what the step's handler
+        added (the time of a move, the facts of a hu), then the state's (`_StateFacts`), keys in
+        that order; each dict is built at once for the common steps."""
+        facts: dict[str, Any]
+        known = self.last_facts
+        if state is not None and known is not None:
+            if self.ms is None and self.extra is None:
+                return known.step_facts(seat, self.action, self.forced)
+            if seat is not None and self.ms is not None and self.used is not None:
+                return known.timed_facts(seat, self.ms, self.used)
+        facts = {"seat": seat, "action": self.action, "forced": self.forced}
+        if self.ms is not None:
+            facts["ms"] = self.ms
+        if self.used is not None:
+            facts["time_used"] = self.used
+        if self.extra is not None:
+            facts.update(self.extra)
+        return known.after(facts) if state is not None and known is not None else facts
 
     def _names_no_seat(self, event: Event) -> bool:
         """Reports an event that names a seat this three-seat game does not have (X03; the schema allows
@@ -166,22 +234,22 @@ class _Fold:
             self.finding("paohuzi.X03", f"{event.kind} seats a player at seat {holders[0]}, but the game has seats 0–{SEATS - 1}", ART_SEATS)
         return False
 
-    def _huangzhuang(self, event: Event, facts: dict[str, Any]) -> None:
+    def _huangzhuang(self) -> None:
         if self.state is not None and not self.state.exhausted:
             self.finding("paohuzi.E02", "荒庄 claimed but the wall is not exhausted or the deal was won", ART_END)
 
-    def _ended(self, event: GameEnded, facts: dict[str, Any]) -> None:
+    def _ended(self, event: GameEnded) -> None:
         assert self.state is not None
         for f in check_claim("paohuzi.E01", event, outcome(self.state), ART_END):
             self.finding(f.code, f.message, f.article)
 
-    def _move_time(self, event: MoveTimeUsed, facts: dict[str, Any]) -> None:
+    def _move_time(self, event: MoveTimeUsed) -> None:
         """Compares the time a seat used with the gap between its move and the previous turn's end."""
         seat, ms, move_seq = event.seat, event.ms, event.move_seq
-        facts["ms"] = ms
+        self.ms = ms
         if seat is not None:
             self.time_used[seat] += ms
-            facts["time_used"] = self.time_used[seat]
+            self.used = self.time_used[seat]
         gap = self.gaps.get(move_seq) if move_seq is not None else None
         if gap is not None and gap != ms:
             self.finding("paohuzi.W01", f"seat {seat} used {ms} ms by the clock but the timestamps give {gap} ms",
@@ -189,7 +257,7 @@ class _Fold:
 
     # ---- the board and the deal (第五条, 第六条) ------------------------------------------
 
-    def _board(self, event: BoardCreated, facts: dict[str, Any] | None = None) -> None:
+    def _board(self, event: BoardCreated) -> None:
         assert self.state is not None
         if self.state.phase != "board" or self.state.board is not None:
             self.finding("paohuzi.T01", "board_created after the board was set or the deal began", ART_DEAL)
@@ -205,7 +273,7 @@ class _Fold:
             return None
         return deck
 
-    def _reveal(self, event: BoardRevealed, facts: dict[str, Any] | None = None) -> None:
+    def _reveal(self, event: BoardRevealed) -> None:
         state = self.state
         assert state is not None
         deck = self._deck(event.deck)
@@ -235,7 +303,7 @@ class _Fold:
             self.finding("paohuzi.D03", f"hands of seats {seats} are not the board's deck order", ART_DEAL)
         return not seats
 
-    def _deal(self, event: Dealt, facts: dict[str, Any] | None = None) -> None:
+    def _deal(self, event: Dealt) -> None:
         state = self.state
         assert state is not None
         if state.phase != "board":
@@ -255,7 +323,7 @@ class _Fold:
         self._set_left_wall(dealt)
         self.state = rules.deal(state, event.dealer, hands)
 
-    def _liang(self, event: LiangzhangRevealed, facts: dict[str, Any] | None = None) -> None:
+    def _liang(self, event: LiangzhangRevealed) -> None:
         state = self.state
         assert state is not None
         if state.phase != "liang":
@@ -272,11 +340,11 @@ class _Fold:
 
     # ---- play (第七–九条) ------------------------------------------------------------------
 
-    def _forced(self, event: Event, facts: dict[str, Any]) -> None:
+    def _forced(self, event: Event) -> None:
         kind = FORCED_KINDS[type(event)]
         card = card_number(event.card)  # type: ignore[attr-defined]
-        facts["action"] = f"{kind} {card_id(card)}"
-        facts["forced"] = True
+        self.action = f"{kind} {card_id(card)}"
+        self.forced = True
         logged = (kind, event.seat, card)
         if logged in self.unlogged:
             self.unlogged.remove(logged)
@@ -284,11 +352,11 @@ class _Fold:
         derived = ", ".join(f"{k} {card_id(c)} by seat {s}" for k, s, c in self.unlogged) or "none"
         self.finding("paohuzi.F01", f"logged forced {kind} {card_id(card)} by seat {event.seat}; the rules derive {derived}", "第四条 术语定义")
 
-    def _action(self, event: Event, facts: dict[str, Any]) -> None:
+    def _action(self, event: Event) -> None:
         state = self.state
         assert state is not None
         action = to_action(state, event)
-        facts["action"] = action.notation()
+        self.action = _NOTATIONS.get(action) or action.notation()
         self.gaps[event.seq] = event.ts - self.turn_end
         self.turn_end = event.ts
         if state.phase == "end":
@@ -315,9 +383,9 @@ class _Fold:
         new = rules_apply(state, action)
         self.state = new
         self.unlogged, self.from_play = list(new.effects), True
-        if isinstance(event, Hu):
-            self._hu_claims(event, new)
-            facts.update(hu_facts(new))
+        if action.kind == "hu":  # the action of a hu event, and of no other
+            self._hu_claims(cast(Hu, event), new)
+            self.extra = hu_facts(new)
 
     def _seat_ok(self, state: State, event: Event, action: Any) -> bool:
         seat = rules.current_seat(state)
@@ -460,7 +528,7 @@ def _rerow(counts: list[int], old: tuple[int, ...], new: tuple[int, ...]) -> Non
     _add(counts, new[kept:], 1)
 
 
-def _add(counts: list[int], cards: Sequence[int], n: int) -> None:
+def _add(counts: list[int], cards: tuple[int, ...], n: int) -> None:
     for c in cards:
         counts[c] += n
 
@@ -475,12 +543,27 @@ def _move(counts: list[int], old: int, new: int) -> int:
     return new
 
 
-_HANDLERS: Final[dict[type, Any]] = {
-    MoveTimeUsed: _Fold._move_time, BoardCreated: _Fold._board, BoardRevealed: _Fold._reveal, Dealt: _Fold._deal,
-    LiangzhangRevealed: _Fold._liang, Huangzhuang: _Fold._huangzhuang, GameEnded: _Fold._ended,
-    **{kind: _Fold._forced for kind in FORCED_KINDS}, **{kind: _Fold._action for kind in ACTION_EVENTS},
+_OTHER: Final = 0
+_START: Final = 1
+_ACTION: Final = 2
+_MOVE_TIME: Final = 3
+_FORCED: Final = 4
+_BOARD: Final = 5
+_REVEAL: Final = 6
+_DEAL: Final = 7
+_LIANG: Final = 8
+_HUANGZHUANG: Final = 9
+_ENDED: Final = 10
+_KINDS: Final[dict[type, int]] = {
+    GameStarted: _START, MoveTimeUsed: _MOVE_TIME, BoardCreated: _BOARD, BoardRevealed: _REVEAL, Dealt: _DEAL,
+    LiangzhangRevealed: _LIANG, Huangzhuang: _HUANGZHUANG, GameEnded: _ENDED,
+    **{kind: _FORCED for kind in FORCED_KINDS}, **{kind: _ACTION for kind in ACTION_EVENTS},
 }
 """Which fold step handles each kind of event; other kinds (penalties, draws offered …) change nothing."""
+
+
+_NOTATIONS: Final[dict[Action, str]] = {a: a.notation() for a in (DRAW, PENG, HU, PASS, *DISCARDS, *DRAWS)}
+"""The notation of the actions an event names most (all but 吃), written once."""
 
 
 def rules_apply(state: State, action: Any) -> State:

@@ -7,7 +7,7 @@ from collections.abc import Iterator, Sequence
 from typing import Final, Literal, NamedTuple
 
 from replay.paohuzi.cards import N_VALUES, Counts
-from replay.paohuzi.melds import FOUR_KINDS, Group, Score, Stats, chi_partners, deal_score, group_huxi, mingtang, new_tuple, stats_of
+from replay.paohuzi.melds import FOUR_KINDS, Group, Score, Stats, chi_partners, deal_score, group_huxi, mingtang, new_tuple, stats_of, total_huxi
 from schemas.paohuzi import HuxiTable, PaohuziProfile
 
 Source = Literal["self", "other"]
@@ -97,7 +97,7 @@ def forced_placement(
     the replay does; None for another seat's card, under `hu_first`, or when nothing is forced."""
     if card is None or source != "self" or profile.hu_vs_forced_order != "forced_first":
         return None
-    triple = (card,) * 3
+    triple: tuple[int, ...] = (card,) * 3  # one tuple object, compared as it is (not rebuilt per group)
     if hand[card] == 3:
         return Forced("ti", (*melds, Group("ti", (card,) * 4)), _without(hand, card))
     for i, g in enumerate(melds):
@@ -137,7 +137,7 @@ def san_ti_wu_kan(profile: PaohuziProfile, melds: Sequence[Group], hand: Counts)
     return HuResult(groups, huxi, stats_of(groups, False, False, False, True, False), tuple(fans), score)
 
 
-def may_win(profile: PaohuziProfile, melds: Sequence[Group], hand: Counts, card: int | None, table_huxi: int) -> bool:
+def may_win(profile: PaohuziProfile, melds: tuple[Group, ...], hand: Counts, card: int | None, table_huxi: int) -> bool:
     """Tells whether a hand might win on `card` (fast necessary tests before the search): every
     card of the pool can join some group, and the 胡息 bound with the table groups' `table_huxi`
     reaches `min_huxi`."""
@@ -145,6 +145,28 @@ def may_win(profile: PaohuziProfile, melds: Sequence[Group], hand: Counts, card:
     if not _may_complete(concealed, card):
         return False
     return table_huxi + _bound(concealed, profile.huxi_table, melds, hand, card) >= profile.min_huxi
+
+
+def completes(
+    profile: PaohuziProfile, melds: Sequence[Group], hand: Counts, card: int | None = None,
+    source: Source | None = None, from_discard: bool = False,
+) -> bool:
+    """Tells whether `best_hand` finds a complete decomposition (whatever its 胡息): the same
+    placements and split, searched only until one split is found and building no group. Most cards
+    shown to a seat that pass `may_win` still make no 7 门子, and this answers them for a fraction
+    of the full search."""
+    forced = forced_placement(profile, melds, hand, card, source)
+    if forced is not None:
+        melds, hand, card, source = forced.melds, forced.hand, None, None
+    concealed = _concealed(hand, profile.kan_locked)
+    if not _may_complete(concealed, card):
+        return False
+    for fixed, pool, triples in _placements(profile, melds, concealed, card, source, from_discard):
+        need = MENZI - len(fixed)
+        pair_ok = _pair_needed(profile, fixed, sum(pool), need)
+        if pair_ok is not None and _splits(pool, 0, pair_ok, profile.allow_jiao, triples, need):
+            return True
+    return False
 
 
 # ---- the concealed hand, worked out once per hand ---------------------------------------------
@@ -163,6 +185,19 @@ class _Concealed:
         self.triples = triples
         self.kan_values = kan_values
         self.reach = reach
+        self.small_kans = self.big_kans = self.small_fours = self.big_fours = 0
+        """How many of `kan_values` are small and big cards held three times, and four times (the
+        胡息 bound counts a triple as a 坎, four as the better of 坎 and 提)."""
+        for v in kan_values:
+            four = pool[v] == 4 or any(g.kind == "ti" and g.cards[0] == v for g in kans)
+            if v >= 10 and four:
+                self.big_fours += 1
+            elif v >= 10:
+                self.big_kans += 1
+            elif four:
+                self.small_fours += 1
+            else:
+                self.small_kans += 1
 
 
 _ANY_CARD: Final = (1 << N_VALUES) - 1
@@ -184,25 +219,50 @@ _UNLOCKED: Final[dict[Counts, _Concealed]] = {}
 
 
 def _concealed(hand: Counts, kan_locked: bool) -> _Concealed:
-    """Returns the concealed hand of `hand`, from the cache when it was seen (emptied when full)."""
+    """Returns the concealed hand of `hand`, from the cache when it was seen (emptied when full).
+    The hands asked about last are found by identity first: a card on offer is checked against
+    each seat's hand, which stays the same tuple from state to state until the seat's cards change."""
+    for seen in _RECENT:
+        if seen.hand is hand and seen.kan_locked == kan_locked:
+            return seen.concealed
     cache = _LOCKED if kan_locked else _UNLOCKED
     found = cache.get(hand)
     if found is None:
         if len(cache) >= _CACHE_SIZE:
             cache.clear()
         found = cache[hand] = _conceal(hand, kan_locked)
+    _RECENT.insert(0, _Seen(hand, kan_locked, found))
+    del _RECENT[_RECENT_SIZE:]
     return found
 
 
+class _Seen:
+    """A hand `_concealed` was asked about, with its answer."""
+
+    def __init__(self, hand: Counts, kan_locked: bool, concealed: _Concealed) -> None:
+        self.hand = hand
+        self.kan_locked = kan_locked
+        self.concealed = concealed
+
+
+_RECENT: Final[list[_Seen]] = []
+_RECENT_SIZE: Final = 4
+"""The hands asked about last (most recent first): one per seat and the hand just before a change."""
+
+
 def _conceal(hand: Counts, kan_locked: bool) -> _Concealed:
-    if all(n < 3 for n in hand):
+    held = [v for v in range(N_VALUES) if hand[v] >= 3]
+    if not held:
         return _Concealed((), hand, _NONE, _NONE, _reach(hand))
-    triples = frozenset(v for v in range(N_VALUES) if hand[v] >= 3)
+    triples = frozenset(held)
     if not kan_locked:
         return _Concealed((), hand, triples, triples, _reach(hand))
-    kans = tuple(_KAN[v] if hand[v] == 3 else new_tuple(Group, ("ti", (v,) * hand[v])) for v in triples)
-    pool = tuple(0 if v in triples else n for v, n in enumerate(hand))
-    return _Concealed(kans, pool, _NONE, triples, _reach(pool))
+    kans = tuple([_KAN[v] if hand[v] == 3 else new_tuple(Group, ("ti", (v,) * hand[v])) for v in triples])
+    pool = list(hand)
+    for v in held:
+        pool[v] = 0
+    locked = tuple(pool)
+    return _Concealed(kans, locked, _NONE, triples, _reach(locked))
 
 
 def _reach(pool: Counts) -> int:
@@ -233,37 +293,42 @@ def _may_complete(concealed: _Concealed, card: int | None) -> bool:
     return bool(concealed.reach >> card & 1)
 
 
-def _bound(concealed: _Concealed, table: HuxiTable, melds: Sequence[Group], hand: Counts, card: int | None) -> int:
+def _bound(concealed: _Concealed, table: HuxiTable, melds: tuple[Group, ...], hand: Counts, card: int | None) -> int:
     """Returns an upper bound of the 胡息 the concealed cards and the winning card can add to the
-    table groups: every triple in hand as 坎, as many 一二三/二七十 as the cards allow, and the
-    winning card as a 跑/提 (on top of the group it joins) or as a triple with a pair."""
-    bound = sum(table.kan[1 if v >= 10 else 0] for v in concealed.kan_values)
-    counts = list(hand)
+    table groups: every triple in hand as 坎 (four of a card as 提), as many 一二三/二七十 as the
+    cards allow, and the winning card as a 跑/提 (on top of the group it joins) or as a triple with a pair."""
+    kan, ti = table.kan, table.ti
+    bound = (concealed.small_kans * kan[0] + concealed.big_kans * kan[1]
+             + concealed.small_fours * max(kan[0], ti[0]) + concealed.big_fours * max(kan[1], ti[1]))
+    extra = -1  # the winning card, counted in with the hand's for the sequences
     if card is not None:
-        counts[card] += 1
+        extra = card
         size = 1 if card >= 10 else 0
         if hand[card] == 3 or _has_triple(melds, card):
             bound += max(table.pao[size], table.ti[size])
         elif hand[card] == 2:
             bound += max(table.wei[size], table.peng[size])
     s123, s2710 = table.s123, table.s2710
-    return (bound + _times(counts, 0, 1, 2) * s123[0] + _times(counts, 10, 11, 12) * s123[1]
-            + _times(counts, 1, 6, 9) * s2710[0] + _times(counts, 11, 16, 19) * s2710[1])
+    return (bound + _times(hand, extra, 0, 1, 2) * s123[0] + _times(hand, extra, 10, 11, 12) * s123[1]
+            + _times(hand, extra, 1, 6, 9) * s2710[0] + _times(hand, extra, 11, 16, 19) * s2710[1])
 
 
-def _times(counts: list[int], a: int, b: int, c: int) -> int:
-    """Returns how many groups of the cards a, b, c the counts hold: the least of their counts."""
-    n = counts[a]
-    if counts[b] < n:
-        n = counts[b]
-    if counts[c] < n:
-        n = counts[c]
+def _times(hand: Counts, extra: int, a: int, b: int, c: int) -> int:
+    """Returns how many groups of the cards a, b, c the hand and the card `extra` (-1: none) hold:
+    the least of their counts."""
+    n = hand[a] + 1 if a == extra else hand[a]
+    m = hand[b] + 1 if b == extra else hand[b]
+    if m < n:
+        n = m
+    m = hand[c] + 1 if c == extra else hand[c]
+    if m < n:
+        n = m
     return n
 
 
-def _has_triple(melds: Sequence[Group], card: int) -> bool:
+def _has_triple(melds: tuple[Group, ...], card: int) -> bool:
     """Tells whether a table group is three of `card` (a 偎, 臭偎 or 碰 a fourth copy would join)."""
-    triple = (card,) * 3
+    triple: tuple[int, ...] = (card,) * 3  # one tuple object, compared as it is (not rebuilt per group)
     for g in melds:
         if g.cards == triple:
             return True
@@ -274,7 +339,7 @@ def _has_triple(melds: Sequence[Group], card: int) -> bool:
 
 
 def _result(profile: PaohuziProfile, groups: tuple[Group, ...], ctx: WinContext, shuahou: bool) -> HuResult:
-    huxi = sum(group_huxi(g, profile.huxi_table) for g in groups)
+    huxi = total_huxi(groups, profile.huxi_table)
     stats = stats_of(groups, ctx.tianhu, ctx.dihu, ctx.haidi, ctx.tinghu, shuahou)
     fans = mingtang(stats, profile)
     score = deal_score(huxi, fans, ctx.zimo, profile) if huxi >= profile.min_huxi else Score(0, 0, 0)
@@ -295,7 +360,7 @@ def _placements(
         return
     own = source == "self"
     merges = []
-    triple = (card,) * 3
+    triple: tuple[int, ...] = (card,) * 3  # one tuple object, compared as it is (not rebuilt per group)
     for i, g in enumerate(fixed):
         if g.cards == triple and g.kind in ("kan", "wei", "chou_wei", "peng"):
             if g.kind == "peng" and from_discard and not profile.peng_pao_on_discard:
@@ -334,6 +399,48 @@ def _split(
             yield [group, *rest]
         for c in group.cards:
             counts[c] += 1
+
+
+def _splits(counts: list[int], i: int, pair_ok: bool, jiao: bool, triples: frozenset[int], need: int) -> bool:
+    """Tells whether `_split` yields any split: the same shapes tried at the lowest card, with
+    plain recursion and no group built, stopping at the first split found."""
+    while i < N_VALUES and counts[i] == 0:
+        i += 1
+    if i == N_VALUES:
+        return need == 0
+    if need == 0:
+        return False
+    rest = need - 1
+    if i in triples and counts[i] >= 3 and _splits_taking(counts, i, i, i, pair_ok, jiao, triples, rest):
+        return True
+    rank = i % 10
+    if rank <= 7 and counts[i + 1] and counts[i + 2] and _splits_taking(counts, i, i + 1, i + 2, pair_ok, jiao, triples, rest):
+        return True
+    if rank == 1 and counts[i + 5] and counts[i + 8] and _splits_taking(counts, i, i + 5, i + 8, pair_ok, jiao, triples, rest):
+        return True
+    if jiao and i < 10:
+        if counts[i] >= 2 and counts[i + 10] >= 1 and _splits_taking(counts, i, i, i + 10, pair_ok, jiao, triples, rest):
+            return True
+        if counts[i + 10] >= 2 and _splits_taking(counts, i, i + 10, i + 10, pair_ok, jiao, triples, rest):
+            return True
+    if pair_ok and counts[i] >= 2:
+        counts[i] -= 2
+        found = _splits(counts, i, False, jiao, triples, rest)
+        counts[i] += 2
+        return found
+    return False
+
+
+def _splits_taking(counts: list[int], a: int, b: int, c: int, pair_ok: bool, jiao: bool, triples: frozenset[int], need: int) -> bool:
+    """Tells whether the rest splits once the group a b c (a the lowest card) is taken."""
+    counts[a] -= 1
+    counts[b] -= 1
+    counts[c] -= 1
+    found = _splits(counts, a, pair_ok, jiao, triples, need)
+    counts[a] += 1
+    counts[b] += 1
+    counts[c] += 1
+    return found
 
 
 def _shapes_at(

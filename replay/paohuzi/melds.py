@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable
 from typing import Final, NamedTuple
 
@@ -73,7 +72,6 @@ _CHI_PARTNERS_NO_JIAO: Final = tuple(_chi_partners(card, False) for card in rang
 """`chi_partners` of each card number, with and without 绞, worked out once."""
 
 
-@functools.lru_cache(maxsize=4096)
 def group_huxi(group: Group, table: HuxiTable) -> int:
     """Returns the 胡息 of one 门子 per the table of §8 (附录四)."""
     kind, cards = group
@@ -93,8 +91,32 @@ def group_huxi(group: Group, table: HuxiTable) -> int:
 
 
 def total_huxi(groups: Iterable[Group], table: HuxiTable) -> int:
-    """Returns the summed 胡息 of groups."""
-    return sum(group_huxi(g, table) for g in groups)
+    """Returns the summed 胡息 of groups (each group's worked out once per table: the replay sums a
+    seat's table groups at every change and each decomposition a hu search tries)."""
+    if table is _LAST_TABLE[0]:
+        known = _LAST_KNOWN[0]  # the same table as last time: no hash of it (a struct of tuples)
+    else:
+        found = _KNOWN_HUXI.get(table)
+        if found is None:
+            if len(_KNOWN_HUXI) >= 16:
+                _KNOWN_HUXI.clear()
+            found = _KNOWN_HUXI[table] = {}
+        known = found
+        _LAST_TABLE[0], _LAST_KNOWN[0] = table, known
+    total = 0
+    for g in groups:
+        huxi = known.get(g)
+        if huxi is None:
+            huxi = known[g] = group_huxi(g, table)
+        total += huxi
+    return total
+
+
+_KNOWN_HUXI: Final[dict[HuxiTable, dict[Group, int]]] = {}
+"""The 胡息 of each group met, per table (a few hundred groups exist; a replay meets one or two tables)."""
+_LAST_TABLE: Final[list[HuxiTable | None]] = [None]
+_LAST_KNOWN: Final[list[dict[Group, int]]] = [{}]
+"""The table `total_huxi` was last asked about and its groups' 胡息."""
 
 
 class Stats(NamedTuple):

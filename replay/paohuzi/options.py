@@ -3,11 +3,11 @@ and the order in which seats are asked."""
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
+from typing import Final
 
-from replay.paohuzi.cards import Counts
-from replay.paohuzi.hu import HuResult, Source, WinContext, best_hand, may_win, san_ti_wu_kan, winning_hand
+from replay.paohuzi.cards import N_VALUES, Counts
+from replay.paohuzi.hu import HuResult, Source, WinContext, best_hand, completes, may_win, san_ti_wu_kan, winning_hand
 from replay.paohuzi.melds import chi_partners, new_tuple
 from replay.paohuzi.state import HU, PASS, SEATS, Action, Pending, State, xiajia
 from schemas.paohuzi import PaohuziProfile
@@ -77,7 +77,10 @@ def hu_at(state: State, seat: int, card: int | None, owner: int | None) -> HuRes
     hand, melds, profile = state.hands[seat], state.melds[seat], state.profile
     if not may_win(profile, melds, hand, card, state.table_huxi[seat]):
         return None
-    return winning_hand(profile, melds, hand, card, *_win_terms(state, seat, card, owner))
+    source, from_discard, ctx = _win_terms(state, seat, card, owner)
+    if not completes(profile, melds, hand, card, source, from_discard):
+        return None
+    return winning_hand(profile, melds, hand, card, source, from_discard, ctx)
 
 
 def best_at(state: State, seat: int, card: int | None, owner: int | None) -> HuResult | None:
@@ -104,24 +107,32 @@ def hu_choices(profile: PaohuziProfile) -> tuple[Action, ...]:
 def chi_options(hand: Counts, card: int, allow_jiao: bool) -> list[tuple[tuple[int, ...], ...]]:
     """Returns every legal way to eat `card` with this hand: the eaten group, then one 比 group
     for each other copy of the card in hand (比牌, §5.5); 坎 cards may not be used."""
-    candidates = [(a, b) for a, b in chi_partners(card, allow_jiao) if 0 < hand[a] < 3 and 0 < hand[b] < 3 and (a != b or hand[a] == 2)]
+    partners = chi_partners(card, allow_jiao)
+    groups = _groups_with(card, allow_jiao)  # each `partners` pair with the card, in ascending order
+    candidates = [k for k in range(len(partners)) if _holds_partners(hand, partners[k])]
     if not candidates:
         return []
     if not 0 < hand[card] < 3:
         # No copy of the card outside a 坎: nothing to 比, each eaten group stands alone.
-        return sorted((tuple(sorted((card, a, b))),) for a, b in candidates)
+        return sorted((groups[k],) for k in candidates)
     usable = [n if n < 3 else 0 for n in hand]
     found: set[tuple[tuple[int, ...], ...]] = set()
-    for partners in candidates:
-        _take(usable, partners)
-        main = tuple(sorted((card, *partners)))
+    for k in candidates:
+        _take(usable, partners[k])
+        main = groups[k]
         for bi in _bi(usable, card, allow_jiao):
             found.add((main, *sorted(bi)))
-        _put(usable, partners)
+        _put(usable, partners[k])
     return sorted(found)
 
 
-def _take(counts: list[int], cards: Sequence[int]) -> bool:
+def _holds_partners(hand: Counts, pair: tuple[int, ...]) -> bool:
+    """Tells whether a hand holds both partners of a 吃 outside a 坎 (both copies when they are one card)."""
+    a, b = pair[0], pair[1]
+    return 0 < hand[a] < 3 and 0 < hand[b] < 3 and (a != b or hand[a] == 2)
+
+
+def _take(counts: list[int], cards: tuple[int, ...]) -> bool:
     """Takes the cards out of `counts` if all are there; leaves `counts` as it was otherwise."""
     for c in cards:
         counts[c] -= 1
@@ -132,7 +143,7 @@ def _take(counts: list[int], cards: Sequence[int]) -> bool:
     return True
 
 
-def _put(counts: list[int], cards: Sequence[int]) -> None:
+def _put(counts: list[int], cards: tuple[int, ...]) -> None:
     for c in cards:
         counts[c] += 1
 
@@ -149,10 +160,14 @@ def _bi(usable: list[int], card: int, allow_jiao: bool) -> list[list[tuple[int, 
     return out
 
 
-@functools.lru_cache(maxsize=64)
 def _groups_with(card: int, allow_jiao: bool) -> tuple[tuple[int, ...], ...]:
     """Returns the 吃-type groups holding `card`, each in ascending order."""
-    return tuple(tuple(sorted((card, *partners))) for partners in chi_partners(card, allow_jiao))
+    return _GROUPS_WITH[card] if allow_jiao else _GROUPS_WITH_NO_JIAO[card]
+
+
+_GROUPS_WITH: Final = tuple(tuple(tuple(sorted((c, *p))) for p in chi_partners(c, True)) for c in range(N_VALUES))
+_GROUPS_WITH_NO_JIAO: Final = tuple(tuple(tuple(sorted((c, *p))) for p in chi_partners(c, False)) for c in range(N_VALUES))
+"""`_groups_with` of each card number, with and without 绞, worked out once."""
 
 
 def chi_leaves_discard(state: State, seat: int, groups: tuple[tuple[int, ...], ...], card: int) -> bool:
@@ -183,8 +198,9 @@ def chi_seats(state: State, pending: Pending) -> list[int]:
 def peng_seat(state: State, pending: Pending) -> int | None:
     """Returns the seat that may 碰 the card on offer: another seat holding a pair of it outside a 坎,
     not barred by 过碰 nor dead, with a card left to discard where the profile asks it (§5.4)."""
+    hands = state.hands
     for seat in range(SEATS):
-        if seat == pending.owner or state.hands[seat][pending.card] != 2 or state.dead[seat]:
+        if seat == pending.owner or hands[seat][pending.card] != 2 or state.dead[seat]:
             continue
         if state.guo_peng[seat] & bit(pending.card):
             return None
@@ -198,14 +214,15 @@ def peng_seat(state: State, pending: Pending) -> int | None:
 def pao_seat(state: State, pending: Pending) -> int | None:
     """Returns the seat forced to 跑 the card on offer: a 坎 in hand or 偎 on the table (any card
     from another seat), or a 碰 on the table (wall card by anyone; discard only by profile) (§5.3)."""
-    card = pending.card
-    triple = (card,) * 3
+    card, owner = pending.card, pending.owner
+    triple: tuple[int, ...] = (card,) * 3  # one tuple object, compared as it is (not rebuilt per group)
+    hands, melds = state.hands, state.melds
     for seat in range(SEATS):
-        if seat != pending.owner and state.hands[seat][card] == 3:
+        if seat != owner and hands[seat][card] == 3:
             return seat
-        for g in state.melds[seat]:
+        for g in melds[seat]:
             if g.cards == triple:
-                if g.kind in ("wei", "chou_wei") and seat != pending.owner:
+                if g.kind in ("wei", "chou_wei") and seat != owner:
                     return seat
                 if g.kind == "peng" and (pending.from_wall or state.profile.peng_pao_on_discard):
                     return seat

@@ -9,7 +9,7 @@ from typing import Final
 import msgspec
 
 from replay.paohuzi.cards import WALL_START, Counts, counts_of
-from replay.paohuzi.melds import Group, group_huxi, new_tuple
+from replay.paohuzi.melds import Group, new_tuple, total_huxi
 from replay.paohuzi.options import (
     adjust,
     bit,
@@ -35,10 +35,10 @@ def _set(values: tuple, seat: int, value: object) -> tuple:  # type: ignore[type
     return values[:seat] + (value,) + values[seat + 1:]
 
 
-def _melds(state: State, seat: int, melds: tuple[Group, ...]) -> dict[str, tuple]:  # type: ignore[type-arg]
-    """Returns the fields that change with a seat's table groups: the groups and their 胡息 total."""
-    huxi = sum(group_huxi(g, state.profile.huxi_table) for g in melds)
-    return {"melds": _set(state.melds, seat, melds), "table_huxi": _set(state.table_huxi, seat, huxi)}
+def _melds(state: State, seat: int, melds: tuple[Group, ...], **changes: object) -> State:
+    """Returns the state with a seat's table groups (and their 胡息 total) set, and the other `changes`."""
+    huxi = total_huxi(melds, state.profile.huxi_table)
+    return replace(state, melds=_set(state.melds, seat, melds), table_huxi=_set(state.table_huxi, seat, huxi), **changes)
 
 
 # ---- deal and opening (第五条, 第六条) ---------------------------------------------------------
@@ -88,11 +88,12 @@ def draw(state: State, card: int) -> State:
     shown and offered to all."""
     seat = state.turn
     wall = state.wall[1:] if state.wall else ()
-    turned = {"wall": wall, "wall_left": state.wall_left - 1, "drawn": state.drawn + (card,), "effects": (), "settled": None}
+    wall_left, drawn = state.wall_left - 1, state.drawn + (card,)
     forced = forced_private(state, seat, card)  # reads nothing the draw changes
     if forced is None:
-        return _offer(replace(state, **turned, phase="offer", pending=new_tuple(Pending, (card, seat, True, False)), stage="hu"))
-    state = replace(state, **turned)
+        return _offer(replace(state, wall=wall, wall_left=wall_left, drawn=drawn, effects=(), settled=None,
+                              phase="offer", pending=new_tuple(Pending, (card, seat, True, False)), stage="hu"))
+    state = replace(state, wall=wall, wall_left=wall_left, drawn=drawn, effects=(), settled=None)
     if state.profile.hu_vs_forced_order == "hu_first" and hu_at(state, seat, card, seat):
         pending = Pending(card, seat, from_wall=True)
         offers = (Offer(seat, "before_forced", hu_choices(state.profile)),)
@@ -103,7 +104,7 @@ def draw(state: State, card: int) -> State:
 def forced_private(state: State, seat: int, card: int) -> str | None:
     """Returns the forced action an own draw makes, unseen by others: 提 onto a 坎 or 偎, 偎 (or
     臭偎 after a passed 碰) onto a pair (§5.1, §5.2); None when the card is shown."""
-    triple = (card,) * 3
+    triple: tuple[int, ...] = (card,) * 3  # one tuple object, compared as it is (not rebuilt per group)
     if state.hands[seat][card] == 3 or any(g.cards == triple and g.kind in ("wei", "chou_wei") for g in state.melds[seat]):
         return "ti"
     if state.hands[seat][card] == 2:
@@ -128,8 +129,9 @@ def _upgrade(state: State, seat: int, card: int, kind: str) -> State:
     if state.hands[seat][card] == 3:
         state = _meld(state, seat, Group(kind, (card,) * 4), {card: 3})
     else:
-        melds = tuple(Group(kind, (card,) * 4) if g.cards == (card,) * 3 else g for g in state.melds[seat])
-        state = replace(state, **_melds(state, seat, melds))
+        triple: tuple[int, ...] = (card,) * 3
+        melds = tuple(Group(kind, (card,) * 4) if g.cards == triple else g for g in state.melds[seat])
+        state = _melds(state, seat, melds)
     return replace(state, pao_ti=_set(state.pao_ti, seat, state.pao_ti[seat] + 1))
 
 
@@ -137,7 +139,7 @@ def _meld(state: State, seat: int, group: Group, from_hand: dict[int, int]) -> S
     hand = state.hands[seat]
     for card, n in from_hand.items():
         hand = adjust(hand, card, -n)
-    return replace(state, hands=_set(state.hands, seat, hand), **_melds(state, seat, state.melds[seat] + (group,)))
+    return _melds(state, seat, state.melds[seat] + (group,), hands=_set(state.hands, seat, hand))
 
 
 def expose(state: State, card: int, owner: int, from_wall: bool) -> State:
@@ -149,8 +151,10 @@ def _offer(state: State) -> State:
     """Opens the offers on the card just shown (the state's `pending`, at the `hu` stage)."""
     pending = state.pending
     assert pending is not None
-    choices = hu_choices(state.profile)
-    offers = tuple(new_tuple(Offer, (s, "hu", choices)) for s in hu_order(state, pending) if hu_at(state, s, pending.card, pending.owner))
+    offers: tuple[Offer, ...] = ()
+    for seat in hu_order(state, pending):
+        if hu_at(state, seat, pending.card, pending.owner):
+            offers += (new_tuple(Offer, (seat, "hu", hu_choices(state.profile))),)
     return _advance(state, offers)
 
 
@@ -175,8 +179,11 @@ def _advance(state: State, offers: tuple[Offer, ...]) -> State:
             return replace(state, stage="peng", offers=(new_tuple(Offer, (seat, "peng", (PENG, PASS))),))
         stage = "peng"
     if stage == "peng":
-        chi_offers = (_chi_offer(state, seat, pending.card) for seat in chi_seats(state, pending))
-        chi = tuple(offer for offer in chi_offers if offer is not None)
+        chi: tuple[Offer, ...] = ()
+        for seat in chi_seats(state, pending):
+            offer = _chi_offer(state, seat, pending.card)
+            if offer is not None:
+                chi += (offer,)
         if chi:
             return replace(state, stage="chi", offers=chi)
     row = state.discards[pending.owner] + (pending.card,)
@@ -264,7 +271,7 @@ def answer(state: State, action: Action) -> State:
         for c in g:
             hand[c] -= 1
     melds = state.melds[seat] + tuple(new_tuple(Group, ("chi", g)) for g in action.groups)
-    state = replace(state, hands=_set(state.hands, seat, tuple(hand)), **_melds(state, seat, melds))
+    state = _melds(state, seat, melds, hands=_set(state.hands, seat, tuple(hand)))
     return after_intake(state, seat, "chi")
 
 
