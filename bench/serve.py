@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 TABLES = int(os.environ.get("MATCHLEDGER_BENCH_TABLES", "64"))
 MOVES = int(os.environ.get("MATCHLEDGER_BENCH_MOVES", "60"))
-PLANTED = 8  # tables whose game carries an illegal move, for the finding latency
+PLANTED = 16  # tables whose game carries an illegal move, for the finding latency
 
 
 def peer_server(db: str) -> None:
@@ -85,22 +85,26 @@ def start(args: list[str], log: Path) -> tuple[subprocess.Popen, str]:
     raise RuntimeError(f"the server did not start: {log.read_text()[-2000:]}")
 
 
-def tables_and_keys() -> tuple[str, list]:
+def tables_and_keys() -> tuple[str, list, dict[int, int]]:
+    """Returns the run tag, the tables, and for the planted ones the seq of the illegal move (by table index)."""
+    from audit.faults import plant
     from audit.live_sim import make_tables
 
     tag, tables = make_tables("checkers", TABLES, 7)
     for t in tables:
         t.events = t.events[:MOVES]
     rng = random.Random(11)
-    from audit.faults import plant
+    planted_at = {}
+    for n, t in enumerate(tables[:PLANTED]):  # an out-of-turn move in the first third of the sent part of the game
+        events, planted = plant("illegal-move", t.events, rng)
+        t.events, planted_at[n] = events[:MOVES], planted.seq
+    return tag, tables, planted_at
 
-    for t in tables[:PLANTED]:  # an out-of-turn move in the middle of the sent part of the game
-        t.events = plant("illegal-move", t.events, rng)[:MOVES]
-    return tag, tables
 
-
-async def drive(url: str, tables: list, bodies: list[list[bytes]], planted: dict[int, float] | None) -> tuple[float, list[float]]:
-    """Sends every table's bodies, each table in order; returns the wall time and each acknowledgement's latency."""
+async def drive(url: str, tables: list, bodies: list[list[bytes]], planted: dict[int, int] | None = None,
+                sent: dict[int, float] | None = None) -> tuple[float, list[float]]:
+    """Sends every table's bodies, each table in order; returns the wall time and each acknowledgement's
+    latency. `sent` gets the time each planted table's illegal move (body `planted[n]`) was posted."""
     import aiohttp
 
     from ledger import SIGNATURE_HEADER, sign_batch
@@ -111,8 +115,8 @@ async def drive(url: str, tables: list, bodies: list[list[bytes]], planted: dict
             for i, body in enumerate(bodies[n]):
                 headers = {SIGNATURE_HEADER: sign_batch(tables[n].signer, body)}
                 t0 = time.perf_counter()
-                if planted is not None and i == _planted_at(tables[n]):
-                    planted[n] = time.time()
+                if planted is not None and sent is not None and planted.get(n) == i:  # one event a body: body i is seq i
+                    sent[n] = time.time()
                 async with session.post(url + "/batches", data=body, headers=headers) as response:
                     await response.read()
                     if response.status != 200:
@@ -122,14 +126,6 @@ async def drive(url: str, tables: list, bodies: list[list[bytes]], planted: dict
         t0 = time.perf_counter()
         await asyncio.gather(*(table(n) for n in range(len(tables))))
         return time.perf_counter() - t0, latencies
-
-
-def _planted_at(table) -> int:  # noqa: ANN001
-    seats = [(e.seq, e.seat) for e in table.events if e.kind == "checkers.moved"]
-    for (_, a), (seq, b) in zip(seats, seats[1:]):
-        if a == b:
-            return seq
-    return -1
 
 
 async def watch(url: str, tag: str, found: dict[str, float], stop: asyncio.Event) -> None:
@@ -149,7 +145,7 @@ async def watch(url: str, tag: str, found: dict[str, float], stop: asyncio.Event
                         found.setdefault(finding["stream"], time.time())
 
 
-def ours(tmp: Path, tag: str, tables: list, bodies: list[list[bytes]]) -> tuple[float, list[float], list[float]]:
+def ours(tmp: Path, tag: str, tables: list, bodies: list[list[bytes]], planted: dict[int, int]) -> tuple[float, list[float], list[float]]:
     import ledger as ledger_api
 
     root = tmp / "ledger"
@@ -160,21 +156,25 @@ def ours(tmp: Path, tag: str, tables: list, bodies: list[list[bytes]]) -> tuple[
     proc, url = start(["-c", "from audit.cli import main; main()", "serve", "--ledger", str(root), "--port", "0", "--rate", "0"],
                       tmp / "serve.log")
     try:
-        planted: dict[int, float] = {}
+        sent: dict[int, float] = {}
         found: dict[str, float] = {}
 
         async def run() -> tuple[float, list[float]]:
             stop = asyncio.Event()
             watcher = asyncio.ensure_future(watch(url, tag, found, stop))
             await asyncio.sleep(0.3)
-            result = await drive(url, tables, bodies, planted)
+            result = await drive(url, tables, bodies, planted, sent)
             await asyncio.sleep(0.5)
             stop.set()
             watcher.cancel()
             return result
 
-        wall, latencies = asyncio.run(run())
-        finding = [found[f"{tag}/t{n + 1}"] - at for n, at in planted.items() if f"{tag}/t{n + 1}" in found]
+        try:
+            wall, latencies = asyncio.run(run())
+        except RuntimeError:
+            print((tmp / "serve.log").read_text()[-3000:], file=sys.stderr)
+            raise
+        finding = [found[f"{tag}/t{n + 1}"] - at for n, at in sent.items() if f"{tag}/t{n + 1}" in found]
     finally:
         proc.terminate()
         proc.wait(30)
@@ -185,7 +185,7 @@ def ours(tmp: Path, tag: str, tables: list, bodies: list[list[bytes]]) -> tuple[
 def peer(tmp: Path, tables: list, bodies: list[list[bytes]]) -> tuple[float, list[float]]:
     proc, url = start([__file__, "--peer", str(tmp / "peer.db")], tmp / "peer.log")
     try:
-        return asyncio.run(drive(url, tables, bodies, None))
+        return asyncio.run(drive(url, tables, bodies))
     finally:
         proc.terminate()
         proc.wait(30)
@@ -201,20 +201,22 @@ def summary(name: str, events: int, wall: float, latencies: list[float]) -> floa
 def main() -> None:
     from audit.client import batch_body
 
-    tag, tables = tables_and_keys()
+    tag, tables, planted = tables_and_keys()
     bodies = [[batch_body([e]) for e in t.events] for t in tables]
     events = sum(len(b) for b in bodies)
     print(f"{TABLES} tables, {events} events, one event per signed batch")
     with tempfile.TemporaryDirectory(prefix="bench-serve-") as tmp:
         wall_p, lat_p = peer(Path(tmp), tables, bodies)
-        wall_o, lat_o, finding = ours(Path(tmp), tag, tables, bodies)
+        wall_o, lat_o, finding = ours(Path(tmp), tag, tables, bodies, planted)
     a = summary("matchledger serve", events, wall_o, lat_o)
     b = summary("aiohttp + SQLite (WAL, FULL)", events, wall_p, lat_p)
     p99_o, p99_p = statistics.quantiles(lat_o, n=100)[98], statistics.quantiles(lat_p, n=100)[98]
     print(f"ack p99: ours {p99_o * 1000:.2f} ms, peer {p99_p * 1000:.2f} ms ({'no worse' if p99_o <= p99_p else 'WORSE'})")
     if finding:
-        print(f"finding latency (illegal move POST → /live), {len(finding)} planted: p50 {statistics.median(finding) * 1000:.1f} ms, "
-              f"max {max(finding) * 1000:.1f} ms (goal p99 ≤ 100 ms)")
+        q = statistics.quantiles(finding, n=100, method="inclusive")
+        print(f"finding latency (illegal move POST → /live), {len(finding)} of {len(planted)} planted arrived: "
+              f"p50 {q[49] * 1000:.1f} ms, p99 {q[98] * 1000:.1f} ms, max {max(finding) * 1000:.1f} ms "
+              f"({'≤' if q[98] <= 0.1 else 'OVER'} the goal of 100 ms)")
     else:
         print("finding latency: no finding arrived on /live (is the live auditor part of this build?)")
     print(f"serve: ratio {a / b:.2f} (goal ≥ 1.00)")
