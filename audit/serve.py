@@ -179,7 +179,7 @@ class Service:
         request["log"]["events"] = len(events)
         canonical = body == b"".join(data + b"\n" for _, data in events)
         batch = Batch(source, request.headers[ledger_api.SIGNATURE_HEADER].strip(), digest_of(body), events, canonical)
-        receipt = await asyncio.wrap_future(self.writer.submit(batch))
+        receipt = await self.writer.submit(batch)
         request["log"]["entries"] = [receipt.entries[0].index, receipt.entries[-1].index] if receipt.entries else []
         return web.Response(body=msgspec.json.encode(receipt), content_type="application/json")
 
@@ -212,7 +212,7 @@ class Service:
                 ledger_api.signed_message(name, body), signature):
             raise Refusal(401, "bad-signature", "changes of the sources must be signed with the log's own key (signer.key)")
         change = _source_change(body)
-        event = await asyncio.wrap_future(self.writer.submit(change))
+        event = await self.writer.submit(change)
         return web.json_response(msgspec.to_builtins(event))
 
     # -- reading ---------------------------------------------------------------------------------
@@ -334,7 +334,7 @@ class Service:
             loop.add_signal_handler(sig, stop.set)
         await stop.wait()
         self.log({"at": "stopping", "queued": self.writer.queued()})
-        await loop.run_in_executor(None, self.writer.stop)  # the commit in flight finishes; queued batches get 503
+        await self.writer.stop()  # the commit in flight finishes; batches still waiting get 503
         if self.hub:
             self.hub.close()
         await runner.cleanup()
