@@ -350,3 +350,46 @@ def test_simulate_drives_a_live_event_in_one_command(ledger_dir: Path) -> None:
     sources = ledger_api.read_stream_events(ledger_dir, "log.sources")
     assert [e.name for e in sources] == [f"{summary['tag']}-t{n}" for n in (1, 2, 3)]
     assert ledger_api.verify(ledger_dir).ok
+
+
+def _started_line() -> bytes:
+    from audit.live_sim import make_tables
+
+    _, tables = make_tables("checkers", 1, 7, tag="fast")
+    return batch_body(tables[0].events[:1]).strip()
+
+
+FAST_PATH_VECTORS = [
+    # name, how the canonical game.started line is changed (None: kept), the max bytes
+    ("canonical", None, 1 << 16),
+    ("not canonical (spaces)", (b'"seq":0', b'"seq": 0'), 1 << 16),
+    ("a key twice at the top", (b'"seq":0', b'"seq":0,"seq":0'), 1 << 16),
+    ("a key twice in a nested object", (b'"goal_lock":"off"', b'"goal_lock":"off","goal_lock":"off"'), 1 << 16),
+    ("an integer past int64", (b'"table":1', b'"table":9223372036854775808'), 1 << 16),
+    ("an integer past uint64", (b'"table":1', b'"table":18446744073709551616'), 1 << 16),
+    ("a byte order mark", (b'{"kind"', b'\xef\xbb\xbf{"kind"'), 1 << 16),
+    ("over the entry limit", None, 512),
+    ("malformed JSON", (b'"seq":0', b'"seq":0,'), 1 << 16),
+]
+
+
+@pytest.mark.parametrize(("name", "change", "max_bytes"), FAST_PATH_VECTORS, ids=[v[0] for v in FAST_PATH_VECTORS])
+def test_decode_event_keeps_every_contract_check(name: str, change: tuple[bytes, bytes] | None, max_bytes: int) -> None:
+    """The service's short way for canonical lines (issue 14, Measure) accepts and refuses exactly
+    what the contract check `decode_line` does (a key given twice, an integer outside int64, a BOM,
+    the entry limit: DESIGN's event contract), with the same canonical bytes or the same message."""
+    from audit.serve import decode_event
+    from schemas.codec import ContractError, decode_line
+
+    line = _started_line()
+    if change is not None:
+        assert change[0] in line
+        line = line.replace(change[0], change[1], 1)
+
+    def outcome(decoder) -> tuple[str, object]:  # noqa: ANN001
+        try:
+            return "ok", decoder(line, 3, max_bytes)[1]
+        except ContractError as exc:
+            return "refused", str(exc)
+
+    assert outcome(decode_event) == outcome(decode_line)
