@@ -215,7 +215,9 @@ class Service:
         if request.content_length is not None and request.content_length > limit:
             raise Refusal(413, "body-too-large", f"the body is {request.content_length} bytes, over the limit of {limit}")
         try:
-            async with asyncio.timeout(self.config.read_timeout):  # no task of its own, unlike wait_for
+            if request.content.is_eof():  # the whole body came with the headers (a move or a few): nothing to wait for
+                return await request.read()
+            async with asyncio.timeout(self.config.read_timeout):
                 return await request.read()
         except web.HTTPRequestEntityTooLarge:
             raise Refusal(413, "body-too-large", f"the body is over the limit of {limit} bytes") from None

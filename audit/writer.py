@@ -122,7 +122,7 @@ class Writer:
         self.entries = EntryReader(root)
         self._signed = checkpoint_sizes(root)
         self._index_at = time.monotonic() + INDEX_EVERY_S
-        self._nodes, self._nodes_from = Subtrees(TileReader(root)), self.checkpoint.size
+        self._nodes, self._nodes_from = KeptNodes(root), self.checkpoint.size
         self._thread = ThreadPoolExecutor(1, thread_name_prefix="ledger-writer")
         self._waiting: list[Batch | Change] = []
         self._committing: asyncio.Task[None] | None = None
@@ -238,11 +238,11 @@ class Writer:
             outcomes[id(batch)] = outcomes[id(known.batch)] if isinstance(known, _Plan) else self._resend(batch, known, nodes)
 
     def _tree_nodes(self) -> Subtrees:
-        """Returns the tree's nodes read from the tiles so far: a node never changes once its leaves
-        exist, so they serve every later checkpoint's proofs; dropped as the log grows by KEEP_NODES."""
+        """Returns the tree's nodes for this commit's proofs, those of earlier commits kept (see
+        KeptNodes); they are dropped as the log grows by KEEP_NODES entries."""
         if self.checkpoint.size - self._nodes_from >= KEEP_NODES:
-            self._nodes, self._nodes_from = Subtrees(TileReader(self.root)), self.checkpoint.size
-        return self._nodes
+            self._nodes, self._nodes_from = KeptNodes(self.root), self.checkpoint.size
+        return Subtrees(self._nodes)
 
     def _append(self, batches: list[Batch], outcomes: dict[int, Outcome]) -> tuple[list[_Plan], list[tuple[Batch, Any]], list[tuple[int, Any]]]:
         """Plans every batch against the log and the batches before it (a refused one gets its
@@ -337,6 +337,23 @@ def _answer(item: Batch | Change, outcome: Outcome) -> None:
         item.done.set_exception(outcome)
     else:
         item.done.set_result(outcome)
+
+
+class KeptNodes(TileReader):
+    """The tree's nodes read from the persisted tiles, each kept once read: in an append-only log
+    MTH(D[lo:hi]) never changes once its leaves exist, so the proofs of every later checkpoint reuse
+    them, and the right edge of each new tree costs only the nodes its new entries add."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__(root)
+        self._kept: dict[tuple[int, int], bytes] = {}
+
+    def subtree(self, lo: int, hi: int) -> bytes:
+        """Returns MTH(D[lo:hi]); an uneven range is split through this method, so its parts are kept too."""
+        node = self._kept.get((lo, hi))
+        if node is None:
+            node = self._kept[(lo, hi)] = super().subtree(lo, hi)
+        return node
 
 
 def _streams_of(batch: Batch) -> list[str]:

@@ -161,6 +161,8 @@ def cpu_seconds(pid: int) -> float:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
         return 0.0
+    if os.environ.get("SERVE_CPU_SPLIT"):
+        print("user", int(fields[11]), "sys", int(fields[12]), file=sys.stderr)
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
@@ -174,7 +176,7 @@ def ours(tmp: Path, tag: str, tables: list, requests: list, planted: dict[int, i
     for n, t in enumerate(tables, start=1):
         ledger_api.change_sources(root, lambda book, led, t=t, n=n: ledger_api.registration(book, led, t.signer.name, t.signer.verifier,
                                                                                            (), [f"{tag}/t{n}"]))
-    proc, url = start(["-c", "from audit.cli import main; main()", "serve", "--ledger", str(root), "--port", "0", "--rate", "0"],
+    proc, url = start([*(["/tmp/serve-speed-yappi.py"] if os.environ.get("SERVE_YAPPI") else ["-c", "from audit.cli import main; main()"]), "serve", "--ledger", str(root), "--port", "0", "--rate", "0"],
                       tmp / "serve.log")
     try:
         sent: dict[int, float] = {}

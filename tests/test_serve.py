@@ -393,3 +393,30 @@ def test_decode_event_keeps_every_contract_check(name: str, change: tuple[bytes,
             return "refused", str(exc)
 
     assert outcome(decode_event) == outcome(decode_line)
+
+
+def test_kept_nodes_prove_as_the_tiles_do_at_every_size(ledger_dir: Path) -> None:
+    """Receipts (issue 14, Build 3) take their tree nodes from one KeptNodes kept across commits:
+    at every signed size, including tiles that fill and tree levels that appear, each entry's
+    inclusion proof equals the one read afresh from the tiles, and verifies against the root."""
+    from audit.writer import KeptNodes
+    from ledger.merkle import leaf_hash, verify_inclusion
+    from schemas import decode, encode
+
+    led = ledger_api.Ledger.open(ledger_dir)
+    kept = KeptNodes(ledger_dir)
+    try:
+        seq = 0
+        for chunk in (1, 2, 5, 60, 190, 1, 255, 3, 300):  # crosses 256, 512 and 768 entries
+            events = [decode(event_line("kept", seq + i)) for i in range(chunk)]
+            led.append([ledger_api.Pending(n, event, encode(event)) for n, event in enumerate(events, 1)])
+            seq += chunk
+            checkpoint = led.checkpoint()
+            data = ledger_api.EntryReader(ledger_dir).read(0, checkpoint.size)
+            for index in sorted({0, 1, checkpoint.size // 2, checkpoint.size - chunk, checkpoint.size - 1} & set(range(checkpoint.size))):
+                ours = ledger_api.prove_entry(ledger_api.Subtrees(kept), checkpoint, index, data[index])
+                assert ours == ledger_api.prove_entry(ledger_api.TileReader(ledger_dir), checkpoint, index, data[index])
+                verify_inclusion(leaf_hash(data[index]), index, checkpoint.size, [base64.b64decode(p) for p in ours.proof],
+                                 checkpoint.root)
+    finally:
+        led.close()
