@@ -24,6 +24,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -161,8 +162,6 @@ def cpu_seconds(pid: int) -> float:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
         return 0.0
-    if os.environ.get("SERVE_CPU_SPLIT"):
-        print("user", int(fields[11]), "sys", int(fields[12]), file=sys.stderr)
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
@@ -176,7 +175,7 @@ def ours(tmp: Path, tag: str, tables: list, requests: list, planted: dict[int, i
     for n, t in enumerate(tables, start=1):
         ledger_api.change_sources(root, lambda book, led, t=t, n=n: ledger_api.registration(book, led, t.signer.name, t.signer.verifier,
                                                                                            (), [f"{tag}/t{n}"]))
-    proc, url = start([*(["/tmp/serve-speed-yappi.py"] if os.environ.get("SERVE_YAPPI") else ["-c", "from audit.cli import main; main()"]), "serve", "--ledger", str(root), "--port", "0", "--rate", "0"],
+    proc, url = start(["-c", "from audit.cli import main; main()", "serve", "--ledger", str(root), "--port", "0", "--rate", "0"],
                       tmp / "serve.log")
     try:
         sent: dict[int, float] = {}
@@ -192,6 +191,9 @@ def ours(tmp: Path, tag: str, tables: list, requests: list, planted: dict[int, i
             print((tmp / "serve.log").read_text()[-3000:], file=sys.stderr)
             raise
         cpu = cpu_seconds(proc.pid) - cpu
+        with urllib.request.urlopen(url + "/healthz", timeout=30) as health:
+            commits = json.loads(health.read())["commits"]
+        print(f"matchledger serve: {commits} group commits, {len(latencies) / max(commits, 1):.1f} batches each")
         time.sleep(0.5)
         stop.set()
         watcher.join(30)
