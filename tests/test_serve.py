@@ -292,9 +292,12 @@ def test_live_findings_of_a_planted_illegal_move_and_a_false_claim(ledger_dir: P
     illegal move (checkers.E_NOT_YOUR_TURN, out of turn) and a false `game.ended` claim
     (checkers.E_CLAIM) appear on the live stream (SSE, /live) and on /findings with their rule codes
     and articles; the clean tables produce none. A subscriber resuming with Last-Event-ID gets only later ones."""
+    import itertools
+
     import aiohttp
 
     from audit.live_sim import make_tables, play, register
+    from audit.live_watch import follow
 
     admin = Signer.load(ledger_dir / "signer.key")
     groups = [make_tables("checkers", 3, 5, tag="clean"), make_tables("checkers", 1, 6, "illegal-move", tag="illegal"),
@@ -333,6 +336,11 @@ def test_live_findings_of_a_planted_illegal_move_and_a_false_claim(ledger_dir: P
         assert json.loads(later)["findings"] == seen[1:]
     with Server(ledger_dir) as server:  # after a restart the same findings under the same ids
         assert json.loads(get(server.url, "/findings?since=0")[1])["findings"] == seen
+        watching = follow(server.url)  # what `matchledger watch` reads, off the service's chunked stream
+        try:
+            assert [msgspec.to_builtins(f) for f in itertools.islice(watching, len(seen))] == seen
+        finally:
+            watching.close()
 
 
 def test_simulate_drives_a_live_event_in_one_command(ledger_dir: Path) -> None:
