@@ -1,14 +1,13 @@
 """The live service's one writer: it owns the ledger and commits the batches of every client
 together (group commit), so concurrent requests share the syncs and a checkpoint.
 
-Handlers hand it complete, authenticated, decoded batches on the event loop; they wait there.
-Whenever no commit is in flight, every batch waiting becomes the next group, committed on the
-writer's own thread: it checks what needs the log (sequence numbers, stream ownership, re-sends),
-appends every acceptable batch with its `source.batch` record in one atomic append, syncs, signs
-one checkpoint, and builds each batch's receipt (inclusion proofs from the persisted tiles, the
-tree's nodes kept across commits). Meanwhile the next group gathers on the loop, and one hop back
-to the loop answers the whole group. A client never holds the writer: it only sees batches whose
-body was read.
+Handlers hand it complete, authenticated, decoded batches on the event loop and wait there.
+Whenever no commit is in flight, every batch waiting becomes the next group: planned on the loop
+against the log (sequence numbers, stream ownership, re-sends), appended with each batch's
+`source.batch` record in one atomic append, synced and checkpointed on the writer's own thread
+(the one place that blocks), then answered on the loop, each batch with its receipt (inclusion
+proofs from the persisted tiles, the tree's nodes kept across commits) or its refusal. Meanwhile
+the next group gathers. A client never holds the writer: it only sees batches whose body was read.
 """
 
 from __future__ import annotations
@@ -170,13 +169,12 @@ class Writer:
 
     async def _commit_waiting(self) -> None:
         """Commits what waits, one group at a time, until nothing does; the next group gathers on the
-        loop while the thread commits this one."""
-        loop = asyncio.get_running_loop()
+        loop while the thread syncs this one."""
         try:
             while self._waiting and not self.closing and self.error is None:
                 group = self._next_group()
                 try:
-                    outcomes = await loop.run_in_executor(self._thread, self._commit_group, group)
+                    outcomes = await self._commit_group(group)
                 except Exception as exc:  # noqa: BLE001 - a bug must not leave clients waiting forever
                     self.error = f"the writer failed: {type(exc).__name__}: {exc}; restart the service to recover"
                     outcomes = [Refusal(500, "internal-error", self.error)] * len(group)
@@ -203,51 +201,39 @@ class Writer:
         for item in waiting:
             _answer(item, refusal)
 
-    # -- the thread ------------------------------------------------------------------------------
-
-    def _commit_group(self, group: list[Batch | Change]) -> list[Outcome]:
-        """Commits a group (on the writer's thread); returns each item's outcome, in group order."""
+    async def _commit_group(self, group: list[Batch | Change]) -> list[Outcome]:
+        """Commits a group; returns each item's outcome, in group order. What blocks (the append, its
+        syncs, the checkpoint; the registry changes) runs on the writer's thread; the planning and
+        the receipts, pure Python, run here on the loop, so that no batch costs a hand-over of the
+        GIL between threads (on a busy machine each such hand-over waits for the scheduler)."""
+        loop = asyncio.get_running_loop()
         outcomes: dict[int, Outcome] = {}
-        for item in group:
-            if isinstance(item, Change):
-                outcomes[id(item)] = self._change(item)
+        changes = [item for item in group if isinstance(item, Change)]
+        if changes:
+            for change, outcome in zip(changes, await loop.run_in_executor(self._thread, self._changes, changes)):
+                outcomes[id(change)] = outcome
         batches = [item for item in group if isinstance(item, Batch)]
         if batches:
-            self._commit_batches(batches, outcomes)
+            plans, resent, pending = self._plan(batches, outcomes)
+            committed: list[tuple[int, Any]] = []
+            if pending:
+                try:
+                    committed = await loop.run_in_executor(self._thread, self._write, pending)
+                except LedgerError as exc:  # the disk failed: nothing of the group is acknowledged, and nothing more is taken
+                    self.error = f"the ledger cannot be written: {exc}; restart the service to recover"
+                    for batch in batches:
+                        outcomes.setdefault(id(batch), Refusal(503, "unavailable", self.error))
+                    return [outcomes[id(item)] for item in group]
+                if self._on_commit:  # the live audit folds (on its own thread) while the receipts are built
+                    self._on_commit([(i, p[0]) for i, p in committed])
+            self._receipts(plans, resent, committed, outcomes)
         return [outcomes[id(item)] for item in group]
 
-    def _commit_batches(self, batches: list[Batch], outcomes: dict[int, Outcome]) -> None:
-        try:
-            with self.lock:
-                plans, resent, committed = self._append(batches, outcomes)
-        except LedgerError as exc:  # the disk failed: nothing of the group is acknowledged, and nothing more is taken
-            self.error = f"the ledger cannot be written: {exc}; restart the service to recover"
-            for batch in batches:
-                outcomes.setdefault(id(batch), Refusal(503, "unavailable", self.error))
-            return
-        if committed and self._on_commit:  # the live audit folds while the receipts are built
-            self._on_commit([(i, p[0]) for i, p in committed])
-        self.commits += 1
-        nodes = self._tree_nodes()
-        for plan in plans:
-            batch = plan.batch
-            record = (plan.record, self._entry_bytes(plan.record, committed))
-            entries = [(i, self._entry_bytes(i, committed)) for i in plan.entries]
-            outcomes[id(batch)] = build_receipt(self.root, self.checkpoint, batch.source.name, batch.digest, record, entries, nodes)
-        for batch, known in resent:
-            outcomes[id(batch)] = outcomes[id(known.batch)] if isinstance(known, _Plan) else self._resend(batch, known, nodes)
-
-    def _tree_nodes(self) -> Subtrees:
-        """Returns the tree's nodes for this commit's proofs, those of earlier commits kept (see
-        KeptNodes); they are dropped as the log grows by KEEP_NODES entries."""
-        if self.checkpoint.size - self._nodes_from >= KEEP_NODES:
-            self._nodes, self._nodes_from = KeptNodes(self.root), self.checkpoint.size
-        return Subtrees(self._nodes)
-
-    def _append(self, batches: list[Batch], outcomes: dict[int, Outcome]) -> tuple[list[_Plan], list[tuple[Batch, Any]], list[tuple[int, Any]]]:
+    def _plan(self, batches: list[Batch], outcomes: dict[int, Outcome]) -> tuple[list[_Plan], list[tuple[Batch, Any]], list[tuple[Event, Pending]]]:
         """Plans every batch against the log and the batches before it (a refused one gets its
-        outcome), appends the acceptable ones with their records in one append, signs a checkpoint;
-        returns the plans, the identical re-sends, and the committed (entry, (event, pending)) pairs."""
+        outcome); returns the plans, the identical re-sends, and what to append: the acceptable
+        batches' fresh events, each batch followed by its record. Runs between commits: the log
+        does not change meanwhile."""
         ledger, base = self.ledger, self.ledger.size
         planner = _Planner(ledger, self.book)
         plans: list[_Plan] = []
@@ -273,18 +259,49 @@ class Writer:
             pending.append((record, Pending(0, record, encode(record))))
             planner.digests[(batch.source.name, batch.digest)] = plan
             plans.append(plan)
-        if pending:
-            result = ledger.append([p for _, p in pending])
+        return plans, resent, pending
+
+    # -- the thread ------------------------------------------------------------------------------
+
+    def _write(self, pending: list[tuple[Event, Pending]]) -> list[tuple[int, Any]]:
+        """Appends a group's events and records in one append, syncs, signs a checkpoint (on the
+        writer's thread); returns the committed (entry, (event, pending)) pairs."""
+        with self.lock:
+            base = self.ledger.size
+            result = self.ledger.append([p for _, p in pending])
             assert result.appended == len(pending), "the planner and the store disagree on what is fresh"
-            self.checkpoint = ledger.checkpoint(index=self._index_due())
+            self.checkpoint = self.ledger.checkpoint(index=self._index_due())
             self._signed.append(self.checkpoint.size)
             committed = list(enumerate(pending, base))
             for entry, (event, _) in committed:
                 if isinstance(event, BatchReceived):
                     self.book.fold(entry, event)
-        else:
-            committed = []
-        return plans, resent, committed
+        self.commits += 1
+        return committed
+
+    def _changes(self, changes: list[Change]) -> list[Outcome]:
+        return [self._change(change) for change in changes]
+
+    # -- receipts --------------------------------------------------------------------------------
+
+    def _receipts(self, plans: list[_Plan], resent: list[tuple[Batch, Any]], committed: list[tuple[int, Any]],
+                  outcomes: dict[int, Outcome]) -> None:
+        """Gives each committed batch its receipt, and each identical re-send the first sending's."""
+        nodes = self._tree_nodes()
+        for plan in plans:
+            batch = plan.batch
+            record = (plan.record, self._entry_bytes(plan.record, committed))
+            entries = [(i, self._entry_bytes(i, committed)) for i in plan.entries]
+            outcomes[id(batch)] = build_receipt(self.root, self.checkpoint, batch.source.name, batch.digest, record, entries, nodes)
+        for batch, known in resent:
+            outcomes[id(batch)] = outcomes[id(known.batch)] if isinstance(known, _Plan) else self._resend(batch, known, nodes)
+
+    def _tree_nodes(self) -> Subtrees:
+        """Returns the tree's nodes for this commit's proofs, those of earlier commits kept (see
+        KeptNodes); they are dropped as the log grows by KEEP_NODES entries."""
+        if self.checkpoint.size - self._nodes_from >= KEEP_NODES:
+            self._nodes, self._nodes_from = KeptNodes(self.root), self.checkpoint.size
+        return Subtrees(self._nodes)
 
     def _index_due(self) -> bool:
         """Tells whether this commit's checkpoint also makes the stream index durable: once a second
