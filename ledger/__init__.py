@@ -4,6 +4,7 @@ signed checkpoints, a stream index and proofs.
 This module is the ledger's facade: the other packages use only what it exports.
 """
 
+from ledger.batch import Pending
 from ledger.bundle import (
     BundleCheck,
     BundleError,
@@ -45,7 +46,7 @@ from ledger.sources import (
     sign_batch,
     signed_message,
 )
-from ledger.store import AppendResult, Ledger, Pending, init, load_verifier
+from ledger.store import AppendResult, Ledger, init, load_verifier
 from ledger.tamper import flip_byte
 from ledger.tiles import TileReader
 from ledger.tlog import EntryReader, TilePathError, covered, entry_bundle, hash_tile, parse_tile_path

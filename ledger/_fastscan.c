@@ -663,13 +663,15 @@ done:
 }
 
 
-/* frame_batch(first, payloads) -> bytes: the frames of a batch, the commit mark on the last one.
+/* frame_batch(first, payloads[, commit]) -> bytes: the frames of a batch, the commit mark on the
+ * last one unless commit is false (a piece of a batch that goes on in the next segment).
  * The writer frames every entry it appends; in Python that was a third of a batch's cost, and
  * bench/append.py's goal (durable appends at least as fast as SQLite) needs it here. */
 static PyObject *frame_batch(PyObject *self, PyObject *args) {
     unsigned long long first;
     PyObject *arg;
-    if (!PyArg_ParseTuple(args, "KO", &first, &arg)) return NULL;
+    int commit = 1;
+    if (!PyArg_ParseTuple(args, "KO|p", &first, &arg, &commit)) return NULL;
     PyObject *seq = PySequence_Fast(arg, "payloads are a sequence of bytes");
     if (!seq) return NULL;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq), total = 0;
@@ -687,7 +689,7 @@ static PyObject *frame_batch(PyObject *self, PyObject *args) {
         unsigned char *o = (unsigned char *)PyBytes_AS_STRING(out);
         for (Py_ssize_t i = 0; i < n; i++) {
             Py_ssize_t len = PyBytes_GET_SIZE(items[i]);
-            uint32_t word = (uint32_t)len | (i == n - 1 ? COMMIT : 0u);
+            uint32_t word = (uint32_t)len | (commit && i == n - 1 ? COMMIT : 0u);
             uint64_t index = (uint64_t)first + (uint64_t)i;
             memcpy(o, &word, 4);
             memcpy(o + 8, &index, 8);

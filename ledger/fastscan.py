@@ -58,11 +58,12 @@ def scan_leaves(data: bytes, first_index: int, accelerated: bool | None = None) 
     return SegmentScan(b"".join(leaves), count, last_commit, commit_end, -1, None)
 
 
-def frame_batch(first_index: int, payloads: Sequence[bytes], accelerated: bool | None = None) -> bytes:
-    """Returns the framed bytes of a batch, the commit mark on its last frame (see ledger/segments.py)."""
+def frame_batch(first_index: int, payloads: Sequence[bytes], commit: bool = True, accelerated: bool | None = None) -> bytes:
+    """Returns the framed bytes of a batch, the commit mark on its last frame unless `commit` is
+    false (see ledger/segments.py)."""
     if ACCELERATED if accelerated is None else accelerated:
-        return _fastscan.frame_batch(first_index, payloads)  # type: ignore[no-any-return]
-    return segment_frames(first_index, list(payloads))
+        return _fastscan.frame_batch(first_index, payloads, commit)  # type: ignore[no-any-return]
+    return segment_frames(first_index, list(payloads), commit)
 
 
 def leaf_hashes(payloads: Sequence[bytes], accelerated: bool | None = None) -> bytes:

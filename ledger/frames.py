@@ -20,10 +20,10 @@ import msgspec
 
 from ledger.checkpoints import list_checkpoint_files
 from ledger.errors import LedgerCorrupt
-from ledger.fastscan import SegmentPacked, gather, segment_packed
+from ledger.fastscan import SegmentPacked, gather, scan_leaves, segment_packed
 from ledger.index import load_stream
 from ledger.layout import SEGMENTS, load_config
-from ledger.segments import HEADER, LENGTH_MASK, OVERHEAD, TRAILER, FrameError, iter_frames, list_segments, segment_path
+from ledger.segments import COMMIT, HEADER, LENGTH_MASK, OVERHEAD, TRAILER, FrameError, fsync_dir, iter_frames, list_segments, segment_path
 
 
 class EntryKey(msgspec.Struct, frozen=True):
@@ -61,38 +61,92 @@ def decode_keys(payloads: list[bytes], first: int) -> list[EntryKey]:
         return [decode_key(p, first + i) for i, p in enumerate(payloads)]
 
 
-class _StreamOnly(msgspec.Struct):
-    stream: str
+# The recorder writes every entry as `{"kind":"…","stream":"…",…}` (the schema's field order): for
+# those the stream is read by one vectorised match over a segment; any other entry is decoded.
+_CANONICAL_STREAM = r'^\{"kind":"[^"\\]*","stream":"(?P<stream>[^"\\]*)"'
 
 
-_streams = msgspec.json.Decoder(list[_StreamOnly])
-
-
-STREAMS_BATCH = 1 << 16
-
-
-def stream_codes(root: Path, count: int) -> tuple[array, list[str]]:
-    """Returns the stream of each of the first `count` entries as a code into a list of stream ids,
-    reading one segment and decoding a batch of entries at a time (memory stays bounded by a segment).
+def stream_codes(root: Path, count: int):  # noqa: ANN201 - a pyarrow DictionaryArray (pyarrow is imported late)
+    """Returns the stream of each of the first `count` entries, dictionary-encoded, reading one
+    segment at a time (memory stays bounded by a segment).
 
     :raises LedgerCorrupt: naming the first unreadable entry.
     """
-    codes, names = array("i"), {}
+    import pyarrow as pa  # only here: the writer's path needs no Arrow
+
+    chunks = []
     for first, part in iter_packed(root):
-        payloads = part.payloads(min(part.last_commit, max(0, count - first)))
-        for lo in range(0, len(payloads), STREAMS_BATCH):
-            for stream in _decode_streams(payloads[lo:lo + STREAMS_BATCH], first + lo):
-                codes.append(names.setdefault(stream, len(names)))
-        if first + len(payloads) >= count:
+        stop = min(part.last_commit, max(0, count - first))
+        chunks.append(_segment_streams(part, first, stop).dictionary_encode())
+        if first + stop >= count:
             break
-    return codes, list(names)
+    if not chunks:
+        return pa.array([], pa.string()).dictionary_encode()
+    return pa.chunked_array(chunks).unify_dictionaries().combine_chunks()
 
 
-def _decode_streams(payloads: list[bytes], first: int) -> list[str]:
+def _segment_streams(part: SegmentPacked, first: int, stop: int):  # noqa: ANN202 - a pyarrow StringArray
+    """Returns the stream of each of a segment's first `stop` entries."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    offsets = pc.subtract(pa.array(part.ends[:stop + 1], pa.int64()), part.ends[0])
+    texts = pa.LargeStringArray.from_buffers(stop, offsets.buffers()[1], pa.py_buffer(part.data))
+    streams = pc.struct_field(pc.extract_regex(texts, _CANONICAL_STREAM), [0]).cast(pa.string())
+    if streams.null_count == 0:
+        return streams
+    found = streams.to_pylist()
+    for k in pc.indices_nonzero(pc.is_null(streams)).to_pylist():
+        found[k] = decode_key(part.data[part.ends[k] - part.ends[0]:part.ends[k + 1] - part.ends[0]], first + k).stream
+    return pa.array(found, pa.string())
+
+
+# -- where the committed log ends ------------------------------------------------------------------
+
+def committed_end(segments: list[tuple[int, Path, int]]) -> int:
+    """Returns how many entries lie before the log's last commit mark, given its segments as (first
+    entry, path, size in bytes). A batch may go on from one segment into the next, its commit mark
+    on its last frame only: an entry is committed when a commit mark follows it, in its own segment
+    or a later one. After a clean append this reads one frame, the last, whose mark commits all.
+    """
+    for first, path, size in reversed(segments):
+        last = _last_frame(path, size)
+        if last is not None and last[1]:
+            return last[0] + 1
+        marked = _last_mark(path, first, size)
+        if marked:
+            return first + marked
+    return 0
+
+
+def _last_frame(path: Path, size: int) -> tuple[int, bool] | None:
+    """Returns (entry, has the commit mark) of a segment's last frame within its first `size` bytes,
+    or None when that frame is not intact (a torn tail, which a full scan then finds)."""
+    if size < OVERHEAD:
+        return None
+    with open_regular(path) as f:
+        f.seek(size - TRAILER.size)
+        word = int.from_bytes(f.read(TRAILER.size), "little")
+        start = size - OVERHEAD - (word & LENGTH_MASK)
+        if start < 0:
+            return None
+        f.seek(start)
+        head = f.read(HEADER.size)
+    if len(head) < HEADER.size or HEADER.unpack(head)[0] != word:
+        return None
+    entry = HEADER.unpack(head)[2]
     try:
-        return [k.stream for k in _streams.decode(b"[" + b",".join(payloads) + b"]")]
-    except msgspec.DecodeError:
-        return [decode_key(p, first + i).stream for i, p in enumerate(payloads)]
+        read_frame(path, start, entry)
+    except LedgerCorrupt:
+        return None
+    return entry, bool(word & COMMIT)
+
+
+def _last_mark(path: Path, first: int, size: int) -> int:
+    """Returns how many of a segment's frames lie before its last commit mark (0 when it has none)."""
+    with open_regular(path) as f:
+        data = f.read(size)
+    return scan_leaves(data, first).last_commit
 
 
 def check_segment_start(path: Path, first: int, expected: int) -> None:
@@ -206,23 +260,30 @@ class Tail:
 
 def read_tail(root: Path, segment: int, offset: int, size: int, signed: int) -> Tail:
     """Reads the frames after entry `size - 1` (which ends at `offset` of segment `segment`), dropping
-    a torn or unfinished last batch that no checkpoint covers.
+    a torn or unfinished last batch that no checkpoint covers (in every segment it reached).
 
     :raises LedgerCorrupt: on damage within the first `signed` entries, or anywhere but the end.
     """
     found = [(first, path) for first, path in list_segments(root / SEGMENTS) if first >= segment]
     if size and (not found or found[0][0] != segment):
         raise LedgerCorrupt(size - 1, f"segment {segment_path(root / SEGMENTS, segment).name}, which holds it, is missing")
-    tail, expected = Tail(), size
+    horizon = committed_end([(first, path, path.stat().st_size) for first, path in found])
+    tail, expected, cut = Tail(), size, None
     for n, (first, path) in enumerate(found):
         start = offset if first == segment else 0
         if first != segment:
             check_segment_start(path, first, expected)
         if start:
             check_frame_ends(path, start, expected - 1)
-        expected = _read_segment_tail(tail, first, path, start, expected, signed, later=len(found) - n - 1)
-    if expected < signed:
-        raise LedgerCorrupt(expected, f"log holds {expected} entries but checkpoint {signed} covers more")
+        expected, end, why = _read_segment_tail(tail, path, start, expected, signed, len(found) - n - 1, horizon)
+        if end is not None and cut is None:
+            cut = (n, end, why)
+    committed = size + len(tail.entries)
+    if committed < signed:
+        raise LedgerCorrupt(committed, f"log holds {committed} entries but checkpoint {signed} covers more")
+    if cut is not None:
+        dropped = _drop_after(found, cut[0], cut[1])
+        tail.recovered = f"recovered: dropped an unacknowledged tail of {dropped} bytes after entry {committed - 1} ({cut[2]})"
     return tail
 
 
@@ -236,37 +297,52 @@ def check_frame_ends(path: Path, end: int, entry: int) -> None:
     read_frame(path, end - OVERHEAD - (int.from_bytes(word, "little") & LENGTH_MASK), entry)
 
 
-def _read_segment_tail(tail: Tail, first: int, path: Path, start: int, expected: int, signed: int, later: int) -> int:
-    """Adds a segment's committed frames from byte `start` to the tail; returns the next entry index."""
+def _read_segment_tail(tail: Tail, path: Path, start: int, expected: int, signed: int, later: int,
+                       horizon: int) -> tuple[int, int | None, str]:
+    """Adds a segment's committed frames from byte `start` (entry `expected` first) to the tail: those
+    before entry `horizon`, the log's last commit mark. Returns the entry after its last intact frame,
+    the byte where its uncommitted part starts (None when it has none) and why that part is there."""
     with open_regular(path) as f:
         f.seek(start)
         data = f.read()
-    frames: list[tuple[int, int, memoryview]] = []
-    committed, commit_end, error = 0, start, None
+    frames: list[tuple[int, memoryview]] = []
+    error = None
     try:
-        for _, off, payload, commit in iter_frames(data, expected):
-            frames.append((off, len(payload), payload))
-            if commit:
-                committed, commit_end = len(frames), start + off + OVERHEAD + len(payload)
+        for _, off, payload, _ in iter_frames(data, expected):
+            frames.append((off, payload))
     except FrameError as exc:
         error = exc
-    bad = expected + committed
     if error is not None:
         _refuse_unless_torn(error, expected + len(frames), path, start, data, signed, later)
-    if committed < len(frames) and (later or bad < signed):
-        raise LedgerCorrupt(bad, f"unfinished batch in {path.name}" + (" before a later segment" if later else " inside the checkpointed range"))
-    for off, _, payload in frames[:committed]:
+    committed = min(len(frames), max(0, horizon - expected))
+    if committed < len(frames) and expected + committed < signed:
+        raise LedgerCorrupt(expected + committed, f"unfinished batch in {path.name} inside the checkpointed range")
+    for off, payload in frames[:committed]:
         tail.entries.append(bytes(payload))
         tail.offsets.append(start + off)
     tail.keys += decode_keys(tail.entries[len(tail.entries) - committed:], expected)
-    if error is not None or committed < len(frames):
-        dropped = start + len(data) - commit_end
-        with open(path, "r+b") as f:
-            f.truncate(commit_end)
-            os.fsync(f.fileno())
-        why = str(error) if error else "frames without a commit mark"
-        tail.recovered = f"recovered: dropped an unacknowledged tail of {dropped} bytes after entry {bad - 1} ({why})"
-    return bad
+    if committed < len(frames):
+        return expected + len(frames), start + frames[committed][0], str(error) if error else "frames without a commit mark"
+    if error is not None:
+        return expected + len(frames), start + error.offset, str(error)
+    return expected + len(frames), None, ""
+
+
+def _drop_after(found: list[tuple[int, Path]], n: int, end: int) -> int:
+    """Drops everything after byte `end` of segment n and every later segment (the last first, so
+    that a crash meanwhile leaves no gap between segments); returns how many bytes went."""
+    dropped = 0
+    for _, path in reversed(found[n + 1:]):
+        dropped += path.stat().st_size
+        path.unlink()
+    if len(found) > n + 1:
+        fsync_dir(found[n][1].parent)
+    path = found[n][1]
+    dropped += path.stat().st_size - end
+    with open(path, "r+b") as f:
+        f.truncate(end)
+        os.fsync(f.fileno())
+    return dropped
 
 
 def _refuse_unless_torn(error: FrameError, index: int, path: Path, start: int, data: bytes, signed: int, later: int) -> None:
@@ -368,7 +444,8 @@ def _read_into(path: Path, buffer: memoryview) -> memoryview:
 
 def iter_packed(root: Path, base: int = 0) -> Iterator[tuple[int, SegmentPacked]]:
     """Yields (first index, its entries back to back) one segment at a time; only the entries up
-    to the segment's `last_commit` are committed. Offsets count from `base` and go on from one
+    to the segment's `last_commit` are committed (counting those a later segment's commit mark
+    commits: see `committed_end`). Offsets count from `base` and go on from one
     segment's committed entries to the next, as if their buffers were joined.
 
     :raises LedgerCorrupt: when a damaged frame stops the reading before the last checkpoint.
@@ -382,11 +459,14 @@ def _iter_packed(root: Path, segments: list[tuple[int, Path, int]], base: int,
     """As iter_packed, over the segments listed (each read up to its listed size); given `into`,
     with room for their bytes, the entries are written there at their offsets."""
     checkpointed = max((size for size, _ in list_checkpoint_files(root)), default=0)
+    horizon = committed_end(segments)
     expected = 0
     scratch = bytearray(max((size for _, _, size in segments), default=0))
     for first, path, size in segments:
         check_segment_start(path, first, expected)
         part = segment_packed(_read_into(path, memoryview(scratch)[:size]), first, base, into)
+        if part.error is None:  # frames a later segment's commit mark commits (a batch spanning segments)
+            part = part._replace(last_commit=min(part.frames, max(part.last_commit, horizon - first)))
         yield first, part
         expected, base = first + part.last_commit, part.ends[part.last_commit]
         if part.error is not None or part.last_commit < part.frames:

@@ -1,4 +1,4 @@
-"""Recording: validate every input line against the contract, then append them as one batch."""
+"""Recording: every input line checked against the contract and appended, all of a file as one batch."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import BinaryIO, cast
 
-from ledger.store import AppendResult, Ledger, Pending
+from ledger.batch import Pending
+from ledger.store import AppendResult, Ledger
 from schemas.codec import ContractError, decode_line
 
 
@@ -27,23 +28,31 @@ def read_lines(source: BinaryIO, max_bytes: int) -> Iterator[bytes]:
         yield line
 
 
-def validate_lines(lines: Iterable[bytes], max_bytes: int) -> list[Pending]:
-    """Decodes every non-blank line (1-based numbering) into a pending event.
+def pending_lines(lines: Iterable[bytes], max_bytes: int) -> Iterator[Pending]:
+    """Decodes each non-blank line (1-based numbering) into a pending event, one at a time.
 
     :raises schemas.ContractError: at the first line that breaks the contract.
     """
-    batch = []
     for number, line in enumerate(lines, start=1):
         stripped = line.strip()
         if stripped:
             event, data = decode_line(stripped, number, max_bytes)
-            batch.append(Pending(number, event, data))
-    return batch
+            yield Pending(number, event, data)
+
+
+def validate_lines(lines: Iterable[bytes], max_bytes: int) -> list[Pending]:
+    """Decodes every non-blank line into a pending event (a batch held whole, for callers that
+    want one).
+
+    :raises schemas.ContractError: at the first line that breaks the contract.
+    """
+    return list(pending_lines(lines, max_bytes))
 
 
 def record(root: Path, source: BinaryIO | Iterable[bytes]) -> AppendResult:
     """Records a file (read line by line, each bounded) or a list of lines of JSON events,
-    all-or-nothing, and signs a checkpoint at the end.
+    all-or-nothing, and signs a checkpoint at the end. The lines are checked and written a
+    piece at a time, so memory stays bounded whatever the size of the file.
 
     :raises schemas.ContractError: on a line that breaks the contract; nothing is appended.
     :raises ledger.errors.SequenceError: on a gap or conflict; nothing is appended.
@@ -51,7 +60,6 @@ def record(root: Path, source: BinaryIO | Iterable[bytes]) -> AppendResult:
     with Ledger.open(root) as ledger:
         limit = ledger.config.max_entry_bytes
         lines = read_lines(cast(BinaryIO, source), limit) if hasattr(source, "readline") else source
-        batch = validate_lines(lines, limit)
-        result = ledger.append(batch)
+        result = ledger.append(pending_lines(lines, limit))
         ledger.checkpoint()
         return result

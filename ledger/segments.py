@@ -33,13 +33,14 @@ def frame(index: int, payload: bytes, commit: bool) -> bytes:
     return HEADER.pack(word, crc, index) + payload + TRAILER.pack(word)
 
 
-def frame_batch(first_index: int, payloads: list[bytes]) -> bytes:
-    """Returns the framed bytes of a batch, the commit mark on its last frame."""
+def frame_batch(first_index: int, payloads: list[bytes], commit: bool = True) -> bytes:
+    """Returns the framed bytes of a batch, the commit mark on its last frame (unless `commit` is
+    false: a piece of a batch that goes on after it)."""
     out = bytearray()
     pack_head, pack_header, pack_trailer, crc32 = _HEAD.pack, HEADER.pack, TRAILER.pack, zlib.crc32
     last = len(payloads) - 1
     for i, payload in enumerate(payloads, first_index):
-        word = len(payload) | (COMMIT if i - first_index == last else 0)
+        word = len(payload) | (COMMIT if commit and i - first_index == last else 0)
         out += pack_header(word, crc32(payload, crc32(pack_head(word, i))), i)
         out += payload
         out += pack_trailer(word)
@@ -144,7 +145,7 @@ def sync_file(path: Path) -> None:
 
 
 class SegmentWriter:
-    """Appends whole batches to one segment file; a batch is acknowledged once it is synced."""
+    """Appends frames to one segment file; a batch is acknowledged once its last piece is synced."""
 
     def __init__(self, path: Path, ops: FileOps, size: int) -> None:
         self.path = path
@@ -163,26 +164,42 @@ class SegmentWriter:
         """
         start = self.size
         try:
-            view = memoryview(data)
-            while view:
-                written = self._ops.write(self._fd, view)
-                if written <= 0:
-                    raise OSError(errno.EIO, "short write")
-                view = view[written:]
-            self._ops.sync(self._fd)
+            self.write(data)
+            self.sync()
         except OSError:
-            self.rollback()
+            self.cut(start)
             raise
-        self.size = self.synced = start + len(data)
 
-    def rollback(self) -> None:
-        """Cuts the file back to what was last synced (what a failed batch left is never acknowledged)."""
+    def write(self, data: bytes) -> None:
+        """Writes bytes at the end of the file, not yet synced.
+
+        :raises OSError: when the write fails.
+        """
+        view = memoryview(data)
+        while view:
+            written = self._ops.write(self._fd, view)
+            if written <= 0:
+                raise OSError(errno.EIO, "short write")
+            self.size += written
+            view = view[written:]
+
+    def sync(self) -> None:
+        """Makes everything written durable.
+
+        :raises OSError: when the sync fails.
+        """
+        self._ops.sync(self._fd)
+        self.synced = self.size
+
+    def cut(self, size: int) -> None:
+        """Cuts the file back to `size` bytes, durably (what a failed batch left is never acknowledged);
+        when that fails too, the reopened ledger drops the uncommitted tail anyway."""
         try:
-            self._ops.truncate(self._fd, self.synced)
+            self._ops.truncate(self._fd, size)
             self._ops.sync(self._fd)
         except OSError:
-            pass  # the reopened ledger drops the uncommitted tail anyway
-        self.size = self.synced
+            pass
+        self.size = self.synced = size
 
     def close(self) -> None:
         os.close(self._fd)

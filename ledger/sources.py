@@ -26,9 +26,10 @@ from pathlib import Path
 
 import msgspec
 
+from ledger.batch import Pending
 from ledger.errors import KeyFileError, LedgerError
 from ledger.notes import Signer, Verifier
-from ledger.store import Ledger, Pending
+from ledger.store import Ledger
 from schemas import decode, encode
 from schemas.common import GameStarted
 from schemas.envelope import Event

@@ -13,15 +13,17 @@ import os
 import shutil
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 
 import msgspec
 
+from ledger.batch import PIECE, BatchPlan, Pending
 from ledger.checkpoints import Checkpoint, cosign_note, list_checkpoint_names, newest_checkpoint, repair_latest, write_checkpoint
 from ledger.commitments import UNKNOWN, StreamHead, append_history, heads_line, history_path, open_history
-from ledger.errors import CheckpointError, DiskError, LedgerCorrupt, LedgerError, LedgerLocked, SequenceError
+from ledger.errors import CheckpointError, DiskError, LedgerCorrupt, LedgerError, LedgerLocked
 from ledger.fastscan import extend, frame_batch, leaf_hashes
 from ledger.frames import decode_key, read_frame, read_tail
 from ledger.index import HEAD, INDEX, Head, StreamIndex, flush, load_stream, read_head, truncate_from
@@ -31,21 +33,7 @@ from ledger.notes import Signer, Verifier
 from ledger.segments import OVERHEAD, FileOps, SegmentWriter, fsync_dir, list_segments, segment_path, sync_file
 from ledger.tiles import WIDTH, TileReader, TileWriter, drop_partials
 from schemas import decode, encode
-from schemas.envelope import Event
 from schemas.log import WITNESS_STREAM, WitnessAdded
-
-CHECKPOINT_KINDS = frozenset({"game.ended", "tournament.round_closed"})
-
-
-class Pending:
-    """One validated input event waiting to be appended: its input line, the stream, seq and kind the
-    log checks, and its canonical bytes. The decoded event itself is not kept: a batch of a million
-    lines then holds little more than their bytes."""
-
-    __slots__ = ("line", "stream", "seq", "kind", "data")
-
-    def __init__(self, line: int, event: Event, data: bytes) -> None:
-        self.line, self.stream, self.seq, self.kind, self.data = line, event.stream, event.seq, event.kind, data
 
 
 @dataclass(frozen=True)
@@ -207,6 +195,7 @@ class Ledger:
         if head.size == signed:
             self._signed_at = (head.segment, head.offset)
         added = self._catch_up(head, signed, reader)
+        self._segment_starts = [first for first, _ in list_segments(self.root / SEGMENTS)] or [0]  # recovery may drop some
         if legacy and added:
             self.recovered = _join(self.recovered, f"built tiles and index for {added} entries written before they existed")
         self._open_writer()
@@ -278,7 +267,7 @@ class Ledger:
         if signed:
             self.recovered = _join(self.recovered, f"recorded where each of the {len(records)} checkpoints ends (index/checkpoints)")
 
-    def _grow(self, leaves: bytes, signed: int) -> None:
+    def _grow(self, leaves: bytes | bytearray, signed: int) -> None:
         """Extends the tree and the tiles; passing the signed size, the root must be the signed one."""
         start = self.size
         cut = signed - start if start < signed else None
@@ -299,79 +288,97 @@ class Ledger:
 
     # -- appending -------------------------------------------------------------------------
 
-    def append(self, batch: Sequence[Pending]) -> AppendResult:
-        """Appends a batch atomically after checking every sequence number; signs a checkpoint
-        when the batch ends a game or a round, or the checkpoint interval has passed.
+    def append(self, batch: Iterable[Pending]) -> AppendResult:
+        """Appends a batch atomically after checking every sequence number, reading it a piece at a
+        time; signs a checkpoint when the batch ends a game or a round, or the checkpoint interval
+        has passed.
+
+        The batch fills the current segment and goes on in new ones; only its last frame carries
+        the commit mark, which commits it all (`frames.committed_end`). Any error part-way, the
+        input's own included, cuts the segments back to where the batch began.
 
         :raises SequenceError: on a gap or a conflict, naming the input line; nothing is appended.
         :raises DiskError: when the batch cannot be made durable; nothing is acknowledged.
         """
-        fresh, duplicates = self._plan(batch)
-        if fresh:
-            self._commit(fresh)
-            if self.size - self.checkpoint_size >= self.config.checkpoint_interval or \
-                    not CHECKPOINT_KINDS.isdisjoint({p.kind for p in fresh}):
-                self.checkpoint()
-        return AppendResult(len(fresh), duplicates, self.size, self.recovered)
-
-    def _plan(self, batch: Sequence[Pending]) -> tuple[list[Pending], int]:
-        fresh: list[Pending] = []
-        in_batch: dict[tuple[str, int], bytes] = {}
-        next_seq: dict[str, int] = {}
-        duplicates = 0
-        for p in batch:
-            stream, seq = p.stream, p.seq
-            due = next_seq.get(stream)
-            if due is None:
-                due = self.next_seq(stream)
-            if seq > due:
-                raise SequenceError(p.line, f"field `seq`: stream {stream!r} expects seq {due}, got {seq} (gap)")
-            if seq < due:
-                stored = in_batch.get((stream, seq)) or self.read_stream_entry(stream, seq)
-                if stored != p.data:
-                    raise SequenceError(p.line, f"field `seq`: stream {stream!r} already holds a different event at seq {seq} (conflict)")
-                duplicates += 1
-                continue
-            if len(p.data) > self.config.max_entry_bytes:
-                raise SequenceError(p.line, f"event is {len(p.data)} bytes, over the limit of {self.config.max_entry_bytes}")
-            next_seq[stream] = seq + 1
-            in_batch[(stream, seq)] = p.data
-            fresh.append(p)
-        return fresh, duplicates
-
-    def _commit(self, fresh: list[Pending]) -> None:
-        """Writes the batch (in a fresh segment when it would overflow the current one), syncs it,
-        then indexes and hashes it. A batch stays in one segment, so its commit mark alone makes
-        it all or nothing; a batch larger than `segment_bytes` makes a segment of its own."""
         assert self._writer is not None
-        first = self.size
-        frames = sum(len(p.data) + OVERHEAD for p in fresh)
-        if self._writer.size and self._writer.size + frames > self.config.segment_bytes:
-            self._roll_segment(first)
-        offset = self._writer.size
+        plan = BatchPlan(self.size, self.next_seq, self.read_stream_entry, self.config.max_entry_bytes)
+        began = (list(self._segment_starts), self._writer.size)
+        events = iter(batch)
+        held: list[Pending] = []  # the last fresh piece, written once it is known whether more follow
         try:
-            self._writer.append(frame_batch(first, [p.data for p in fresh]))
-        except OSError as exc:
-            raise DiskError(f"batch of {len(fresh)} events not appended ({os.strerror(exc.errno or 0)}); nothing was acknowledged") from None
-        self._index_batch(fresh, first, offset)
-        self._grow(leaf_hashes([p.data for p in fresh]), 0)
+            while piece := list(islice(events, PIECE)):
+                fresh = plan.check(piece)
+                if fresh:
+                    self._write(held, plan, commit=False)
+                    held = fresh
+            self._write(held, plan, commit=True)
+        except Exception:  # a refusal or a failed write (a crash or an interrupt leaves what the next writer drops)
+            self._rollback(*began)
+            raise
+        if plan.count:
+            self._index_batch(plan)
+            self._grow(plan.leaves, 0)
+            if self.size - self.checkpoint_size >= self.config.checkpoint_interval or plan.ends_game:
+                self.checkpoint()
+        return AppendResult(plan.count, plan.duplicates, self.size, self.recovered)
 
-    def _index_batch(self, fresh: list[Pending], first: int, offset: int) -> None:
-        """Adds a committed batch's records to the stream index (their seqs were checked by `_plan`)."""
-        streams = self._streams
-        for entry, p in enumerate(fresh, first):
-            index = streams.get(p.stream)
+    def _write(self, fresh: list[Pending], plan: BatchPlan, commit: bool) -> None:
+        """Frames and writes a piece of a batch, going on in a new segment when the current one is
+        full (a frame longer than a segment gets one of its own); syncs it when it ends the batch."""
+        assert self._writer is not None
+        lo, limit = 0, self.config.segment_bytes
+        try:
+            while lo < len(fresh):
+                hi, room = lo, limit - self._writer.size
+                while hi < len(fresh) and (len(fresh[hi].data) + OVERHEAD <= room or (hi == lo and not self._writer.size)):
+                    room -= len(fresh[hi].data) + OVERHEAD
+                    hi += 1
+                if hi == lo:
+                    self._roll_segment(plan.first + plan.placed)
+                    continue
+                offset = self._writer.size
+                self._writer.write(frame_batch(plan.first + plan.placed, [p.data for p in fresh[lo:hi]], commit and hi == len(fresh)))
+                plan.place(fresh[lo:hi], offset)
+                lo = hi
+            if commit:
+                self._writer.sync()
+        except OSError as exc:
+            raise DiskError(f"batch of {plan.count} events not appended ({os.strerror(exc.errno or 0)}); nothing was acknowledged") from None
+
+    def _rollback(self, segments: list[int], size: int) -> None:
+        """Cuts the log back to where a failed batch began: the segments it created go (the last
+        first), the one it began in is cut to its size before. What a failure here leaves is
+        uncommitted, and the next writer drops it."""
+        assert self._writer is not None
+        try:
+            created = self._segment_starts[len(segments):]
+            if created:
+                self._writer.close()
+                for first in reversed(created):
+                    segment_path(self.root / SEGMENTS, first).unlink(missing_ok=True)
+                fsync_dir(self.root / SEGMENTS)
+                self._segment_starts = segments
+                self._open_writer()
+            self._writer.cut(size)
+        except OSError:
+            pass
+
+    def _index_batch(self, plan: BatchPlan) -> None:
+        """Adds a committed batch's records to the stream index (their seqs were checked by the plan)."""
+        for stream, records in plan.streams.items():
+            index = self._streams.get(stream)
             if index is None:
-                index = self._stream(p.stream)
-            index.entries.append(entry)
-            index.offsets.append(offset)
-            offset += len(p.data) + OVERHEAD
-        touched = {p.stream for p in fresh}
-        self._dirty.update(touched)
-        self._since.update(touched)
+                index = self._stream(stream)
+            index.entries.extend(records.entries)
+            index.offsets.extend(records.offsets)
+        self._dirty.update(plan.streams)
+        self._since.update(plan.streams)
 
     def _roll_segment(self, first: int) -> None:
+        """Starts segment `first`, the current one synced first: a segment is complete on disk
+        before the next exists, so only the last can end torn."""
         assert self._writer is not None
+        self._writer.sync()
         self._writer.close()
         self._segment_starts.append(first)
         self._writer = SegmentWriter(segment_path(self.root / SEGMENTS, first), self._ops, 0)

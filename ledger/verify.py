@@ -34,7 +34,7 @@ from ledger.checkpoints import Checkpoint, CheckpointReading, SignatureChecks, l
 from ledger.commitments import Commitment, check_heads, check_history, commitments
 from ledger.errors import KeyFileError, LedgerCorrupt, SignatureError
 from ledger.fastscan import CHUNK, SegmentScan, extend_roots, scan_file
-from ledger.frames import check_segment_start, frame_follows, stream_codes, stream_entries
+from ledger.frames import check_segment_start, committed_end, frame_follows, stream_codes, stream_entries
 from ledger.index import check_index, read_head
 from ledger.layout import CHECKPOINTS, SEGMENTS, load_config
 from ledger.merkle import EMPTY_ROOT, CompactRange
@@ -195,10 +195,8 @@ def _indexed(root: Path, signed: int, tail: list[str]) -> int:
 def _check_index(root: Path, checkpoints: list[Checkpoint], indexed: int) -> None:
     """Checks the stream index against the first `indexed` entries and every checkpoint's stream
     commitment against the entries the newest checkpoint covers."""
-    import pyarrow as pa  # only here: the rest of verification needs no Arrow
 
-    codes, names = stream_codes(root, checkpoints[-1].size)
-    coded = pa.DictionaryArray.from_arrays(pa.array(codes, pa.int32()), pa.array(names, pa.string()))
+    coded = stream_codes(root, checkpoints[-1].size)
     problem = check_index(root, coded, indexed)
     if problem:
         raise _Failed(None, f"stream index: {problem}")
@@ -262,22 +260,27 @@ def _check_entries(tree: CompactRange, checkpoints: list[Checkpoint], found: lis
                    segments: Iterable[SegmentScan], notes: list[str], tiles: TileAudit) -> None:
     walk = _Walk(tree, checkpoints, tiles)
     covered = checkpoints[-1].size if checkpoints else 0
+    horizon = committed_end([(first, path, path.stat().st_size) for first, path in found])
     walk.leaves(b"")
+    expected, torn = 0, False
     for n, ((first, path), part) in enumerate(zip(found, segments)):
         later = len(found) - n - 1
         try:
-            check_segment_start(path, first, tree.size)
+            check_segment_start(path, first, expected)
         except LedgerCorrupt as exc:
             raise _Failed(exc.index, str(exc).split(": ", 1)[1]) from None
-        limit = min(part.frames, max(covered - first, part.last_commit))  # beyond the checkpoints, only committed frames count
+        # beyond the checkpoints, only committed frames count: those before a commit mark, in this
+        # segment or a later one (a batch may go on into the next segment)
+        marked = max(part.last_commit, horizon - first) if part.error is None else part.last_commit
+        limit = min(part.frames, max(covered - first, marked)) if tree.size == first else 0
         walk.leaves(memoryview(part.leaves)[: 32 * limit])
         if part.error is not None and (first + part.frames < covered or later
                                        or frame_follows(path.read_bytes(), part.error_offset, first + part.frames + 1)):
             raise _Failed(first + part.frames, f"{part.error} (segment {path.name}, offset {part.error_offset})")
-        if later and part.last_commit < part.frames:
-            raise _Failed(first + part.last_commit, f"unfinished batch in {path.name} before a later segment")
-        if part.error is not None or limit < part.frames:
+        if (part.error is not None or limit < part.frames) and not torn:
+            torn = True
             notes.append(f"unacknowledged tail after entry {tree.size - 1} ({part.error or 'no commit mark'}); the next writer drops it")
+        expected = first + part.frames
     if tree.size < covered:
         raise _Failed(tree.size, f"log ends after {tree.size} entries, but a checkpoint covers {covered}: entries were removed")
     problem = tiles.finish()

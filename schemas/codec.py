@@ -118,7 +118,7 @@ def _check_plain_json(data: bytes) -> None:
 
     :raises msgspec.ValidationError: naming the key or the number.
     """
-    json.loads(data, object_pairs_hook=_no_duplicate_keys, parse_int=_int64)
+    _PLAIN.decode(data.decode())  # msgspec has checked the UTF-8 and the JSON already
 
 
 def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -135,6 +135,9 @@ def _int64(text: str) -> int:
     if not -(2**63) <= value < 2**63:
         raise msgspec.ValidationError(f"Integer {text} is outside the 64-bit range - at `$`")
     return value
+
+
+_PLAIN = json.JSONDecoder(object_pairs_hook=_no_duplicate_keys, parse_int=_int64)  # made once: `json.loads` with hooks builds one a call
 
 
 def _with_path(message: str) -> str:

@@ -181,6 +181,9 @@ def test_frame_batch_agrees_with_the_reference() -> None:
         framed = fastscan.frame_batch(first, payloads, accelerated=True)
         assert framed == segments.frame_batch(first, payloads)
         assert [bytes(p) for _, _, p, _ in segments.iter_frames(framed, first)] == payloads
+        piece = fastscan.frame_batch(first, payloads, False, accelerated=True)  # a batch going on in the next segment
+        assert piece == segments.frame_batch(first, payloads, commit=False)
+        assert not any(commit for *_, commit in segments.iter_frames(piece, first))
     with pytest.raises(TypeError):
         fastscan.frame_batch(0, ["text"], accelerated=True)  # type: ignore[list-item]
 
