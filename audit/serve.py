@@ -6,9 +6,10 @@ so the service, its client and the benchmark's peer run on one stack with nothin
 
 Write path: POST /batches with a JSONL body (or a JSON array) and the `Matchledger-Signature`
 header. The handler reads the whole body under a time limit, authenticates it, applies the
-source's rate limit, decodes every event off the event loop, and hands the batch to the writer
-thread (`audit/writer.py`), which commits it with every other batch waiting (group commit) and
-answers with a receipt. A 200 means the batch is synced, checkpointed and proved.
+source's rate limit, decodes its events (a large body off the event loop), and hands the batch to
+the writer (`audit/writer.py`), which commits it with every other batch waiting (group commit) and
+answers with a receipt. A 200 means the batch is synced, checkpointed and proved. A refusal, from
+any handler, is raised as a `Refusal` and answered in one place (the access-log middleware).
 
 Read path (everything a witness or an auditor needs to follow the log without trusting the
 server): GET /checkpoint, /tile/…, /proof/{index}, /consistency?old=N, /streams/{id}, /healthz;
