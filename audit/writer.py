@@ -400,7 +400,8 @@ class _Planner:
             opened = self.book.check_streams(batch.source, (e for e, _ in batch.events), self.claimed)
         except SourceRefused as exc:
             raise refusal_of(exc) from None
-        entries, fresh = [], []
+        entries: list[int] = []
+        fresh: list[tuple[Event, bytes]] = []
         due: dict[str, int] = {}
         mine: dict[tuple[str, int], tuple[bytes, int]] = {}
         max_bytes = self.ledger.config.max_entry_bytes

@@ -87,7 +87,7 @@ def start(args: list[str], log: Path) -> tuple[subprocess.Popen, str]:
     raise RuntimeError(f"the server did not start: {log.read_text()[-2000:]}")
 
 
-def tables_and_keys() -> tuple[str, list, dict[int, int]]:
+def tables_and_keys() -> tuple[str, list, dict[int, int | None]]:
     """Returns the run tag, the tables, and for the planted ones the seq of the illegal move (by table index)."""
     from audit.faults import plant
     from audit.live_sim import make_tables
@@ -96,14 +96,14 @@ def tables_and_keys() -> tuple[str, list, dict[int, int]]:
     for t in tables:
         t.events = t.events[:MOVES]
     rng = random.Random(11)
-    planted_at = {}
+    planted_at: dict[int, int | None] = {}
     for n, t in enumerate(tables[:PLANTED]):  # an out-of-turn move in the first third of the sent part of the game
         events, planted = plant("illegal-move", t.events, rng)
         t.events, planted_at[n] = events[:MOVES], planted.seq
     return tag, tables, planted_at
 
 
-async def drive(url: str, requests: list[list[tuple[bytes, dict[str, str]]]], planted: dict[int, int] | None = None,
+async def drive(url: str, requests: list[list[tuple[bytes, dict[str, str]]]], planted: dict[int, int | None] | None = None,
                 sent: dict[int, float] | None = None) -> tuple[float, list[float]]:
     """Sends every table's signed requests, each table in order, the next as soon as the last is
     acknowledged; returns the wall time and each acknowledgement's latency. `sent` gets the time each
@@ -165,7 +165,7 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def ours(tmp: Path, tag: str, tables: list, requests: list, planted: dict[int, int]) -> tuple[float, list[float], float, list[float]]:
+def ours(tmp: Path, tag: str, tables: list, requests: list, planted: dict[int, int | None]) -> tuple[float, list[float], float, list[float]]:
     """Returns the wall time, the acknowledgement latencies, the service's CPU seconds while it was
     driven, and the finding latencies."""
     import ledger as ledger_api
