@@ -289,11 +289,13 @@ def read_tail(root: Path, segment: int, offset: int, size: int, signed: int) -> 
 
 def check_frame_ends(path: Path, end: int, entry: int) -> None:
     """Checks that the frame of `entry` ends at byte `end` of a segment."""
+    if end < OVERHEAD:
+        raise LedgerCorrupt(entry, f"no frame of entry {entry} can end at byte {end} of {path.name}")
     with open_regular(path) as f:
+        if end > os.fstat(f.fileno()).st_size:
+            raise LedgerCorrupt(entry, f"{path.name} is shorter than the index head says: entries were removed")
         f.seek(end - TRAILER.size)
         word = f.read(TRAILER.size)
-    if len(word) != TRAILER.size:
-        raise LedgerCorrupt(entry, f"{path.name} is shorter than the index head says: entries were removed")
     read_frame(path, end - OVERHEAD - (int.from_bytes(word, "little") & LENGTH_MASK), entry)
 
 

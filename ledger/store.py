@@ -255,7 +255,7 @@ class Ledger:
                 self._history_len = found
                 return
             known = {p[0]: p for p in map(history.position, range(len(history)))} if history is not None else {}
-        end = self._signed_at or (self._segment_starts[-1], self._writer.size if self._writer else 0)
+        end = self._signed_at or self._end()
         records = [known.get(size, (size, UNKNOWN, UNKNOWN)) for size, _ in list_checkpoint_names(self.root) if size < signed]
         records.append((signed, *end))
         created = not history_path(self.root).exists()
@@ -267,7 +267,7 @@ class Ledger:
         if signed:
             self.recovered = _join(self.recovered, f"recorded where each of the {len(records)} checkpoints ends (index/checkpoints)")
 
-    def _grow(self, leaves: bytes | bytearray, signed: int) -> None:
+    def _grow(self, leaves: bytes | memoryview, signed: int) -> None:
         """Extends the tree and the tiles; passing the signed size, the root must be the signed one."""
         start = self.size
         cut = signed - start if start < signed else None
@@ -281,6 +281,15 @@ class Ledger:
         else:
             extend(self._tree, leaves)
         self._tiles.append(leaves)
+
+    def _end(self) -> tuple[int, int]:
+        """Returns where the last entry ends: (its segment's first entry, the byte after it). A last
+        segment left empty (a batch that began it was cut back) holds none: the one before does."""
+        assert self._writer is not None
+        if self._writer.size or len(self._segment_starts) < 2:
+            return self._segment_starts[-1], self._writer.size
+        first = self._segment_starts[-2]
+        return first, segment_path(self.root / SEGMENTS, first).stat().st_size
 
     def _open_writer(self) -> None:
         path = segment_path(self.root / SEGMENTS, self._segment_starts[-1])
@@ -317,7 +326,7 @@ class Ledger:
             raise
         if plan.count:
             self._index_batch(plan)
-            self._grow(plan.leaves, 0)
+            self._grow(memoryview(plan.leaves), 0)
             if self.size - self.checkpoint_size >= self.config.checkpoint_interval or plan.ends_game:
                 self.checkpoint()
         return AppendResult(plan.count, plan.duplicates, self.size, self.recovered)
@@ -404,7 +413,7 @@ class Ledger:
         try:
             self._make_durable(index)
             # the history record first: a record beyond the newest note is a crash's and is cut at open
-            append_history(self.root, [(self.size, self._segment_starts[-1], self._writer.size)], keep=self._history_len)
+            append_history(self.root, [(self.size, *self._end())], keep=self._history_len)
             self._history_len += 1
             self._checkpoint = write_checkpoint(self.root, self.signer, self.size, self.root_hash(), self._config_digest,
                                                 heads_line(heads))
@@ -442,7 +451,7 @@ class Ledger:
     def _write_head(self) -> None:
         """Records where tiles and index are durable (the caller made them so)."""
         assert self._writer is not None
-        head = Head(self.size, self._segment_starts[-1], self._writer.size)
+        head = Head(self.size, *self._end())
         (self.root / INDEX).mkdir(exist_ok=True, mode=0o750)
         write_atomic(self.root / INDEX / HEAD, msgspec.json.encode(head))
 

@@ -166,3 +166,15 @@ def test_verify_names_a_damaged_checkpoint_history(ledger: Path) -> None:
     data[24] ^= 0x01  # and its size
     history.write_bytes(bytes(data))
     assert "index/checkpoints: record 1 gives size 21, the notes 20" in verify(ledger).error
+
+
+@pytest.mark.parametrize("offset", [0, 3, 2**62])
+def test_an_impossible_offset_in_the_history_is_named_not_a_traceback(ledger: Path, offset: int) -> None:
+    from ledger import verify
+
+    history = ledger / "index" / "checkpoints"
+    data = bytearray(history.read_bytes())
+    data[24 + 16:24 + 24] = offset.to_bytes(8, "little")
+    history.write_bytes(bytes(data))
+    report = verify(ledger)
+    assert not report.ok and f"index/checkpoints: checkpoint 20 does not end at byte {offset}" in report.error

@@ -12,9 +12,12 @@ import time
 from pathlib import Path
 
 import msgspec
+import pytest
 
 from ledger import frames, store
 from ledger.frames import EntryKey
+from ledger.layout import SEGMENTS
+from ledger.segments import list_segments
 from ledger.verify import verify
 
 TRIALS = int(os.environ.get("MATCHLEDGER_CRASH_TRIALS", "20"))
@@ -50,12 +53,15 @@ def _acknowledged(output: str) -> dict[str, int]:
     return acked
 
 
-def test_sigkill_never_loses_an_acknowledged_batch(tmp_path: Path) -> None:
+@pytest.mark.parametrize("segment_bytes", [None, 4096], ids=["one-segment-batches", "batches-across-segments"])
+def test_sigkill_never_loses_an_acknowledged_batch(tmp_path: Path, segment_bytes: int | None) -> None:
+    """With 4 KiB segments most batches of 20 or 100 events go on into new segments, so kills land
+    between segments of one batch as well."""
     seed = int(os.environ.get("MATCHLEDGER_SEED", "20261129"))  # fixed by default so CI is repeatable
     print(f"seed={seed} trials={TRIALS}")
     rng = random.Random(seed)
     root = tmp_path / "ledger"
-    store.init(root)
+    store.init(root, **({"segment_bytes": segment_bytes} if segment_bytes else {}))
     acked: dict[str, int] = {}
     for trial in range(TRIALS):
         child = subprocess.Popen([sys.executable, "-c", CHILD, str(root), str(rng.getrandbits(32))],
@@ -78,3 +84,5 @@ def test_sigkill_never_loses_an_acknowledged_batch(tmp_path: Path) -> None:
         key = decoder.decode(data)
         assert key.seq == seqs.get(key.stream, 0)
         seqs[key.stream] = key.seq + 1
+    if segment_bytes:
+        assert len(list_segments(root / SEGMENTS)) > 3

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from ledger import frames, segments, store
-from ledger.verify import verify
 from ledger.errors import DiskError, SequenceError
 from ledger.layout import SEGMENTS
 from ledger.recorder import record, validate_lines
+from ledger.verify import verify
 from schemas.codec import ContractError
 from tests.ledger_support import event_line, game_lines, snapshot
 
@@ -135,3 +135,28 @@ def test_memory_stays_bounded_by_a_piece(tmp_path: Path) -> None:
         tracemalloc.stop()
     assert peak < 2 * len(data), f"peak {peak} bytes for {len(data)} bytes of input"
     assert verify(path).ok
+
+
+def test_a_batch_cut_back_from_a_fresh_segment_leaves_a_sound_log(root: Path) -> None:
+    """A batch that began a new segment (the current one full) and died there leaves that segment
+    empty after recovery; the checkpoint the next writer signs records where the last entry ends:
+    in the segment before."""
+    ops = _DiesAtWrite(10**6)
+    led = store.Ledger.open(root, ops)
+    seq = 5
+    while _segment_files(root)[-1].stat().st_size < SEGMENT - 100:
+        led.append(validate_lines([event_line("g0", seq)], 65536))
+        seq += 1
+    size = led.size
+    assert led.checkpoint_size < size  # acknowledged, not yet signed: the reopening writer signs them
+    ops.left = 1
+    with pytest.raises(KeyboardInterrupt):
+        led.append(validate_lines([event_line("g0", s) for s in range(seq, seq + 50)], 65536))
+    led.close()
+    with store.Ledger.open(root) as led:
+        assert led.size == led.checkpoint_size == size and led.recovered is not None
+        assert _segment_files(root)[-1].stat().st_size == 0
+    report = verify(root)
+    assert report.ok and report.size == size, report.error
+    assert record(root, [event_line("g0", s) for s in range(seq, seq + 50)]).appended == 50
+    assert verify(root).ok
