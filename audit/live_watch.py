@@ -1,13 +1,18 @@
 """Follows a live audit over Server-Sent Events (`GET /live` of `matchledger serve`): each finding as
-it is published, resumed after the last one seen (`Last-Event-ID`) whenever the connection drops."""
+it is published, resumed after the last one seen (`Last-Event-ID`) whenever the connection drops.
+
+A terminal command that blocks on one stream needs no asynchronous stack: the standard library's
+`http.client` reads it, so the package's one HTTP stack stays aiohttp (the service and `send`)."""
 
 from __future__ import annotations
 
+import http.client
 import time
+import urllib.parse
 from collections.abc import Callable, Iterator
+from contextlib import closing
 from dataclasses import dataclass
 
-import httpx
 import msgspec
 
 from audit.live import LiveFinding
@@ -50,25 +55,24 @@ def follow(url: str, since: int = 0, on_retry: Callable[[str, float], None] | No
     target = live_url(url)
     link = _Link(last=since)
     failures = 0
-    with httpx.Client(timeout=httpx.Timeout(10.0, read=SILENCE_S)) as client:
-        while True:
-            link.opened, wait = False, 0.0
-            try:
-                for finding in _stream(client, target, link):
-                    if finding.id > link.last:
-                        link.last = finding.id
-                        yield finding
-                reason = "the service closed the stream"
-            except _RetryLater as exc:
-                reason, wait = str(exc), exc.wait
-            except httpx.TransportError as exc:
-                reason = f"connection to {target} lost ({exc or type(exc).__name__})"
-            # a stream that opened waits the base delay before reopening; failures back off
-            failures = 0 if link.opened else failures + 1
-            wait = max(wait, min(link.retry * 2 ** max(failures - 1, 0), MAX_RETRY_S))
-            if on_retry is not None:
-                on_retry(reason, wait)
-            time.sleep(wait)
+    while True:
+        link.opened, wait = False, 0.0
+        try:
+            for finding in _stream(target, link):
+                if finding.id > link.last:
+                    link.last = finding.id
+                    yield finding
+            reason = "the service closed the stream"
+        except _RetryLater as exc:
+            reason, wait = str(exc), exc.wait
+        except (OSError, http.client.HTTPException) as exc:  # refused, reset, timed out (silent too long), cut short
+            reason = f"connection to {target} lost ({exc or type(exc).__name__})"
+        # a stream that opened waits the base delay before reopening; failures back off
+        failures = 0 if link.opened else failures + 1
+        wait = max(wait, min(link.retry * 2 ** max(failures - 1, 0), MAX_RETRY_S))
+        if on_retry is not None:
+            on_retry(reason, wait)
+        time.sleep(wait)
 
 
 @dataclass
@@ -89,26 +93,35 @@ class _RetryLater(Exception):
         self.wait = wait
 
 
-def _stream(client: httpx.Client, target: str, link: _Link) -> Iterator[LiveFinding]:
+def _stream(target: str, link: _Link) -> Iterator[LiveFinding]:
     """Opens the stream after the last finding seen and yields its findings."""
+    parts = urllib.parse.urlsplit(target)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise WatchError(f"{target}: not an http(s) URL")
+    kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
     headers = {"Accept": "text/event-stream", "Last-Event-ID": str(link.last), "Cache-Control": "no-cache"}
-    with client.stream("GET", target, headers=headers) as response:
+    with closing(kind(parts.hostname, parts.port, timeout=10.0)) as connection:
+        connection.request("GET", parts.path + (f"?{parts.query}" if parts.query else ""), headers=headers)
+        response = connection.getresponse()
         _check_response(response, target)
+        if connection.sock is not None:  # open: a stream silent this long (keepalives included) is taken for dead
+            connection.sock.settimeout(SILENCE_S)
         link.opened = True
-        for message in messages(response.iter_lines(), link):
+        lines = (raw.decode("utf-8", "replace").rstrip("\r\n") for raw in response)
+        for message in messages(lines, link):
             if message.event == "finding":
                 yield _decode(message.data)
 
 
-def _check_response(response: httpx.Response, target: str) -> None:
-    status = response.status_code
+def _check_response(response: http.client.HTTPResponse, target: str) -> None:
+    status = response.status
     if status == 429 or status >= 500:
-        wait = response.headers.get("Retry-After", "")
-        raise _RetryLater(f"GET {target}: {status} {response.reason_phrase}", float(wait) if wait.isdigit() else RETRY_S)
+        wait = response.getheader("Retry-After", "")
+        raise _RetryLater(f"GET {target}: {status} {response.reason}", float(wait) if wait.isdigit() else RETRY_S)
     if status != 200:
-        response.read()
-        raise WatchError(f"GET {target}: {status} {response.reason_phrase}: {response.text[:200]}")
-    kind = response.headers.get("Content-Type", "")
+        text = response.read(200).decode("utf-8", "replace")
+        raise WatchError(f"GET {target}: {status} {response.reason}: {text}")
+    kind = response.getheader("Content-Type", "")
     if not kind.startswith("text/event-stream"):
         raise WatchError(f"GET {target}: answered {kind or 'no content type'}, not text/event-stream")
 

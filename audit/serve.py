@@ -6,9 +6,10 @@ so the service, its client and the benchmark's peer run on one stack with nothin
 
 Write path: POST /batches with a JSONL body (or a JSON array) and the `Matchledger-Signature`
 header. The handler reads the whole body under a time limit, authenticates it, applies the
-source's rate limit, decodes every event off the event loop, and hands the batch to the writer
-thread (`audit/writer.py`), which commits it with every other batch waiting (group commit) and
-answers with a receipt. A 200 means the batch is synced, checkpointed and proved.
+source's rate limit, decodes its events (a large body off the event loop), and hands the batch to
+the writer (`audit/writer.py`), which commits it with every other batch waiting (group commit) and
+answers with a receipt. A 200 means the batch is synced, checkpointed and proved. A refusal, from
+any handler, is raised as a `Refusal` and answered in one place (the access-log middleware).
 
 Read path (everything a witness or an auditor needs to follow the log without trusting the
 server): GET /checkpoint, /tile/…, /proof/{index}, /consistency?old=N, /streams/{id}, /healthz;
@@ -18,8 +19,8 @@ live findings on GET /findings?since=N and the SSE stream GET /live.
 from __future__ import annotations
 
 import asyncio
-import json
 import math
+import re
 import signal
 import sys
 import time
@@ -34,6 +35,7 @@ from aiohttp import web
 import ledger as ledger_api
 from audit.live_hub import LiveHub
 from audit.writer import Batch, Change, Refusal, Writer, digest_of, refusal_of
+from schemas import decode, encode
 from schemas.codec import ContractError, decode_line
 
 JSONL = "application/jsonl"
@@ -104,12 +106,34 @@ def parse_body(body: bytes, max_bytes: int) -> list[tuple[Any, bytes]]:
     try:
         for number, line in enumerate(items, start=1):
             if line.strip():
-                events.append(decode_line(line.strip(), number, max_bytes))
+                events.append(decode_event(line.strip(), number, max_bytes))
     except ContractError as exc:
         raise Refusal(400, "malformed-body", str(exc), exc.line) from None
     if not events:
         raise Refusal(400, "empty-batch", "the batch holds no events")
     return events
+
+
+LONG_NUMBER = re.compile(rb"[0-9]{19}")
+"""Nineteen digits in a row: perhaps an integer outside int64 (2^63 has 19 digits), for the full check."""
+
+
+def decode_event(line: bytes, number: int, max_bytes: int) -> tuple[Any, bytes]:
+    """Decodes one event of a batch with the contract's checks (`schemas.codec.decode_line`), the
+    short way for a line that is its own canonical encoding (as `send` and the client write them):
+    such a line holds no key twice (an encoding names each once), and no integer outside int64
+    unless it has nineteen digits in a row. Any other line, and every bad one, takes the full check,
+    which names the line and the field.
+
+    :raises ContractError: naming the line and the field.
+    """
+    try:
+        event = decode(line)
+    except msgspec.DecodeError:
+        return decode_line(line, number, max_bytes)
+    if len(line) <= max_bytes and encode(event) == line and not LONG_NUMBER.search(line):
+        return event, line
+    return decode_line(line, number, max_bytes)
 
 
 class Service:
@@ -140,12 +164,17 @@ class Service:
 
     @web.middleware
     async def _access_log(self, request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
-        """Writes one JSON line per request: method, path, status, milliseconds, and what the handler adds."""
+        """Answers a refusal any handler raises with its JSON error, and writes one JSON line per
+        request: method, path, status, milliseconds, and what the handler adds."""
         start = time.perf_counter()
         request["log"] = {}
         status = 500
         try:
-            response = await handler(request)
+            try:
+                response = await handler(request)
+            except Refusal as refusal:  # the one refusal path: every handler raises, this answers
+                request["log"]["error"] = refusal.reason
+                response = error_response(refusal)
             status = response.status
             return response
         except web.HTTPException as exc:
@@ -158,27 +187,23 @@ class Service:
     # -- writing ---------------------------------------------------------------------------------
 
     async def post_batch(self, request: web.Request) -> web.Response:
-        """Accepts one signed batch; answers with its receipt, or the refusal and its reason."""
-        try:
-            body = await self._read_body(request)
-            source = self._authenticate(request, body)
-            request["log"]["source"] = source.name
-            wait = self.limits.retry_after(source.name)
-            if wait:
-                raise Refusal(429, "rate-limited", f"source {source.name!r} sends more than {self.config.rate:g} batches a "
-                              f"second; send again after {math.ceil(wait)} s", retry_after=math.ceil(wait))
-            limit = self.writer.ledger.config.max_entry_bytes
-            if len(body) <= INLINE_PARSE:  # a move or a few: decoded here, cheaper than a hop to a thread
-                events = parse_body(body, limit)
-            else:
-                events = await asyncio.get_running_loop().run_in_executor(None, parse_body, body, limit)
-            request["log"]["events"] = len(events)
-            canonical = body == b"".join(data + b"\n" for _, data in events)
-            batch = Batch(source, request.headers[ledger_api.SIGNATURE_HEADER].strip(), digest_of(body), events, canonical)
-            receipt = await asyncio.wrap_future(self.writer.submit(batch))
-        except Refusal as refusal:
-            request["log"]["error"] = refusal.reason
-            return error_response(refusal)
+        """Accepts one signed batch; answers with its receipt (a refusal raised answers with its reason)."""
+        body = await self._read_body(request)
+        source = self._authenticate(request, body)
+        request["log"]["source"] = source.name
+        wait = self.limits.retry_after(source.name)
+        if wait:
+            raise Refusal(429, "rate-limited", f"source {source.name!r} sends more than {self.config.rate:g} batches a "
+                          f"second; send again after {math.ceil(wait)} s", retry_after=math.ceil(wait))
+        limit = self.writer.ledger.config.max_entry_bytes
+        if len(body) <= INLINE_PARSE:  # a move or a few: decoded here, cheaper than a hop to a thread
+            events = parse_body(body, limit)
+        else:
+            events = await asyncio.get_running_loop().run_in_executor(None, parse_body, body, limit)
+        request["log"]["events"] = len(events)
+        canonical = body == b"".join(data + b"\n" for _, data in events)
+        batch = Batch(source, request.headers[ledger_api.SIGNATURE_HEADER].strip(), digest_of(body), events, canonical)
+        receipt = await self.writer.submit(batch)
         request["log"]["entries"] = [receipt.entries[0].index, receipt.entries[-1].index] if receipt.entries else []
         return web.Response(body=msgspec.json.encode(receipt), content_type="application/json")
 
@@ -191,7 +216,10 @@ class Service:
         if request.content_length is not None and request.content_length > limit:
             raise Refusal(413, "body-too-large", f"the body is {request.content_length} bytes, over the limit of {limit}")
         try:
-            return await asyncio.wait_for(request.read(), self.config.read_timeout)
+            if request.content.is_eof():  # the whole body came with the headers (a move or a few): nothing to wait for
+                return await request.read()
+            async with asyncio.timeout(self.config.read_timeout):
+                return await request.read()
         except web.HTTPRequestEntityTooLarge:
             raise Refusal(413, "body-too-large", f"the body is over the limit of {limit} bytes") from None
         except asyncio.TimeoutError:
@@ -205,17 +233,13 @@ class Service:
 
     async def post_sources(self, request: web.Request) -> web.Response:
         """Registers or revokes a source; the body must be signed with the log's own key (the operator's)."""
-        try:
-            body = await self._read_body(request)
-            name, key_id, signature = _log_signature(request.headers.get(ledger_api.SIGNATURE_HEADER))
-            if name != self.verifier.name or key_id != self.verifier.key_id or not self.verifier.verifies(
-                    ledger_api.signed_message(name, body), signature):
-                raise Refusal(401, "bad-signature", "changes of the sources must be signed with the log's own key (signer.key)")
-            change = _source_change(body)
-            event = await asyncio.wrap_future(self.writer.submit(change))
-        except Refusal as refusal:
-            request["log"]["error"] = refusal.reason
-            return error_response(refusal)
+        body = await self._read_body(request)
+        name, key_id, signature = _log_signature(request.headers.get(ledger_api.SIGNATURE_HEADER))
+        if name != self.verifier.name or key_id != self.verifier.key_id or not self.verifier.verifies(
+                ledger_api.signed_message(name, body), signature):
+            raise Refusal(401, "bad-signature", "changes of the sources must be signed with the log's own key (signer.key)")
+        change = _source_change(body)
+        event = await self.writer.submit(change)
         return web.json_response(msgspec.to_builtins(event))
 
     # -- reading ---------------------------------------------------------------------------------
@@ -227,10 +251,10 @@ class Service:
         try:
             level, n, width = ledger_api.parse_tile_path(request.match_info["path"])
         except ledger_api.TilePathError as exc:
-            return web.json_response({"error": "not-a-tile", "message": str(exc)}, status=404)
+            raise Refusal(404, "not-a-tile", str(exc)) from None
         size = self.writer.checkpoint.size
         if not ledger_api.covered(level, n, width, size):
-            return web.json_response({"error": "no-such-tile", "message": f"the log of size {size} has no such tile"}, status=404)
+            raise Refusal(404, "no-such-tile", f"the log of size {size} has no such tile")
         loop = asyncio.get_running_loop()
         if level is None:
             data = await loop.run_in_executor(None, ledger_api.entry_bundle, self.writer.entries, n, width)
@@ -246,7 +270,7 @@ class Service:
         except ValueError:
             index = -1
         if not 0 <= index < checkpoint.size:
-            return web.json_response({"error": "no-such-entry", "message": f"entries are 0 … {checkpoint.size - 1}"}, status=404)
+            raise Refusal(404, "no-such-entry", f"entries are 0 … {checkpoint.size - 1}")
 
         def prove() -> ledger_api.ProvedEntry:
             data = self.writer.entries.read(index, 1)[0]
@@ -260,9 +284,9 @@ class Service:
             old = int(request.query.get("old", ""))
             proof = await asyncio.get_running_loop().run_in_executor(None, ledger_api.prove_consistency, self.config.root, old, None)
         except ValueError:
-            return web.json_response({"error": "bad-query", "message": "give ?old=N, the size of a signed checkpoint"}, status=400)
+            raise Refusal(400, "bad-query", "give ?old=N, the size of a signed checkpoint") from None
         except ledger_api.LedgerError as exc:
-            return web.json_response({"error": "no-such-checkpoint", "message": str(exc)}, status=404)
+            raise Refusal(404, "no-such-checkpoint", str(exc)) from None
         return web.json_response(msgspec.to_builtins(proof))
 
     async def get_stream(self, request: web.Request) -> web.Response:
@@ -278,7 +302,7 @@ class Service:
 
         entries = await asyncio.get_running_loop().run_in_executor(None, read)
         if not entries:
-            return web.json_response({"error": "no-such-stream", "message": f"stream {stream!r} has no entries"}, status=404)
+            raise Refusal(404, "no-such-stream", f"stream {stream!r} has no entries")
         return web.json_response({"stream": stream, "size": size, "entries": entries})
 
     async def get_health(self, request: web.Request) -> web.Response:
@@ -291,30 +315,29 @@ class Service:
     # -- live findings ---------------------------------------------------------------------------
 
     async def get_findings(self, request: web.Request) -> web.Response:
-        if self.hub is None or not self.hub.ready():
-            return web.json_response({"error": "live-unavailable", "message": self._live_unavailable()}, status=503)
-        since = _since(request)
-        if since is None:
-            return web.json_response({"error": "bad-query", "message": "?since=N takes a finding id"}, status=400)
-        findings = self.hub.since(since)
+        hub, since = self._live_query(request)
+        findings = hub.since(since)
         last = findings[-1].id if findings else since
         return web.Response(body=msgspec.json.encode({"findings": findings, "last": last}), content_type="application/json")
 
     async def get_live(self, request: web.Request) -> web.StreamResponse:
-        if self.hub is None or not self.hub.ready():
-            return web.json_response({"error": "live-unavailable", "message": self._live_unavailable()}, status=503)
-        since = _since(request)
-        if since is None:
-            return web.json_response({"error": "bad-query", "message": "?since=N (or Last-Event-ID) takes a finding id"}, status=400)
+        hub, since = self._live_query(request)
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
         await response.prepare(request)
-        await self.hub.stream(response, since)
+        await hub.stream(response, since)
         return response
 
-    def _live_unavailable(self) -> str:
-        if self.hub is None:
-            return "the service runs without live audit (--no-live)"
-        return self.hub.status()
+    def _live_query(self, request: web.Request) -> tuple[LiveHub, int]:
+        """Returns the hub and the finding id a live request reads after (`?since=N` or `Last-Event-ID`).
+
+        :raises Refusal: 503 when findings are not published, 400 when the id is not one.
+        """
+        if self.hub is None or not self.hub.ready():
+            raise Refusal(503, "live-unavailable", self.hub.status() if self.hub else "the service runs without live audit (--no-live)")
+        since = _since(request)
+        if since is None:
+            raise Refusal(400, "bad-query", "?since=N (or Last-Event-ID) takes a finding id")
+        return self.hub, since
 
     # -- running ---------------------------------------------------------------------------------
 
@@ -338,7 +361,7 @@ class Service:
             loop.add_signal_handler(sig, stop.set)
         await stop.wait()
         self.log({"at": "stopping", "queued": self.writer.queued()})
-        await loop.run_in_executor(None, self.writer.stop)  # the commit in flight finishes; queued batches get 503
+        await self.writer.stop()  # the commit in flight finishes; batches still waiting get 503
         if self.hub:
             self.hub.close()
         await runner.cleanup()
@@ -388,13 +411,17 @@ def _source_change(body: bytes) -> Change:
     raise Refusal(400, "malformed-body", f"unknown action {change.action!r}: register or revoke")
 
 
+_encode_log = msgspec.json.Encoder().encode
+
+
 def json_log(stream: Any = None) -> Callable[[dict[str, Any]], None]:
     """Returns a logger writing each record as one JSON line (with a UTC timestamp) to stderr."""
     out = stream or sys.stderr
 
     def log(record: dict[str, Any]) -> None:
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()) + f".{int(time.time() * 1000) % 1000:03d}Z"
-        out.write(json.dumps({"ts": stamp, **record}, ensure_ascii=False) + "\n")
+        now = time.time()
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now * 1000) % 1000:03d}Z"
+        out.write(_encode_log({"ts": stamp, **record}).decode() + "\n")
         out.flush()
 
     return log

@@ -1,21 +1,24 @@
-"""The live service's one writer: a thread that owns the ledger and commits the batches of every
-client together (group commit), so concurrent requests share the syncs and a checkpoint.
+"""The live service's one writer: it owns the ledger and commits the batches of every client
+together (group commit), so concurrent requests share the syncs and a checkpoint.
 
-Handlers hand it complete, authenticated, decoded batches; it checks what needs the log (sequence
-numbers, stream ownership, re-sends), appends every acceptable batch of a group with its
-`source.batch` record in one atomic append, signs one checkpoint, and answers each batch with
-its receipt or its refusal. A client never holds it: it only sees batches whose body was read.
+Handlers hand it complete, authenticated, decoded batches on the event loop and wait there.
+Whenever no commit is in flight, every batch waiting becomes the next group: planned on the loop
+against the log (sequence numbers, stream ownership, re-sends), appended with each batch's
+`source.batch` record in one atomic append, synced and checkpointed on the writer's own thread
+(the one place that blocks), then answered on the loop, each batch with its receipt (inclusion
+proofs from the persisted tiles, the tree's nodes kept across commits) or its refusal. Meanwhile
+the next group gathers. A client never holds the writer: it only sees batches whose body was read.
 """
 
 from __future__ import annotations
 
+import asyncio
 import bisect
 import hashlib
-import queue
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,6 +51,8 @@ INDEX_EVERY_S = 1.0
 """How often a commit also makes the stream index durable (a crash re-derives it beyond that)."""
 MAX_GROUP_EVENTS = 20_000
 """A group commit takes queued batches up to about this many events (more wait for the next)."""
+KEEP_NODES = 1 << 16
+"""The receipts' tree nodes are kept across commits until the log grows by this many entries (a bound on memory)."""
 
 
 class Refusal(Exception):
@@ -76,7 +81,7 @@ class Batch:
     digest: str
     events: list[tuple[Event, bytes]]
     canonical: bool
-    done: Future = field(default_factory=Future)
+    done: asyncio.Future[Receipt] | None = field(default=None, repr=False)
 
 
 @dataclass
@@ -84,7 +89,7 @@ class Change:
     """A change of the source registry (a registration or a revocation) made through the service."""
 
     make: Callable[[SourceBook, Ledger], Event]
-    done: Future = field(default_factory=Future)
+    done: asyncio.Future[Event] | None = field(default=None, repr=False)
 
 
 @dataclass
@@ -99,10 +104,13 @@ class _Plan:
 
 
 Committed = Callable[[list[tuple[int, Event]]], None]
+Outcome = Any
+"""What a group commit answers an item with: its Receipt (or the registry change's event), or a Refusal."""
 
 
 class Writer:
-    """The thread that owns the ledger; `submit` from any thread, `stop` to finish and close."""
+    """The ledger's one writer. On the event loop: `submit` a batch or a registry change and await
+    what it returns, `await stop()` to finish and close. Commits run on the writer's own thread."""
 
     def __init__(self, root: Path, on_commit: Committed | None = None) -> None:
         self.root = root
@@ -113,114 +121,119 @@ class Writer:
         self.entries = EntryReader(root)
         self._signed = checkpoint_sizes(root)
         self._index_at = time.monotonic() + INDEX_EVERY_S
-        self._queue: queue.Queue[Batch | Change | None] = queue.Queue()
+        self._nodes, self._nodes_from = KeptNodes(root), self.checkpoint.size
+        self._thread = ThreadPoolExecutor(1, thread_name_prefix="ledger-writer")
+        self._waiting: list[Batch | Change] = []
+        self._committing: asyncio.Task[None] | None = None
         self._on_commit = on_commit
         self.error: str | None = None
         self.closing = False
         self.commits = 0
-        self._thread = threading.Thread(target=self._run, name="ledger-writer", daemon=True)
-        self._thread.start()
 
     @property
     def recovered(self) -> str | None:
         """Returns what opening the ledger recovered (a torn tail dropped, a checkpoint signed), if anything."""
         return self.ledger.recovered
 
-    def submit(self, item: Batch | Change) -> Future:
-        """Queues a batch or a registry change; its future gets a Receipt (or the event) or an exception."""
+    def submit(self, item: Batch | Change) -> asyncio.Future[Any]:
+        """Queues a batch or a registry change (on the event loop); the future gets its Receipt (or
+        the change's event) once committed, or the Refusal."""
+        loop = asyncio.get_running_loop()
+        item.done = loop.create_future()
         if self.closing or self.error:
             item.done.set_exception(Refusal(503, "unavailable", self.error or "the service is shutting down; send again later"))
         else:
-            self._queue.put(item)
+            self._waiting.append(item)
+            if self._committing is None:
+                self._committing = loop.create_task(self._commit_waiting())
         return item.done
 
     def queued(self) -> int:
         """Returns how many batches wait for the next group commit."""
-        return self._queue.qsize()
+        return len(self._waiting)
 
-    def stop(self) -> None:
-        """Finishes the commit in flight, refuses what is still queued (503: send again), closes the ledger."""
+    async def stop(self) -> None:
+        """Finishes the commit in flight, refuses what still waits (503: send again), closes the ledger."""
         self.closing = True
-        self._queue.put(None)
-        self._thread.join()
+        if self._committing is not None:
+            await asyncio.shield(self._committing)
+        self._refuse_waiting(Refusal(503, "unavailable", "the service is shutting down; send again later"))
+        await asyncio.get_running_loop().run_in_executor(self._thread, self._close)
+        self._thread.shutdown()
+
+    def _close(self) -> None:
         with self.lock:
             if self.error is None:
                 self.ledger.checkpoint()  # the stream index made durable too
             self.ledger.close()
 
-    # -- the thread ------------------------------------------------------------------------------
-
-    def _run(self) -> None:
-        while True:
-            first = self._queue.get()
-            if first is None:
-                break
-            group = [first]
-            events = len(first.events) if isinstance(first, Batch) else 0
-            stop = False
-            while events < MAX_GROUP_EVENTS:
-                try:
-                    item = self._queue.get_nowait()
-                except queue.Empty:
-                    break
-                if item is None:
-                    stop = True
-                    break
-                group.append(item)
-                events += len(item.events) if isinstance(item, Batch) else 0
-            try:
-                self._commit_group(group)
-            except Exception as exc:  # noqa: BLE001 - a bug must not leave clients waiting forever
-                self.error = f"the writer failed: {type(exc).__name__}: {exc}; restart the service to recover"
-                for item in group:
-                    if not item.done.done():
-                        item.done.set_exception(Refusal(500, "internal-error", self.error))
-                break
-            if stop:
-                break
-        self._refuse_queued()
-
-    def _refuse_queued(self) -> None:
-        while True:
-            try:
-                item = self._queue.get_nowait()
-            except queue.Empty:
-                return
-            if item is not None:
-                item.done.set_exception(Refusal(503, "unavailable", "the service is shutting down; send again later"))
-
-    def _commit_group(self, group: list[Batch | Change]) -> None:
-        batches = [item for item in group if isinstance(item, Batch)]
-        for item in group:
-            if isinstance(item, Change):
-                self._change(item)
-        if not batches:
-            return
+    async def _commit_waiting(self) -> None:
+        """Commits what waits, one group at a time, until nothing does; the next group gathers on the
+        loop while the thread syncs this one."""
         try:
-            with self.lock:
-                plans, resent, committed = self._append(batches)
-        except LedgerError as exc:  # the disk failed: nothing of the group is acknowledged, and nothing more is taken
-            self.error = f"the ledger cannot be written: {exc}; restart the service to recover"
-            for batch in batches:
-                if not batch.done.done():
-                    batch.done.set_exception(Refusal(503, "unavailable", self.error))
-            return
-        self.commits += 1
-        tiles = Subtrees(TileReader(self.root))  # shared by the commit's receipts: their proofs share most nodes
-        for plan in plans:
-            batch = plan.batch
-            record = (plan.record, self._entry_bytes(plan.record, committed))
-            entries = [(i, self._entry_bytes(i, committed)) for i in plan.entries]
-            batch.done.set_result(build_receipt(self.root, self.checkpoint, batch.source.name, batch.digest, record, entries, tiles))
-        for batch, record in resent:
-            self._resend(batch, record)
-        if committed and self._on_commit:
-            self._on_commit([(i, p[0]) for i, p in committed])
+            while self._waiting and not self.closing and self.error is None:
+                group = self._next_group()
+                try:
+                    outcomes = await self._commit_group(group)
+                except Exception as exc:  # noqa: BLE001 - a bug must not leave clients waiting forever
+                    self.error = f"the writer failed: {type(exc).__name__}: {exc}; restart the service to recover"
+                    outcomes = [Refusal(500, "internal-error", self.error)] * len(group)
+                for item, outcome in zip(group, outcomes):
+                    _answer(item, outcome)
+        finally:
+            self._committing = None
+            if self.error is not None:
+                self._refuse_waiting(Refusal(503, "unavailable", self.error))
 
-    def _append(self, batches: list[Batch]) -> tuple[list[_Plan], list[tuple[Batch, Any]], list[tuple[int, Any]]]:
-        """Plans every batch against the log and the batches before it, appends the acceptable ones
-        with their records in one append, signs a checkpoint; returns the plans, the identical
-        re-sends, and the committed (entry, (event, pending)) pairs."""
+    def _next_group(self) -> list[Batch | Change]:
+        """Takes the waiting items, up to about MAX_GROUP_EVENTS events (the rest wait for the next group)."""
+        events, n = 0, 0
+        for item in self._waiting:
+            n += 1
+            events += len(item.events) if isinstance(item, Batch) else 0
+            if events >= MAX_GROUP_EVENTS:
+                break
+        group, self._waiting = self._waiting[:n], self._waiting[n:]
+        return group
+
+    def _refuse_waiting(self, refusal: Refusal) -> None:
+        waiting, self._waiting = self._waiting, []
+        for item in waiting:
+            _answer(item, refusal)
+
+    async def _commit_group(self, group: list[Batch | Change]) -> list[Outcome]:
+        """Commits a group; returns each item's outcome, in group order. What blocks (the append, its
+        syncs, the checkpoint; the registry changes) runs on the writer's thread; the planning and
+        the receipts, pure Python, run here on the loop, so that no batch costs a hand-over of the
+        GIL between threads (on a busy machine each such hand-over waits for the scheduler)."""
+        loop = asyncio.get_running_loop()
+        outcomes: dict[int, Outcome] = {}
+        changes = [item for item in group if isinstance(item, Change)]
+        if changes:
+            for change, outcome in zip(changes, await loop.run_in_executor(self._thread, self._changes, changes)):
+                outcomes[id(change)] = outcome
+        batches = [item for item in group if isinstance(item, Batch)]
+        if batches:
+            plans, resent, pending = self._plan(batches, outcomes)
+            committed: list[tuple[int, Any]] = []
+            if pending:
+                try:
+                    committed = await loop.run_in_executor(self._thread, self._write, pending)
+                except LedgerError as exc:  # the disk failed: nothing of the group is acknowledged, and nothing more is taken
+                    self.error = f"the ledger cannot be written: {exc}; restart the service to recover"
+                    for batch in batches:
+                        outcomes.setdefault(id(batch), Refusal(503, "unavailable", self.error))
+                    return [outcomes[id(item)] for item in group]
+                if self._on_commit:  # the live audit folds (on its own thread) while the receipts are built
+                    self._on_commit([(i, p[0]) for i, p in committed])
+            self._receipts(plans, resent, committed, outcomes)
+        return [outcomes[id(item)] for item in group]
+
+    def _plan(self, batches: list[Batch], outcomes: dict[int, Outcome]) -> tuple[list[_Plan], list[tuple[Batch, Any]], list[tuple[Event, Pending]]]:
+        """Plans every batch against the log and the batches before it (a refused one gets its
+        outcome); returns the plans, the identical re-sends, and what to append: the acceptable
+        batches' fresh events, each batch followed by its record. Runs between commits: the log
+        does not change meanwhile."""
         ledger, base = self.ledger, self.ledger.size
         planner = _Planner(ledger, self.book)
         plans: list[_Plan] = []
@@ -235,7 +248,7 @@ class Writer:
             try:
                 plan = planner.plan(batch, base + len(pending))
             except Refusal as exc:
-                batch.done.set_exception(exc)
+                outcomes[id(batch)] = exc
                 continue
             pending += [(event, Pending(0, event, data)) for event, data in plan.fresh]
             record = BatchReceived(stream=BATCHES_STREAM, seq=record_seq, ts=now_ms(), source=batch.source.name,
@@ -246,18 +259,49 @@ class Writer:
             pending.append((record, Pending(0, record, encode(record))))
             planner.digests[(batch.source.name, batch.digest)] = plan
             plans.append(plan)
-        if pending:
-            result = ledger.append([p for _, p in pending])
+        return plans, resent, pending
+
+    # -- the thread ------------------------------------------------------------------------------
+
+    def _write(self, pending: list[tuple[Event, Pending]]) -> list[tuple[int, Any]]:
+        """Appends a group's events and records in one append, syncs, signs a checkpoint (on the
+        writer's thread); returns the committed (entry, (event, pending)) pairs."""
+        with self.lock:
+            base = self.ledger.size
+            result = self.ledger.append([p for _, p in pending])
             assert result.appended == len(pending), "the planner and the store disagree on what is fresh"
-            self.checkpoint = ledger.checkpoint(index=self._index_due())
+            self.checkpoint = self.ledger.checkpoint(index=self._index_due())
             self._signed.append(self.checkpoint.size)
             committed = list(enumerate(pending, base))
             for entry, (event, _) in committed:
                 if isinstance(event, BatchReceived):
                     self.book.fold(entry, event)
-        else:
-            committed = []
-        return plans, resent, committed
+        self.commits += 1
+        return committed
+
+    def _changes(self, changes: list[Change]) -> list[Outcome]:
+        return [self._change(change) for change in changes]
+
+    # -- receipts --------------------------------------------------------------------------------
+
+    def _receipts(self, plans: list[_Plan], resent: list[tuple[Batch, Any]], committed: list[tuple[int, Any]],
+                  outcomes: dict[int, Outcome]) -> None:
+        """Gives each committed batch its receipt, and each identical re-send the first sending's."""
+        nodes = self._tree_nodes()
+        for plan in plans:
+            batch = plan.batch
+            record = (plan.record, self._entry_bytes(plan.record, committed))
+            entries = [(i, self._entry_bytes(i, committed)) for i in plan.entries]
+            outcomes[id(batch)] = build_receipt(self.root, self.checkpoint, batch.source.name, batch.digest, record, entries, nodes)
+        for batch, known in resent:
+            outcomes[id(batch)] = outcomes[id(known.batch)] if isinstance(known, _Plan) else self._resend(batch, known, nodes)
+
+    def _tree_nodes(self) -> Subtrees:
+        """Returns the tree's nodes for this commit's proofs, those of earlier commits kept (see
+        KeptNodes); they are dropped as the log grows by KEEP_NODES entries."""
+        if self.checkpoint.size - self._nodes_from >= KEEP_NODES:
+            self._nodes, self._nodes_from = KeptNodes(self.root), self.checkpoint.size
+        return Subtrees(self._nodes)
 
     def _index_due(self) -> bool:
         """Tells whether this commit's checkpoint also makes the stream index durable: once a second
@@ -276,19 +320,16 @@ class Writer:
     def _read_entry(self, index: int) -> bytes:
         return self.entries.read(index, 1)[0]
 
-    def _resend(self, batch: Batch, known: Any) -> None:
-        """Answers an identical re-send with the receipt the first sending got: the same entries
-        against the first checkpoint that covered them."""
-        if isinstance(known, _Plan):  # sent twice within one group: the second gets the first's receipt
-            batch.done.set_result(known.batch.done.result())
-            return
+    def _resend(self, batch: Batch, known: int, nodes: Subtrees) -> Receipt:
+        """Returns the receipt an identical re-send gets: the one the first sending got, the same
+        entries against the first checkpoint that covered them."""
         record = (known, self._read_entry(known))
         entries = [(i, self._read_entry(i)) for i in expand_runs(decode(record[1]).entries)]  # type: ignore[attr-defined]
         size = self._signed[bisect.bisect_right(self._signed, known)]
         checkpoint = stored_checkpoint(self.root, size, self.ledger.signer.verifier)
-        batch.done.set_result(build_receipt(self.root, checkpoint, batch.source.name, batch.digest, record, entries))
+        return build_receipt(self.root, checkpoint, batch.source.name, batch.digest, record, entries, nodes)
 
-    def _change(self, change: Change) -> None:
+    def _change(self, change: Change) -> Outcome:
         try:
             with self.lock:
                 event = change.make(self.book, self.ledger)
@@ -298,11 +339,38 @@ class Writer:
                 self._signed.append(self.checkpoint.size)
                 self.book.fold(entry, event)
         except LedgerError as exc:
-            change.done.set_exception(Refusal(409, "refused", str(exc)))
-            return
-        change.done.set_result(event)
+            return Refusal(409, "refused", str(exc))
         if self._on_commit:
             self._on_commit([(entry, event)])
+        return event
+
+
+def _answer(item: Batch | Change, outcome: Outcome) -> None:
+    """Gives a waiting handler its item's outcome (on the event loop), unless it stopped waiting."""
+    assert item.done is not None
+    if item.done.done():
+        return
+    if isinstance(outcome, BaseException):
+        item.done.set_exception(outcome)
+    else:
+        item.done.set_result(outcome)
+
+
+class KeptNodes(TileReader):
+    """The tree's nodes read from the persisted tiles, each kept once read: in an append-only log
+    MTH(D[lo:hi]) never changes once its leaves exist, so the proofs of every later checkpoint reuse
+    them, and the right edge of each new tree costs only the nodes its new entries add."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__(root)
+        self._kept: dict[tuple[int, int], bytes] = {}
+
+    def subtree(self, lo: int, hi: int) -> bytes:
+        """Returns MTH(D[lo:hi]); an uneven range is split through this method, so its parts are kept too."""
+        node = self._kept.get((lo, hi))
+        if node is None:
+            node = self._kept[(lo, hi)] = super().subtree(lo, hi)
+        return node
 
 
 def _streams_of(batch: Batch) -> list[str]:
@@ -332,7 +400,8 @@ class _Planner:
             opened = self.book.check_streams(batch.source, (e for e, _ in batch.events), self.claimed)
         except SourceRefused as exc:
             raise refusal_of(exc) from None
-        entries, fresh = [], []
+        entries: list[int] = []
+        fresh: list[tuple[Event, bytes]] = []
         due: dict[str, int] = {}
         mine: dict[tuple[str, int], tuple[bytes, int]] = {}
         max_bytes = self.ledger.config.max_entry_bytes

@@ -22,14 +22,16 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 TABLES = int(os.environ.get("MATCHLEDGER_BENCH_TABLES", "64"))
 MOVES = int(os.environ.get("MATCHLEDGER_BENCH_MOVES", "60"))
-PLANTED = 8  # tables whose game carries an illegal move, for the finding latency
+PLANTED = 16  # tables whose game carries an illegal move, for the finding latency
 
 
 def peer_server(db: str) -> None:
@@ -85,34 +87,36 @@ def start(args: list[str], log: Path) -> tuple[subprocess.Popen, str]:
     raise RuntimeError(f"the server did not start: {log.read_text()[-2000:]}")
 
 
-def tables_and_keys() -> tuple[str, list]:
+def tables_and_keys() -> tuple[str, list, dict[int, int | None]]:
+    """Returns the run tag, the tables, and for the planted ones the seq of the illegal move (by table index)."""
+    from audit.faults import plant
     from audit.live_sim import make_tables
 
     tag, tables = make_tables("checkers", TABLES, 7)
     for t in tables:
         t.events = t.events[:MOVES]
     rng = random.Random(11)
-    from audit.faults import plant
+    planted_at: dict[int, int | None] = {}
+    for n, t in enumerate(tables[:PLANTED]):  # an out-of-turn move in the first third of the sent part of the game
+        events, planted = plant("illegal-move", t.events, rng)
+        t.events, planted_at[n] = events[:MOVES], planted.seq
+    return tag, tables, planted_at
 
-    for t in tables[:PLANTED]:  # an out-of-turn move in the middle of the sent part of the game
-        t.events = plant("illegal-move", t.events, rng)[:MOVES]
-    return tag, tables
 
-
-async def drive(url: str, tables: list, bodies: list[list[bytes]], planted: dict[int, float] | None) -> tuple[float, list[float]]:
-    """Sends every table's bodies, each table in order; returns the wall time and each acknowledgement's latency."""
+async def drive(url: str, requests: list[list[tuple[bytes, dict[str, str]]]], planted: dict[int, int | None] | None = None,
+                sent: dict[int, float] | None = None) -> tuple[float, list[float]]:
+    """Sends every table's signed requests, each table in order, the next as soon as the last is
+    acknowledged; returns the wall time and each acknowledgement's latency. `sent` gets the time each
+    planted table's illegal move (request `planted[n]`) was posted."""
     import aiohttp
-
-    from ledger import SIGNATURE_HEADER, sign_batch
 
     latencies: list[float] = []
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0), timeout=aiohttp.ClientTimeout(total=120)) as session:
         async def table(n: int) -> None:
-            for i, body in enumerate(bodies[n]):
-                headers = {SIGNATURE_HEADER: sign_batch(tables[n].signer, body)}
+            for i, (body, headers) in enumerate(requests[n]):
                 t0 = time.perf_counter()
-                if planted is not None and i == _planted_at(tables[n]):
-                    planted[n] = time.time()
+                if planted is not None and sent is not None and planted.get(n) == i:  # one event a body: body i is seq i
+                    sent[n] = time.time()
                 async with session.post(url + "/batches", data=body, headers=headers) as response:
                     await response.read()
                     if response.status != 200:
@@ -120,36 +124,50 @@ async def drive(url: str, tables: list, bodies: list[list[bytes]], planted: dict
                 latencies.append(time.perf_counter() - t0)
 
         t0 = time.perf_counter()
-        await asyncio.gather(*(table(n) for n in range(len(tables))))
+        await asyncio.gather(*(table(n) for n in range(len(requests))))
         return time.perf_counter() - t0, latencies
 
 
-def _planted_at(table) -> int:  # noqa: ANN001
-    seats = [(e.seq, e.seat) for e in table.events if e.kind == "checkers.moved"]
-    for (_, a), (seq, b) in zip(seats, seats[1:]):
-        if a == b:
-            return seq
-    return -1
-
-
-async def watch(url: str, tag: str, found: dict[str, float], stop: asyncio.Event) -> None:
-    """Reads /live, noting when the first finding of each stream arrives."""
+def watch(url: str, tag: str, found: dict[str, float], ready: threading.Event, stop: threading.Event) -> None:
+    """Reads /live on a thread and an event loop of its own (so that the 64 tables' loop does not
+    delay it), noting when the first finding of each stream arrives."""
     import aiohttp
 
-    async with aiohttp.ClientSession() as session:
-        async with session.get(url + "/live") as response:
+    async def run() -> None:
+        async with aiohttp.ClientSession() as session, session.get(url + "/live") as response:
+            ready.set()
             if response.status != 200:
                 return
-            async for raw in response.content:
-                if stop.is_set():
+            while not stop.is_set():
+                try:
+                    raw = await asyncio.wait_for(response.content.readline(), 0.2)
+                except asyncio.TimeoutError:
+                    continue
+                if not raw:
                     return
                 if raw.startswith(b"data: "):
                     finding = json.loads(raw[6:])
                     if finding["stream"].startswith(tag):
                         found.setdefault(finding["stream"], time.time())
 
+    try:
+        asyncio.run(run())
+    finally:
+        ready.set()
 
-def ours(tmp: Path, tag: str, tables: list, bodies: list[list[bytes]]) -> tuple[float, list[float], list[float]]:
+
+def cpu_seconds(pid: int) -> float:
+    """Returns the CPU time (user and system) a process has used so far (Linux /proc; 0 elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def ours(tmp: Path, tag: str, tables: list, requests: list, planted: dict[int, int | None]) -> tuple[float, list[float], float, list[float]]:
+    """Returns the wall time, the acknowledgement latencies, the service's CPU seconds while it was
+    driven, and the finding latencies."""
     import ledger as ledger_api
 
     root = tmp / "ledger"
@@ -160,61 +178,74 @@ def ours(tmp: Path, tag: str, tables: list, bodies: list[list[bytes]]) -> tuple[
     proc, url = start(["-c", "from audit.cli import main; main()", "serve", "--ledger", str(root), "--port", "0", "--rate", "0"],
                       tmp / "serve.log")
     try:
-        planted: dict[int, float] = {}
+        sent: dict[int, float] = {}
         found: dict[str, float] = {}
-
-        async def run() -> tuple[float, list[float]]:
-            stop = asyncio.Event()
-            watcher = asyncio.ensure_future(watch(url, tag, found, stop))
-            await asyncio.sleep(0.3)
-            result = await drive(url, tables, bodies, planted)
-            await asyncio.sleep(0.5)
-            stop.set()
-            watcher.cancel()
-            return result
-
-        wall, latencies = asyncio.run(run())
-        finding = [found[f"{tag}/t{n + 1}"] - at for n, at in planted.items() if f"{tag}/t{n + 1}" in found]
+        ready, stop = threading.Event(), threading.Event()
+        watcher = threading.Thread(target=watch, args=(url, tag, found, ready, stop))
+        watcher.start()
+        ready.wait(30)
+        cpu = cpu_seconds(proc.pid)
+        try:
+            wall, latencies = asyncio.run(drive(url, requests, planted, sent))
+        except RuntimeError:
+            print((tmp / "serve.log").read_text()[-3000:], file=sys.stderr)
+            raise
+        cpu = cpu_seconds(proc.pid) - cpu
+        with urllib.request.urlopen(url + "/healthz", timeout=30) as health:
+            commits = json.loads(health.read())["commits"]
+        print(f"matchledger serve: {commits} group commits, {len(latencies) / max(commits, 1):.1f} batches each")
+        time.sleep(0.5)
+        stop.set()
+        watcher.join(30)
+        finding = [found[f"{tag}/t{n + 1}"] - at for n, at in sent.items() if f"{tag}/t{n + 1}" in found]
     finally:
         proc.terminate()
         proc.wait(30)
     assert ledger_api.verify(root).ok
-    return wall, latencies, finding
+    return wall, latencies, cpu, finding
 
 
-def peer(tmp: Path, tables: list, bodies: list[list[bytes]]) -> tuple[float, list[float]]:
+def peer(tmp: Path, requests: list) -> tuple[float, list[float], float]:
     proc, url = start([__file__, "--peer", str(tmp / "peer.db")], tmp / "peer.log")
     try:
-        return asyncio.run(drive(url, tables, bodies, None))
+        cpu = cpu_seconds(proc.pid)
+        wall, latencies = asyncio.run(drive(url, requests))
+        return wall, latencies, cpu_seconds(proc.pid) - cpu
     finally:
         proc.terminate()
         proc.wait(30)
 
 
-def summary(name: str, events: int, wall: float, latencies: list[float]) -> float:
+def summary(name: str, events: int, wall: float, latencies: list[float], cpu: float) -> float:
     rate = events / wall
     q = statistics.quantiles(latencies, n=100)
-    print(f"{name:<28} {rate:>9,.0f} events/s   ack p50 {q[49] * 1000:6.2f} ms   p99 {q[98] * 1000:6.2f} ms")
+    print(f"{name:<28} {rate:>9,.0f} events/s   ack p50 {q[49] * 1000:6.2f} ms   p99 {q[98] * 1000:6.2f} ms   "
+          f"server CPU {cpu / events * 1e6:5.0f} µs/event")
     return rate
 
 
 def main() -> None:
     from audit.client import batch_body
+    from ledger import SIGNATURE_HEADER, sign_batch
 
-    tag, tables = tables_and_keys()
-    bodies = [[batch_body([e]) for e in t.events] for t in tables]
-    events = sum(len(b) for b in bodies)
+    tag, tables, planted = tables_and_keys()
+    # signed before the clock starts: the load stands in for 64 machines, whose signing is not the server's work
+    requests = [[(body, {SIGNATURE_HEADER: sign_batch(t.signer, body)}) for body in (batch_body([e]) for e in t.events)]
+                for t in tables]
+    events = sum(len(r) for r in requests)
     print(f"{TABLES} tables, {events} events, one event per signed batch")
     with tempfile.TemporaryDirectory(prefix="bench-serve-") as tmp:
-        wall_p, lat_p = peer(Path(tmp), tables, bodies)
-        wall_o, lat_o, finding = ours(Path(tmp), tag, tables, bodies)
-    a = summary("matchledger serve", events, wall_o, lat_o)
-    b = summary("aiohttp + SQLite (WAL, FULL)", events, wall_p, lat_p)
+        wall_p, lat_p, cpu_p = peer(Path(tmp), requests)
+        wall_o, lat_o, cpu_o, finding = ours(Path(tmp), tag, tables, requests, planted)
+    a = summary("matchledger serve", events, wall_o, lat_o, cpu_o)
+    b = summary("aiohttp + SQLite (WAL, FULL)", events, wall_p, lat_p, cpu_p)
     p99_o, p99_p = statistics.quantiles(lat_o, n=100)[98], statistics.quantiles(lat_p, n=100)[98]
     print(f"ack p99: ours {p99_o * 1000:.2f} ms, peer {p99_p * 1000:.2f} ms ({'no worse' if p99_o <= p99_p else 'WORSE'})")
     if finding:
-        print(f"finding latency (illegal move POST → /live), {len(finding)} planted: p50 {statistics.median(finding) * 1000:.1f} ms, "
-              f"max {max(finding) * 1000:.1f} ms (goal p99 ≤ 100 ms)")
+        q = statistics.quantiles(finding, n=100, method="inclusive")
+        print(f"finding latency (illegal move POST → /live), {len(finding)} of {len(planted)} planted arrived: "
+              f"p50 {q[49] * 1000:.1f} ms, p99 {q[98] * 1000:.1f} ms, max {max(finding) * 1000:.1f} ms "
+              f"({'≤' if q[98] <= 0.1 else 'OVER'} the goal of 100 ms)")
     else:
         print("finding latency: no finding arrived on /live (is the live auditor part of this build?)")
     print(f"serve: ratio {a / b:.2f} (goal ≥ 1.00)")

@@ -292,9 +292,12 @@ def test_live_findings_of_a_planted_illegal_move_and_a_false_claim(ledger_dir: P
     illegal move (checkers.M01, out of turn) and a false `game.ended` claim
     (checkers.E01) appear on the live stream (SSE, /live) and on /findings with their rule codes
     and articles; the clean tables produce none. A subscriber resuming with Last-Event-ID gets only later ones."""
+    import itertools
+
     import aiohttp
 
     from audit.live_sim import make_tables, play, register
+    from audit.live_watch import follow
 
     admin = Signer.load(ledger_dir / "signer.key")
     groups = [make_tables("checkers", 3, 5, tag="clean"), make_tables("checkers", 1, 6, "illegal-move", tag="illegal"),
@@ -333,6 +336,11 @@ def test_live_findings_of_a_planted_illegal_move_and_a_false_claim(ledger_dir: P
         assert json.loads(later)["findings"] == seen[1:]
     with Server(ledger_dir) as server:  # after a restart the same findings under the same ids
         assert json.loads(get(server.url, "/findings?since=0")[1])["findings"] == seen
+        watching = follow(server.url)  # what `matchledger watch` reads, off the service's chunked stream
+        try:
+            assert [msgspec.to_builtins(f) for f in itertools.islice(watching, len(seen))] == seen
+        finally:
+            watching.close()
 
 
 def test_simulate_drives_a_live_event_in_one_command(ledger_dir: Path) -> None:
@@ -350,3 +358,73 @@ def test_simulate_drives_a_live_event_in_one_command(ledger_dir: Path) -> None:
     sources = ledger_api.read_stream_events(ledger_dir, "log.sources")
     assert [e.name for e in sources] == [f"{summary['tag']}-t{n}" for n in (1, 2, 3)]
     assert ledger_api.verify(ledger_dir).ok
+
+
+def _started_line() -> bytes:
+    from audit.live_sim import make_tables
+
+    _, tables = make_tables("checkers", 1, 7, tag="fast")
+    return batch_body(tables[0].events[:1]).strip()
+
+
+FAST_PATH_VECTORS = [
+    # name, how the canonical game.started line is changed (None: kept), the max bytes
+    ("canonical", None, 1 << 16),
+    ("not canonical (spaces)", (b'"seq":0', b'"seq": 0'), 1 << 16),
+    ("a key twice at the top", (b'"seq":0', b'"seq":0,"seq":0'), 1 << 16),
+    ("a key twice in a nested object", (b'"goal_lock":"off"', b'"goal_lock":"off","goal_lock":"off"'), 1 << 16),
+    ("an integer past int64", (b'"table":1', b'"table":9223372036854775808'), 1 << 16),
+    ("an integer past uint64", (b'"table":1', b'"table":18446744073709551616'), 1 << 16),
+    ("a byte order mark", (b'{"kind"', b'\xef\xbb\xbf{"kind"'), 1 << 16),
+    ("over the entry limit", None, 512),
+    ("malformed JSON", (b'"seq":0', b'"seq":0,'), 1 << 16),
+]
+
+
+@pytest.mark.parametrize(("name", "change", "max_bytes"), FAST_PATH_VECTORS, ids=[v[0] for v in FAST_PATH_VECTORS])
+def test_decode_event_keeps_every_contract_check(name: str, change: tuple[bytes, bytes] | None, max_bytes: int) -> None:
+    """The service's short way for canonical lines (issue 14, Measure) accepts and refuses exactly
+    what the contract check `decode_line` does (a key given twice, an integer outside int64, a BOM,
+    the entry limit: DESIGN's event contract), with the same canonical bytes or the same message."""
+    from audit.serve import decode_event
+    from schemas.codec import ContractError, decode_line
+
+    line = _started_line()
+    if change is not None:
+        assert change[0] in line
+        line = line.replace(change[0], change[1], 1)
+
+    def outcome(decoder) -> tuple[str, object]:  # noqa: ANN001
+        try:
+            return "ok", decoder(line, 3, max_bytes)[1]
+        except ContractError as exc:
+            return "refused", str(exc)
+
+    assert outcome(decode_event) == outcome(decode_line)
+
+
+def test_kept_nodes_prove_as_the_tiles_do_at_every_size(ledger_dir: Path) -> None:
+    """Receipts (issue 14, Build 3) take their tree nodes from one KeptNodes kept across commits:
+    at every signed size, including tiles that fill and tree levels that appear, each entry's
+    inclusion proof equals the one read afresh from the tiles, and verifies against the root."""
+    from audit.writer import KeptNodes
+    from ledger.merkle import leaf_hash, verify_inclusion
+    from schemas import decode, encode
+
+    led = ledger_api.Ledger.open(ledger_dir)
+    kept = KeptNodes(ledger_dir)
+    try:
+        seq = 0
+        for chunk in (1, 2, 5, 60, 190, 1, 255, 3, 300):  # crosses 256, 512 and 768 entries
+            events = [decode(event_line("kept", seq + i)) for i in range(chunk)]
+            led.append([ledger_api.Pending(n, event, encode(event)) for n, event in enumerate(events, 1)])
+            seq += chunk
+            checkpoint = led.checkpoint()
+            data = ledger_api.EntryReader(ledger_dir).read(0, checkpoint.size)
+            for index in sorted({0, 1, checkpoint.size // 2, checkpoint.size - chunk, checkpoint.size - 1} & set(range(checkpoint.size))):
+                ours = ledger_api.prove_entry(ledger_api.Subtrees(kept), checkpoint, index, data[index])
+                assert ours == ledger_api.prove_entry(ledger_api.TileReader(ledger_dir), checkpoint, index, data[index])
+                verify_inclusion(leaf_hash(data[index]), index, checkpoint.size, [base64.b64decode(p) for p in ours.proof],
+                                 checkpoint.root)
+    finally:
+        led.close()
