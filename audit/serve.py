@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import math
-import re
 import signal
 import sys
 import time
@@ -35,7 +34,6 @@ from aiohttp import web
 import ledger as ledger_api
 from audit.live_hub import LiveHub
 from audit.writer import Batch, Change, Refusal, Writer, digest_of, refusal_of
-from schemas import decode, encode
 from schemas.codec import ContractError, decode_line
 
 JSONL = "application/jsonl"
@@ -106,34 +104,12 @@ def parse_body(body: bytes, max_bytes: int) -> list[tuple[Any, bytes]]:
     try:
         for number, line in enumerate(items, start=1):
             if line.strip():
-                events.append(decode_event(line.strip(), number, max_bytes))
+                events.append(decode_line(line.strip(), number, max_bytes))
     except ContractError as exc:
         raise Refusal(400, "malformed-body", str(exc), exc.line) from None
     if not events:
         raise Refusal(400, "empty-batch", "the batch holds no events")
     return events
-
-
-LONG_NUMBER = re.compile(rb"[0-9]{19}")
-"""Nineteen digits in a row: perhaps an integer outside int64 (2^63 has 19 digits), for the full check."""
-
-
-def decode_event(line: bytes, number: int, max_bytes: int) -> tuple[Any, bytes]:
-    """Decodes one event of a batch with the contract's checks (`schemas.codec.decode_line`), the
-    short way for a line that is its own canonical encoding (as `send` and the client write them):
-    such a line holds no key twice (an encoding names each once), and no integer outside int64
-    unless it has nineteen digits in a row. Any other line, and every bad one, takes the full check,
-    which names the line and the field.
-
-    :raises ContractError: naming the line and the field.
-    """
-    try:
-        event = decode(line)
-    except msgspec.DecodeError:
-        return decode_line(line, number, max_bytes)
-    if len(line) <= max_bytes and encode(event) == line and not LONG_NUMBER.search(line):
-        return event, line
-    return decode_line(line, number, max_bytes)
 
 
 class Service:

@@ -12,7 +12,6 @@ from ledger.bundle import (
     EvidenceBundle,
     check_bundle,
     check_consistency,
-    load_bundle,
     prove,
     prove_consistency,
     verify_senders,
@@ -27,7 +26,7 @@ from ledger.layout import CONFIG, PRIVATE_KEY, PUBLIC_KEY, load_config
 from ledger.notes import Signer, Verifier, cosigners, sign_note, verify_note
 from ledger.outputs import OutputRefused, check_output, write_output
 from ledger.read import read_events, read_stream_events
-from ledger.receipts import ProvedEntry, Receipt, Subtrees, build_receipt, check_receipt, load_receipt, prove_entry
+from ledger.receipts import ProvedEntry, Receipt, Subtrees, build_receipt, check_receipt, load_evidence, prove_entry
 from ledger.recorder import record
 from ledger.sources import HEADER as SIGNATURE_HEADER
 from ledger.sources import (
@@ -68,7 +67,7 @@ __all__ = [
     "CONFIG", "PRIVATE_KEY", "PUBLIC_KEY", "AppendResult", "BundleCheck", "BundleError", "Checkpoint", "CheckpointError", "ConsistencyProof",
     "EvidenceBundle", "Ledger", "LedgerCorrupt", "LedgerError", "LedgerLocked", "LedgerNotFound", "OutputRefused", "Pending",
     "SequenceError", "SignatureError", "Signer", "StoredEntries", "Verifier", "VerifyReport", "check_bundle", "check_consistency", "check_heads",
-    "check_index", "check_output", "export_jsonl", "export_tiles", "flip_byte", "init", "load_bundle", "load_config", "load_verifier",
+    "check_index", "check_output", "export_jsonl", "export_tiles", "flip_byte", "init", "load_config", "load_verifier",
     "newest_checkpoint", "prove", "prove_consistency", "read_entries", "read_events", "read_stream_events", "record", "sign_note",
     "verify", "verify_note", "write_output",
     # witnessing: consistency files and the last checkpoint seen
@@ -77,6 +76,6 @@ __all__ = [
     # the live service (issue 14): sources, signed batches, receipts, the tlog-tiles read side
     "SIGNATURE_HEADER", "EntryReader", "ProvedEntry", "Receipt", "Source", "SourceBook", "SourceRefused", "Subtrees", "TilePathError", "TileReader",
     "build_receipt", "change_sources", "check_receipt", "checkpoint_sizes", "compress_runs", "expand_runs", "covered", "entry_bundle", "hash_tile",
-    "load_receipt", "load_source_book", "now_ms", "parse_tile_path", "prove_entry", "read_verifier_key", "registration", "revocation",
+    "load_evidence", "load_source_book", "now_ms", "parse_tile_path", "prove_entry", "read_verifier_key", "registration", "revocation",
     "parse_signature", "sign_batch", "verify_senders", "signed_message", "stored_checkpoint",
 ]

@@ -234,17 +234,6 @@ def verify_senders(bundle: EvidenceBundle, keys: dict[str, Verifier]) -> dict[in
     return proved
 
 
-def load_bundle(path: Path) -> EvidenceBundle:
-    """Reads a bundle file.
-
-    :raises BundleError: when it is not a bundle.
-    """
-    try:
-        return msgspec.json.decode(path.read_bytes(), type=EvidenceBundle)
-    except msgspec.DecodeError as exc:
-        raise BundleError(f"{path}: not an evidence bundle: {exc}") from None
-
-
 class ConsistencyProof(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """A proof that the log at one signed checkpoint is a prefix of the log at a later one."""
 

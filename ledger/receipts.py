@@ -15,7 +15,7 @@ from pathlib import Path
 
 import msgspec
 
-from ledger.bundle import BundleError
+from ledger.bundle import BundleError, EvidenceBundle
 from ledger.checkpoints import Checkpoint, parse_checkpoint
 from ledger.errors import SignatureError
 from ledger.merkle import ProofError, inclusion_proof, leaf_hash, verify_inclusion
@@ -119,12 +119,21 @@ def _unsigned(note: str) -> Checkpoint:
         raise BundleError(f"checkpoint: not a checkpoint note: {exc}") from None
 
 
-def load_receipt(path: Path) -> Receipt:
-    """Reads a receipt file.
+class _Format(msgspec.Struct):
+    format: str
 
-    :raises BundleError: when it is not a receipt.
+
+def load_evidence(file: Path, data: bytes) -> EvidenceBundle | Receipt:
+    """Reads an evidence bundle or a live service's receipt (the bytes of `file`), whichever its
+    `format` names: one loader for both.
+
+    :raises BundleError: naming the file, when it is neither.
     """
     try:
-        return msgspec.json.decode(path.read_bytes(), type=Receipt)
+        receipt = msgspec.json.decode(data, type=_Format).format.startswith("matchledger-receipt/")
     except msgspec.DecodeError as exc:
-        raise BundleError(f"{path}: not a receipt: {exc}") from None
+        raise BundleError(f"{file}: not an evidence bundle or a receipt: {exc}") from None
+    try:
+        return msgspec.json.decode(data, type=Receipt) if receipt else msgspec.json.decode(data, type=EvidenceBundle)
+    except msgspec.DecodeError as exc:
+        raise BundleError(f"{file}: not {'a receipt' if receipt else 'an evidence bundle'}: {exc}") from None

@@ -183,7 +183,8 @@ def check_proof(file: Annotated[Path, typer.Argument(help="Evidence bundle or re
                                                                       "have co-signed (all of them by default).")] = None,
                 json: JsonOpt = False) -> None:
     """Verify an evidence bundle, or a receipt of the live service, offline with the public key alone (and arbiters' co-signatures)."""
-    loaded = load_evidence(file, read_input(file, "an evidence bundle, as `matchledger prove --out` writes, or a receipt of the live service"))
+    what = "an evidence bundle, as `matchledger prove --out` writes, or a receipt of the live service"
+    loaded = ledger_api.load_evidence(file, read_input(file, what))
     if isinstance(loaded, ledger_api.Receipt):
         _check_receipt(loaded, key, json)
         return
@@ -203,26 +204,6 @@ def check_proof(file: Annotated[Path, typer.Argument(help="Evidence bundle or re
                    "root": checked.checkpoint.root.hex(), "complete": checked.complete, "cosigners": cosigned, "proved": proved})
     else:
         say(f"ok: {proved}")
-
-
-class _Format(msgspec.Struct):
-    format: str = ""
-
-
-def load_evidence(file: Path, data: bytes) -> ledger_api.EvidenceBundle | ledger_api.Receipt:
-    """Reads an evidence bundle or a live service's receipt (the bytes of `file`), whichever its
-    `format` names: one loader for both.
-
-    :raises BundleError: naming the file, when it is neither.
-    """
-    try:
-        receipt = msgspec.json.decode(data, type=_Format).format.startswith("matchledger-receipt/")
-    except msgspec.DecodeError as exc:
-        raise ledger_api.BundleError(f"{file}: not an evidence bundle or a receipt: {exc}") from None
-    try:
-        return msgspec.json.decode(data, type=ledger_api.Receipt) if receipt else msgspec.json.decode(data, type=ledger_api.EvidenceBundle)
-    except msgspec.DecodeError as exc:
-        raise ledger_api.BundleError(f"{file}: not {'a receipt' if receipt else 'an evidence bundle'}: {exc}") from None
 
 
 def _check_receipt(receipt: ledger_api.Receipt, key: Path, json: bool) -> None:
