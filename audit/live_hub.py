@@ -93,16 +93,14 @@ class LiveHub:
         self._subscribers.add(inbox)
         try:
             sent = since
-            backlog = self._findings[since:]
-            while True:
+            backlog: list[Any] | None = self._findings[since:]
+            while backlog is not None:
                 for finding in backlog:
                     if finding.id > sent:
                         await response.write(_event(finding))
                         sent = finding.id
                 backlog = await self._next(inbox)
-                if backlog is None:
-                    return
-                if not backlog:
+                if backlog == []:
                     await response.write(b": keepalive\n\n")
         except (ConnectionResetError, asyncio.CancelledError):
             return

@@ -88,9 +88,9 @@ def query(sql: Annotated[str | None, typer.Argument(help="Read-only SQL over the
     from ledger import Verifier
 
     if list_queries or describe:
-        rows = Rows(["name", "kind", "params", "check", "computes", "implements"], catalogue()) if list_queries else \
+        listing = Rows(["name", "kind", "params", "check", "computes", "implements"], catalogue()) if list_queries else \
             Rows(["table", "column", "type", "meaning"], describe_columns(sql))
-        emit(rows, fmt)
+        emit(listing, fmt)
         return
     if (sql is None) == (name is None):
         raise typer.BadParameter("give the SQL to run or --name NAME (see --list), not both")

@@ -34,7 +34,7 @@ from schemas.common import (
 from schemas.envelope import Event
 
 Facts = dict[str, Any]
-Result = tuple[CheckersState, Facts, tuple[Note, ...] | list[Note]]
+Result = tuple[CheckersState, Facts, tuple[Note, ...] | list[Note] | list[Finding]]  # a result claim's check gives findings
 UNVERIFIED = "UNVERIFIED"
 
 
