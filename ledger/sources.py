@@ -28,6 +28,7 @@ import msgspec
 
 from ledger.batch import Pending
 from ledger.errors import KeyFileError, LedgerError
+from ledger.fastscan import verify_signatures
 from ledger.notes import Signer, Verifier
 from ledger.store import Ledger
 from schemas import decode, encode
@@ -136,7 +137,8 @@ class SourceBook:
             raise SourceRefused("unknown-source", f"no source {name!r} is registered in this log (`matchledger source add`)")
         if source.revoked:
             raise SourceRefused("revoked-source", f"source {name!r} was revoked; its batches are refused")
-        if key_id != source.verifier.key_id or not source.verifier.verifies(signed_message(name, body), signature):
+        # through the accelerator: libsodium at half OpenSSL's cost per batch, OpenSSL's verdicts
+        if key_id != source.verifier.key_id or not verify_signatures(source.verifier, [signed_message(name, body)], [signature])[0]:
             raise SourceRefused("bad-signature", f"the signature does not verify under source {name!r}'s registered key "
                                 f"(scheme {SCHEME}: the body's exact bytes)")
         return source
