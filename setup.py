@@ -32,6 +32,9 @@ COMPILED = {
 """Per game package of replay/, the modules its replay spends its time in."""
 MANIFEST = "compiled.sha256"
 """The record of an in-place build, read by replay/_compiled.py."""
+REJECTED = "compiled.rejected"
+"""Left in a game package when mypyc rejected its code (a type error, not a missing tool):
+tests/test_compiled.py fails on it instead of skipping."""
 
 
 @dataclass(frozen=True)
@@ -69,12 +72,18 @@ class Group:
 
     def extensions(self) -> list[Extension]:
         """Returns the group's mypyc extensions, or none (with a warning) when mypyc is missing or fails."""
+        (self.package / REJECTED).unlink(missing_ok=True)
         try:
             from mypyc.build import mypycify
-
+        except ImportError as exc:
+            print(f"warning: {self.game} modules not compiled (no mypyc), the pure-Python ones will run: {exc!r}", file=sys.stderr)
+            return []
+        try:
             extensions = mypycify([str(path) for path in self.sources()], group_name=self.name)
         except (Exception, SystemExit) as exc:  # mypyc reports type errors through sys.exit
-            print(f"warning: {self.game} modules not compiled, the pure-Python ones will run: {exc!r}", file=sys.stderr)
+            why = f"mypyc rejected replay/{self.game} ({exc!r}); `mypy replay` shows why"
+            print(f"warning: {self.game} modules not compiled, the pure-Python ones will run: {why}", file=sys.stderr)
+            (self.package / REJECTED).write_text(why + "\n", encoding="utf-8")
             return []
         for extension in extensions:
             extension.optional = True
