@@ -16,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from audit.certify import _collect  # noqa: E402
+from audit.certify import collect_findings  # noqa: E402
 from audit.db import QUERIES  # noqa: E402
 from audit.session import movement_ranking, open_verified_session  # noqa: E402
 from audit.simulate import record_events  # noqa: E402
@@ -93,7 +93,7 @@ def main() -> None:
     times: dict[str, float] = {}
     report, session = timed("verify beside replay, project, load DuckDB", lambda: open_verified_session(root), times)
     assert report.ok and session is not None, report.error
-    timed("run every check (SQL, seating, deals)", lambda: _collect(session, None), times)
+    timed("run every check (SQL, seating, deals)", lambda: collect_findings(session, None), times)
     total = sum(times.values())
     for label, seconds in times.items():
         print(f"  {label:<44} {seconds:8.3f} s")
