@@ -108,7 +108,5 @@ def full_deck() -> list[int]:
 def deal_hands(deck: Sequence[int], dealer: int) -> list[list[int]]:
     """Returns each seat's 20 dealt cards: deck card i goes to seat (dealer + i) mod 3, one at a
     time counter-clockwise from the dealer (第五条; the engine's reading of the deck order)."""
-    hands: list[list[int]] = [[], [], []]
-    for i in range(LIANGZHANG_INDEX):
-        hands[(dealer + i) % 3].append(deck[i])
-    return [sorted(h) for h in hands]
+    dealt = tuple(deck[:LIANGZHANG_INDEX])
+    return [sorted(dealt[(seat - dealer) % 3::3]) for seat in range(3)]

@@ -45,12 +45,10 @@ def best_hand(
 ) -> HuResult | None:
     """Returns the best complete decomposition of table groups + concealed hand + winning card by
     the profile's objective (§7.4), whether or not its 胡息 reaches `min_huxi`; None if incomplete."""
-    forced = forced_placement(profile, melds, hand, card, source)
-    if forced is not None:
-        melds, hand, card, source = forced.melds, forced.hand, None, None
-    concealed = _concealed(hand, profile.kan_locked)
-    if not _may_complete(concealed, card):
+    found = _prepared(profile, melds, hand, card, source)
+    if found is None:
         return None
+    melds, hand, card, source, concealed = found
     shuahou = card is not None and sum(hand) == 1
     best: HuResult | None = None
     best_key: tuple[int, int] = (-1, -1)
@@ -67,6 +65,20 @@ def best_hand(
             if key > best_key:
                 best, best_key = result, key
     return best
+
+
+def _prepared(
+    profile: PaohuziProfile, melds: Sequence[Group], hand: Counts, card: int | None, source: Source | None,
+) -> tuple[Sequence[Group], Counts, int | None, Source | None, _Concealed] | None:
+    """Returns the cards a hu search starts from, the forced 提/偎 of a self-drawn card made first
+    (`forced_placement`), with the concealed hand; None when a card of it can join no group."""
+    forced = forced_placement(profile, melds, hand, card, source)
+    if forced is not None:
+        melds, hand, card, source = forced.melds, forced.hand, None, None
+    concealed = _concealed(hand, profile.kan_locked)
+    if not _may_complete(concealed, card):
+        return None
+    return melds, hand, card, source, concealed
 
 
 def _pair_needed(profile: PaohuziProfile, fixed: Sequence[Group], size: int, need: int) -> bool | None:
@@ -97,11 +109,11 @@ def forced_placement(
     the replay does; None for another seat's card, under `hu_first`, or when nothing is forced."""
     if card is None or source != "self" or profile.hu_vs_forced_order != "forced_first":
         return None
-    triple: tuple[int, ...] = (card,) * 3  # one tuple object, compared as it is (not rebuilt per group)
+    triple: tuple[int, ...] = (card,) * 3  # one tuple, compared as it is (not rebuilt per group) once the first card matches
     if hand[card] == 3:
         return Forced("ti", (*melds, Group("ti", (card,) * 4)), _without(hand, card))
     for i, g in enumerate(melds):
-        if g.cards == triple and g.kind in ("wei", "chou_wei"):
+        if g.cards[0] == card and g.cards == triple and g.kind in ("wei", "chou_wei"):
             return Forced("ti", (*melds[:i], Group("ti", (card,) * 4), *melds[i + 1:]), hand)
     if hand[card] == 2:
         return Forced("wei", (*melds, Group("wei", triple)), _without(hand, card))
@@ -155,12 +167,10 @@ def completes(
     placements and split, searched only until one split is found and building no group. Most cards
     shown to a seat that pass `may_win` still make no 7 门子, and this answers them for a fraction
     of the full search."""
-    forced = forced_placement(profile, melds, hand, card, source)
-    if forced is not None:
-        melds, hand, card, source = forced.melds, forced.hand, None, None
-    concealed = _concealed(hand, profile.kan_locked)
-    if not _may_complete(concealed, card):
+    found = _prepared(profile, melds, hand, card, source)
+    if found is None:
         return False
+    melds, hand, card, source, concealed = found
     for fixed, pool, triples in _placements(profile, melds, concealed, card, source, from_discard):
         need = MENZI - len(fixed)
         pair_ok = _pair_needed(profile, fixed, sum(pool), need)
@@ -328,9 +338,9 @@ def _times(hand: Counts, extra: int, a: int, b: int, c: int) -> int:
 
 def _has_triple(melds: tuple[Group, ...], card: int) -> bool:
     """Tells whether a table group is three of `card` (a 偎, 臭偎 or 碰 a fourth copy would join)."""
-    triple: tuple[int, ...] = (card,) * 3  # one tuple object, compared as it is (not rebuilt per group)
+    triple: tuple[int, ...] = (card,) * 3  # one tuple, compared as it is (not rebuilt per group) once the first card matches
     for g in melds:
-        if g.cards == triple:
+        if g.cards[0] == card and g.cards == triple:
             return True
     return False
 
@@ -360,9 +370,9 @@ def _placements(
         return
     own = source == "self"
     merges = []
-    triple: tuple[int, ...] = (card,) * 3  # one tuple object, compared as it is (not rebuilt per group)
+    triple: tuple[int, ...] = (card,) * 3  # one tuple, compared as it is (not rebuilt per group) once the first card matches
     for i, g in enumerate(fixed):
-        if g.cards == triple and g.kind in ("kan", "wei", "chou_wei", "peng"):
+        if g.cards[0] == card and g.cards == triple and g.kind in ("kan", "wei", "chou_wei", "peng"):
             if g.kind == "peng" and from_discard and not profile.peng_pao_on_discard:
                 continue
             kind = "ti" if own and g.kind != "peng" else "pao"

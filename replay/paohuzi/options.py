@@ -15,7 +15,9 @@ from schemas.paohuzi import PaohuziProfile
 
 def adjust(counts: Counts, card: int, n: int) -> Counts:
     """Returns the multiset with `n` more (or fewer) of `card`."""
-    return counts[:card] + (counts[card] + n,) + counts[card + 1:]
+    changed = list(counts)
+    changed[card] += n
+    return tuple(changed)
 
 
 def bit(card: int) -> int:
@@ -215,13 +217,13 @@ def pao_seat(state: State, pending: Pending) -> int | None:
     """Returns the seat forced to 跑 the card on offer: a 坎 in hand or 偎 on the table (any card
     from another seat), or a 碰 on the table (wall card by anyone; discard only by profile) (§5.3)."""
     card, owner = pending.card, pending.owner
-    triple: tuple[int, ...] = (card,) * 3  # one tuple object, compared as it is (not rebuilt per group)
+    triple: tuple[int, ...] = (card,) * 3  # one tuple, compared as it is (not rebuilt per group) once the first card matches
     hands, melds = state.hands, state.melds
     for seat in range(SEATS):
         if seat != owner and hands[seat][card] == 3:
             return seat
         for g in melds[seat]:
-            if g.cards == triple:
+            if g.cards[0] == card and g.cards == triple:
                 if g.kind in ("wei", "chou_wei") and seat != owner:
                     return seat
                 if g.kind == "peng" and (pending.from_wall or state.profile.peng_pao_on_discard):

@@ -32,13 +32,24 @@ replace: Final = msgspec.structs.replace
 
 
 def _set(values: tuple, seat: int, value: object) -> tuple:  # type: ignore[type-arg]
+    """Returns a per-seat tuple with `seat`'s value replaced (built at once for the three seats)."""
+    if len(values) == SEATS:
+        if seat == 0:
+            return (value, values[1], values[2])
+        if seat == 1:
+            return (values[0], value, values[2])
+        if seat == 2:
+            return (values[0], values[1], value)
     return values[:seat] + (value,) + values[seat + 1:]
 
 
-def _melds(state: State, seat: int, melds: tuple[Group, ...], **changes: object) -> State:
-    """Returns the state with a seat's table groups (and their 胡息 total) set, and the other `changes`."""
+def _melds(state: State, seat: int, melds: tuple[Group, ...], hands: tuple[Counts, ...] | None = None) -> State:
+    """Returns the state with a seat's table groups (and their 胡息 total) set, and the hands when given."""
     huxi = total_huxi(melds, state.profile.huxi_table)
-    return replace(state, melds=_set(state.melds, seat, melds), table_huxi=_set(state.table_huxi, seat, huxi), **changes)
+    all_melds, table_huxi = _set(state.melds, seat, melds), _set(state.table_huxi, seat, huxi)
+    if hands is None:
+        return replace(state, melds=all_melds, table_huxi=table_huxi)
+    return replace(state, melds=all_melds, table_huxi=table_huxi, hands=hands)
 
 
 # ---- deal and opening (第五条, 第六条) ---------------------------------------------------------
@@ -104,8 +115,8 @@ def draw(state: State, card: int) -> State:
 def forced_private(state: State, seat: int, card: int) -> str | None:
     """Returns the forced action an own draw makes, unseen by others: 提 onto a 坎 or 偎, 偎 (or
     臭偎 after a passed 碰) onto a pair (§5.1, §5.2); None when the card is shown."""
-    triple: tuple[int, ...] = (card,) * 3  # one tuple object, compared as it is (not rebuilt per group)
-    if state.hands[seat][card] == 3 or any(g.cards == triple and g.kind in ("wei", "chou_wei") for g in state.melds[seat]):
+    triple: tuple[int, ...] = (card,) * 3  # one tuple, compared as it is (not rebuilt per group) once the first card matches
+    if state.hands[seat][card] == 3 or any(g.cards[0] == card and g.cards == triple and g.kind in ("wei", "chou_wei") for g in state.melds[seat]):
         return "ti"
     if state.hands[seat][card] == 2:
         return "chou_wei" if state.guo_peng[seat] & bit(card) else "wei"
@@ -254,14 +265,13 @@ def answer(state: State, action: Action) -> State:
     """Applies the answer of the seat at the head of the offers: hu, 碰, 吃 or pass."""
     offer = state.offers[0]
     seat, pending = offer.seat, state.pending
-    state = replace(state, effects=())
     if action.kind == "hu":
-        return _win(state, seat)
+        return _win(replace(state, effects=()), seat)
     if action.kind == "pass":
-        return _pass(state, offer)
+        return _pass(replace(state, effects=()), offer)
     assert pending is not None
     state = _intake_clears(state, seat)
-    state = replace(state, intakes=_set(state.intakes, seat, state.intakes[seat] + 1), pending=None, offers=())
+    state = replace(state, intakes=_set(state.intakes, seat, state.intakes[seat] + 1), pending=None, offers=(), effects=())
     if action.kind == "peng":
         state = _meld(state, seat, Group("peng", (pending.card,) * 3), {pending.card: 2})
         return after_intake(state, seat, "peng")
