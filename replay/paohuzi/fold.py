@@ -42,7 +42,7 @@ from replay.paohuzi.checks import (
 from replay.paohuzi.deals import commitment, deck_problem
 from replay.paohuzi.events import ACTION_EVENTS, FORCED_KINDS, to_action
 from replay.paohuzi.melds import Group
-from replay.paohuzi.state import DISCARDS, DRAW, DRAWS, HU, PASS, PENG, SEATS, Action, State
+from replay.paohuzi.state import DISCARDS, DRAW, DRAWS, HU, PASS, PENG, SEATS, Action, Offer, Pending, State, Win
 from replay.protocol import Finding, IllegalActionError, InvalidActionError, Outcome, Step, StrictReplayError
 from schemas.common import GameEnded, GameStarted, MoveTimeUsed
 from schemas.envelope import Event
@@ -85,15 +85,41 @@ _TIMED_KEYS["forced"] = False
 """The keys of a step's facts and of a move time's, in their order (their values are each step's)."""
 
 
+_FIELDS: Final = State.__struct_fields__
+_PHASE: Final = _FIELDS.index("phase")
+_WALL_LEFT: Final = _FIELDS.index("wall_left")
+_DRAWN: Final = _FIELDS.index("drawn")
+_HANDS: Final = _FIELDS.index("hands")
+_MELDS: Final = _FIELDS.index("melds")
+_TABLE_HUXI: Final = _FIELDS.index("table_huxi")
+_DISCARDS: Final = _FIELDS.index("discards")
+_PENDING: Final = _FIELDS.index("pending")
+_OFFERS: Final = _FIELDS.index("offers")
+_EFFECTS: Final = _FIELDS.index("effects")
+_WIN: Final = _FIELDS.index("win")
+"""Where `msgspec.structs.astuple` puts the fields `_StateFacts` reads."""
+
+
 class _StateFacts:
     """The facts every step carries about the state after it: phase, wall, each seat's table 胡息,
     who may act on the card on offer, and the forced actions the rules derived. Worked out once
-    per state: events that leave the state as it was (timings, logged forced actions) reuse them."""
+    per state: events that leave the state as it was (timings, logged forced actions) reuse them.
+    Also holds the fields the card conservation check reads: all are taken from the state in one
+    call (compiled code reads a msgspec struct's fields one at a time by name, this class's directly)."""
 
     def __init__(self, state: State) -> None:
-        offers, effects, huxi = state.offers, state.effects, state.table_huxi
-        self.phase = state.phase
-        self.wall = state.wall_left
+        fields = msgspec.structs.astuple(state)
+        self.phase: str = fields[_PHASE]
+        self.wall: int = fields[_WALL_LEFT]
+        self.drawn: tuple[int, ...] = fields[_DRAWN]
+        self.hands: tuple[Counts, ...] = fields[_HANDS]
+        self.melds: tuple[tuple[Group, ...], ...] = fields[_MELDS]
+        self.discards: tuple[tuple[int, ...], ...] = fields[_DISCARDS]
+        self.pending: Pending | None = fields[_PENDING]
+        self.win: Win | None = fields[_WIN]
+        offers: tuple[Offer, ...] = fields[_OFFERS]
+        effects: tuple[tuple[str, int, int], ...] = fields[_EFFECTS]
+        huxi: tuple[int, ...] = fields[_TABLE_HUXI]
         self.huxi_0, self.huxi_1, self.huxi_2 = huxi[0], huxi[1], huxi[2]
         self.could_act = ",".join([f"{o.seat}:{o.stage}" for o in offers]) if offers else None
         self.derived = ",".join([f"{k} {card_id(c)} by {s}" for k, s, c in effects]) if effects else None
@@ -212,9 +238,10 @@ class _Fold:
             self._ended(cast(GameEnded, event))
         state = self.state
         if state is not None and state is not self.last_state:
-            if state.hands:
-                self._conservation(state)
-            self.last_state, self.last_facts = state, _StateFacts(state)
+            known = _StateFacts(state)
+            if known.hands:
+                self._conservation(known)
+            self.last_state, self.last_facts = state, known
         found = tuple(self.found) if self.found else ()
         return Step(event=event, state=state, facts=self._facts(seat, state), findings=found)
 
@@ -376,8 +403,9 @@ class _Fold:
         assert state is not None
         action = to_action(state, event)
         self.action = _NOTATIONS.get(action) or action.notation()
-        self.gaps[event.seq] = event.ts - self.turn_end
-        self.turn_end = event.ts
+        ts = event.ts
+        self.gaps[event.seq] = ts - self.turn_end
+        self.turn_end = ts
         if state.phase == "end":
             self.finding("paohuzi.X01", f"{action.notation()} after the end of the deal", ART_END)
             return
@@ -465,16 +493,16 @@ class _Fold:
         self.left_total += 1
         self.left_max = max(self.left_max, self.left_wall[card])
 
-    def _conservation(self, state: State) -> None:
+    def _conservation(self, known: _StateFacts) -> None:
         """Checks that the 80 cards are all somewhere (§14): the cards in hands, table groups, discard
         rows and on offer are exactly those that left the wall (dealt, 亮张, drawn), no card has
         more than four copies, and with the wall they make 80."""
-        drawn = state.drawn
+        drawn = known.drawn
         while self.drawn_seen < len(drawn):
             self._left_wall(drawn[self.drawn_seen])
             self.drawn_seen += 1
-        census = self.census.of(state)
-        total = self.left_total + state.wall_left + (1 if state.phase == "liang" else 0)
+        census = self.census.of(known)
+        total = self.left_total + known.wall + (1 if known.phase == "liang" else 0)
         if census != self.left_wall or total != DECK_SIZE or self.left_max > COPIES:
             bad = [card_id(c) for c in range(N_VALUES) if census[c] != self.left_wall[c] or self.left_wall[c] > COPIES]
             self.finding("paohuzi.C01", f"card conservation broken: {total} cards, wrong count of {', '.join(bad) or '-'}", ART_DEAL)
@@ -493,10 +521,10 @@ class _Census:
         self.on_offer = -1
         self.won = -1
 
-    def of(self, state: State) -> list[int]:
-        """Returns the count of every card outside the wall in `state` (to be read, not kept)."""
+    def of(self, known: _StateFacts) -> list[int]:
+        """Returns the count of every card outside the wall in the state `known` holds the fields of (to be read, not kept)."""
         counts = self.counts
-        hands, melds, discards = state.hands, state.melds, state.discards
+        hands, melds, discards = known.hands, known.melds, known.discards
         if hands is not self.hands:
             for old, new in zip(self.hands, hands):
                 if new is not old:
@@ -512,7 +540,7 @@ class _Census:
                 if new_row is not old_row:
                     _rerow(counts, old_row, new_row)
             self.discards = discards
-        pending, win = state.pending, state.win
+        pending, win = known.pending, known.win
         self.on_offer = _move(counts, self.on_offer, pending.card if pending is not None and not pending.in_hand else -1)
         self.won = _move(counts, self.won, win.card if win is not None and win.card is not None else -1)
         return counts
