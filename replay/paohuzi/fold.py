@@ -49,6 +49,7 @@ from schemas.envelope import Event
 from schemas.paohuzi import BoardCreated, BoardRevealed, Dealt, Hu, Huangzhuang, LiangzhangRevealed, PaohuziProfile
 
 replace: Final = msgspec.structs.replace
+astuple: Final = msgspec.structs.astuple
 
 
 def new_state(start: GameStarted) -> State:
@@ -108,7 +109,7 @@ class _StateFacts:
     call (compiled code reads a msgspec struct's fields one at a time by name, this class's directly)."""
 
     def __init__(self, state: State) -> None:
-        fields = msgspec.structs.astuple(state)
+        fields = astuple(state)
         self.phase: str = fields[_PHASE]
         self.wall: int = fields[_WALL_LEFT]
         self.drawn: tuple[int, ...] = fields[_DRAWN]
@@ -434,7 +435,7 @@ class _Fold:
             self._hu_claims(cast(Hu, event), new)
             self.extra = hu_facts(new)
 
-    def _seat_ok(self, state: State, event: Event, action: Any) -> bool:
+    def _seat_ok(self, state: State, event: Event, action: Action) -> bool:
         seat = rules.current_seat(state)
         if seat is None and state.phase == "draw":
             seat = state.turn
@@ -613,7 +614,7 @@ _NOTATIONS: Final[dict[Action, str]] = {a: a.notation() for a in (DRAW, PENG, HU
 """The notation of the actions an event names most (all but 吃), written once."""
 
 
-def rules_apply(state: State, action: Any) -> State:
+def rules_apply(state: State, action: Action) -> State:
     """Applies a legal action (the dispatcher shared by `apply_action` and the fold)."""
     if action.kind == "draw":
         card = action.card if action.card >= 0 else state.wall[0]

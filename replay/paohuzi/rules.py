@@ -197,9 +197,17 @@ def _advance(state: State, offers: tuple[Offer, ...]) -> State:
                 chi += (offer,)
         if chi:
             return replace(state, stage="chi", offers=chi)
+    return _settle(state, pending)
+
+
+def _settle(state: State, pending: Pending) -> State:
+    """Lays the card nobody took in its owner's discard row and hands the turn to the owner's 下家
+    to draw (`to_draw`, in the same new state)."""
     row = state.discards[pending.owner] + (pending.card,)
-    state = replace(state, discards=_set(state.discards, pending.owner, row), pending=None, stage="", settled=pending)
-    return to_draw(state, xiajia(pending.owner))
+    discards, seat = _set(state.discards, pending.owner, row), xiajia(pending.owner)
+    if state.wall_left == 0:
+        return replace(state, discards=discards, pending=None, settled=pending, phase="end", exhausted=True, turn=seat, offers=(), stage="")
+    return replace(state, discards=discards, pending=None, settled=pending, phase="draw", turn=seat, offers=(), stage="")
 
 
 def _chi_offer(state: State, seat: int, card: int) -> Offer | None:
