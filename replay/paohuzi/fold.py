@@ -78,14 +78,6 @@ def outcome(state: State) -> Outcome | None:
     return None
 
 
-_STATE_KEYS: Final = ("phase", "wall", "huxi_0", "huxi_1", "huxi_2", "could_act", "derived")
-_STEP_KEYS: Final[dict[str, Any]] = dict.fromkeys(("seat", "action", "forced", *_STATE_KEYS))
-_STEP_KEYS["forced"] = False
-_TIMED_KEYS: Final[dict[str, Any]] = dict.fromkeys(("seat", "action", "forced", "ms", "time_used", *_STATE_KEYS))
-_TIMED_KEYS["forced"] = False
-"""The keys of a step's facts and of a move time's, in their order (their values are each step's)."""
-
-
 _FIELDS: Final = State.__struct_fields__
 _PHASE: Final = _FIELDS.index("phase")
 _WALL_LEFT: Final = _FIELDS.index("wall_left")
@@ -126,36 +118,25 @@ class _StateFacts:
         self.derived = ",".join([f"{k} {card_id(c)} by {s}" for k, s, c in effects]) if effects else None
 
     def step_facts(self, seat: int | None, action: str | None, forced: bool) -> dict[str, Any]:
-        """Returns a step's facts: who acted and what, then the state's."""
-        facts = _STEP_KEYS.copy()  # a copy of a dict of these keys, then each value set: cheaper than a new dict
-        facts["seat"] = seat
-        facts["action"] = action
-        facts["forced"] = forced
-        self._state_part(facts)
-        return facts
+        """Returns a step's facts: who acted and what, then the state's (one dict, built at once)."""
+        return {
+            "seat": seat, "action": action, "forced": forced, "phase": self.phase, "wall": self.wall,
+            "huxi_0": self.huxi_0, "huxi_1": self.huxi_1, "huxi_2": self.huxi_2, "could_act": self.could_act, "derived": self.derived,
+        }
 
     def timed_facts(self, seat: int, ms: int, used: int) -> dict[str, Any]:
         """Returns the facts of a seat's move time: the time and the seat's total, then the state's."""
-        facts = _TIMED_KEYS.copy()
-        facts["seat"] = seat
-        facts["ms"] = ms
-        facts["time_used"] = used
-        self._state_part(facts)
-        return facts
-
-    def _state_part(self, facts: dict[str, Any]) -> None:
-        """Sets the state's facts in `facts`, after those it holds when they are new keys."""
-        facts["phase"] = self.phase
-        facts["wall"] = self.wall
-        facts["huxi_0"] = self.huxi_0
-        facts["huxi_1"] = self.huxi_1
-        facts["huxi_2"] = self.huxi_2
-        facts["could_act"] = self.could_act
-        facts["derived"] = self.derived
+        return {
+            "seat": seat, "action": None, "forced": False, "ms": ms, "time_used": used, "phase": self.phase, "wall": self.wall,
+            "huxi_0": self.huxi_0, "huxi_1": self.huxi_1, "huxi_2": self.huxi_2, "could_act": self.could_act, "derived": self.derived,
+        }
 
     def after(self, facts: dict[str, Any]) -> dict[str, Any]:
         """Returns a step's own facts (those of a hu, say) followed by the state's."""
-        self._state_part(facts)
+        facts.update({
+            "phase": self.phase, "wall": self.wall, "huxi_0": self.huxi_0, "huxi_1": self.huxi_1, "huxi_2": self.huxi_2,
+            "could_act": self.could_act, "derived": self.derived,
+        })
         return facts
 
 
