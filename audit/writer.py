@@ -26,6 +26,7 @@ from typing import Any
 from ledger import (
     Checkpoint,
     EntryReader,
+    KeptNodes,
     Ledger,
     LedgerError,
     Pending,
@@ -34,7 +35,6 @@ from ledger import (
     SourceBook,
     SourceRefused,
     Subtrees,
-    TileReader,
     build_receipt,
     checkpoint_sizes,
     compress_runs,
@@ -121,7 +121,7 @@ class Writer:
         self.entries = EntryReader(root)
         self._signed = checkpoint_sizes(root)
         self._index_at = time.monotonic() + INDEX_EVERY_S
-        self._nodes, self._nodes_from = KeptNodes(root), self.checkpoint.size
+        self._nodes = KeptNodes(root, self.checkpoint.size)
         self._thread = ThreadPoolExecutor(1, thread_name_prefix="ledger-writer")
         self._waiting: list[Batch | Change] = []
         self._committing: asyncio.Task[None] | None = None
@@ -287,7 +287,7 @@ class Writer:
     def _receipts(self, plans: list[_Plan], resent: list[tuple[Batch, Any]], committed: list[tuple[int, Any]],
                   outcomes: dict[int, Outcome]) -> None:
         """Gives each committed batch its receipt, and each identical re-send the first sending's."""
-        nodes = self._tree_nodes()
+        nodes = self._tree_nodes(committed)
         for plan in plans:
             batch = plan.batch
             record = (plan.record, self._entry_bytes(plan.record, committed))
@@ -296,11 +296,17 @@ class Writer:
         for batch, known in resent:
             outcomes[id(batch)] = outcomes[id(known.batch)] if isinstance(known, _Plan) else self._resend(batch, known, nodes)
 
-    def _tree_nodes(self) -> Subtrees:
-        """Returns the tree's nodes for this commit's proofs, those of earlier commits kept (see
-        KeptNodes); they are dropped as the log grows by KEEP_NODES entries."""
-        if self.checkpoint.size - self._nodes_from >= KEEP_NODES:
-            self._nodes, self._nodes_from = KeptNodes(self.root), self.checkpoint.size
+    def _tree_nodes(self, committed: list[tuple[int, Any]]) -> Subtrees:
+        """Returns the tree's nodes for this checkpoint's proofs: those of earlier commits kept, the
+        new entries' leaves hashed here from their bytes (see KeptNodes), checked against the
+        signed root. They are dropped as the log grows by KEEP_NODES entries."""
+        size = self.checkpoint.size
+        if size - self._nodes.tiled >= KEEP_NODES:
+            self._nodes = KeptNodes(self.root, size)
+        elif self._nodes.end < size:  # this commit's entries (and a registry change's before them)
+            self._nodes.add([self._entry_bytes(i, committed) for i in range(self._nodes.end, size)])
+        if size and self._nodes.subtree(0, size) != self.checkpoint.root:  # never expected: then the stored tiles alone
+            self._nodes = KeptNodes(self.root, size)
         return Subtrees(self._nodes)
 
     def _index_due(self) -> bool:
@@ -354,23 +360,6 @@ def _answer(item: Batch | Change, outcome: Outcome) -> None:
         item.done.set_exception(outcome)
     else:
         item.done.set_result(outcome)
-
-
-class KeptNodes(TileReader):
-    """The tree's nodes read from the persisted tiles, each kept once read: in an append-only log
-    MTH(D[lo:hi]) never changes once its leaves exist, so the proofs of every later checkpoint reuse
-    them, and the right edge of each new tree costs only the nodes its new entries add."""
-
-    def __init__(self, root: Path) -> None:
-        super().__init__(root)
-        self._kept: dict[tuple[int, int], bytes] = {}
-
-    def subtree(self, lo: int, hi: int) -> bytes:
-        """Returns MTH(D[lo:hi]); an uneven range is split through this method, so its parts are kept too."""
-        node = self._kept.get((lo, hi))
-        if node is None:
-            node = self._kept[(lo, hi)] = super().subtree(lo, hi)
-        return node
 
 
 def _streams_of(batch: Batch) -> list[str]:

@@ -409,15 +409,15 @@ def test_the_short_way_for_canonical_lines_keeps_every_contract_check(name: str,
 
 
 def test_kept_nodes_prove_as_the_tiles_do_at_every_size(ledger_dir: Path) -> None:
-    """Receipts (issue 14, Build 3) take their tree nodes from one KeptNodes kept across commits:
-    at every signed size, including tiles that fill and tree levels that appear, each entry's
-    inclusion proof equals the one read afresh from the tiles, and verifies against the root."""
-    from audit.writer import KeptNodes
+    """Receipts (issue 14, Build 3) take their tree nodes from one KeptNodes kept across commits,
+    the tiles up to where it began and the leaves the commits add after that: at every signed size,
+    including tiles that fill and tree levels that appear, each entry's inclusion proof equals the
+    one read afresh from the tiles, and verifies against the root."""
     from ledger.merkle import leaf_hash, verify_inclusion
     from schemas import decode, encode
 
     led = ledger_api.Ledger.open(ledger_dir)
-    kept = KeptNodes(ledger_dir)
+    kept = [ledger_api.KeptNodes(ledger_dir, 0)]
     try:
         seq = 0
         for chunk in (1, 2, 5, 60, 190, 1, 255, 3, 300):  # crosses 256, 512 and 768 entries
@@ -426,10 +426,16 @@ def test_kept_nodes_prove_as_the_tiles_do_at_every_size(ledger_dir: Path) -> Non
             seq += chunk
             checkpoint = led.checkpoint()
             data = ledger_api.EntryReader(ledger_dir).read(0, checkpoint.size)
+            if chunk == 5:  # from here on, one that began with tiles under it
+                kept.append(ledger_api.KeptNodes(ledger_dir, checkpoint.size - chunk))
+            for nodes in kept:
+                nodes.add(data[nodes.end:checkpoint.size])
+                assert nodes.subtree(0, checkpoint.size) == checkpoint.root
             for index in sorted({0, 1, checkpoint.size // 2, checkpoint.size - chunk, checkpoint.size - 1} & set(range(checkpoint.size))):
-                ours = ledger_api.prove_entry(ledger_api.Subtrees(kept), checkpoint, index, data[index])
-                assert ours == ledger_api.prove_entry(ledger_api.TileReader(ledger_dir), checkpoint, index, data[index])
-                verify_inclusion(leaf_hash(data[index]), index, checkpoint.size, [base64.b64decode(p) for p in ours.proof],
+                fresh = ledger_api.prove_entry(ledger_api.TileReader(ledger_dir), checkpoint, index, data[index])
+                for nodes in kept:
+                    assert ledger_api.prove_entry(ledger_api.Subtrees(nodes), checkpoint, index, data[index]) == fresh
+                verify_inclusion(leaf_hash(data[index]), index, checkpoint.size, [base64.b64decode(p) for p in fresh.proof],
                                  checkpoint.root)
     finally:
         led.close()
