@@ -6,7 +6,7 @@ Whenever no commit is in flight, every batch waiting becomes the next group: pla
 against the log (sequence numbers, stream ownership, re-sends), appended with each batch's
 `source.batch` record in one atomic append, synced and checkpointed on the writer's own thread
 (the one place that blocks), then answered on the loop, each batch with its receipt (inclusion
-proofs from the persisted tiles, the tree's nodes kept across commits) or its refusal. Meanwhile
+proofs from the tree's nodes kept across commits: KeptNodes) or its refusal. Meanwhile
 the next group gathers. A client never holds the writer: it only sees batches whose body was read.
 """
 
