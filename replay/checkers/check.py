@@ -3,7 +3,7 @@ hole, then the witness path or the endpoint, and the classification of what fail
 
 from __future__ import annotations
 
-from typing import NamedTuple
+import msgspec
 
 from replay.checkers.board import BIT, HOME, NEIGHBOUR_MASK, rowcol
 from replay.checkers.codes import Note, note
@@ -12,9 +12,11 @@ from replay.checkers.rules import NO_NOTES, derived
 from replay.checkers.state import CheckersState
 
 
-class Verdict(NamedTuple):
+class Verdict(msgspec.Struct, frozen=True):
     """The verdict on a move: the §4.7 code and reason when illegal (None when legal), the path
-    it takes, its hop count, and warnings about a legal move."""
+    it takes, its hop count, and warnings about a legal move. A frozen msgspec struct, not a
+    NamedTuple: one is made for every move, and a NamedTuple's constructor runs as Python code,
+    about five times slower (replay speed, bench/replay_cli.py)."""
 
     code: str | None
     why: str

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Final, NamedTuple
 
+import msgspec
+
 from replay.checkers.board import (
     ADJACENT_HOPS,
     BIT,
@@ -138,9 +140,9 @@ def all_moves(seat: int, own: int, occupied: int, rules: MoveRules = DEFAULT_RUL
     return out
 
 
-class PathCheck(NamedTuple):
+class PathCheck(msgspec.Struct, frozen=True):
     """The verdict on a witness path: why it fails (None when it holds), its hop count, and
-    whether it lands twice on one hole (§4.3)."""
+    whether it lands twice on one hole (§4.3). A struct, as `check.Verdict` is."""
 
     problem: str | None
     hops: int

@@ -79,8 +79,8 @@ def both_lose(termination: str, setting: str) -> Outcome:
     return draw(termination) if setting == "draw" else Outcome(termination=termination, winners=(), points=(0.0, 0.0))
 
 
-class Turn(NamedTuple):
-    """The state after one event, with the notes it raised."""
+class Turn(msgspec.Struct, frozen=True):
+    """The state after one event, with the notes it raised. A struct, as `check.Verdict` is."""
 
     state: CheckersState
     notes: tuple[Note, ...] = NO_NOTES
