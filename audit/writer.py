@@ -6,7 +6,7 @@ Whenever no commit is in flight, every batch waiting becomes the next group: pla
 against the log (sequence numbers, stream ownership, re-sends), appended with each batch's
 `source.batch` record in one atomic append, synced and checkpointed on the writer's own thread
 (the one place that blocks), then answered on the loop, each batch with its receipt (inclusion
-proofs from the persisted tiles, the tree's nodes kept across commits) or its refusal. Meanwhile
+proofs from the tree's nodes kept across commits: KeptNodes) or its refusal. Meanwhile
 the next group gathers. A client never holds the writer: it only sees batches whose body was read.
 """
 
@@ -26,6 +26,7 @@ from typing import Any
 from ledger import (
     Checkpoint,
     EntryReader,
+    KeptNodes,
     Ledger,
     LedgerError,
     Pending,
@@ -34,7 +35,6 @@ from ledger import (
     SourceBook,
     SourceRefused,
     Subtrees,
-    TileReader,
     build_receipt,
     checkpoint_sizes,
     compress_runs,
@@ -47,8 +47,11 @@ from schemas import decode, encode
 from schemas.envelope import Event
 from schemas.log import BATCHES_STREAM, BatchReceived
 
-INDEX_EVERY_S = 1.0
-"""How often a commit also makes the stream index durable (a crash re-derives it beyond that)."""
+INDEX_EVERY_S = 5.0
+"""How often a commit also makes the stream index durable (a crash re-derives it beyond that, from
+the entries: at a live event's pace a few thousand, a fraction of a second at start-up). Each time
+costs a write and a sync per stream written since, 64 at 64 tables: once a second that was about a
+sixth of the service's syncs."""
 MAX_GROUP_EVENTS = 20_000
 """A group commit takes queued batches up to about this many events (more wait for the next)."""
 KEEP_NODES = 1 << 16
@@ -121,7 +124,7 @@ class Writer:
         self.entries = EntryReader(root)
         self._signed = checkpoint_sizes(root)
         self._index_at = time.monotonic() + INDEX_EVERY_S
-        self._nodes, self._nodes_from = KeptNodes(root), self.checkpoint.size
+        self._nodes = KeptNodes(root, self.checkpoint.size)
         self._thread = ThreadPoolExecutor(1, thread_name_prefix="ledger-writer")
         self._waiting: list[Batch | Change] = []
         self._committing: asyncio.Task[None] | None = None
@@ -287,7 +290,7 @@ class Writer:
     def _receipts(self, plans: list[_Plan], resent: list[tuple[Batch, Any]], committed: list[tuple[int, Any]],
                   outcomes: dict[int, Outcome]) -> None:
         """Gives each committed batch its receipt, and each identical re-send the first sending's."""
-        nodes = self._tree_nodes()
+        nodes = self._tree_nodes(committed)
         for plan in plans:
             batch = plan.batch
             record = (plan.record, self._entry_bytes(plan.record, committed))
@@ -296,11 +299,17 @@ class Writer:
         for batch, known in resent:
             outcomes[id(batch)] = outcomes[id(known.batch)] if isinstance(known, _Plan) else self._resend(batch, known, nodes)
 
-    def _tree_nodes(self) -> Subtrees:
-        """Returns the tree's nodes for this commit's proofs, those of earlier commits kept (see
-        KeptNodes); they are dropped as the log grows by KEEP_NODES entries."""
-        if self.checkpoint.size - self._nodes_from >= KEEP_NODES:
-            self._nodes, self._nodes_from = KeptNodes(self.root), self.checkpoint.size
+    def _tree_nodes(self, committed: list[tuple[int, Any]]) -> Subtrees:
+        """Returns the tree's nodes for this checkpoint's proofs: those of earlier commits kept, the
+        new entries' leaves hashed here from their bytes (see KeptNodes), checked against the
+        signed root. They are dropped as the log grows by KEEP_NODES entries."""
+        size = self.checkpoint.size
+        if size - self._nodes.tiled >= KEEP_NODES:
+            self._nodes = KeptNodes(self.root, size)
+        elif self._nodes.end < size:  # this commit's entries (and a registry change's before them)
+            self._nodes.add([self._entry_bytes(i, committed) for i in range(self._nodes.end, size)])
+        if size and self._nodes.subtree(0, size) != self.checkpoint.root:  # never expected: then the stored tiles alone
+            self._nodes = KeptNodes(self.root, size)
         return Subtrees(self._nodes)
 
     def _index_due(self) -> bool:
@@ -354,23 +363,6 @@ def _answer(item: Batch | Change, outcome: Outcome) -> None:
         item.done.set_exception(outcome)
     else:
         item.done.set_result(outcome)
-
-
-class KeptNodes(TileReader):
-    """The tree's nodes read from the persisted tiles, each kept once read: in an append-only log
-    MTH(D[lo:hi]) never changes once its leaves exist, so the proofs of every later checkpoint reuse
-    them, and the right edge of each new tree costs only the nodes its new entries add."""
-
-    def __init__(self, root: Path) -> None:
-        super().__init__(root)
-        self._kept: dict[tuple[int, int], bytes] = {}
-
-    def subtree(self, lo: int, hi: int) -> bytes:
-        """Returns MTH(D[lo:hi]); an uneven range is split through this method, so its parts are kept too."""
-        node = self._kept.get((lo, hi))
-        if node is None:
-            node = self._kept[(lo, hi)] = super().subtree(lo, hi)
-        return node
 
 
 def _streams_of(batch: Batch) -> list[str]:

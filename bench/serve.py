@@ -165,6 +165,33 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def thread_cpu(pid: int) -> dict[int, tuple[float, float]]:
+    """Returns the CPU seconds (user, system) of each thread of a process (Linux /proc; none elsewhere)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    found = {}
+    for stat in Path(f"/proc/{pid}/task").glob("*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        found[int(stat.parent.name)] = (int(fields[11]) / tick, int(fields[12]) / tick)
+    return found
+
+
+def split_cpu(pid: int, before: dict[int, tuple[float, float]], events: int) -> str:
+    """Says where the service's CPU went since `before`: its event loop (the main thread: HTTP,
+    signature checks, planning, receipts) and its other threads (the writer's appends, syncs and
+    checkpoints; the live auditor), user and system time, per event."""
+    after = thread_cpu(pid)
+
+    def used(tids: list[int]) -> str:
+        user = sum(after[t][0] - before.get(t, (0, 0))[0] for t in tids)
+        system = sum(after[t][1] - before.get(t, (0, 0))[1] for t in tids)
+        return f"{(user + system) / events * 1e6:.0f} µs/event (user {user / events * 1e6:.0f}, system {system / events * 1e6:.0f})"
+
+    return f"event loop {used([pid])}; other threads {used([t for t in after if t != pid])}"
+
+
 def ours(tmp: Path, tag: str, tables: list, requests: list, planted: dict[int, int | None]) -> tuple[float, list[float], float, list[float]]:
     """Returns the wall time, the acknowledgement latencies, the service's CPU seconds while it was
     driven, and the finding latencies."""
@@ -184,7 +211,7 @@ def ours(tmp: Path, tag: str, tables: list, requests: list, planted: dict[int, i
         watcher = threading.Thread(target=watch, args=(url, tag, found, ready, stop))
         watcher.start()
         ready.wait(30)
-        cpu = cpu_seconds(proc.pid)
+        cpu, threads = cpu_seconds(proc.pid), thread_cpu(proc.pid)
         try:
             wall, latencies = asyncio.run(drive(url, requests, planted, sent))
         except RuntimeError:
@@ -193,7 +220,8 @@ def ours(tmp: Path, tag: str, tables: list, requests: list, planted: dict[int, i
         cpu = cpu_seconds(proc.pid) - cpu
         with urllib.request.urlopen(url + "/healthz", timeout=30) as health:
             commits = json.loads(health.read())["commits"]
-        print(f"matchledger serve: {commits} group commits, {len(latencies) / max(commits, 1):.1f} batches each")
+        print(f"matchledger serve: {commits} group commits, {len(latencies) / max(commits, 1):.1f} batches each; "
+              f"server CPU: {split_cpu(proc.pid, threads, len(latencies))}")
         time.sleep(0.5)
         stop.set()
         watcher.join(30)

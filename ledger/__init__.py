@@ -20,19 +20,21 @@ from ledger.checkpoints import Checkpoint, checkpoint_sizes, newest_checkpoint, 
 from ledger.commitments import check_heads
 from ledger.errors import CheckpointError, LedgerCorrupt, LedgerError, LedgerLocked, LedgerNotFound, SequenceError, SignatureError
 from ledger.export import export_jsonl, export_tiles
+from ledger.fastscan import verify_signatures
 from ledger.frames import StoredEntries, read_entries
 from ledger.index import check_index
 from ledger.layout import CONFIG, PRIVATE_KEY, PUBLIC_KEY, load_config
 from ledger.notes import Signer, Verifier, cosigners, sign_note, verify_note
 from ledger.outputs import OutputRefused, check_output, write_output
 from ledger.read import read_events, read_stream_events
-from ledger.receipts import ProvedEntry, Receipt, Subtrees, build_receipt, check_receipt, load_evidence, prove_entry
+from ledger.receipts import KeptNodes, ProvedEntry, Receipt, Subtrees, build_receipt, check_receipt, load_evidence, prove_entry
 from ledger.recorder import record
 from ledger.sources import HEADER as SIGNATURE_HEADER
 from ledger.sources import (
     Source,
     SourceBook,
     SourceRefused,
+    bad_signature,
     change_sources,
     compress_runs,
     expand_runs,
@@ -77,5 +79,6 @@ __all__ = [
     "SIGNATURE_HEADER", "EntryReader", "ProvedEntry", "Receipt", "Source", "SourceBook", "SourceRefused", "Subtrees", "TilePathError", "TileReader",
     "build_receipt", "change_sources", "check_receipt", "checkpoint_sizes", "compress_runs", "expand_runs", "covered", "entry_bundle", "hash_tile",
     "load_evidence", "load_source_book", "now_ms", "parse_tile_path", "prove_entry", "read_verifier_key", "registration", "revocation",
-    "parse_signature", "sign_batch", "verify_senders", "signed_message", "stored_checkpoint",
+    "bad_signature", "parse_signature", "sign_batch", "verify_senders", "signed_message", "stored_checkpoint", "KeptNodes",
+    "verify_signatures",
 ]

@@ -10,6 +10,7 @@ holds these events and the record of who sent them.
 from __future__ import annotations
 
 import base64
+from binascii import b2a_base64
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -18,7 +19,7 @@ import msgspec
 from ledger.bundle import BundleError, EvidenceBundle
 from ledger.checkpoints import Checkpoint, parse_checkpoint
 from ledger.errors import SignatureError
-from ledger.merkle import ProofError, inclusion_proof, leaf_hash, verify_inclusion
+from ledger.merkle import ProofError, inclusion_proof, leaf_hash, node_hash, verify_inclusion
 from ledger.notes import Verifier
 from ledger.sources import expand_runs
 from ledger.tiles import TileReader
@@ -48,12 +49,14 @@ class Receipt(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 
 class Subtrees:
-    """The hashes of a tree's subtrees, read from its tiles and kept: the proofs of one checkpoint's
-    receipts share most of their nodes (the entries of a commit are neighbours)."""
+    """The hashes of a tree's subtrees, read from its tiles and kept, with their base64 text: the
+    proofs of one checkpoint's receipts share most of their nodes (the entries of a commit are
+    neighbours), so each node is read and encoded once per checkpoint, not once per proof."""
 
     def __init__(self, tiles: TileReader) -> None:
         self._tiles = tiles
         self._known: dict[tuple[int, int], bytes] = {}
+        self._text: dict[tuple[int, int], str] = {}
 
     def __call__(self, lo: int, hi: int) -> bytes:
         node = self._known.get((lo, hi))
@@ -61,10 +64,68 @@ class Subtrees:
             node = self._known[(lo, hi)] = self._tiles.subtree(lo, hi)
         return node
 
+    def path(self, index: int, size: int) -> list[str]:
+        """Returns PATH(index, D[0:size]) of RFC 6962 (as `inclusion_proof`), each hash in base64."""
+        if not 0 <= index < size:
+            raise ProofError(f"leaf index {index} is outside a tree of size {size}")
+        text, path = self._text, []
+        lo, hi = 0, size
+        while hi - lo > 1:
+            k = 1 << ((hi - lo - 1).bit_length() - 1)
+            key = (lo + k, hi) if index < lo + k else (lo, lo + k)
+            node = text.get(key)
+            if node is None:
+                node = text[key] = b2a_base64(self(*key), newline=False).decode()
+            path.append(node)
+            if index < lo + k:
+                hi = lo + k
+            else:
+                lo += k
+        return path[::-1]
+
+
+class KeptNodes(TileReader):
+    """The tree's nodes, each kept once computed: in an append-only log MTH(D[lo:hi]) never changes
+    once its leaves exist, so the proofs of every later checkpoint reuse them, and the right edge
+    of each new tree costs only the nodes its new entries add. Nodes over the first `tiled`
+    entries (whose tiles are stored) are read from the tiles; beyond them, from the leaf hashes the
+    writer adds with each commit (hashed from the bytes it appended), so no commit reads a tile."""
+
+    def __init__(self, root: Path, tiled: int) -> None:
+        super().__init__(root)
+        self.tiled = tiled
+        self._leaves: list[bytes] = []  # the leaf hashes of entries tiled, tiled + 1, …
+        self._kept: dict[tuple[int, int], bytes] = {}
+
+    @property
+    def end(self) -> int:
+        """Returns the number of entries whose nodes this can give."""
+        return self.tiled + len(self._leaves)
+
+    def add(self, entries: list[bytes]) -> None:
+        """Adds the next entries (their stored bytes)."""
+        self._leaves += map(leaf_hash, entries)
+
+    def subtree(self, lo: int, hi: int) -> bytes:
+        """Returns MTH(D[lo:hi]); an uneven range is split through this method, so its parts are kept too."""
+        node = self._kept.get((lo, hi))
+        if node is None:
+            if hi <= self.tiled:
+                node = super().subtree(lo, hi)
+            elif hi - lo == 1:
+                node = self._leaves[lo - self.tiled]
+            else:
+                k = 1 << ((hi - lo - 1).bit_length() - 1)
+                node = node_hash(self.subtree(lo, lo + k), self.subtree(lo + k, hi))
+            self._kept[(lo, hi)] = node
+        return node
+
 
 def prove_entry(tiles: TileReader | Subtrees, checkpoint: Checkpoint, index: int, data: bytes) -> ProvedEntry:
     """Returns an entry with its inclusion proof in the checkpoint's tree (read from the tiles)."""
-    hashes = inclusion_proof(index, checkpoint.size, tiles if isinstance(tiles, Subtrees) else tiles.subtree)
+    if isinstance(tiles, Subtrees):
+        return ProvedEntry(index, data.decode(), tiles.path(index, checkpoint.size))
+    hashes = inclusion_proof(index, checkpoint.size, tiles.subtree)
     return ProvedEntry(index, data.decode(), [base64.b64encode(h).decode() for h in hashes])
 
 

@@ -409,15 +409,15 @@ def test_the_short_way_for_canonical_lines_keeps_every_contract_check(name: str,
 
 
 def test_kept_nodes_prove_as_the_tiles_do_at_every_size(ledger_dir: Path) -> None:
-    """Receipts (issue 14, Build 3) take their tree nodes from one KeptNodes kept across commits:
-    at every signed size, including tiles that fill and tree levels that appear, each entry's
-    inclusion proof equals the one read afresh from the tiles, and verifies against the root."""
-    from audit.writer import KeptNodes
+    """Receipts (issue 14, Build 3) take their tree nodes from one KeptNodes kept across commits,
+    the tiles up to where it began and the leaves the commits add after that: at every signed size,
+    including tiles that fill and tree levels that appear, each entry's inclusion proof equals the
+    one read afresh from the tiles, and verifies against the root."""
     from ledger.merkle import leaf_hash, verify_inclusion
     from schemas import decode, encode
 
     led = ledger_api.Ledger.open(ledger_dir)
-    kept = KeptNodes(ledger_dir)
+    kept = [ledger_api.KeptNodes(ledger_dir, 0)]
     try:
         seq = 0
         for chunk in (1, 2, 5, 60, 190, 1, 255, 3, 300):  # crosses 256, 512 and 768 entries
@@ -426,10 +426,73 @@ def test_kept_nodes_prove_as_the_tiles_do_at_every_size(ledger_dir: Path) -> Non
             seq += chunk
             checkpoint = led.checkpoint()
             data = ledger_api.EntryReader(ledger_dir).read(0, checkpoint.size)
+            if chunk == 5:  # from here on, one that began with tiles under it
+                kept.append(ledger_api.KeptNodes(ledger_dir, checkpoint.size - chunk))
+            for nodes in kept:
+                nodes.add(data[nodes.end:checkpoint.size])
+                assert nodes.subtree(0, checkpoint.size) == checkpoint.root
             for index in sorted({0, 1, checkpoint.size // 2, checkpoint.size - chunk, checkpoint.size - 1} & set(range(checkpoint.size))):
-                ours = ledger_api.prove_entry(ledger_api.Subtrees(kept), checkpoint, index, data[index])
-                assert ours == ledger_api.prove_entry(ledger_api.TileReader(ledger_dir), checkpoint, index, data[index])
-                verify_inclusion(leaf_hash(data[index]), index, checkpoint.size, [base64.b64decode(p) for p in ours.proof],
+                fresh = ledger_api.prove_entry(ledger_api.TileReader(ledger_dir), checkpoint, index, data[index])
+                for nodes in kept:
+                    assert ledger_api.prove_entry(ledger_api.Subtrees(nodes), checkpoint, index, data[index]) == fresh
+                verify_inclusion(leaf_hash(data[index]), index, checkpoint.size, [base64.b64decode(p) for p in fresh.proof],
                                  checkpoint.root)
     finally:
         led.close()
+
+
+def test_signatures_checked_together_each_get_their_own_verdict() -> None:
+    """The service checks the signatures asked for in one loop turn together, off the loop (issue
+    14, Build 2 and Measure): batches of three sources in one turn, a forged one and one signed by
+    another source's key among them, each get exactly their own verdict, in any order of keys."""
+    from audit.serve import SignatureChecker
+
+    signers = [Signer.generate(f"venue-{n}") for n in range(3)]
+    bodies = [event_line(f"v{n}/g", seq) + b"\n" for n in range(3) for seq in range(3)]
+    asked, expected = [], []
+    for k, body in enumerate(bodies):
+        owner = signers[k % 3]
+        message = ledger_api.signed_message(owner.name, body)
+        _, _, signature = ledger_api.parse_signature(ledger_api.sign_batch(owner, body))
+        if k == 4:  # forged: a bit of the signature flipped
+            signature = bytes([signature[0] ^ 1]) + signature[1:]
+        if k == 7:  # signed by another source's key
+            _, _, signature = ledger_api.parse_signature(ledger_api.sign_batch(signers[(k + 1) % 3], message))
+        asked.append((owner.verifier, message, signature))
+        expected.append(k not in (4, 7))
+
+    async def run() -> list[bool]:
+        checker = SignatureChecker()
+        try:
+            return list(await asyncio.gather(*(checker.check(*a) for a in asked)))  # all in one turn
+        finally:
+            checker.close()
+
+    assert asyncio.run(run()) == expected
+
+
+def test_log_lines_of_one_turn_are_written_together_and_never_held(tmp_path: Path) -> None:
+    """Issue 14, Build 8 (one JSON line per request): on the event loop the lines logged in one turn
+    reach the stream together once the turn ends, each a JSON object with its timestamp; off the
+    loop a line is written at once."""
+    import io
+
+    from audit.serve import json_log
+
+    out = io.StringIO()
+    log = json_log(out)
+    log({"at": "outside"})
+    assert json.loads(out.getvalue())["at"] == "outside"
+
+    async def turn() -> tuple[str, str]:
+        log({"at": "request", "n": 1})
+        log({"at": "request", "n": 2})
+        during = out.getvalue()
+        await asyncio.sleep(0)
+        return during, out.getvalue()
+
+    during, after = asyncio.run(turn())
+    assert during.count("\n") == 1, "held until the turn ends"
+    lines = [json.loads(line) for line in after.splitlines()]
+    assert [line.get("n") for line in lines] == [None, 1, 2]
+    assert all(line["ts"].endswith("Z") and len(line["ts"]) == 24 for line in lines)
