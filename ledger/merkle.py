@@ -60,8 +60,8 @@ def root_of(leaves: Sequence[bytes]) -> bytes:
     return cr.root()
 
 
-def _split(n: int) -> int:
-    """Returns the largest power of two smaller than n (n ≥ 2)."""
+def split_point(n: int) -> int:
+    """Returns the largest power of two smaller than n (n ≥ 2): where RFC 6962 splits D[0:n]."""
     return 1 << ((n - 1).bit_length() - 1)
 
 
@@ -77,7 +77,7 @@ class SubtreeHasher:
             return self.leaves[lo]
         key = (lo, hi)
         if key not in self._memo:
-            k = _split(hi - lo)
+            k = split_point(hi - lo)
             self._memo[key] = node_hash(self(lo, lo + k), self(lo + k, hi))
         return self._memo[key]
 
@@ -89,7 +89,7 @@ def inclusion_proof(index: int, size: int, subtree: Callable[[int, int], bytes])
     path: list[bytes] = []
     lo, hi = 0, size
     while hi - lo > 1:
-        k = _split(hi - lo)
+        k = split_point(hi - lo)
         if index < lo + k:
             path.append(subtree(lo + k, hi))
             hi = lo + k
@@ -110,7 +110,7 @@ def _subproof(m: int, lo: int, hi: int, complete: bool, subtree: Callable[[int, 
     n = hi - lo
     if m == n:
         return [] if complete else [subtree(lo, hi)]
-    k = _split(n)
+    k = split_point(n)
     if m <= k:
         return _subproof(m, lo, lo + k, complete, subtree) + [subtree(lo + k, hi)]
     return _subproof(m - k, lo + k, hi, False, subtree) + [subtree(lo, lo + k)]

@@ -19,7 +19,7 @@ import msgspec
 from ledger.bundle import BundleError, EvidenceBundle
 from ledger.checkpoints import Checkpoint, parse_checkpoint
 from ledger.errors import SignatureError
-from ledger.merkle import ProofError, inclusion_proof, leaf_hash, node_hash, verify_inclusion
+from ledger.merkle import ProofError, inclusion_proof, leaf_hash, node_hash, split_point, verify_inclusion
 from ledger.notes import Verifier
 from ledger.sources import expand_runs
 from ledger.tiles import TileReader
@@ -56,7 +56,7 @@ class Subtrees:
     def __init__(self, tiles: TileReader) -> None:
         self._tiles = tiles
         self._known: dict[tuple[int, int], bytes] = {}
-        self._text: dict[tuple[int, int], str] = {}
+        self._text: dict[bytes, str] = {}  # each node's base64, by its hash
 
     def __call__(self, lo: int, hi: int) -> bytes:
         node = self._known.get((lo, hi))
@@ -66,22 +66,9 @@ class Subtrees:
 
     def path(self, index: int, size: int) -> list[str]:
         """Returns PATH(index, D[0:size]) of RFC 6962 (as `inclusion_proof`), each hash in base64."""
-        if not 0 <= index < size:
-            raise ProofError(f"leaf index {index} is outside a tree of size {size}")
-        text, path = self._text, []
-        lo, hi = 0, size
-        while hi - lo > 1:
-            k = 1 << ((hi - lo - 1).bit_length() - 1)
-            key = (lo + k, hi) if index < lo + k else (lo, lo + k)
-            node = text.get(key)
-            if node is None:
-                node = text[key] = b2a_base64(self(*key), newline=False).decode()
-            path.append(node)
-            if index < lo + k:
-                hi = lo + k
-            else:
-                lo += k
-        return path[::-1]
+        text = self._text
+        return [text.get(node) or text.setdefault(node, b2a_base64(node, newline=False).decode())
+                for node in inclusion_proof(index, size, self)]
 
 
 class KeptNodes(TileReader):
@@ -115,7 +102,7 @@ class KeptNodes(TileReader):
             elif hi - lo == 1:
                 node = self._leaves[lo - self.tiled]
             else:
-                k = 1 << ((hi - lo - 1).bit_length() - 1)
+                k = split_point(hi - lo)
                 node = node_hash(self.subtree(lo, lo + k), self.subtree(lo + k, hi))
             self._kept[(lo, hi)] = node
         return node

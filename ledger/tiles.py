@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ledger.errors import LedgerCorrupt
 from ledger.fastscan import extend
-from ledger.merkle import CompactRange, node_hash
+from ledger.merkle import CompactRange, node_hash, split_point
 from ledger.segments import make_dirs
 
 TILE_HEIGHT = 8
@@ -128,7 +128,7 @@ class TileReader:
         n = hi - lo
         if n & (n - 1) == 0 and lo % n == 0:
             return self.node(n.bit_length() - 1, lo // n)
-        k = 1 << ((n - 1).bit_length() - 1)
+        k = split_point(n)
         return node_hash(self.subtree(lo, lo + k), self.subtree(lo + k, hi))
 
     def edge(self, size: int) -> CompactRange:

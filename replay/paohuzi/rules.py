@@ -204,10 +204,9 @@ def _settle(state: State, pending: Pending) -> State:
     """Lays the card nobody took in its owner's discard row and hands the turn to the owner's 下家
     to draw (`to_draw`, in the same new state)."""
     row = state.discards[pending.owner] + (pending.card,)
-    discards, seat = _set(state.discards, pending.owner, row), xiajia(pending.owner)
-    if state.wall_left == 0:
-        return replace(state, discards=discards, pending=None, settled=pending, phase="end", exhausted=True, turn=seat, offers=(), stage="")
-    return replace(state, discards=discards, pending=None, settled=pending, phase="draw", turn=seat, offers=(), stage="")
+    phase, exhausted = _handed_on(state)
+    return replace(state, discards=_set(state.discards, pending.owner, row), pending=None, settled=pending,
+                   phase=phase, exhausted=exhausted, turn=xiajia(pending.owner), offers=(), stage="")
 
 
 def _chi_offer(state: State, seat: int, card: int) -> Offer | None:
@@ -246,9 +245,14 @@ def after_intake(state: State, seat: int, kind: str) -> State:
 
 def to_draw(state: State, seat: int) -> State:
     """Hands the turn to `seat` to draw, or ends the deal in 荒庄 when the wall is empty (第十条)."""
-    if state.wall_left == 0:
-        return replace(state, phase="end", exhausted=True, turn=seat, offers=(), stage="")
-    return replace(state, phase="draw", turn=seat, offers=(), stage="")
+    phase, exhausted = _handed_on(state)
+    return replace(state, phase=phase, exhausted=exhausted, turn=seat, offers=(), stage="")
+
+
+def _handed_on(state: State) -> tuple[str, bool]:
+    """Returns the phase and the 荒庄 mark once the turn is handed on: the next seat draws, or the
+    deal ends when the wall is empty (第十条; the wall never refills, so the mark is false until then)."""
+    return ("end", True) if state.wall_left == 0 else ("draw", False)
 
 
 def _intake_clears(state: State, seat: int) -> State:
