@@ -393,7 +393,10 @@ def test_move_time_claim_without_its_move() -> None:
     b = HandBuilt()
     timed_move(b, None)
     b.event(G, 2, "game.move_time", seat=0, ts=103_000, ms=3000, move_seq=7)
-    assert _codes(b.run("move_time_gaps")) == [("audit.T01", 2)]
+    b.event(G, 3, "game.move_time", seat=None, ts=103_000, ms=900)
+    assert b.run("move_time_gaps") == [
+        (G, 2, "audit.T01", "seat 0 claims 3000 ms for the move at seq 7, which is not in the stream: nothing to check it against"),
+        (G, 3, "audit.T01", "seat (none) claims 900 ms but names no move: nothing to check it against")]
 
 
 def clocked_game(b: HandBuilt, claims: list[int], engine: list[int] | None, stream: str = G) -> None:
