@@ -164,9 +164,11 @@ def test_junqi_step_limit_messages() -> None:
     b = HandBuilt()
     seqs = junqi_game(b, ".x....", "RESIGNED", STEPS5, stream="past")
     short = junqi_game(b, ".x..", "MAX_STEPS", STEPS5, stream="short")
+    on = junqi_game(b, ".x....", None, STEPS5, stream="still-on")  # the engine never ended it: no termination, no NULL message
     assert b.run("junqi_step_limit") == [
         ("past", seqs[-1], "audit.S01", "6 steps played with max_steps 5; the game ended RESIGNED"),
         ("short", short[-1], "audit.S01", "4 steps played with max_steps 5; the game ended MAX_STEPS"),
+        ("still-on", on[-1], "audit.S01", "6 steps played with max_steps 5; the game has not ended"),
     ]
 
 
@@ -563,6 +565,16 @@ def test_claims_message() -> None:
     claimed_game(b, ("FLAG_CAPTURED", [0, 2], [5, 1, 5, 3]))
     assert b.run("claim_mismatches") == [(G, 300, "audit.C01", "claimed FLAG_CAPTURED winners [0, 2] points [5.0, 1.0, 5.0, 3.0], "
                                                      "derived FLAG_CAPTURED winners [0, 2] points [5.0, 1.0, 5.0, 1.0]")]
+
+
+def test_claims_message_for_a_game_not_over() -> None:
+    """tournament.md §1: a game.ended claim for a game the rules have not ended is shown against
+    "no end", not as an empty message (SQL's format() of a NULL is NULL)."""
+    b = HandBuilt()
+    b.game(G, "junqi", profile_json(JUNQI), None, None, list(zip(JUNQI_PLAYERS, [None] * 4)))
+    b.event(G, 300, "game.ended", termination="FLAG_CAPTURED", winners=[0, 2], points=[5, 1, 5, 1])
+    assert b.run("claim_mismatches") == [(G, 300, "audit.C01", "claimed FLAG_CAPTURED winners [0, 2] points [5.0, 1.0, 5.0, 1.0], "
+                                                     "derived no end (the game is not over) winners none points none")]
 
 
 @pytest.mark.parametrize(("severity", "flagged"), [("error", False), ("warning", True)])
