@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from array import array
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,7 +19,17 @@ def read_events(root: Path) -> Iterator[Event]:
     """Yields every committed entry of a ledger, decoded, in log order (a batch per decoder call)."""
     log = read_entries(root)
     for start in range(0, len(log), BATCH):
-        yield from decode_stored_array(log.json_array(array("q", range(start, min(start + BATCH, len(log))))))
+        data = log.json_array(array("q", range(start, min(start + BATCH, len(log)))))
+        # Decoding makes thousands of containers and no cycle: the cyclic collector's passes over
+        # them would find nothing, so it waits until the batch is decoded.
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            events = decode_stored_array(data)
+        finally:
+            if enabled:
+                gc.enable()
+        yield from events
 
 
 def read_stream_events(root: Path, stream: str) -> list[Event]:

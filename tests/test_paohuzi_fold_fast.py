@@ -2,17 +2,22 @@
 the deal read by slices of the deck gives card i to seat (dealer + i) mod 3; the fields the fold
 takes from each state in one call (`_StateFacts`, for the step facts and the card conservation
 check of §14) are the state's; a step's facts keep their keys in the documented order; the
-per-seat tuples the rules rebuild change only the seat's value.
+per-seat tuples the rules rebuild change only the seat's value; `melds.three_of` is the plain
+"three of this card" comparison; `replay.run.summarise`, which pauses the cyclic collector, finds
+what the kept replay finds and leaves the collector as it was.
 
 MATCHLEDGER_SEED sets the seed (printed); MATCHLEDGER_GAMES the number of bot deals (default 12)."""
 
 from __future__ import annotations
 
+import gc
 import os
 import random
 
+from replay import run as run_mod
 from replay.paohuzi import ENGINE, fold, rules
-from replay.paohuzi.cards import LIANGZHANG_INDEX, deal_hands, full_deck
+from replay.paohuzi.cards import LIANGZHANG_INDEX, N_VALUES, deal_hands, full_deck
+from replay.paohuzi.melds import Group, three_of
 from replay.paohuzi.state import State
 from tests.test_paohuzi_support import start_event
 
@@ -85,3 +90,34 @@ def test_step_facts_keep_their_key_order() -> None:
                 assert keys == ["seat", "action", "forced", *STATE_KEYS], keys
                 kinds.add("step")
     assert {"timed", "step"} <= kinds
+
+
+def test_three_of_is_the_plain_comparison() -> None:
+    """§5.1–§5.3: a 跑/提 goes onto three of the card (坎, 偎, 臭偎, 碰); `three_of` tells it for every
+    group the bot deals make and for groups that share only some cards with the triple."""
+    groups = {g for steps in _bot_steps() for step in steps if isinstance(step.state, State) for seat in step.state.melds for g in seat}
+    groups |= {Group("chi", (c, c, c + 1)) for c in range(N_VALUES - 1)} | {Group("ti", (c,) * 4) for c in range(N_VALUES)}
+    groups |= {Group("jiang", (c, c)) for c in range(N_VALUES)} | {Group("chi", (c, c + 1, c)) for c in range(N_VALUES - 1)}
+    assert any(len(g.cards) == 3 and len(set(g.cards)) == 1 for g in groups)
+    for g in groups:
+        for card in range(N_VALUES):
+            assert three_of(g, card) == (g.cards == (card,) * 3), (g, card)
+
+
+def test_summarise_finds_what_the_kept_replay_finds_and_restores_the_collector() -> None:
+    """The totals `matchledger replay` prints (summarise, with the collector paused) are those of the
+    replay the projection keeps (replay_all), and the collector is left as it was, on or off."""
+    rng = random.Random(SEED)
+    events = [e for n in range(4) for e in ENGINE.bot_game(start_event(stream=f"sum-{n}", dealer=n % 3), random.Random(rng.getrandbits(64)))]
+    kept = list(run_mod.replay_all(events))
+    assert gc.isenabled()
+    summary = run_mod.summarise(events)
+    assert gc.isenabled()
+    assert (summary.games, summary.events, summary.moves) == (len(kept), sum(len(g.step_facts) for g in kept), sum(g.moves for g in kept))
+    assert summary.findings == [f for g in kept for f in g.findings]
+    gc.disable()
+    try:
+        assert run_mod.summarise(events).moves == summary.moves
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

@@ -7,7 +7,20 @@ from collections.abc import Iterator, Sequence
 from typing import Final, Literal, NamedTuple
 
 from replay.paohuzi.cards import N_VALUES, Counts
-from replay.paohuzi.melds import FOUR_KINDS, Group, Score, Stats, chi_partners, deal_score, group_huxi, mingtang, new_tuple, stats_of, total_huxi
+from replay.paohuzi.melds import (
+    FOUR_KINDS,
+    Group,
+    Score,
+    Stats,
+    chi_partners,
+    deal_score,
+    group_huxi,
+    mingtang,
+    new_tuple,
+    stats_of,
+    three_of,
+    total_huxi,
+)
 from schemas.paohuzi import HuxiTable, PaohuziProfile
 
 Source = Literal["self", "other"]
@@ -109,14 +122,13 @@ def forced_placement(
     the replay does; None for another seat's card, under `hu_first`, or when nothing is forced."""
     if card is None or source != "self" or profile.hu_vs_forced_order != "forced_first":
         return None
-    triple: tuple[int, ...] = (card,) * 3  # one tuple, compared as it is (not rebuilt per group) once the first card matches
     if hand[card] == 3:
         return Forced("ti", (*melds, Group("ti", (card,) * 4)), _without(hand, card))
     for i, g in enumerate(melds):
-        if g.cards[0] == card and g.cards == triple and g.kind in ("wei", "chou_wei"):
+        if three_of(g, card) and g.kind in ("wei", "chou_wei"):
             return Forced("ti", (*melds[:i], Group("ti", (card,) * 4), *melds[i + 1:]), hand)
     if hand[card] == 2:
-        return Forced("wei", (*melds, Group("wei", triple)), _without(hand, card))
+        return Forced("wei", (*melds, Group("wei", (card,) * 3)), _without(hand, card))
     return None
 
 
@@ -338,9 +350,8 @@ def _times(hand: Counts, extra: int, a: int, b: int, c: int) -> int:
 
 def _has_triple(melds: tuple[Group, ...], card: int) -> bool:
     """Tells whether a table group is three of `card` (a 偎, 臭偎 or 碰 a fourth copy would join)."""
-    triple: tuple[int, ...] = (card,) * 3  # one tuple, compared as it is (not rebuilt per group) once the first card matches
     for g in melds:
-        if g.cards[0] == card and g.cards == triple:
+        if three_of(g, card):
             return True
     return False
 
@@ -370,9 +381,8 @@ def _placements(
         return
     own = source == "self"
     merges = []
-    triple: tuple[int, ...] = (card,) * 3  # one tuple, compared as it is (not rebuilt per group) once the first card matches
     for i, g in enumerate(fixed):
-        if g.cards[0] == card and g.cards == triple and g.kind in ("kan", "wei", "chou_wei", "peng"):
+        if three_of(g, card) and g.kind in ("kan", "wei", "chou_wei", "peng"):
             if g.kind == "peng" and from_discard and not profile.peng_pao_on_discard:
                 continue
             kind = "ti" if own and g.kind != "peng" else "pao"

@@ -29,6 +29,13 @@ class Group(NamedTuple):
     cards: tuple[int, ...]
 
 
+def three_of(group: Group, card: int) -> bool:
+    """Tells whether a group is three of `card`: a 坎, 偎, 臭偎 or 碰 it may be a 跑/提 onto. Read card
+    by card: no tuple of three is built to compare with, and most groups differ at the first card."""
+    cards = group.cards
+    return len(cards) == 3 and cards[0] == card and cards[1] == card and cards[2] == card
+
+
 def is_sequence(cards: tuple[int, ...]) -> bool:
     """Tells whether three cards of one size form 一句话: consecutive ranks, or 二七十."""
     a, b, c = sorted(cards)

@@ -8,7 +8,7 @@ from typing import Final
 
 from replay.paohuzi.cards import N_VALUES, Counts
 from replay.paohuzi.hu import HuResult, Source, WinContext, best_hand, completes, may_win, san_ti_wu_kan, winning_hand
-from replay.paohuzi.melds import chi_partners, new_tuple
+from replay.paohuzi.melds import chi_partners, new_tuple, three_of
 from replay.paohuzi.state import HU, PASS, SEATS, Action, Pending, State, xiajia
 from schemas.paohuzi import PaohuziProfile
 
@@ -217,13 +217,12 @@ def pao_seat(state: State, pending: Pending) -> int | None:
     """Returns the seat forced to 跑 the card on offer: a 坎 in hand or 偎 on the table (any card
     from another seat), or a 碰 on the table (wall card by anyone; discard only by profile) (§5.3)."""
     card, owner = pending.card, pending.owner
-    triple: tuple[int, ...] = (card,) * 3  # one tuple, compared as it is (not rebuilt per group) once the first card matches
     hands, melds = state.hands, state.melds
     for seat in range(SEATS):
         if seat != owner and hands[seat][card] == 3:
             return seat
         for g in melds[seat]:
-            if g.cards[0] == card and g.cards == triple:
+            if three_of(g, card):
                 if g.kind in ("wei", "chou_wei") and seat != owner:
                     return seat
                 if g.kind == "peng" and (pending.from_wall or state.profile.peng_pao_on_discard):

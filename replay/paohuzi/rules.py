@@ -9,7 +9,7 @@ from typing import Final
 import msgspec
 
 from replay.paohuzi.cards import WALL_START, Counts, counts_of
-from replay.paohuzi.melds import Group, new_tuple, total_huxi
+from replay.paohuzi.melds import Group, new_tuple, three_of, total_huxi
 from replay.paohuzi.options import (
     adjust,
     bit,
@@ -115,8 +115,7 @@ def draw(state: State, card: int) -> State:
 def forced_private(state: State, seat: int, card: int) -> str | None:
     """Returns the forced action an own draw makes, unseen by others: 提 onto a 坎 or 偎, 偎 (or
     臭偎 after a passed 碰) onto a pair (§5.1, §5.2); None when the card is shown."""
-    triple: tuple[int, ...] = (card,) * 3  # one tuple, compared as it is (not rebuilt per group) once the first card matches
-    if state.hands[seat][card] == 3 or any(g.cards[0] == card and g.cards == triple and g.kind in ("wei", "chou_wei") for g in state.melds[seat]):
+    if state.hands[seat][card] == 3 or any(three_of(g, card) and g.kind in ("wei", "chou_wei") for g in state.melds[seat]):
         return "ti"
     if state.hands[seat][card] == 2:
         return "chou_wei" if state.guo_peng[seat] & bit(card) else "wei"
@@ -140,8 +139,7 @@ def _upgrade(state: State, seat: int, card: int, kind: str) -> State:
     if state.hands[seat][card] == 3:
         state = _meld(state, seat, Group(kind, (card,) * 4), {card: 3})
     else:
-        triple: tuple[int, ...] = (card,) * 3
-        melds = tuple(Group(kind, (card,) * 4) if g.cards == triple else g for g in state.melds[seat])
+        melds = tuple(Group(kind, (card,) * 4) if three_of(g, card) else g for g in state.melds[seat])
         state = _melds(state, seat, melds)
     return replace(state, pao_ti=_set(state.pao_ti, seat, state.pao_ti[seat] + 1))
 
