@@ -238,6 +238,8 @@ class TileWriter(_TileLevels):
     def drop_filled(self) -> None:
         """Removes the partial tiles of the tiles filled since the last call (see `drop_partials`),
         and forgets those still waiting to be synced."""
+        if not self.filled:
+            return
         dropped = {f"{tile_path(self.root, level, n)}.p" for level, n in self.filled}
         drop_partials(self.root, self.filled)
         self.filled.clear()
