@@ -197,7 +197,7 @@ class Ledger:
         if head.size == signed:
             self._signed_at = (head.segment, head.offset)
         added = self._catch_up(head, signed, reader)
-        if self._tiles.repair_partials(head.size):
+        if self._tiles.repair_partials():
             self.recovered = _join(self.recovered, "rewrote the partial tiles a crash left short (derived from the entries)")
         self._segment_starts = [first for first, _ in list_segments(self.root / SEGMENTS)] or [0]  # recovery may drop some
         if legacy and added:
@@ -440,11 +440,12 @@ class Ledger:
 
     def _make_durable(self, index: bool = True) -> None:
         """Syncs the full tiles written since the last checkpoint, and with `index` the index
-        records and the partial tiles too (so that the head written next may say they are durable),
-        and every directory that gained an entry (a new file, a renamed tile, a new directory).
+        records and the newest partial tile of each level too (the head written next says the writer
+        resumes from them), and every directory that gained an entry (a new file, a renamed tile, a
+        new directory).
 
-        Without `index` the partial tiles are written but not synced: they are derived from the
-        entries, and after a crash the writer re-derives those beyond the head (`_open`)."""
+        The other partial tiles are written but never synced: they are derived from the entries,
+        and the writer rewrites those a crash left short when it opens (`TileWriter.repair_partials`)."""
         tiles = self._tiles
         files, entries = [], [d for d in tiles.new_dirs if index or not d.name.endswith(".p")]
         for stream in sorted(self._dirty) if index else ():
@@ -454,7 +455,7 @@ class Ledger:
         if index:
             self._dirty.clear()
         tiles.write_partials()
-        synced = tiles.dirty | tiles.partials if index else tiles.dirty
+        synced = tiles.dirty | set(tiles.partials.values()) if index else tiles.dirty
         files += synced
         entries += synced  # tiles are renamed into place
         for path in files:

@@ -189,9 +189,11 @@ class TileWriter(_TileLevels):
 
     Files are written to a temporary name and renamed; nothing here syncs: `dirty` lists the full
     tiles the caller must make durable before it signs a checkpoint that covers them, `partials`
-    the partial tiles written since they were last made durable. A partial tile need not be durable
-    when a note covers it: the writer re-derives it from the entries beyond the index head after a
-    crash (`repair_partials`), so the caller may leave them to its next full checkpoint.
+    each level's newest partial tile, not yet synced. A partial tile need not be durable when a
+    note covers it: it is derived from the entries, and after a crash the writer rewrites those
+    left short or empty (`repair_partials`). Only the partial tiles of the size the index head
+    records must be durable (the writer resumes from them), so the caller syncs `partials` with
+    the head; the earlier partial tiles of the tiles not yet full are never synced.
     """
 
     def __init__(self, root: Path, size: int, partial: list[bytes]) -> None:
@@ -199,7 +201,7 @@ class TileWriter(_TileLevels):
         self.root = root
         self.size = size
         self.dirty: set[Path] = set()
-        self.partials: set[Path] = set()
+        self.partials: dict[int, Path] = {}  # level -> its newest partial tile, not yet synced
         self.filled: list[tuple[int, int]] = []  # tiles filled since the caller last cleared this
         self._made: set[Path] = set()
         self.new_dirs: list[Path] = []  # directories created since the caller last cleared this
@@ -232,7 +234,7 @@ class TileWriter(_TileLevels):
             if held and self._written.get(level) != (self._full[level], len(held)):
                 path = tile_path(self.root, level, self._full[level], len(held) // HASH)
                 self._write(path, bytes(held))
-                self.partials.add(path)
+                self.partials[level] = path
                 self._written[level] = (self._full[level], len(held))
 
     def drop_filled(self) -> None:
@@ -243,19 +245,18 @@ class TileWriter(_TileLevels):
         dropped = {f"{tile_path(self.root, level, n)}.p" for level, n in self.filled}
         drop_partials(self.root, self.filled)
         self.filled.clear()
-        self.partials = {p for p in self.partials if str(p.parent) not in dropped}
+        self.partials = {level: p for level, p in self.partials.items() if str(p.parent) not in dropped}
         self.new_dirs[:] = [d for d in self.new_dirs if str(d) not in dropped]
 
-    def repair_partials(self, durable: int) -> list[Path]:
-        """Rewrites the partial tiles of the tiles not yet full that a crash left short or empty:
-        those of tree sizes beyond `durable` (the index head, up to which every tile was synced),
-        written at a checkpoint but not synced. A partial tile holding the wrong hashes is left for
-        `verify` to name: no crash writes those. Returns the tiles rewritten."""
+    def repair_partials(self) -> list[Path]:
+        """Rewrites the partial tiles of the tiles not yet full that a crash left short or empty
+        (written at a checkpoint, never synced), from the hashes held. A partial tile holding the
+        wrong hashes is left for `verify` to name: no crash writes those. Returns the tiles rewritten."""
         repaired = []
         for level, held in enumerate(self._held):
             n = self._full[level]
             for width in partial_widths(self.root, level, n):
-                if (n * WIDTH + width) << (TILE_HEIGHT * level) <= durable or width * HASH > len(held):
+                if width * HASH > len(held):
                     continue
                 path = tile_path(self.root, level, n, width)
                 try:
@@ -264,7 +265,6 @@ class TileWriter(_TileLevels):
                     continue
                 if short and not path.is_symlink():
                     self._write(path, bytes(held[:width * HASH]))
-                    self.partials.add(path)
                     repaired.append(path)
         return repaired
 
@@ -307,10 +307,10 @@ class TileAudit(_TileLevels):
     entries: every full tile, and every partial tile stored beside a tile not yet full, must hold
     exactly the hashes of its entries; tiles the newest checkpoint covers must be there.
 
-    Partial tiles of sizes beyond `durable` (the index head: the live service syncs them only with
-    the index) may be missing, short or empty after a crash, and the next writer rewrites them from
-    the entries: those are noted in `rebuilt`, not refused. One that holds other hashes than its
-    entries' is named wherever it lies."""
+    A partial tile may be missing, short or empty after a crash (the live service syncs only those
+    of the size the index head records, `durable`), and the next writer rewrites it from the
+    entries: those are noted in `rebuilt`, not refused, but for the signed size's own when the head
+    covers it. One that holds other hashes than its entries' is named wherever it lies."""
 
     def __init__(self, root: Path, signed: int, skip: bool = False, durable: int | None = None) -> None:
         super().__init__(0, [])
@@ -341,7 +341,7 @@ class TileAudit(_TileLevels):
                     path = tile_path(self.root, level, self._full[level], width)
                     if not path.is_file() and not tile_path(self.root, level, self._full[level]).is_file():
                         self.rebuilt.append(str(path.relative_to(self.root)))
-                problem = self._compare(level, self._full[level], bytes(held), required)
+                problem = self._compare(level, self._full[level], bytes(held), required, width if required else None)
                 if problem:
                     return problem
         return None
@@ -361,7 +361,9 @@ class TileAudit(_TileLevels):
             return self._compare(level, n, tile, required)
         return None
 
-    def _compare(self, level: int, n: int, hashes: bytes, required: bool) -> str | None:
+    def _compare(self, level: int, n: int, hashes: bytes, required: bool, intact: int | None = None) -> str | None:
+        """Checks the stored tiles of (level, n) against their hashes; a partial tile left short by
+        a crash is noted, not named, but for the one of width `intact` (synced: the signed size's)."""
         name = f"tile {level}/{index_path(n)}"
         full = tile_path(self.root, level, n)
         stored = [(full, WIDTH)] if full.exists() else []
@@ -370,7 +372,7 @@ class TileAudit(_TileLevels):
             return f"{name} is missing, though a checkpoint covers it"
         for path, width in stored:
             data = path.read_bytes() if path.is_file() and not path.is_symlink() else None
-            if data is not None and len(data) < width * HASH and width < WIDTH and not self._durable(level, n, width):
+            if data is not None and len(data) < width * HASH and width < WIDTH and width != intact:
                 self.rebuilt.append(str(path.relative_to(self.root)))  # a crash's: not synced, rewritten by the next writer
                 continue
             if data is None or len(data) != width * HASH:

@@ -111,8 +111,8 @@ def verify(root: Path, index: bool = True, witness_keys: Sequence[Verifier] = ()
             tiles = TileAudit(root, 0 if legacy else checkpoints[-1].size, legacy, head.size if head else None)
             _check_entries(tree, checkpoints, found, segments, tail, tiles)
             if tiles.rebuilt:
-                tail.append(f"partial tiles beyond the index head (entry {head.size if head else 0}) are missing or short, as a crash "
-                            f"leaves them: {', '.join(tiles.rebuilt[:3])}; the next writer rewrites them from the entries")
+                tail.append(f"partial tiles are missing or short, as a crash leaves those not synced (all but the index head's, "
+                            f"entry {head.size if head else 0}): {', '.join(tiles.rebuilt[:3])}; the next writer rewrites them from the entries")
             problem = check_history(root, [c.size for c in checkpoints], [first for first, _ in found])
             if problem:
                 raise _Failed(None, problem)

@@ -291,9 +291,9 @@ def _partials_beyond_head(root: Path, head: int) -> list[Path]:
 
 
 def test_partial_tiles_a_crash_left_short_are_rebuilt_from_the_entries(tmp_path: Path) -> None:
-    """Partial tiles beyond the index head are not synced by the live commits: a power loss may leave
-    them missing or empty. verify notes them (not evidence: derived data a crash explains), the next
-    writer rewrites them from the entries, and the tiles are then what they were."""
+    """Partial tiles are not synced by the live commits (but those of the index head's size): a power
+    loss may leave them missing or empty. verify notes them (not evidence: derived data a crash
+    explains), the next writer rewrites them from the entries, and the tiles are then what they were."""
     root = tmp_path / "L"
     sizes = _live_commits(root)
     assert json.loads((root / "index" / "head").read_text())["size"] == 40 and sizes[-1] == 220
@@ -305,13 +305,21 @@ def test_partial_tiles_a_crash_left_short_are_rebuilt_from_the_entries(tmp_path:
     beyond[-3].write_bytes(beyond[-3].read_bytes()[:64])  # one cut short
     report = verify(root)
     assert report.ok, report.error
-    assert any("partial tiles beyond the index head (entry 40) are missing or short" in n for n in report.notes), report.notes
+    assert any("partial tiles are missing or short, as a crash leaves those not synced" in n for n in report.notes), report.notes
     with store.Ledger.open(root) as led:
         assert "rewrote the partial tiles a crash left short" in (led.recovered or "")
         assert led.size == 220
     assert {p: p.read_bytes() for p in (root / "tile").rglob("*") if p.is_file()} == whole
     report = verify(root)
     assert report.ok and not any("partial tiles" in n for n in report.notes), report
+    # the head now covers them all, but only the head size's partial tile was synced with it: an
+    # earlier one a power loss empties is rewritten as well
+    assert json.loads((root / "index" / "head").read_text())["size"] == 220
+    beyond[1].write_bytes(b"")
+    assert verify(root).ok
+    with store.Ledger.open(root):
+        pass
+    assert {p: p.read_bytes() for p in (root / "tile").rglob("*") if p.is_file()} == whole
 
 
 def test_a_changed_partial_tile_inside_the_signed_range_is_named_even_beyond_the_head(tmp_path: Path) -> None:
