@@ -213,7 +213,10 @@ def _newer_kept(root: Path, verifier: Verifier, served: int) -> Checkpoint | Non
         if size <= served:
             return None
         try:
-            return parse_checkpoint(read_note_file(checkpoint_path(root, size)), verifier)
+            newer = parse_checkpoint(read_note_file(checkpoint_path(root, size)), verifier)
+            if newer.size != size:
+                raise LedgerCorrupt(None, f"{checkpoint_path(root, size).name} holds the checkpoint of size {newer.size}")
+            return newer
         except FileNotFoundError:
             if last:
                 raise LedgerCorrupt(None, f"index/checkpoints records a checkpoint of size {size}, beyond the `checkpoint` file's "

@@ -355,6 +355,11 @@ def test_a_served_checkpoint_file_left_behind_by_a_crash_is_caught_up(tmp_path: 
         assert led.checkpoint_size == sizes[-1]
     assert (root / "checkpoint").read_bytes() == checkpoint_path(root, sizes[-1]).read_bytes()
     (root / "checkpoint").write_bytes(checkpoint_path(root, 40).read_bytes())
+    newest = checkpoint_path(root, sizes[-1]).read_bytes()
+    checkpoint_path(root, sizes[-1]).write_bytes(checkpoint_path(root, sizes[0]).read_bytes())  # an older note in the newest's place
+    with pytest.raises(LedgerCorrupt, match=f"{sizes[-1]:020d}.note holds the checkpoint of size {sizes[0]}"):
+        newest_checkpoint(root, load_verifier(root))
+    checkpoint_path(root, sizes[-1]).write_bytes(newest)
     checkpoint_path(root, sizes[-1]).unlink()
     checkpoint_path(root, sizes[-2]).unlink()
     with pytest.raises(LedgerCorrupt, match=f"records a checkpoint of size {sizes[-2]}, .* its note is missing"):
