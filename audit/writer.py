@@ -291,6 +291,7 @@ class Writer:
                   outcomes: dict[int, Outcome]) -> None:
         """Gives each committed batch its receipt, and each identical re-send the first sending's."""
         nodes = self._tree_nodes(committed)
+        nodes.prepare([i for plan in plans for i in (plan.record, *plan.entries)], self.checkpoint.size)
         for plan in plans:
             batch = plan.batch
             record = (plan.record, self._entry_bytes(plan.record, committed))

@@ -12,6 +12,7 @@ from ledger.errors import LedgerCorrupt, SignatureError
 from ledger.fastscan import verify_signatures
 from ledger.layout import CHECKPOINTS, LATEST, WITNESSES, write_atomic
 from ledger.notes import Signer, Verifier, add_signature, sign_note, split_note
+from ledger.segments import fsync_dir, sync_file
 
 
 @dataclass(frozen=True)
@@ -91,14 +92,43 @@ def list_checkpoint_names(root: Path) -> list[tuple[int, str]]:
     return sorted((int(name[:-5]), name) for name in names if name.endswith(".note") and name[:-5].isdigit())
 
 
-def write_checkpoint(root: Path, signer: Signer, size: int, tree_root: bytes, config_digest: str, *more: str) -> Checkpoint:
+def write_checkpoint(root: Path, signer: Signer, size: int, tree_root: bytes, config_digest: str, *more: str,
+                     sync_served: bool = True) -> Checkpoint:
     """Signs and stores a checkpoint bound to the ledger's settings (and any further extension
-    lines), kept in the history and as the latest."""
+    lines), kept in the history and as the latest.
+
+    The kept note is always durable when this returns. The served `checkpoint` file is replaced
+    atomically, and synced unless `sync_served` is false (the live service's group commits, which
+    sync it with the index, `sync_served_file`): after a crash it may then lag the kept notes, and
+    `newest_checkpoint` finds the newest kept note through `index/checkpoints` (synced before the
+    note is written), which the next writer serves again."""
     extensions = (CONFIG_LINE + config_digest, *more)
     note = sign_note(checkpoint_body(signer.name, size, tree_root, extensions), signer)
     write_atomic(checkpoint_path(root, size), note.encode())
-    write_atomic(root / LATEST, note.encode())
+    if sync_served:
+        write_atomic(root / LATEST, note.encode())
+    else:
+        _replace(root / LATEST, note.encode())
     return Checkpoint(signer.name, size, tree_root, note, extensions)
+
+
+def _replace(path: Path, data: bytes) -> None:
+    """Replaces a file atomically (readers see the old or the new content), without syncing it."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # the writer's lock makes it the only one
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+
+
+def sync_served_file(root: Path) -> None:
+    """Makes the served `checkpoint` file durable (written by `write_checkpoint(sync_served=False)`)."""
+    sync_file(root / LATEST)
+    fsync_dir(root)
 
 
 def cosign_note(root: Path, signer: Signer, size: int, log: Verifier) -> Checkpoint:
@@ -164,7 +194,36 @@ def newest_checkpoint(root: Path, verifier: Verifier) -> Checkpoint | None:
         raise LedgerCorrupt(None, f"checkpoint of size {served.size}: {exc}") from None
     if kept.body != served.body:
         raise LedgerCorrupt(None, f"the `checkpoint` file and the kept note of size {served.size} differ")
-    return kept
+    return _newer_kept(root, verifier, served.size) or kept
+
+
+def _newer_kept(root: Path, verifier: Verifier, served: int) -> Checkpoint | None:
+    """Returns the newest kept note beyond the served size, which a crash leaves when the served
+    file was not synced: `index/checkpoints` records each checkpoint before its note is written, so
+    the newest note is that of its last record, or of the one before (a crash between the two).
+
+    :raises LedgerCorrupt: when the record before the last is beyond the served size and its note is
+        missing (notes were removed), or a note does not verify.
+    """
+    from ledger.commitments import open_history  # (commitments reads the notes this module writes)
+
+    with open_history(root) as history:
+        sizes = [history.size(n) for n in range(max(0, len(history) - 2), len(history))] if history is not None else []
+    for last, size in enumerate(reversed(sizes)):
+        if size <= served:
+            return None
+        try:
+            newer = parse_checkpoint(read_note_file(checkpoint_path(root, size)), verifier)
+            if newer.size != size:
+                raise LedgerCorrupt(None, f"{checkpoint_path(root, size).name} holds the checkpoint of size {newer.size}")
+            return newer
+        except FileNotFoundError:
+            if last:
+                raise LedgerCorrupt(None, f"index/checkpoints records a checkpoint of size {size}, beyond the `checkpoint` file's "
+                                    f"{served}, but its note is missing from {CHECKPOINTS}/: checkpoint notes were removed") from None
+        except SignatureError as exc:
+            raise LedgerCorrupt(None, f"checkpoint of size {size}: {exc}") from None
+    return None
 
 
 def repair_latest(root: Path, checkpoint: Checkpoint) -> bool:

@@ -10,8 +10,9 @@ holds these events and the record of who sent them.
 from __future__ import annotations
 
 import base64
+import bisect
 from binascii import b2a_base64
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import msgspec
@@ -57,6 +58,7 @@ class Subtrees:
         self._tiles = tiles
         self._known: dict[tuple[int, int], bytes] = {}
         self._text: dict[bytes, str] = {}  # each node's base64, by its hash
+        self._paths: dict[tuple[int, int], list[str]] = {}  # prepared proofs, by (entry, tree size)
 
     def __call__(self, lo: int, hi: int) -> bytes:
         node = self._known.get((lo, hi))
@@ -66,9 +68,39 @@ class Subtrees:
 
     def path(self, index: int, size: int) -> list[str]:
         """Returns PATH(index, D[0:size]) of RFC 6962 (as `inclusion_proof`), each hash in base64."""
+        known = self._paths.get((index, size))
+        if known is not None:
+            return known
         text = self._text
         return [text.get(node) or text.setdefault(node, b2a_base64(node, newline=False).decode())
                 for node in inclusion_proof(index, size, self)]
+
+    def prepare(self, indexes: Iterable[int], size: int) -> None:
+        """Computes PATH(i, D[0:size]) for many entries at once, for `path` to return: one walk down
+        the tree for all of them, each node above several of them (a commit's entries are
+        neighbours) looked up and encoded once, not once per proof."""
+        paths: dict[int, list[str]] = {i: [] for i in indexes if 0 <= i < size}
+        text, encode = self._text, _b64
+        walk = [(0, size, sorted(paths))]
+        while walk:
+            lo, hi, group = walk.pop()
+            if hi - lo < 2:
+                continue
+            mid = lo + split_point(hi - lo)
+            cut = bisect.bisect_left(group, mid)
+            for sibling, part in (((mid, hi), group[:cut]), ((lo, mid), group[cut:])):
+                if part:
+                    node = self(*sibling)
+                    hashed = text.get(node) or text.setdefault(node, encode(node))
+                    for i in part:
+                        paths[i].append(hashed)
+            if cut:
+                walk.append((lo, mid, group[:cut]))
+            if cut < len(group):
+                walk.append((mid, hi, group[cut:]))
+        for i, path in paths.items():
+            path.reverse()  # bottom-up, as inclusion_proof
+            self._paths[(i, size)] = path
 
 
 class KeptNodes(TileReader):
@@ -106,6 +138,10 @@ class KeptNodes(TileReader):
                 node = node_hash(self.subtree(lo, lo + k), self.subtree(lo + k, hi))
             self._kept[(lo, hi)] = node
         return node
+
+
+def _b64(node: bytes) -> str:
+    return b2a_base64(node, newline=False).decode()
 
 
 def prove_entry(tiles: TileReader | Subtrees, checkpoint: Checkpoint, index: int, data: bytes) -> ProvedEntry:

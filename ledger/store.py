@@ -21,7 +21,7 @@ from pathlib import Path
 import msgspec
 
 from ledger.batch import PIECE, BatchPlan, Pending
-from ledger.checkpoints import Checkpoint, cosign_note, list_checkpoint_names, newest_checkpoint, repair_latest, write_checkpoint
+from ledger.checkpoints import Checkpoint, cosign_note, list_checkpoint_names, newest_checkpoint, repair_latest, sync_served_file, write_checkpoint
 from ledger.commitments import UNKNOWN, StreamHead, append_history, heads_line, history_path, open_history
 from ledger.errors import CheckpointError, DiskError, LedgerCorrupt, LedgerError, LedgerLocked
 from ledger.fastscan import extend, frame_batch, leaf_hashes
@@ -31,7 +31,7 @@ from ledger.layout import CHECKPOINTS, CONFIG, LOCK, PRIVATE_KEY, PUBLIC_KEY, SE
 from ledger.merkle import CompactRange
 from ledger.notes import Signer, Verifier
 from ledger.segments import OVERHEAD, FileOps, SegmentWriter, fsync_dir, list_segments, segment_path, sync_file
-from ledger.tiles import WIDTH, TileReader, TileWriter, drop_partials
+from ledger.tiles import WIDTH, TileReader, TileWriter
 from schemas import decode, encode
 from schemas.log import WITNESS_STREAM, WitnessAdded
 
@@ -120,6 +120,7 @@ class Ledger:
             self._streams: dict[str, StreamIndex] = {}
             self._dirty: set[str] = set()
             self._since: set[str] = set()  # streams with entries the next checkpoint is the first to cover
+            self._served_synced = True  # the `checkpoint` file is durable (see `checkpoint`)
             self._signed_at: tuple[int, int] | None = None  # (segment, offset) where the newest checkpoint's last entry ends
             self._config_digest = config_digest(root)
             self._checkpoint = newest_checkpoint(root, self.signer.verifier)
@@ -189,12 +190,15 @@ class Ledger:
             if head.size > signed:
                 raise LedgerCorrupt(None, f"the index records a checkpoint of size {head.size}, but the newest checkpoint "
                                     f"note is of size {signed}: checkpoint notes were removed or rolled back")
-            self._check_signed_edge(reader, signed)
+            if head.size == signed:  # else the tiles of the signed size may be a crash's (not synced): the entries decide
+                self._check_signed_edge(reader, signed)
             self._tree, self._tiles = reader.edge(head.size), TileWriter.resume(self.root, reader, head.size)
         legacy = not (self.root / INDEX / HEAD).exists()
         if head.size == signed:
             self._signed_at = (head.segment, head.offset)
         added = self._catch_up(head, signed, reader)
+        if self._tiles.repair_partials():
+            self.recovered = _join(self.recovered, "rewrote the partial tiles a crash left short (derived from the entries)")
         self._segment_starts = [first for first, _ in list_segments(self.root / SEGMENTS)] or [0]  # recovery may drop some
         if legacy and added:
             self.recovered = _join(self.recovered, f"built tiles and index for {added} entries written before they existed")
@@ -397,15 +401,21 @@ class Ledger:
         and tiles are made durable first, so everything a signed note covers can be read back.
 
         With `index=False` (the live service's group commits, which sign one note per commit) only
-        the tiles are: the stream index and the head stay behind until a checkpoint with `index`,
-        and a crash meanwhile re-derives the index beyond the head from the entries, as after any
-        crash. One fsync per stream written is what this saves, dozens per commit at a live event.
+        the full tiles, the history record and the kept note are: the stream index, the partial
+        tiles and the served `checkpoint` file are written but not synced, and the head stays behind,
+        until a checkpoint with `index`. A crash meanwhile re-derives the index and the partial
+        tiles beyond the head from the entries, and serves the newest kept note again, as after any
+        crash. That saves one fsync per stream written (dozens per commit at a live event) and four
+        more per commit (the partial tile and the served file, each with its directory).
 
         :raises CheckpointError: when the note cannot be written; the entries stay appended.
         """
         if self._checkpoint is not None and self._checkpoint.size == self.size:
-            if index and self._dirty:
+            if index and (self._dirty or self._tiles.partials or not self._served_synced):
                 self._make_durable()
+                if not self._served_synced:
+                    sync_served_file(self.root)
+                    self._served_synced = True
                 self._write_head()
             return self._checkpoint
         assert self._writer is not None
@@ -416,7 +426,8 @@ class Ledger:
             append_history(self.root, [(self.size, *self._end())], keep=self._history_len)
             self._history_len += 1
             self._checkpoint = write_checkpoint(self.root, self.signer, self.size, self.root_hash(), self._config_digest,
-                                                heads_line(heads))
+                                                heads_line(heads), sync_served=index)
+            self._served_synced = index
             if index:
                 self._write_head()
         except OSError as exc:
@@ -424,29 +435,39 @@ class Ledger:
                                   f"({os.strerror(exc.errno or 0) if exc.errno else exc}); run `matchledger record` again "
                                   f"(an empty file will do) to sign one") from None
         self._since.clear()
-        drop_partials(self.root, self._tiles.filled)
-        self._tiles.filled.clear()
+        self._tiles.drop_filled()
         return self._checkpoint
 
     def _make_durable(self, index: bool = True) -> None:
-        """Syncs the index records (unless `index` is false) and tiles written since the last
-        checkpoint, and every directory that gained an entry (a new file, a renamed tile, a new directory)."""
-        files, entries = [], list(self._tiles.new_dirs)
+        """Syncs the full tiles written since the last checkpoint, and with `index` the index
+        records and the newest partial tile of each level too (the head written next says the writer
+        resumes from them), and every directory that gained an entry (a new file, a renamed tile, a
+        new directory).
+
+        The other partial tiles are written but never synced: they are derived from the entries,
+        and the writer rewrites those a crash left short when it opens (`TileWriter.repair_partials`)."""
+        tiles = self._tiles
+        files, entries = [], [d for d in tiles.new_dirs if index or not d.name.endswith(".p")]
         for stream in sorted(self._dirty) if index else ():
             if (written := flush(self._streams[stream])) is not None:
                 files.append(written[0])
                 entries += written[1]
         if index:
             self._dirty.clear()
-        self._tiles.write_partials()
-        files += self._tiles.dirty
-        entries += self._tiles.dirty  # tiles are renamed into place
+        tiles.write_partials()
+        synced = tiles.dirty | set(tiles.partials.values()) if index else tiles.dirty
+        files += synced
+        entries += synced  # tiles are renamed into place
         for path in files:
             sync_file(path)
         for directory in sorted({p.parent for p in entries}):
             fsync_dir(directory)
-        self._tiles.dirty.clear()
-        self._tiles.new_dirs.clear()
+        tiles.dirty.clear()
+        if index:
+            tiles.partials.clear()
+            tiles.new_dirs.clear()
+        else:
+            tiles.new_dirs[:] = [d for d in tiles.new_dirs if d.name.endswith(".p")]
 
     def _write_head(self) -> None:
         """Records where tiles and index are durable (the caller made them so)."""

@@ -187,8 +187,13 @@ class TileWriter(_TileLevels):
     """Keeps the tiles not yet full in memory as leaves are appended, writes each tile when it
     fills, and the partial tiles of the current size when asked (at a checkpoint).
 
-    Files are written to a temporary name and renamed; nothing here syncs: `dirty` lists what the
-    caller must make durable before it signs a checkpoint that covers it.
+    Files are written to a temporary name and renamed; nothing here syncs: `dirty` lists the full
+    tiles the caller must make durable before it signs a checkpoint that covers them, `partials`
+    each level's newest partial tile, not yet synced. A partial tile need not be durable when a
+    note covers it: it is derived from the entries, and after a crash the writer rewrites those
+    left short or empty (`repair_partials`). Only the partial tiles of the size the index head
+    records must be durable (the writer resumes from them), so the caller syncs `partials` with
+    the head; the earlier partial tiles of the tiles not yet full are never synced.
     """
 
     def __init__(self, root: Path, size: int, partial: list[bytes]) -> None:
@@ -196,6 +201,7 @@ class TileWriter(_TileLevels):
         self.root = root
         self.size = size
         self.dirty: set[Path] = set()
+        self.partials: dict[int, Path] = {}  # level -> its newest partial tile, not yet synced
         self.filled: list[tuple[int, int]] = []  # tiles filled since the caller last cleared this
         self._made: set[Path] = set()
         self.new_dirs: list[Path] = []  # directories created since the caller last cleared this
@@ -218,6 +224,7 @@ class TileWriter(_TileLevels):
         """Adds a run of 32-byte leaf hashes, writing every tile they fill."""
         for level, n, tile in self._fill(leaves):
             self._write(tile_path(self.root, level, n), tile)
+            self.dirty.add(tile_path(self.root, level, n))
             self.filled.append((level, n))
         self.size += len(leaves) // HASH
 
@@ -225,8 +232,41 @@ class TileWriter(_TileLevels):
         """Writes the partial tile of every level that changed since the last call, for the current size."""
         for level, held in enumerate(self._held):
             if held and self._written.get(level) != (self._full[level], len(held)):
-                self._write(tile_path(self.root, level, self._full[level], len(held) // HASH), bytes(held))
+                path = tile_path(self.root, level, self._full[level], len(held) // HASH)
+                self._write(path, bytes(held))
+                self.partials[level] = path
                 self._written[level] = (self._full[level], len(held))
+
+    def drop_filled(self) -> None:
+        """Removes the partial tiles of the tiles filled since the last call (see `drop_partials`),
+        and forgets those still waiting to be synced."""
+        if not self.filled:
+            return
+        dropped = {f"{tile_path(self.root, level, n)}.p" for level, n in self.filled}
+        drop_partials(self.root, self.filled)
+        self.filled.clear()
+        self.partials = {level: p for level, p in self.partials.items() if str(p.parent) not in dropped}
+        self.new_dirs[:] = [d for d in self.new_dirs if str(d) not in dropped]
+
+    def repair_partials(self) -> list[Path]:
+        """Rewrites the partial tiles of the tiles not yet full that a crash left short or empty
+        (written at a checkpoint, never synced), from the hashes held. A partial tile holding the
+        wrong hashes is left for `verify` to name: no crash writes those. Returns the tiles rewritten."""
+        repaired = []
+        for level, held in enumerate(self._held):
+            n = self._full[level]
+            for width in partial_widths(self.root, level, n):
+                if width * HASH > len(held):
+                    continue
+                path = tile_path(self.root, level, n, width)
+                try:
+                    short = path.stat().st_size < width * HASH
+                except OSError:
+                    continue
+                if short and not path.is_symlink():
+                    self._write(path, bytes(held[:width * HASH]))
+                    repaired.append(path)
+        return repaired
 
     def _write(self, path: Path, data: bytes) -> None:
         """Writes a tile to a temporary name and renames it: a writer catching up after a crash
@@ -241,7 +281,6 @@ class TileWriter(_TileLevels):
         finally:
             os.close(fd)
         os.replace(tmp, path)
-        self.dirty.add(path)
 
 
 def drop_partials(root: Path, filled: list[tuple[int, int]]) -> None:
@@ -266,13 +305,20 @@ def _names(directory: Path) -> Iterator[str]:
 class TileAudit(_TileLevels):
     """Checks the stored tiles against the leaf hashes as verification recomputes them from the
     entries: every full tile, and every partial tile stored beside a tile not yet full, must hold
-    exactly the hashes of its entries; tiles the newest checkpoint covers must be there."""
+    exactly the hashes of its entries; tiles the newest checkpoint covers must be there.
 
-    def __init__(self, root: Path, signed: int, skip: bool = False) -> None:
+    A partial tile may be missing, short or empty after a crash (the live service syncs only those
+    of the size the index head records, `durable`), and the next writer rewrites it from the
+    entries: those are noted in `rebuilt`, not refused, but for the signed size's own when the head
+    covers it. One that holds other hashes than its entries' is named wherever it lies."""
+
+    def __init__(self, root: Path, signed: int, skip: bool = False, durable: int | None = None) -> None:
         super().__init__(0, [])
         self.root = root
         self.signed = signed
         self.skip = skip
+        self.durable = signed if durable is None else min(durable, signed)
+        self.rebuilt: list[str] = []  # partial tiles beyond the durable part a crash left missing or short
 
     def feed(self, leaves: bytes | memoryview) -> str | None:
         """Adds a run of leaf hashes in log order; returns what is wrong, if anything."""
@@ -289,7 +335,13 @@ class TileAudit(_TileLevels):
         for level, held in enumerate(self._held):
             if held:
                 width = level_count(self.signed, level) - self._full[level] * WIDTH
-                problem = self._compare(level, self._full[level], bytes(held), required=0 < width <= len(held) // HASH)
+                required = 0 < width <= len(held) // HASH
+                if required and not self._durable(level, self._full[level], width):
+                    required = False
+                    path = tile_path(self.root, level, self._full[level], width)
+                    if not path.is_file() and not tile_path(self.root, level, self._full[level]).is_file():
+                        self.rebuilt.append(str(path.relative_to(self.root)))
+                problem = self._compare(level, self._full[level], bytes(held), required, width if required else None)
                 if problem:
                     return problem
         return None
@@ -309,7 +361,9 @@ class TileAudit(_TileLevels):
             return self._compare(level, n, tile, required)
         return None
 
-    def _compare(self, level: int, n: int, hashes: bytes, required: bool) -> str | None:
+    def _compare(self, level: int, n: int, hashes: bytes, required: bool, intact: int | None = None) -> str | None:
+        """Checks the stored tiles of (level, n) against their hashes; a partial tile left short by
+        a crash is noted, not named, but for the one of width `intact` (synced: the signed size's)."""
         name = f"tile {level}/{index_path(n)}"
         full = tile_path(self.root, level, n)
         stored = [(full, WIDTH)] if full.exists() else []
@@ -318,6 +372,9 @@ class TileAudit(_TileLevels):
             return f"{name} is missing, though a checkpoint covers it"
         for path, width in stored:
             data = path.read_bytes() if path.is_file() and not path.is_symlink() else None
+            if data is not None and len(data) < width * HASH and width < WIDTH and width != intact:
+                self.rebuilt.append(str(path.relative_to(self.root)))  # a crash's: not synced, rewritten by the next writer
+                continue
             if data is None or len(data) != width * HASH:
                 return f"{path.relative_to(self.root)} is not {width} hashes"
             if data != hashes[:width * HASH]:
@@ -325,3 +382,7 @@ class TileAudit(_TileLevels):
                 node = n * WIDTH + first
                 return f"{path.relative_to(self.root)}: hash {first} differs from its entries' (node {node} at height {TILE_HEIGHT * level})"
         return None
+
+    def _durable(self, level: int, n: int, width: int) -> bool:
+        """Tells whether partial tile (level, n) of `width` was synced: written at a size the head covers."""
+        return (n * WIDTH + width) << (TILE_HEIGHT * level) <= self.durable

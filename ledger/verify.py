@@ -104,10 +104,15 @@ def verify(root: Path, index: bool = True, witness_keys: Sequence[Verifier] = ()
         tail: list[str] = []
         try:
             _check_served(root, verifier, checkpoints[-1].size)
-            legacy = read_head(root) is None  # written before tiles and index: the next writer builds them
+            head = read_head(root)
+            legacy = head is None  # written before tiles and index: the next writer builds them
             if legacy:
                 tail.append("tiles and stream index not built yet (a ledger from before them); the next writer builds them")
-            _check_entries(tree, checkpoints, found, segments, tail, TileAudit(root, 0 if legacy else checkpoints[-1].size, legacy))
+            tiles = TileAudit(root, 0 if legacy else checkpoints[-1].size, legacy, head.size if head else None)
+            _check_entries(tree, checkpoints, found, segments, tail, tiles)
+            if tiles.rebuilt:
+                tail.append(f"partial tiles are missing or short, as a crash leaves those not synced (all but the index head's, "
+                            f"entry {head.size if head else 0}): {', '.join(tiles.rebuilt[:3])}; the next writer rewrites them from the entries")
             problem = check_history(root, [c.size for c in checkpoints], [first for first, _ in found])
             if problem:
                 raise _Failed(None, problem)

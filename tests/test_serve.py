@@ -437,6 +437,13 @@ def test_kept_nodes_prove_as_the_tiles_do_at_every_size(ledger_dir: Path) -> Non
                     assert ledger_api.prove_entry(ledger_api.Subtrees(nodes), checkpoint, index, data[index]) == fresh
                 verify_inclusion(leaf_hash(data[index]), index, checkpoint.size, [base64.b64decode(p) for p in fresh.proof],
                                  checkpoint.root)
+            tiles = ledger_api.TileReader(ledger_dir)
+            commit = [0, *range(checkpoint.size - chunk, checkpoint.size)]  # the writer prepares a commit's proofs in one walk
+            for nodes in kept:
+                prepared = ledger_api.Subtrees(nodes)
+                prepared.prepare(commit, checkpoint.size)
+                for index in commit:
+                    assert prepared.path(index, checkpoint.size) == ledger_api.prove_entry(tiles, checkpoint, index, data[index]).proof
     finally:
         led.close()
 
