@@ -38,6 +38,7 @@ from replay.run import GameReplay
 from schemas import decode_stored, decode_stored_array
 from schemas.common import GameEnded, GameStarted, RoundClosed, Ruling, TournamentOpened
 from schemas.envelope import Event
+from schemas.log import BATCHES_STREAM
 
 TOURNAMENT = "tournament"
 """The `game` of a finding on a stream that is not a game (a tournament's, or an orphan stream)."""
@@ -343,8 +344,8 @@ class LiveAuditor:
         """The entries folded: the next entry fed must be this one."""
         self.games: dict[str, LiveGame] = {}
         """The games under way (a game's fold is dropped at its game.ended)."""
-        self.others: dict[str, View] = {}
-        """Every stream that is not a game: tournaments, sources, appeals, orphans."""
+        self.others: set[str] = set()
+        """Every stream that is not a game: tournaments, the log's own, appeals, orphans (read back when a round closes)."""
         self.tournaments: set[str] = set()
         self.refolded = 0
         """Events folded again to take up a game whose fold was dropped (or to check a round)."""
@@ -434,7 +435,8 @@ class LiveAuditor:
         game = self.games.get(stream)
         if game is None:
             if stream in self.others:
-                self._other_event(entry, event)
+                if isinstance(event, RoundClosed) and stream in self.tournaments:
+                    self._checked_round(event)
                 return
             game = self._take_up(stream, entry) if event.seq > 0 else None  # a finished game's later event (a ruling)
             game = game or self._open_stream(entry, event)
@@ -457,22 +459,15 @@ class LiveAuditor:
             if event.tournament is not None:
                 self.book.add_game(event.tournament, event.stream)
             return game
-        view = self.others[event.stream] = View(array("q", [entry]), [event])
+        self.others.add(event.stream)
         if isinstance(event, TournamentOpened):
             self.tournaments.add(event.stream)
         else:
             from audit.projection import is_orphan, orphan
 
             if is_orphan(event.stream, event.kind):
-                self._publish(orphan(event.stream, [event]), view)
+                self._publish(orphan(event.stream, [event]), View(array("q", [entry]), [event]))
         return None
-
-    def _other_event(self, entry: int, event: Event) -> None:
-        view = self.others[event.stream]
-        view.entries.append(entry)
-        view.events.append(event)
-        if isinstance(event, RoundClosed) and event.stream in self.tournaments:
-            self._checked_round(event)
 
     def _take_up(self, stream: str, size: int) -> LiveGame | None:
         """Folds again, publishing nothing, a game whose fold was dropped; None when the stream is no game."""
@@ -501,7 +496,7 @@ class LiveAuditor:
         except Exception as exc:  # noqa: BLE001
             self._publish(Finding(stream=event.stream, seq=event.seq, code=ROUND_CHECKS_FAILED,
                                   message=f"the checks of round {event.round} could not run: {type(exc).__name__}: {exc}"),
-                          self.others[event.stream])
+                          None)  # at the round close being folded
 
     def _close_round(self, event: RoundClosed) -> None:
         """Runs the audit's SQL and tournament checks of the tournament over its data so far, and
@@ -522,9 +517,10 @@ class LiveAuditor:
                                       message=row["message"], severity=row["severity"]), view, key)
 
     def round_projection(self, tournament: str) -> tuple[dict[str, View], Any]:
-        """Returns the streams a tournament's round checks read (its games, read back through the
-        index, and every stream that is not a game) and their projection, built from the games'
-        folds (a game under way's own, a finished game's folded again) without keeping the log.
+        """Returns the streams a tournament's round checks read (its games and every stream that is
+        not a game but the batch records, which no check reads: one per batch, they grow with the
+        season), read back through the index, and their projection, built from the games' folds (a
+        game under way's own, a finished game's folded again) without keeping the log.
 
         The projection's entries are those streams' entries, renumbered in log order."""
         from audit.projection import project_replayed
@@ -538,7 +534,7 @@ class LiveAuditor:
                 view.start = game.start
                 streams[stream] = view
                 games.append(game)
-        for stream in self.others:
+        for stream in self.others - {BATCHES_STREAM}:
             streams[stream] = self.log.stream(stream, self.size)
         placed = sorted((entry, n, seq) for n, view in enumerate(streams.values()) for seq, entry in enumerate(view.entries))
         views = list(streams.values())

@@ -10,7 +10,7 @@ Four files, written only by the service (which holds the writer lock) through `l
   through the stream index);
 - `state`: how far the log was folded when the files were last consistent: its size and Merkle root
   there, the findings' count, byte length and SHA-256, the lengths of `keys` and `games`, the games
-  under way and the streams that are not games. It is replaced whole about once a second and when
+  under way, the streams that are not games and which of them are tournaments. It is replaced whole about once a second and when
   the service stops.
 
 At start-up the state is checked against the log and the files: written by this format and version,
@@ -34,9 +34,8 @@ from pathlib import Path
 
 import msgspec
 
-from audit.live import LedgerLog, LiveAuditor, LiveFinding, View
+from audit.live import LedgerLog, LiveAuditor, LiveFinding
 from ledger import DerivedFiles, LedgerError, tree_root
-from schemas.common import TournamentOpened
 
 NAME = "live"
 FINDINGS, KEYS, GAMES, STATE = "findings", "keys", "games", "state"
@@ -67,6 +66,7 @@ class State(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     games_bytes: int
     open: list[str]
     others: list[str]
+    tournaments: list[str]
 
 
 class Opened(msgspec.Struct, frozen=True):
@@ -165,7 +165,8 @@ class LiveStore:
             return
         state = State(format=FORMAT, version=_version(), size=auditor.size, root=root, findings=len(self._offsets) - 1,
                       findings_bytes=self._offsets[-1], findings_sha256=self._sha.hexdigest(), keys_bytes=self._keys_bytes,
-                      games_bytes=self._games_bytes, open=sorted(auditor.games), others=list(auditor.others))
+                      games_bytes=self._games_bytes, open=sorted(auditor.games), others=sorted(auditor.others),
+                      tournaments=sorted(auditor.tournaments))
         self.files.replace(STATE, msgspec.json.encode(state))
         self._saved_at = time.monotonic()
 
@@ -218,9 +219,9 @@ def _line_ends(data: bytes) -> array:
 
 def open_auditor(root: Path, size: int) -> tuple[LiveAuditor, Opened]:
     """Opens the service's live audit on a ledger of `size` entries: from its files when they agree
-    with the log (reading only the games under way and the streams that are not games, through the
-    stream index), else with empty files. Either way the entries after `Opened.size` are still to be
-    folded (`LiveAuditor.catch_up`): the entries since the state, or the whole log for a rebuild.
+    with the log (reading only the games under way, through the stream index), else with empty
+    files. Either way the entries after `Opened.size` are still to be folded
+    (`LiveAuditor.catch_up`): the entries since the state, or the whole log for a rebuild.
     """
     store = LiveStore(root)
     log = LedgerLog(root)
@@ -232,11 +233,7 @@ def open_auditor(root: Path, size: int) -> tuple[LiveAuditor, Opened]:
         auditor.book = store
         return auditor, Opened(False, state, 0, 0, 0, 0)
     log.prime(state.size)
-    for stream in state.others:
-        view = log.stream(stream, state.size)
-        auditor.others[stream] = View(view.entries, view.events)
-        if view.events and isinstance(view.events[0], TournamentOpened):
-            auditor.tournaments.add(stream)
+    auditor.others, auditor.tournaments = set(state.others), set(state.tournaments)
     for stream in state.open:
         auditor.games[stream] = auditor.refold(log.stream(stream, state.size))
     auditor.size = state.size
