@@ -10,12 +10,16 @@ a missing, torn or foreign findings file is rebuilt. Ledgers are small tournamen
 
 from __future__ import annotations
 
+import asyncio
+import json
 import random
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from audit import faults
+from audit.client import Client
 from audit.live import LiveAuditor, LiveFinding
 from audit.live_store import FINDINGS, GAMES, KEYS, STATE, LiveStore, Opened, open_auditor
 from audit.session import movement_ranking
@@ -25,6 +29,7 @@ from ledger import Ledger, init
 from ledger.read import read_events
 from schemas.common import GameEnded, GameStarted, RoundClosed
 from schemas.envelope import Event
+from tests.serve_support import Server, get, make_source
 from tests.test_live_audit import ILLEGAL_CODES, _planted_at, bot_game
 
 PLAYERS = {"checkers": 4, "junqi": 8}
@@ -208,3 +213,42 @@ def test_findings_are_read_back_by_id_from_the_file(sources: dict, tmp_path: Pat
     want = reference(events)
     assert isinstance(book, LiveStore) and len(book) == len(want) >= 1
     assert book.since(0, 1) == want[:1] and book.since(len(book), 5) == [] and book.since(0, 10**6) == want
+
+
+def test_served_restart_reads_only_the_open_game_and_finds_a_move_planted_after(tmp_path: Path) -> None:
+    """Issue 14 (the real `matchledger serve`, signed batches): a finished game and a game under
+    way are sent, the service is stopped and started again; its `live` log line says it resumed from
+    its kept files, reading the open game's entries and nothing of the finished one; the illegal
+    move planted after the restart (checkers 第五条, out of turn) is found live with the very
+    numbers one audit of the whole log gives, and `/findings` lists the same after a third start."""
+    root = tmp_path / "L"
+    init(root, "serve.test/log")
+    venue = make_source(tmp_path, root, "venue")
+    finished = bot_game("junqi", 3)
+    events, _ = faults.plant("illegal-move", bot_game("checkers", 7), random.Random(7))
+    planted = _planted_at(events)
+
+    def send(url: str, batches: list[list[Event]]) -> None:
+        async def run() -> None:
+            async with Client(url, venue) as client:
+                for batch in batches:
+                    await client.send(batch)
+        asyncio.run(run())
+
+    with Server(root) as server:
+        send(server.url, [finished[i:i + 40] for i in range(0, len(finished), 40)] + [events[:planted - 2]])
+    with Server(root) as server:
+        line = server.wait_for(lambda r: r.get("at") == "live", 60)
+        assert line["resumed"] and line["open_games"] == 1 and line["entries_read"] == planted - 2, line
+        send(server.url, [events[i:i + 1] for i in range(planted - 2, len(events))])
+        for _ in range(200):
+            listed = json.loads(get(server.url, "/findings?since=0")[1])["findings"]
+            if listed:
+                break
+            asyncio.run(asyncio.sleep(0.05))
+    log = list(read_events(root))
+    want = [msgspec.to_builtins(f) for f in reference(log)]
+    assert want and want[0]["code"] in ILLEGAL_CODES["checkers"] and want[0]["stream"] == events[0].stream
+    assert listed == want[:len(listed)]
+    with Server(root) as server:
+        assert json.loads(get(server.url, "/findings?since=0")[1])["findings"] == want
