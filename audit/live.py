@@ -258,7 +258,7 @@ class LedgerLog:
         first = self._indexed
         while first < size:
             count = min(READ_BATCH, size - first)
-            for entry, event in enumerate(self.read(first, count), start=first):
+            for entry, event in enumerate(self.read(first, count, size), start=first):
                 self.add(entry, event)
             first += count
 
@@ -269,9 +269,11 @@ class LedgerLog:
             self._recent = {stream: kept for stream, entries in self._recent.items()
                             if (kept := [(e, ev) for e, ev in entries if e >= indexed])}
 
-    def read(self, first: int, count: int) -> list[Event]:
-        """Returns the events of entries first … first + count − 1."""
-        stored = self.reader.read(first, count)
+    def read(self, first: int, count: int, size: int) -> list[Event]:
+        """Returns the events of entries first … first + count − 1 of a log of `size` entries. One
+        more entry is read when there is one: the reader notes where it starts, so that reading the
+        next run starts there instead of at its segment's start."""
+        stored = self.reader.read(first, min(count + 1, size - first))[:count]
         self.entries_read += len(stored)
         return decode_stored(stored)
 
@@ -414,7 +416,7 @@ class LiveAuditor:
             raise FeedError(f"entry {size} fed where entry {self.size} is the next of the log")
         while self.size < size:
             first = self.size
-            for entry, event in enumerate(self.log.read(first, min(READ_BATCH, size - first)), start=first):
+            for entry, event in enumerate(self.log.read(first, min(READ_BATCH, size - first), size), start=first):
                 self._fold(entry, event)
             self.book.fed(self)
             if progress:

@@ -4,8 +4,9 @@ published to `/findings` readers and `/live` subscribers (Server-Sent Events) th
 The auditor itself (each game's fold, the tournament checks) is `audit/live.py`, what it keeps in
 the ledger `audit/live_store.py`; this module opens it, moves entries to it and findings from it,
 off the event loop and off the writer. Opening reads the games under way and the entries since the
-last state; when the kept files must be rebuilt, the whole log is folded on the auditor's thread
-while the service already takes batches (findings are published once it is done).
+last state; when the kept files must be rebuilt (or many entries came since), the log is folded on
+the auditor's thread while the service already takes batches, and findings are published once it
+is done (`/healthz` says how far it is).
 """
 
 from __future__ import annotations
@@ -23,6 +24,9 @@ from aiohttp import web
 
 KEEPALIVE_S = 15.0
 PAGE = 1000
+SYNC_TAIL = 16384
+"""Entries since the kept state folded before the service takes batches; more (a crash during a
+rebuild, entries recorded while the service was down) are folded on the auditor's thread."""
 Entries = list[tuple[int, Any]]
 
 
@@ -57,13 +61,14 @@ class LiveHub:
         checkpoint = newest_checkpoint(self.root, load_verifier(self.root))
         size = checkpoint.size if checkpoint is not None else 0
         self._auditor, opened = open_auditor(self.root, size)
-        if opened.resumed:
+        if opened.resumed and size - opened.size <= SYNC_TAIL:
             self._auditor.catch_up(size)
             self._ready(opened, started)
             rebuild = None
         else:
-            self._status = f"rebuilding the live findings from the log ({opened.reason})"
-            rebuild = (opened, started, size)
+            why = "catching up with the log" if opened.resumed else f"rebuilding the live findings from the log ({opened.reason})"
+            self._status = why
+            rebuild = (why, opened, started, size)
         self._thread = threading.Thread(target=self._run, args=(rebuild,), name="live-auditor", daemon=True)
         self._thread.start()
 
@@ -97,9 +102,8 @@ class LiveHub:
     def _run(self, rebuild: tuple[Any, float, int] | None) -> None:
         try:
             if rebuild is not None:
-                opened, started, size = rebuild
-                self._auditor.catch_up(size, lambda n: setattr(self, "_status", f"rebuilding the live findings from the log "
-                                                                             f"({opened.reason}): {n} of {size} entries"))
+                why, opened, started, size = rebuild
+                self._auditor.catch_up(size, lambda n: setattr(self, "_status", f"{why}: {n} of {size} entries"))
                 self._ready(opened, started)
             while (entries := self._queue.get()) is not None:
                 found = self._auditor.feed(entries)
