@@ -48,6 +48,8 @@ ROUND_CHECKS_FAILED = "audit.E02"
 """A live finding: the round checks raised at a round close, so that round was not checked then."""
 READ_BATCH = 4096
 """Entries decoded per call when the log is read back at start-up."""
+TRIM_EVERY = 16384
+"""Entries kept beyond the index on disk after which the auditor looks whether it covers them now."""
 
 
 class LiveFinding(msgspec.Struct, frozen=True, kw_only=True):
@@ -234,10 +236,14 @@ class LedgerLog:
         self.entries_read = 0
         self._indexed = indexed_size(root)
         self._recent: dict[str, list[tuple[int, Event]]] = {}
+        self._kept = 0
 
     def add(self, entry: int, event: Event) -> None:
         if entry >= self._indexed:
             self._recent.setdefault(event.stream, []).append((entry, event))
+            self._kept += 1
+            if self._kept >= TRIM_EVERY:
+                self._trim()
 
     def stream(self, stream: str, size: int) -> View:
         self._trim()
@@ -268,6 +274,7 @@ class LedgerLog:
             self._indexed = indexed
             self._recent = {stream: kept for stream, entries in self._recent.items()
                             if (kept := [(e, ev) for e, ev in entries if e >= indexed])}
+        self._kept = sum(map(len, self._recent.values()))
 
     def read(self, first: int, count: int, size: int) -> list[Event]:
         """Returns the events of entries first … first + count − 1 of a log of `size` entries. One

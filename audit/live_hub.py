@@ -72,12 +72,16 @@ class LiveHub:
         self._thread = threading.Thread(target=self._run, args=(rebuild,), name="live-auditor", daemon=True)
         self._thread.start()
 
-    def _ready(self, opened: Any, started: float) -> None:
+    def _ready(self, opened: Any, started: float, threaded: bool = False) -> None:
         from audit.live_store import opened_line
 
         self._count = len(self._auditor.book)
         self._status = "ready"
-        self._log(opened_line(opened, self._auditor, time.perf_counter() - started))
+        record = opened_line(opened, self._auditor, time.perf_counter() - started)
+        if threaded and self._loop is not None:  # the service's log is written on the event loop
+            self._loop.call_soon_threadsafe(self._log, record)
+        else:
+            self._log(record)
 
     def ready(self) -> bool:
         """Tells whether findings are being published."""
@@ -104,7 +108,7 @@ class LiveHub:
             if rebuild is not None:
                 why, opened, started, size = rebuild
                 self._auditor.catch_up(size, lambda n: setattr(self, "_status", f"{why}: {n} of {size} entries"))
-                self._ready(opened, started)
+                self._ready(opened, started, threaded=True)
             while (entries := self._queue.get()) is not None:
                 found = self._auditor.feed(entries)
                 if found and self._loop is not None:

@@ -25,7 +25,7 @@ from audit.live_store import FINDINGS, GAMES, KEYS, STATE, LiveStore, Opened, op
 from audit.session import movement_ranking
 from audit.simulate import record_events
 from audit.tournament_sim import TournamentPlan, simulate_tournament
-from ledger import Ledger, init
+from ledger import Ledger, indexed_size, init
 from ledger.read import read_events
 from schemas.common import GameEnded, GameStarted, RoundClosed
 from schemas.envelope import Event
@@ -252,3 +252,27 @@ def test_served_restart_reads_only_the_open_game_and_finds_a_move_planted_after(
     assert listed == want[:len(listed)]
     with Server(root) as server:
         assert json.loads(get(server.url, "/findings?since=0")[1])["findings"] == want
+
+
+def test_a_stream_is_read_whole_while_the_index_on_disk_lags(sources: dict, tmp_path: Path) -> None:
+    """The service flushes the stream index every few seconds (checkpoints without the index
+    between): a stream read back for a round close or a finished game's later event is its entries
+    on disk plus those fed since the index covered them, every one, in seq order."""
+    from audit.live import LedgerLog
+
+    events = sources["checkers", "wrong-seating"]
+    root = recorded(tmp_path / "l", events[:len(events) // 2])
+    log = LedgerLog(root)
+    with Ledger.open(root) as ledger:
+        for at in range(len(events) // 2, len(events), 5):
+            base = ledger.size
+            record_events(ledger, events[at:at + 5])
+            ledger.checkpoint(index=False)
+            for entry, event in enumerate(events[at:at + 5], start=base):
+                log.add(entry, event)
+        assert indexed_size(root) == len(events) // 2
+        for stream in {e.stream for e in events}:
+            view = log.stream(stream, len(events))
+            assert view.events == [e for e in events if e.stream == stream], stream
+            assert view.entries.tolist() == [i for i, e in enumerate(events) if e.stream == stream]
+            assert view.stored == [msgspec.json.encode(e) for e in view.events]
