@@ -30,7 +30,7 @@ from typing import Any, Protocol
 import msgspec
 
 from audit.jsonsplit import split
-from ledger import EntryReader, StoredEntries, indexed_size, read_entries, read_stream_entries
+from ledger import EntryReader, StoredEntries, indexed_size, read_entries, read_streams
 from replay.protocol import Finding, GameEngine, Outcome, Step
 from replay.registry import engine
 from replay.rulings import apply_rulings
@@ -192,13 +192,17 @@ class LogReader(Protocol):
     def stream(self, stream: str, size: int) -> View:
         """Returns one stream's entries among the first `size`, with their events and stored bytes."""
 
+    def streams(self, streams: Sequence[str], size: int) -> dict[str, View]:
+        """Returns several streams as `stream` does."""
+
 
 class MemoryLog:
     """The log of an auditor fed without a ledger (tests, simulations): every entry is kept."""
 
     def __init__(self, stored: StoredEntries | None = None) -> None:
         self.events: list[Event] = []
-        self.streams: dict[str, array] = {}
+        self.entries: dict[str, array] = {}
+        """Every stream's entries, in seq order."""
         self._data = bytearray(stored.data) if stored else bytearray()
         self._ends = array("q", stored.ends) if stored else array("q", [0])
         """The canonical bytes of the entries known so far: entry i is _data[_ends[i]:_ends[i + 1]]."""
@@ -206,14 +210,17 @@ class MemoryLog:
 
     def add(self, entry: int, event: Event) -> None:
         self.events.append(event)
-        self.streams.setdefault(event.stream, array("q")).append(entry)
+        self.entries.setdefault(event.stream, array("q")).append(entry)
 
     def stream(self, stream: str, size: int) -> View:
-        entries = array("q", (e for e in self.streams.get(stream, ()) if e < size))
+        entries = array("q", (e for e in self.entries.get(stream, ()) if e < size))
         self._encode(size)
         self.entries_read += len(entries)
         return View(entries, [self.events[e] for e in entries],
                     stored=[bytes(self._data[self._ends[e]:self._ends[e + 1]]) for e in entries])
+
+    def streams(self, streams: Sequence[str], size: int) -> dict[str, View]:
+        return {stream: self.stream(stream, size) for stream in streams}
 
     def _encode(self, n: int) -> None:
         """Encodes the entries not known yet in one call (the recorder stores msgspec's encoding)."""
@@ -246,8 +253,15 @@ class LedgerLog:
                 self._trim()
 
     def stream(self, stream: str, size: int) -> View:
+        return self.streams([stream], size)[stream]
+
+    def streams(self, streams: Sequence[str], size: int) -> dict[str, View]:
+        """Returns several streams as `stream` does, each segment opened once for them all."""
         self._trim()
-        found = read_stream_entries(self.root, stream, min(size, self._indexed))
+        read = read_streams(self.root, streams, min(size, self._indexed))
+        return {stream: self._view(stream, found, size) for stream, found in read.items()}
+
+    def _view(self, stream: str, found: list[tuple[int, bytes]], size: int) -> View:
         self.entries_read += len(found)
         stored = [data for _, data in found]
         view = View(array("q", (entry for entry, _ in found)), decode_stored(stored), stored=stored)
@@ -536,15 +550,13 @@ class LiveAuditor:
 
         streams: dict[str, View] = {}
         games = []
-        for stream in dict.fromkeys(self.book.games_of(tournament)):
-            view = self.log.stream(stream, self.size)
+        for stream, view in self.log.streams(list(dict.fromkeys(self.book.games_of(tournament))), self.size).items():
             if view.events:
                 game = self.games.get(stream) or self.refold(view)
                 view.start = game.start
                 streams[stream] = view
                 games.append(game)
-        for stream in self.others - {BATCHES_STREAM}:
-            streams[stream] = self.log.stream(stream, self.size)
+        streams.update(self.log.streams(sorted(self.others - {BATCHES_STREAM}), self.size))
         placed = sorted((entry, n, seq) for n, view in enumerate(streams.values()) for seq, entry in enumerate(view.entries))
         views = list(streams.values())
         renumbered = {entry: row for row, (entry, _, _) in enumerate(placed)}

@@ -13,13 +13,18 @@ how far the index on disk goes, and the log's Merkle root at a size, which is ho
 
 from __future__ import annotations
 
+import bisect
 import os
 import shutil
 import stat
+from collections.abc import Iterable
 from pathlib import Path
 
-from ledger.frames import stream_entries
-from ledger.index import read_head
+from ledger.errors import LedgerCorrupt
+from ledger.frames import decode_key, open_regular
+from ledger.index import load_stream, read_head
+from ledger.layout import SEGMENTS
+from ledger.segments import HEADER, LENGTH_MASK, TRAILER, FrameError, iter_frames, list_segments, segment_path
 from ledger.tiles import TileReader
 
 DERIVED = "derived"
@@ -108,7 +113,56 @@ def read_stream_entries(root: Path, stream: str, size: int) -> list[tuple[int, b
 
     :raises LedgerCorrupt: when the index points at anything but the stream's events in order.
     """
-    return stream_entries(root, stream, size)
+    return read_streams(root, [stream], size)[stream]
+
+
+def read_streams(root: Path, streams: Iterable[str], size: int) -> dict[str, list[tuple[int, bytes]]]:
+    """Returns, for each stream, (entry index, stored bytes) of its events among the first `size`
+    entries, read through the stream index as `ledger.frames.stream_entries` reads them (each
+    frame's place, CRC and key checked), each segment opened once for all of them.
+
+    :raises LedgerCorrupt: when the index points at anything but a stream's events in order.
+    """
+    starts = [first for first, _ in list_segments(root / SEGMENTS)]
+    files: dict[int, int] = {}
+    found: dict[str, list[tuple[int, bytes]]] = {}
+    try:
+        for stream in streams:
+            index = load_stream(root, stream)
+            entries = found[stream] = []
+            for seq, (entry, offset) in enumerate(zip(index.entries, index.offsets)):
+                if entry >= size:
+                    break
+                first = starts[bisect.bisect_right(starts, entry) - 1] if starts else 0
+                if first not in files:
+                    with open_regular(segment_path(root / SEGMENTS, first)) as f:
+                        files[first] = os.dup(f.fileno())
+                data = _frame(files[first], offset, entry)
+                key = decode_key(data, entry)
+                if (key.stream, key.seq) != (stream, seq):
+                    raise LedgerCorrupt(entry, f"the index gives seq {seq} of stream {stream!r} here, "
+                                               f"the entry is seq {key.seq} of {key.stream!r}")
+                entries.append((entry, data))
+    finally:
+        for fd in files.values():
+            os.close(fd)
+    return found
+
+
+def _frame(fd: int, offset: int, entry: int) -> bytes:
+    """Returns the payload of the frame of `entry` at `offset` of an open segment, its CRC and place checked."""
+    try:
+        head = os.pread(fd, HEADER.size, offset)
+        length = int.from_bytes(head[:4], "little") & LENGTH_MASK if len(head) == HEADER.size else 0
+        data = head + os.pread(fd, length + TRAILER.size, offset + HEADER.size)
+        frame = next(iter_frames(data, entry), None)
+    except OSError as exc:
+        raise LedgerCorrupt(entry, f"cannot read its segment: {exc.strerror or exc}") from None
+    except FrameError as exc:
+        raise LedgerCorrupt(entry, f"{exc} (offset {offset})") from None
+    if frame is None:
+        raise LedgerCorrupt(entry, f"no frame at offset {offset}")
+    return bytes(frame[2])
 
 
 def indexed_size(root: Path) -> int:
