@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -138,9 +139,11 @@ def _write(root: Path, stream: str, cls: type[Event], at: str | None, signer: Si
     return Written(event, record(root, [encode(event)]))
 
 
-def list_appeals(root: Path, tournament: str | None, open_only: bool) -> list[dict[str, Any]]:
-    """Returns every appeal (of a tournament) with its window, deadline, decision and correction."""
+def list_appeals(root: Path, tournament: str | None, open_only: bool,
+                 progress: Callable[[int], None] | None = None) -> list[dict[str, Any]]:
+    """Returns every appeal (of a tournament) with its window, deadline, decision and correction
+    (telling `progress` of each game the projection replays)."""
     from audit.session import open_session
 
-    rows = open_session(root).db.run("appeal_list", tournament=tournament)
+    rows = open_session(root, progress).db.run("appeal_list", tournament=tournament)
     return [r for r in rows if r["open"] or not open_only]

@@ -164,9 +164,11 @@ def test_junqi_step_limit_messages() -> None:
     b = HandBuilt()
     seqs = junqi_game(b, ".x....", "RESIGNED", STEPS5, stream="past")
     short = junqi_game(b, ".x..", "MAX_STEPS", STEPS5, stream="short")
+    on = junqi_game(b, ".x....", None, STEPS5, stream="still-on")  # the engine never ended it: no termination, no NULL message
     assert b.run("junqi_step_limit") == [
         ("past", seqs[-1], "audit.S01", "6 steps played with max_steps 5; the game ended RESIGNED"),
         ("short", short[-1], "audit.S01", "4 steps played with max_steps 5; the game ended MAX_STEPS"),
+        ("still-on", on[-1], "audit.S01", "6 steps played with max_steps 5; the game has not ended"),
     ]
 
 
@@ -393,7 +395,10 @@ def test_move_time_claim_without_its_move() -> None:
     b = HandBuilt()
     timed_move(b, None)
     b.event(G, 2, "game.move_time", seat=0, ts=103_000, ms=3000, move_seq=7)
-    assert _codes(b.run("move_time_gaps")) == [("audit.T01", 2)]
+    b.event(G, 3, "game.move_time", seat=None, ts=103_000, ms=900)
+    assert b.run("move_time_gaps") == [
+        (G, 2, "audit.T01", "seat 0 claims 3000 ms for the move at seq 7, which is not in the stream: nothing to check it against"),
+        (G, 3, "audit.T01", "seat (none) claims 900 ms but names no move: nothing to check it against")]
 
 
 def clocked_game(b: HandBuilt, claims: list[int], engine: list[int] | None, stream: str = G) -> None:
@@ -560,6 +565,16 @@ def test_claims_message() -> None:
     claimed_game(b, ("FLAG_CAPTURED", [0, 2], [5, 1, 5, 3]))
     assert b.run("claim_mismatches") == [(G, 300, "audit.C01", "claimed FLAG_CAPTURED winners [0, 2] points [5.0, 1.0, 5.0, 3.0], "
                                                      "derived FLAG_CAPTURED winners [0, 2] points [5.0, 1.0, 5.0, 1.0]")]
+
+
+def test_claims_message_for_a_game_not_over() -> None:
+    """tournament.md §1: a game.ended claim for a game the rules have not ended is shown against
+    "no end", not as an empty message (SQL's format() of a NULL is NULL)."""
+    b = HandBuilt()
+    b.game(G, "junqi", profile_json(JUNQI), None, None, list(zip(JUNQI_PLAYERS, [None] * 4)))
+    b.event(G, 300, "game.ended", termination="FLAG_CAPTURED", winners=[0, 2], points=[5, 1, 5, 1])
+    assert b.run("claim_mismatches") == [(G, 300, "audit.C01", "claimed FLAG_CAPTURED winners [0, 2] points [5.0, 1.0, 5.0, 1.0], "
+                                                     "derived no end (the game is not over) winners none points none")]
 
 
 @pytest.mark.parametrize(("severity", "flagged"), [("error", False), ("warning", True)])

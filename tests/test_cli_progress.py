@@ -110,3 +110,16 @@ def test_tournament_report_progress_counts_the_games_then_the_reports(tournament
     assert {total for _, total in _bars(result.stderr, "replaying games")} == {str(games)}
     written = _bars(result.stderr, "writing the reports")
     assert {total for _, total in written} == {str(reports + 1)} and (reports + 1, str(reports + 1)) in written
+
+
+@pytest.mark.parametrize("command", ["standings", "query", "appeals"])
+def test_projection_commands_show_the_replay(tournament: tuple[Path, str, int], command: str) -> None:
+    """standings, query and appeals replay the whole log before they answer (a minute on a
+    season-sized ledger): the same bar as `audit`, with the games as its total; none with --quiet."""
+    root, name, games = tournament
+    args = {"standings": ["--tournament", name], "query": ["SELECT count(*) FROM games"], "appeals": []}[command]
+    result = CliRunner().invoke(app, [command, "--ledger", str(root), *args], env=TERMINAL)
+    assert result.exit_code == 0, result.output
+    assert (games, str(games)) in _bars(result.stderr, "replaying games")
+    assert "replaying games" not in result.stdout
+    assert CliRunner().invoke(app, [command, "--ledger", str(root), *args, "--quiet"], env=TERMINAL).stderr == ""

@@ -43,13 +43,14 @@ def standings(tournament: Annotated[str, typer.Option(help="Tournament stream id
               explain: Annotated[str | None, typer.Option(help="Show the chain from events to this player's rank.")] = None,
               crosstable: Annotated[bool, typer.Option("--crosstable", help="Show each player's result in every round.")] = False,
               legend: Annotated[bool, typer.Option("--legend", help="Print what every column means, in English and Chinese.")] = False,
-              fmt: FormatOpt = Format.table) -> None:
+              fmt: FormatOpt = Format.table, quiet: QuietOpt = False) -> None:
     """Print a tournament's ranking with every tie-break column (and a legend of the columns)."""
     from audit import standings as standings_mod
     from audit.render import crosstable_rows, explanation_rows, legend_rows, standings_rows
     from audit.session import open_session
 
-    session = open_session(ledger)
+    with progress_bar("replaying games", 0, quiet=quiet) as advance:  # the projection counts the games: the bar's total
+        session = open_session(ledger, advance)
     if crosstable:
         cross = standings_mod.crosstable(session, tournament)
         emit(crosstable_rows(cross), fmt, document={"tournament": cross.tournament, "format": cross.format, "rounds": cross.rounds,
@@ -79,7 +80,7 @@ def query(sql: Annotated[str | None, typer.Argument(help="Read-only SQL over the
           list_queries: Annotated[bool, typer.Option("--list", help="List the named queries, tables and views instead.")] = False,
           describe: Annotated[bool, typer.Option("--describe", help="List every column (of one table or view) with its type and meaning.")] = False,
           timeout: Annotated[float, typer.Option(help="Stop the query after this many seconds.")] = 60.0,
-          fmt: FormatOpt = Format.table) -> None:
+          fmt: FormatOpt = Format.table, quiet: QuietOpt = False) -> None:
     """Run read-only SQL or a named query over the projection of a ledger or of a Parquet export; list the queries; describe the columns."""
     from audit.db import AuditDB, AuditError, catalogue
     from audit.dictionary import describe_columns
@@ -101,7 +102,11 @@ def query(sql: Annotated[str | None, typer.Argument(help="Read-only SQL over the
     params = _params(param or [])
     if name is not None:
         _check_named(name, params)
-    db = AuditDB(load_parquet(parquet, Verifier.load(key))) if parquet is not None and key is not None else open_session(ledger).db
+    if parquet is not None and key is not None:
+        db = AuditDB(load_parquet(parquet, Verifier.load(key)))
+    else:
+        with progress_bar("replaying games", 0, quiet=quiet) as advance:  # the projection counts the games: the bar's total
+            db = open_session(ledger, advance).db
     try:
         columns, rows = db.run_named(name, params) if name is not None else db.query(sql or "", timeout)
     except AuditError as exc:  # the SQL given cannot run: a usage error, whatever DuckDB said

@@ -5,8 +5,10 @@
 --   needs an arbiter's ruling first). The claim is held to the result of play, before any ruling
 -- implements: tournament.md §1 (totals the software claims are claims to check), DESIGN.md audit/
 SELECT c.stream, c.seq, 'audit.C01' AS code, NULL AS article,
-       format('claimed {} winners {} points {}, derived {} winners {} points {}',
-              c.termination, c.winners, c.points, g.derived_termination, g.derived_winners, d.points) AS message
+       format('claimed {} winners {} points {}, derived {} winners {} points {}',  -- format() of any NULL is NULL
+              coalesce(c.termination, 'no end'), coalesce(CAST(c.winners AS VARCHAR), 'none'), coalesce(CAST(c.points AS VARCHAR), 'none'),
+              coalesce(g.derived_termination, 'no end (the game is not over)'), coalesce(CAST(g.derived_winners AS VARCHAR), 'none'),
+              CASE WHEN list_aggregate(d.points, 'count') = 0 THEN 'none' ELSE CAST(d.points AS VARCHAR) END) AS message
 FROM claims c
 JOIN games g USING (stream)
 JOIN (SELECT stream, list(derived_points ORDER BY seat) AS points FROM seats GROUP BY stream) d USING (stream)

@@ -6,7 +6,7 @@
 SELECT e.stream, e.seq, 'audit.C02' AS code, '第八条' AS article,
        format('claimed {} 胡息 and score {}, derived {} 胡息 and score {}',
               coalesce(json_extract_string(e.body, '$.huxi'), 'no'), coalesce(json_extract_string(e.body, '$.score'), 'no'),
-              CAST(json_extract(st.facts, '$.huxi') AS INTEGER), 2 * CAST(json_extract(st.facts, '$.score_s') AS INTEGER)) AS message
+              CAST(json_extract(st.facts, '$.huxi') AS INTEGER), coalesce(CAST(2 * CAST(json_extract(st.facts, '$.score_s') AS INTEGER) AS VARCHAR), 'none')) AS message
 FROM events e JOIN steps st ON st.stream = e.stream AND st.seq = e.seq
 WHERE e.kind = 'paohuzi.hu' AND st.kind = 'paohuzi.hu' AND json_extract(st.facts, '$.huxi') IS NOT NULL
   AND (CAST(json_extract(e.body, '$.huxi') AS INTEGER) IS DISTINCT FROM CAST(json_extract(st.facts, '$.huxi') AS INTEGER)

@@ -34,7 +34,7 @@ SELECT g.stream, c.seq, 'audit.Q01' AS code, '第九条' AS article,
 FROM counted c JOIN g USING (gid) WHERE c.engine_quiet IS NOT NULL AND c.sql_quiet <> c.engine_quiet
 UNION ALL
 SELECT g.stream, r.seq, 'audit.Q02', '第九条',
-       format('the no-contact count reaches the limit at seq {}, but the game ended {}', r.seq, g.termination)
+       format('the no-contact count reaches the limit at seq {}, but {}', r.seq, CASE WHEN g.termination IS NULL THEN 'the game has not ended' ELSE 'the game ended ' || g.termination END)
 FROM g JOIN reached r USING (gid) JOIN (SELECT gid, max(seq) AS last FROM counted GROUP BY gid) l USING (gid)
 WHERE g.termination IS DISTINCT FROM 'QUIET_LIMIT' OR r.seq <> l.last
 UNION ALL

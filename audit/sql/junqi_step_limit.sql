@@ -14,7 +14,7 @@ WITH counted AS (
     GROUP BY ALL
 )
 SELECT stream, last_seq AS seq, 'audit.S01' AS code, '第九条' AS article,
-       format('{} steps played with max_steps {}; the game ended {}', steps, max_steps, termination) AS message
+       format('{} steps played with max_steps {}; {}', steps, max_steps, CASE WHEN termination IS NULL THEN 'the game has not ended' ELSE 'the game ended ' || termination END) AS message
 FROM counted
 WHERE max_steps IS NOT NULL
   AND (steps > max_steps OR (termination = 'MAX_STEPS' AND steps < max_steps))

@@ -38,7 +38,7 @@ WITH judged AS (
 )
 SELECT stream, seq, 'audit.L01' AS code, '第五条' AS article,
        CASE WHEN termination IS DISTINCT FROM 'LEAVE_CAMP'
-            THEN format('seat {} misses a leave-camp deadline ({}), but the game ended {}', seat, why, termination)
+            THEN format('seat {} misses a leave-camp deadline ({}), but {}', seat, why, CASE WHEN termination IS NULL THEN 'the game has not ended' ELSE 'the game ended ' || termination END)
             ELSE format('seat {} misses a leave-camp deadline ({}), but the game ends LEAVE_CAMP with it among the winners {}', seat, why, winners)
        END AS message
 FROM missed WHERE termination IS DISTINCT FROM 'LEAVE_CAMP' OR list_contains(winners, seat)

@@ -8,7 +8,13 @@ WITH tolerance AS (  -- each game's tolerance, read once from its tournament's r
     FROM games g LEFT JOIN tournaments tr ON tr.tournament = g.tournament
 )
 SELECT t.stream, t.seq, 'audit.T01' AS code, 'tournament.md §3' AS article,
-       format('seat {} claims {} ms for the move at seq {}, the timestamps give {} ms', t.seat, t.ms, t.move_seq, t.gap_ms) AS message
+       CASE WHEN t.gap_ms IS NOT NULL  -- format() of a NULL gives NULL: a claim with nothing to check it against says so
+            THEN format('seat {} claims {} ms for the move at seq {}, the timestamps give {} ms', t.seat, t.ms, t.move_seq, t.gap_ms)
+            WHEN t.move_seq IS NULL
+            THEN format('seat {} claims {} ms but names no move: nothing to check it against', coalesce(CAST(t.seat AS VARCHAR), '(none)'), t.ms)
+            ELSE format('seat {} claims {} ms for the move at seq {}, which is not in the stream: nothing to check it against',
+                        coalesce(CAST(t.seat AS VARCHAR), '(none)'), t.ms, t.move_seq)
+       END AS message
 FROM timings t
 LEFT JOIN tolerance tol ON tol.stream = t.stream
 WHERE t.gap_ms IS NULL OR abs(t.ms - t.gap_ms) > coalesce(tol.ms, 1000)
