@@ -1,8 +1,12 @@
 """Live findings in the service: the live auditor fed each commit on its own thread, its findings
 published to `/findings` readers and `/live` subscribers (Server-Sent Events) the moment they exist.
 
-The auditor itself (each game's fold, the tournament checks) is `audit/live.py`; this module only
-moves entries to it and findings from it, off the event loop and off the writer.
+The auditor itself (each game's fold, the tournament checks) is `audit/live.py`, what it keeps in
+the ledger `audit/live_store.py`; this module opens it, moves entries to it and findings from it,
+off the event loop and off the writer. Opening reads the games under way and the entries since the
+last state; when the kept files must be rebuilt (or many entries came since), the log is folded on
+the auditor's thread while the service already takes batches, and findings are published once it
+is done (`/healthz` says how far it is).
 """
 
 from __future__ import annotations
@@ -10,6 +14,8 @@ from __future__ import annotations
 import asyncio
 import queue
 import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,15 +23,21 @@ import msgspec
 from aiohttp import web
 
 KEEPALIVE_S = 15.0
+PAGE = 1000
+SYNC_TAIL = 16384
+"""Entries since the kept state folded before the service takes batches; more (a crash during a
+rebuild, entries recorded while the service was down) are folded on the auditor's thread."""
 Entries = list[tuple[int, Any]]
 
 
 class LiveHub:
     """Feeds committed entries to the live auditor and fans its findings out."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, log: Callable[[dict[str, Any]], None] | None = None) -> None:
         self.root = root
-        self._findings: list[Any] = []  # finding id n is _findings[n - 1] (ids are dense from 1)
+        self._log = log or (lambda record: None)
+        self._count = 0
+        """Findings 1 … _count are published to readers (ids are dense from 1)."""
         self._subscribers: set[asyncio.Queue[Any]] = set()
         self._queue: queue.Queue[Entries | None] = queue.Queue()
         self._status = "starting"
@@ -35,18 +47,41 @@ class LiveHub:
         self._closed = asyncio.Event()
 
     def start(self, loop: asyncio.AbstractEventLoop) -> None:
-        """Folds what the log holds (before any batch is taken) and starts the auditor's thread."""
+        """Opens the live audit before any batch is taken (from its kept files, folding the entries
+        since; or, when they must be rebuilt, on the auditor's thread) and starts that thread."""
         self._loop = loop
         try:
-            from audit.live import LiveAuditor
+            from audit.live_store import open_auditor
         except ImportError:
-            self._status = "live audit is not part of this build (audit/live.py is missing)"
+            self._status = "live audit is not part of this build (audit/live_store.py is missing)"
             return
-        self._auditor = LiveAuditor.from_ledger(self.root)
-        self._findings = list(self._auditor.since(0, limit=1 << 62))
-        self._status = "ready"
-        self._thread = threading.Thread(target=self._run, name="live-auditor", daemon=True)
+        from ledger import load_verifier, newest_checkpoint
+
+        started = time.perf_counter()
+        checkpoint = newest_checkpoint(self.root, load_verifier(self.root))
+        size = checkpoint.size if checkpoint is not None else 0
+        self._auditor, opened = open_auditor(self.root, size)
+        if opened.resumed and size - opened.size <= SYNC_TAIL:
+            self._auditor.catch_up(size)
+            self._ready(opened, started)
+            rebuild = None
+        else:
+            why = "catching up with the log" if opened.resumed else f"rebuilding the live findings from the log ({opened.reason})"
+            self._status = why
+            rebuild = (why, opened, started, size)
+        self._thread = threading.Thread(target=self._run, args=(rebuild,), name="live-auditor", daemon=True)
         self._thread.start()
+
+    def _ready(self, opened: Any, started: float, threaded: bool = False) -> None:
+        from audit.live_store import opened_line
+
+        self._count = len(self._auditor.book)
+        self._status = "ready"
+        record = opened_line(opened, self._auditor, time.perf_counter() - started)
+        if threaded and self._loop is not None:  # the service's log is written on the event loop
+            self._loop.call_soon_threadsafe(self._log, record)
+        else:
+            self._log(record)
 
     def ready(self) -> bool:
         """Tells whether findings are being published."""
@@ -62,30 +97,36 @@ class LiveHub:
             self._queue.put(entries)
 
     def close(self) -> None:
-        """Stops the auditor's thread and ends every `/live` stream."""
+        """Stops the auditor's thread (which writes its state) and ends every `/live` stream."""
         self._queue.put(None)
         if self._thread:
             self._thread.join(timeout=5)
         self._closed.set()
 
-    def _run(self) -> None:
-        while (entries := self._queue.get()) is not None:
-            try:
+    def _run(self, rebuild: tuple[Any, float, int] | None) -> None:
+        try:
+            if rebuild is not None:
+                why, opened, started, size = rebuild
+                self._auditor.catch_up(size, lambda n: setattr(self, "_status", f"{why}: {n} of {size} entries"))
+                self._ready(opened, started, threaded=True)
+            while (entries := self._queue.get()) is not None:
                 found = self._auditor.feed(entries)
-            except Exception as exc:  # noqa: BLE001 - a fold that breaks must not stop the recording
-                self._status = f"the live auditor failed: {type(exc).__name__}: {exc}"
-                return
-            if found and self._loop is not None:
-                self._loop.call_soon_threadsafe(self._publish, found)
+                if found and self._loop is not None:
+                    self._loop.call_soon_threadsafe(self._publish, found)
+            self._auditor.book.save(self._auditor)
+        except Exception as exc:  # noqa: BLE001 - a fold that breaks must not stop the recording
+            self._status = f"the live auditor failed: {type(exc).__name__}: {exc}"
 
     def _publish(self, found: list[Any]) -> None:
-        self._findings += found
+        self._count = max(self._count, found[-1].id)
         for subscriber in self._subscribers:
             subscriber.put_nowait(found)
 
-    def since(self, n: int, limit: int = 1000) -> list[Any]:
-        """Returns the findings with id > n, at most `limit`."""
-        return self._findings[n:n + limit]
+    def since(self, n: int, limit: int = PAGE) -> list[Any]:
+        """Returns the published findings with id > n, at most `limit` (read from the kept findings)."""
+        if n >= self._count:
+            return []
+        return self._auditor.since(n, min(limit, self._count - n))
 
     async def stream(self, response: web.StreamResponse, since: int) -> None:
         """Writes findings after `since` as Server-Sent Events until the client leaves or the hub closes."""
@@ -93,15 +134,19 @@ class LiveHub:
         self._subscribers.add(inbox)
         try:
             sent = since
-            backlog: list[Any] | None = self._findings[since:]
+            while page := self.since(sent):  # what was published before: read back, a page at a time
+                for finding in page:
+                    await response.write(_event(finding))
+                sent = page[-1].id
+            backlog: list[Any] | None = await self._next(inbox)
             while backlog is not None:
+                if backlog == []:
+                    await response.write(b": keepalive\n\n")
                 for finding in backlog:
                     if finding.id > sent:
                         await response.write(_event(finding))
                         sent = finding.id
                 backlog = await self._next(inbox)
-                if backlog == []:
-                    await response.write(b": keepalive\n\n")
         except (ConnectionResetError, asyncio.CancelledError):
             return
         finally:

@@ -174,7 +174,7 @@ class Service:
     def __init__(self, config: ServeConfig, log: Callable[[dict[str, Any]], None]) -> None:
         self.config = config
         self.log = log
-        self.hub = LiveHub(config.root) if config.live else None
+        self.hub = LiveHub(config.root, log) if config.live else None
         self.writer = Writer(config.root, self.hub.committed if self.hub else None)
         self.limits = RateLimiter(config.rate, config.burst)
         self.verifier = self.writer.ledger.signer.verifier

@@ -18,6 +18,7 @@ from ledger.bundle import (
 )
 from ledger.checkpoints import Checkpoint, checkpoint_sizes, newest_checkpoint, stored_checkpoint
 from ledger.commitments import check_heads
+from ledger.derived import DerivedFiles, indexed_size, read_stream_entries, read_streams, tree_root
 from ledger.errors import CheckpointError, LedgerCorrupt, LedgerError, LedgerLocked, LedgerNotFound, SequenceError, SignatureError
 from ledger.export import export_jsonl, export_tiles
 from ledger.fastscan import verify_signatures
@@ -81,4 +82,5 @@ __all__ = [
     "load_evidence", "load_source_book", "now_ms", "parse_tile_path", "prove_entry", "read_verifier_key", "registration", "revocation",
     "bad_signature", "parse_signature", "sign_batch", "verify_senders", "signed_message", "stored_checkpoint", "KeptNodes",
     "verify_signatures",
+    "DerivedFiles", "indexed_size", "read_stream_entries", "read_streams", "tree_root",  # derived files the service keeps (live findings)
 ]

@@ -28,7 +28,7 @@ from audit import faults
 from audit.certify import certify
 from audit.live import FeedError, LiveAuditor, LiveFinding
 from audit.live_watch import _Link, messages
-from audit.projection import project, project_replayed
+from audit.projection import project
 from audit.session import movement_ranking
 from audit.tournament_sim import FAULTS, TournamentPlan, simulate_tournament
 from ledger import LedgerCorrupt, init, read_entries
@@ -110,7 +110,7 @@ def test_live_audit_equals_batch_replay_and_audit(tournaments: dict, tmp_path_fa
     assert returned == live.findings and [f.id for f in returned] == list(range(1, len(returned) + 1))
     assert {(f.code, f.stream, f.seq) for f in returned} == batch_findings(root, events)
     assert (returned == []) == (fault is None)
-    assert live.steps_folded == sum(1 for e in events if e.stream in live.games)
+    assert live.steps_folded == sum(1 for e in events if e.stream in game_streams(events))
 
 
 @pytest.mark.parametrize(("game", "fault"), [("junqi", "illegal-move"), ("checkers", "wrong-seating"), ("paohuzi", "tampered-deal")])
@@ -127,21 +127,28 @@ def test_restart_numbers_findings_identically(tournaments: dict, tmp_path_factor
     fed = live.feed(list(enumerate(events[half:], start=half)))
     restarted = LiveAuditor.from_ledger(root)
     assert restarted.findings == live.findings and fed == live.findings[len(live.findings) - len(fed):]
-    assert restarted.feed([(len(events) - 1, events[-1])]) == [] and len(restarted.events) == len(events)
+    assert restarted.feed([(len(events) - 1, events[-1])]) == [] and restarted.size == len(events)
 
 
 def test_round_checks_read_the_tables_of_the_batch_projection(tournaments: dict, tmp_path_factory: pytest.TempPathFactory) -> None:
-    """The round checks run on a projection built from the live folds (`project_replayed`, nothing
-    replayed again): at the end of the log its every table holds exactly the rows of the batch
-    projection (`project`, which replays every game)."""
+    """The round checks run on a projection built from the games' folds (`project_replayed`: the
+    games under way folded live, the finished ones folded again from their entries, read back) and
+    the streams that are not games: at the end of the log its every table holds exactly the rows of
+    the batch projection (`project`, which replays every game)."""
     root = simulated(tournaments, tmp_path_factory.getbasetemp(), "junqi", "illegal-move")
     live = LiveAuditor.from_ledger(root)
-    log = read_entries(root)
-    folded = [(g.replay(), g.entries) for g in live.games.values()]
-    mine, theirs = project_replayed(log, live.events, folded).tables(), project(log).tables()
+    [tournament] = live.tournaments
+    _, projection = live.round_projection(tournament)
+    mine, theirs = projection.tables(), project(read_entries(root)).tables()
     for name in theirs:
         assert sorted(map(repr, mine[name].to_pylist())) == sorted(map(repr, theirs[name].to_pylist())), name
-    assert theirs["findings"].num_rows and theirs["steps"].num_rows == sum(1 for e in live.events if e.stream in live.games)
+    events = list(read_events(root))
+    assert theirs["findings"].num_rows and theirs["steps"].num_rows == sum(1 for e in events if e.stream in game_streams(events))
+
+
+def game_streams(events: list[Event]) -> set[str]:
+    """Returns the streams of the games a log holds."""
+    return {e.stream for e in events if isinstance(e, GameStarted)}
 
 
 def test_live_audit_refuses_a_damaged_log(tmp_path: Path) -> None:
@@ -225,7 +232,7 @@ def test_feed_folds_each_event_once(tournaments: dict, tmp_path_factory: pytest.
     for entry, event in enumerate(events):
         before = live.steps_folded
         live.feed([(entry, event)])
-        assert live.steps_folded - before == (1 if event.stream in live.games else 0)
+        assert live.steps_folded - before == (1 if event.stream in game_streams(events) else 0)
 
 
 def test_a_fold_that_reads_ahead_is_reported_not_waited_for() -> None:

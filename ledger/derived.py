@@ -1,0 +1,183 @@
+"""Derived files the writer keeps inside a ledger beside the log: data computed from the log and
+persisted so that it is not computed again (the live service's findings), never evidence.
+
+They live under `derived/<name>/` and follow the recorder's rules for the files it writes: only the
+process holding the writer lock writes them (the caller holds it: `matchledger serve`), never through
+a symbolic link, appended or truncated in place, a small file replaced whole (temporary name, then
+rename). They are not synced: a crash may cut one short, so a reader checks each against what it
+records of the log and rebuilds it when they disagree. `verify` never reads them.
+
+Also here: reading one stream's entries through the stream index (entry indexes and stored bytes),
+how far the index on disk goes, and the log's Merkle root at a size, which is how a derived file is tied to the log it came from.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import shutil
+import stat
+from collections.abc import Iterable
+from pathlib import Path
+
+from ledger.errors import LedgerCorrupt
+from ledger.frames import decode_key, open_regular
+from ledger.index import load_stream, read_head
+from ledger.layout import SEGMENTS
+from ledger.segments import HEADER, LENGTH_MASK, TRAILER, FrameError, iter_frames, list_segments, segment_path
+from ledger.tiles import TileReader
+
+DERIVED = "derived"
+
+
+class DerivedFiles:
+    """The derived files of one kind (`derived/<name>/` in a ledger), read and written in place."""
+
+    def __init__(self, root: Path, name: str) -> None:
+        self.directory = root / DERIVED / name
+        for path in (root / DERIVED, self.directory):
+            if path.is_symlink() or (path.exists() and not path.is_dir()):
+                raise OSError(f"{path} is not a directory of the ledger")
+
+    def _path(self, name: str) -> Path:
+        return self.directory / name
+
+    def _open(self, name: str, flags: int) -> int:
+        fd = os.open(self._path(name), flags | os.O_NOFOLLOW, 0o640)
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise OSError(f"{self._path(name)} is not a regular file")
+        return fd
+
+    def read(self, name: str, start: int = 0, count: int = -1) -> bytes:
+        """Returns `count` bytes of a file from `start` (all that follow with -1); b"" when there is no file."""
+        try:
+            fd = self._open(name, os.O_RDONLY)
+        except FileNotFoundError:
+            return b""
+        try:
+            if count < 0:
+                count = os.fstat(fd).st_size - start
+            return os.pread(fd, max(count, 0), start)
+        finally:
+            os.close(fd)
+
+    def size(self, name: str) -> int:
+        """Returns a file's size (0 when there is none)."""
+        try:
+            return os.lstat(self._path(name)).st_size
+        except FileNotFoundError:
+            return 0
+
+    def append(self, name: str, data: bytes) -> None:
+        """Appends bytes to a file (created empty first when missing)."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        fd = self._open(name, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
+
+    def truncate(self, name: str, size: int) -> None:
+        """Cuts a file to `size` bytes (creating it empty when missing)."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        fd = self._open(name, os.O_WRONLY | os.O_CREAT)
+        try:
+            os.ftruncate(fd, size)
+        finally:
+            os.close(fd)
+
+    def replace(self, name: str, data: bytes) -> None:
+        """Replaces a small file whole: written under a temporary name, then renamed over it."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        tmp = self._path(f".{name}.tmp")
+        tmp.unlink(missing_ok=True)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o640)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+        os.replace(tmp, self._path(name))
+
+    def clear(self) -> None:
+        """Removes every file of this kind (they are rebuilt from the log)."""
+        if self.directory.is_dir() and not self.directory.is_symlink():
+            shutil.rmtree(self.directory)
+
+
+def read_stream_entries(root: Path, stream: str, size: int) -> list[tuple[int, bytes]]:
+    """Returns (entry index, stored bytes) of one stream's events among the first `size` entries,
+    read through the stream index: only that stream's frames are read.
+
+    :raises LedgerCorrupt: when the index points at anything but the stream's events in order.
+    """
+    return read_streams(root, [stream], size)[stream]
+
+
+def read_streams(root: Path, streams: Iterable[str], size: int) -> dict[str, list[tuple[int, bytes]]]:
+    """Returns, for each stream, (entry index, stored bytes) of its events among the first `size`
+    entries, read through the stream index as `ledger.frames.stream_entries` reads them (each
+    frame's place, CRC and key checked), each segment opened once for all of them.
+
+    :raises LedgerCorrupt: when the index points at anything but a stream's events in order.
+    """
+    starts = [first for first, _ in list_segments(root / SEGMENTS)]
+    files: dict[int, int] = {}
+    found: dict[str, list[tuple[int, bytes]]] = {}
+    try:
+        for stream in streams:
+            index = load_stream(root, stream)
+            entries = found[stream] = []
+            for seq, (entry, offset) in enumerate(zip(index.entries, index.offsets)):
+                if entry >= size:
+                    break
+                first = starts[bisect.bisect_right(starts, entry) - 1] if starts else 0
+                if first not in files:
+                    with open_regular(segment_path(root / SEGMENTS, first)) as f:
+                        files[first] = os.dup(f.fileno())
+                data = _frame(files[first], offset, entry)
+                key = decode_key(data, entry)
+                if (key.stream, key.seq) != (stream, seq):
+                    raise LedgerCorrupt(entry, f"the index gives seq {seq} of stream {stream!r} here, "
+                                               f"the entry is seq {key.seq} of {key.stream!r}")
+                entries.append((entry, data))
+    finally:
+        for fd in files.values():
+            os.close(fd)
+    return found
+
+
+def _frame(fd: int, offset: int, entry: int) -> bytes:
+    """Returns the payload of the frame of `entry` at `offset` of an open segment, its CRC and place checked."""
+    try:
+        head = os.pread(fd, HEADER.size, offset)
+        length = int.from_bytes(head[:4], "little") & LENGTH_MASK if len(head) == HEADER.size else 0
+        data = head + os.pread(fd, length + TRAILER.size, offset + HEADER.size)
+        frame = next(iter_frames(data, entry), None)
+    except OSError as exc:
+        raise LedgerCorrupt(entry, f"cannot read its segment: {exc.strerror or exc}") from None
+    except FrameError as exc:
+        raise LedgerCorrupt(entry, f"{exc} (offset {offset})") from None
+    if frame is None:
+        raise LedgerCorrupt(entry, f"no frame at offset {offset}")
+    return bytes(frame[2])
+
+
+def indexed_size(root: Path) -> int:
+    """Returns how many entries the stream index on disk covers (the live service flushes it every few
+    seconds; entries after it are found through the log).
+
+    :raises LedgerCorrupt: when the index head is not readable.
+    """
+    head = read_head(root)
+    return head.size if head is not None else 0
+
+
+def tree_root(root: Path, size: int) -> bytes:
+    """Returns the Merkle tree hash of the log's first `size` entries, from the stored tiles.
+
+    :raises LedgerCorrupt: when the tiles do not hold it.
+    """
+    return TileReader(root).subtree(0, size) if size else b""
