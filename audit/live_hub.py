@@ -25,8 +25,10 @@ from aiohttp import web
 KEEPALIVE_S = 15.0
 PAGE = 1000
 SYNC_TAIL = 16384
-"""Entries since the kept state folded before the service takes batches; more (a crash during a
-rebuild, entries recorded while the service was down) are folded on the auditor's thread."""
+"""Entries since the kept state (all of them, when there is none) folded before the service takes
+batches, so that /live and /findings answer from the first batch on; more (a crash during a
+rebuild, entries recorded while the service was down, a season-sized log without its files) are
+folded on the auditor's thread."""
 Entries = list[tuple[int, Any]]
 
 
@@ -61,7 +63,7 @@ class LiveHub:
         checkpoint = newest_checkpoint(self.root, load_verifier(self.root))
         size = checkpoint.size if checkpoint is not None else 0
         self._auditor, opened = open_auditor(self.root, size)
-        if opened.resumed and size - opened.size <= SYNC_TAIL:
+        if size - opened.size <= SYNC_TAIL:  # a short tail, or a small log to rebuild from: before the first batch
             self._auditor.catch_up(size)
             self._ready(opened, started)
             rebuild = None

@@ -278,3 +278,24 @@ def test_a_stream_is_read_whole_while_the_index_on_disk_lags(sources: dict, tmp_
             assert view.events == [e for e in events[:end] if e.stream == stream], stream
             assert view.entries.tolist() == [i for i, e in enumerate(events[:end]) if e.stream == stream]
             assert view.stored == [msgspec.json.encode(e) for e in view.events]
+
+
+def test_a_small_log_without_kept_files_is_folded_before_the_first_batch(tmp_path: Path) -> None:
+    """Issue 14 (live audit): a service started on a ledger that has entries (sources, a finished
+    game) but no `derived/live/` files yet folds that short log before it takes batches, as it does
+    a short tail after its kept state, so `/live` and `/findings` answer from the first request (a
+    503 "rebuilding" here had kept a subscriber who connected at start-up off the live stream)."""
+    root = tmp_path / "L"
+    init(root, "serve.test/log")
+    venue = make_source(tmp_path, root, "venue")
+    with Ledger.open(root) as ledger:
+        record_events(ledger, bot_game("junqi", 3))
+        ledger.checkpoint()
+    with Server(root) as server:
+        status, body = get(server.url, "/healthz")  # at once: the service has only just said it started
+        assert status == 200 and json.loads(body)["live"] == "ready", body
+        assert get(server.url, "/findings?since=0")[0] == 200
+        order = [r.get("at") for r in server.lines]
+        assert "live" in order and order.index("live") < order.index("started"), order
+        assert not server.lines[order.index("live")]["resumed"]
+    assert venue is not None
