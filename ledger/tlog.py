@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ledger.errors import LedgerCorrupt
 from ledger.layout import SEGMENTS
-from ledger.segments import FrameError, iter_frames, list_segments
+from ledger.segments import OVERHEAD, FrameError, iter_frames, list_segments
 from ledger.tiles import WIDTH, TileReader
 
 ENTRY_LIMIT = 0xFFFF
@@ -98,13 +98,15 @@ class EntryReader:
 
     def _scan(self, data: bytes, index: int, offset: int, segment: int, first: int, count: int) -> list[bytes]:
         """Collects entries first … from segment bytes read at `offset` (entry `index` first), noting
-        where each 256th entry starts; a frame cut off by the end of the bytes read ends the scan."""
+        where each 256th entry starts, the one after the last frame read included (a reader following
+        the log bundle by bundle then starts each read where the last ended, not at the segment's
+        start); a frame cut off by the end of the bytes read ends the scan."""
         found: list[bytes] = []
         try:
             for entry, at, payload, _ in iter_frames(data, index):
-                if entry % WIDTH == 0:
+                if (entry + 1) % WIDTH == 0:  # where the next frame would begin (a later segment's, if any, is not this one's)
                     with self._lock:
-                        self._starts[entry // WIDTH] = (segment, offset + at)
+                        self._starts[(entry + 1) // WIDTH] = (segment, offset + at + OVERHEAD + len(payload))
                 if entry >= first:
                     found.append(bytes(payload))
                     if len(found) == count:
