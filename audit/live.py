@@ -571,6 +571,7 @@ class LiveAuditor:
 
     def _publish(self, finding: Finding, view: View | None, key: tuple[str, str, int | None] | None = None) -> None:
         seq = finding.seq
+        event: Event | None
         if view is not None and 0 <= seq < len(view.entries):
             entry, event = view.entries[seq], view.events[seq]
         else:  # past the stream's end: where the log is

@@ -105,7 +105,7 @@ class LiveHub:
             self._thread.join(timeout=5)
         self._closed.set()
 
-    def _run(self, rebuild: tuple[Any, float, int] | None) -> None:
+    def _run(self, rebuild: tuple[str, Any, float, int] | None) -> None:
         try:
             if rebuild is not None:
                 why, opened, started, size = rebuild

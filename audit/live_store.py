@@ -9,14 +9,17 @@ Four files, written only by the service (which holds the writer lock) through `l
 - `games`: each tournament game's stream as it starts (a round close reads its tournament's games
   through the stream index);
 - `state`: how far the log was folded when the files were last consistent: its size and Merkle root
-  there, the findings' count, byte length and SHA-256, the lengths of `keys` and `games`, the games
-  under way, the streams that are not games and which of them are tournaments. It is replaced whole about once a second and when
-  the service stops.
+  there, the findings' count, byte length and SHA-256, the lengths and SHA-256 of `keys` and `games`,
+  the games under way, the streams that are not games and which of them are tournaments, signed by
+  the log's key (a C2SP signed note over the state's SHA-256, on the lines after it). It is replaced
+  whole about once a second and when the service stops.
 
-At start-up the state is checked against the log and the files: written by this format and version,
+At start-up the state is checked against the log and the files: signed by the log's key (so that
+someone who can write the files but holds no key cannot have a restart serve a history of findings,
+or skip round findings as published, that the log does not give), written by this format and version,
 a size the log reaches, the log's root at that size (the log it was made from), files at least as
 long as it says, and the findings' SHA-256. Anything else (missing, unreadable, torn, another log,
-another version) and the files are removed and rebuilt by folding the whole log. A file longer than
+another version, another signer) and the files are removed and rebuilt by folding the whole log. A file longer than
 the state says holds what was published after the state was written: it is cut back, and the
 entries since the state are folded again, which publishes the same findings under the same numbers.
 
@@ -35,11 +38,13 @@ from pathlib import Path
 import msgspec
 
 from audit.live import LedgerLog, LiveAuditor, LiveFinding
-from ledger import DerivedFiles, LedgerError, tree_root
+from ledger import PRIVATE_KEY, DerivedFiles, LedgerError, SignatureError, Signer, load_verifier, sign_note, tree_root, verify_note
 
 NAME = "live"
 FINDINGS, KEYS, GAMES, STATE = "findings", "keys", "games", "state"
-FORMAT = 1
+FORMAT = 2
+SIGNED_FORMAT = "matchledger-live-state/2"
+"""The second line of the note that signs a state (the first is the log's origin)."""
 SAVE_EVERY_S = 1.0
 """How often the state is written while entries arrive (the entries since are folded again after a crash)."""
 Key = tuple[str, str, "int | None"]
@@ -63,7 +68,9 @@ class State(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     findings_bytes: int
     findings_sha256: str
     keys_bytes: int
+    keys_sha256: str
     games_bytes: int
+    games_sha256: str
     open: list[str]
     others: list[str]
     tournaments: list[str]
@@ -97,6 +104,8 @@ class LiveStore:
         """Finding id n is findings[_offsets[n - 1]:_offsets[n]] (only their places are kept, not the findings)."""
         self._sha = hashlib.sha256()
         self._keys_bytes = self._games_bytes = 0
+        self._keys_sha, self._games_sha = hashlib.sha256(), hashlib.sha256()
+        self._signer: Signer | None = None
         self._pending: list[bytes] = []
         self._pending_keys: list[bytes] = []
         self._pending_games: list[bytes] = []
@@ -148,11 +157,13 @@ class LiveStore:
         if self._pending_keys:
             data = b"".join(self._pending_keys)
             self.files.append(KEYS, data)
+            self._keys_sha.update(data)
             self._keys_bytes += len(data)
             self._pending_keys = []
         if self._pending_games:
             data = b"".join(self._pending_games)
             self.files.append(GAMES, data)
+            self._games_sha.update(data)
             self._games_bytes += len(data)
             self._pending_games = []
 
@@ -165,9 +176,12 @@ class LiveStore:
             return
         state = State(format=FORMAT, version=_version(), size=auditor.size, root=root, findings=len(self._offsets) - 1,
                       findings_bytes=self._offsets[-1], findings_sha256=self._sha.hexdigest(), keys_bytes=self._keys_bytes,
-                      games_bytes=self._games_bytes, open=sorted(auditor.games), others=sorted(auditor.others),
-                      tournaments=sorted(auditor.tournaments))
-        self.files.replace(STATE, msgspec.json.encode(state))
+                      keys_sha256=self._keys_sha.hexdigest(), games_bytes=self._games_bytes, games_sha256=self._games_sha.hexdigest(),
+                      open=sorted(auditor.games), others=sorted(auditor.others), tournaments=sorted(auditor.tournaments))
+        if self._signer is None:
+            self._signer = Signer.load(self.root / PRIVATE_KEY)  # the service holds it: it signs the checkpoints
+        data = msgspec.json.encode(state)
+        self.files.replace(STATE, data + b"\n" + sign_note(_signed_body(self._signer.name, data), self._signer).encode())
         self._saved_at = time.monotonic()
 
     # -- opening -------------------------------------------------------------------------------------
@@ -178,8 +192,14 @@ class LiveStore:
         raw = self.files.read(STATE)
         if not raw:
             return "no state was kept yet" if not self.files.size(FINDINGS) else "the state is missing"
+        data, _, note = raw.partition(b"\n")
         try:
-            state = msgspec.json.decode(raw, type=State)
+            verifier = load_verifier(self.root)
+            if verify_note(note.decode(), verifier) != _signed_body(verifier.name, data):
+                return "the state's signature is over another state"
+            state = msgspec.json.decode(data, type=State)
+        except (SignatureError, UnicodeDecodeError) as exc:
+            return f"the state is not signed by the log's key ({exc})"
         except msgspec.DecodeError as exc:
             return f"the state is unreadable ({exc})"
         if (state.format, state.version) != (FORMAT, _version()):
@@ -197,6 +217,10 @@ class LiveStore:
         data = self.files.read(FINDINGS, 0, state.findings_bytes)
         if hashlib.sha256(data).hexdigest() != state.findings_sha256:
             return "the findings file does not match its state (SHA-256)"
+        keys, games = self.files.read(KEYS, 0, state.keys_bytes), self.files.read(GAMES, 0, state.games_bytes)
+        for name, held, want in ((KEYS, keys, state.keys_sha256), (GAMES, games, state.games_sha256)):
+            if hashlib.sha256(held).hexdigest() != want:
+                return f"the {name} file does not match its state (SHA-256)"
         offsets = _line_ends(data)
         if len(offsets) - 1 != state.findings:
             return f"the findings file holds {len(offsets) - 1} findings, its state says {state.findings}"
@@ -204,8 +228,14 @@ class LiveStore:
             self.files.truncate(name, length)  # what was published after the state is published again
         self._offsets, self._sha = offsets, hashlib.sha256(data)
         self._keys_bytes, self._games_bytes = state.keys_bytes, state.games_bytes
-        self.published = {_key.decode(line) for line in self.files.read(KEYS, 0, state.keys_bytes).splitlines()}
+        self._keys_sha, self._games_sha = hashlib.sha256(keys), hashlib.sha256(games)
+        self.published = {_key.decode(line) for line in keys.splitlines()}
         return state
+
+
+def _signed_body(origin: str, state: bytes) -> str:
+    """Returns the body of the note that signs a state: the log's origin, the format, its SHA-256."""
+    return f"{origin}\n{SIGNED_FORMAT}\nsha256 {hashlib.sha256(state).hexdigest()}\n"
 
 
 def _line_ends(data: bytes) -> array:

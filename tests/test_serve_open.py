@@ -176,17 +176,43 @@ def damage(live: Path, how: str) -> None:
         (live / KEYS).write_bytes((live / KEYS).read_bytes()[:-3])
     elif how == "games missing":
         (live / GAMES).unlink()
+    elif how in ("keys edited", "games edited"):  # same length: only the hash the state signs tells
+        name = KEYS if how == "keys edited" else GAMES
+        data = bytearray((live / name).read_bytes())
+        at = data.index(b'"') + 1
+        data[at] = ord("X") if data[at] != ord("X") else ord("Y")
+        (live / name).write_bytes(bytes(data))
+    elif how == "findings forged, state re-hashed":  # someone who can write the files but holds no key
+        import hashlib
+
+        findings = (live / FINDINGS).read_bytes()
+        forged = findings.replace(b'"severity":"error"', b'"severity":"warning"', 1)  # an error played down
+        assert forged != findings
+        (live / FINDINGS).write_bytes(forged)
+        data, _, note = (live / STATE).read_bytes().partition(b"\n")
+        state = json.loads(data)
+        state.update(findings_bytes=len(forged), findings_sha256=hashlib.sha256(forged).hexdigest())
+        (live / STATE).write_bytes(json.dumps(state, separators=(",", ":")).encode() + b"\n" + note)
+    elif how == "state signed by another key":
+        from audit.live_store import _signed_body
+        from ledger import Signer, load_verifier, sign_note
+
+        data, _, _ = (live / STATE).read_bytes().partition(b"\n")
+        other = Signer.generate(load_verifier(live.parent.parent).name)  # the log's name, another key
+        (live / STATE).write_bytes(data + b"\n" + sign_note(_signed_body(other.name, data), other).encode())
     elif how == "published after the state":  # a crash between writing findings and the state: not a damage
         (live / FINDINGS).write_bytes((live / FINDINGS).read_bytes() + b'{"id": 99, "half a line')
 
 
 @pytest.mark.parametrize("how", ["findings missing", "findings torn", "findings edited", "state missing", "state torn",
-                                 "state of another log", "keys torn", "games missing", "published after the state"])
+                                 "state of another log", "keys torn", "games missing", "keys edited", "games edited",
+                                 "findings forged, state re-hashed", "state signed by another key", "published after the state"])
 def test_missing_torn_or_foreign_files_are_rebuilt(sources: dict, tmp_path: Path, how: str) -> None:
     """The kept files are derived data: whatever of them is missing, torn, edited or made from
     another log is detected at the restart (the reason is logged) and rebuilt from the log, to the
     same findings under the same numbers; what was published after the last state is cut back and
-    published again."""
+    published again. The state is signed by the log's key: files forged with their hashes made to
+    agree, by someone who holds no key, are rebuilt too."""
     events = sources["checkers", "wrong-seating"]
     first = Service(recorded(tmp_path / "l", events[:len(events) // 3]))
     first.record(events[len(events) // 3:])
