@@ -370,8 +370,11 @@ def test_watch_names_a_refusal(live_server: str) -> None:
 def test_watch_stops_cleanly_on_ctrl_c(live_server: str) -> None:
     """Ctrl-C (SIGINT) ends a watch with exit 130, no traceback, and the id to resume from."""
     _LiveServer.ends = False
+    # as from a terminal: a job a non-interactive shell starts in the background (a CI script's `cmd &`)
+    # inherits SIGINT ignored, and Python then installs no KeyboardInterrupt handler
     proc = subprocess.Popen([sys.executable, "-c", "from audit.cli import main; main()", "watch", "--url", live_server],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[1])
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[1],
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     assert proc.stdout is not None
     out = [proc.stdout.readline().rstrip("\n") for _ in range(5)]
     deadline = time.monotonic() + 30
