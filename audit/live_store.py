@@ -34,6 +34,7 @@ import time
 from array import array
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -147,25 +148,21 @@ class LiveStore:
             self.save(auditor)
 
     def _write(self) -> None:
-        if self._pending:
-            data = b"".join(self._pending)
-            self.files.append(FINDINGS, data)
-            self._sha.update(data)
-            for line in self._pending:
-                self._offsets.append(self._offsets[-1] + len(line))
-            self._pending = []
-        if self._pending_keys:
-            data = b"".join(self._pending_keys)
-            self.files.append(KEYS, data)
-            self._keys_sha.update(data)
-            self._keys_bytes += len(data)
-            self._pending_keys = []
-        if self._pending_games:
-            data = b"".join(self._pending_games)
-            self.files.append(GAMES, data)
-            self._games_sha.update(data)
-            self._games_bytes += len(data)
-            self._pending_games = []
+        for line in self._pending:
+            self._offsets.append(self._offsets[-1] + len(line))
+        self._flush(FINDINGS, self._pending, self._sha)
+        self._keys_bytes += self._flush(KEYS, self._pending_keys, self._keys_sha)
+        self._games_bytes += self._flush(GAMES, self._pending_games, self._games_sha)
+
+    def _flush(self, name: str, pending: list[bytes], sha: Any) -> int:
+        """Appends the lines waiting for a file to it and to its running SHA-256; returns how many bytes."""
+        if not pending:
+            return 0
+        data = b"".join(pending)
+        self.files.append(name, data)
+        sha.update(data)
+        pending.clear()
+        return len(data)
 
     def save(self, auditor: LiveAuditor) -> None:
         """Writes the state: the files are consistent with the log's first `auditor.size` entries."""

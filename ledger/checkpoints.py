@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ledger.errors import LedgerCorrupt, SignatureError
 from ledger.fastscan import verify_signatures
-from ledger.layout import CHECKPOINTS, LATEST, WITNESSES, write_atomic
+from ledger.layout import CHECKPOINTS, LATEST, WITNESSES, replace_unsynced, write_atomic
 from ledger.notes import Signer, Verifier, add_signature, sign_note, split_note
 from ledger.segments import fsync_dir, sync_file
 
@@ -108,21 +108,8 @@ def write_checkpoint(root: Path, signer: Signer, size: int, tree_root: bytes, co
     if sync_served:
         write_atomic(root / LATEST, note.encode())
     else:
-        _replace(root / LATEST, note.encode())
+        replace_unsynced(root / LATEST, note.encode())
     return Checkpoint(signer.name, size, tree_root, note, extensions)
-
-
-def _replace(path: Path, data: bytes) -> None:
-    """Replaces a file atomically (readers see the old or the new content), without syncing it."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # the writer's lock makes it the only one
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
 
 
 def sync_served_file(root: Path) -> None:

@@ -23,7 +23,7 @@ from pathlib import Path
 from ledger.errors import LedgerCorrupt
 from ledger.frames import decode_key, open_regular
 from ledger.index import load_stream, read_head
-from ledger.layout import SEGMENTS
+from ledger.layout import SEGMENTS, replace_unsynced, write_all
 from ledger.segments import HEADER, LENGTH_MASK, TRAILER, FrameError, iter_frames, list_segments, segment_path
 from ledger.tiles import TileReader
 
@@ -74,9 +74,7 @@ class DerivedFiles:
         self.directory.mkdir(parents=True, exist_ok=True)
         fd = self._open(name, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
+            write_all(fd, data)
         finally:
             os.close(fd)
 
@@ -92,14 +90,7 @@ class DerivedFiles:
     def replace(self, name: str, data: bytes) -> None:
         """Replaces a small file whole: written under a temporary name, then renamed over it."""
         self.directory.mkdir(parents=True, exist_ok=True)
-        tmp = self._path(f".{name}.tmp")
-        tmp.unlink(missing_ok=True)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o640)
-        try:
-            os.write(fd, data)
-        finally:
-            os.close(fd)
-        os.replace(tmp, self._path(name))
+        replace_unsynced(self._path(name), data, 0o640)
 
     def clear(self) -> None:
         """Removes every file of this kind (they are rebuilt from the log)."""

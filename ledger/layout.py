@@ -64,15 +64,32 @@ def config_digest(root: Path) -> str:
     return hashlib.sha256(read_config_bytes(root)).hexdigest()
 
 
+def write_all(fd: int, data: bytes) -> None:
+    """Writes every byte to a file descriptor (`os.write` may write fewer than it is given)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def replace_unsynced(path: Path, data: bytes, mode: int = 0o644) -> None:
+    """Replaces a file atomically (readers see the old or the new content), without syncing it: for
+    files the writer can derive again, whose writer's lock makes it the only one writing them."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, mode)
+    try:
+        write_all(fd, data)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+
+
 def write_atomic(path: Path, data: bytes) -> None:
     """Writes a file so that readers see the old or the new content, never a mix: temp file,
     fsync, rename, fsync of the directory."""
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:12]}.tmp")  # unique: two writers never share one
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
+        write_all(fd, data)
         os.fsync(fd)
     except BaseException:
         os.close(fd)
