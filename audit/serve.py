@@ -19,6 +19,7 @@ live findings on GET /findings?since=N and the SSE stream GET /live.
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import signal
 import sys
@@ -54,6 +55,8 @@ class ServeConfig:
     burst: int = 100
     read_timeout: float = 10.0
     live: bool = True
+    fronts: int = 1
+    """HTTP front processes (0: the HTTP server runs in the writer's process, on its interpreter lock)."""
 
 
 class RateLimiter:
@@ -77,13 +80,65 @@ class RateLimiter:
         return (1 - tokens) / self.rate
 
 
-def error_response(refusal: Refusal) -> web.Response:
+def error_body(refusal: Refusal) -> bytes:
     """Returns the JSON error of a refusal: `error` (the stable reason), `message`, and `line` where there is one."""
     body: dict[str, Any] = {"error": refusal.reason, "message": str(refusal)}
     if refusal.line is not None:
         body["line"] = refusal.line
+    return msgspec.json.encode(body)
+
+
+def error_response(refusal: Refusal) -> web.Response:
+    """Returns the HTTP answer of a refusal (its JSON error, `Retry-After` when it has one)."""
     headers = {"Retry-After": str(refusal.retry_after)} if refusal.retry_after else None
-    return web.json_response(body, status=refusal.status, headers=headers)
+    return web.Response(body=error_body(refusal), status=refusal.status, content_type="application/json", headers=headers)
+
+
+def access_log(log: Callable[[dict[str, Any]], None] | None) -> Any:
+    """Returns the middleware that answers a refusal any handler raises with its JSON error, and
+    (with a `log`) writes one JSON line per request: method, path, status, milliseconds, and what
+    the handler adds to `request["log"]`."""
+
+    @web.middleware
+    async def middleware(request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
+        start = time.perf_counter()
+        request["log"] = extra = {}
+        status = 500
+        try:
+            try:
+                response = await handler(request)
+            except Refusal as refusal:  # the one refusal path: every handler raises, this answers
+                extra["error"] = refusal.reason
+                response = error_response(refusal)
+            status = response.status
+            return response
+        except web.HTTPException as exc:
+            status = exc.status
+            raise
+        finally:
+            if log is not None:
+                log({"at": "request", "method": request.method, "path": request.path_qs, "status": status,
+                     "ms": round((time.perf_counter() - start) * 1000, 2), "remote": request.remote, **extra})
+
+    return middleware
+
+
+async def read_body(request: web.Request, limit: int, timeout: float) -> bytes:
+    """Reads the whole body within the time limit, so that a slow client never reaches the writer.
+
+    :raises Refusal: 413 over the size limit, 408 when the body does not arrive in time.
+    """
+    if request.content_length is not None and request.content_length > limit:
+        raise Refusal(413, "body-too-large", f"the body is {request.content_length} bytes, over the limit of {limit}")
+    try:
+        if request.content.is_eof():  # the whole body came with the headers (a move or a few): nothing to wait for
+            return await request.read()
+        async with asyncio.timeout(timeout):
+            return await request.read()
+    except web.HTTPRequestEntityTooLarge:
+        raise Refusal(413, "body-too-large", f"the body is over the limit of {limit} bytes") from None
+    except asyncio.TimeoutError:
+        raise Refusal(408, "body-timeout", f"the body did not arrive within {timeout:g} s") from None
 
 
 def parse_body(body: bytes, max_bytes: int) -> list[tuple[Any, bytes]]:
@@ -179,7 +234,10 @@ class Service:
         self.limits = RateLimiter(config.rate, config.burst)
         self.verifier = self.writer.ledger.signer.verifier
         self.signatures = SignatureChecker()
-        self.app = web.Application(client_max_size=config.max_body, middlewares=[self._access_log])
+        self.fronts: list[_FrontEnd] = []
+        self.closing_fronts = False
+        self.failed = 0
+        self.app = web.Application(client_max_size=config.max_body, middlewares=[access_log(None if config.fronts else log)])
         self.app.add_routes([
             web.post("/batches", self.post_batch),
             web.post("/sources", self.post_sources),
@@ -193,37 +251,23 @@ class Service:
             web.get("/live", self.get_live),
         ])
 
-    # -- operations ------------------------------------------------------------------------------
-
-    @web.middleware
-    async def _access_log(self, request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
-        """Answers a refusal any handler raises with its JSON error, and writes one JSON line per
-        request: method, path, status, milliseconds, and what the handler adds."""
-        start = time.perf_counter()
-        request["log"] = {}
-        status = 500
-        try:
-            try:
-                response = await handler(request)
-            except Refusal as refusal:  # the one refusal path: every handler raises, this answers
-                request["log"]["error"] = refusal.reason
-                response = error_response(refusal)
-            status = response.status
-            return response
-        except web.HTTPException as exc:
-            status = exc.status
-            raise
-        finally:
-            self.log({"at": "request", "method": request.method, "path": request.path_qs, "status": status,
-                      "ms": round((time.perf_counter() - start) * 1000, 2), "remote": request.remote, **request["log"]})
-
     # -- writing ---------------------------------------------------------------------------------
 
     async def post_batch(self, request: web.Request) -> web.Response:
         """Accepts one signed batch; answers with its receipt (a refusal raised answers with its reason)."""
-        body = await self._read_body(request)
-        source = await self._authenticate(request, body)
-        request["log"]["source"] = source.name
+        body = await read_body(request, self.config.max_body, self.config.read_timeout)
+        header = request.headers.get(ledger_api.SIGNATURE_HEADER)
+        source = await self._authenticate(header, body)
+        receipt = await self.accept(source, header or "", body, request["log"])
+        return web.Response(body=msgspec.json.encode(receipt), content_type="application/json")
+
+    async def accept(self, source: ledger_api.Source, header: str, body: bytes, log: dict[str, Any]) -> ledger_api.Receipt:
+        """Takes an authenticated batch through the rate limit, decodes it and commits it; returns its
+        receipt. `log` gets what the request's log line names (source, events, entries).
+
+        :raises Refusal: 429 over the source's rate, 400 on a malformed body, or the writer's refusal.
+        """
+        log["source"] = source.name
         wait = self.limits.retry_after(source.name)
         if wait:
             raise Refusal(429, "rate-limited", f"source {source.name!r} sends more than {self.config.rate:g} batches a "
@@ -233,39 +277,21 @@ class Service:
             events = parse_body(body, limit)
         else:
             events = await asyncio.get_running_loop().run_in_executor(None, parse_body, body, limit)
-        request["log"]["events"] = len(events)
+        log["events"] = len(events)
         canonical = body == b"".join(data + b"\n" for _, data in events)
-        batch = Batch(source, request.headers[ledger_api.SIGNATURE_HEADER].strip(), digest_of(body), events, canonical)
+        batch = Batch(source, header.strip(), digest_of(body), events, canonical)
         receipt = await self.writer.submit(batch)
-        request["log"]["entries"] = [receipt.entries[0].index, receipt.entries[-1].index] if receipt.entries else []
-        return web.Response(body=msgspec.json.encode(receipt), content_type="application/json")
+        log["entries"] = [receipt.entries[0].index, receipt.entries[-1].index] if receipt.entries else []
+        return receipt
 
-    async def _read_body(self, request: web.Request) -> bytes:
-        """Reads the whole body within the time limit, so that a slow client never reaches the writer.
-
-        :raises Refusal: 413 over the size limit, 408 when the body does not arrive in time.
-        """
-        limit = self.config.max_body
-        if request.content_length is not None and request.content_length > limit:
-            raise Refusal(413, "body-too-large", f"the body is {request.content_length} bytes, over the limit of {limit}")
-        try:
-            if request.content.is_eof():  # the whole body came with the headers (a move or a few): nothing to wait for
-                return await request.read()
-            async with asyncio.timeout(self.config.read_timeout):
-                return await request.read()
-        except web.HTTPRequestEntityTooLarge:
-            raise Refusal(413, "body-too-large", f"the body is over the limit of {limit} bytes") from None
-        except asyncio.TimeoutError:
-            raise Refusal(408, "body-timeout", f"the body did not arrive within {self.config.read_timeout:g} s") from None
-
-    async def _authenticate(self, request: web.Request, body: bytes) -> ledger_api.Source:
+    async def _authenticate(self, header: str | None, body: bytes) -> ledger_api.Source:
         """Returns the source whose valid signature the batch carries (as `SourceBook.authenticate`,
         the check itself off the loop).
 
         :raises Refusal: 401 or 403, as the source book refuses.
         """
         try:
-            source, message, signature = self.writer.book.identify(request.headers.get(ledger_api.SIGNATURE_HEADER), body)
+            source, message, signature = self.writer.book.identify(header, body)
         except ledger_api.SourceRefused as exc:
             raise refusal_of(exc) from None
         if not await self.signatures.check(source.verifier, message, signature):
@@ -274,13 +300,14 @@ class Service:
 
     async def post_sources(self, request: web.Request) -> web.Response:
         """Registers or revokes a source; the body must be signed with the log's own key (the operator's)."""
-        body = await self._read_body(request)
+        body = await read_body(request, self.config.max_body, self.config.read_timeout)
         name, key_id, signature = _log_signature(request.headers.get(ledger_api.SIGNATURE_HEADER))
         if name != self.verifier.name or key_id != self.verifier.key_id or not self.verifier.verifies(
                 ledger_api.signed_message(name, body), signature):
             raise Refusal(401, "bad-signature", "changes of the sources must be signed with the log's own key (signer.key)")
         change = _source_change(body)
         event = await self.writer.submit(change)
+        self._tell_fronts_sources()
         return web.json_response(msgspec.to_builtins(event))
 
     # -- reading ---------------------------------------------------------------------------------
@@ -384,30 +411,133 @@ class Service:
 
     async def run(self, ready: Callable[[str], None] | None = None) -> None:
         """Serves until SIGTERM or SIGINT, then stops taking requests, finishes the commit in flight and closes."""
+        loop = asyncio.get_running_loop()
         runner = web.AppRunner(self.app, access_log=None, handle_signals=False, shutdown_timeout=5.0)
         await runner.setup()
-        site = web.TCPSite(runner, self.config.host, self.config.port)
         if self.hub:  # the log's findings so far, before any batch is taken
-            self.hub.start(asyncio.get_running_loop())
-        await site.start()
-        port = runner.addresses[0][1]
-        url = f"http://{self.config.host}:{port}"
-        self.log({"at": "started", "url": url, "ledger": str(self.config.root), "size": self.writer.checkpoint.size,
-                  "recovered": self.writer.recovered, "sources": len(self.writer.book.sources)})
-        if ready:
-            ready(url)
+            self.hub.start(loop)
         stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)
+        if self.config.fronts:
+            port = await self._start_fronts(runner, stop)
+        else:
+            site = web.TCPSite(runner, self.config.host, self.config.port)
+            await site.start()
+            port = runner.addresses[0][1]
+        url = f"http://{self.config.host}:{port}"
+        self.log({"at": "started", "url": url, "ledger": str(self.config.root), "size": self.writer.checkpoint.size,
+                  "recovered": self.writer.recovered, "sources": len(self.writer.book.sources), "fronts": self.config.fronts})
+        if ready:
+            ready(url)
         await stop.wait()
         self.log({"at": "stopping", "queued": self.writer.queued()})
         await self.writer.stop()  # the commit in flight finishes; batches still waiting get 503
         if self.hub:
             self.hub.close()
+        await self._stop_fronts()  # after every answer went to them: they finish their responses and exit
         await runner.cleanup()
         self.signatures.close()
         self.log({"at": "stopped", "size": self.writer.checkpoint.size, "commits": self.writer.commits})
+        if self.failed:
+            raise SystemExit(self.failed)
+
+    # -- front processes -------------------------------------------------------------------------
+
+    async def _start_fronts(self, runner: web.AppRunner, stop: asyncio.Event) -> int:
+        """Listens on the service's address, starts the front processes on that socket, serves the
+        writer's application to them on a private (abstract) Unix socket; returns the port."""
+        import os
+        import secrets
+        import socket
+
+        from audit.front import Link, sources_message
+
+        loop = asyncio.get_running_loop()
+        internal = f"\0matchledger-serve-{os.getpid()}-{secrets.token_hex(8)}"
+        inner = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        inner.bind(internal)
+        await web.SockSite(runner, inner).start()
+        family = socket.AF_INET6 if ":" in self.config.host else socket.AF_INET
+        listener = socket.create_server((self.config.host, self.config.port), family=family, backlog=1024)
+        settings = {"internal": internal, "listen": listener.fileno(), "max_body": self.config.max_body,
+                    "read_timeout": self.config.read_timeout, "parent": os.getpid()}
+        package = str(Path(__file__).resolve().parents[1])
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (package, os.environ.get("PYTHONPATH")) if p)}
+        for _ in range(self.config.fronts):
+            mine, theirs = socket.socketpair()
+            front = _FrontEnd(self, stop)
+            _, front.link = await loop.connect_accepted_socket(lambda f=front: Link(f.message, f.lost), mine)
+            front.proc = await asyncio.create_subprocess_exec(
+                sys.executable, "-c", "from audit.front import main; main()", json.dumps({**settings, "link": theirs.fileno()}),
+                pass_fds=(listener.fileno(), theirs.fileno()), stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL, env=env)
+            theirs.close()
+            front.link.send(sources_message(self.writer.book))
+            self.fronts.append(front)
+            await asyncio.wait_for(front.ready, 120)
+        port = listener.getsockname()[1]
+        listener.close()  # the fronts hold it; this process takes no connection itself
+        return port
+
+    async def _forwarded(self, link: Any, message: list[Any]) -> None:
+        """Answers a batch a front handed over. The front names the key it checked the signature
+        with; a batch it could not check, or checked with another key than this book's, is
+        authenticated here."""
+        _, n, header, body, public = message
+        extra: dict[str, Any] = {}
+        try:
+            source = self.writer.book.sources.get(header.strip().partition(" ")[0]) if public else None
+            if source is None or source.verifier.public != public:
+                source = await self._authenticate(header or None, body)
+            receipt = await self.accept(source, header, body, extra)
+            link.send(["answer", n, 200, msgspec.json.encode(receipt), 0, extra])
+        except Refusal as refusal:
+            extra["error"] = refusal.reason
+            link.send(["answer", n, refusal.status, error_body(refusal), refusal.retry_after, extra])
+        except Exception as exc:  # noqa: BLE001 - the front must get an answer
+            refusal = Refusal(500, "internal-error", f"{type(exc).__name__}: {exc}")
+            link.send(["answer", n, 500, error_body(refusal), 0, {"error": refusal.reason}])
+
+    def _tell_fronts_sources(self) -> None:
+        from audit.front import sources_message
+
+        for front in self.fronts:
+            front.link.send(sources_message(self.writer.book))
+
+    async def _stop_fronts(self) -> None:
+        self.closing_fronts = True
+        for front in self.fronts:
+            front.link.send(["stop"])
+        for front in self.fronts:
+            try:
+                await asyncio.wait_for(front.proc.wait(), 30)
+            except asyncio.TimeoutError:
+                front.proc.kill()
+
+
+class _FrontEnd:
+    """The writer's end of one front process: its link, its process, whether it is ready."""
+
+    def __init__(self, service: Service, stop: asyncio.Event) -> None:
+        self.service, self.stop = service, stop
+        self.ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.link: Any = None
+        self.proc: Any = None
+
+    def message(self, message: list[Any]) -> None:
+        if message[0] == "batch":
+            asyncio.get_running_loop().create_task(self.service._forwarded(self.link, message))
+        elif message[0] == "ready" and not self.ready.done():
+            self.ready.set_result(None)
+
+    def lost(self) -> None:
+        """The front's socket closed: as it started, it failed to; later, the service cannot go on without it."""
+        if not self.ready.done():
+            self.ready.set_exception(RuntimeError("a front process exited as it started (its error is on stderr)"))
+        elif not self.service.closing_fronts:
+            self.service.log({"at": "front-exited", "error": "a front process exited; the service stops"})
+            self.service.failed = 1
+            self.stop.set()
 
 
 def _since(request: web.Request) -> int | None:
@@ -501,6 +631,18 @@ def serve(config: ServeConfig, ready: Callable[[str], None] | None = None) -> No
     log = json_log()
     service = Service(config, log)
     try:
-        asyncio.run(service.run(ready))
+        run_loop(service.run(ready))
     finally:
         log.flush()  # the last lines, logged as the loop ended
+
+
+def run_loop(main: Awaitable[None]) -> None:
+    """Runs the service's event loop: uvloop where it is installed (libuv's loop in C: less CPU a
+    request than asyncio's), else asyncio's own. The bench's peer runs on the same."""
+    try:
+        import uvloop
+    except ImportError:
+        asyncio.run(main)  # type: ignore[arg-type]
+        return
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        runner.run(main)  # type: ignore[arg-type]

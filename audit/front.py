@@ -1,0 +1,227 @@
+"""The HTTP front of `matchledger serve`: a process of its own that takes the service's HTTP
+connections, so that HTTP parsing, the signature check and the access log do not share the
+writer's interpreter lock.
+
+Why a process: in one process the service is bound by its interpreter lock, not by the disk. Each
+batch costs the event loop about 200 µs of aiohttp's request handling before any ledger work, and
+the writer's thread (appends, syncs, the checkpoint) waits for the lock at every system call it
+returns from. Here the writer's process (`audit/serve.py`) keeps the ledger, its lock, the group
+commit, the receipts and the live audit; the front reads each request's body (size and time
+limits), checks the batch's signature against the sources it was sent, and hands the batch over a
+socket pair as one framed message. The writer answers with the HTTP status and body (the receipt
+once committed: a 200 still means durable). Every other request (the read API, `/live`, source
+changes) is passed through to the writer's own aiohttp application on a private Unix socket.
+
+The writer's process stays the authority: it takes a batch the front verified only when the front
+used the key the writer's book holds for that source, and authenticates anything else itself, so a
+front whose copy of the sources is behind can neither let a revoked key through nor refuse a new one.
+
+The front lives only as long as the writer's process: it asks the kernel for SIGKILL when its
+parent dies (and exits when the socket pair closes), so a killed service leaves no process holding
+the port. It ignores SIGINT (Ctrl-C reaches the whole process group; the writer's process runs the
+graceful shutdown and then tells the front to stop).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import struct
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+from aiohttp import web
+
+FRAME = struct.Struct("!I")
+_encode = msgspec.msgpack.Encoder().encode
+_decode = msgspec.msgpack.Decoder().decode
+PASSED_HEADERS = ("Content-Type", "Cache-Control", "Retry-After")
+"""Response headers the front passes on from the writer's application."""
+HOP_HEADERS = frozenset({"host", "content-length", "connection", "keep-alive", "transfer-encoding", "upgrade"})
+
+
+class Link(asyncio.Protocol):
+    """One end of the socket pair between a front and the writer's process: messages (msgpack
+    lists) framed by a 4-byte length. What is sent during one loop turn goes in one write."""
+
+    def __init__(self, on_message: Callable[[list[Any]], None], on_lost: Callable[[], None]) -> None:
+        self._on_message, self._on_lost = on_message, on_lost
+        self._buffer = bytearray()
+        self._out: list[bytes] = []
+        self.transport: asyncio.Transport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+
+    def data_received(self, data: bytes) -> None:
+        buffer = self._buffer
+        buffer += data
+        at, end = 0, len(buffer)
+        while end - at >= 4:
+            (size,) = FRAME.unpack_from(buffer, at)
+            if end - at - 4 < size:
+                break
+            message = _decode(bytes(buffer[at + 4:at + 4 + size]))
+            at += 4 + size
+            self._on_message(message)
+        del buffer[:at]
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._on_lost()
+
+    def send(self, message: list[Any]) -> None:
+        """Queues a message; the messages of one loop turn are written together when it ends."""
+        data = _encode(message)
+        self._out.append(FRAME.pack(len(data)) + data)
+        if len(self._out) == 1:
+            asyncio.get_running_loop().call_soon(self.flush)
+
+    def flush(self) -> None:
+        out, self._out = self._out, []
+        if out and self.transport is not None and not self.transport.is_closing():
+            self.transport.write(b"".join(out))
+
+
+def sources_message(book: Any) -> list[Any]:
+    """Returns the message that gives a front the sources it checks signatures against."""
+    return ["sources", [[s.name, s.verifier.name, s.verifier.public, s.revoked] for s in book.sources.values()]]
+
+
+class Front:
+    """One front process: POST /batches checked and handed to the writer; all else passed through."""
+
+    def __init__(self, settings: dict[str, Any]) -> None:
+        import aiohttp
+
+        from audit.serve import SignatureChecker, access_log, json_log
+        from ledger import SourceBook
+
+        self.settings = settings
+        self.log = json_log()
+        self.book = SourceBook()
+        self.signatures = SignatureChecker()
+        self._asked: dict[int, asyncio.Future[list[Any]]] = {}
+        self._next = 0
+        self.stopping = asyncio.Event()
+        self.link: Link | None = None
+        self.session = aiohttp.ClientSession(connector=aiohttp.UnixConnector(path=settings["internal"]), auto_decompress=False,
+                                             timeout=aiohttp.ClientTimeout(total=None, sock_connect=30))
+        self.app = web.Application(client_max_size=settings["max_body"], middlewares=[access_log(self.log)])
+        self.app.add_routes([web.post("/batches", self.post_batch), web.route("*", "/{tail:.*}", self.pass_through)])
+
+    # -- the link to the writer ------------------------------------------------------------------
+
+    def _message(self, message: list[Any]) -> None:
+        kind = message[0]
+        if kind == "answer":
+            asked = self._asked.pop(message[1], None)
+            if asked is not None and not asked.done():
+                asked.set_result(message)
+        elif kind == "sources":
+            from ledger import Source, Verifier
+
+            self.book.sources = {name: Source(name, Verifier(key_name, public), (), (), revoked)
+                                 for name, key_name, public, revoked in message[1]}
+        elif kind == "stop":
+            self.stopping.set()
+
+    def _lost(self) -> None:
+        """The writer's process is gone: nothing more can be acknowledged, so the front goes at once."""
+        self.log.flush()
+        os._exit(0 if self.stopping.is_set() else 70)
+
+    # -- requests --------------------------------------------------------------------------------
+
+    async def post_batch(self, request: web.Request) -> web.Response:
+        """Reads and checks a batch, hands it to the writer, answers with what the writer answers."""
+        from audit.serve import read_body
+        from ledger import SIGNATURE_HEADER, SourceRefused
+
+        body = await read_body(request, self.settings["max_body"], self.settings["read_timeout"])
+        header = request.headers.get(SIGNATURE_HEADER)
+        public = b""
+        try:
+            source, message, signature = self.book.identify(header, body)
+        except SourceRefused:
+            pass  # the writer's process refuses it with the reason, from its own book
+        else:
+            if await self.signatures.check(source.verifier, message, signature):
+                public = source.verifier.public
+        n = self._next = self._next + 1
+        answer = self._asked[n] = asyncio.get_running_loop().create_future()
+        assert self.link is not None
+        self.link.send(["batch", n, header or "", body, public])
+        _, _, status, data, retry_after, extra = await answer
+        request["log"].update(extra)
+        headers = {"Retry-After": str(retry_after)} if retry_after else None
+        return web.Response(body=data, status=status, content_type="application/json", headers=headers)
+
+    async def pass_through(self, request: web.Request) -> web.StreamResponse:
+        """Passes a request to the writer's application and its answer back (streamed for `/live`)."""
+        from audit.serve import read_body
+
+        body = await read_body(request, self.settings["max_body"], self.settings["read_timeout"]) if request.body_exists else None
+        headers = {k: v for k, v in request.headers.items() if k.lower() not in HOP_HEADERS}
+        async with self.session.request(request.method, "http://writer" + request.path_qs, data=body, headers=headers,
+                                        allow_redirects=False) as upstream:
+            passed = {k: upstream.headers[k] for k in PASSED_HEADERS if k in upstream.headers}
+            if passed.get("Content-Type", "").startswith("text/event-stream"):
+                response = web.StreamResponse(status=upstream.status, headers=passed)
+                await response.prepare(request)
+                async for chunk in upstream.content.iter_any():
+                    await response.write(chunk)
+                return response
+            data = await upstream.read()
+        if upstream.status >= 400 and passed.get("Content-Type", "").startswith("application/json"):
+            try:
+                request["log"]["error"] = json.loads(data)["error"]
+            except (ValueError, KeyError, TypeError):
+                pass
+        return web.Response(body=data, status=upstream.status, headers=passed)
+
+    # -- running ---------------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        loop = asyncio.get_running_loop()
+        link_socket = socket.socket(fileno=self.settings["link"])
+        _, self.link = await loop.connect_accepted_socket(lambda: Link(self._message, self._lost), link_socket)
+        runner = web.AppRunner(self.app, access_log=None, handle_signals=False, shutdown_timeout=5.0)
+        await runner.setup()
+        await web.SockSite(runner, socket.socket(fileno=self.settings["listen"])).start()
+        self.link.send(["ready"])
+        await self.stopping.wait()
+        await runner.cleanup()  # no new connections; the answers in flight were all given before "stop"
+        await self.session.close()
+        self.signatures.close()
+        self.log.flush()
+
+
+def _die_with_parent(parent: int) -> None:
+    """Asks Linux for SIGKILL when the writer's process dies (PR_SET_PDEATHSIG), so that a killed
+    service leaves no front holding its port."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass  # elsewhere: the front still exits when the socket pair closes
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os._exit(70)
+
+
+def main() -> None:
+    """Runs one front process (started by `audit.serve` with its settings as JSON in argv[1])."""
+    settings = json.loads(sys.argv[1])
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with_parent(settings["parent"])
+    from audit.serve import run_loop
+
+    async def run() -> None:
+        await Front(settings).run()
+
+    run_loop(run())
