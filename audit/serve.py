@@ -237,6 +237,7 @@ class Service:
         self.fronts: list[_FrontEnd] = []
         self.closing_fronts = False
         self.failed = 0
+        self._private: Any = None
         self.app = web.Application(client_max_size=config.max_body, middlewares=[access_log(None if config.fronts else log)])
         self.app.add_routes([
             web.post("/batches", self.post_batch),
@@ -437,6 +438,8 @@ class Service:
             self.hub.close()
         await self._stop_fronts()  # after every answer went to them: they finish their responses and exit
         await runner.cleanup()
+        if self._private is not None:
+            self._private.cleanup()
         self.signatures.close()
         self.log({"at": "stopped", "size": self.writer.checkpoint.size, "commits": self.writer.commits})
         if self.failed:
@@ -446,15 +449,16 @@ class Service:
 
     async def _start_fronts(self, runner: web.AppRunner, stop: asyncio.Event) -> int:
         """Listens on the service's address, starts the front processes on that socket, serves the
-        writer's application to them on a private (abstract) Unix socket; returns the port."""
+        writer's application to them on a Unix socket in a private directory; returns the port."""
         import os
-        import secrets
         import socket
+        import tempfile
 
         from audit.front import Link, sources_message
 
         loop = asyncio.get_running_loop()
-        internal = f"\0matchledger-serve-{os.getpid()}-{secrets.token_hex(8)}"
+        self._private = tempfile.TemporaryDirectory(prefix="matchledger-serve-")  # 0700: this user's processes only
+        internal = os.path.join(self._private.name, "writer.sock")
         inner = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         inner.bind(internal)
         await web.SockSite(runner, inner).start()
