@@ -106,6 +106,21 @@ class _Plan:
     record: int = -1
 
 
+@dataclass
+class _Stage:
+    """One group commit on its way: what was planned, the write on the writer's thread, and then
+    what it committed, under which checkpoint, and each item's outcome."""
+
+    group: list[Batch | Change]
+    outcomes: dict[int, Any] = field(default_factory=dict)
+    plans: list[_Plan] = field(default_factory=list)
+    resent: list[tuple[Batch, Any]] = field(default_factory=list)
+    writing: asyncio.Future[Any] | None = None
+    committed: list[tuple[int, Any]] = field(default_factory=list)
+    checkpoint: Checkpoint | None = None
+    failed: Refusal | None = None
+
+
 Committed = Callable[[list[tuple[int, Event]]], None]
 Outcome = Any
 """What a group commit answers an item with: its Receipt (or the registry change's event), or a Refusal."""
@@ -171,19 +186,29 @@ class Writer:
             self.ledger.close()
 
     async def _commit_waiting(self) -> None:
-        """Commits what waits, one group at a time, until nothing does; the next group gathers on the
-        loop while the thread syncs this one."""
+        """Commits what waits, one group at a time, until nothing does. The groups overlap by half:
+        once a group's write is done the next group is planned and its write starts on the thread,
+        and only then are the first group's receipts built and its batches answered, on the loop
+        (so the disk and the writer's thread do not wait for the receipts). Meanwhile the group
+        after gathers."""
+        previous: _Stage | None = None
         try:
-            while self._waiting and not self.closing and self.error is None:
-                group = self._next_group()
-                try:
-                    outcomes = await self._commit_group(group)
-                except Exception as exc:  # noqa: BLE001 - a bug must not leave clients waiting forever
-                    self.error = f"the writer failed: {type(exc).__name__}: {exc}; restart the service to recover"
-                    outcomes = [Refusal(500, "internal-error", self.error)] * len(group)
-                for item, outcome in zip(group, outcomes):
-                    _answer(item, outcome)
+            while True:
+                stage = None
+                if self._waiting and not self.closing and self.error is None:
+                    stage = await self._begin(self._next_group())
+                if previous is not None:
+                    self._finish(previous)
+                    previous = None
+                if stage is None:
+                    if self._waiting and not self.closing and self.error is None:
+                        continue  # arrived while the last group was answered
+                    break
+                await self._written(stage)
+                previous = stage
         finally:
+            if previous is not None:  # cancelled between a write and its answers
+                self._finish(previous)
             self._committing = None
             if self.error is not None:
                 self._refuse_waiting(Refusal(503, "unavailable", self.error))
@@ -204,33 +229,57 @@ class Writer:
         for item in waiting:
             _answer(item, refusal)
 
-    async def _commit_group(self, group: list[Batch | Change]) -> list[Outcome]:
-        """Commits a group; returns each item's outcome, in group order. What blocks (the append, its
-        syncs, the checkpoint; the registry changes) runs on the writer's thread; the planning and
-        the receipts, pure Python, run here on the loop, so that no batch costs a hand-over of the
-        GIL between threads (on a busy machine each such hand-over waits for the scheduler)."""
+    async def _begin(self, group: list[Batch | Change]) -> _Stage:
+        """Starts committing a group: the registry changes first (on the writer's thread), then its
+        batches planned here on the loop (pure Python: no batch costs a hand-over of the GIL between
+        threads) and their append, syncs and checkpoint started on the writer's thread."""
         loop = asyncio.get_running_loop()
-        outcomes: dict[int, Outcome] = {}
-        changes = [item for item in group if isinstance(item, Change)]
-        if changes:
-            for change, outcome in zip(changes, await loop.run_in_executor(self._thread, self._changes, changes)):
-                outcomes[id(change)] = outcome
-        batches = [item for item in group if isinstance(item, Batch)]
-        if batches:
-            plans, resent, pending = self._plan(batches, outcomes)
-            committed: list[tuple[int, Any]] = []
-            if pending:
-                try:
-                    committed = await loop.run_in_executor(self._thread, self._write, pending)
-                except LedgerError as exc:  # the disk failed: nothing of the group is acknowledged, and nothing more is taken
-                    self.error = f"the ledger cannot be written: {exc}; restart the service to recover"
-                    for batch in batches:
-                        outcomes.setdefault(id(batch), Refusal(503, "unavailable", self.error))
-                    return [outcomes[id(item)] for item in group]
-                if self._on_commit:  # the live audit folds (on its own thread) while the receipts are built
-                    self._on_commit([(i, p[0]) for i, p in committed])
-            self._receipts(plans, resent, committed, outcomes)
-        return [outcomes[id(item)] for item in group]
+        stage = _Stage(group)
+        try:
+            changes = [item for item in group if isinstance(item, Change)]
+            if changes:
+                for change, outcome in zip(changes, await loop.run_in_executor(self._thread, self._changes, changes)):
+                    stage.outcomes[id(change)] = outcome
+            batches = [item for item in group if isinstance(item, Batch)]
+            if batches:
+                stage.plans, stage.resent, pending = self._plan(batches, stage.outcomes)
+                if pending:
+                    stage.writing = loop.run_in_executor(self._thread, self._write, pending)
+            if stage.writing is None:  # re-sends and refusals only: answered against the log as it is now
+                stage.checkpoint = self.checkpoint
+        except Exception as exc:  # noqa: BLE001 - a bug must not leave clients waiting forever
+            self._failed(stage, exc)
+        return stage
+
+    async def _written(self, stage: _Stage) -> None:
+        """Waits for a group's write; hands its entries to the live audit at once."""
+        if stage.writing is None or stage.failed:
+            return
+        try:
+            stage.committed, stage.checkpoint = await stage.writing
+        except LedgerError as exc:  # the disk failed: nothing of the group is acknowledged, and nothing more is taken
+            self.error = f"the ledger cannot be written: {exc}; restart the service to recover"
+            stage.failed = Refusal(503, "unavailable", self.error)
+            return
+        except Exception as exc:  # noqa: BLE001
+            self._failed(stage, exc)
+            return
+        if self._on_commit:  # the live audit folds (on its own thread) while the receipts are built
+            self._on_commit([(i, p[0]) for i, p in stage.committed])
+
+    def _finish(self, stage: _Stage) -> None:
+        """Builds a written group's receipts and answers each of its items."""
+        if not stage.failed:
+            try:
+                self._receipts(stage)
+            except Exception as exc:  # noqa: BLE001
+                self._failed(stage, exc)
+        for item in stage.group:  # a failed group: what has no outcome (a receipt, a refusal of its own) gets the failure
+            _answer(item, stage.outcomes.get(id(item), stage.failed or Refusal(500, "internal-error", "no outcome")))
+
+    def _failed(self, stage: _Stage, exc: Exception) -> None:
+        self.error = f"the writer failed: {type(exc).__name__}: {exc}; restart the service to recover"
+        stage.failed = Refusal(500, "internal-error", self.error)
 
     def _plan(self, batches: list[Batch], outcomes: dict[int, Outcome]) -> tuple[list[_Plan], list[tuple[Batch, Any]], list[tuple[Event, Pending]]]:
         """Plans every batch against the log and the batches before it (a refused one gets its
@@ -266,9 +315,9 @@ class Writer:
 
     # -- the thread ------------------------------------------------------------------------------
 
-    def _write(self, pending: list[tuple[Event, Pending]]) -> list[tuple[int, Any]]:
+    def _write(self, pending: list[tuple[Event, Pending]]) -> tuple[list[tuple[int, Any]], Checkpoint]:
         """Appends a group's events and records in one append, syncs, signs a checkpoint (on the
-        writer's thread); returns the committed (entry, (event, pending)) pairs."""
+        writer's thread); returns the committed (entry, (event, pending)) pairs and the checkpoint."""
         with self.lock:
             base = self.ledger.size
             result = self.ledger.append([p for _, p in pending])
@@ -279,37 +328,41 @@ class Writer:
             for entry, (event, _) in committed:
                 if isinstance(event, BatchReceived):
                     self.book.fold(entry, event)
+            checkpoint = self.checkpoint
         self.commits += 1
-        return committed
+        return committed, checkpoint
 
     def _changes(self, changes: list[Change]) -> list[Outcome]:
         return [self._change(change) for change in changes]
 
     # -- receipts --------------------------------------------------------------------------------
 
-    def _receipts(self, plans: list[_Plan], resent: list[tuple[Batch, Any]], committed: list[tuple[int, Any]],
-                  outcomes: dict[int, Outcome]) -> None:
-        """Gives each committed batch its receipt, and each identical re-send the first sending's."""
-        nodes = self._tree_nodes(committed)
-        nodes.prepare([i for plan in plans for i in (plan.record, *plan.entries)], self.checkpoint.size)
+    def _receipts(self, stage: _Stage) -> None:
+        """Gives each committed batch of a group its receipt, and each identical re-send the first
+        sending's. Runs while the next group's write may be under way on the writer's thread: it
+        reads only the group's own checkpoint and entries, and entries before them."""
+        plans, resent, committed, outcomes = stage.plans, stage.resent, stage.committed, stage.outcomes
+        checkpoint = stage.checkpoint or self.checkpoint
+        nodes = self._tree_nodes(committed, checkpoint)
+        nodes.prepare([i for plan in plans for i in (plan.record, *plan.entries)], checkpoint.size)
         for plan in plans:
             batch = plan.batch
             record = (plan.record, self._entry_bytes(plan.record, committed))
             entries = [(i, self._entry_bytes(i, committed)) for i in plan.entries]
-            outcomes[id(batch)] = build_receipt(self.root, self.checkpoint, batch.source.name, batch.digest, record, entries, nodes)
+            outcomes[id(batch)] = build_receipt(self.root, checkpoint, batch.source.name, batch.digest, record, entries, nodes)
         for batch, known in resent:
             outcomes[id(batch)] = outcomes[id(known.batch)] if isinstance(known, _Plan) else self._resend(batch, known, nodes)
 
-    def _tree_nodes(self, committed: list[tuple[int, Any]]) -> Subtrees:
-        """Returns the tree's nodes for this checkpoint's proofs: those of earlier commits kept, the
+    def _tree_nodes(self, committed: list[tuple[int, Any]], checkpoint: Checkpoint) -> Subtrees:
+        """Returns the tree's nodes for a checkpoint's proofs: those of earlier commits kept, the
         new entries' leaves hashed here from their bytes (see KeptNodes), checked against the
         signed root. They are dropped as the log grows by KEEP_NODES entries."""
-        size = self.checkpoint.size
+        size = checkpoint.size
         if size - self._nodes.tiled >= KEEP_NODES:
             self._nodes = KeptNodes(self.root, size)
         elif self._nodes.end < size:  # this commit's entries (and a registry change's before them)
             self._nodes.add([self._entry_bytes(i, committed) for i in range(self._nodes.end, size)])
-        if size and self._nodes.subtree(0, size) != self.checkpoint.root:  # never expected: then the stored tiles alone
+        if size and self._nodes.subtree(0, size) != checkpoint.root:  # never expected: then the stored tiles alone
             self._nodes = KeptNodes(self.root, size)
         return Subtrees(self._nodes)
 
