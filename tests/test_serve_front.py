@@ -1,0 +1,152 @@
+"""The live service's HTTP front processes (issue 14, Build 1, 4 and 8, `serve --fronts`): the
+fronts take the HTTP connections and the writer's process keeps the ledger, yet one writer holds
+the lock, a 200 still means durable, a graceful stop finishes the commit in flight, and a killed
+service leaves no front holding its port."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import socket
+import threading
+import time
+from pathlib import Path
+
+import aiohttp
+import msgspec
+import pytest
+
+import ledger as ledger_api
+from tests.ledger_support import cli, event_line
+from tests.serve_support import Server, get, make_source, post, signed
+
+
+@pytest.fixture()
+def ledger_dir(tmp_path: Path) -> Path:
+    root = tmp_path / "L"
+    ledger_api.init(root, "serve.test/log")
+    return root
+
+
+def children(pid: int) -> list[int]:
+    """Returns the processes `pid` started (its fronts), from Linux's /proc."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(stat.parent.name))
+        except (OSError, ValueError, IndexError):
+            continue
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def body_of(stream: str, seq: int) -> bytes:
+    return event_line(stream, seq) + b"\n"
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds the fronts through Linux's /proc")
+def test_the_fronts_serve_every_route_and_die_with_a_killed_writer(ledger_dir: Path, tmp_path: Path) -> None:
+    """`serve --fronts 2`: two front processes answer batches and the read API; after SIGKILL of the
+    writer's process they are gone within seconds (the kernel kills them with their parent) and the
+    port is free, so a restart can take it."""
+    venue = make_source(tmp_path, ledger_dir, "venue")
+    server = Server(ledger_dir, "--fronts", "2")
+    try:
+        assert server.wait_for(lambda r: r.get("at") == "started")["fronts"] == 2
+        fronts = children(server.proc.pid)
+        assert len(fronts) == 2, fronts
+        for seq in range(6):  # a new connection each: the kernel spreads them over both fronts
+            assert post(server.url, body_of("g", seq), signed(venue, body_of("g", seq)))[0] == 200
+        status, data = get(server.url, "/healthz")
+        health = json.loads(data)
+        assert status == 200 and health["ok"] and health["size"] > 6
+        assert [e["seq"] for e in json.loads(get(server.url, "/streams/g")[1])["entries"]] == list(range(6))
+        assert int(get(server.url, "/checkpoint")[1].decode().splitlines()[1]) == health["size"], "the signed note, passed through"
+        server.wait_for(lambda r: r.get("path") == "/checkpoint")  # the fronts' log lines reach the reader as they are written
+        logged = [r for r in server.lines if r.get("at") == "request"]
+        assert {r["path"] for r in logged} >= {"/batches", "/healthz", "/streams/g", "/checkpoint"}, "each request logged once, by its front"
+        assert len([r for r in logged if r["path"] == "/healthz"]) == 1
+        host, port = server.url.removeprefix("http://").split(":")
+        server.kill()
+        deadline = time.monotonic() + 10
+        while any(alive(p) for p in fronts) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not any(alive(p) for p in fronts), "a front outlived the killed writer"
+        with pytest.raises(OSError):
+            socket.create_connection((host, int(port)), timeout=2).close()
+    finally:
+        if server.proc.poll() is None:
+            server.kill()
+    with Server(ledger_dir) as again:
+        assert post(again.url, body_of("g", 6), signed(venue, body_of("g", 6)))[0] == 200
+    assert [e.seq for e in ledger_api.read_stream_events(ledger_dir, "g")] == list(range(7))
+    assert ledger_api.verify(ledger_dir).ok
+
+
+def test_sigterm_under_load_answers_every_batch_and_stops_the_fronts(ledger_dir: Path, tmp_path: Path) -> None:
+    """A graceful stop with a front: SIGTERM while four sources send; every batch answered 200 is in
+    the log, the rest were answered 503 or not at all (connection closed), the service and its
+    front exit with 0 and `verify` is clean."""
+    signers = [make_source(tmp_path, ledger_dir, f"v{n}", streams=[f"v{n}/"]) for n in range(4)]
+    acked: list[list[int]] = [[] for _ in signers]
+    server = Server(ledger_dir)
+    fronts = children(server.proc.pid)
+
+    async def send(n: int) -> None:
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=20)) as session:
+            for seq in range(2000):
+                body = body_of(f"v{n}/g", seq)
+                try:
+                    async with session.post(server.url + "/batches", data=body, headers=signed(signers[n], body)) as response:
+                        data = await response.read()
+                except (aiohttp.ClientError, asyncio.TimeoutError, OSError):
+                    return
+                if response.status == 503:
+                    return
+                assert response.status == 200, data
+                receipt = msgspec.json.decode(data, type=ledger_api.Receipt)
+                acked[n].append(receipt.entries[0].index)
+
+    async def load() -> None:
+        await asyncio.gather(*(send(n) for n in range(len(signers))))
+
+    threading.Timer(0.5, server.proc.send_signal, args=(signal.SIGTERM,)).start()
+    asyncio.run(load())
+    assert server.proc.wait(30) == 0
+    assert server.wait_for(lambda r: r.get("at") == "stopped")
+    deadline = time.monotonic() + 10
+    while any(alive(p) for p in fronts) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(alive(p) for p in fronts)
+    assert all(acked), "every source had batches acknowledged before the stop"
+    for n in range(len(signers)):
+        stored = ledger_api.read_stream_events(ledger_dir, f"v{n}/g")
+        assert len(stored) >= len(acked[n]), f"source {n}: an acknowledged batch is missing"
+    assert ledger_api.verify(ledger_dir).ok
+
+
+def test_a_source_registered_through_the_service_sends_at_once(ledger_dir: Path, tmp_path: Path) -> None:
+    """The fronts learn a registration made through the service; a batch sent right after it is
+    taken (the writer's process checks what its front could not), and one signed by another key
+    under that name is refused 401."""
+    key = tmp_path / "late.key"
+    assert cli("keygen", "--name", "late", "--out", str(key)).exit_code == 0
+    late = ledger_api.Signer.load(key)
+    forger = ledger_api.Signer.generate("late")
+    with Server(ledger_dir) as server:
+        added = cli("source", "add", "--url", server.url, "--admin-key", str(ledger_dir / "signer.key"), "--name", "late",
+                    "--key", str(tmp_path / "late.pub"))
+        assert added.exit_code == 0, added.output
+        assert post(server.url, body_of("late/g", 0), signed(late, body_of("late/g", 0)))[0] == 200
+        status, _, data = post(server.url, body_of("late/g", 1), signed(forger, body_of("late/g", 1)))
+        assert (status, json.loads(data)["error"]) == (401, "bad-signature")
+    assert [e.seq for e in ledger_api.read_stream_events(ledger_dir, "late/g")] == [0]
