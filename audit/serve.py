@@ -2,7 +2,14 @@
 
 Built on aiohttp: one well-kept package gives the server (its C HTTP parser, streaming responses
 for Server-Sent Events, a request size limit) and the client the package ships (`audit/client.py`),
-so the service, its client and the benchmark's peer run on one stack with nothing else to install.
+so the service, its client and the benchmark's peer run on one stack with nothing else to install;
+on uvloop's event loop where it is installed (`run_loop`).
+
+Processes: with `fronts` (1 by default) the HTTP connections are taken by front processes
+(`audit/front.py`), which read and check each batch and hand it over a socket pair to this process
+(`Service._forwarded`); this process keeps the ledger, the group commit, the receipts, the live
+audit, and serves the read API to the fronts on a private Unix socket. With `fronts=0` this
+process serves HTTP itself, as the handlers below describe.
 
 Write path: POST /batches with a JSONL body (or a JSON array) and the `Matchledger-Signature`
 header. The handler reads the whole body under a time limit, authenticates it, applies the

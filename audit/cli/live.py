@@ -30,6 +30,7 @@ def serve(ledger: LedgerOpt = DEFAULT_LEDGER,
     """Run the recording service: sources POST signed batches and get receipts; anyone may read the log, proofs and live findings.
 
     Holds the writer lock (a second `serve` or a `record` is refused); one JSON line per request on stderr; SIGTERM finishes the commit in flight.
+    HTTP runs in a front process beside the writer's (--fronts), so that it does not share the writer's interpreter lock.
 
     Example:
 
