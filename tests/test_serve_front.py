@@ -159,3 +159,22 @@ def test_a_source_registered_through_the_service_sends_at_once(ledger_dir: Path,
         status, _, data = post(server.url, body_of("late/g", 1), signed(forger, body_of("late/g", 1)))
         assert (status, json.loads(data)["error"]) == (401, "bad-signature")
     assert [e.seq for e in ledger_api.read_stream_events(ledger_dir, "late/g")] == [0]
+
+
+def test_without_fronts_one_process_serves_everything(ledger_dir: Path, tmp_path: Path) -> None:
+    """`serve --fronts 0`: no front process; batches, the read API and a refusal are answered by the
+    writer's process itself, one log line each, and SIGTERM stops it with 0."""
+    venue = make_source(tmp_path, ledger_dir, "venue")
+    with Server(ledger_dir, "--fronts", "0") as server:
+        assert server.wait_for(lambda r: r.get("at") == "started")["fronts"] == 0
+        assert children(server.proc.pid) == []
+        for seq in range(3):
+            status, _, data = post(server.url, body_of("g", seq), signed(venue, body_of("g", seq)))
+            assert status == 200
+            ledger_api.check_receipt(msgspec.json.decode(data, type=ledger_api.Receipt), ledger_api.load_verifier(ledger_dir))
+        status, _, data = post(server.url, body_of("g", 9), signed(venue, body_of("g", 9)))
+        assert (status, json.loads(data)["error"]) == (409, "seq-gap")
+        assert [e["seq"] for e in json.loads(get(server.url, "/streams/g")[1])["entries"]] == [0, 1, 2]
+        server.wait_for(lambda r: r.get("path") == "/streams/g")
+        assert server.stop() == 0
+    assert [r["status"] for r in server.lines if r.get("path") == "/batches"] == [200, 200, 200, 409]
