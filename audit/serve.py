@@ -26,6 +26,7 @@ live findings on GET /findings?since=N and the SSE stream GET /live.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import math
 import signal
@@ -478,7 +479,7 @@ class Service:
         for _ in range(self.config.fronts):
             mine, theirs = socket.socketpair()
             front = _FrontEnd(self, stop)
-            _, front.link = await loop.connect_accepted_socket(lambda f=front: Link(f.message, f.lost), mine)
+            _, front.link = await loop.connect_accepted_socket(functools.partial(Link, front.message, front.lost), mine)
             front.proc = await asyncio.create_subprocess_exec(
                 sys.executable, "-c", "from audit.front import main; main()", json.dumps({**settings, "link": theirs.fileno()}),
                 pass_fds=(listener.fileno(), theirs.fileno()), stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL, env=env)
@@ -506,8 +507,8 @@ class Service:
             extra["error"] = refusal.reason
             link.send(["answer", n, refusal.status, error_body(refusal), refusal.retry_after, extra])
         except Exception as exc:  # noqa: BLE001 - the front must get an answer
-            refusal = Refusal(500, "internal-error", f"{type(exc).__name__}: {exc}")
-            link.send(["answer", n, 500, error_body(refusal), 0, {"error": refusal.reason}])
+            failure = Refusal(500, "internal-error", f"{type(exc).__name__}: {exc}")
+            link.send(["answer", n, 500, error_body(failure), 0, {"error": failure.reason}])
 
     def _tell_fronts_sources(self) -> None:
         from audit.front import sources_message
@@ -651,7 +652,7 @@ def run_loop(main: Awaitable[None]) -> None:
     """Runs the service's event loop: uvloop where it is installed (libuv's loop in C: less CPU a
     request than asyncio's), else asyncio's own. The bench's peer runs on the same."""
     try:
-        import uvloop
+        import uvloop  # type: ignore[import-not-found,unused-ignore]
     except ImportError:
         asyncio.run(main)  # type: ignore[arg-type]
         return

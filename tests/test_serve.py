@@ -110,9 +110,12 @@ def settled(root: Path) -> dict[str, str]:
     """Returns the ledger's snapshot once the live audit is done with what was accepted: its thread
     folds a commit after the 200 and may then write its state (once a second)."""
     before = snapshot(root)
-    while (now := (time.sleep(0.3), snapshot(root))[1]) != before:
+    while True:
+        time.sleep(0.3)
+        now = snapshot(root)
+        if now == before:
+            return now
         before = now
-    return now
 
 
 def test_every_refusal_has_its_status_and_reason_and_leaves_the_log_unchanged(ledger_dir: Path, tmp_path: Path) -> None:
