@@ -31,7 +31,7 @@ from ledger.checkpoints import (
     serves,
     write_checkpoint,
 )
-from ledger.commitments import UNKNOWN, StreamHead, append_history, heads_line, history_path, open_history
+from ledger.commitments import UNKNOWN, HistoryWriter, StreamHead, append_history, heads_line, history_path, open_history
 from ledger.errors import CheckpointError, DiskError, LedgerCorrupt, LedgerError, LedgerLocked
 from ledger.fastscan import extend, frame_batch, leaf_hashes
 from ledger.frames import decode_key, read_frame, read_tail
@@ -124,6 +124,7 @@ class Ledger:
         self._writer: SegmentWriter | None = None
         self._lock_fd: int | None = _lock(root)
         self._notes = NoteWriter(root)  # the live service's checkpoint notes (ledger/notelog.py)
+        self._history = HistoryWriter(root)
         try:
             self._ops = ops or FileOps()
             self.signer = Signer.load(root / PRIVATE_KEY)
@@ -439,7 +440,7 @@ class Ledger:
         try:
             self._make_durable(index)
             # the history record first: a record beyond the newest note is a crash's and is cut at open
-            append_history(self.root, [(self.size, *self._end())], keep=self._history_len)
+            self._history.append([(self.size, *self._end())], keep=self._history_len)
             self._history_len += 1
             if index:
                 self._checkpoint = write_checkpoint(self.root, self.signer, self.size, self.root_hash(), self._config_digest,
@@ -543,6 +544,7 @@ class Ledger:
     def close(self) -> None:
         """Releases the writer lock."""
         self._notes.close()
+        self._history.close()
         if self._writer is not None:
             self._writer.close()
             self._writer = None
