@@ -85,7 +85,7 @@ class EntryReader:
 
         with open_history(self.root) as history:
             n = history.first_above(first) if history is not None else 0
-            if not n:
+            if history is None or not n:
                 return
             size, segment, offset = history.position(n - 1)  # where entry `size` starts, unless its segment ends there
         if segment != UNKNOWN:

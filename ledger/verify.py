@@ -241,7 +241,8 @@ def _read_checkpoints(root: Path, verifier: Verifier, witnesses: list[Verifier],
                 readings.append(CheckpointReading(size, name, None, "not UTF-8 text"))
                 continue
             if size in own:
-                if own[size].checkpoint is not None and _body(note) != own[size].checkpoint.body:
+                kept = own[size].checkpoint
+                if kept is not None and _body(note) != kept.body:
                     readings.append(CheckpointReading(size, name, None, f"its body differs from {own[size].name}'s"))
                 continue
             readings.append(read_checkpoint(size, name, note, verifier, witnesses, checks))

@@ -363,7 +363,7 @@ def test_a_changed_partial_tile_inside_the_signed_range_is_named(tmp_path: Path)
     data[32 * 30] ^= 1
     tile.write_bytes(bytes(data))
     report = verify(root)
-    assert not report.ok and report.error.startswith(f"{tile.relative_to(root)}: hash 30 differs from its entries'"), report.error
+    assert not report.ok and str(report.error).startswith(f"{tile.relative_to(root)}: hash 30 differs from its entries'"), report.error
     with pytest.raises(LedgerCorrupt):
         store.Ledger.open(root)
 
@@ -379,7 +379,7 @@ def test_the_newest_note_is_found_in_the_notes_file_and_a_removed_one_is_named(t
     root = tmp_path / "L"
     sizes = _live_commits(root)
     assert not any(p.name.endswith(".note") and int(p.name[:-5]) in sizes for p in (root / "checkpoints").iterdir())
-    assert newest_checkpoint(root, load_verifier(root)).size == sizes[-1]
+    assert getattr(newest_checkpoint(root, load_verifier(root)), "size", None) == sizes[-1]
     assert verify(root).ok
     whole = notes_path(root).read_bytes()
     notes = whole.split(b"\0")[:-1]
@@ -391,7 +391,7 @@ def test_the_newest_note_is_found_in_the_notes_file_and_a_removed_one_is_named(t
     with pytest.raises(LedgerCorrupt, match=f"checkpoint of size {sizes[-1]}: signature"):
         newest_checkpoint(root, load_verifier(root))
     report = verify(root)
-    assert not report.ok and f"checkpoint of size {sizes[-1]} (checkpoints/notes at byte" in report.error, report.error
+    assert not report.ok and f"checkpoint of size {sizes[-1]} (checkpoints/notes at byte" in str(report.error), report.error
     notes_path(root).write_bytes(b"".join(n + b"\0" for n in notes[:-2]))  # the two newest notes removed
     with pytest.raises(LedgerCorrupt, match=f"records a checkpoint of size {sizes[-2]}, .* its note is missing"):
         newest_checkpoint(root, load_verifier(root))
