@@ -196,14 +196,23 @@ class NoteWriter:
         return True
 
     def append(self, note: str) -> None:
-        """Appends a note and syncs it."""
+        """Appends a note and syncs it; a failed write is cut off again (best effort: else the next
+        note would be glued to its bytes), so the file only ever ends with whole notes or a crash's."""
         if self._fd is None:
             created = not self.path.exists()
             self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
             if created:
                 fsync_dir(self.path.parent)
-        write_all(self._fd, note.encode() + END)
-        os.fdatasync(self._fd)
+        length = os.fstat(self._fd).st_size
+        try:
+            write_all(self._fd, note.encode() + END)
+            os.fdatasync(self._fd)
+        except OSError:
+            try:
+                os.ftruncate(self._fd, length)
+            except OSError:
+                pass
+            raise
 
     def close(self) -> None:
         if self._fd is not None:

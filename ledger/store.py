@@ -441,17 +441,17 @@ class Ledger:
             self._make_durable(index)
             # the history record first: a record beyond the newest note is a crash's and is cut at open
             self._history.append([(self.size, *self._end())], keep=self._history_len)
-            self._history_len += 1
             if index:
                 self._checkpoint = write_checkpoint(self.root, self.signer, self.size, self.root_hash(), self._config_digest,
                                                     heads_line(heads))
-                self._served_behind = False
-                self._tiles.drop_filled()
-                self._write_head()
             else:
                 self._checkpoint = log_checkpoint(self.root, self._notes, self.signer, self.size, self.root_hash(),
                                                   self._config_digest, heads_line(heads))
-                self._served_behind = True
+            self._history_len += 1  # (after the note: a record whose note failed is cut by the next checkpoint)
+            self._served_behind = not index
+            if index:
+                self._tiles.drop_filled()
+                self._write_head()
         except OSError as exc:
             raise CheckpointError(f"{self.size} entries are appended and durable, but no checkpoint covers them yet "
                                   f"({os.strerror(exc.errno or 0) if exc.errno else exc}); run `matchledger record` again "

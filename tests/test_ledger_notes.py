@@ -209,3 +209,33 @@ def test_the_group_commit_creates_no_file(tmp_path: Path, monkeypatch: pytest.Mo
             led.checkpoint(index=False)
         monkeypatch.setattr(os, "open", real)
     assert created == []
+
+
+def test_a_note_that_fails_to_be_written_leaves_no_trace_the_next_one_trips_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A disk error part-way through a note's append (half its bytes written): the commit is not
+    acknowledged (CheckpointError), the half note is cut off again and its history record is cut
+    by the next checkpoint, so the next commit's note is whole and verify is clean."""
+    import errno
+
+    from ledger import notelog
+    from ledger.errors import CheckpointError
+
+    root = tmp_path / "L"
+    _live(root, commits=2)
+    real = notelog.write_all
+
+    def half(fd: int, data: bytes) -> None:
+        real(fd, data[:len(data) // 2])
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    with store.Ledger.open(root) as led:
+        led.append(validate_lines(game_lines(3, 2, start=30), led.config.max_entry_bytes))
+        monkeypatch.setattr(notelog, "write_all", half)
+        with pytest.raises(CheckpointError):
+            led.checkpoint(index=False)
+        monkeypatch.setattr(notelog, "write_all", real)
+        led.append(validate_lines(game_lines(3, 2, start=32), led.config.max_entry_bytes))
+        after = led.checkpoint(index=False).size
+    assert int(_notes(root)[-1].split(b"\n")[1]) == after and notes_path(root).read_bytes().endswith(b"\0")
+    report = verify(root)
+    assert report.ok and report.signed == after, report
