@@ -21,8 +21,11 @@ from pathlib import Path
 from ledger import PRIVATE_KEY, LedgerError, SignatureError, Signer, load_verifier, sign_note, verify_note
 
 _PACKAGE = Path(__file__).resolve().parents[1]
-_DERIVING = ("replay", "schemas", "audit/projection.py", "audit/arbitration.py", "audit/checks.py", "audit/db.py", "audit/sql/views")
-"""What derives the kept files (relative to the source tree): a change in any of them rebuilds them."""
+_DERIVING = ("replay", "schemas", "audit/sql", "audit/projection.py", "audit/arbitration.py", "audit/checks.py", "audit/db.py",
+             "audit/live.py", "audit/certify.py", "audit/tournament_checks.py", "audit/seating.py")
+"""What derives the kept files (relative to the source tree): the engines, the contract, the SQL, the
+projection and the live fold with the checks it runs at a round close. A change in any of them
+rebuilds every kind of kept file (more often than each kind needs, never less)."""
 
 
 class StateRefused(Exception):
