@@ -239,3 +239,29 @@ def test_a_note_that_fails_to_be_written_leaves_no_trace_the_next_one_trips_on(t
     assert int(_notes(root)[-1].split(b"\n")[1]) == after and notes_path(root).read_bytes().endswith(b"\0")
     report = verify(root)
     assert report.ok and report.signed == after, report
+
+
+def test_proofs_receipts_and_consistency_find_the_logged_notes(tmp_path: Path) -> None:
+    """`prove` (a stream whose covering checkpoint is a logged note, with its stream commitment),
+    `prove_consistency` between two logged sizes and `stored_checkpoint` (the service's receipts of
+    re-sends) read the notes file, and what they give verifies with the public key alone."""
+    from ledger import check_bundle, check_consistency, prove, prove_consistency, stored_checkpoint
+    from tests.ledger_support import event_line
+
+    root = tmp_path / "L"
+    sizes = _live(root)
+    with store.Ledger.open(root) as led:
+        led.append(validate_lines([event_line("solo", seq) for seq in range(3)], led.config.max_entry_bytes))
+        covering = led.checkpoint(index=False)
+        led.append(validate_lines(game_lines(3, 2, start=70), led.config.max_entry_bytes))
+        led.checkpoint(index=False)
+        led.checkpoint()  # the full checkpoint: the stream index made durable
+    assert not checkpoint_path(root, covering.size).exists()
+    verifier = load_verifier(root)
+    bundle = prove(root, "solo")
+    assert bundle.checkpoint == covering.note
+    assert check_bundle(bundle, verifier).complete
+    proof = prove_consistency(root, sizes[1], sizes[3])
+    old, new = check_consistency(proof, verifier)
+    assert (old.size, new.size) == (sizes[1], sizes[3])
+    assert stored_checkpoint(root, sizes[2], verifier).note == kept_note(root, sizes[2])
