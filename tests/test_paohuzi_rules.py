@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import msgspec
 import pytest
 from test_paohuzi_support import table
 
@@ -15,7 +14,7 @@ from replay.paohuzi.state import DRAW, HU, PASS, PENG, Action, Offer, Pending, S
 from replay.protocol import IllegalActionError
 from schemas.paohuzi import PaohuziProfile
 
-replace = msgspec.structs.replace
+replace = State.replace
 FILL = ("", "", "")
 
 
@@ -240,7 +239,7 @@ def test_stuck_hand_skips_discard_and_is_dead() -> None:
 def test_draw_and_expose_are_pure() -> None:
     """Protocol: transitions return new states and leave their input unchanged."""
     state = table(["四五", "", ""], wall="三")
-    before = msgspec.structs.asdict(state)
+    before = state.values()
     draw(state, c("三"))
     expose(state, c("三"), 0, True)
-    assert msgspec.structs.asdict(state) == before
+    assert state.values() == before

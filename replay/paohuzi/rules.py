@@ -6,8 +6,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-import msgspec
-
 from replay.paohuzi.cards import WALL_START, Counts, counts_of
 from replay.paohuzi.melds import Group, new_tuple, three_of, total_huxi
 from replay.paohuzi.options import (
@@ -28,7 +26,9 @@ from replay.paohuzi.options import (
 )
 from replay.paohuzi.state import DRAW, PASS, PENG, SEATS, Action, Offer, Pending, State, Win, xiajia
 
-replace: Final = msgspec.structs.replace
+# Each transition returns a new state and leaves the one it was given as it was (State is frozen by
+# contract, see its docstring): a function changes only a `copy()` it made itself, before returning
+# it, or hands that copy to a helper that says it changes its caller's copy (`_hand_on`).
 
 
 def _set(values: tuple, seat: int, value: object) -> tuple:  # type: ignore[type-arg]
@@ -46,10 +46,11 @@ def _set(values: tuple, seat: int, value: object) -> tuple:  # type: ignore[type
 def _melds(state: State, seat: int, melds: tuple[Group, ...], hands: tuple[Counts, ...] | None = None) -> State:
     """Returns the state with a seat's table groups (and their 胡息 total) set, and the hands when given."""
     huxi = total_huxi(melds, state.profile.huxi_table)
-    all_melds, table_huxi = _set(state.melds, seat, melds), _set(state.table_huxi, seat, huxi)
-    if hands is None:
-        return replace(state, melds=all_melds, table_huxi=table_huxi)
-    return replace(state, melds=all_melds, table_huxi=table_huxi, hands=hands)
+    new = state.copy()
+    new.melds, new.table_huxi = _set(state.melds, seat, melds), _set(state.table_huxi, seat, huxi)
+    if hands is not None:
+        new.hands = hands
+    return new
 
 
 # ---- deal and opening (第五条, 第六条) ---------------------------------------------------------
@@ -57,25 +58,29 @@ def _melds(state: State, seat: int, melds: tuple[Group, ...], hands: tuple[Count
 
 def deal(state: State, dealer: int, hands: Sequence[Sequence[int]]) -> State:
     """Gives each seat its 20 dealt cards; the deal waits for the 亮张."""
-    wall = state.deck[WALL_START:] if state.deck is not None else ()
-    return replace(state, phase="liang", dealer=dealer, turn=dealer, hands=tuple(counts_of(h) for h in hands), wall=wall)
+    new = state.copy()
+    new.phase, new.dealer, new.turn, new.hands = "liang", dealer, dealer, tuple(counts_of(h) for h in hands)
+    new.wall = state.deck[WALL_START:] if state.deck is not None else ()
+    return new
 
 
 def reveal_liangzhang(state: State, card: int) -> State:
     """Turns up the 亮张 as the dealer's 21st card, makes the forced initial 提 of every seat and
     opens the deal: 天胡 for the dealer, 地胡 for the others where allowed, then the first discard."""
-    hands = _set(state.hands, state.dealer, adjust(state.hands[state.dealer], card, 1))
-    state = replace(state, liangzhang=card, hands=hands, phase="offer")
+    state = state.copy()
+    state.liangzhang, state.phase = card, "offer"
+    state.hands = _set(state.hands, state.dealer, adjust(state.hands[state.dealer], card, 1))
     effects: list[tuple[str, int, int]] = []
     for seat in range(SEATS):
         for value, n in enumerate(state.hands[seat]):
             if n == 4:
-                state = _meld(state, seat, Group("ti", (value,) * 4), {value: 4})
-                state = replace(state, pao_ti=_set(state.pao_ti, seat, state.pao_ti[seat] + 1))
+                state = _meld(state, seat, Group("ti", (value,) * 4), {value: 4}).copy()
+                state.pao_ti = _set(state.pao_ti, seat, state.pao_ti[seat] + 1)
                 effects.append(("ti", seat, value))
         state = _deal_exemption(state, seat)
-    pending = Pending(card, state.dealer, from_wall=False, in_hand=True)
-    state = replace(state, pending=pending, stage="open", effects=tuple(effects))
+    state = state.copy()
+    state.pending = Pending(card, state.dealer, from_wall=False, in_hand=True)
+    state.stage, state.effects = "open", tuple(effects)
     order = (state.dealer, xiajia(state.dealer), xiajia(xiajia(state.dealer)))
     offers = tuple(Offer(s, "open", hu_choices(state.profile)) for s in order if opening_result(state, s)[0] is not None)
     return _advance(state, offers)
@@ -87,8 +92,9 @@ def _deal_exemption(state: State, seat: int) -> State:
     n = state.pao_ti[seat]
     if n < 2 or not state.profile.double_ti_at_deal_no_discard:
         return state
-    skips = 1 if state.profile.deal_exemption == "first_intake" else n - 1
-    return replace(state, skip_discard=_set(state.skip_discard, seat, skips))
+    new = state.copy()
+    new.skip_discard = _set(state.skip_discard, seat, 1 if state.profile.deal_exemption == "first_intake" else n - 1)
+    return new
 
 
 # ---- transitions --------------------------------------------------------------------------
@@ -98,17 +104,17 @@ def draw(state: State, card: int) -> State:
     """The seat to draw turns the top wall card: forced 提/偎/臭偎 first (§4.1), else the card is
     shown and offered to all."""
     seat = state.turn
-    wall = state.wall[1:] if state.wall else ()
-    wall_left, drawn = state.wall_left - 1, state.drawn + (card,)
     forced = forced_private(state, seat, card)  # reads nothing the draw changes
+    state = state.copy()
+    state.wall = state.wall[1:] if state.wall else ()
+    state.wall_left, state.drawn, state.effects, state.settled = state.wall_left - 1, state.drawn + (card,), (), None
     if forced is None:
-        return _offer(replace(state, wall=wall, wall_left=wall_left, drawn=drawn, effects=(), settled=None,
-                              phase="offer", pending=new_tuple(Pending, (card, seat, True, False)), stage="hu"))
-    state = replace(state, wall=wall, wall_left=wall_left, drawn=drawn, effects=(), settled=None)
+        state.phase, state.pending, state.stage = "offer", new_tuple(Pending, (card, seat, True, False)), "hu"
+        return _offer(state)
     if state.profile.hu_vs_forced_order == "hu_first" and hu_at(state, seat, card, seat):
-        pending = Pending(card, seat, from_wall=True)
-        offers = (Offer(seat, "before_forced", hu_choices(state.profile)),)
-        return replace(state, phase="offer", pending=pending, stage="before_forced", offers=offers)
+        state.phase, state.pending, state.stage = "offer", Pending(card, seat, from_wall=True), "before_forced"
+        state.offers = (Offer(seat, "before_forced", hu_choices(state.profile)),)
+        return state
     return _apply_forced(state, seat, card, forced)
 
 
@@ -127,10 +133,12 @@ def _apply_forced(state: State, seat: int, card: int, kind: str) -> State:
         state = _upgrade(state, seat, card, "ti")
     else:
         state = _meld(state, seat, Group(kind, (card,) * 3), {card: 2})
-    state = replace(state, effects=((kind, seat, card),), pending=None)
+    state = state.copy()
+    state.effects, state.pending = ((kind, seat, card),), None
     if hu_at(state, seat, None, None):
         stage = f"self_{kind}"
-        return replace(state, phase="offer", stage=stage, offers=(Offer(seat, stage, hu_choices(state.profile)),))
+        state.phase, state.stage, state.offers = "offer", stage, (Offer(seat, stage, hu_choices(state.profile)),)
+        return state
     return after_intake(state, seat, kind)
 
 
@@ -141,7 +149,9 @@ def _upgrade(state: State, seat: int, card: int, kind: str) -> State:
     else:
         melds = tuple(Group(kind, (card,) * 4) if three_of(g, card) else g for g in state.melds[seat])
         state = _melds(state, seat, melds)
-    return replace(state, pao_ti=_set(state.pao_ti, seat, state.pao_ti[seat] + 1))
+    state = state.copy()
+    state.pao_ti = _set(state.pao_ti, seat, state.pao_ti[seat] + 1)
+    return state
 
 
 def _meld(state: State, seat: int, group: Group, from_hand: dict[int, int]) -> State:
@@ -153,7 +163,9 @@ def _meld(state: State, seat: int, group: Group, from_hand: dict[int, int]) -> S
 
 def expose(state: State, card: int, owner: int, from_wall: bool) -> State:
     """Shows a card to all (示众) and opens the offers: 胡 first (§6)."""
-    return _offer(replace(state, phase="offer", pending=Pending(card, owner, from_wall), stage="hu"))
+    state = state.copy()
+    state.phase, state.pending, state.stage = "offer", Pending(card, owner, from_wall), "hu"
+    return _offer(state)
 
 
 def _offer(state: State) -> State:
@@ -172,20 +184,26 @@ def _advance(state: State, offers: tuple[Offer, ...]) -> State:
     stages until a seat has a choice or the card is settled. The stages' choices read neither the
     stage nor the offers, so only the state reached is built; every way out sets its offers."""
     if offers:
-        return replace(state, offers=offers)
+        new = state.copy()
+        new.offers = offers
+        return new
     pending, stage = state.pending, state.stage
     if stage == "open":
-        return after_intake(replace(state, pending=None, stage=""), state.dealer, "open")
+        new = state.copy()
+        new.pending, new.stage = None, ""
+        return after_intake(new, state.dealer, "open")
     assert pending is not None
     if stage == "hu":
         seat = pao_seat(state, pending)
         if seat is not None:
-            state = _upgrade(state, seat, pending.card, "pao")
-            state = replace(state, pending=None, stage="", effects=state.effects + (("pao", seat, pending.card),))
-            return after_intake(state, seat, "pao")
+            new = _upgrade(state, seat, pending.card, "pao").copy()
+            new.pending, new.stage, new.effects = None, "", new.effects + (("pao", seat, pending.card),)
+            return after_intake(new, seat, "pao")
         seat = peng_seat(state, pending)
         if seat is not None:
-            return replace(state, stage="peng", offers=(new_tuple(Offer, (seat, "peng", (PENG, PASS))),))
+            new = state.copy()
+            new.stage, new.offers = "peng", (new_tuple(Offer, (seat, "peng", (PENG, PASS))),)
+            return new
         stage = "peng"
     if stage == "peng":
         chi: tuple[Offer, ...] = ()
@@ -194,17 +212,20 @@ def _advance(state: State, offers: tuple[Offer, ...]) -> State:
             if offer is not None:
                 chi += (offer,)
         if chi:
-            return replace(state, stage="chi", offers=chi)
+            new = state.copy()
+            new.stage, new.offers = "chi", chi
+            return new
     return _settle(state, pending)
 
 
 def _settle(state: State, pending: Pending) -> State:
     """Lays the card nobody took in its owner's discard row and hands the turn to the owner's 下家
     to draw (`to_draw`, in the same new state)."""
-    row = state.discards[pending.owner] + (pending.card,)
-    phase, exhausted = _handed_on(state)
-    return replace(state, discards=_set(state.discards, pending.owner, row), pending=None, settled=pending,
-                   phase=phase, exhausted=exhausted, turn=xiajia(pending.owner), offers=(), stage="")
+    new = state.copy()
+    new.discards = _set(state.discards, pending.owner, state.discards[pending.owner] + (pending.card,))
+    new.pending, new.settled = None, pending
+    _hand_on(new, xiajia(pending.owner))
+    return new
 
 
 def _chi_offer(state: State, seat: int, card: int) -> Offer | None:
@@ -227,48 +248,46 @@ def after_intake(state: State, seat: int, kind: str) -> State:
     (`open`) is no intake: the dealer discards the first card (§2 step 5)."""
     profile = state.profile
     exempt = kind in ("pao", "ti") and state.pao_ti[seat] >= 2 and profile.second_pao_ti_no_discard
+    new = state.copy()
     if kind in _FORCED:
-        state = replace(state, forced_intakes=_set(state.forced_intakes, seat, state.forced_intakes[seat] + 1))
+        new.forced_intakes = _set(state.forced_intakes, seat, state.forced_intakes[seat] + 1)
     # A 重跑 needs no discard anyway: only `first_intake` spends the deal exemption on it.
     if kind != "open" and state.skip_discard[seat] and (not exempt or profile.deal_exemption == "first_intake"):
-        state, exempt = replace(state, skip_discard=_set(state.skip_discard, seat, state.skip_discard[seat] - 1)), True
+        new.skip_discard, exempt = _set(state.skip_discard, seat, state.skip_discard[seat] - 1), True
     if exempt:
-        return to_draw(state, xiajia(seat))
+        _hand_on(new, xiajia(seat))
+        return new
     if not has_discard(state.hands[seat]):
         if profile.stuck_after_forced == "skip_discard_and_dead":
-            state = replace(state, dead=_set(state.dead, seat, True))
-        return to_draw(state, xiajia(seat))
-    return replace(state, phase="discard", turn=seat, stage="", offers=())
+            new.dead = _set(state.dead, seat, True)
+        _hand_on(new, xiajia(seat))
+        return new
+    new.phase, new.turn, new.stage, new.offers = "discard", seat, "", ()
+    return new
 
 
 def to_draw(state: State, seat: int) -> State:
     """Hands the turn to `seat` to draw, or ends the deal in 荒庄 when the wall is empty (第十条)."""
-    phase, exhausted = _handed_on(state)
-    return replace(state, phase=phase, exhausted=exhausted, turn=seat, offers=(), stage="")
+    new = state.copy()
+    _hand_on(new, seat)
+    return new
 
 
-def _handed_on(state: State) -> tuple[str, bool]:
-    """Returns the phase and the 荒庄 mark once the turn is handed on: the next seat draws, or the
-    deal ends when the wall is empty (第十条; the wall never refills, so the mark is false until then)."""
-    return ("end", True) if state.wall_left == 0 else ("draw", False)
-
-
-def _intake_clears(state: State, seat: int) -> State:
-    """Forgets 过张/过碰 at an intake where their scope is `until_next_intake` (§13.9)."""
-    if state.profile.guo_zhang_scope == "until_next_intake":
-        state = replace(state, guo_zhang=_set(state.guo_zhang, seat, 0))
-    if state.profile.guo_peng_scope == "until_next_intake":
-        state = replace(state, guo_peng=_set(state.guo_peng, seat, 0))
-    return state
+def _hand_on(new: State, seat: int) -> None:
+    """Changes `new`, a copy its caller made, to hand the turn to `seat` to draw, or ends the deal
+    when the wall is empty (第十条; the wall never refills, so the 荒庄 mark is false until then)."""
+    new.phase, new.exhausted = ("end", True) if new.wall_left == 0 else ("draw", False)
+    new.turn, new.offers, new.stage = seat, (), ""
 
 
 def discard(state: State, card: int) -> State:
     """The seat to discard lays a card from its hand on offer; it may never eat that value later."""
     seat = state.turn
-    hands = _set(state.hands, seat, adjust(state.hands[seat], card, -1))
-    return _offer(replace(state, hands=hands, chou=_set(state.chou, seat, state.chou[seat] | bit(card)),
-                          discards_made=state.discards_made + 1, effects=(),
-                          phase="offer", pending=new_tuple(Pending, (card, seat, False, False)), stage="hu"))
+    new = state.copy()
+    new.hands = _set(state.hands, seat, adjust(state.hands[seat], card, -1))
+    new.chou, new.discards_made, new.effects = _set(state.chou, seat, state.chou[seat] | bit(card)), state.discards_made + 1, ()
+    new.phase, new.pending, new.stage = "offer", new_tuple(Pending, (card, seat, False, False)), "hu"
+    return _offer(new)
 
 
 def answer(state: State, action: Action) -> State:
@@ -276,12 +295,18 @@ def answer(state: State, action: Action) -> State:
     offer = state.offers[0]
     seat, pending = offer.seat, state.pending
     if action.kind == "hu":
-        return _win(replace(state, effects=()), seat)
+        return _win(state, seat)
     if action.kind == "pass":
-        return _pass(replace(state, effects=()), offer)
+        return _pass(state, offer)
     assert pending is not None
-    state = _intake_clears(state, seat)
-    state = replace(state, intakes=_set(state.intakes, seat, state.intakes[seat] + 1), pending=None, offers=(), effects=())
+    new = state.copy()
+    # An intake forgets 过张/过碰 where their scope is `until_next_intake` (§13.9).
+    if state.profile.guo_zhang_scope == "until_next_intake":
+        new.guo_zhang = _set(state.guo_zhang, seat, 0)
+    if state.profile.guo_peng_scope == "until_next_intake":
+        new.guo_peng = _set(state.guo_peng, seat, 0)
+    new.intakes, new.pending, new.offers, new.effects = _set(state.intakes, seat, state.intakes[seat] + 1), None, (), ()
+    state = new
     if action.kind == "peng":
         state = _meld(state, seat, Group("peng", (pending.card,) * 3), {pending.card: 2})
         return after_intake(state, seat, "peng")
@@ -297,30 +322,37 @@ def answer(state: State, action: Action) -> State:
 
 def _pass(state: State, offer: Offer) -> State:
     seat, pending = offer.seat, state.pending
+    new = state.copy()
+    new.effects = ()
     if offer.stage.startswith("self_"):
-        return after_intake(replace(state, offers=(), stage=""), seat, offer.stage.removeprefix("self_"))
+        new.offers, new.stage = (), ""
+        return after_intake(new, seat, offer.stage.removeprefix("self_"))
     if offer.stage == "before_forced":
         assert pending is not None
         forced = forced_private(state, seat, pending.card)
         assert forced is not None
-        return _apply_forced(replace(state, offers=(), stage=""), seat, pending.card, forced)
+        new.offers, new.stage = (), ""
+        return _apply_forced(new, seat, pending.card, forced)
     if pending is not None and offer.stage == "peng":
-        state = replace(state, guo_peng=_set(state.guo_peng, seat, state.guo_peng[seat] | bit(pending.card)))
+        new.guo_peng = _set(state.guo_peng, seat, state.guo_peng[seat] | bit(pending.card))
     elif pending is not None and offer.stage == "chi":
-        state = replace(state, guo_zhang=_set(state.guo_zhang, seat, state.guo_zhang[seat] | bit(pending.card)))
-    return _advance(state, state.offers[1:])
+        new.guo_zhang = _set(state.guo_zhang, seat, state.guo_zhang[seat] | bit(pending.card))
+    return _advance(new, state.offers[1:])
 
 
 def _win(state: State, seat: int) -> State:
+    """The seat at the head of the offers wins (its hu is legal): the deal ends."""
     result = hu_result(state, seat)
     assert result is not None
     pending = state.pending
     card = pending.card if pending is not None and hu_takes_pending(state, seat) else None
     owner = pending.owner if card is not None and pending is not None else None
+    new = state.copy()
     if card is not None and pending is not None and pending.in_hand and seat != state.dealer:
-        state = replace(state, hands=_set(state.hands, state.dealer, adjust(state.hands[state.dealer], card, -1)))
+        new.hands = _set(state.hands, state.dealer, adjust(state.hands[state.dealer], card, -1))
     from_wall = pending is None or pending.from_wall
-    return replace(state, phase="end", win=Win(seat, card, owner, from_wall, result), offers=(), stage="", pending=None)
+    new.phase, new.win, new.offers, new.stage, new.pending, new.effects = "end", Win(seat, card, owner, from_wall, result), (), "", None, ()
+    return new
 
 
 def hu_takes_pending(state: State, seat: int) -> bool:
