@@ -28,7 +28,8 @@ from replay.paohuzi.state import DRAW, PASS, PENG, SEATS, Action, Offer, Pending
 
 # Each transition returns a new state and leaves the one it was given as it was (State is frozen by
 # contract, see its docstring): a function changes only a `copy()` it made itself, before returning
-# it, or hands that copy to a helper that says it changes its caller's copy (`_hand_on`).
+# it, or hands that copy to a helper that says it changes its caller's copy (`_offer`, `_advance`,
+# `_hand_on`, whose parameter is named `new`).
 
 
 def _set(values: tuple, seat: int, value: object) -> tuple:  # type: ignore[type-arg]
@@ -168,61 +169,53 @@ def expose(state: State, card: int, owner: int, from_wall: bool) -> State:
     return _offer(state)
 
 
-def _offer(state: State) -> State:
-    """Opens the offers on the card just shown (the state's `pending`, at the `hu` stage)."""
-    pending = state.pending
+def _offer(new: State) -> State:
+    """Opens the offers on the card just shown (the `pending` of `new`, a copy its caller made, at
+    the `hu` stage): changes `new` and returns it, or the state the priority stages lead to."""
+    pending = new.pending
     assert pending is not None
     offers: tuple[Offer, ...] = ()
-    for seat in hu_order(state, pending):
-        if hu_at(state, seat, pending.card, pending.owner):
-            offers += (new_tuple(Offer, (seat, "hu", hu_choices(state.profile))),)
-    return _advance(state, offers)
+    for seat in hu_order(new, pending):
+        if hu_at(new, seat, pending.card, pending.owner):
+            offers += (new_tuple(Offer, (seat, "hu", hu_choices(new.profile))),)
+    return _advance(new, offers)
 
 
-def _advance(state: State, offers: tuple[Offer, ...]) -> State:
-    """Puts the `offers` of the state's stage to the seats, or, with none, moves through the priority
-    stages until a seat has a choice or the card is settled. The stages' choices read neither the
-    stage nor the offers, so only the state reached is built; every way out sets its offers."""
+def _advance(new: State, offers: tuple[Offer, ...]) -> State:
+    """Puts the `offers` of the stage of `new` (a copy its caller made) to the seats, or, with none,
+    moves through the priority stages until a seat has a choice or the card is settled: changes
+    `new` and returns it, or the state an intake leads to. The stages' choices read neither the
+    stage nor the offers, so `new` changes only on the way out; every way out sets its offers."""
     if offers:
-        new = state.copy()
         new.offers = offers
         return new
-    pending, stage = state.pending, state.stage
+    pending, stage = new.pending, new.stage
     if stage == "open":
-        new = state.copy()
         new.pending, new.stage = None, ""
-        return after_intake(new, state.dealer, "open")
+        return after_intake(new, new.dealer, "open")
     assert pending is not None
     if stage == "hu":
-        seat = pao_seat(state, pending)
+        seat = pao_seat(new, pending)
         if seat is not None:
-            new = _upgrade(state, seat, pending.card, "pao").copy()
-            new.pending, new.stage, new.effects = None, "", new.effects + (("pao", seat, pending.card),)
-            return after_intake(new, seat, "pao")
-        seat = peng_seat(state, pending)
+            state = _upgrade(new, seat, pending.card, "pao").copy()
+            state.pending, state.stage, state.effects = None, "", state.effects + (("pao", seat, pending.card),)
+            return after_intake(state, seat, "pao")
+        seat = peng_seat(new, pending)
         if seat is not None:
-            new = state.copy()
             new.stage, new.offers = "peng", (new_tuple(Offer, (seat, "peng", (PENG, PASS))),)
             return new
         stage = "peng"
     if stage == "peng":
         chi: tuple[Offer, ...] = ()
-        for seat in chi_seats(state, pending):
-            offer = _chi_offer(state, seat, pending.card)
+        for seat in chi_seats(new, pending):
+            offer = _chi_offer(new, seat, pending.card)
             if offer is not None:
                 chi += (offer,)
         if chi:
-            new = state.copy()
             new.stage, new.offers = "chi", chi
             return new
-    return _settle(state, pending)
-
-
-def _settle(state: State, pending: Pending) -> State:
-    """Lays the card nobody took in its owner's discard row and hands the turn to the owner's 下家
-    to draw (`to_draw`, in the same new state)."""
-    new = state.copy()
-    new.discards = _set(state.discards, pending.owner, state.discards[pending.owner] + (pending.card,))
+    # Nobody takes the card: it lies in its owner's discard row, the owner's 下家 draws next.
+    new.discards = _set(new.discards, pending.owner, new.discards[pending.owner] + (pending.card,))
     new.pending, new.settled = None, pending
     _hand_on(new, xiajia(pending.owner))
     return new
