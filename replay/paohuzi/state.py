@@ -230,6 +230,10 @@ class State:
             self.effects, self.win, self.exhausted,
         )
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickles a state by its fields (a native class is otherwise rebuilt by calling `__init__` with none)."""
+        return _state_of, (self.values(),)
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, State):
             return NotImplemented
@@ -240,3 +244,8 @@ class State:
 
     def __repr__(self) -> str:
         return "State(" + ", ".join(f"{name}={value!r}" for name, value in zip(FIELDS, self.values())) + ")"
+
+
+def _state_of(values: tuple[Any, ...]) -> State:
+    """Returns the state of these field values, in the order of `FIELDS` (for pickle)."""
+    return State(**dict(zip(FIELDS, values)))
