@@ -1,6 +1,6 @@
 """The replay's shortcuts against the plain reading they stand for (paohuzi.md §2, §14; 第五条):
 the deal read by slices of the deck gives card i to seat (dealer + i) mod 3; the fields the fold
-takes from each state in one call (`_StateFacts`, for the step facts and the card conservation
+keeps of each state (`_StateFacts`, for the step facts and the card conservation
 check of §14) are the state's; a step's facts keep their keys in the documented order; the
 per-seat tuples the rules rebuild change only the seat's value; `melds.three_of` is the plain
 "three of this card" comparison; `replay.run.summarise`, which pauses the cyclic collector, finds
@@ -57,8 +57,8 @@ def _bot_steps() -> list[list]:  # type: ignore[type-arg]
     return games
 
 
-def test_state_fields_taken_in_one_call_are_the_states() -> None:
-    """§14: the fields the conservation check and the step facts read, taken at once, are the state's own."""
+def test_state_fields_the_fold_keeps_are_the_states() -> None:
+    """§14: the fields the conservation check and the step facts read, kept per state, are the state's own."""
     checked = 0
     for steps in _bot_steps():
         for step in steps:
