@@ -145,5 +145,5 @@ def list_appeals(root: Path, tournament: str | None, open_only: bool,
     (telling `progress` of each game the projection replays)."""
     from audit.session import open_session
 
-    rows = open_session(root, progress).db.run("appeal_list", tournament=tournament)
+    rows = open_session(root, progress, kept=True).db.run("appeal_list", tournament=tournament)
     return [r for r in rows if r["open"] or not open_only]

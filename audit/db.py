@@ -9,6 +9,7 @@ off and locked, so no SQL can read or write files, let alone the ledger.
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 from dataclasses import dataclass
@@ -93,12 +94,17 @@ def catalogue() -> list[tuple[str, str, str, str, str, str]]:
 class AuditDB:
     """An in-memory DuckDB of the projection and what the views derive from it, locked against file access."""
 
-    def __init__(self, tables: dict[str, pa.Table], memory_limit: str = MEMORY_LIMIT) -> None:
+    def __init__(self, tables: dict[str, pa.Table], memory_limit: str = MEMORY_LIMIT, built: dict[str, pa.Table] | None = None) -> None:
+        """Loads the projection's tables; `built` holds the tables of `audit/sql/views/` as an
+        earlier load built them from the same tables (`built_tables`), read instead of built again."""
         self._con = duckdb.connect(":memory:")
         for name, table in tables.items():
             self._con.register(name, _few_chunks(table))
         for view in VIEWS.values():
-            self._con.execute(view.sql)
+            if built is not None and view.kind == "table":
+                self._load_built(view.name, built[view.name])
+            else:
+                self._con.execute(view.sql)
         self._con.execute(f"SET memory_limit = '{memory_limit}'")
         self._con.execute("SET enable_external_access = false")
         self._con.execute("SET lock_configuration = true")
@@ -130,11 +136,28 @@ class AuditDB:
 
     def derived_tables(self) -> dict[str, pa.Table]:
         """Returns every table and view of `audit/sql/views/` (not the macros) as computed from the projection."""
+        return self._relations(("view", "table"))
+
+    def built_tables(self) -> dict[str, pa.Table]:
+        """Returns the tables of `audit/sql/views/` built at load (what `built` takes), each with its
+        columns' DuckDB types in its schema's metadata: Arrow has no HUGEINT, say, and a sum read
+        back as DECIMAL(38,0) would print and compare otherwise."""
         out = {}
-        for view in VIEWS.values():
-            if view.kind in ("view", "table"):
-                out[view.name] = self._con.sql(f'SELECT * FROM "{view.name}"').to_arrow_table()
+        for name, table in self._relations(("table",)).items():
+            types = self._con.execute(f'DESCRIBE "{name}"').fetchall()
+            out[name] = table.replace_schema_metadata({_TYPES: json.dumps([[row[0], row[1]] for row in types])})
         return out
+
+    def _load_built(self, name: str, table: pa.Table) -> None:
+        """Creates a table of `audit/sql/views/` from its rows as `built_tables` gave them, with its own types."""
+        types = json.loads((table.schema.metadata or {})[_TYPES.encode()])
+        columns = ", ".join(f'CAST("{column}" AS {kind}) AS "{column}"' for column, kind in types)
+        self._con.register("_built", table)
+        self._con.execute(f'CREATE TABLE "{name}" AS SELECT {columns} FROM _built')
+        self._con.unregister("_built")
+
+    def _relations(self, kinds: tuple[str, ...]) -> dict[str, pa.Table]:
+        return {view.name: self._con.sql(f'SELECT * FROM "{view.name}"').to_arrow_table() for view in VIEWS.values() if view.kind in kinds}
 
     def describe(self, name: str) -> list[tuple[str, str]]:
         """Returns the columns of a table, view or table macro (called with NULL arguments) and their types.
@@ -207,6 +230,8 @@ def _named(name: str) -> NamedQuery:
 
 _READ_ONLY = {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN, duckdb.StatementType.PRAGMA}
 _EXPLAIN = re.compile(r"^\s*EXPLAIN\s+(ANALY[SZ]E\s+)?", re.IGNORECASE)
+_TYPES = "matchledger.duckdb_types"
+"""The schema metadata key of a built table's DuckDB column types (see `AuditDB.built_tables`)."""
 _CHUNKS = 1024
 """Above this many chunks a table is merged before DuckDB reads it: DuckDB pays per chunk on every
 scan, and a projection table can arrive in one chunk per replayed game."""

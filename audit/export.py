@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 import pyarrow as pa
@@ -23,6 +23,9 @@ import pyarrow.parquet as pq
 from audit.dictionary import BY_NAME, meaning
 from audit.projection import SCHEMAS, Projection
 from ledger import PRIVATE_KEY, SignatureError, Signer, Verifier, load_verifier, newest_checkpoint, sign_note, verify_note
+
+if TYPE_CHECKING:
+    from audit.db import AuditDB
 
 MANIFEST = "manifest.json"
 MANIFEST_NOTE = "manifest.note"
@@ -61,16 +64,17 @@ class Manifest(msgspec.Struct, frozen=True):
     """SHA-256 of schema.json, the data dictionary of the export."""
 
 
-def export_parquet(root: Path, projection: Projection, out: Path) -> dict[str, Any]:
-    """Writes every projection table, and every table and view derived from it, under
-    `out/<table>/game=…/tournament=…/`, then `schema.json`, the manifest and its signed note."""
+def export_parquet(root: Path, projection: Projection, out: Path, db: AuditDB | None = None) -> dict[str, Any]:
+    """Writes every projection table, and every table and view derived from it (by `db`, the
+    projection's database, loaded here when not given), under `out/<table>/game=…/tournament=…/`,
+    then `schema.json`, the manifest and its signed note."""
     from audit.db import AuditDB
 
     checkpoint = newest_checkpoint(root, load_verifier(root))
     games = {g["stream"]: (g["game"], g["tournament"]) for g in projection.games}
     kinds = {t["tournament"]: t["game"] for t in projection.tournaments}
     base = projection.tables()
-    derived = AuditDB(base).derived_tables()
+    derived = (db or AuditDB(base)).derived_tables()
     files, schema = [], {}
     for name, table in {**base, **derived}.items():
         table = _described(name, _with_timestamps(_with_partitions(table, games, kinds)))

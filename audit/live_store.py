@@ -19,7 +19,7 @@ someone who can write the files but holds no key cannot have a restart serve a h
 or skip round findings as published, that the log does not give), written by this format and version,
 a size the log reaches, the log's root at that size (the log it was made from), files at least as
 long as it says, and the findings' SHA-256. Anything else (missing, unreadable, torn, another log,
-another version, another signer) and the files are removed and rebuilt by folding the whole log. A file longer than
+other code (audit.signed_state.code_fingerprint), another signer) and the files are removed and rebuilt by folding the whole log. A file longer than
 the state says holds what was published after the state was written: it is cut back, and the
 entries since the state are folded again, which publishes the same findings under the same numbers.
 
@@ -32,14 +32,14 @@ from __future__ import annotations
 import hashlib
 import time
 from array import array
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
 from audit.live import LedgerLog, LiveAuditor, LiveFinding
-from ledger import PRIVATE_KEY, DerivedFiles, LedgerError, SignatureError, Signer, load_verifier, sign_note, tree_root, verify_note
+from audit.signed_state import StateRefused, code_fingerprint, load_signer, open_state, sign_state
+from ledger import DerivedFiles, LedgerError, Signer, tree_root
 
 NAME = "live"
 FINDINGS, KEYS, GAMES, STATE = "findings", "keys", "games", "state"
@@ -49,13 +49,6 @@ SIGNED_FORMAT = "matchledger-live-state/2"
 SAVE_EVERY_S = 1.0
 """How often the state is written while entries arrive (the entries since are folded again after a crash)."""
 Key = tuple[str, str, "int | None"]
-
-
-def _version() -> str:
-    try:
-        return version("matchledger")
-    except PackageNotFoundError:  # pragma: no cover - run from a source tree that is not installed
-        return "unknown"
 
 
 class State(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -171,14 +164,13 @@ class LiveStore:
             root = tree_root(self.root, auditor.size).hex()
         except LedgerError:  # the tiles do not reach that far yet: the state written before stands
             return
-        state = State(format=FORMAT, version=_version(), size=auditor.size, root=root, findings=len(self._offsets) - 1,
+        state = State(format=FORMAT, version=code_fingerprint(), size=auditor.size, root=root, findings=len(self._offsets) - 1,
                       findings_bytes=self._offsets[-1], findings_sha256=self._sha.hexdigest(), keys_bytes=self._keys_bytes,
                       keys_sha256=self._keys_sha.hexdigest(), games_bytes=self._games_bytes, games_sha256=self._games_sha.hexdigest(),
                       open=sorted(auditor.games), others=sorted(auditor.others), tournaments=sorted(auditor.tournaments))
         if self._signer is None:
-            self._signer = Signer.load(self.root / PRIVATE_KEY)  # the service holds it: it signs the checkpoints
-        data = msgspec.json.encode(state)
-        self.files.replace(STATE, data + b"\n" + sign_note(_signed_body(self._signer.name, data), self._signer).encode())
+            self._signer = load_signer(self.root)  # the service holds it: it signs the checkpoints
+        self.files.replace(STATE, sign_state(self._signer, SIGNED_FORMAT, msgspec.json.encode(state)))
         self._saved_at = time.monotonic()
 
     # -- opening -------------------------------------------------------------------------------------
@@ -189,18 +181,14 @@ class LiveStore:
         raw = self.files.read(STATE)
         if not raw:
             return "no state was kept yet" if not self.files.size(FINDINGS) else "the state is missing"
-        data, _, note = raw.partition(b"\n")
         try:
-            verifier = load_verifier(self.root)
-            if verify_note(note.decode(), verifier) != _signed_body(verifier.name, data):
-                return "the state's signature is over another state"
-            state = msgspec.json.decode(data, type=State)
-        except (SignatureError, UnicodeDecodeError) as exc:
-            return f"the state is not signed by the log's key ({exc})"
+            state = msgspec.json.decode(open_state(self.root, SIGNED_FORMAT, raw), type=State)
+        except StateRefused as exc:
+            return f"the state cannot be used: {exc}"
         except msgspec.DecodeError as exc:
             return f"the state is unreadable ({exc})"
-        if (state.format, state.version) != (FORMAT, _version()):
-            return f"the files were written by version {state.version} (format {state.format})"
+        if (state.format, state.version) != (FORMAT, code_fingerprint()):
+            return f"the files were written by other code ({state.version}, format {state.format})"
         if state.size > size:
             return f"the state covers {state.size} entries, the log holds {size}"
         try:
@@ -228,11 +216,6 @@ class LiveStore:
         self._keys_sha, self._games_sha = hashlib.sha256(keys), hashlib.sha256(games)
         self.published = {_key.decode(line) for line in keys.splitlines()}
         return state
-
-
-def _signed_body(origin: str, state: bytes) -> str:
-    """Returns the body of the note that signs a state: the log's origin, the format, its SHA-256."""
-    return f"{origin}\n{SIGNED_FORMAT}\nsha256 {hashlib.sha256(state).hexdigest()}\n"
 
 
 def _line_ends(data: bytes) -> array:

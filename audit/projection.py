@@ -231,11 +231,17 @@ def _assemble(log: StoredEntries, streams: dict[str, tuple[str, array]], heads: 
     orphans = [orphan(s, events) for s, events in others.items() if is_orphan(s, events[0].kind)]
     arrow["findings"] = pa.concat_tables([arrow["findings"], _findings_table(orphans, streams)])
     arrow.update({name: tournament.table(name) for name in tournament.columns})
-    body = pa.LargeStringArray.from_buffers(len(log), pa.py_buffer(log.ends), pa.py_buffer(log.data))
-    arrow["events"] = heads.append_column("body", pa.chunked_array([body]))
+    arrow["events"] = events_table(heads, log)
     arrow.update(_arbitration_tables(log, heads, [e for e in tournament_events if isinstance(e, TournamentOpened)]))
     found = sorted(findings, key=lambda f: _log_place(f, streams[f.stream][1]))  # whichever pass found them
     return Projection(arrow, findings=found + orphans, tournament_events=tournament_events)
+
+
+def events_table(heads: pa.Table, log: StoredEntries) -> pa.Table:
+    """Returns the `events` table: its columns but `body` (row i entry i), joined to the log's
+    stored bytes as `body` without a copy."""
+    body = pa.LargeStringArray.from_buffers(len(log), pa.py_buffer(log.ends), pa.py_buffer(log.data))
+    return heads.append_column("body", pa.chunked_array([body]))
 
 
 def _arbitration_tables(log: StoredEntries, heads: pa.Table, opened: list[TournamentOpened]) -> dict[str, pa.Table]:

@@ -12,6 +12,7 @@ import msgspec
 
 from audit.db import AuditDB
 from audit.projection import Projection, project_ledger
+from audit.projection_cache import projection_of
 from ledger import VerifyReport, check_heads, check_index, read_entries, verify
 from schemas import decode_stored_array
 
@@ -22,6 +23,8 @@ class Session:
 
     projection: Projection
     db: AuditDB
+    origin: str = "built"
+    """How the projection was had: built from the log, or reused as kept beside it (audit.projection_cache)."""
 
     def tournament_game(self, tournament: str) -> tuple[str, str]:
         """Returns a tournament's game and format.
@@ -35,8 +38,12 @@ class Session:
         raise ValueError(f"no tournament {tournament!r} in the ledger (known: {known})")
 
 
-def open_session(root: Path, progress: Callable[[int], None] | None = None) -> Session:
-    """Replays a ledger and loads its projection into an in-memory DuckDB."""
+def open_session(root: Path, progress: Callable[[int], None] | None = None, kept: bool = False) -> Session:
+    """Replays a ledger and loads its projection into an in-memory DuckDB. With `kept`, the
+    projection kept beside a log that did not change is used instead of replaying it, and a
+    projection built is kept (what the read-only commands ask: standings, query, appeals)."""
+    if kept:
+        return Session(*projection_of(root, read_entries(root), progress))
     projection = project_ledger(root, progress)
     return Session(projection, AuditDB(projection.tables()))
 

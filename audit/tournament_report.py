@@ -66,7 +66,7 @@ def write_tournament_report(root: Path, tournament: str, out: Path, force: bool 
     :raises OutputRefused: when a file to write lies in a ledger, is a link, or exists without `force`.
     """
     check_output(out, force)
-    result = load_tournament(open_session(root, step("replaying games", 0) if step else None), tournament)
+    result = load_tournament(open_session(root, step("replaying games", 0) if step else None, kept=True), tournament)
     for row in result.games:
         check_output(game_report_path(out, row["stream"]), force)
     advance = step("writing the reports", len(result.games) + 1) if step else None

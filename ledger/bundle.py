@@ -11,7 +11,7 @@ from pathlib import Path
 
 import msgspec
 
-from ledger.checkpoints import Checkpoint, checkpoint_path, list_checkpoint_names, newest_checkpoint, parse_checkpoint, read_note_file
+from ledger.checkpoints import Checkpoint, checkpoint_sizes, has_note, kept_note, newest_checkpoint, parse_checkpoint
 from ledger.commitments import UNKNOWN, HeadProof, StreamHead, check_head, open_history, prove_head, read_heads_line
 from ledger.errors import LedgerCorrupt, LedgerError, SignatureError
 from ledger.frames import decode_key, interval_keys, stream_entries
@@ -113,7 +113,7 @@ def _covering_checkpoint(root: Path, stream: str, last: int, newest: Checkpoint,
             return newest, None
         size = history.size(n)
         before, segment, offset = history.position(n - 1)
-    checkpoint = newest if size == newest.size else parse_checkpoint(read_note_file(checkpoint_path(root, size)), verifier)
+    checkpoint = newest if size == newest.size else parse_checkpoint(kept_note(root, size), verifier)
     committed = read_heads_line(checkpoint.extensions)
     if committed is None or segment == UNKNOWN:
         return checkpoint, None
@@ -253,12 +253,12 @@ def prove_consistency(root: Path, old: int, new: int | None = None) -> Consisten
         newest = newest_checkpoint(root, verifier)
         new = newest.size if newest else 0
     for size in (old, new):
-        if not checkpoint_path(root, size).is_file():  # the listing only on this error path: it grows with the log
-            sizes = [n for n, _ in list_checkpoint_names(root)]
+        if not has_note(root, size):  # the listing only on this error path: it grows with the log
+            sizes = checkpoint_sizes(root)
             at = bisect.bisect_left(sizes, size)
             near = ", ".join(map(str, sizes[max(0, at - 2):at + 2]))
             raise LedgerError(f"no checkpoint of size {size}; {len(sizes)} are stored, the nearest: {near}")
-    first, last = (parse_checkpoint(read_note_file(checkpoint_path(root, s)), verifier) for s in (old, new))
+    first, last = (parse_checkpoint(kept_note(root, s), verifier) for s in (old, new))
     proof = consistency_proof(old, new, TileReader(root).subtree) if 0 < old < new else []
     item = ConsistencyProof(first.note, last.note, [base64.b64encode(h).decode() for h in proof])
     check_consistency(item, verifier)

@@ -10,9 +10,9 @@ from pathlib import Path
 
 from ledger.errors import LedgerCorrupt, SignatureError
 from ledger.fastscan import verify_signatures
-from ledger.layout import CHECKPOINTS, LATEST, WITNESSES, replace_unsynced, write_atomic
+from ledger.layout import CHECKPOINTS, LATEST, WITNESSES, write_atomic
+from ledger.notelog import NoteFile, NoteWriter
 from ledger.notes import Signer, Verifier, add_signature, sign_note, split_note
-from ledger.segments import fsync_dir, sync_file
 
 
 @dataclass(frozen=True)
@@ -92,30 +92,70 @@ def list_checkpoint_names(root: Path) -> list[tuple[int, str]]:
     return sorted((int(name[:-5]), name) for name in names if name.endswith(".note") and name[:-5].isdigit())
 
 
-def write_checkpoint(root: Path, signer: Signer, size: int, tree_root: bytes, config_digest: str, *more: str,
-                     sync_served: bool = True) -> Checkpoint:
-    """Signs and stores a checkpoint bound to the ledger's settings (and any further extension
-    lines), kept in the history and as the latest.
+def kept_note(root: Path, size: int) -> str:
+    """Returns the kept note of a tree size: its own file (`checkpoints/<size>.note`, which a
+    co-signature may have extended), else the notes file of the live service's checkpoints.
 
-    The kept note is always durable when this returns. The served `checkpoint` file is replaced
-    atomically, and synced unless `sync_served` is false (the live service's group commits, which
-    sync it with the index, `sync_served_file`): after a crash it may then lag the kept notes, and
-    `newest_checkpoint` finds the newest kept note through `index/checkpoints` (synced before the
-    note is written), which the next writer serves again."""
+    :raises FileNotFoundError: when neither holds one.
+    :raises LedgerCorrupt: when the note's file is not a regular UTF-8 file.
+    """
+    try:
+        return read_note_file(checkpoint_path(root, size))
+    except FileNotFoundError:
+        pass
+    with NoteFile(root) as notes:
+        found = notes.find(size)
+    if found is None:
+        raise FileNotFoundError(checkpoint_path(root, size))
+    try:
+        return found.data.decode()
+    except UnicodeDecodeError:
+        raise LedgerCorrupt(None, f"{CHECKPOINTS}/notes: the note at byte {found.offset} is not UTF-8 text") from None
+
+
+def has_note(root: Path, size: int) -> bool:
+    """Tells whether a note of that tree size is kept (in its own file or in the notes file)."""
+    if checkpoint_path(root, size).is_file():
+        return True
+    with NoteFile(root) as notes:
+        return notes.find(size) is not None
+
+
+def logged_sizes(root: Path) -> list[int]:
+    """Returns the sizes of the notes in the notes file, in file order (reading it whole)."""
+    with NoteFile(root) as notes:
+        return [note.size for note in notes]
+
+
+def newest_size(root: Path) -> int:
+    """Returns the largest tree size a kept note states (0 when none): the newest note's file or
+    the notes file's last note."""
+    names = list_checkpoint_names(root)
+    with NoteFile(root) as notes:
+        last = notes.last(1)
+    return max(names[-1][0] if names else 0, last[-1].size if last else 0)
+
+
+def log_checkpoint(root: Path, notes: NoteWriter, signer: Signer, size: int, tree_root: bytes, config_digest: str,
+                   *more: str) -> Checkpoint:
+    """Signs a checkpoint bound to the ledger's settings and appends its note to the notes file,
+    synced (the live service's group commits). The served `checkpoint` file is not written: it is
+    replaced at the next full checkpoint, with the partial tiles of its size."""
     extensions = (CONFIG_LINE + config_digest, *more)
     note = sign_note(checkpoint_body(signer.name, size, tree_root, extensions), signer)
-    write_atomic(checkpoint_path(root, size), note.encode())
-    if sync_served:
-        write_atomic(root / LATEST, note.encode())
-    else:
-        replace_unsynced(root / LATEST, note.encode())
+    notes.append(note)
     return Checkpoint(signer.name, size, tree_root, note, extensions)
 
 
-def sync_served_file(root: Path) -> None:
-    """Makes the served `checkpoint` file durable (written by `write_checkpoint(sync_served=False)`)."""
-    sync_file(root / LATEST)
-    fsync_dir(root)
+def write_checkpoint(root: Path, signer: Signer, size: int, tree_root: bytes, config_digest: str, *more: str) -> Checkpoint:
+    """Signs and stores a checkpoint bound to the ledger's settings (and any further extension
+    lines), kept in its own file and served as the latest, both durable when this returns (the
+    caller has made the tiles of its size durable first)."""
+    extensions = (CONFIG_LINE + config_digest, *more)
+    note = sign_note(checkpoint_body(signer.name, size, tree_root, extensions), signer)
+    write_atomic(checkpoint_path(root, size), note.encode())
+    write_atomic(root / LATEST, note.encode())
+    return Checkpoint(signer.name, size, tree_root, note, extensions)
 
 
 def cosign_note(root: Path, signer: Signer, size: int, log: Verifier) -> Checkpoint:
@@ -125,19 +165,24 @@ def cosign_note(root: Path, signer: Signer, size: int, log: Verifier) -> Checkpo
 
     :raises LedgerCorrupt: when there is no checkpoint of that size.
     """
-    files = dict(list_checkpoint_files(root))
-    if size not in files:
-        raise LedgerCorrupt(None, f"no checkpoint of size {size}; stored sizes end with {', '.join(map(str, sorted(files)[-5:]))}")
-    note = read_note_file(files[size])
+    try:
+        note = kept_note(root, size)
+    except FileNotFoundError:
+        sizes = checkpoint_sizes(root)
+        raise LedgerCorrupt(None, f"no checkpoint of size {size}; stored sizes end with {', '.join(map(str, sizes[-5:]))}") from None
     body, sigs = split_note(note)
     verifier = signer.verifier
     if not any(name == verifier.name and blob[:4] == verifier.key_id for name, blob in sigs):
         note = add_signature(note, signer)
-        write_atomic(files[size], note.encode())
+        write_atomic(checkpoint_path(root, size), note.encode())  # (a logged note gets its own file, which readers prefer)
     witness = root / WITNESSES / f"{verifier.key_id.hex()}.pub"  # named by key id: a key name never becomes a path
     witness.parent.mkdir(exist_ok=True, mode=0o750)
     write_atomic(witness, (str(verifier) + "\n").encode())
-    if max(files) == size:
+    try:
+        serves = parse_checkpoint(read_note_file(root / LATEST), log).size == size
+    except (FileNotFoundError, SignatureError):
+        serves = False
+    if serves:  # the served file carries the co-signature too
         write_atomic(root / LATEST, note.encode())
     return parse_checkpoint(note, log)
 
@@ -147,14 +192,13 @@ def latest_checkpoint(root: Path, verifier: Verifier) -> Checkpoint | None:
 
     :raises LedgerCorrupt: when its signature does not verify.
     """
-    files = list_checkpoint_files(root)
-    if not files:
-        return None
-    size, path = files[-1]
+    size = newest_size(root)
     try:
-        return parse_checkpoint(read_note_file(path), verifier)
+        return parse_checkpoint(kept_note(root, size), verifier)
+    except FileNotFoundError:
+        return None
     except SignatureError as exc:
-        raise LedgerCorrupt(None, f"checkpoint {path.name}: {exc}") from None
+        raise LedgerCorrupt(None, f"checkpoint of size {size}: {exc}") from None
 
 
 def newest_checkpoint(root: Path, verifier: Verifier) -> Checkpoint | None:
@@ -173,7 +217,7 @@ def newest_checkpoint(root: Path, verifier: Verifier) -> Checkpoint | None:
     except SignatureError as exc:
         raise LedgerCorrupt(None, f"the `checkpoint` file does not verify: {exc}") from None
     try:
-        kept = parse_checkpoint(read_note_file(checkpoint_path(root, served.size)), verifier)
+        kept = parse_checkpoint(kept_note(root, served.size), verifier)
     except FileNotFoundError:
         raise LedgerCorrupt(None, f"the note of the served checkpoint (size {served.size}) is missing from "
                             f"{CHECKPOINTS}/: checkpoint notes were removed") from None
@@ -200,7 +244,7 @@ def _newer_kept(root: Path, verifier: Verifier, served: int) -> Checkpoint | Non
         if size <= served:
             return None
         try:
-            newer = parse_checkpoint(read_note_file(checkpoint_path(root, size)), verifier)
+            newer = parse_checkpoint(kept_note(root, size), verifier)
             if newer.size != size:
                 raise LedgerCorrupt(None, f"{checkpoint_path(root, size).name} holds the checkpoint of size {newer.size}")
             return newer
@@ -211,6 +255,14 @@ def _newer_kept(root: Path, verifier: Verifier, served: int) -> Checkpoint | Non
         except SignatureError as exc:
             raise LedgerCorrupt(None, f"checkpoint of size {size}: {exc}") from None
     return None
+
+
+def serves(root: Path, checkpoint: Checkpoint) -> bool:
+    """Tells whether the `checkpoint` file holds this checkpoint's note."""
+    try:
+        return read_note_file(root / LATEST) == checkpoint.note
+    except (FileNotFoundError, LedgerCorrupt):
+        return False
 
 
 def repair_latest(root: Path, checkpoint: Checkpoint) -> bool:
@@ -362,8 +414,8 @@ def read_checkpoint(size: int, name: str, note: str, verifier: Verifier, witness
 
 
 def checkpoint_sizes(root: Path) -> list[int]:
-    """Returns the tree sizes of every stored checkpoint note, ascending."""
-    return [size for size, _ in list_checkpoint_names(root)]
+    """Returns the tree sizes of every stored checkpoint note (in its own file or the notes file), ascending."""
+    return sorted({size for size, _ in list_checkpoint_names(root)} | {s for s in logged_sizes(root) if s >= 0})
 
 
 def stored_checkpoint(root: Path, size: int, verifier: Verifier) -> Checkpoint:
@@ -371,4 +423,4 @@ def stored_checkpoint(root: Path, size: int, verifier: Verifier) -> Checkpoint:
 
     :raises SignatureError: when it does not verify. :raises OSError: when there is none.
     """
-    return parse_checkpoint(read_note_file(checkpoint_path(root, size)), verifier)
+    return parse_checkpoint(kept_note(root, size), verifier)

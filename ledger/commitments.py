@@ -29,7 +29,7 @@ import msgspec
 
 from ledger.errors import LedgerCorrupt
 from ledger.index import INDEX
-from ledger.merkle import ProofError, SubtreeHasher, inclusion_proof, leaf_hash, root_of, verify_inclusion
+from ledger.merkle import CompactRange, ProofError, SubtreeHasher, inclusion_proof, leaf_hash, root_of, verify_inclusion
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -58,9 +58,14 @@ def head_leaf(head: StreamHead) -> bytes:
 
 
 def heads_line(heads: list[StreamHead]) -> str:
-    """Returns the extension line committing to these heads (sorted here, by stream name)."""
+    """Returns the extension line committing to these heads (sorted here, by stream name): the
+    leaves hashed and the tree grown in one call each (a live service signs this per commit)."""
+    from ledger.fastscan import extend, leaf_hashes  # (fastscan's C path; it imports the tree from merkle, as this module)
+
     ordered = sorted(heads, key=lambda h: h.stream.encode())
-    return f"{HEADS_LINE}{len(ordered)} {base64.b64encode(root_of([head_leaf(h) for h in ordered])).decode()}"
+    tree = CompactRange()
+    extend(tree, leaf_hashes([msgspec.json.encode(h) for h in ordered]))
+    return f"{HEADS_LINE}{len(ordered)} {base64.b64encode(tree.root()).decode()}"
 
 
 def read_heads_line(extensions: tuple[str, ...]) -> tuple[int, bytes] | None:
@@ -182,6 +187,35 @@ def append_history(root: Path, records: list[tuple[int, int, int]], keep: int | 
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+class HistoryWriter:
+    """Appends the writer's records to `index/checkpoints` through one descriptor kept open (a live
+    service appends one per commit); the writer's lock makes it the only one changing the file."""
+
+    def __init__(self, root: Path) -> None:
+        self._path = history_path(root)
+        self._fd: int | None = None
+        self._end = 0
+
+    def append(self, records: list[tuple[int, int, int]], keep: int) -> None:
+        """Appends records after cutting the file to `keep` records (what a crash left beyond the
+        newest note), and syncs them."""
+        if self._fd is None:
+            self._fd = os.open(self._path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+            self._end = os.fstat(self._fd).st_size
+        end = min(self._end - self._end % RECORD.size, RECORD.size * keep)
+        if end != self._end:
+            os.ftruncate(self._fd, end)
+        data = b"".join(RECORD.pack(*r) for r in records)
+        os.pwrite(self._fd, data, end)
+        os.fdatasync(self._fd)
+        self._end = end + len(data)
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
 
 
 # -- verification ----------------------------------------------------------------------------------

@@ -92,6 +92,16 @@ class DerivedFiles:
         self.directory.mkdir(parents=True, exist_ok=True)
         replace_unsynced(self._path(name), data, 0o640)
 
+    def names(self) -> list[str]:
+        """Returns the names of this kind's files (none when there is no directory)."""
+        if not self.directory.is_dir() or self.directory.is_symlink():
+            return []
+        return sorted(p.name for p in self.directory.iterdir() if not p.name.startswith("."))
+
+    def remove(self, name: str) -> None:
+        """Removes one file (nothing when it is not there)."""
+        self._path(name).unlink(missing_ok=True)
+
     def clear(self) -> None:
         """Removes every file of this kind (they are rebuilt from the log)."""
         if self.directory.is_dir() and not self.directory.is_symlink():

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import msgspec
 
-from ledger.checkpoints import list_checkpoint_files
+from ledger.checkpoints import newest_size
 from ledger.errors import LedgerCorrupt
 from ledger.fastscan import SegmentPacked, gather, scan_leaves, segment_packed
 from ledger.index import load_stream
@@ -460,7 +460,7 @@ def _iter_packed(root: Path, segments: list[tuple[int, Path, int]], base: int,
                  into: bytearray | None) -> Iterator[tuple[int, SegmentPacked]]:
     """As iter_packed, over the segments listed (each read up to its listed size); given `into`,
     with room for their bytes, the entries are written there at their offsets."""
-    checkpointed = max((size for size, _ in list_checkpoint_files(root)), default=0)
+    checkpointed = newest_size(root)
     horizon = committed_end(segments)
     expected = 0
     scratch = bytearray(max((size for _, _, size in segments), default=0))

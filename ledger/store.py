@@ -21,14 +21,24 @@ from pathlib import Path
 import msgspec
 
 from ledger.batch import PIECE, BatchPlan, Pending
-from ledger.checkpoints import Checkpoint, cosign_note, list_checkpoint_names, newest_checkpoint, repair_latest, sync_served_file, write_checkpoint
-from ledger.commitments import UNKNOWN, StreamHead, append_history, heads_line, history_path, open_history
+from ledger.checkpoints import (
+    Checkpoint,
+    cosign_note,
+    list_checkpoint_names,
+    log_checkpoint,
+    newest_checkpoint,
+    repair_latest,
+    serves,
+    write_checkpoint,
+)
+from ledger.commitments import UNKNOWN, HistoryWriter, StreamHead, append_history, heads_line, history_path, open_history
 from ledger.errors import CheckpointError, DiskError, LedgerCorrupt, LedgerError, LedgerLocked
 from ledger.fastscan import extend, frame_batch, leaf_hashes
 from ledger.frames import decode_key, read_frame, read_tail
 from ledger.index import HEAD, INDEX, Head, StreamIndex, flush, load_stream, read_head, truncate_from
 from ledger.layout import CHECKPOINTS, CONFIG, LOCK, PRIVATE_KEY, PUBLIC_KEY, SEGMENTS, LedgerConfig, config_digest, load_config, write_atomic
 from ledger.merkle import CompactRange
+from ledger.notelog import NoteWriter
 from ledger.notes import Signer, Verifier
 from ledger.segments import OVERHEAD, FileOps, SegmentWriter, fsync_dir, list_segments, segment_path, sync_file
 from ledger.tiles import WIDTH, TileReader, TileWriter
@@ -113,6 +123,8 @@ class Ledger:
         self.config = load_config(root)
         self._writer: SegmentWriter | None = None
         self._lock_fd: int | None = _lock(root)
+        self._notes = NoteWriter(root)  # the live service's checkpoint notes (ledger/notelog.py)
+        self._history = HistoryWriter(root)
         try:
             self._ops = ops or FileOps()
             self.signer = Signer.load(root / PRIVATE_KEY)
@@ -120,13 +132,17 @@ class Ledger:
             self._streams: dict[str, StreamIndex] = {}
             self._dirty: set[str] = set()
             self._since: set[str] = set()  # streams with entries the next checkpoint is the first to cover
-            self._served_synced = True  # the `checkpoint` file is durable (see `checkpoint`)
+            self._served_behind = False  # the `checkpoint` file and the partial tiles lag the newest note (see `checkpoint`)
             self._signed_at: tuple[int, int] | None = None  # (segment, offset) where the newest checkpoint's last entry ends
             self._config_digest = config_digest(root)
+            if self._notes.cut_torn():
+                self.recovered = "cut the checkpoint note a crash left cut short at the end of checkpoints/notes"
             self._checkpoint = newest_checkpoint(root, self.signer.verifier)
             _check_config_bound(self._checkpoint, self._config_digest)
-            if self._checkpoint is not None and repair_latest(root, self._checkpoint):
-                self.recovered = f"rewrote the `checkpoint` file, which lagged the newest note (size {self._checkpoint.size})"
+            self._served_behind = self._checkpoint is not None and not serves(root, self._checkpoint)
+            if self._served_behind:
+                self.recovered = _join(self.recovered, f"rewrote the `checkpoint` file, which lagged the newest note "
+                                       f"(size {self._checkpoint.size}), with its partial tiles")  # type: ignore[union-attr]
             self._open()
         except BaseException:
             self.close()
@@ -206,8 +222,9 @@ class Ledger:
         self._resume_history(signed)
         if self.size != signed:
             self.checkpoint()  # what a crash left acknowledged but unsigned, now checked against the signed tree
-        elif legacy or head.size != self.size:
+        elif legacy or head.size != self.size or self._served_behind:
             self._make_durable()
+            self._serve()
             self._write_head()
 
     def _check_signed_edge(self, reader: TileReader, signed: int) -> None:
@@ -401,21 +418,21 @@ class Ledger:
         and tiles are made durable first, so everything a signed note covers can be read back.
 
         With `index=False` (the live service's group commits, which sign one note per commit) only
-        the full tiles, the history record and the kept note are: the stream index, the partial
-        tiles and the served `checkpoint` file are written but not synced, and the head stays behind,
-        until a checkpoint with `index`. A crash meanwhile re-derives the index and the partial
-        tiles beyond the head from the entries, and serves the newest kept note again, as after any
-        crash. That saves one fsync per stream written (dozens per commit at a live event) and four
-        more per commit (the partial tile and the served file, each with its directory).
+        the full tiles, the history record and the note are, the note appended to the notes file
+        (`ledger/notelog.py`: no new file per commit). The stream index, the partial tiles and the
+        served `checkpoint` file wait, and the head stays behind, until a checkpoint with `index`
+        (the service's periodic full checkpoint, and its close), which writes the partial tiles of
+        the newest size and then serves its note: a static tlog-tiles client always finds the
+        served checkpoint's tiles, and `hash_tile` computes a newer size's partial tiles from the
+        full tiles and the entries meanwhile. A crash re-derives the index and the partial tiles
+        beyond the head from the entries, and serves the newest kept note again, as after any crash.
 
         :raises CheckpointError: when the note cannot be written; the entries stay appended.
         """
         if self._checkpoint is not None and self._checkpoint.size == self.size:
-            if index and (self._dirty or self._tiles.partials or not self._served_synced):
+            if index and (self._dirty or self._tiles.partials or self._served_behind):
                 self._make_durable()
-                if not self._served_synced:
-                    sync_served_file(self.root)
-                    self._served_synced = True
+                self._serve()
                 self._write_head()
             return self._checkpoint
         assert self._writer is not None
@@ -423,29 +440,39 @@ class Ledger:
         try:
             self._make_durable(index)
             # the history record first: a record beyond the newest note is a crash's and is cut at open
-            append_history(self.root, [(self.size, *self._end())], keep=self._history_len)
-            self._history_len += 1
-            self._checkpoint = write_checkpoint(self.root, self.signer, self.size, self.root_hash(), self._config_digest,
-                                                heads_line(heads), sync_served=index)
-            self._served_synced = index
+            self._history.append([(self.size, *self._end())], keep=self._history_len)
             if index:
+                self._checkpoint = write_checkpoint(self.root, self.signer, self.size, self.root_hash(), self._config_digest,
+                                                    heads_line(heads))
+            else:
+                self._checkpoint = log_checkpoint(self.root, self._notes, self.signer, self.size, self.root_hash(),
+                                                  self._config_digest, heads_line(heads))
+            self._history_len += 1  # (after the note: a record whose note failed is cut by the next checkpoint)
+            self._served_behind = not index
+            if index:
+                self._tiles.drop_filled()
                 self._write_head()
         except OSError as exc:
             raise CheckpointError(f"{self.size} entries are appended and durable, but no checkpoint covers them yet "
                                   f"({os.strerror(exc.errno or 0) if exc.errno else exc}); run `matchledger record` again "
                                   f"(an empty file will do) to sign one") from None
         self._since.clear()
-        self._tiles.drop_filled()
         return self._checkpoint
+
+    def _serve(self) -> None:
+        """Serves the newest note in the `checkpoint` file (synced), once its partial tiles are
+        written and synced (`_make_durable`), and drops the partial tiles of the tiles filled since."""
+        if self._checkpoint is not None and self._served_behind:
+            repair_latest(self.root, self._checkpoint)
+        self._served_behind = False
+        self._tiles.drop_filled()
 
     def _make_durable(self, index: bool = True) -> None:
         """Syncs the full tiles written since the last checkpoint, and with `index` the index
-        records and the newest partial tile of each level too (the head written next says the writer
-        resumes from them), and every directory that gained an entry (a new file, a renamed tile, a
-        new directory).
-
-        The other partial tiles are written but never synced: they are derived from the entries,
-        and the writer rewrites those a crash left short when it opens (`TileWriter.repair_partials`)."""
+        records and the partial tile of each level at the current size too, written here (the head
+        written next says the writer resumes from them; the `checkpoint` file served next names
+        that size), and every directory that gained an entry (a new file, a renamed tile, a new
+        directory). Without `index` no partial tile is written (see `checkpoint`)."""
         tiles = self._tiles
         files, entries = [], [d for d in tiles.new_dirs if index or not d.name.endswith(".p")]
         for stream in sorted(self._dirty) if index else ():
@@ -454,7 +481,8 @@ class Ledger:
                 entries += written[1]
         if index:
             self._dirty.clear()
-        tiles.write_partials()
+        if index:
+            tiles.write_partials()
         synced = tiles.dirty | set(tiles.partials.values()) if index else tiles.dirty
         files += synced
         entries += synced  # tiles are renamed into place
@@ -515,6 +543,8 @@ class Ledger:
 
     def close(self) -> None:
         """Releases the writer lock."""
+        self._notes.close()
+        self._history.close()
         if self._writer is not None:
             self._writer.close()
             self._writer = None

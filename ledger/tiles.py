@@ -99,9 +99,26 @@ class TileReader:
         if data is None or len(data) < width * HASH:
             data = next((d for w in partial_widths(self.root, level, n) if w >= width
                          and (d := self._read(tile_path(self.root, level, n, w))) is not None), None)
+        if (data is None or len(data) < width * HASH) and width < WIDTH:
+            data = self._compute(level, n, width)
         if data is None or len(data) < width * HASH or len(data) % HASH:
             raise LedgerCorrupt(None, f"tile {level}/{index_path(n)} with {width} hashes is missing or short")
         return data
+
+    def _compute(self, level: int, n: int, width: int) -> bytes:
+        """Returns a partial tile not stored yet (a live service writes them only at its full
+        checkpoints): the widest stored one, completed from the entries' leaf hashes (level 0) or
+        the roots of the full tiles of the level below, which are written as they fill.
+
+        :raises LedgerCorrupt: when a full tile below or an entry is missing.
+        """
+        from ledger.tlog import leaf_hashes_of  # (tlog serves these tiles)
+
+        have = self.stored_prefix(level, n)[:width * HASH]
+        first, count = n * WIDTH + len(have) // HASH, width - len(have) // HASH
+        if level == 0:
+            return have + leaf_hashes_of(self.root, first, count)
+        return have + b"".join(perfect_root(self.tile(level - 1, j, WIDTH)) for j in range(first, first + count))
 
     def _read(self, path: Path) -> bytes | None:
         try:

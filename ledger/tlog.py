@@ -15,6 +15,7 @@ from pathlib import Path
 
 from ledger.errors import LedgerCorrupt
 from ledger.layout import SEGMENTS
+from ledger.merkle import leaf_hash
 from ledger.segments import OVERHEAD, FrameError, iter_frames, list_segments
 from ledger.tiles import WIDTH, TileReader
 
@@ -48,11 +49,23 @@ def covered(level: int | None, n: int, width: int, size: int) -> bool:
 
 
 def hash_tile(root: Path, level: int, n: int, width: int) -> bytes:
-    """Returns the first `width` hashes of a hash tile.
+    """Returns the first `width` hashes of a hash tile: stored, or for a partial tile not written yet
+    (a live service writes them at its full checkpoints), computed from the full tiles below it and
+    the entries (`TileReader`).
 
-    :raises LedgerCorrupt: when no stored tile holds them.
+    :raises LedgerCorrupt: when neither the stored tiles nor the entries give them.
     """
     return TileReader(root).tile(level, n, width)
+
+
+def leaf_hashes_of(root: Path, first: int, count: int) -> bytes:
+    """Returns the leaf hashes of entries first … first + count − 1, read from the segments.
+
+    :raises LedgerCorrupt: when they cannot be read.
+    """
+    reader = EntryReader(root)
+    reader.start_near(first)
+    return b"".join(map(leaf_hash, reader.read(first, count)))
 
 
 class EntryReader:
@@ -61,7 +74,22 @@ class EntryReader:
     def __init__(self, root: Path) -> None:
         self.root = root
         self._starts: dict[int, tuple[int, int]] = {}  # tile n → (segment's first index, offset of entry 256·n)
+        self._hint: tuple[int, int, int] | None = None  # (entry, segment's first index, its offset), from `start_near`
         self._lock = threading.Lock()
+
+    def start_near(self, first: int) -> None:
+        """Notes where a checkpoint at or before entry `first` ends (`index/checkpoints`), so that
+        reading `first` scans from there, not from its segment's start (a live service signs a
+        checkpoint per commit, so that is a few entries before it)."""
+        from ledger.commitments import UNKNOWN, open_history  # (commitments reads what this module serves)
+
+        with open_history(self.root) as history:
+            n = history.first_above(first) if history is not None else 0
+            if history is None or not n:
+                return
+            size, segment, offset = history.position(n - 1)  # where entry `size` starts, unless its segment ends there
+        if segment != UNKNOWN:
+            self._hint = (size, segment, offset)
 
     def read(self, first: int, count: int) -> list[bytes]:
         """Returns the stored bytes of entries first … first + count − 1 (all committed and durable).
@@ -83,6 +111,9 @@ class EntryReader:
         with self._lock:
             known = self._starts.get(first // WIDTH)
         index, offset = (first - first % WIDTH, known[1]) if known and known[0] == segment else (segment, 0)
+        hint = self._hint
+        if hint is not None and hint[1] == segment and index <= hint[0] <= first:
+            index, offset = hint[0], hint[2]
         chunk = 1 << 18
         with path.open("rb") as f:
             while True:  # read as far as the entries wanted need: a segment can be 64 MB

@@ -38,7 +38,8 @@ from ledger.frames import check_segment_start, committed_end, frame_follows, str
 from ledger.index import check_index, read_head
 from ledger.layout import CHECKPOINTS, SEGMENTS, load_config
 from ledger.merkle import EMPTY_ROOT, CompactRange
-from ledger.notes import Verifier
+from ledger.notelog import NOTES, NoteFile
+from ledger.notes import Verifier, split_note
 from ledger.segments import list_segments
 from ledger.store import load_verifier
 from ledger.tiles import TileAudit
@@ -90,7 +91,8 @@ def verify(root: Path, index: bool = True, witness_keys: Sequence[Verifier] = ()
     witnesses = _unique([*witness_keys, *(w for w, _, _ in registered)])
     with ThreadPoolExecutor(max_workers=WORKERS) as pool, ThreadPoolExecutor(max_workers=1) as signing:
         checks = SignatureChecks()
-        readings = _read_checkpoints(root, verifier, witnesses, checks, signing)
+        tail: list[str] = []
+        readings = _read_checkpoints(root, verifier, witnesses, checks, signing, tail)
         found = list_segments(root / SEGMENTS)
         segments = _Scans(pool, found)
         if not readings or any(r.malformed or r.checkpoint is None or r.checkpoint.size != r.size for r in readings):
@@ -101,7 +103,6 @@ def verify(root: Path, index: bool = True, witness_keys: Sequence[Verifier] = ()
         checks.start(signing)
         checkpoints = [r.checkpoint for r in readings if r.checkpoint is not None]
         tree = CompactRange()
-        tail: list[str] = []
         try:
             _check_served(root, verifier, checkpoints[-1].size)
             head = read_head(root)
@@ -111,8 +112,9 @@ def verify(root: Path, index: bool = True, witness_keys: Sequence[Verifier] = ()
             tiles = TileAudit(root, 0 if legacy else checkpoints[-1].size, legacy, head.size if head else None)
             _check_entries(tree, checkpoints, found, segments, tail, tiles)
             if tiles.rebuilt:
-                tail.append(f"partial tiles are missing or short, as a crash leaves those not synced (all but the index head's, "
-                            f"entry {head.size if head else 0}): {', '.join(tiles.rebuilt[:3])}; the next writer rewrites them from the entries")
+                tail.append(f"partial tiles are missing or short beyond the index head (entry {head.size if head else 0}), as a live "
+                            f"service's commits or a crash leave them: {', '.join(tiles.rebuilt[:3])}; the next full checkpoint "
+                            f"or writer writes them from the entries")
             problem = check_history(root, [c.size for c in checkpoints], [first for first, _ in found])
             if problem:
                 raise _Failed(None, problem)
@@ -211,23 +213,52 @@ def _check_index(root: Path, checkpoints: list[Checkpoint], indexed: int) -> Non
 
 
 def _read_checkpoints(root: Path, verifier: Verifier, witnesses: list[Verifier], checks: SignatureChecks,
-                      signing: ThreadPoolExecutor) -> list[CheckpointReading]:
-    """Reads every stored checkpoint note, queueing its signatures in `checks` and starting them
-    in `signing` a batch at a time."""
+                      signing: ThreadPoolExecutor, tail: list[str]) -> list[CheckpointReading]:
+    """Reads every stored checkpoint note, in their own files and in the notes file, queueing its
+    signatures in `checks` and starting them in `signing` a batch at a time; returns them by size.
+    A note of a size that also has its own file (co-signed later) must state the same body; the
+    file's is the one judged."""
     readings: list[CheckpointReading] = []
     names = list_checkpoint_names(root)
-    if not names:
-        return readings
-    directory = os.open(root / CHECKPOINTS, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        for n, (size, name) in enumerate(names, 1):
-            note = _read_small(name, directory).decode()
+    if names:
+        directory = os.open(root / CHECKPOINTS, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            for n, (size, name) in enumerate(names, 1):
+                note = _read_small(name, directory).decode()
+                readings.append(read_checkpoint(size, name, note, verifier, witnesses, checks))
+                if n % SIGNATURE_BATCH == 0:
+                    checks.start(signing)
+        finally:
+            os.close(directory)
+    own = {r.size: r for r in readings}
+    with NoteFile(root) as logged:
+        size = 0
+        for n, found in enumerate(logged, 1):
+            size, name = max(found.size, size), f"{CHECKPOINTS}/{NOTES} at byte {found.offset}"
+            try:
+                note = found.data.decode()
+            except UnicodeDecodeError:
+                readings.append(CheckpointReading(size, name, None, "not UTF-8 text"))
+                continue
+            if size in own:
+                kept = own[size].checkpoint
+                if kept is not None and _body(note) != kept.body:
+                    readings.append(CheckpointReading(size, name, None, f"its body differs from {own[size].name}'s"))
+                continue
             readings.append(read_checkpoint(size, name, note, verifier, witnesses, checks))
             if n % SIGNATURE_BATCH == 0:
                 checks.start(signing)
-    finally:
-        os.close(directory)
+        if logged.complete < logged.length:
+            tail.append(f"a checkpoint note cut short at the end of {CHECKPOINTS}/{NOTES} (a crash during its append); the next writer cuts it")
+    readings.sort(key=lambda r: r.size)  # (stable: a bad logged note stays after the file of its size)
     return readings
+
+
+def _body(note: str) -> str | None:
+    try:
+        return split_note(note)[0]
+    except SignatureError:
+        return None
 
 
 def _read_small(name: str, directory: int, chunk: int = 1 << 16) -> bytes:
@@ -244,6 +275,7 @@ def _read_small(name: str, directory: int, chunk: int = 1 << 16) -> bytes:
 
 def _notes_verdict(readings: list[CheckpointReading], checks: SignatureChecks, notes: list[str]) -> VerifyReport | None:
     """Returns the report of the first bad checkpoint note, if any, gathering co-signers in `notes`."""
+    sizes: set[int] = set()
     for reading in readings:
         size, name = reading.size, reading.name
         try:
@@ -254,6 +286,9 @@ def _notes_verdict(readings: list[CheckpointReading], checks: SignatureChecks, n
             notes.append(f"checkpoint of size {size} co-signed by {', '.join(signed)}")
         if cp.size != size:
             return _note_failure(f"checkpoint file {name} holds a checkpoint of size {cp.size}", notes)
+        if size in sizes:
+            return _note_failure(f"checkpoint of size {size} ({name}): a second note of that size", notes)
+        sizes.add(size)
     return None
 
 

@@ -6,6 +6,7 @@ when not a terminal"): `audit` and `export --parquet` count the log's games befo
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,13 @@ def tournament(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, int
     games = int(cli("query", "--ledger", str(root), "SELECT count(*) FROM games", "--format", "csv").stdout.split()[-1])
     name = cli("query", "--ledger", str(root), "SELECT tournament FROM tournaments", "--format", "csv").stdout.split()[-1]
     return root, name, games
+
+
+@pytest.fixture(autouse=True)
+def _nothing_kept(tournament: tuple[Path, str, int]) -> None:
+    """Each test starts without a kept projection (audit/projection_cache.py): the commands that keep
+    one would otherwise read it, and replay nothing, after the first."""
+    shutil.rmtree(tournament[0] / "derived", ignore_errors=True)
 
 
 def _bars(stderr: str, label: str) -> set[tuple[int, str]]:
@@ -104,6 +112,7 @@ def test_tournament_report_progress_counts_the_games_then_the_reports(tournament
                                       "--json"], env=TERMINAL)
     assert result.exit_code == 0 and result.stderr == "", result.output  # --json: no bar
     reports = len(__import__("json").loads(result.stdout)["reports"])
+    shutil.rmtree(root / "derived")  # the projection that run kept would be read, not replayed
     result = CliRunner().invoke(app, ["report", "--ledger", str(root), "--tournament", name, "--out", str(tmp_path / "t.html"),
                                       "--force"], env=TERMINAL)
     assert result.exit_code == 0, result.output
@@ -123,3 +132,16 @@ def test_projection_commands_show_the_replay(tournament: tuple[Path, str, int], 
     assert (games, str(games)) in _bars(result.stderr, "replaying games")
     assert "replaying games" not in result.stdout
     assert CliRunner().invoke(app, [command, "--ledger", str(root), *args, "--quiet"], env=TERMINAL).stderr == ""
+
+
+def test_a_kept_projection_replays_nothing(tournament: tuple[Path, str, int]) -> None:
+    """The second standings on a log that did not change reads the kept projection: no game is
+    replayed, and the answer is the same."""
+    root, name, _ = tournament
+    args = ["standings", "--ledger", str(root), "--tournament", name]
+    first = CliRunner().invoke(app, args, env=TERMINAL)
+    again = CliRunner().invoke(app, args, env=TERMINAL)
+    assert first.exit_code == again.exit_code == 0
+    assert ("replaying games" in first.stderr) and re.search(r"\d+/\d+", PLAIN.sub("", first.stderr))
+    assert not re.search(r"\d+/\d+", PLAIN.sub("", again.stderr))  # the bar never got a total: no game was replayed
+    assert again.stdout == first.stdout

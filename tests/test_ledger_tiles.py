@@ -296,12 +296,13 @@ def test_a_reader_following_the_log_bundle_by_bundle_scans_each_frame_about_once
     assert scanned[0] <= 2600 + 11, scanned  # from the segment's start for each bundle (before): 23,310
 
 
-# -- the live service's commits: partial tiles and the served checkpoint not synced ----------------
+# -- the live service's commits: notes appended to one file, partial tiles and the served checkpoint at full checkpoints
 
 def _live_commits(root: Path, commits: int = 6, per: int = 30) -> list[int]:
     """Records 40 entries with a full checkpoint (the head), then `commits` group commits as the
-    live service signs them (`checkpoint(index=False)`: the partial tiles and the served file are
-    written, not synced); closes as a crash would (no full checkpoint). Returns each commit's size."""
+    live service signs them (`checkpoint(index=False)`: each note appended to checkpoints/notes,
+    no partial tile and no served file written); closes as a crash would (no full checkpoint).
+    Returns each commit's size."""
     store.init(root, origin="test.local/live")
     sizes = []
     with store.Ledger.open(root) as led:
@@ -313,82 +314,89 @@ def _live_commits(root: Path, commits: int = 6, per: int = 30) -> list[int]:
     return sizes
 
 
-def _partials_beyond_head(root: Path, head: int) -> list[Path]:
-    return sorted((p for p in (root / "tile" / "0" / "000.p").iterdir() if int(p.name) > head), key=lambda p: int(p.name))
+def _partials(root: Path) -> list[Path]:
+    return sorted((root / "tile" / "0" / "000.p").iterdir(), key=lambda p: int(p.name))
 
 
-def test_partial_tiles_a_crash_left_short_are_rebuilt_from_the_entries(tmp_path: Path) -> None:
-    """Partial tiles are not synced by the live commits (but those of the index head's size): a power
-    loss may leave them missing or empty. verify notes them (not evidence: derived data a crash
-    explains), the next writer rewrites them from the entries, and the tiles are then what they were."""
+def test_partial_tiles_wait_for_the_full_checkpoint_and_are_computed_meanwhile(tmp_path: Path) -> None:
+    """The live commits write no partial tile and leave the served `checkpoint` file at the last full
+    checkpoint's size, whose tiles are all there (a static tlog-tiles client sees them lag together).
+    `hash_tile` answers the newer sizes' partial tiles from the entries meanwhile; the next writer
+    (or full checkpoint) writes them and serves the newest note; a partial tile a crash left short is
+    rewritten from the entries."""
+    from ledger import hash_tile, read_entries
+    from ledger.merkle import leaf_hash
+
     root = tmp_path / "L"
     sizes = _live_commits(root)
     assert json.loads((root / "index" / "head").read_text())["size"] == 40 and sizes[-1] == 220
-    whole = {p: p.read_bytes() for p in (root / "tile").rglob("*") if p.is_file()}
-    beyond = _partials_beyond_head(root, 40)
-    assert len(beyond) == len(sizes)  # one partial of tile 0/000 per commit beyond the head
-    beyond[-1].unlink()  # the signed size's own partial tile: gone
-    beyond[-2].write_bytes(b"")  # an earlier commit's: empty
-    beyond[-3].write_bytes(beyond[-3].read_bytes()[:64])  # one cut short
+    assert [p.name for p in _partials(root)] == ["40"]
+    assert (root / "checkpoint").read_text().split("\n")[1] == "40"
+    log = read_entries(root)
+    leaves = b"".join(leaf_hash(bytes(log.data[log.ends[i]:log.ends[i + 1]])) for i in range(220))
+    for size in sizes:
+        assert hash_tile(root, 0, 0, size) == leaves[:32 * size]
     report = verify(root)
     assert report.ok, report.error
-    assert any("partial tiles are missing or short, as a crash leaves those not synced" in n for n in report.notes), report.notes
+    assert any("partial tiles are missing or short beyond the index head (entry 40)" in n for n in report.notes), report.notes
     with store.Ledger.open(root) as led:
-        assert "rewrote the partial tiles a crash left short" in (led.recovered or "")
+        assert "rewrote the `checkpoint` file, which lagged the newest note (size 220)" in (led.recovered or "")
         assert led.size == 220
-    assert {p: p.read_bytes() for p in (root / "tile").rglob("*") if p.is_file()} == whole
+    assert [p.name for p in _partials(root)] == ["40", "220"] and _partials(root)[-1].read_bytes() == leaves
+    assert (root / "checkpoint").read_text().split("\n")[1] == "220"
     report = verify(root)
     assert report.ok and not any("partial tiles" in n for n in report.notes), report
-    # the head now covers them all, but only the head size's partial tile was synced with it: an
-    # earlier one a power loss empties is rewritten as well
-    assert json.loads((root / "index" / "head").read_text())["size"] == 220
-    beyond[1].write_bytes(b"")
+    _partials(root)[0].write_bytes(b"")  # a crash's: an earlier partial tile left empty
     assert verify(root).ok
-    with store.Ledger.open(root):
-        pass
-    assert {p: p.read_bytes() for p in (root / "tile").rglob("*") if p.is_file()} == whole
+    with store.Ledger.open(root) as led:
+        assert "rewrote the partial tiles a crash left short" in (led.recovered or "")
+    assert _partials(root)[0].read_bytes() == leaves[:32 * 40]
 
 
-def test_a_changed_partial_tile_inside_the_signed_range_is_named_even_beyond_the_head(tmp_path: Path) -> None:
-    """Not synced is not unchecked: a partial tile beyond the head that holds other hashes than its
-    entries' (no crash writes those) is named by verify, and the writer refuses to extend over it."""
+def test_a_changed_partial_tile_inside_the_signed_range_is_named(tmp_path: Path) -> None:
+    """A partial tile that holds other hashes than its entries' (no crash writes those) is named by
+    verify, and the writer refuses to extend over it."""
     root = tmp_path / "L"
     _live_commits(root)
-    tile = _partials_beyond_head(root, 40)[-1]
+    tile = _partials(root)[0]
     data = bytearray(tile.read_bytes())
-    data[32 * 50] ^= 1
+    data[32 * 30] ^= 1
     tile.write_bytes(bytes(data))
     report = verify(root)
-    assert not report.ok and report.error.startswith(f"{tile.relative_to(root)}: hash 50 differs from its entries'"), report.error
-    with pytest.raises(LedgerCorrupt, match="entry 50: the entry differs from the hash stored for it in its tile"):
+    assert not report.ok and str(report.error).startswith(f"{tile.relative_to(root)}: hash 30 differs from its entries'"), report.error
+    with pytest.raises(LedgerCorrupt):
         store.Ledger.open(root)
 
 
-def test_a_served_checkpoint_file_left_behind_by_a_crash_is_caught_up(tmp_path: Path) -> None:
-    """The live commits do not sync the served `checkpoint` file: after a power loss it may hold an
-    older note. `index/checkpoints` (synced before each note) names the newest kept note, which is
-    the newest checkpoint for readers and the next writer (which serves it again); a kept note
-    removed behind the served file is named, not skipped."""
-    from ledger.checkpoints import checkpoint_path, newest_checkpoint
+def test_the_newest_note_is_found_in_the_notes_file_and_a_removed_one_is_named(tmp_path: Path) -> None:
+    """The served `checkpoint` file lags the live commits' notes: `index/checkpoints` (synced before
+    each note) names the newest, found in checkpoints/notes, which is the newest checkpoint for
+    readers and the next writer (which serves it again); notes removed or changed there are named."""
+    from ledger.checkpoints import kept_note, newest_checkpoint
+    from ledger.notelog import notes_path
     from ledger.store import load_verifier
 
     root = tmp_path / "L"
     sizes = _live_commits(root)
-    (root / "checkpoint").write_bytes(checkpoint_path(root, 40).read_bytes())  # what a power loss may leave
-    assert newest_checkpoint(root, load_verifier(root)).size == sizes[-1]
+    assert not any(p.name.endswith(".note") and int(p.name[:-5]) in sizes for p in (root / "checkpoints").iterdir())
+    assert getattr(newest_checkpoint(root, load_verifier(root)), "size", None) == sizes[-1]
     assert verify(root).ok
-    with store.Ledger.open(root) as led:
-        assert "rewrote the `checkpoint` file, which lagged the newest note" in (led.recovered or "")
-        assert led.checkpoint_size == sizes[-1]
-    assert (root / "checkpoint").read_bytes() == checkpoint_path(root, sizes[-1]).read_bytes()
-    (root / "checkpoint").write_bytes(checkpoint_path(root, 40).read_bytes())
-    newest = checkpoint_path(root, sizes[-1]).read_bytes()
-    checkpoint_path(root, sizes[-1]).write_bytes(checkpoint_path(root, sizes[0]).read_bytes())  # an older note in the newest's place
-    with pytest.raises(LedgerCorrupt, match=f"{sizes[-1]:020d}.note holds the checkpoint of size {sizes[0]}"):
+    whole = notes_path(root).read_bytes()
+    notes = whole.split(b"\0")[:-1]
+    assert [int(n.split(b"\n")[1]) for n in notes] == sizes
+    changed = bytearray(whole)
+    at = whole.index(notes[-1]) + notes[-1].split(b"\n")[2].index(b"=") - 5 + len(b"\n".join(notes[-1].split(b"\n")[:2])) + 1  # its root
+    changed[at] ^= 1
+    notes_path(root).write_bytes(bytes(changed))
+    with pytest.raises(LedgerCorrupt, match=f"checkpoint of size {sizes[-1]}: signature"):
         newest_checkpoint(root, load_verifier(root))
-    checkpoint_path(root, sizes[-1]).write_bytes(newest)
-    checkpoint_path(root, sizes[-1]).unlink()
-    checkpoint_path(root, sizes[-2]).unlink()
+    report = verify(root)
+    assert not report.ok and f"checkpoint of size {sizes[-1]} (checkpoints/notes at byte" in str(report.error), report.error
+    notes_path(root).write_bytes(b"".join(n + b"\0" for n in notes[:-2]))  # the two newest notes removed
     with pytest.raises(LedgerCorrupt, match=f"records a checkpoint of size {sizes[-2]}, .* its note is missing"):
         newest_checkpoint(root, load_verifier(root))
     assert not verify(root).ok
+    notes_path(root).write_bytes(whole)
+    with store.Ledger.open(root) as led:
+        assert led.checkpoint_size == sizes[-1]
+    assert (root / "checkpoint").read_text() == kept_note(root, sizes[-1])

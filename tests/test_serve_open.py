@@ -194,12 +194,13 @@ def damage(live: Path, how: str) -> None:
         state.update(findings_bytes=len(forged), findings_sha256=hashlib.sha256(forged).hexdigest())
         (live / STATE).write_bytes(json.dumps(state, separators=(",", ":")).encode() + b"\n" + note)
     elif how == "state signed by another key":
-        from audit.live_store import _signed_body
-        from ledger import Signer, load_verifier, sign_note
+        from audit.live_store import SIGNED_FORMAT
+        from audit.signed_state import sign_state
+        from ledger import Signer, load_verifier
 
         data, _, _ = (live / STATE).read_bytes().partition(b"\n")
         other = Signer.generate(load_verifier(live.parent.parent).name)  # the log's name, another key
-        (live / STATE).write_bytes(data + b"\n" + sign_note(_signed_body(other.name, data), other).encode())
+        (live / STATE).write_bytes(sign_state(other, SIGNED_FORMAT, data))
     elif how == "published after the state":  # a crash between writing findings and the state: not a damage
         (live / FINDINGS).write_bytes((live / FINDINGS).read_bytes() + b'{"id": 99, "half a line')
 
@@ -228,6 +229,20 @@ def test_missing_torn_or_foreign_files_are_rebuilt(sources: dict, tmp_path: Path
     assert again.auditor.findings == want
     again.stop()
     assert Service(tmp_path / "l").opened == Opened(True, None, len(events), len(want), 0, 0)
+
+
+def test_files_kept_by_other_code_are_rebuilt(sources: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An engine changed without a new version number (a fix deployed from a source tree): the
+    kept files name the code that derived them (audit.signed_state.code_fingerprint), so the restart
+    rebuilds them with the new engine instead of serving the old one's findings."""
+    import audit.live_store
+
+    events = sources["checkers", "wrong-seating"]
+    Service(recorded(tmp_path / "l", events)).stop()
+    monkeypatch.setattr(audit.live_store, "code_fingerprint", lambda: "0.1.0+a-fixed-engine")
+    again = Service(tmp_path / "l")
+    assert not again.opened.resumed and "other code" in (again.opened.reason or "")
+    assert again.auditor.findings == reference(events)
 
 
 def test_findings_are_read_back_by_id_from_the_file(sources: dict, tmp_path: Path) -> None:

@@ -50,7 +50,7 @@ def standings(tournament: Annotated[str, typer.Option(help="Tournament stream id
     from audit.session import open_session
 
     with progress_bar("replaying games", 0, quiet=quiet) as advance:  # the projection counts the games: the bar's total
-        session = open_session(ledger, advance)
+        session = open_session(ledger, advance, kept=True)
     if crosstable:
         cross = standings_mod.crosstable(session, tournament)
         emit(crosstable_rows(cross), fmt, document={"tournament": cross.tournament, "format": cross.format, "rounds": cross.rounds,
@@ -106,7 +106,7 @@ def query(sql: Annotated[str | None, typer.Argument(help="Read-only SQL over the
         db = AuditDB(load_parquet(parquet, Verifier.load(key)))
     else:
         with progress_bar("replaying games", 0, quiet=quiet) as advance:  # the projection counts the games: the bar's total
-            db = open_session(ledger, advance).db
+            db = open_session(ledger, advance, kept=True).db
     try:
         columns, rows = db.run_named(name, params) if name is not None else db.query(sql or "", timeout)
     except AuditError as exc:  # the SQL given cannot run: a usage error, whatever DuckDB said

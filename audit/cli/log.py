@@ -103,13 +103,13 @@ def export(ledger: LedgerOpt = DEFAULT_LEDGER,
         text = f"wrote the checkpoint, tiles and entry bundles of the log at size {size} to {tiles} (serve it as static files)"
     else:
         from audit.export import export_parquet
-        from audit.projection import project_ledger
+        from audit.projection_cache import projection_of
 
         assert parquet is not None
         check_output(parquet, force, directory=True)
         with progress_bar("replaying games", 0, quiet=quiet or json) as advance:
-            projection = project_ledger(ledger, advance)
-        manifest = export_parquet(ledger, projection, parquet)
+            projection, db, _ = projection_of(ledger, ledger_api.read_entries(ledger), advance)
+        manifest = export_parquet(ledger, projection, parquet, db)
         summary = {"files": len(manifest["files"]), "parquet": str(parquet), "checkpoint": manifest["checkpoint"]}
         text = f"wrote {len(manifest['files'])} Parquet files, {parquet / 'schema.json'}, {parquet / 'manifest.json'} and its signed note"
     if json:

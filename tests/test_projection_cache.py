@@ -1,0 +1,185 @@
+"""The projection kept beside the log (audit/projection_cache.py): reused only for the very log and
+code it was derived from, and only when the log's key signed it; anything else (a grown log, other
+code, a file altered, a state forged without the key, no key to sign) and it is built again, with
+the same answers as a projection built from scratch."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import msgspec
+import pytest
+
+import audit.projection_cache as cache
+from audit.projection import project_ledger
+from audit.session import movement_ranking, open_session
+from audit.simulate import simulate_games
+from audit.standings import standings
+from audit.tournament_sim import TournamentPlan, simulate_tournament
+from ledger import PRIVATE_KEY, DerivedFiles, Signer, init
+
+SEED = 20261201
+
+
+@pytest.fixture(scope="module")
+def season(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("kept") / "ledger"
+    init(root)
+    simulate_tournament(root, TournamentPlan("checkers", players=4, rounds=2, games_per_round=1, seed=SEED), movement_ranking)
+    simulate_games(root, "paohuzi", 2, SEED)
+    return root
+
+
+@pytest.fixture
+def root(season: Path, tmp_path: Path) -> Path:
+    copy = tmp_path / "ledger"
+    shutil.copytree(season, copy)
+    shutil.rmtree(copy / "derived", ignore_errors=True)
+    return copy
+
+
+def _tournament(root: Path) -> str:
+    return project_ledger(root).tournaments[0]["tournament"]
+
+
+def _same_as_built(root: Path, session) -> None:  # noqa: ANN001
+    T = _tournament(root)  # noqa: N806
+    fresh = project_ledger(root).tables()
+    assert session.projection.tables().keys() == fresh.keys()
+    for name, table in session.projection.tables().items():
+        assert table.equals(fresh[name]), name
+    assert session.projection.findings == project_ledger(root).findings
+    assert standings(session, T).rows == standings(open_session(root), T).rows
+
+
+def _state(root: Path) -> cache.Kept:
+    held = DerivedFiles(root, cache.NAME).read(cache.STATE)
+    return msgspec.json.decode(held.partition(b"\n")[0], type=cache.Kept)
+
+
+def test_a_kept_projection_is_reused_and_answers_as_a_built_one(root: Path) -> None:
+    first = open_session(root, kept=True)
+    assert first.origin.startswith("built (nothing was kept yet)")
+    second = open_session(root, kept=True)
+    assert second.origin == "reused"
+    _same_as_built(root, second)
+    assert second.projection.tournament_events == first.projection.tournament_events
+
+
+def test_every_named_query_answers_the_same_from_a_kept_projection(root: Path) -> None:
+    """The tables the database builds at load (timings, results …) are kept too: every named query
+    (each certification check among them) gives the same rows from them as from a fresh load."""
+    from audit.db import QUERIES, VIEWS
+
+    open_session(root, kept=True)
+    reused, fresh = open_session(root, kept=True), open_session(root)
+    assert reused.origin == "reused"
+    tournament = _tournament(root)
+    for name in QUERIES:
+        got, want = reused.db.run(name, tournament=tournament, through=2), fresh.db.run(name, tournament=tournament, through=2)
+        assert [[(k, type(v), v) for k, v in row.items()] for row in got] == [[(k, type(v), v) for k, v in row.items()] for row in want], name
+    for view in VIEWS.values():  # the same types too (a sum is a HUGEINT, which Arrow holds as a decimal)
+        if view.kind != "macro":
+            assert reused.db.describe(view.name) == fresh.db.describe(view.name), view.name
+
+
+def test_a_grown_log_is_projected_again(root: Path) -> None:
+    open_session(root, kept=True)
+    simulate_games(root, "checkers", 1, SEED + 1)
+    again = open_session(root, kept=True)
+    assert "derived from another log" in again.origin
+    _same_as_built(root, again)
+    assert open_session(root, kept=True).origin == "reused"
+
+
+def test_other_code_projects_again(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An engine changed without a new version number still rebuilds what it derives."""
+    open_session(root, kept=True)
+    monkeypatch.setattr(cache, "code_fingerprint", lambda: "0.1.0+another-engine")
+    assert "derived by other code" in open_session(root, kept=True).origin
+
+
+def test_an_altered_file_is_not_used(root: Path) -> None:
+    """Someone with write access changes a kept table (say a game's result): it no longer matches
+    its signed state, and the standings come from the log."""
+    open_session(root, kept=True)
+    files = DerivedFiles(root, cache.NAME)
+    name = _state(root).files["games"]
+    data = bytearray(files.read(name))
+    data[len(data) // 2] ^= 0x40
+    files.replace(name, bytes(data))
+    again = open_session(root, kept=True)
+    assert "games file is missing or does not match" in again.origin
+    _same_as_built(root, again)
+
+
+def test_a_state_forged_without_the_key_is_not_used(root: Path, tmp_path: Path) -> None:
+    """Tables replaced and a state naming them, signed by another key (the forger holds no other):
+    the state is refused and the projection built from the log."""
+    open_session(root, kept=True)
+    files = DerivedFiles(root, cache.NAME)
+    kept = _state(root)
+    forged = msgspec.json.encode(msgspec.structs.replace(kept, files={**kept.files, "findings": "findings-x"}))
+    files.replace("findings-x", b"[]")
+    mallory = Signer.generate(Signer.load(root / PRIVATE_KEY).name)
+    files.replace(cache.STATE, cache.sign_state(mallory, cache.KIND, forged))
+    again = open_session(root, kept=True)
+    assert "not signed by the log's key" in again.origin or "signature is over another state" in again.origin
+    _same_as_built(root, again)
+
+
+def test_without_the_key_nothing_is_kept_and_the_answer_stands(root: Path) -> None:
+    (root / PRIVATE_KEY).unlink()
+    session = open_session(root, kept=True)
+    assert "not kept" in session.origin
+    assert not DerivedFiles(root, cache.NAME).names()
+    _same_as_built(root, session)
+
+
+def test_keeping_again_removes_the_files_of_the_state_before(root: Path) -> None:
+    open_session(root, kept=True)
+    before = set(DerivedFiles(root, cache.NAME).names())
+    simulate_games(root, "checkers", 1, SEED + 2)
+    open_session(root, kept=True)
+    after = set(DerivedFiles(root, cache.NAME).names())
+    assert after == {cache.STATE, *_state(root).files.values()}
+    assert "steps" in {n.split("-")[0] for n in before - after}
+
+
+def test_the_cli_reads_what_it_kept(root: Path) -> None:
+    from typer.testing import CliRunner
+
+    from audit.cli import app
+
+    runner = CliRunner()
+    args = ["standings", "--ledger", str(root), "--tournament", _tournament(root), "--json", "-q"]
+    built = runner.invoke(app, args)
+    assert built.exit_code == 0, built.output
+    state = DerivedFiles(root, cache.NAME).directory / cache.STATE
+    kept = state.stat().st_mtime_ns
+    reused = runner.invoke(app, args)
+    assert reused.exit_code == 0 and reused.stdout == built.stdout
+    assert state.stat().st_mtime_ns == kept  # read, not built and kept again
+
+
+def test_links_planted_in_the_kept_directory_are_not_followed(root: Path, tmp_path: Path) -> None:
+    """`derived/projection` made a link to a directory someone else controls: nothing is read from
+    it or written through it, and the answer comes from the log."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (root / "derived").mkdir(exist_ok=True)
+    (root / "derived" / cache.NAME).symlink_to(elsewhere, target_is_directory=True)
+    session = open_session(root, kept=True)
+    assert "cannot be read" in session.origin and "not kept" in session.origin
+    assert not list(elsewhere.iterdir())
+    _same_as_built(root, session)
+
+
+def test_a_kept_file_swapped_for_a_huge_one_is_not_read(root: Path) -> None:
+    open_session(root, kept=True)
+    files = DerivedFiles(root, cache.NAME)
+    name = _state(root).files["steps"]
+    with open(files.directory / name, "ab") as f:
+        f.truncate(1 << 34)  # 16 GiB, sparse: read whole, it would exhaust the memory
+    assert "steps file is missing or does not match" in open_session(root, kept=True).origin
