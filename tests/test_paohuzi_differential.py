@@ -11,7 +11,6 @@ import random
 from collections.abc import Iterator
 from typing import Any, NamedTuple, cast
 
-import msgspec
 import pytest
 from test_paohuzi_support import start_event
 
@@ -283,7 +282,7 @@ class Playout:
         """The state with `card` out of the discarding seat's hand (the card on offer is in no hand)."""
         hands = list(state.hands)
         hands[state.turn] = tuple(n - (c == card) for c, n in enumerate(hands[state.turn]))
-        return msgspec.structs.replace(state, hands=tuple(hands))
+        return state.replace(hands=tuple(hands))
 
     def _drawn(self, before: State, card: int) -> None:
         seat = before.turn

@@ -117,8 +117,8 @@ def test_s2_dealer_skipping_its_first_discard_is_flagged() -> None:
 def _two_ti_seat(profile: PaohuziProfile) -> State:
     """Seat 1 with two 提 at the deal (exemption unused) and the 坎 九九九; seat 0 to discard 九; the
     wall then gives seat 2 a 拾 nobody wants and seat 0 a 一 that seat 1 may eat with 二三."""
-    return replace(table(["九一五", "九九九二三七八贰叁肆伍陆", "六"], ("", "提四,提柒", ""), wall="拾一", profile=profile),
-                   phase="discard", pao_ti=(0, 2, 0), skip_discard=(0, 1, 0))
+    return table(["九一五", "九九九二三七八贰叁肆伍陆", "六"], ("", "提四,提柒", ""), wall="拾一", profile=profile).replace(
+        phase="discard", pao_ti=(0, 2, 0), skip_discard=(0, 1, 0))
 
 
 def _cards(state: State, seat: int) -> int:

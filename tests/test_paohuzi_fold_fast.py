@@ -1,6 +1,6 @@
 """The replay's shortcuts against the plain reading they stand for (paohuzi.md §2, §14; 第五条):
 the deal read by slices of the deck gives card i to seat (dealer + i) mod 3; the fields the fold
-takes from each state in one call (`_StateFacts`, for the step facts and the card conservation
+keeps of each state (`_StateFacts`, for the step facts and the card conservation
 check of §14) are the state's; a step's facts keep their keys in the documented order; the
 per-seat tuples the rules rebuild change only the seat's value; `melds.three_of` is the plain
 "three of this card" comparison; `replay.run.summarise`, which pauses the cyclic collector, finds
@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import gc
 import os
+import pickle
 import random
 
 from replay import run as run_mod
 from replay.paohuzi import ENGINE, fold, rules
 from replay.paohuzi.cards import LIANGZHANG_INDEX, N_VALUES, deal_hands, full_deck
 from replay.paohuzi.melds import Group, three_of
-from replay.paohuzi.state import State
+from replay.paohuzi.state import FIELDS, State
 from tests.test_paohuzi_support import start_event
 
 SEED = int(os.environ.get("MATCHLEDGER_SEED", "20261201"))
@@ -57,8 +58,8 @@ def _bot_steps() -> list[list]:  # type: ignore[type-arg]
     return games
 
 
-def test_state_fields_taken_in_one_call_are_the_states() -> None:
-    """§14: the fields the conservation check and the step facts read, taken at once, are the state's own."""
+def test_state_fields_the_fold_keeps_are_the_states() -> None:
+    """§14: the fields the conservation check and the step facts read, kept per state, are the state's own."""
     checked = 0
     for steps in _bot_steps():
         for step in steps:
@@ -71,6 +72,33 @@ def test_state_fields_taken_in_one_call_are_the_states() -> None:
             assert (known.huxi_0, known.huxi_1, known.huxi_2) == state.table_huxi
             checked += 1
     assert checked > 100
+
+
+def test_state_copy_values_and_replace_name_every_field() -> None:
+    """The native State lists its fields four times (`FIELDS`, `__init__`, `copy`, `values`): each
+    of its states' fields read by name is `values()`'s, `copy()` keeps every one (the same object)
+    and `replace` changes the named field alone."""
+    checked = 0
+    games = _bot_steps()
+    for steps in games[:3]:
+        for step in steps:
+            state = step.state
+            if not isinstance(state, State):
+                continue
+            values = state.values()
+            assert len(values) == len(FIELDS) and all(getattr(state, f) is v for f, v in zip(FIELDS, values))
+            assert all(a is b for a, b in zip(state.copy().values(), values, strict=True))
+            assert state.copy() == state and pickle.loads(pickle.dumps(state)) == state
+            checked += 1
+    other = games[3][len(games[3]) // 2].state  # another deal's state: other values of each field's type
+    assert isinstance(other, State)
+    replaced = 0
+    for i, (name, value) in enumerate(zip(FIELDS, other.values())):
+        if value is not values[i]:
+            changed = state.replace(**{name: value}).values()
+            assert [j for j, (a, b) in enumerate(zip(changed, values)) if a is not b] == [i], name
+            replaced += 1
+    assert checked > 100 and replaced > 15
 
 
 def test_step_facts_keep_their_key_order() -> None:

@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
-import msgspec
+import os
+import pickle
+import random
+
 import pytest
-from test_paohuzi_support import table
+from test_paohuzi_support import start_event, table
 
 from replay.paohuzi import ENGINE
 from replay.paohuzi.cards import card_number, parse_cards
 from replay.paohuzi.melds import Group
 from replay.paohuzi.options import chi_options
-from replay.paohuzi.rules import discard, draw, expose
+from replay.paohuzi.rules import deal, discard, draw, expose, reveal_liangzhang
 from replay.paohuzi.state import DRAW, HU, PASS, PENG, Action, Offer, Pending, State
 from replay.protocol import IllegalActionError
 from schemas.paohuzi import PaohuziProfile
 
-replace = msgspec.structs.replace
+replace = State.replace
 FILL = ("", "", "")
 
 
@@ -240,7 +243,36 @@ def test_stuck_hand_skips_discard_and_is_dead() -> None:
 def test_draw_and_expose_are_pure() -> None:
     """Protocol: transitions return new states and leave their input unchanged."""
     state = table(["四五", "", ""], wall="三")
-    before = msgspec.structs.asdict(state)
+    before = state.values()
     draw(state, c("三"))
     expose(state, c("三"), 0, True)
-    assert msgspec.structs.asdict(state) == before
+    assert state.values() == before
+
+
+def test_every_transition_of_bot_deals_leaves_its_input_as_it_was() -> None:
+    """Protocol (State is frozen by contract: the rules change only the copy they return): every
+    legal action at every seat's turn of seeded bot deals, the deal and the 亮张 leave each field of
+    the state they were given the very object it was; a state pickles to an equal one."""
+    seed = int(os.environ.get("MATCHLEDGER_SEED", "20261202"))
+    print(f"seed={seed}")
+    rng = random.Random(seed)
+    applied = 0
+    for n in range(int(os.environ.get("MATCHLEDGER_GAMES", "6"))):
+        events = ENGINE.bot_game(start_event(stream=f"pure-{n}", dealer=n % 3), random.Random(rng.getrandbits(64)))
+        for step in ENGINE.replay(events):
+            state = step.state
+            if not isinstance(state, State):
+                continue
+            assert pickle.loads(pickle.dumps(state)) == state
+            before = state.values()
+            if ENGINE.current_player(state) >= 0:
+                for action in ENGINE.legal_actions(state):
+                    after = ENGINE.apply_action(state, action)
+                    assert after is not state
+                    applied += 1
+            elif state.phase == "liang":
+                assert reveal_liangzhang(state, c("一")) is not state
+            elif state.phase == "board" and state.hands == ():
+                assert deal(state, 0, [[0] * 20, [1] * 20, [2] * 20]) is not state
+            assert all(a is b for a, b in zip(state.values(), before, strict=True)), f"seed={seed} game {n}"
+    assert applied > 500

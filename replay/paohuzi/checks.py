@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-import msgspec
-
 from replay.paohuzi.cards import ids
 from replay.paohuzi.melds import is_chi_shape
 from replay.paohuzi.options import best_at, chi_seats, has_discard, hu_at, may_chi, opening_result, peng_seat
@@ -25,7 +23,6 @@ ART_SCORE: Final = "第十一条"
 ART_BI: Final = "第四条(二十) 比牌"
 ART_HUXI: Final = "第四条(二十四) 胡息, 附录四"
 ART_MINGTANG: Final = "附录五"
-replace: Final = msgspec.structs.replace
 
 ART_FORCED: Final = {"pao": "第四条(十五) 跑牌", "chou_wei": "第四条(十三) 臭偎", "wei": "第四条 术语定义 (偎)", "ti": "第四条 术语定义 (提)"}
 """The article of each forced action (the 偎 and 提 entries of 第四条 are not in the known fragment)."""
@@ -108,7 +105,7 @@ def _late_claim(state: State, seat: int, action: Action) -> Problem:
     settled = state.settled
     if settled is None:
         return "paohuzi.T01", ART_PLAY, f"no card is on offer; seat {state.turn} must {state.phase}"
-    probe = replace(state, pending=settled)
+    probe = state.replace(pending=settled)
     problem = _claim_rule(probe, seat, action, settled)
     return problem or ("paohuzi.T01", ART_PLAY, f"{ids([settled.card])} was laid down unclaimed; seat {state.turn} must draw")
 

@@ -6,8 +6,6 @@ from collections.abc import Iterable, Iterator
 from itertools import chain
 from typing import Any, Final, cast
 
-import msgspec
-
 from replay.claims import check_claim
 from replay.paohuzi import rules
 from replay.paohuzi.cards import (
@@ -42,14 +40,11 @@ from replay.paohuzi.checks import (
 from replay.paohuzi.deals import commitment, deck_problem
 from replay.paohuzi.events import ACTION_EVENTS, FORCED_KINDS, to_action
 from replay.paohuzi.melds import Group
-from replay.paohuzi.state import DISCARDS, DRAW, DRAWS, HU, PASS, PENG, SEATS, Action, Offer, Pending, State, Win
+from replay.paohuzi.state import DISCARDS, DRAW, DRAWS, HU, PASS, PENG, SEATS, Action, Pending, State, Win
 from replay.protocol import Finding, IllegalActionError, InvalidActionError, Outcome, Step, StrictReplayError
 from schemas.common import GameEnded, GameStarted, MoveTimeUsed
 from schemas.envelope import Event
 from schemas.paohuzi import BoardCreated, BoardRevealed, Dealt, Hu, Huangzhuang, LiangzhangRevealed, PaohuziProfile
-
-replace: Final = msgspec.structs.replace
-astuple: Final = msgspec.structs.astuple
 
 
 def new_state(start: GameStarted) -> State:
@@ -78,41 +73,22 @@ def outcome(state: State) -> Outcome | None:
     return None
 
 
-_FIELDS: Final = State.__struct_fields__
-_PHASE: Final = _FIELDS.index("phase")
-_WALL_LEFT: Final = _FIELDS.index("wall_left")
-_DRAWN: Final = _FIELDS.index("drawn")
-_HANDS: Final = _FIELDS.index("hands")
-_MELDS: Final = _FIELDS.index("melds")
-_TABLE_HUXI: Final = _FIELDS.index("table_huxi")
-_DISCARDS: Final = _FIELDS.index("discards")
-_PENDING: Final = _FIELDS.index("pending")
-_OFFERS: Final = _FIELDS.index("offers")
-_EFFECTS: Final = _FIELDS.index("effects")
-_WIN: Final = _FIELDS.index("win")
-"""Where `msgspec.structs.astuple` puts the fields `_StateFacts` reads."""
-
-
 class _StateFacts:
     """The facts every step carries about the state after it: phase, wall, each seat's table 胡息,
     who may act on the card on offer, and the forced actions the rules derived. Worked out once
     per state: events that leave the state as it was (timings, logged forced actions) reuse them.
-    Also holds the fields the card conservation check reads: all are taken from the state in one
-    call (compiled code reads a msgspec struct's fields one at a time by name, this class's directly)."""
+    Also holds the fields the card conservation check reads."""
 
     def __init__(self, state: State) -> None:
-        fields = astuple(state)
-        self.phase: str = fields[_PHASE]
-        self.wall: int = fields[_WALL_LEFT]
-        self.drawn: tuple[int, ...] = fields[_DRAWN]
-        self.hands: tuple[Counts, ...] = fields[_HANDS]
-        self.melds: tuple[tuple[Group, ...], ...] = fields[_MELDS]
-        self.discards: tuple[tuple[int, ...], ...] = fields[_DISCARDS]
-        self.pending: Pending | None = fields[_PENDING]
-        self.win: Win | None = fields[_WIN]
-        offers: tuple[Offer, ...] = fields[_OFFERS]
-        effects: tuple[tuple[str, int, int], ...] = fields[_EFFECTS]
-        huxi: tuple[int, ...] = fields[_TABLE_HUXI]
+        self.phase: str = state.phase
+        self.wall: int = state.wall_left
+        self.drawn: tuple[int, ...] = state.drawn
+        self.hands: tuple[Counts, ...] = state.hands
+        self.melds: tuple[tuple[Group, ...], ...] = state.melds
+        self.discards: tuple[tuple[int, ...], ...] = state.discards
+        self.pending: Pending | None = state.pending
+        self.win: Win | None = state.win
+        offers, effects, huxi = state.offers, state.effects, state.table_huxi
         self.huxi_0, self.huxi_1, self.huxi_2 = huxi[0], huxi[1], huxi[2]
         self.could_act = ",".join([f"{o.seat}:{o.stage}" for o in offers]) if offers else None
         self.derived = ",".join([f"{k} {card_id(c)} by {s}" for k, s, c in effects]) if effects else None
@@ -291,7 +267,7 @@ class _Fold:
             self.finding("paohuzi.T01", "board_created after the board was set or the deal began", ART_DEAL)
             return
         deck = self._deck(event.deck) if event.deck is not None else None
-        self.state = replace(self.state, board=event.board, commitment=event.commitment, deck=deck)
+        self.state = self.state.replace(board=event.board, commitment=event.commitment, deck=deck)
 
     def _deck(self, cards: list[str]) -> tuple[int, ...] | None:
         deck = tuple(card_numbers(cards))
@@ -322,7 +298,7 @@ class _Fold:
             self.finding("paohuzi.D05", "the wall cards turned so far differ from the revealed deck", ART_DEAL)
             return
         wall = deck[WALL_START + len(state.drawn):] if self.dealt is not None else ()
-        self.state = replace(state, deck=deck, wall=wall)
+        self.state = state.replace(deck=deck, wall=wall)
 
     def _deal_matches(self, deck: tuple[int, ...], dealer: int, hands: list[list[int]]) -> bool:
         expected = deal_hands(deck, dealer)
@@ -346,7 +322,7 @@ class _Fold:
         if event.dealer != state.dealer:
             self.finding("paohuzi.D08", f"dealer {event.dealer} is not seat {state.dealer} named first by game.started", ART_DEAL)
         if state.deck is not None and not self._deal_matches(state.deck, event.dealer, hands):
-            state = replace(state, deck=None)
+            state = state.replace(deck=None)
         self.dealt = hands
         self._set_left_wall(dealt)
         self.state = rules.deal(state, event.dealer, hands)
@@ -360,7 +336,7 @@ class _Fold:
         card = card_number(event.card)
         if state.deck is not None and state.deck[LIANGZHANG_INDEX] != card:
             self.finding("paohuzi.D04", f"亮张 {event.card} is not the deck's {card_id(state.deck[LIANGZHANG_INDEX])}", ART_LIANG)
-            state = replace(state, deck=None, wall=())
+            state = state.replace(deck=None, wall=())
         self.state = rules.reveal_liangzhang(state, card)
         self._left_wall(card)
         self.turn_end = event.ts
@@ -397,7 +373,7 @@ class _Fold:
             drawn = card_number(event.card)  # type: ignore[attr-defined]
             if drawn != state.wall[0]:
                 self.finding("paohuzi.D05", f"drew {card_id(drawn)} but the board's wall has {card_id(state.wall[0])} on top", ART_DEAL)
-                state = replace(state, deck=None, wall=())
+                state = state.replace(deck=None, wall=())
                 action = to_action(state, event)
         pending = state.pending
         if pending is not None and getattr(event, "card", None) is not None and action.kind in ("chi", "peng", "pass"):

@@ -6,8 +6,6 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-import msgspec
-
 from replay.paohuzi.cards import COPIES, card_number, cards_of, counts_of, is_big, is_red, names, parse_cards
 from replay.paohuzi.hu import HuResult, Source, WinContext, best_hand, forced_placement
 from replay.paohuzi.melds import KIND_NAMES, Group, is_chi_shape
@@ -115,7 +113,7 @@ def game_hu_report(
     if not 0 <= who < SEATS:
         raise InvalidActionError(f"seat {who} is not a seat of a paohuzi game (0–{SEATS - 1})")
     threshold = [f"min_huxi={min_huxi}"] if min_huxi is not None else []
-    state = msgspec.structs.replace(state, profile=with_settings(state.profile, [*settings, *threshold]))
+    state = state.replace(profile=with_settings(state.profile, [*settings, *threshold]))
     pending = state.pending
     on_offer = pending is not None and not (pending.in_hand and who == state.dealer)
     card, owner = (pending.card, pending.owner) if on_offer and pending is not None else (None, None)

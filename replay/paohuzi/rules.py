@@ -6,8 +6,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-import msgspec
-
 from replay.paohuzi.cards import WALL_START, Counts, counts_of
 from replay.paohuzi.melds import Group, new_tuple, three_of, total_huxi
 from replay.paohuzi.options import (
@@ -28,7 +26,11 @@ from replay.paohuzi.options import (
 )
 from replay.paohuzi.state import DRAW, PASS, PENG, SEATS, Action, Offer, Pending, State, Win, xiajia
 
-replace: Final = msgspec.structs.replace
+# Each transition (`deal`, `reveal_liangzhang`, `draw`, `discard`, `answer`, `expose`) returns a
+# new state and leaves the one it was given as it was (State is frozen by contract, see its
+# docstring): it makes one `copy()`, and it and the helpers it calls change only that copy, named
+# `new`, before it is returned. A helper reads `new` as changed so far, as it would have read the
+# state of each step had every step built one.
 
 
 def _set(values: tuple, seat: int, value: object) -> tuple:  # type: ignore[type-arg]
@@ -43,13 +45,12 @@ def _set(values: tuple, seat: int, value: object) -> tuple:  # type: ignore[type
     return values[:seat] + (value,) + values[seat + 1:]
 
 
-def _melds(state: State, seat: int, melds: tuple[Group, ...], hands: tuple[Counts, ...] | None = None) -> State:
-    """Returns the state with a seat's table groups (and their 胡息 total) set, and the hands when given."""
-    huxi = total_huxi(melds, state.profile.huxi_table)
-    all_melds, table_huxi = _set(state.melds, seat, melds), _set(state.table_huxi, seat, huxi)
-    if hands is None:
-        return replace(state, melds=all_melds, table_huxi=table_huxi)
-    return replace(state, melds=all_melds, table_huxi=table_huxi, hands=hands)
+def _melds(new: State, seat: int, melds: tuple[Group, ...], hands: tuple[Counts, ...] | None = None) -> None:
+    """Sets a seat's table groups (and their 胡息 total), and the hands when given."""
+    huxi = total_huxi(melds, new.profile.huxi_table)
+    new.melds, new.table_huxi = _set(new.melds, seat, melds), _set(new.table_huxi, seat, huxi)
+    if hands is not None:
+        new.hands = hands
 
 
 # ---- deal and opening (第五条, 第六条) ---------------------------------------------------------
@@ -57,38 +58,39 @@ def _melds(state: State, seat: int, melds: tuple[Group, ...], hands: tuple[Count
 
 def deal(state: State, dealer: int, hands: Sequence[Sequence[int]]) -> State:
     """Gives each seat its 20 dealt cards; the deal waits for the 亮张."""
-    wall = state.deck[WALL_START:] if state.deck is not None else ()
-    return replace(state, phase="liang", dealer=dealer, turn=dealer, hands=tuple(counts_of(h) for h in hands), wall=wall)
+    new = state.copy()
+    new.phase, new.dealer, new.turn, new.hands = "liang", dealer, dealer, tuple(counts_of(h) for h in hands)
+    new.wall = state.deck[WALL_START:] if state.deck is not None else ()
+    return new
 
 
 def reveal_liangzhang(state: State, card: int) -> State:
     """Turns up the 亮张 as the dealer's 21st card, makes the forced initial 提 of every seat and
     opens the deal: 天胡 for the dealer, 地胡 for the others where allowed, then the first discard."""
-    hands = _set(state.hands, state.dealer, adjust(state.hands[state.dealer], card, 1))
-    state = replace(state, liangzhang=card, hands=hands, phase="offer")
+    new = state.copy()
+    new.liangzhang, new.phase = card, "offer"
+    new.hands = _set(state.hands, state.dealer, adjust(state.hands[state.dealer], card, 1))
     effects: list[tuple[str, int, int]] = []
     for seat in range(SEATS):
-        for value, n in enumerate(state.hands[seat]):
+        for value, n in enumerate(new.hands[seat]):
             if n == 4:
-                state = _meld(state, seat, Group("ti", (value,) * 4), {value: 4})
-                state = replace(state, pao_ti=_set(state.pao_ti, seat, state.pao_ti[seat] + 1))
+                _meld(new, seat, Group("ti", (value,) * 4), {value: 4})
+                new.pao_ti = _set(new.pao_ti, seat, new.pao_ti[seat] + 1)
                 effects.append(("ti", seat, value))
-        state = _deal_exemption(state, seat)
-    pending = Pending(card, state.dealer, from_wall=False, in_hand=True)
-    state = replace(state, pending=pending, stage="open", effects=tuple(effects))
-    order = (state.dealer, xiajia(state.dealer), xiajia(xiajia(state.dealer)))
-    offers = tuple(Offer(s, "open", hu_choices(state.profile)) for s in order if opening_result(state, s)[0] is not None)
-    return _advance(state, offers)
+        _deal_exemption(new, seat)
+    new.pending = Pending(card, new.dealer, from_wall=False, in_hand=True)
+    new.stage, new.effects = "open", tuple(effects)
+    order = (new.dealer, xiajia(new.dealer), xiajia(xiajia(new.dealer)))
+    _advance(new, tuple(Offer(s, "open", hu_choices(new.profile)) for s in order if opening_result(new, s)[0] is not None))
+    return new
 
 
-def _deal_exemption(state: State, seat: int) -> State:
+def _deal_exemption(new: State, seat: int) -> None:
     """Grants the discards a seat with n ≥ 2 提 at the deal skips (§5.8, [PARAM deal_exemption]):
     one under `first_intake`, n − 1 (its 2nd and later 提) under `first_discarding_intake`."""
-    n = state.pao_ti[seat]
-    if n < 2 or not state.profile.double_ti_at_deal_no_discard:
-        return state
-    skips = 1 if state.profile.deal_exemption == "first_intake" else n - 1
-    return replace(state, skip_discard=_set(state.skip_discard, seat, skips))
+    n = new.pao_ti[seat]
+    if n >= 2 and new.profile.double_ti_at_deal_no_discard:
+        new.skip_discard = _set(new.skip_discard, seat, 1 if new.profile.deal_exemption == "first_intake" else n - 1)
 
 
 # ---- transitions --------------------------------------------------------------------------
@@ -98,18 +100,19 @@ def draw(state: State, card: int) -> State:
     """The seat to draw turns the top wall card: forced 提/偎/臭偎 first (§4.1), else the card is
     shown and offered to all."""
     seat = state.turn
-    wall = state.wall[1:] if state.wall else ()
-    wall_left, drawn = state.wall_left - 1, state.drawn + (card,)
     forced = forced_private(state, seat, card)  # reads nothing the draw changes
+    new = state.copy()
+    new.wall = state.wall[1:] if state.wall else ()
+    new.wall_left, new.drawn, new.effects, new.settled = state.wall_left - 1, state.drawn + (card,), (), None
     if forced is None:
-        return _offer(replace(state, wall=wall, wall_left=wall_left, drawn=drawn, effects=(), settled=None,
-                              phase="offer", pending=new_tuple(Pending, (card, seat, True, False)), stage="hu"))
-    state = replace(state, wall=wall, wall_left=wall_left, drawn=drawn, effects=(), settled=None)
-    if state.profile.hu_vs_forced_order == "hu_first" and hu_at(state, seat, card, seat):
-        pending = Pending(card, seat, from_wall=True)
-        offers = (Offer(seat, "before_forced", hu_choices(state.profile)),)
-        return replace(state, phase="offer", pending=pending, stage="before_forced", offers=offers)
-    return _apply_forced(state, seat, card, forced)
+        new.phase, new.pending, new.stage = "offer", new_tuple(Pending, (card, seat, True, False)), "hu"
+        _offer(new)
+    elif new.profile.hu_vs_forced_order == "hu_first" and hu_at(new, seat, card, seat):
+        new.phase, new.pending, new.stage = "offer", Pending(card, seat, from_wall=True), "before_forced"
+        new.offers = (Offer(seat, "before_forced", hu_choices(new.profile)),)
+    else:
+        _apply_forced(new, seat, card, forced)
+    return new
 
 
 def forced_private(state: State, seat: int, card: int) -> str | None:
@@ -122,89 +125,92 @@ def forced_private(state: State, seat: int, card: int) -> str | None:
     return None
 
 
-def _apply_forced(state: State, seat: int, card: int, kind: str) -> State:
+def _apply_forced(new: State, seat: int, card: int, kind: str) -> None:
     if kind == "ti":
-        state = _upgrade(state, seat, card, "ti")
+        _upgrade(new, seat, card, "ti")
     else:
-        state = _meld(state, seat, Group(kind, (card,) * 3), {card: 2})
-    state = replace(state, effects=((kind, seat, card),), pending=None)
-    if hu_at(state, seat, None, None):
+        _meld(new, seat, Group(kind, (card,) * 3), {card: 2})
+    new.effects, new.pending = ((kind, seat, card),), None
+    if hu_at(new, seat, None, None):
         stage = f"self_{kind}"
-        return replace(state, phase="offer", stage=stage, offers=(Offer(seat, stage, hu_choices(state.profile)),))
-    return after_intake(state, seat, kind)
-
-
-def _upgrade(state: State, seat: int, card: int, kind: str) -> State:
-    """Makes a 跑/提 of the fourth card: onto a 坎 in hand or onto a group on the table."""
-    if state.hands[seat][card] == 3:
-        state = _meld(state, seat, Group(kind, (card,) * 4), {card: 3})
+        new.phase, new.stage, new.offers = "offer", stage, (Offer(seat, stage, hu_choices(new.profile)),)
     else:
-        melds = tuple(Group(kind, (card,) * 4) if three_of(g, card) else g for g in state.melds[seat])
-        state = _melds(state, seat, melds)
-    return replace(state, pao_ti=_set(state.pao_ti, seat, state.pao_ti[seat] + 1))
+        _after_intake(new, seat, kind)
 
 
-def _meld(state: State, seat: int, group: Group, from_hand: dict[int, int]) -> State:
-    hand = state.hands[seat]
+def _upgrade(new: State, seat: int, card: int, kind: str) -> None:
+    """Makes a 跑/提 of the fourth card: onto a 坎 in hand or onto a group on the table."""
+    if new.hands[seat][card] == 3:
+        _meld(new, seat, Group(kind, (card,) * 4), {card: 3})
+    else:
+        _melds(new, seat, tuple(Group(kind, (card,) * 4) if three_of(g, card) else g for g in new.melds[seat]))
+    new.pao_ti = _set(new.pao_ti, seat, new.pao_ti[seat] + 1)
+
+
+def _meld(new: State, seat: int, group: Group, from_hand: dict[int, int]) -> None:
+    hand = new.hands[seat]
     for card, n in from_hand.items():
         hand = adjust(hand, card, -n)
-    return _melds(state, seat, state.melds[seat] + (group,), hands=_set(state.hands, seat, hand))
+    _melds(new, seat, new.melds[seat] + (group,), hands=_set(new.hands, seat, hand))
 
 
 def expose(state: State, card: int, owner: int, from_wall: bool) -> State:
     """Shows a card to all (示众) and opens the offers: 胡 first (§6)."""
-    return _offer(replace(state, phase="offer", pending=Pending(card, owner, from_wall), stage="hu"))
+    new = state.copy()
+    new.phase, new.pending, new.stage = "offer", Pending(card, owner, from_wall), "hu"
+    _offer(new)
+    return new
 
 
-def _offer(state: State) -> State:
-    """Opens the offers on the card just shown (the state's `pending`, at the `hu` stage)."""
-    pending = state.pending
+def _offer(new: State) -> None:
+    """Opens the offers on the card just shown (the `pending` of `new`, at the `hu` stage)."""
+    pending = new.pending
     assert pending is not None
     offers: tuple[Offer, ...] = ()
-    for seat in hu_order(state, pending):
-        if hu_at(state, seat, pending.card, pending.owner):
-            offers += (new_tuple(Offer, (seat, "hu", hu_choices(state.profile))),)
-    return _advance(state, offers)
+    for seat in hu_order(new, pending):
+        if hu_at(new, seat, pending.card, pending.owner):
+            offers += (new_tuple(Offer, (seat, "hu", hu_choices(new.profile))),)
+    _advance(new, offers)
 
 
-def _advance(state: State, offers: tuple[Offer, ...]) -> State:
-    """Puts the `offers` of the state's stage to the seats, or, with none, moves through the priority
-    stages until a seat has a choice or the card is settled. The stages' choices read neither the
-    stage nor the offers, so only the state reached is built; every way out sets its offers."""
+def _advance(new: State, offers: tuple[Offer, ...]) -> None:
+    """Puts the `offers` of the stage to the seats, or, with none, moves through the priority stages
+    until a seat has a choice or the card is settled. The stages' choices read neither the stage
+    nor the offers, so these change only on the way out; every way out sets the offers."""
     if offers:
-        return replace(state, offers=offers)
-    pending, stage = state.pending, state.stage
+        new.offers = offers
+        return
+    pending, stage = new.pending, new.stage
     if stage == "open":
-        return after_intake(replace(state, pending=None, stage=""), state.dealer, "open")
+        new.pending, new.stage = None, ""
+        _after_intake(new, new.dealer, "open")
+        return
     assert pending is not None
     if stage == "hu":
-        seat = pao_seat(state, pending)
+        seat = pao_seat(new, pending)
         if seat is not None:
-            state = _upgrade(state, seat, pending.card, "pao")
-            state = replace(state, pending=None, stage="", effects=state.effects + (("pao", seat, pending.card),))
-            return after_intake(state, seat, "pao")
-        seat = peng_seat(state, pending)
+            _upgrade(new, seat, pending.card, "pao")
+            new.pending, new.stage, new.effects = None, "", new.effects + (("pao", seat, pending.card),)
+            _after_intake(new, seat, "pao")
+            return
+        seat = peng_seat(new, pending)
         if seat is not None:
-            return replace(state, stage="peng", offers=(new_tuple(Offer, (seat, "peng", (PENG, PASS))),))
+            new.stage, new.offers = "peng", (new_tuple(Offer, (seat, "peng", (PENG, PASS))),)
+            return
         stage = "peng"
     if stage == "peng":
         chi: tuple[Offer, ...] = ()
-        for seat in chi_seats(state, pending):
-            offer = _chi_offer(state, seat, pending.card)
+        for seat in chi_seats(new, pending):
+            offer = _chi_offer(new, seat, pending.card)
             if offer is not None:
                 chi += (offer,)
         if chi:
-            return replace(state, stage="chi", offers=chi)
-    return _settle(state, pending)
-
-
-def _settle(state: State, pending: Pending) -> State:
-    """Lays the card nobody took in its owner's discard row and hands the turn to the owner's 下家
-    to draw (`to_draw`, in the same new state)."""
-    row = state.discards[pending.owner] + (pending.card,)
-    phase, exhausted = _handed_on(state)
-    return replace(state, discards=_set(state.discards, pending.owner, row), pending=None, settled=pending,
-                   phase=phase, exhausted=exhausted, turn=xiajia(pending.owner), offers=(), stage="")
+            new.stage, new.offers = "chi", chi
+            return
+    # Nobody takes the card: it lies in its owner's discard row, the owner's 下家 draws next.
+    new.discards = _set(new.discards, pending.owner, new.discards[pending.owner] + (pending.card,))
+    new.pending, new.settled = None, pending
+    _hand_on(new, xiajia(pending.owner))
 
 
 def _chi_offer(state: State, seat: int, card: int) -> Offer | None:
@@ -221,106 +227,110 @@ _FORCED: Final = frozenset({"wei", "chou_wei", "pao", "ti"})
 """The forced intakes (§5.1–§5.3), counted apart from 吃/碰 for 听胡 ([PARAM tinghu_intakes])."""
 
 
-def after_intake(state: State, seat: int, kind: str) -> State:
+def _after_intake(new: State, seat: int, kind: str) -> None:
     """After taking a card the seat discards, unless exempt (§5.8): its 2nd and later 跑/提, an
     intake the deal exemption covers, or a hand with nothing left to discard. The dealer's opening
     (`open`) is no intake: the dealer discards the first card (§2 step 5)."""
-    profile = state.profile
-    exempt = kind in ("pao", "ti") and state.pao_ti[seat] >= 2 and profile.second_pao_ti_no_discard
+    profile = new.profile
+    exempt = kind in ("pao", "ti") and new.pao_ti[seat] >= 2 and profile.second_pao_ti_no_discard
     if kind in _FORCED:
-        state = replace(state, forced_intakes=_set(state.forced_intakes, seat, state.forced_intakes[seat] + 1))
+        new.forced_intakes = _set(new.forced_intakes, seat, new.forced_intakes[seat] + 1)
     # A 重跑 needs no discard anyway: only `first_intake` spends the deal exemption on it.
-    if kind != "open" and state.skip_discard[seat] and (not exempt or profile.deal_exemption == "first_intake"):
-        state, exempt = replace(state, skip_discard=_set(state.skip_discard, seat, state.skip_discard[seat] - 1)), True
+    if kind != "open" and new.skip_discard[seat] and (not exempt or profile.deal_exemption == "first_intake"):
+        new.skip_discard, exempt = _set(new.skip_discard, seat, new.skip_discard[seat] - 1), True
     if exempt:
-        return to_draw(state, xiajia(seat))
-    if not has_discard(state.hands[seat]):
+        _hand_on(new, xiajia(seat))
+    elif not has_discard(new.hands[seat]):
         if profile.stuck_after_forced == "skip_discard_and_dead":
-            state = replace(state, dead=_set(state.dead, seat, True))
-        return to_draw(state, xiajia(seat))
-    return replace(state, phase="discard", turn=seat, stage="", offers=())
+            new.dead = _set(new.dead, seat, True)
+        _hand_on(new, xiajia(seat))
+    else:
+        new.phase, new.turn, new.stage, new.offers = "discard", seat, "", ()
 
 
-def to_draw(state: State, seat: int) -> State:
-    """Hands the turn to `seat` to draw, or ends the deal in 荒庄 when the wall is empty (第十条)."""
-    phase, exhausted = _handed_on(state)
-    return replace(state, phase=phase, exhausted=exhausted, turn=seat, offers=(), stage="")
-
-
-def _handed_on(state: State) -> tuple[str, bool]:
-    """Returns the phase and the 荒庄 mark once the turn is handed on: the next seat draws, or the
-    deal ends when the wall is empty (第十条; the wall never refills, so the mark is false until then)."""
-    return ("end", True) if state.wall_left == 0 else ("draw", False)
-
-
-def _intake_clears(state: State, seat: int) -> State:
-    """Forgets 过张/过碰 at an intake where their scope is `until_next_intake` (§13.9)."""
-    if state.profile.guo_zhang_scope == "until_next_intake":
-        state = replace(state, guo_zhang=_set(state.guo_zhang, seat, 0))
-    if state.profile.guo_peng_scope == "until_next_intake":
-        state = replace(state, guo_peng=_set(state.guo_peng, seat, 0))
-    return state
+def _hand_on(new: State, seat: int) -> None:
+    """Hands the turn to `seat` to draw, or ends the deal when the wall is empty (第十条; the wall
+    never refills, so the 荒庄 mark is false until then)."""
+    new.phase, new.exhausted = ("end", True) if new.wall_left == 0 else ("draw", False)
+    new.turn, new.offers, new.stage = seat, (), ""
 
 
 def discard(state: State, card: int) -> State:
     """The seat to discard lays a card from its hand on offer; it may never eat that value later."""
     seat = state.turn
-    hands = _set(state.hands, seat, adjust(state.hands[seat], card, -1))
-    return _offer(replace(state, hands=hands, chou=_set(state.chou, seat, state.chou[seat] | bit(card)),
-                          discards_made=state.discards_made + 1, effects=(),
-                          phase="offer", pending=new_tuple(Pending, (card, seat, False, False)), stage="hu"))
+    new = state.copy()
+    new.hands = _set(state.hands, seat, adjust(state.hands[seat], card, -1))
+    new.chou, new.discards_made, new.effects = _set(state.chou, seat, state.chou[seat] | bit(card)), state.discards_made + 1, ()
+    new.phase, new.pending, new.stage = "offer", new_tuple(Pending, (card, seat, False, False)), "hu"
+    _offer(new)
+    return new
 
 
 def answer(state: State, action: Action) -> State:
     """Applies the answer of the seat at the head of the offers: hu, 碰, 吃 or pass."""
     offer = state.offers[0]
     seat, pending = offer.seat, state.pending
+    new = state.copy()
+    new.effects = ()
     if action.kind == "hu":
-        return _win(replace(state, effects=()), seat)
+        _win(new, seat)
+        return new
     if action.kind == "pass":
-        return _pass(replace(state, effects=()), offer)
+        _pass(new, offer)
+        return new
     assert pending is not None
-    state = _intake_clears(state, seat)
-    state = replace(state, intakes=_set(state.intakes, seat, state.intakes[seat] + 1), pending=None, offers=(), effects=())
+    # An intake forgets 过张/过碰 where their scope is `until_next_intake` (§13.9).
+    if state.profile.guo_zhang_scope == "until_next_intake":
+        new.guo_zhang = _set(state.guo_zhang, seat, 0)
+    if state.profile.guo_peng_scope == "until_next_intake":
+        new.guo_peng = _set(state.guo_peng, seat, 0)
+    new.intakes, new.pending, new.offers = _set(state.intakes, seat, state.intakes[seat] + 1), None, ()
     if action.kind == "peng":
-        state = _meld(state, seat, Group("peng", (pending.card,) * 3), {pending.card: 2})
-        return after_intake(state, seat, "peng")
-    hand = list(state.hands[seat])
+        _meld(new, seat, Group("peng", (pending.card,) * 3), {pending.card: 2})
+        _after_intake(new, seat, "peng")
+        return new
+    hand = list(new.hands[seat])
     hand[pending.card] += 1
     for g in action.groups:
         for c in g:
             hand[c] -= 1
-    melds = state.melds[seat] + tuple(new_tuple(Group, ("chi", g)) for g in action.groups)
-    state = _melds(state, seat, melds, hands=_set(state.hands, seat, tuple(hand)))
-    return after_intake(state, seat, "chi")
+    melds = new.melds[seat] + tuple(new_tuple(Group, ("chi", g)) for g in action.groups)
+    _melds(new, seat, melds, hands=_set(new.hands, seat, tuple(hand)))
+    _after_intake(new, seat, "chi")
+    return new
 
 
-def _pass(state: State, offer: Offer) -> State:
-    seat, pending = offer.seat, state.pending
+def _pass(new: State, offer: Offer) -> None:
+    seat, pending = offer.seat, new.pending
     if offer.stage.startswith("self_"):
-        return after_intake(replace(state, offers=(), stage=""), seat, offer.stage.removeprefix("self_"))
+        new.offers, new.stage = (), ""
+        _after_intake(new, seat, offer.stage.removeprefix("self_"))
+        return
     if offer.stage == "before_forced":
         assert pending is not None
-        forced = forced_private(state, seat, pending.card)
+        forced = forced_private(new, seat, pending.card)
         assert forced is not None
-        return _apply_forced(replace(state, offers=(), stage=""), seat, pending.card, forced)
+        new.offers, new.stage = (), ""
+        _apply_forced(new, seat, pending.card, forced)
+        return
     if pending is not None and offer.stage == "peng":
-        state = replace(state, guo_peng=_set(state.guo_peng, seat, state.guo_peng[seat] | bit(pending.card)))
+        new.guo_peng = _set(new.guo_peng, seat, new.guo_peng[seat] | bit(pending.card))
     elif pending is not None and offer.stage == "chi":
-        state = replace(state, guo_zhang=_set(state.guo_zhang, seat, state.guo_zhang[seat] | bit(pending.card)))
-    return _advance(state, state.offers[1:])
+        new.guo_zhang = _set(new.guo_zhang, seat, new.guo_zhang[seat] | bit(pending.card))
+    _advance(new, new.offers[1:])
 
 
-def _win(state: State, seat: int) -> State:
-    result = hu_result(state, seat)
+def _win(new: State, seat: int) -> None:
+    """The seat at the head of the offers wins (its hu is legal): the deal ends."""
+    result = hu_result(new, seat)
     assert result is not None
-    pending = state.pending
-    card = pending.card if pending is not None and hu_takes_pending(state, seat) else None
+    pending = new.pending
+    card = pending.card if pending is not None and hu_takes_pending(new, seat) else None
     owner = pending.owner if card is not None and pending is not None else None
-    if card is not None and pending is not None and pending.in_hand and seat != state.dealer:
-        state = replace(state, hands=_set(state.hands, state.dealer, adjust(state.hands[state.dealer], card, -1)))
+    if card is not None and pending is not None and pending.in_hand and seat != new.dealer:
+        new.hands = _set(new.hands, new.dealer, adjust(new.hands[new.dealer], card, -1))
     from_wall = pending is None or pending.from_wall
-    return replace(state, phase="end", win=Win(seat, card, owner, from_wall, result), offers=(), stage="", pending=None)
+    new.phase, new.win, new.offers, new.stage, new.pending = "end", Win(seat, card, owner, from_wall, result), (), "", None
 
 
 def hu_takes_pending(state: State, seat: int) -> bool:
