@@ -20,7 +20,7 @@ from tests.serve_support import Server, make_source
 
 TRIALS = int(os.environ.get("MATCHLEDGER_SERVE_KILL_TRIALS", "10"))
 SOURCES = 4
-BATCHES = 400  # per source: more than the trials can send, so that every kill lands under load
+BATCHES = 2000  # per source: more than the trials can send, so that every kill lands under load (400 were not, with front processes)
 
 
 async def send_until_refused(url: str, signer: ledger_api.Signer, bodies: list[bytes], start: int,
@@ -77,6 +77,7 @@ def test_sigkill_under_load_loses_no_acknowledged_event_and_lands_resends_once(t
     log = ledger_api.read_entries(root)
     records = ledger_api.read_stream_events(root, "log.batches")
     digests = [r.digest for r in records]
+    assert max(sent_from) < BATCHES, f"every kill landed under load: the sources had batches left (seed {seed})"
     assert len(digests) == len(set(digests)) == SOURCES * (max(sent_from) + 1), f"one record per batch (seed {seed})"
     for n in range(SOURCES):
         events = ledger_api.read_stream_events(root, f"v{n}/g")
