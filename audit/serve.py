@@ -29,7 +29,9 @@ import asyncio
 import functools
 import json
 import math
+import os
 import signal
+import stat
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -465,7 +467,8 @@ class Service:
         from audit.front import Link, sources_message
 
         loop = asyncio.get_running_loop()
-        self._private = tempfile.TemporaryDirectory(prefix="matchledger-serve-")  # 0700: this user's processes only
+        _remove_stale_private_dirs()
+        self._private = tempfile.TemporaryDirectory(prefix=f"{PRIVATE_PREFIX}{os.getpid()}-")  # 0700: this user's processes only
         internal = os.path.join(self._private.name, "writer.sock")
         inner = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         inner.bind(internal)
@@ -550,6 +553,38 @@ class _FrontEnd:
             self.service.log({"at": "front-exited", "error": "a front process exited; the service stops"})
             self.service.failed = 1
             self.stop.set()
+
+
+PRIVATE_PREFIX = "matchledger-serve-"
+"""The private directory of a service with fronts: this prefix, the writer's pid, a random part."""
+
+
+def _remove_stale_private_dirs() -> None:
+    """Removes the private directories that services killed without a chance to clean up (SIGKILL)
+    left behind: this user's own, named for a process that no longer runs. Links and other users'
+    directories are left alone."""
+    import shutil
+    import tempfile
+
+    for path in Path(tempfile.gettempdir()).glob(f"{PRIVATE_PREFIX}*-*"):
+        pid = path.name[len(PRIVATE_PREFIX):].partition("-")[0]
+        try:
+            info = path.lstat()
+            if not pid.isdigit() or not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or _running(int(pid)):
+                continue
+            shutil.rmtree(path)
+        except OSError:  # gone meanwhile, or not ours to remove
+            continue
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
 
 
 def _since(request: web.Request) -> int | None:

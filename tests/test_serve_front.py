@@ -9,6 +9,7 @@ import asyncio
 import json
 import signal
 import socket
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -18,6 +19,7 @@ import msgspec
 import pytest
 
 import ledger as ledger_api
+from audit.serve import PRIVATE_PREFIX
 from tests.ledger_support import cli, event_line
 from tests.serve_support import Server, get, make_source, post, signed
 
@@ -95,8 +97,11 @@ def test_the_fronts_serve_every_route_and_die_with_a_killed_writer(ledger_dir: P
     finally:
         if server.proc.poll() is None:
             server.kill()
+    left = list(Path(tempfile.gettempdir()).glob(f"{PRIVATE_PREFIX}{server.proc.pid}-*"))
+    assert left, "the killed writer had no chance to remove its private directory"
     with Server(ledger_dir) as again:
         assert post(again.url, body_of("g", 6), signed(venue, body_of("g", 6)))[0] == 200
+        assert not any(p.exists() for p in left), "the next service removed what the killed one left"
     assert [e.seq for e in ledger_api.read_stream_events(ledger_dir, "g")] == list(range(7))
     assert ledger_api.verify(ledger_dir).ok
 
