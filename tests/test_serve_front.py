@@ -20,6 +20,7 @@ import pytest
 
 import ledger as ledger_api
 from audit.serve import PRIVATE_PREFIX
+from bench.serve import children
 from tests.ledger_support import cli, event_line
 from tests.serve_support import Server, get, make_source, post, signed
 
@@ -29,18 +30,6 @@ def ledger_dir(tmp_path: Path) -> Path:
     root = tmp_path / "L"
     ledger_api.init(root, "serve.test/log")
     return root
-
-
-def children(pid: int) -> list[int]:
-    """Returns the processes `pid` started (its fronts), from Linux's /proc."""
-    found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == pid:
-                found.append(int(stat.parent.name))
-        except (OSError, ValueError, IndexError):
-            continue
-    return found
 
 
 def alive(pid: int) -> bool:
