@@ -281,9 +281,21 @@ def split_cpu(pid: int, kids: list[int], before: dict[int, dict[int, tuple[float
         system = sum(after[t][1] - was.get(t, (0, 0))[1] for t in tids if t in after)
         return f"{(user + system) / events * 1e6:.0f} µs/event (user {user / events * 1e6:.0f}, system {system / events * 1e6:.0f})"
 
-    others = [t for t in thread_cpu(pid) if t != pid]
-    fronts = "".join(f"; front {n} {used(k)}" for n, k in enumerate(kids, start=1))
-    return f"event loop {used(pid, [pid])}; other threads {used(pid, others)}{fronts}"
+    def threads(p: int) -> dict[str, list[int]]:
+        named: dict[str, list[int]] = {}
+        for tid in thread_cpu(p):
+            if tid != p:
+                try:
+                    named.setdefault(Path(f"/proc/{p}/task/{tid}/comm").read_text().strip(), []).append(tid)
+                except OSError:
+                    continue
+        return named
+
+    others = "; ".join(f"{name} {used(pid, tids)}" for name, tids in sorted(threads(pid).items()))
+    fronts = "".join(f"; front {n}: loop {used(k, [k])}, "
+                     + ", ".join(f"{name} {used(k, tids)}" for name, tids in sorted(threads(k).items()))
+                     for n, k in enumerate(kids, start=1))
+    return f"event loop {used(pid, [pid])}; {others}{fronts}"
 
 
 def ours(tmp: Path, tag: str, tables: list, requests: list,
