@@ -48,7 +48,7 @@ from ledger.sources import (
     sign_batch,
     signed_message,
 )
-from ledger.store import AppendResult, Ledger, init, load_verifier
+from ledger.store import AppendResult, IndexJob, Ledger, init, load_verifier
 from ledger.tamper import flip_byte
 from ledger.tiles import TileReader
 from ledger.tlog import EntryReader, TilePathError, covered, entry_bundle, hash_tile, parse_tile_path
@@ -81,6 +81,6 @@ __all__ = [
     "build_receipt", "change_sources", "check_receipt", "checkpoint_sizes", "compress_runs", "expand_runs", "covered", "entry_bundle", "hash_tile",
     "load_evidence", "load_source_book", "now_ms", "parse_tile_path", "prove_entry", "read_verifier_key", "registration", "revocation",
     "bad_signature", "parse_signature", "sign_batch", "verify_senders", "signed_message", "stored_checkpoint", "KeptNodes",
-    "verify_signatures",
+    "verify_signatures", "IndexJob",
     "DerivedFiles", "indexed_size", "read_stream_entries", "read_streams", "tree_root",  # derived files the service keeps (live findings)
 ]

@@ -133,6 +133,7 @@ class Ledger:
             self._dirty: set[str] = set()
             self._since: set[str] = set()  # streams with entries the next checkpoint is the first to cover
             self._served_behind = False  # the `checkpoint` file and the partial tiles lag the newest note (see `checkpoint`)
+            self._indexing = False  # an IndexJob is out (see `start_index`)
             self._signed_at: tuple[int, int] | None = None  # (segment, offset) where the newest checkpoint's last entry ends
             self._config_digest = config_digest(root)
             if self._notes.cut_torn():
@@ -318,10 +319,11 @@ class Ledger:
 
     # -- appending -------------------------------------------------------------------------
 
-    def append(self, batch: Iterable[Pending]) -> AppendResult:
+    def append(self, batch: Iterable[Pending], checkpoint: bool = True) -> AppendResult:
         """Appends a batch atomically after checking every sequence number, reading it a piece at a
         time; signs a checkpoint when the batch ends a game or a round, or the checkpoint interval
-        has passed.
+        has passed (`checkpoint=False`: never; the caller signs one itself, as the live service
+        does after every append).
 
         The batch fills the current segment and goes on in new ones; only its last frame carries
         the commit mark, which commits it all (`frames.committed_end`). Any error part-way, the
@@ -348,7 +350,7 @@ class Ledger:
         if plan.count:
             self._index_batch(plan)
             self._grow(memoryview(plan.leaves), 0)
-            if self.size - self.checkpoint_size >= self.config.checkpoint_interval or plan.ends_game:
+            if checkpoint and (self.size - self.checkpoint_size >= self.config.checkpoint_interval or plan.ends_game):
                 self.checkpoint()
         return AppendResult(plan.count, plan.duplicates, self.size, self.recovered)
 
@@ -429,6 +431,8 @@ class Ledger:
 
         :raises CheckpointError: when the note cannot be written; the entries stay appended.
         """
+        if index and self._indexing:
+            raise LedgerError("a background index job is out: finish it (`finish_index`) before a full checkpoint")
         if self._checkpoint is not None and self._checkpoint.size == self.size:
             if index and (self._dirty or self._tiles.partials or self._served_behind):
                 self._make_durable()
@@ -473,6 +477,13 @@ class Ledger:
         written next says the writer resumes from them; the `checkpoint` file served next names
         that size), and every directory that gained an entry (a new file, a renamed tile, a new
         directory). Without `index` no partial tile is written (see `checkpoint`)."""
+        files, directories = self._durable_files(index)
+        _sync(files, directories)
+        self._forget_durable(index)
+
+    def _durable_files(self, index: bool) -> tuple[list[Path], list[Path]]:
+        """Writes what `_make_durable` makes durable (with `index`: the stream index records and
+        the partial tiles); returns the files and the directories to sync."""
         tiles = self._tiles
         files, entries = [], [d for d in tiles.new_dirs if index or not d.name.endswith(".p")]
         for stream in sorted(self._dirty) if index else ():
@@ -481,21 +492,56 @@ class Ledger:
                 entries += written[1]
         if index:
             self._dirty.clear()
-        if index:
             tiles.write_partials()
+            entries += [d for d in tiles.new_dirs if d.name.endswith(".p") and d not in entries]
         synced = tiles.dirty | set(tiles.partials.values()) if index else tiles.dirty
         files += synced
         entries += synced  # tiles are renamed into place
-        for path in files:
-            sync_file(path)
-        for directory in sorted({p.parent for p in entries}):
-            fsync_dir(directory)
+        return files, sorted({p.parent for p in entries})
+
+    def _forget_durable(self, index: bool) -> None:
+        tiles = self._tiles
         tiles.dirty.clear()
         if index:
             tiles.partials.clear()
             tiles.new_dirs.clear()
         else:
             tiles.new_dirs[:] = [d for d in tiles.new_dirs if d.name.endswith(".p")]
+
+    def start_index(self) -> IndexJob:
+        """Starts making the stream index and the partial tiles durable at the current size, the
+        size of the newest checkpoint (signed without `index`), and then serving that checkpoint:
+        what a full checkpoint adds to one, off the commits' path. Here (the writer, between
+        appends) the records and tiles are written; the returned job syncs them, serves the note
+        in the `checkpoint` file and writes the index head, on any thread, while appends and
+        checkpoints without `index` go on (they touch none of those files: the index files get
+        only records of entries already synced, the partial tiles are this size's). Hand the job
+        back to `finish_index` once it ran; until then no full checkpoint is taken.
+
+        :raises LedgerError: when the newest checkpoint does not cover every entry, or a job is out.
+        :raises DiskError: when the records or tiles cannot be written.
+        """
+        if self._indexing or self._checkpoint is None or self._checkpoint.size != self.size:
+            raise LedgerError("an index job starts right after a checkpoint of every entry, one at a time")
+        try:
+            files, directories = self._durable_files(True)
+        except OSError as exc:
+            raise DiskError(f"the stream index could not be written ({os.strerror(exc.errno or 0) if exc.errno else exc})") from None
+        job = IndexJob(self.root, files, directories, self._checkpoint, Head(self.size, *self._end()), self._tiles.take_filled())
+        self._forget_durable(True)
+        self._indexing = True
+        return job
+
+    def finish_index(self, job: IndexJob) -> None:
+        """Takes back a job that ran: drops the partial tiles of the tiles filled before its size.
+
+        :raises DiskError: when the job failed (the head stays behind: a restart re-derives the
+            index beyond it from the entries).
+        """
+        self._indexing = False
+        if job.error is not None:
+            raise DiskError(f"the stream index could not be made durable at size {job.head.size} ({job.error})")
+        self._tiles.drop(job.filled)
 
     def _write_head(self) -> None:
         """Records where tiles and index are durable (the caller made them so)."""
@@ -551,6 +597,38 @@ class Ledger:
         if self._lock_fd is not None:
             os.close(self._lock_fd)
             self._lock_fd = None
+
+
+@dataclass
+class IndexJob:
+    """What a full checkpoint adds to a checkpoint without `index`, to run off the writer's thread
+    (`Ledger.start_index`): the index records and partial tiles of one size, written, to sync;
+    then that size's note served and the index head moved to it, in that order, as
+    `checkpoint(index=True)` does. A crash part-way leaves the head behind, as any crash."""
+
+    root: Path
+    files: list[Path]
+    directories: list[Path]
+    checkpoint: Checkpoint
+    head: Head
+    filled: list[tuple[int, int]]
+    error: str | None = None
+
+    def run(self) -> None:
+        """Syncs, serves, writes the head (any thread); an OSError is kept in `error`, for `finish_index`."""
+        try:
+            _sync(self.files, self.directories)
+            repair_latest(self.root, self.checkpoint)
+            write_atomic(self.root / INDEX / HEAD, msgspec.json.encode(self.head))
+        except OSError as exc:
+            self.error = os.strerror(exc.errno or 0) if exc.errno else str(exc)
+
+
+def _sync(files: Iterable[Path], directories: Iterable[Path]) -> None:
+    for path in files:
+        sync_file(path)
+    for directory in directories:
+        fsync_dir(directory)
 
 
 def _check_config_bound(checkpoint: Checkpoint | None, digest: str) -> None:

@@ -257,11 +257,19 @@ class TileWriter(_TileLevels):
     def drop_filled(self) -> None:
         """Removes the partial tiles of the tiles filled since the last call (see `drop_partials`),
         and forgets those still waiting to be synced."""
-        if not self.filled:
+        self.drop(self.take_filled())
+
+    def take_filled(self) -> list[tuple[int, int]]:
+        """Returns the tiles filled since the last call (or `drop_filled`), to `drop` later."""
+        filled, self.filled = self.filled, []
+        return filled
+
+    def drop(self, filled: list[tuple[int, int]]) -> None:
+        """Removes the partial tiles of the given filled tiles, and forgets those still waiting to be synced."""
+        if not filled:
             return
-        dropped = {f"{tile_path(self.root, level, n)}.p" for level, n in self.filled}
-        drop_partials(self.root, self.filled)
-        self.filled.clear()
+        dropped = {f"{tile_path(self.root, level, n)}.p" for level, n in filled}
+        drop_partials(self.root, filled)
         self.partials = {level: p for level, p in self.partials.items() if str(p.parent) not in dropped}
         self.new_dirs[:] = [d for d in self.new_dirs if str(d) not in dropped]
 

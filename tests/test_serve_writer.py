@@ -33,3 +33,123 @@ def test_settle_heap_collects_start_up_garbage_then_freezes_the_rest() -> None:
     finally:
         gc.unfreeze()
         gc.enable()
+
+
+# -- the periodic index work beside the commits ------------------------------------------------------
+
+def _tables(n: int, moves: int) -> tuple[str, list]:
+    from audit.live_sim import make_tables
+
+    tag, tables = make_tables("checkers", n, 5)
+    for t in tables:
+        t.events = t.events[:moves]
+    return tag, tables
+
+
+def _register(root, tag: str, tables: list) -> None:
+    import ledger as ledger_api
+
+    for n, t in enumerate(tables, start=1):
+        ledger_api.change_sources(root, lambda book, led, t=t, n=n: ledger_api.registration(book, led, t.signer.name, t.signer.verifier,
+                                                                                           (), [f"{tag}/t{n}"]))
+
+
+def _served_size(root) -> int:
+    return int((root / "checkpoint").read_text().split("\n")[1])
+
+
+def test_index_job_runs_beside_appends_and_leaves_a_durable_head(tmp_path) -> None:
+    """The stream index, partial tiles, served checkpoint and index head of a size are made durable
+    by a job run while later batches are appended and checkpointed (without `index`): afterwards
+    the head, the served note and every stream's index file reach that size, a copy of the ledger
+    taken there (a crash) opens and verifies, and no full checkpoint is taken while the job is out."""
+    import shutil
+
+    import pytest
+
+    from ledger import Ledger, LedgerError, Pending, init, verify
+    from ledger.index import load_stream, read_head
+    from schemas import encode
+
+    root = tmp_path / "ledger"
+    init(root)
+    _, tables = _tables(8, 12)
+    with Ledger.open(root) as led:
+        def commit(moves: range) -> None:
+            led.append([Pending(0, e, encode(e)) for t in tables for e in t.events[moves.start:moves.stop]], checkpoint=False)
+            led.checkpoint(index=False)
+
+        commit(range(0, 4))
+        head_before = read_head(root)
+        job = led.start_index()
+        size = job.head.size
+        assert size == led.size and head_before is not None and head_before.size < size
+        with pytest.raises(LedgerError):
+            led.checkpoint(index=True)  # no full checkpoint while a job is out
+        with pytest.raises(LedgerError):
+            led.start_index()  # one job at a time
+        commit(range(4, 8))  # appends go on before the job runs …
+        job.run()
+        commit(range(8, 12))  # … and after, before it is taken back
+        assert job.error is None
+        assert read_head(root).size == size and _served_size(root) == size
+        for t in tables:
+            stream = t.events[0].stream
+            index = load_stream(root, stream)
+            assert [e for e in index.entries if e < size] == [e for e in led._stream(stream).entries if e < size]
+        crashed = tmp_path / "crashed"
+        shutil.copytree(root, crashed)
+        led.finish_index(job)
+        led.checkpoint(index=True)
+        assert read_head(root).size == led.size
+    assert verify(root).ok
+    (crashed / "lock").unlink(missing_ok=True)
+    with Ledger.open(crashed) as reopened:
+        assert reopened.size == 8 * 12
+    assert verify(crashed).ok
+
+
+def test_the_service_writer_indexes_beside_its_commits(tmp_path, monkeypatch) -> None:
+    """With the index due at every commit, the writer's index jobs move the head while batches are
+    committed (each answered with a receipt that checks), and the log verifies after the stop."""
+    import asyncio
+
+    import audit.writer as writer_module
+    from audit.client import batch_body
+    from audit.serve import parse_body
+    from audit.writer import Batch, Writer, digest_of
+    from ledger import check_receipt, init, load_verifier, sign_batch, verify
+    from ledger.index import read_head
+
+    monkeypatch.setattr(writer_module, "INDEX_EVERY_S", 0.0)
+    root = tmp_path / "ledger"
+    init(root)
+    tag, tables = _tables(4, 10)
+    _register(root, tag, tables)
+    heads: set[int] = set()
+
+    async def run() -> int:
+        writer = Writer(root)
+        size = writer.checkpoint.size
+        try:
+            for move in range(10):
+                waiting = []
+                for t in tables:
+                    body = batch_body([t.events[move]])
+                    header = sign_batch(t.signer, body)
+                    source = writer.book.sources[t.signer.name]
+                    waiting.append(writer.submit(Batch(source, header, digest_of(body), parse_body(body, 1 << 20), True)))
+                for receipt in await asyncio.gather(*waiting):
+                    check_receipt(receipt, load_verifier(root))
+                if writer._indexing is not None:
+                    await asyncio.wrap_future(writer._indexing[1])
+                heads.add(read_head(root).size)
+        finally:
+            await writer.stop()
+        return size
+
+    start = asyncio.run(run())
+    final = read_head(root).size
+    assert final == start + 10 * 2 * len(tables)  # each event and its batch record
+    assert any(start < h < final for h in heads), f"no index job moved the head between commits: {sorted(heads)}"
+    assert verify(root).ok
