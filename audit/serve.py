@@ -279,22 +279,31 @@ class Service:
 
         :raises Refusal: 429 over the source's rate, 400 on a malformed body, or the writer's refusal.
         """
-        log["source"] = source.name
-        wait = self.limits.retry_after(source.name)
-        if wait:
-            raise Refusal(429, "rate-limited", f"source {source.name!r} sends more than {self.config.rate:g} batches a "
-                          f"second; send again after {math.ceil(wait)} s", retry_after=math.ceil(wait))
+        self._admit(source, log)
         limit = self.writer.ledger.config.max_entry_bytes
         if len(body) <= INLINE_PARSE:  # a move or a few: decoded here, cheaper than a hop to a thread
             events = parse_body(body, limit)
         else:
             events = await asyncio.get_running_loop().run_in_executor(None, parse_body, body, limit)
+        receipt = await self.writer.submit(self._batch(source, header, body, events, log))
+        _log_entries(log, receipt)
+        return receipt
+
+    def _admit(self, source: ledger_api.Source, log: dict[str, Any]) -> None:
+        """Applies the source's rate limit.
+
+        :raises Refusal: 429 over the source's rate.
+        """
+        log["source"] = source.name
+        wait = self.limits.retry_after(source.name)
+        if wait:
+            raise Refusal(429, "rate-limited", f"source {source.name!r} sends more than {self.config.rate:g} batches a "
+                          f"second; send again after {math.ceil(wait)} s", retry_after=math.ceil(wait))
+
+    def _batch(self, source: ledger_api.Source, header: str, body: bytes, events: list[tuple[Any, bytes]], log: dict[str, Any]) -> Batch:
         log["events"] = len(events)
         canonical = body == b"".join(data + b"\n" for _, data in events)
-        batch = Batch(source, header.strip(), digest_of(body), events, canonical)
-        receipt = await self.writer.submit(batch)
-        log["entries"] = [receipt.entries[0].index, receipt.entries[-1].index] if receipt.entries else []
-        return receipt
+        return Batch(source, header.strip(), digest_of(body), events, canonical)
 
     async def _authenticate(self, header: str | None, body: bytes) -> ledger_api.Source:
         """Returns the source whose valid signature the batch carries (as `SourceBook.authenticate`,
@@ -496,6 +505,30 @@ class Service:
         listener.close()  # the fronts hold it; this process takes no connection itself
         return port
 
+    def forward(self, link: Any, message: list[Any]) -> None:
+        """Takes a batch a front handed over (on the event loop). A small one the front checked with
+        the key this book holds for its source goes to the writer at once, and is answered from the
+        commit's future: no task per batch (a task, its coroutine and its wake-up cost the loop more
+        than the batch's hand-over to the writer). Any other goes through `_forwarded`."""
+        _, n, header, body, public = message
+        source = self._checked_source(header, public)
+        if source is None or len(body) > INLINE_PARSE:
+            asyncio.get_running_loop().create_task(self._forwarded(link, message))
+            return
+        extra: dict[str, Any] = {}
+        try:
+            self._admit(source, extra)
+            batch = self._batch(source, header, body, parse_body(body, self.writer.ledger.config.max_entry_bytes), extra)
+        except Exception as exc:  # noqa: BLE001 - the front must get an answer
+            _answer_front(link, n, extra, exc)
+            return
+        self.writer.submit(batch).add_done_callback(functools.partial(_answered, link, n, extra))
+
+    def _checked_source(self, header: str, public: bytes | None) -> ledger_api.Source | None:
+        """Returns the source of a batch the front checked with the key this book holds for it, else None."""
+        source = self.writer.book.sources.get(header.strip().partition(" ")[0]) if public else None
+        return source if source is not None and source.verifier.public == public else None
+
     async def _forwarded(self, link: Any, message: list[Any]) -> None:
         """Answers a batch a front handed over. The front names the key it checked the signature
         with; a batch it could not check, or checked with another key than this book's, is
@@ -503,17 +536,12 @@ class Service:
         _, n, header, body, public = message
         extra: dict[str, Any] = {}
         try:
-            source = self.writer.book.sources.get(header.strip().partition(" ")[0]) if public else None
-            if source is None or source.verifier.public != public:
-                source = await self._authenticate(header or None, body)
+            source = self._checked_source(header, public) or await self._authenticate(header or None, body)
             receipt = await self.accept(source, header, body, extra)
-            link.send(["answer", n, 200, msgspec.json.encode(receipt), 0, extra])
-        except Refusal as refusal:
-            extra["error"] = refusal.reason
-            link.send(["answer", n, refusal.status, error_body(refusal), refusal.retry_after, extra])
         except Exception as exc:  # noqa: BLE001 - the front must get an answer
-            failure = Refusal(500, "internal-error", f"{type(exc).__name__}: {exc}")
-            link.send(["answer", n, 500, error_body(failure), 0, {"error": failure.reason}])
+            _answer_front(link, n, extra, exc)
+            return
+        _answer_front(link, n, extra, receipt)
 
     def _tell_fronts_sources(self) -> None:
         from audit.front import sources_message
@@ -543,6 +571,30 @@ def settle_heap() -> None:
     gc.freeze()
 
 
+def _log_entries(log: dict[str, Any], receipt: ledger_api.Receipt) -> None:
+    log["entries"] = [receipt.entries[0].index, receipt.entries[-1].index] if receipt.entries else []
+
+
+def _answered(link: Any, n: int, extra: dict[str, Any], done: asyncio.Future[ledger_api.Receipt]) -> None:
+    """Answers a front's batch once the writer settled it (a future's callback, on the event loop)."""
+    outcome: Any = Refusal(500, "internal-error", "the commit was cancelled") if done.cancelled() else done.exception() or done.result()
+    if isinstance(outcome, ledger_api.Receipt):
+        _log_entries(extra, outcome)
+    _answer_front(link, n, extra, outcome)
+
+
+def _answer_front(link: Any, n: int, extra: dict[str, Any], outcome: Any) -> None:
+    """Sends a front the answer to its batch `n`: the receipt, the refusal, or a 500 for anything else."""
+    if isinstance(outcome, Refusal):
+        extra["error"] = outcome.reason
+        link.send(["answer", n, outcome.status, error_body(outcome), outcome.retry_after, extra])
+    elif isinstance(outcome, BaseException):
+        failure = Refusal(500, "internal-error", f"{type(outcome).__name__}: {outcome}")
+        link.send(["answer", n, 500, error_body(failure), 0, {"error": failure.reason}])
+    else:
+        link.send(["answer", n, 200, msgspec.json.encode(outcome), 0, extra])
+
+
 class _FrontEnd:
     """The writer's end of one front process: its link, its process, whether it is ready."""
 
@@ -554,7 +606,7 @@ class _FrontEnd:
 
     def message(self, message: list[Any]) -> None:
         if message[0] == "batch":
-            asyncio.get_running_loop().create_task(self.service._forwarded(self.link, message))
+            self.service.forward(self.link, message)
         elif message[0] == "ready" and not self.ready.done():
             self.ready.set_result(None)
 
