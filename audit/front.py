@@ -43,7 +43,8 @@ _encode = msgspec.msgpack.Encoder().encode
 _decode = msgspec.msgpack.Decoder().decode
 PASSED_HEADERS = ("Content-Type", "Cache-Control", "Retry-After")
 """Response headers the front passes on from the writer's application."""
-HOP_HEADERS = frozenset({"host", "content-length", "connection", "keep-alive", "transfer-encoding", "upgrade"})
+HOP_HEADERS = frozenset({"host", "content-length", "connection", "keep-alive", "transfer-encoding", "upgrade", "expect", "te", "trailer"})
+"""Request headers not passed through: the connection's own, which the front has already acted on."""
 
 
 class Link(asyncio.Protocol):

@@ -14,7 +14,7 @@ and what a careful server must do:
   seconds after it began gets 408 (a slow or stalled client cannot hold anything), an idle
   keep-alive connection is closed after `idle_timeout`. Each of these closes the connection: the
   rest of what it sends cannot be framed any more.
-- **Order**: pipelined requests are read ahead (up to `PIPELINED`, then reading pauses) and
+- **Order**: pipelined requests are read ahead (a few, then reading pauses) and
   answered one at a time, in order, by one task a connection.
 - **Framing** is llhttp's: Content-Length or chunked, never both, no obsolete line folding; a
   malformed head is answered 400 and the connection closed. `Expect: 100-continue` is honoured.
@@ -33,8 +33,10 @@ import httptools
 
 MAX_HEAD = 16 * 1024
 """The largest request head (request line and headers) read, in bytes."""
-PIPELINED = 16
-"""Requests of one connection read ahead of their answers before reading pauses."""
+PIPELINED = 4
+"""Requests of one connection read ahead of their answers before reading pauses (so one connection
+holds at most about this many bodies of `max_body` bytes: a pipelining client cannot run the front
+out of memory)."""
 IDLE_TIMEOUT = 75.0
 """Seconds an idle keep-alive connection is kept (aiohttp's default)."""
 _REASONS = {s.value: s.phrase.encode() for s in HTTPStatus}

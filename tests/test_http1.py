@@ -147,6 +147,16 @@ def test_pipelined_requests_are_answered_in_order(server: Running) -> None:
     assert all(r["remote"] == "127.0.0.1" and r["ms"] >= 0 for r in logged)
 
 
+def test_a_long_pipeline_pauses_reading_and_loses_nothing(server: Running) -> None:
+    """Twelve pipelined requests behind a slow one: reading pauses after a few (the memory one
+    connection can hold is bounded) and resumes; every request is answered, in order."""
+    conn = server.connect()
+    conn.sendall(post("/slow", b"0") + b"".join(post(f"/n{n}", str(n).encode()) for n in range(1, 12)))
+    answers = read_answers(conn, 12)
+    assert [json.loads(b)["body"] for _, _, b in answers] == [str(n) for n in range(12)]
+    conn.close()
+
+
 def test_a_body_over_the_limit_is_refused_413_before_it_is_read(server: Running) -> None:
     """Issue 14, Build 4 (request size limit): Content-Length over the limit gets 413 and the connection closes."""
     conn = server.connect()
