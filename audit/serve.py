@@ -689,9 +689,18 @@ def serve(config: ServeConfig, ready: Callable[[str], None] | None = None) -> No
         log.flush()  # the last lines, logged as the loop ended
 
 
+SWITCH_INTERVAL = 0.0005
+"""Seconds a thread waiting for the interpreter lock waits before the holder is asked to let go
+(Python's default is 0.005). The service's threads hand the lock to each other at every system call
+(the writer's thread at each write and sync, the signature threads at each check), and the loop
+thread, busy with a group's receipts or requests, kept it up to 5 ms each time: a commit's syncs
+queued behind it, which showed in the acknowledgements' p99 (bench/README, issue 14)."""
+
+
 def run_loop(main: Awaitable[None]) -> None:
     """Runs the service's event loop: uvloop where it is installed (libuv's loop in C: less CPU a
     request than asyncio's), else asyncio's own. The bench's peer runs on the same."""
+    sys.setswitchinterval(SWITCH_INTERVAL)
     try:
         import uvloop  # type: ignore[import-not-found,unused-ignore]
     except ImportError:
