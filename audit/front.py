@@ -36,6 +36,7 @@ from typing import Any
 
 import msgspec
 
+import ledger
 from audit.http1 import Answer, Request
 
 FRAME = struct.Struct("!I")
@@ -43,6 +44,7 @@ _encode = msgspec.msgpack.Encoder().encode
 _decode = msgspec.msgpack.Decoder().decode
 PASSED_HEADERS = ("Content-Type", "Cache-Control", "Retry-After")
 """Response headers the front passes on from the writer's application."""
+SIGNATURE_NAME = ledger.SIGNATURE_HEADER.lower().encode()
 HOP_HEADERS = frozenset({"host", "content-length", "connection", "keep-alive", "transfer-encoding", "upgrade", "expect", "te", "trailer"})
 """Request headers not passed through: the connection's own, which the front has already acted on."""
 
@@ -154,14 +156,12 @@ class Front:
 
     async def post_batch(self, request: Request, answer: Answer) -> None:
         """Checks a batch's signature, hands the batch to the writer, answers with what the writer answers."""
-        from ledger import SIGNATURE_HEADER, SourceRefused
-
         body = request.body
-        header = request.headers.get(SIGNATURE_HEADER.lower())
+        header = request.header(SIGNATURE_NAME)
         public = b""
         try:
             source, message, signature = self.book.identify(header, body)
-        except SourceRefused:
+        except ledger.SourceRefused:
             pass  # the writer's process refuses it with the reason, from its own book
         else:
             if await self.signatures.check(source.verifier, message, signature):

@@ -46,13 +46,30 @@ class Request:
     """A whole request: method, target (path and query), headers (names in lower case; the first of
     a repeated name), body, the client's address, and `log`: what the handler adds to its log line."""
 
-    __slots__ = ("method", "target", "headers", "body", "remote", "keep_alive", "started", "log")
+    __slots__ = ("method", "target", "raw_headers", "_headers", "body", "remote", "keep_alive", "started", "log")
 
-    def __init__(self, method: str, target: str, headers: dict[str, str], body: bytes, remote: str, keep_alive: bool,
-                 started: float) -> None:
-        self.method, self.target, self.headers, self.body = method, target, headers, body
+    def __init__(self, method: str, target: str, raw_headers: list[tuple[bytes, bytes]], body: bytes, remote: str,
+                 keep_alive: bool, started: float) -> None:
+        self.method, self.target, self.raw_headers, self.body = method, target, raw_headers, body
         self.remote, self.keep_alive, self.started = remote, keep_alive, started
+        self._headers: dict[str, str] | None = None
         self.log: dict[str, Any] = {}
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """The headers by lower-case name (the first of a repeated name), made when first asked for."""
+        if self._headers is None:
+            self._headers = {}
+            for name, value in self.raw_headers:
+                self._headers.setdefault(name.decode("latin-1").lower(), value.decode("latin-1"))
+        return self._headers
+
+    def header(self, name: bytes) -> str | None:
+        """Returns the first value of a header, by its lower-case name (without making the dict)."""
+        for key, value in self.raw_headers:
+            if key.lower() == name:
+                return value.decode("latin-1")
+        return None
 
     @property
     def path(self) -> str:
@@ -185,10 +202,9 @@ class Connection(asyncio.Protocol):
     def _reset(self) -> None:
         self._began = 0.0  # when the request being read began (0: none is)
         self._target = bytearray()
-        self._headers: dict[str, str] = {}
+        self._headers: list[tuple[bytes, bytes]] = []
         self._head = 0
         self._body = bytearray()
-        self._length = -1
 
     # -- asyncio ---------------------------------------------------------------------------------
 
@@ -238,22 +254,23 @@ class Connection(asyncio.Protocol):
 
     def on_url(self, url: bytes) -> None:
         self._target += url
-        self._grow_head(len(url))
+        self._head += len(url)
+        if self._head > MAX_HEAD:
+            raise self._limit(431, "head-too-large", f"the request's head is over {MAX_HEAD} bytes")
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        self._grow_head(len(name) + len(value) + 4)
-        key = name.decode("latin-1").lower()
-        if key not in self._headers:
-            self._headers[key] = value.decode("latin-1")
+        self._head += len(name) + len(value) + 4
+        if self._head > MAX_HEAD:
+            raise self._limit(431, "head-too-large", f"the request's head is over {MAX_HEAD} bytes")
+        self._headers.append((name, value))
 
     def on_headers_complete(self) -> None:
-        length = self._headers.get("content-length")
-        if length is not None:
-            self._length = int(length)  # llhttp has checked it is a number
-            if self._length > self.server.max_body:
-                raise self._limit(413, "body-too-large", f"the body is {self._length} bytes, over the limit of {self.server.max_body}")
-        if self._headers.get("expect", "").lower() == "100-continue" and not self.queue and not self.busy:
-            self.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+        for name, value in self._headers:
+            key = name.lower()
+            if key == b"content-length" and int(value) > self.server.max_body:  # llhttp has checked it is a number
+                raise self._limit(413, "body-too-large", f"the body is {int(value)} bytes, over the limit of {self.server.max_body}")
+            if key == b"expect" and value.lower() == b"100-continue" and not self.queue and not self.busy:
+                self.write(b"HTTP/1.1 100 Continue\r\n\r\n")
 
     def on_body(self, body: bytes) -> None:
         self._body += body
@@ -270,11 +287,6 @@ class Connection(asyncio.Protocol):
         """Returns a limit's refusal to raise in a callback (llhttp then stops and reports an error)."""
         self._over = Refused(status, reason, message)
         return self._over
-
-    def _grow_head(self, n: int) -> None:
-        self._head += n
-        if self._head > MAX_HEAD:
-            raise self._limit(431, "head-too-large", f"the request's head is over {MAX_HEAD} bytes")
 
     # -- answering -------------------------------------------------------------------------------
 
@@ -341,7 +353,7 @@ class Connection(asyncio.Protocol):
             self._log(request.method, request.target, answer.status or 500, request.started, request.log)
 
     def _answer_refusal(self, refused: Refused) -> None:
-        request = Request("", "", {}, b"", self.remote, False, self._began or time.monotonic())
+        request = Request("", "", [], b"", self.remote, False, self._began or time.monotonic())
         self.write(self.head(refused.status, [("Content-Type", "application/json"),
                                               ("Content-Length", str(len(body := self.server.error_body(refused))))], False) + body)
         method = self.parser.get_method().decode("latin-1") if self._began else ""

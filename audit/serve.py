@@ -667,8 +667,15 @@ class JsonLog:
         """Writes the lines logged so far."""
         lines, self._lines = self._lines, []
         if lines:
-            self.out.write(b"".join(line + b"\n" for line in lines).decode())
-            self.out.flush()
+            data = b"\n".join(lines) + b"\n"
+            binary = getattr(self.out, "buffer", None)
+            if binary is None:
+                self.out.write(data.decode())
+                self.out.flush()
+            else:  # straight to the bytes below (no decoding and encoding again); what the text layer holds goes first
+                self.out.flush()
+                binary.write(data)
+                binary.flush()
 
 
 def json_log(stream: Any = None) -> JsonLog:

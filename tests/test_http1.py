@@ -141,6 +141,9 @@ def test_pipelined_requests_are_answered_in_order(server: Running) -> None:
     assert json.loads(answers[1][2])["target"] == "/a?x=1" and json.loads(answers[1][2])["signature"] == "k c2ln"
     assert all(h["content-type"] == "application/json" and "date" in h for _, h, _ in answers)
     conn.close()
+    deadline = time.monotonic() + 5  # a request's line is logged just after its answer is written
+    while len(server.lines) < 3 and time.monotonic() < deadline:
+        time.sleep(0.01)
     logged = [r for r in server.lines if r["at"] == "request"]
     assert [(r["method"], r["path"], r["status"], r["seen"]) for r in logged] == [
         ("POST", "/slow", 200, 3), ("POST", "/a?x=1", 200, 3), ("POST", "/b", 200, 5)]
@@ -164,7 +167,7 @@ def test_a_body_over_the_limit_is_refused_413_before_it_is_read(server: Running)
     [(status, headers, body)] = read_answers(conn, 1)
     assert (status, json.loads(body)["error"]) == (413, "body-too-large")
     assert headers["connection"] == "close" and closed(conn)
-    assert server.lines[-1]["status"] == 413 and server.lines[-1]["error"] == "body-too-large"
+    assert server.lines and server.lines[-1]["status"] == 413 and server.lines[-1]["error"] == "body-too-large"
 
 
 def test_a_chunked_body_is_read_and_refused_as_it_passes_the_limit(server: Running) -> None:
