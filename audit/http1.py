@@ -106,6 +106,7 @@ class Answer:
     def start(self, status: int, headers: list[tuple[str, str]]) -> None:
         """Starts a streamed answer: its chunks follow, as they come, until `end`."""
         self.status, self.streaming = status, True
+        self._connection.streaming = True
         self._connection.write(self._connection.head(status, [*headers, ("Transfer-Encoding", "chunked")], self.request.keep_alive))
 
     async def write(self, chunk: bytes) -> None:
@@ -195,6 +196,7 @@ class Connection(asyncio.Protocol):
         self._paused_reading = False
         self._writable: asyncio.Future[None] | None = None
         self.busy = False
+        self.streaming = False
         self.idle_since = time.monotonic()
         self._over: Refused | None = None
         self._reset()
@@ -330,6 +332,8 @@ class Connection(asyncio.Protocol):
                 self.busy = True
                 await self._answer(item)
                 self.busy = False
+                if self._writable is not None:  # the client does not read its answers: read nothing more of it meanwhile
+                    await self._writable
                 if not item.keep_alive:
                     self._closing = True
         except asyncio.CancelledError:
@@ -389,8 +393,11 @@ class Connection(asyncio.Protocol):
             self._more.set()
 
     def close_when_idle(self) -> None:
+        """Closes once the answer being given is given; a stream (`/live`) is ended now."""
         self._closing = True
         self._more.set()
+        if self.streaming and self._task is not None:
+            self._task.cancel()
 
     def _close(self) -> None:
         if self.transport is not None and not self.transport.is_closing():
