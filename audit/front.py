@@ -6,9 +6,9 @@ Why a process: in one process the service is bound by its interpreter lock, not 
 batch costs the event loop about 200 µs of aiohttp's request handling before any ledger work, and
 the writer's thread (appends, syncs, the checkpoint) waits for the lock at every system call it
 returns from. Here the writer's process (`audit/serve.py`) keeps the ledger, its lock, the group
-commit, the receipts and the live audit; the front reads each request's body (size and time
-limits), checks the batch's signature against the sources it was sent, and hands the batch over a
-socket pair as one framed message. The writer answers with the HTTP status and body (the receipt
+commit, the receipts and the live audit; the front reads each request whole (size and time limits:
+`audit/http1.py`, its lean HTTP/1.1 server), checks the batch's signature against the sources it
+was sent, and hands the batch over a socket pair as one framed message. The writer answers with the HTTP status and body (the receipt
 once committed: a 200 still means durable). Every other request (the read API, `/live`, source
 changes) is passed through to the writer's own aiohttp application on a private Unix socket.
 
@@ -35,14 +35,18 @@ from collections.abc import Callable
 from typing import Any
 
 import msgspec
-from aiohttp import web
+
+import ledger
+from audit.http1 import Answer, Request
 
 FRAME = struct.Struct("!I")
 _encode = msgspec.msgpack.Encoder().encode
 _decode = msgspec.msgpack.Decoder().decode
 PASSED_HEADERS = ("Content-Type", "Cache-Control", "Retry-After")
 """Response headers the front passes on from the writer's application."""
-HOP_HEADERS = frozenset({"host", "content-length", "connection", "keep-alive", "transfer-encoding", "upgrade"})
+SIGNATURE_NAME = ledger.SIGNATURE_HEADER.lower().encode()
+HOP_HEADERS = frozenset({"host", "content-length", "connection", "keep-alive", "transfer-encoding", "upgrade", "expect", "te", "trailer"})
+"""Request headers not passed through: the connection's own, which the front has already acted on."""
 
 
 class Link(asyncio.Protocol):
@@ -98,7 +102,8 @@ class Front:
     def __init__(self, settings: dict[str, Any]) -> None:
         import aiohttp
 
-        from audit.serve import SignatureChecker, access_log, json_log
+        from audit.http1 import Server
+        from audit.serve import SignatureChecker, error_body, json_log
         from ledger import SourceBook
 
         self.settings = settings
@@ -111,8 +116,7 @@ class Front:
         self.link: Link | None = None
         self.session = aiohttp.ClientSession(connector=aiohttp.UnixConnector(path=settings["internal"]), auto_decompress=False,
                                              timeout=aiohttp.ClientTimeout(total=None, sock_connect=30))
-        self.app = web.Application(client_max_size=settings["max_body"], middlewares=[access_log(self.log)])
-        self.app.add_routes([web.post("/batches", self.post_batch), web.route("*", "/{tail:.*}", self.pass_through)])
+        self.http = Server(self.handle, error_body, self.log, settings["max_body"], settings["read_timeout"])  # type: ignore[arg-type]
 
     # -- the link to the writer ------------------------------------------------------------------
 
@@ -137,52 +141,65 @@ class Front:
 
     # -- requests --------------------------------------------------------------------------------
 
-    async def post_batch(self, request: web.Request) -> web.Response:
-        """Reads and checks a batch, hands it to the writer, answers with what the writer answers."""
-        from audit.serve import read_body
-        from ledger import SIGNATURE_HEADER, SourceRefused
+    async def handle(self, request: Request, answer: Answer) -> None:
+        if request.method == "POST" and request.path == "/batches":
+            await self.post_batch(request, answer)
+        elif not request.target.startswith("/"):  # an absolute or authority form: this is no proxy
+            from audit.http1 import Refused
+            from audit.serve import error_body
 
-        body = await read_body(request, self.settings["max_body"], self.settings["read_timeout"])
-        header = request.headers.get(SIGNATURE_HEADER)
+            answer.send(400, error_body(Refused(400, "malformed-request", "the request target must be a path")),  # type: ignore[arg-type]
+                        [("Content-Type", "application/json")])
+            request.log["error"] = "malformed-request"
+        else:
+            await self.pass_through(request, answer)
+
+    async def post_batch(self, request: Request, answer: Answer) -> None:
+        """Checks a batch's signature, hands the batch to the writer, answers with what the writer answers."""
+        body = request.body
+        header = request.header(SIGNATURE_NAME)
         public = b""
         try:
             source, message, signature = self.book.identify(header, body)
-        except SourceRefused:
+        except ledger.SourceRefused:
             pass  # the writer's process refuses it with the reason, from its own book
         else:
             if await self.signatures.check(source.verifier, message, signature):
                 public = source.verifier.public
         n = self._next = self._next + 1
-        answer = self._asked[n] = asyncio.get_running_loop().create_future()
+        asked = self._asked[n] = asyncio.get_running_loop().create_future()
         assert self.link is not None
         self.link.send(["batch", n, header or "", body, public])
-        _, _, status, data, retry_after, extra = await answer
-        request["log"].update(extra)
-        headers = {"Retry-After": str(retry_after)} if retry_after else None
-        return web.Response(body=data, status=status, content_type="application/json", headers=headers)
+        _, _, status, data, retry_after, extra = await asked
+        request.log.update(extra)
+        headers = [("Content-Type", "application/json")]
+        if retry_after:
+            headers.append(("Retry-After", str(retry_after)))
+        answer.send(status, data, headers)
 
-    async def pass_through(self, request: web.Request) -> web.StreamResponse:
+    async def pass_through(self, request: Request, answer: Answer) -> None:
         """Passes a request to the writer's application and its answer back (streamed for `/live`)."""
-        from audit.serve import read_body
+        from yarl import URL
 
-        body = await read_body(request, self.settings["max_body"], self.settings["read_timeout"]) if request.body_exists else None
-        headers = {k: v for k, v in request.headers.items() if k.lower() not in HOP_HEADERS}
-        async with self.session.request(request.method, "http://writer" + request.path_qs, data=body, headers=headers,
-                                        allow_redirects=False) as upstream:
-            passed = {k: upstream.headers[k] for k in PASSED_HEADERS if k in upstream.headers}
-            if passed.get("Content-Type", "").startswith("text/event-stream"):
-                response = web.StreamResponse(status=upstream.status, headers=passed)
-                await response.prepare(request)
+        headers = {k: v for k, v in request.headers.items() if k not in HOP_HEADERS}
+        async with self.session.request(request.method, URL("http://writer" + request.target, encoded=True),
+                                        data=request.body or None, headers=headers, allow_redirects=False) as upstream:
+            passed = [(k, upstream.headers[k]) for k in PASSED_HEADERS if k in upstream.headers]
+            if upstream.headers.get("Content-Type", "").startswith("text/event-stream"):
+                answer.start(upstream.status, passed)
                 async for chunk in upstream.content.iter_any():
-                    await response.write(chunk)
-                return response
+                    await answer.write(chunk)
+                answer.end()
+                return
             data = await upstream.read()
-        if upstream.status >= 400 and passed.get("Content-Type", "").startswith("application/json"):
+        if request.method == "HEAD" and "Content-Length" in upstream.headers:
+            passed.append(("Content-Length", upstream.headers["Content-Length"]))
+        if upstream.status >= 400 and upstream.headers.get("Content-Type", "").startswith("application/json"):
             try:
-                request["log"]["error"] = json.loads(data)["error"]
+                request.log["error"] = json.loads(data)["error"]
             except (ValueError, KeyError, TypeError):
                 pass
-        return web.Response(body=data, status=upstream.status, headers=passed)
+        answer.send(upstream.status, data, passed)
 
     # -- running ---------------------------------------------------------------------------------
 
@@ -190,12 +207,10 @@ class Front:
         loop = asyncio.get_running_loop()
         link_socket = socket.socket(fileno=self.settings["link"])
         _, self.link = await loop.connect_accepted_socket(lambda: Link(self._message, self._lost), link_socket)
-        runner = web.AppRunner(self.app, access_log=None, handle_signals=False, shutdown_timeout=5.0)
-        await runner.setup()
-        await web.SockSite(runner, socket.socket(fileno=self.settings["listen"])).start()
+        await self.http.start(socket.socket(fileno=self.settings["listen"]))
         self.link.send(["ready"])
         await self.stopping.wait()
-        await runner.cleanup()  # no new connections; the answers in flight were all given before "stop"
+        await self.http.stop()  # no new connections; the answers in flight were all given before "stop"
         await self.session.close()
         self.signatures.close()
         self.log.flush()

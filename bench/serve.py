@@ -2,11 +2,13 @@
 its moves one signed batch at a time, as fast as the acknowledgements come back.
 
 Ours: `matchledger serve` (group commit, receipts with inclusion proofs, live audit). The peer, on
-the same stack (aiohttp), receives the very same requests at a minimal endpoint that inserts each
-batch into SQLite (WAL, synchronous=FULL) with one commit per request. Both run in a subprocess;
-the same client drives them. Prints acknowledged events/s and p50/p99 acknowledgement latency of
-each, the finding latency (an illegal move's POST to its finding on /live), and last
-`serve: ratio X.XX (goal ≥ 1.00)` (events/s, ours over the peer's).
+the same stack as the service takes batches with (our HTTP/1.1 server on llhttp, `audit/http1.py`,
+uvloop), receives the very same requests at a minimal endpoint that inserts each batch into SQLite
+(WAL, synchronous=FULL) with one commit per request. The same endpoint on aiohttp (the stack of the
+service's read API, and this bench's peer until the front left aiohttp) is measured too, for
+reference. Each runs in a subprocess; the same client drives them. Prints acknowledged events/s and
+p50/p99 acknowledgement latency of each, the finding latency (an illegal move's POST to its finding
+on /live), and last `serve: ratio X.XX (goal ≥ 1.00)` (events/s, ours over the same-stack peer's).
 
 MATCHLEDGER_BENCH_TABLES (64) and MATCHLEDGER_BENCH_MOVES (moves per table, 60) set the size;
 MATCHLEDGER_BENCH_FRONTS (1) the service's HTTP front processes (`serve --fronts`, 0: HTTP in the
@@ -20,6 +22,7 @@ import asyncio
 import json
 import os
 import random
+import socket
 import sqlite3
 import statistics
 import subprocess
@@ -37,17 +40,16 @@ MOVES = int(os.environ.get("MATCHLEDGER_BENCH_MOVES", "60"))
 PLANTED = 16  # tables whose game carries an illegal move, for the finding latency
 
 
-def peer_server(db: str) -> None:
-    """The peer: POST /batches inserts the batch's events into SQLite, one commit per request."""
-    from aiohttp import web
-
+def peer_server(db: str, stack: str) -> None:
+    """The peer: POST /batches inserts the batch's events into SQLite, one commit per request, on
+    the HTTP stack named: `http1`, the server our fronts take batches with (llhttp through
+    httptools, `audit/http1.py`), or `aiohttp`, the one the service's read API runs on."""
     con = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
     con.execute("PRAGMA journal_mode=WAL")
     con.execute("PRAGMA synchronous=FULL")
     con.execute("CREATE TABLE events (stream TEXT, seq INTEGER, payload BLOB, PRIMARY KEY (stream, seq))")
 
-    async def batch(request: web.Request) -> web.Response:
-        body = await request.read()
+    def insert(body: bytes) -> bytes:
         rows = []
         for line in body.splitlines():
             if line.strip():
@@ -56,17 +58,29 @@ def peer_server(db: str) -> None:
         con.execute("BEGIN")
         con.executemany("INSERT INTO events VALUES (?, ?, ?)", rows)
         con.execute("COMMIT")
-        return web.json_response({"ok": True, "events": len(rows)})
-
-    app = web.Application(client_max_size=1 << 20)
-    app.add_routes([web.post("/batches", batch)])
+        return json.dumps({"ok": True, "events": len(rows)}).encode()
 
     async def run() -> None:
-        runner = web.AppRunner(app, access_log=None)
-        await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
-        print(json.dumps({"at": "started", "url": f"http://127.0.0.1:{runner.addresses[0][1]}"}), file=sys.stderr, flush=True)
+        listener = socket.create_server(("127.0.0.1", 0), backlog=1024)
+        if stack == "http1":
+            from audit.http1 import Server
+
+            async def answer_batch(request, answer) -> None:  # noqa: ANN001
+                answer.send(200, insert(request.body), [("Content-Type", "application/json")])
+
+            await Server(answer_batch, lambda refused: str(refused).encode(), lambda record: None, 1 << 20, 10.0).start(listener)
+        else:
+            from aiohttp import web
+
+            async def batch(request: web.Request) -> web.Response:
+                return web.Response(body=insert(await request.read()), content_type="application/json")
+
+            app = web.Application(client_max_size=1 << 20)
+            app.add_routes([web.post("/batches", batch)])
+            runner = web.AppRunner(app, access_log=None)
+            await runner.setup()
+            await web.SockSite(runner, listener).start()
+        print(json.dumps({"at": "started", "url": f"http://127.0.0.1:{listener.getsockname()[1]}"}), file=sys.stderr, flush=True)
         await asyncio.Event().wait()
 
     from audit.serve import run_loop  # the service's event loop (uvloop where installed)
@@ -342,8 +356,8 @@ def ours(tmp: Path, tag: str, tables: list, requests: list,
     return wall, latencies, cpu, finding, driver
 
 
-def peer(tmp: Path, requests: list) -> tuple[float, list[float], float, float]:
-    proc, url = start([__file__, "--peer", str(tmp / "peer.db")], tmp / "peer.log")
+def peer(tmp: Path, requests: list, stack: str) -> tuple[float, list[float], float, float]:
+    proc, url = start([__file__, "--peer", str(tmp / f"peer-{stack}.db"), stack], tmp / f"peer-{stack}.log")
     try:
         cpu = cpu_seconds(proc.pid)
         wall, latencies, driver = run_load(url, requests)
@@ -372,12 +386,14 @@ def main() -> None:
     events = sum(len(r) for r in requests)
     driver = "aiohttp's client" if os.environ.get("MATCHLEDGER_BENCH_DRIVER") == "aiohttp" else "lean keep-alive HTTP/1.1"
     print(f"{TABLES} tables, {events} events, one event per signed batch; driver: {driver}; load average {os.getloadavg()[0]:.2f}")
-    with tempfile.TemporaryDirectory(prefix="bench-serve-") as tmp:
-        wall_p, lat_p, cpu_p, drv_p = peer(Path(tmp), requests)
+    with tempfile.TemporaryDirectory(prefix="bench-serve-") as tmp:  # ours between the peers: the machine's drift shows in both
+        same = peer(Path(tmp), requests, "http1")
         wall_o, lat_o, cpu_o, finding, drv_o = ours(Path(tmp), tag, tables, requests, planted)
+        old = peer(Path(tmp), requests, "aiohttp")
     a = summary("matchledger serve", events, wall_o, lat_o, cpu_o, drv_o)
-    b = summary("aiohttp + SQLite (WAL, FULL)", events, wall_p, lat_p, cpu_p, drv_p)
-    p99_o, p99_p = statistics.quantiles(lat_o, n=100)[98], statistics.quantiles(lat_p, n=100)[98]
+    b = summary("SQLite on our HTTP/1.1 server", events, *same)
+    c = summary("SQLite on aiohttp", events, *old)
+    p99_o, p99_p = statistics.quantiles(lat_o, n=100)[98], statistics.quantiles(same[1], n=100)[98]
     print(f"ack p99: ours {p99_o * 1000:.2f} ms, peer {p99_p * 1000:.2f} ms ({'no worse' if p99_o <= p99_p else 'WORSE'})")
     if finding:
         q = statistics.quantiles(finding, n=100, method="inclusive")
@@ -386,11 +402,12 @@ def main() -> None:
               f"({'≤' if q[98] <= 0.1 else 'OVER'} the goal of 100 ms)")
     else:
         print("finding latency: no finding arrived on /live (is the live auditor part of this build?)")
+    print(f"against the peer on aiohttp (the stack of the service's read API, and this bench's peer before): ratio {a / c:.2f}")
     print(f"serve: ratio {a / b:.2f} (goal ≥ 1.00)")
 
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--peer"]:
-        peer_server(sys.argv[2])
+        peer_server(sys.argv[2], sys.argv[3])
     else:
         main()

@@ -461,10 +461,12 @@ def test_kept_nodes_prove_as_the_tiles_do_at_every_size(ledger_dir: Path) -> Non
         led.close()
 
 
-def test_signatures_checked_together_each_get_their_own_verdict() -> None:
-    """The service checks the signatures asked for in one loop turn together, off the loop (issue
-    14, Build 2 and Measure): batches of three sources in one turn, a forged one and one signed by
-    another source's key among them, each get exactly their own verdict, in any order of keys."""
+@pytest.mark.parametrize("threads", [1, 2, 4])
+def test_signatures_checked_together_each_get_their_own_verdict(threads: int) -> None:
+    """The service checks the signatures asked for in one loop turn together, off the loop, split
+    over its threads (issue 14, Build 2 and Measure): batches of three sources in one turn, a forged
+    one and one signed by another source's key among them, each get exactly their own verdict, in
+    any order of keys."""
     from audit.serve import SignatureChecker
 
     signers = [Signer.generate(f"venue-{n}") for n in range(3)]
@@ -482,7 +484,7 @@ def test_signatures_checked_together_each_get_their_own_verdict() -> None:
         expected.append(k not in (4, 7))
 
     async def run() -> list[bool]:
-        checker = SignatureChecker()
+        checker = SignatureChecker(threads)
         try:
             return list(await asyncio.gather(*(checker.check(*a) for a in asked)))  # all in one turn
         finally:
