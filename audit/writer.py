@@ -119,6 +119,7 @@ class _Stage:
     resent: list[tuple[Batch, Any]] = field(default_factory=list)
     writing: asyncio.Future[Any] | None = None
     committed: list[tuple[int, Any]] = field(default_factory=list)
+    leaves: bytes = b""
     checkpoint: Checkpoint | None = None
     failed: Refusal | None = None
 
@@ -264,7 +265,7 @@ class Writer:
         if stage.writing is None or stage.failed:
             return
         try:
-            stage.committed, stage.checkpoint = await stage.writing
+            stage.committed, stage.checkpoint, stage.leaves = await stage.writing
         except LedgerError as exc:  # the disk failed: nothing of the group is acknowledged, and nothing more is taken
             self.error = f"the ledger cannot be written: {exc}; restart the service to recover"
             stage.failed = Refusal(503, "unavailable", self.error)
@@ -323,9 +324,10 @@ class Writer:
 
     # -- the thread ------------------------------------------------------------------------------
 
-    def _write(self, pending: list[tuple[Event, Pending]]) -> tuple[list[tuple[int, Any]], Checkpoint]:
+    def _write(self, pending: list[tuple[Event, Pending]]) -> tuple[list[tuple[int, Any]], Checkpoint, bytes]:
         """Appends a group's events and records in one append, syncs, signs a checkpoint (on the
-        writer's thread); returns the committed (entry, (event, pending)) pairs and the checkpoint."""
+        writer's thread); returns the committed (entry, (event, pending)) pairs, the checkpoint and
+        the entries' leaf hashes."""
         with self.lock:
             self._finish_index()
             self._start_index()
@@ -340,7 +342,7 @@ class Writer:
                     self.book.fold(entry, event)
             checkpoint = self.checkpoint
         self.commits += 1
-        return committed, checkpoint
+        return committed, checkpoint, result.leaves
 
     def _changes(self, changes: list[Change]) -> list[Outcome]:
         return [self._change(change) for change in changes]
@@ -353,7 +355,7 @@ class Writer:
         reads only the group's own checkpoint and entries, and entries before them."""
         plans, resent, committed, outcomes = stage.plans, stage.resent, stage.committed, stage.outcomes
         checkpoint = stage.checkpoint or self.checkpoint
-        nodes = self._tree_nodes(committed, checkpoint)
+        nodes = self._tree_nodes(committed, checkpoint, stage.leaves)
         nodes.prepare([i for plan in plans for i in (plan.record, *plan.entries)], checkpoint.size)
         for plan in plans:
             batch = plan.batch
@@ -363,13 +365,16 @@ class Writer:
         for batch, known in resent:
             outcomes[id(batch)] = outcomes[id(known.batch)] if isinstance(known, _Plan) else self._resend(batch, known, nodes)
 
-    def _tree_nodes(self, committed: list[tuple[int, Any]], checkpoint: Checkpoint) -> Subtrees:
+    def _tree_nodes(self, committed: list[tuple[int, Any]], checkpoint: Checkpoint, leaves: bytes = b"") -> Subtrees:
         """Returns the tree's nodes for a checkpoint's proofs: those of earlier commits kept, the
-        new entries' leaves hashed here from their bytes (see KeptNodes), checked against the
-        signed root. They are dropped as the log grows by KEEP_NODES entries."""
+        new entries' leaves as the append hashed them (else hashed here from their bytes; see
+        KeptNodes), checked against the signed root. They are dropped as the log grows by
+        KEEP_NODES entries."""
         size = checkpoint.size
         if size - self._nodes.tiled >= KEEP_NODES:
             self._nodes = KeptNodes(self.root, size)
+        elif committed and self._nodes.end == committed[0][0] and self._nodes.end + len(leaves) // 32 == size:
+            self._nodes.add_leaves(leaves)  # exactly this commit's entries
         elif self._nodes.end < size:  # this commit's entries (and a registry change's before them)
             self._nodes.add([self._entry_bytes(i, committed) for i in range(self._nodes.end, size)])
         if size and self._nodes.subtree(0, size) != checkpoint.root:  # never expected: then the stored tiles alone
@@ -446,6 +451,8 @@ def _answer(item: Batch | Change, outcome: Outcome) -> None:
 
 
 def _streams_of(batch: Batch) -> list[str]:
+    if len(batch.events) == 1:  # a move: the common batch
+        return [batch.events[0][0].stream]
     return list(dict.fromkeys(event.stream for event, _ in batch.events))
 
 

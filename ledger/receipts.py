@@ -23,7 +23,7 @@ from ledger.errors import SignatureError
 from ledger.merkle import ProofError, inclusion_proof, leaf_hash, node_hash, split_point, verify_inclusion
 from ledger.notes import Verifier
 from ledger.sources import expand_runs
-from ledger.tiles import TileReader
+from ledger.tiles import HASH, TileReader
 from schemas import decode
 from schemas.log import BatchReceived
 
@@ -57,6 +57,7 @@ class Subtrees:
     def __init__(self, tiles: TileReader) -> None:
         self._tiles = tiles
         self._known: dict[tuple[int, int], bytes] = {}
+        self._node = tiles.subtree if isinstance(tiles, KeptNodes) else self  # (KeptNodes keeps every node itself)
         self._text: dict[bytes, str] = {}  # each node's base64, by its hash
         self._paths: dict[tuple[int, int], list[str]] = {}  # prepared proofs, by (entry, tree size)
 
@@ -80,7 +81,7 @@ class Subtrees:
         the tree for all of them, each node above several of them (a commit's entries are
         neighbours) looked up and encoded once, not once per proof."""
         paths: dict[int, list[str]] = {i: [] for i in indexes if 0 <= i < size}
-        text, encode = self._text, _b64
+        text, encode, subtree = self._text, _b64, self._node
         walk = [(0, size, sorted(paths))]
         while walk:
             lo, hi, group = walk.pop()
@@ -90,7 +91,7 @@ class Subtrees:
             cut = bisect.bisect_left(group, mid)
             for sibling, part in (((mid, hi), group[:cut]), ((lo, mid), group[cut:])):
                 if part:
-                    node = self(*sibling)
+                    node = subtree(*sibling)
                     hashed = text.get(node) or text.setdefault(node, encode(node))
                     for i in part:
                         paths[i].append(hashed)
@@ -124,6 +125,10 @@ class KeptNodes(TileReader):
     def add(self, entries: list[bytes]) -> None:
         """Adds the next entries (their stored bytes)."""
         self._leaves += map(leaf_hash, entries)
+
+    def add_leaves(self, leaves: bytes) -> None:
+        """Adds the next entries by their leaf hashes (32 bytes each, as the append computed them)."""
+        self._leaves += [leaves[i:i + HASH] for i in range(0, len(leaves), HASH)]
 
     def subtree(self, lo: int, hi: int) -> bytes:
         """Returns MTH(D[lo:hi]); an uneven range is split through this method, so its parts are kept too."""

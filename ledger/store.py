@@ -55,6 +55,8 @@ class AppendResult:
     duplicates: int
     size: int
     recovered: str | None = None
+    leaves: bytes = b""
+    """The RFC 6962 leaf hashes of the entries appended, 32 bytes each, in order."""
 
 
 def init(root: Path, origin: str | None = None, **settings: int) -> Path:
@@ -352,7 +354,7 @@ class Ledger:
             self._grow(memoryview(plan.leaves), 0)
             if checkpoint and (self.size - self.checkpoint_size >= self.config.checkpoint_interval or plan.ends_game):
                 self.checkpoint()
-        return AppendResult(plan.count, plan.duplicates, self.size, self.recovered)
+        return AppendResult(plan.count, plan.duplicates, self.size, self.recovered, bytes(plan.leaves))
 
     def _write(self, fresh: list[Pending], plan: BatchPlan, commit: bool) -> None:
         """Frames and writes a piece of a batch, going on in a new segment when the current one is
