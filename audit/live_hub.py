@@ -41,7 +41,7 @@ class LiveHub:
         self._count = 0
         """Findings 1 … _count are published to readers (ids are dense from 1)."""
         self._subscribers: set[asyncio.Queue[Any]] = set()
-        self._queue: queue.Queue[Entries | None] = queue.Queue()
+        self._queue: queue.Queue[tuple[Entries, Any] | None] = queue.Queue()
         self._status = "starting"
         self._auditor: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -93,10 +93,11 @@ class LiveHub:
         """Returns `ready`, or why findings are not published."""
         return self._status
 
-    def committed(self, entries: Entries) -> None:
-        """Takes the entries of one commit (called on the writer's thread: it only queues them)."""
+    def committed(self, entries: Entries, checkpoint: Any = None) -> None:
+        """Takes the entries of one commit and the checkpoint that covers them (called on the
+        writer's thread: it only queues them)."""
         if self._auditor is not None:
-            self._queue.put(entries)
+            self._queue.put((entries, checkpoint))
 
     def close(self) -> None:
         """Stops the auditor's thread (which writes its state) and ends every `/live` stream."""
@@ -111,7 +112,10 @@ class LiveHub:
                 why, opened, started, size = rebuild
                 self._auditor.catch_up(size, lambda n: setattr(self, "_status", f"{why}: {n} of {size} entries"))
                 self._ready(opened, started, threaded=True)
-            while (entries := self._queue.get()) is not None:
+            while (item := self._queue.get()) is not None:
+                entries, checkpoint = item
+                if checkpoint is not None:  # the state saved after this feed names the log's root at its size: known here
+                    self._auditor.book.known_root(checkpoint.size, checkpoint.root)
                 found = self._auditor.feed(entries)
                 if found and self._loop is not None:
                     self._loop.call_soon_threadsafe(self._publish, found)

@@ -124,7 +124,8 @@ class _Stage:
     failed: Refusal | None = None
 
 
-Committed = Callable[[list[tuple[int, Event]]], None]
+Committed = Callable[[list[tuple[int, Event]], Checkpoint], None]
+"""What a commit hands the live audit: its entries and the checkpoint that covers them."""
 Outcome = Any
 """What a group commit answers an item with: its Receipt (or the registry change's event), or a Refusal."""
 
@@ -274,7 +275,7 @@ class Writer:
             self._failed(stage, exc)
             return
         if self._on_commit:  # the live audit folds (on its own thread) while the receipts are built
-            self._on_commit([(i, p[0]) for i, p in stage.committed])
+            self._on_commit([(i, p[0]) for i, p in stage.committed], stage.checkpoint)  # type: ignore[arg-type]
 
     def _finish(self, stage: _Stage) -> None:
         """Builds a written group's receipts and answers each of its items."""
@@ -435,7 +436,7 @@ class Writer:
         except LedgerError as exc:
             return Refusal(409, "refused", str(exc))
         if self._on_commit:
-            self._on_commit([(entry, event)])
+            self._on_commit([(entry, event)], self.checkpoint)
         return event
 
 

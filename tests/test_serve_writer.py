@@ -195,3 +195,34 @@ def test_receipt_proofs_from_the_appends_leaf_hashes_are_the_tiles_proofs(tmp_pa
                 assert mine.path(i, size) == [base64.b64encode(h).decode() for h in inclusion_proof(i, size, tiles.subtree)]
         stored = EntryReader(root).read(0, led.size)
         assert b"".join(map(leaf_hash, stored[-result.appended:])) == result.leaves
+
+
+def test_the_live_state_names_the_root_the_commit_signed(tmp_path) -> None:
+    """The live audit's saved state binds its files to the log's Merkle root at its size: the
+    root of the checkpoint the commit handed over is the one written (a restart accepts it); a
+    root noted for another size is not used; a wrong one would be refused at the restart."""
+    from audit.live_store import LiveStore, open_auditor
+    from ledger import Ledger, Pending, init, tree_root
+    from schemas import encode
+
+    root = tmp_path / "ledger"
+    init(root)
+    _, tables = _tables(3, 20)
+    with Ledger.open(root) as led:
+        led.append([Pending(0, e, encode(e)) for t in tables for e in t.events], checkpoint=False)
+        checkpoint = led.checkpoint(index=False)
+    auditor, _ = open_auditor(root, checkpoint.size)
+    store = auditor.book
+    assert isinstance(store, LiveStore)
+    store.known_root(checkpoint.size - 1, b"\0" * 32)  # another size: not used
+    auditor.catch_up(checkpoint.size)
+    store.save(auditor)
+    state = LiveStore(root).resume(checkpoint.size)
+    assert not isinstance(state, str), state
+    store.known_root(checkpoint.size, checkpoint.root)
+    store.save(auditor)
+    assert checkpoint.root == tree_root(root, checkpoint.size)
+    assert not isinstance(LiveStore(root).resume(checkpoint.size), str)
+    store.known_root(checkpoint.size, b"\1" * 32)  # what a wrong root would do: the restart rebuilds
+    store.save(auditor)
+    assert "root" in LiveStore(root).resume(checkpoint.size)
