@@ -424,9 +424,10 @@ class Writer:
         return build_receipt(self.root, checkpoint, batch.source.name, batch.digest, record, entries, nodes)
 
     def _change(self, change: Change) -> Outcome:
+        with self.lock:
+            self._finish_index(wait=True)  # a full checkpoint below: no index job may be out (a failed one stops the service)
         try:
             with self.lock:
-                self._finish_index(wait=True)  # a full checkpoint below: no index job may be out
                 event = change.make(self.book, self.ledger)
                 entry = self.ledger.size
                 self.ledger.append([Pending(0, event, encode(event))])
