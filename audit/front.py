@@ -204,10 +204,13 @@ class Front:
     # -- running ---------------------------------------------------------------------------------
 
     async def run(self) -> None:
+        from audit.serve import settle_heap
+
         loop = asyncio.get_running_loop()
         link_socket = socket.socket(fileno=self.settings["link"])
         _, self.link = await loop.connect_accepted_socket(lambda: Link(self._message, self._lost), link_socket)
         await self.http.start(socket.socket(fileno=self.settings["listen"]))
+        settle_heap()  # as the writer's process does: start-up's objects out of the collector's scans
         self.link.send(["ready"])
         await self.stopping.wait()
         await self.http.stop()  # no new connections; the answers in flight were all given before "stop"
