@@ -35,6 +35,19 @@ def test_settle_heap_collects_start_up_garbage_then_freezes_the_rest() -> None:
         gc.enable()
 
 
+def test_warm_up_builds_the_decoders_and_imports_the_engines_before_the_first_batch() -> None:
+    """What a first batch would pay for with every table waiting is done at start-up: the event
+    decoders are built and every game's engine imported (the live audit folds with them)."""
+    import subprocess
+    import sys
+
+    probe = ("import sys; from schemas import codec; from audit.serve import warm_up; warm_up(live=True); "
+             "print(codec._decoder.cache_info().currsize, codec._batch_decoder.cache_info().currsize, "
+             "all(f'replay.{g}' in sys.modules for g in ('checkers', 'junqi', 'paohuzi')))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["1", "1", "True"], out
+
+
 # -- the periodic index work beside the commits ------------------------------------------------------
 
 def _tables(n: int, moves: int) -> tuple[str, list]:
