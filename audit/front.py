@@ -8,8 +8,8 @@ the writer's thread (appends, syncs, the checkpoint) waits for the lock at every
 returns from. Here the writer's process (`audit/serve.py`) keeps the ledger, its lock, the group
 commit, the receipts and the live audit; the front reads each request whole (size and time limits:
 `audit/http1.py`, its lean HTTP/1.1 server), checks the batch's signature against the sources it
-was sent, and hands the batch over a socket pair as one framed message. The writer answers with the HTTP status and body (the receipt
-once committed: a 200 still means durable). Every other request (the read API, `/live`, source
+was sent, and hands the batch over a socket pair as one framed message. The writer answers with
+the HTTP status and body (the receipt once committed: a 200 still means durable). Every other request (the read API, `/live`, source
 changes) is passed through to the writer's own aiohttp application on a private Unix socket.
 
 The writer's process stays the authority: it takes a batch the front verified only when the front
@@ -37,7 +37,7 @@ from typing import Any
 import msgspec
 
 import ledger
-from audit.http1 import Answer, Request
+from audit.http1 import Answer, Refused, Request
 
 FRAME = struct.Struct("!I")
 _encode = msgspec.msgpack.Encoder().encode
@@ -116,7 +116,8 @@ class Front:
         self.link: Link | None = None
         self.session = aiohttp.ClientSession(connector=aiohttp.UnixConnector(path=settings["internal"]), auto_decompress=False,
                                              timeout=aiohttp.ClientTimeout(total=None, sock_connect=30))
-        self.http = Server(self.handle, error_body, self.log, settings["max_body"], settings["read_timeout"])  # type: ignore[arg-type]
+        self.error_body = error_body
+        self.http = Server(self.handle, error_body, self.log, settings["max_body"], settings["read_timeout"])
 
     # -- the link to the writer ------------------------------------------------------------------
 
@@ -145,12 +146,9 @@ class Front:
         if request.method == "POST" and request.path == "/batches":
             await self.post_batch(request, answer)
         elif not request.target.startswith("/"):  # an absolute or authority form: this is no proxy
-            from audit.http1 import Refused
-            from audit.serve import error_body
-
-            answer.send(400, error_body(Refused(400, "malformed-request", "the request target must be a path")),  # type: ignore[arg-type]
-                        [("Content-Type", "application/json")])
-            request.log["error"] = "malformed-request"
+            refused = Refused(400, "malformed-request", "the request target must be a path")
+            answer.send(400, self.error_body(refused), [("Content-Type", "application/json")])
+            request.log["error"] = refused.reason
         else:
             await self.pass_through(request, answer)
 

@@ -39,7 +39,7 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 from aiohttp import web
@@ -47,6 +47,9 @@ from aiohttp import web
 import ledger as ledger_api
 from audit.live_hub import LiveHub
 from audit.writer import Batch, Change, Refusal, Writer, digest_of, refusal_of
+
+if TYPE_CHECKING:
+    from audit.http1 import Refused
 from schemas.codec import ContractError, decode_line
 
 JSONL = "application/jsonl"
@@ -91,8 +94,9 @@ class RateLimiter:
         return (1 - tokens) / self.rate
 
 
-def error_body(refusal: Refusal) -> bytes:
-    """Returns the JSON error of a refusal: `error` (the stable reason), `message`, and `line` where there is one."""
+def error_body(refusal: Refusal | Refused) -> bytes:
+    """Returns the JSON error of a refusal (the service's, or its HTTP server's own): `error` (the
+    stable reason), `message`, and `line` where there is one."""
     body: dict[str, Any] = {"error": refusal.reason, "message": str(refusal)}
     if refusal.line is not None:
         body["line"] = refusal.line

@@ -172,3 +172,24 @@ def test_without_fronts_one_process_serves_everything(ledger_dir: Path, tmp_path
         server.wait_for(lambda r: r.get("path") == "/streams/g")
         assert server.stop() == 0
     assert [r["status"] for r in server.lines if r.get("path") == "/batches"] == [200, 200, 200, 409]
+
+
+def test_the_front_is_no_proxy_and_passes_heads_and_queries(ledger_dir: Path) -> None:
+    """A request target in absolute form (a proxy's request) is refused 400 by the front, not
+    passed on; HEAD and a query string reach the writer's read API as sent (issue 14, Build 6)."""
+    with Server(ledger_dir) as server:
+        host, port = server.url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=10) as conn:
+            conn.sendall(b"GET http://elsewhere.example/checkpoint HTTP/1.1\r\nHost: elsewhere.example\r\n\r\n")
+            answer = conn.recv(4096)
+        assert answer.startswith(b"HTTP/1.1 400") and b'"malformed-request"' in answer, answer[:200]
+        with socket.create_connection((host, int(port)), timeout=10) as conn:
+            conn.sendall(b"HEAD /checkpoint HTTP/1.1\r\nHost: x\r\n\r\n")
+            head = conn.recv(4096)
+        assert head.startswith(b"HTTP/1.1 200") and head.endswith(b"\r\n\r\n") and b"Content-Length: " in head, head
+        deadline = time.monotonic() + 30
+        while get(server.url, "/findings?since=0")[0] == 503 and time.monotonic() < deadline:
+            time.sleep(0.1)  # 503 while the live audit starts
+        assert get(server.url, "/findings?since=0")[0] == 200
+        status, data = get(server.url, "/findings?since=x")
+        assert (status, json.loads(data)["error"]) == (400, "bad-query")
