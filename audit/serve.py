@@ -47,10 +47,10 @@ from aiohttp import web
 import ledger as ledger_api
 from audit.live_hub import LiveHub
 from audit.writer import Batch, Change, Refusal, Writer, digest_of, refusal_of
+from schemas.codec import ContractError, decode_line
 
 if TYPE_CHECKING:
     from audit.http1 import Refused
-from schemas.codec import ContractError, decode_line
 
 JSONL = "application/jsonl"
 INLINE_PARSE = 16 * 1024
@@ -211,7 +211,7 @@ class SignatureChecker:
         for start in range(0, len(asked), share):
             part = asked[start:start + share]
             done = self._pool.submit(_verify_all, [(v, m, s) for v, m, s, _ in part])
-            done.add_done_callback(lambda f, part=part: loop.call_soon_threadsafe(_deliver, part, f))  # type: ignore[misc]
+            done.add_done_callback(functools.partial(_hand_back, loop, part))
 
     def close(self) -> None:
         self._pool.shutdown(wait=False)
@@ -229,6 +229,12 @@ def _verify_all(asked: list[tuple[ledger_api.Verifier, bytes, bytes]]) -> list[b
         for n, ok in zip(numbers, passed):
             verdicts[n] = bool(ok)
     return verdicts
+
+
+def _hand_back(loop: asyncio.AbstractEventLoop, asked: list[tuple[ledger_api.Verifier, bytes, bytes, asyncio.Future[bool]]],
+               done: Any) -> None:
+    """Hands a part's verdicts back to the event loop (on the checker's thread)."""
+    loop.call_soon_threadsafe(_deliver, asked, done)
 
 
 def _deliver(asked: list[tuple[ledger_api.Verifier, bytes, bytes, asyncio.Future[bool]]], done: Any) -> None:
