@@ -378,6 +378,7 @@ class Service:
             raise Refusal(404, "no-such-entry", f"entries are 0 … {checkpoint.size - 1}")
 
         def prove() -> ledger_api.ProvedEntry:
+            self.writer.entries.start_near(index)  # read from the checkpoint before it, not from its segment's start
             data = self.writer.entries.read(index, 1)[0]
             return ledger_api.prove_entry(ledger_api.TileReader(self.config.root), checkpoint, index, data)
 
