@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -119,6 +120,11 @@ def _verify_in_background(root: Path) -> Callable[[], VerifyReport]:
 
 
 def _send_verification(root: Path, sender: Connection) -> None:
+    # What the child inherited from the parent is left out of its garbage collections: the child
+    # collected in a full suite segfaulted now and then while traversing inherited objects (the
+    # parent has native threads at the fork: DuckDB's, the session's pools); verifying makes only
+    # its own objects, and the child is gone once it has sent its report.
+    gc.freeze()
     sender.send(verify(root, index=False))
     sender.close()
 
