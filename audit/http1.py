@@ -357,11 +357,13 @@ class Connection(asyncio.Protocol):
             self._log(request.method, request.target, answer.status or 500, request.started, request.log)
 
     def _answer_refusal(self, refused: Refused) -> None:
-        request = Request("", "", [], b"", self.remote, False, self._began or time.monotonic())
-        self.write(self.head(refused.status, [("Content-Type", "application/json"),
-                                              ("Content-Length", str(len(body := self.server.error_body(refused))))], False) + body)
+        """Answers the server's own refusal of the request being read (the connection then closes)."""
+        started = self._began or time.monotonic()
+        body = self.server.error_body(refused)
+        head = self.head(refused.status, [("Content-Type", "application/json"), ("Content-Length", str(len(body)))], False)
+        self.write(head + body)
         method = self.parser.get_method().decode("latin-1") if self._began else ""
-        self._log(method, self._target.decode("latin-1"), refused.status, request.started, {"error": refused.reason})
+        self._log(method, self._target.decode("latin-1"), refused.status, started, {"error": refused.reason})
 
     def _log(self, method: str, target: str, status: int, started: float, extra: dict[str, Any]) -> None:
         self.server.log({"at": "request", "method": method, "path": target, "status": status,
