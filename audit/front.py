@@ -213,7 +213,6 @@ class Front:
         await self.stopping.wait()
         await self.http.stop()  # no new connections; the answers in flight were all given before "stop"
         await self.session.close()
-        self.signatures.close()
         self.log.flush()
 
 

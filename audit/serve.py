@@ -36,7 +36,6 @@ import stat
 import sys
 import time
 from collections.abc import Awaitable, Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -183,18 +182,25 @@ def parse_body(body: bytes, max_bytes: int) -> list[tuple[Any, bytes]]:
     return events
 
 
+CHECKS_PER_CALL = 128
+"""The most signature checks the event loop waits for at once (a few ms); more wait for its next turn."""
+
+
 class SignatureChecker:
-    """Checks batch signatures off the event loop: the checks asked for during one turn of the loop
-    go to the checker's threads together, and come back together (one hand-over each way per turn
-    and thread, not per batch). The check (libsodium through the accelerator) lets go of the GIL, so
-    the loop goes on with HTTP and commits meanwhile. A turn's checks are split over `threads`
-    threads: a check costs ~100 µs here, so the 30 batches a group commit answers at once would
-    otherwise wait 3 ms, one after the other, on one core while the other may be free."""
+    """Checks batch signatures for the event loop: the checks asked for during one turn of the loop
+    are made together when the turn ends, in one call to the accelerator, which lets go of the GIL
+    and splits them over `threads` threads of its own (libsodium: 40-110 µs a check on this
+    machine, so a group commit's 20-30 answered batches, sent again at once, take about 1 ms).
+    The loop waits for that call; nothing else in the process does.
+
+    Why not a pool of Python threads, as before: each part handed over and back cost the loop a
+    future, a wake-up and a call from another thread, and each verdict then waited for the
+    interpreter lock behind whatever the loop was doing. Under bench/serve.py's load a check so
+    took 7 ms (p50) from asking to verdict, most of a request's time in the front."""
 
     def __init__(self, threads: int = 2) -> None:
         self._asked: list[tuple[ledger_api.Verifier, bytes, bytes, asyncio.Future[bool]]] = []
         self._threads = threads
-        self._pool = ThreadPoolExecutor(threads, thread_name_prefix="signatures")
 
     def check(self, verifier: ledger_api.Verifier, message: bytes, signature: bytes) -> asyncio.Future[bool]:
         """Returns a future that tells whether the signature verifies (on the event loop)."""
@@ -202,52 +208,24 @@ class SignatureChecker:
         verdict: asyncio.Future[bool] = loop.create_future()
         self._asked.append((verifier, message, signature, verdict))
         if len(self._asked) == 1:
-            loop.call_soon(self._send, loop)
+            loop.call_soon(self._check_asked, loop)
         return verdict
 
-    def _send(self, loop: asyncio.AbstractEventLoop) -> None:
-        asked, self._asked = self._asked, []
-        share = -(-len(asked) // min(self._threads, len(asked)))
-        for start in range(0, len(asked), share):
-            part = asked[start:start + share]
-            done = self._pool.submit(_verify_all, [(v, m, s) for v, m, s, _ in part])
-            done.add_done_callback(functools.partial(_hand_back, loop, part))
-
-    def close(self) -> None:
-        self._pool.shutdown(wait=False)
-
-
-def _verify_all(asked: list[tuple[ledger_api.Verifier, bytes, bytes]]) -> list[bool]:
-    """Checks signatures, one call per key (on the checker's thread); returns each verdict in order."""
-    by_key: dict[bytes, list[int]] = {}
-    for n, (verifier, _, _) in enumerate(asked):
-        by_key.setdefault(verifier.public, []).append(n)
-    verdicts = [False] * len(asked)
-    for numbers in by_key.values():
-        verifier = asked[numbers[0]][0]
-        passed = ledger_api.verify_signatures(verifier, [asked[n][1] for n in numbers], [asked[n][2] for n in numbers])
-        for n, ok in zip(numbers, passed):
-            verdicts[n] = bool(ok)
-    return verdicts
-
-
-def _hand_back(loop: asyncio.AbstractEventLoop, asked: list[tuple[ledger_api.Verifier, bytes, bytes, asyncio.Future[bool]]],
-               done: Any) -> None:
-    """Hands a part's verdicts back to the event loop (on the checker's thread)."""
-    loop.call_soon_threadsafe(_deliver, asked, done)
-
-
-def _deliver(asked: list[tuple[ledger_api.Verifier, bytes, bytes, asyncio.Future[bool]]], done: Any) -> None:
-    try:
-        verdicts = done.result()
-    except Exception as exc:  # noqa: BLE001 - every waiting handler hears of it
-        for *_, verdict in asked:
+    def _check_asked(self, loop: asyncio.AbstractEventLoop) -> None:
+        asked, self._asked = self._asked[:CHECKS_PER_CALL], self._asked[CHECKS_PER_CALL:]
+        if self._asked:
+            loop.call_soon(self._check_asked, loop)
+        try:
+            verdicts = ledger_api.verify_each([v for v, _, _, _ in asked], [m for _, m, _, _ in asked],
+                                              [s for _, _, s, _ in asked], self._threads)
+        except Exception as exc:  # noqa: BLE001 - every waiting handler hears of it
+            for *_, verdict in asked:
+                if not verdict.done():
+                    verdict.set_exception(exc)
+            return
+        for (*_, verdict), ok in zip(asked, verdicts):
             if not verdict.done():
-                verdict.set_exception(exc)
-        return
-    for (*_, verdict), ok in zip(asked, verdicts):
-        if not verdict.done():
-            verdict.set_result(ok)
+                verdict.set_result(bool(ok))
 
 
 class Service:
@@ -479,7 +457,6 @@ class Service:
         await runner.cleanup()
         if self._private is not None:
             self._private.cleanup()
-        self.signatures.close()
         self.log({"at": "stopped", "size": self.writer.checkpoint.size, "commits": self.writer.commits})
         if self.failed:
             raise SystemExit(self.failed)
@@ -790,7 +767,7 @@ def serve(config: ServeConfig, ready: Callable[[str], None] | None = None) -> No
 SWITCH_INTERVAL = 0.0005
 """Seconds a thread waiting for the interpreter lock waits before the holder is asked to let go
 (Python's default is 0.005). The service's threads hand the lock to each other at every system call
-(the writer's thread at each write and sync, the signature threads at each check), and the loop
+(the writer's thread at each write and sync, the live auditor between games), and the loop
 thread, busy with a group's receipts or requests, kept it up to 5 ms each time: a commit's syncs
 queued behind it, which showed in the acknowledgements' p99 (bench/README, issue 14)."""
 

@@ -21,7 +21,7 @@ from ledger.commitments import check_heads
 from ledger.derived import DerivedFiles, indexed_size, read_stream_entries, read_streams, tree_root
 from ledger.errors import CheckpointError, LedgerCorrupt, LedgerError, LedgerLocked, LedgerNotFound, SequenceError, SignatureError
 from ledger.export import export_jsonl, export_tiles
-from ledger.fastscan import verify_signatures
+from ledger.fastscan import verify_each, verify_signatures
 from ledger.frames import StoredEntries, read_entries
 from ledger.index import check_index
 from ledger.layout import CONFIG, PRIVATE_KEY, PUBLIC_KEY, load_config
@@ -81,6 +81,6 @@ __all__ = [
     "build_receipt", "change_sources", "check_receipt", "checkpoint_sizes", "compress_runs", "expand_runs", "covered", "entry_bundle", "hash_tile",
     "load_evidence", "load_source_book", "now_ms", "parse_tile_path", "prove_entry", "read_verifier_key", "registration", "revocation",
     "bad_signature", "parse_signature", "sign_batch", "verify_senders", "signed_message", "stored_checkpoint", "KeptNodes",
-    "verify_signatures", "IndexJob",
+    "verify_signatures", "verify_each", "IndexJob",
     "DerivedFiles", "indexed_size", "read_stream_entries", "read_streams", "tree_root",  # derived files the service keeps (live findings)
 ]

@@ -7,6 +7,7 @@
 #define OPENSSL_SUPPRESS_DEPRECATED
 #include <Python.h>
 #include <dlfcn.h>
+#include <pthread.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/sha.h>
@@ -522,49 +523,109 @@ static void sodium_load(void) {
     sodium_verify = verify;
 }
 
-/* verify_ed25519(public, messages, signatures) -> bytes: one byte per message, 1 where the
- * signature is this Ed25519 key's valid signature of it (OpenSSL's verdict, as the `cryptography`
- * package gives; see above), checked with the GIL released. Why: verify checks every note's
- * signature beside the scan; `cryptography` holds the GIL. */
-static PyObject *verify_ed25519(PyObject *self, PyObject *args) {
-    Py_buffer pub;
-    PyObject *msg_arg, *sig_arg, *msgs = NULL, *sigs = NULL, *out = NULL;
-    if (!PyArg_ParseTuple(args, "y*OO", &pub, &msg_arg, &sig_arg)) return NULL;
-    EVP_PKEY *key = NULL;
+/* One signature to check: the key, the message and the signature, borrowed from Python objects
+ * that the caller keeps alive while the GIL is released. */
+typedef struct {
+    const unsigned char *pub, *msg, *sig;
+    size_t mlen, slen;
+} check_t;
+
+typedef struct {
+    const check_t *checks;
+    unsigned char *ok;
+    Py_ssize_t from, to;
+} check_range_t;
+
+/* Checks a range of signatures (OpenSSL's verdicts: libsodium first, OpenSSL on refusal); runs
+ * without the GIL, on the calling thread or a helper thread. */
+static void *check_range(void *arg) {
+    check_range_t *r = (check_range_t *)arg;
     EVP_MD_CTX *ctx = NULL;
-    if (pub.len != 32) { PyErr_SetString(PyExc_ValueError, "an Ed25519 public key is 32 bytes"); goto done; }
-    if (!(msgs = PySequence_Tuple(msg_arg)) || !(sigs = PySequence_Tuple(sig_arg))) goto done;
-    Py_ssize_t n = PyTuple_GET_SIZE(msgs);
-    if (PyTuple_GET_SIZE(sigs) != n) { PyErr_SetString(PyExc_ValueError, "one signature per message"); goto done; }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        if (!PyBytes_Check(PyTuple_GET_ITEM(msgs, i)) || !PyBytes_Check(PyTuple_GET_ITEM(sigs, i))) {
-            PyErr_SetString(PyExc_TypeError, "messages and signatures are bytes"); goto done;
-        }
+    for (Py_ssize_t i = r->from; i < r->to; i++) {
+        const check_t *c = &r->checks[i];
+        r->ok[i] = sodium_verify && c->slen == 64 && sodium_verify(c->sig, c->msg, c->mlen, c->pub) == 0;
+        if (r->ok[i]) continue;
+        EVP_PKEY *key = EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, NULL, c->pub, 32);
+        if (!ctx) ctx = EVP_MD_CTX_new();
+        r->ok[i] = key && ctx && EVP_DigestVerifyInit(ctx, NULL, NULL, NULL, key) == 1 &&
+                   EVP_DigestVerify(ctx, c->sig, c->slen, c->msg, c->mlen) == 1;
+        if (ctx) EVP_MD_CTX_reset(ctx);
+        EVP_PKEY_free(key);
     }
-    key = EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, NULL, pub.buf, 32);
-    ctx = EVP_MD_CTX_new();
-    if (!key || !ctx) { PyErr_SetString(PyExc_ValueError, "OpenSSL refused the Ed25519 public key"); goto done; }
-    if (!(out = PyBytes_FromStringAndSize(NULL, n))) goto done;
-    unsigned char *ok = (unsigned char *)PyBytes_AS_STRING(out);
-    Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t i = 0; i < n; i++) {
-        const unsigned char *m = (const unsigned char *)PyBytes_AS_STRING(PyTuple_GET_ITEM(msgs, i));
-        const unsigned char *s = (const unsigned char *)PyBytes_AS_STRING(PyTuple_GET_ITEM(sigs, i));
-        size_t mlen = (size_t)PyBytes_GET_SIZE(PyTuple_GET_ITEM(msgs, i)), slen = (size_t)PyBytes_GET_SIZE(PyTuple_GET_ITEM(sigs, i));
-        ok[i] = sodium_verify && slen == 64 && sodium_verify(s, m, mlen, pub.buf) == 0;
-        if (!ok[i]) {
-            ok[i] = EVP_DigestVerifyInit(ctx, NULL, NULL, NULL, key) == 1 && EVP_DigestVerify(ctx, s, slen, m, mlen) == 1;
-            EVP_MD_CTX_reset(ctx);
-        }
-    }
-    ERR_clear_error();
-    Py_END_ALLOW_THREADS
-done:
     EVP_MD_CTX_free(ctx);
-    EVP_PKEY_free(key);
+    ERR_clear_error(); /* the error queue is the thread's own */
+    return NULL;
+}
+
+#define MAX_CHECK_THREADS 8
+
+/* Runs the checks split over `threads` threads (the caller's and threads - 1 started for the
+ * call), with the GIL released; where a thread cannot be started its share runs on the caller's. */
+static void run_checks(const check_t *checks, unsigned char *ok, Py_ssize_t n, int threads) {
+    if (threads < 1) threads = 1;
+    if (threads > MAX_CHECK_THREADS) threads = MAX_CHECK_THREADS;
+    if (threads > n) threads = n > 0 ? (int)n : 1;
+    check_range_t ranges[MAX_CHECK_THREADS];
+    pthread_t started[MAX_CHECK_THREADS];
+    int running[MAX_CHECK_THREADS] = {0};
+    Py_BEGIN_ALLOW_THREADS
+    for (int t = 0; t < threads; t++) {
+        ranges[t] = (check_range_t){checks, ok, n * t / threads, n * (t + 1) / threads};
+        if (t > 0) running[t] = pthread_create(&started[t], NULL, check_range, &ranges[t]) == 0;
+    }
+    check_range(&ranges[0]);
+    for (int t = 1; t < threads; t++) {
+        if (running[t]) pthread_join(started[t], NULL);
+        else check_range(&ranges[t]);
+    }
+    Py_END_ALLOW_THREADS
+}
+
+/* Fills one check from a key, a message and a signature (all bytes); returns -1 with an error set. */
+static int fill_check(check_t *c, PyObject *pub, PyObject *msg, PyObject *sig) {
+    if (!PyBytes_Check(pub) || !PyBytes_Check(msg) || !PyBytes_Check(sig)) {
+        PyErr_SetString(PyExc_TypeError, "keys, messages and signatures are bytes");
+        return -1;
+    }
+    if (PyBytes_GET_SIZE(pub) != 32) {
+        PyErr_SetString(PyExc_ValueError, "an Ed25519 public key is 32 bytes");
+        return -1;
+    }
+    *c = (check_t){(const unsigned char *)PyBytes_AS_STRING(pub), (const unsigned char *)PyBytes_AS_STRING(msg),
+                   (const unsigned char *)PyBytes_AS_STRING(sig), (size_t)PyBytes_GET_SIZE(msg), (size_t)PyBytes_GET_SIZE(sig)};
+    return 0;
+}
+
+/* verify_ed25519(publics, messages, signatures[, threads]) -> bytes: one byte per message, 1 where
+ * the signature is a valid Ed25519 signature of it (OpenSSL's verdict, as the `cryptography`
+ * package gives; see above), checked with the GIL released and split over `threads` threads.
+ * `publics` is one key (bytes) for every message, or a sequence of keys, one per message. Why: verify
+ * checks every note's signature beside the scan, and the service's front checks the batches of a
+ * loop turn at once, each under its own source's key; `cryptography` holds the GIL. */
+static PyObject *verify_ed25519(PyObject *self, PyObject *args) {
+    PyObject *pub_arg, *msg_arg, *sig_arg, *pubs = NULL, *msgs = NULL, *sigs = NULL, *out = NULL;
+    int threads = 1;
+    check_t *checks = NULL;
+    if (!PyArg_ParseTuple(args, "OOO|i", &pub_arg, &msg_arg, &sig_arg, &threads)) return NULL;
+    if (!(msgs = PySequence_Tuple(msg_arg)) || !(sigs = PySequence_Tuple(sig_arg))) goto done;
+    if (!PyBytes_Check(pub_arg) && !(pubs = PySequence_Tuple(pub_arg))) goto done;
+    Py_ssize_t n = PyTuple_GET_SIZE(msgs);
+    if (PyTuple_GET_SIZE(sigs) != n || (pubs && PyTuple_GET_SIZE(pubs) != n)) {
+        PyErr_SetString(PyExc_ValueError, "one key (or one for all), one signature per message");
+        goto done;
+    }
+    if (!(checks = PyMem_Malloc(sizeof(check_t) * (size_t)(n ? n : 1)))) { PyErr_NoMemory(); goto done; }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *pub = pubs ? PyTuple_GET_ITEM(pubs, i) : pub_arg;
+        if (fill_check(&checks[i], pub, PyTuple_GET_ITEM(msgs, i), PyTuple_GET_ITEM(sigs, i)) < 0) goto done;
+    }
+    if (!(out = PyBytes_FromStringAndSize(NULL, n))) goto done;
+    run_checks(checks, (unsigned char *)PyBytes_AS_STRING(out), n, threads);
+done:
+    PyMem_Free(checks);
+    Py_XDECREF(pubs);
     Py_XDECREF(msgs);
     Py_XDECREF(sigs);
-    PyBuffer_Release(&pub);
     return out;
 }
 
@@ -714,7 +775,7 @@ static PyMethodDef methods[] = {
     {"crc32", py_crc32, METH_VARARGS, "CRC-32 as zlib.crc32, by the code the scanner uses."},
     {"sha256_leaves", sha256_leaves, METH_O, "Leaf hashes of payloads, by the code the scanner uses."},
     {"extend_roots", extend_roots, METH_VARARGS, "Appends leaf hashes to a compact range, returning the root at given sizes."},
-    {"verify_ed25519", verify_ed25519, METH_VARARGS, "Checks Ed25519 signatures of one key, with the GIL released."},
+    {"verify_ed25519", verify_ed25519, METH_VARARGS, "Checks Ed25519 signatures (one key, or one per message), with the GIL released."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -143,6 +143,37 @@ def test_signature_checks_agree() -> None:
     assert fastscan.verify_signatures(Signer.generate("log.example/a").verifier, messages[:1], signatures[:1]) == b"\0"
 
 
+@pytest.mark.parametrize("threads", [1, 2, 3, 8])
+def test_signature_checks_of_many_keys_agree(threads: int) -> None:
+    """`verify_each` (a key per message, split over the accelerator's threads) gives each message
+    `cryptography`'s verdict under its own key: damaged signatures, another key's signature, the
+    small-order key of the test below and the S + L malleation among them, in any split."""
+    rng = random.Random(5)
+    signers = [Signer.generate(f"log.example/k{n}") for n in range(5)]
+    verifiers, messages, signatures = [], [], []
+    for i in range(41):
+        signer = signers[i % 5]
+        message = rng.randbytes(rng.randint(0, 120))
+        signature = signer._key.sign(message)
+        if i % 7 == 3:  # a flipped bit
+            signature = bytes([signature[0] ^ 4]) + signature[1:]
+        if i % 7 == 5:  # signed by the next key
+            signature = signers[(i + 1) % 5]._key.sign(message)
+        verifiers.append(signer.verifier)
+        messages.append(message)
+        signatures.append(signature)
+    signatures[9] = signatures[9][:32] + (int.from_bytes(signatures[9][32:], "little") + ED25519_ORDER).to_bytes(32, "little")
+    identity = b"\x01" + bytes(31)
+    verifiers.append(_UncheckedVerifier("log.example/weak", identity))
+    messages.append(b"any")
+    signatures.append(identity + bytes(32))
+    slow = fastscan.verify_each(verifiers, messages, signatures, threads, accelerated=False)
+    assert fastscan.verify_each(verifiers, messages, signatures, threads, accelerated=True) == slow
+    assert [i for i, ok in enumerate(slow) if not ok] == sorted([9, *(i for i in range(41) if i % 7 in (3, 5))])
+    assert slow[41] == 1  # OpenSSL's verdict on the small-order key, which libsodium refuses
+    assert fastscan.verify_each([], [], [], threads) == b""
+
+
 class _UncheckedVerifier(Verifier):
     """A verifier built without the small-order check, to reach the signature layer with such a key."""
 
