@@ -12,8 +12,9 @@ on /live), and last `serve: ratio X.XX (goal ≥ 1.00)` (events/s, ours over the
 the median of the rounds).
 
 MATCHLEDGER_BENCH_TABLES (64) and MATCHLEDGER_BENCH_MOVES (moves per table, 60) set the size,
-MATCHLEDGER_BENCH_ROUNDS (3) how many times ours and the peer run, in alternating order (this
-machine is shared: one pair can land on a busy second; the last line gives the median ratio);
+MATCHLEDGER_BENCH_ROUNDS (5) how many times ours and the peer run, in alternating order (this
+machine is shared and its speed drifts: one pair can land on a busy second, and the same peer
+spent 109 and 320 µs of CPU an event a minute apart; the last line gives the median ratio);
 MATCHLEDGER_BENCH_FRONTS (1) the service's HTTP front processes (`serve --fronts`, 0: HTTP in the
 writer's process); MATCHLEDGER_BENCH_DRIVER=aiohttp drives both servers through aiohttp's client
 instead of the lean driver.
@@ -40,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 TABLES = int(os.environ.get("MATCHLEDGER_BENCH_TABLES", "64"))
 MOVES = int(os.environ.get("MATCHLEDGER_BENCH_MOVES", "60"))
-ROUNDS = int(os.environ.get("MATCHLEDGER_BENCH_ROUNDS", "3"))
+ROUNDS = int(os.environ.get("MATCHLEDGER_BENCH_ROUNDS", "5"))
 PLANTED = 16  # tables whose game carries an illegal move, for the finding latency
 
 
