@@ -30,6 +30,7 @@ from ledger.outputs import OutputRefused, check_output, write_output
 from ledger.read import read_events, read_stream_events
 from ledger.receipts import KeptNodes, ProvedEntry, Receipt, Subtrees, build_receipt, check_receipt, load_evidence, prove_entry
 from ledger.recorder import record
+from ledger.repair import RepairReport, repair
 from ledger.sources import HEADER as SIGNATURE_HEADER
 from ledger.sources import (
     Source,
@@ -81,6 +82,6 @@ __all__ = [
     "build_receipt", "change_sources", "check_receipt", "checkpoint_sizes", "compress_runs", "expand_runs", "covered", "entry_bundle", "hash_tile",
     "load_evidence", "load_source_book", "now_ms", "parse_tile_path", "prove_entry", "read_verifier_key", "registration", "revocation",
     "bad_signature", "parse_signature", "sign_batch", "verify_senders", "signed_message", "stored_checkpoint", "KeptNodes",
-    "verify_signatures", "verify_each", "IndexJob",
+    "verify_signatures", "verify_each", "IndexJob", "repair", "RepairReport",
     "DerivedFiles", "indexed_size", "read_stream_entries", "read_streams", "tree_root",  # derived files the service keeps (live findings)
 ]

@@ -120,11 +120,14 @@ class Ledger:
     give the signed tree, which the writer checks against the checkpoint's root and only extends.
     """
 
-    def __init__(self, root: Path, ops: FileOps | None = None) -> None:
+    def __init__(self, root: Path, ops: FileOps | None = None, lock: int | None = None) -> None:
+        """(`lock`: the writer lock's descriptor, taken by the caller (`lock_ledger`), who keeps
+        it and releases it: `ledger/repair.py` holds it while the writer is not open.)"""
         self.root = root
         self.config = load_config(root)
         self._writer: SegmentWriter | None = None
-        self._lock_fd: int | None = _lock(root)
+        self._own_lock = lock is None
+        self._lock_fd: int | None = _lock(root) if lock is None else lock
         self._notes = NoteWriter(root)  # the live service's checkpoint notes (ledger/notelog.py)
         self._history = HistoryWriter(root)
         try:
@@ -596,9 +599,9 @@ class Ledger:
         if self._writer is not None:
             self._writer.close()
             self._writer = None
-        if self._lock_fd is not None:
+        if self._lock_fd is not None and self._own_lock:
             os.close(self._lock_fd)
-            self._lock_fd = None
+        self._lock_fd = None
 
 
 @dataclass
@@ -667,6 +670,14 @@ def _compare_stored_tiles(reader: TileReader, start: int, leaves: bytes) -> None
             want = leaves[32 * (i - start):32 * (i - start + 1)]
             if have != want and have != bytes(32):
                 raise LedgerCorrupt(i, "the entry differs from the hash stored for it in its tile: it was changed after it was recorded")
+
+
+def lock_ledger(root: Path) -> int:
+    """Takes a ledger's writer lock for the caller; returns its descriptor (closing it releases it).
+
+    :raises LedgerLocked: when another writer holds it.
+    """
+    return _lock(root)
 
 
 def _lock(root: Path) -> int:

@@ -6,6 +6,8 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "init": ("matchledger init --ledger season-2026 --origin example.org/season-2026",),
     "record": ("matchledger record --ledger season-2026 round-3.jsonl",
                "server-feed | matchledger record --ledger season-2026 -"),
+    "repair": ("matchledger repair --ledger season-2026",
+               "matchledger repair --ledger season-2026 --json"),
     "verify": ("matchledger verify --ledger season-2026",
                "matchledger verify --ledger season-2026 --witness-key arbiter-zhang.pub --json"),
     "export": ("matchledger export --ledger season-2026 --jsonl season.jsonl",

@@ -14,7 +14,7 @@ import typer
 import ledger as ledger_api
 from audit.cli.base import DEFAULT_LEDGER, ExitCode, ForceOpt, JsonOpt, LedgerOpt, QuietOpt, command, existing_ledger, key_option
 from audit.cli.inputs import read_input
-from audit.output import PROGRESS_BYTES, ProgressReader, emit_json, fail, fail_note, progress_bar, say
+from audit.output import PROGRESS_BYTES, ProgressReader, emit_json, fail, fail_note, progress_bar, progress_steps, say
 from ledger import Signer, Verifier, check_output, write_output
 
 
@@ -64,6 +64,34 @@ def verify(ledger: LedgerOpt = DEFAULT_LEDGER,
         where = f"entry {report.index}: " if report.index is not None else ""
         fail(f"ledger damaged: {where}{report.error}")
     if not report.ok:
+        raise ExitCode(1)
+
+
+@command
+def repair(ledger: LedgerOpt = DEFAULT_LEDGER, json: JsonOpt = False, quiet: QuietOpt = False) -> None:
+    """Rebuild the tiles, stream index and head from the entries (checked against the signed checkpoints), then verify."""
+    with progress_steps(quiet=quiet or json) as step:
+        report = ledger_api.repair(ledger, lambda label: step(label, 0))
+    verified = report.verified
+    ok = verified is not None and verified.ok and report.refused is None
+    if json:
+        emit_json({"ok": ok, "entries": report.entries, "missing": report.missing, "differed": report.differed,
+                   "kept": str(report.kept) if report.kept else None, "refused": report.refused,
+                   "error": None if ok or verified is None else verified.error})
+    elif report.refused is not None:
+        fail(f"nothing rebuilt: the entries do not match the signed checkpoints ({report.refused}); every file is as it was")
+    else:
+        say(f"rebuilt the tiles, stream index and head from {report.entries} entries")
+        for name in report.missing:
+            say(f"was missing: {name}")
+        for name in report.differed:
+            say(f"differed from its entries: {name}")
+        say(f"the files moved aside are kept in {report.kept} (evidence); remove it when done")
+        if ok:
+            say(f"ok: tree size {verified.size}, root {verified.root}, {verified.checkpoints} checkpoints verified")  # type: ignore[union-attr]
+        else:
+            fail(f"still damaged: {verified.error if verified else 'not verified'}")
+    if not ok:
         raise ExitCode(1)
 
 
