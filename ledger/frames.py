@@ -66,23 +66,36 @@ def decode_keys(payloads: list[bytes], first: int) -> list[EntryKey]:
 _CANONICAL_STREAM = r'^\{"kind":"[^"\\]*","stream":"(?P<stream>[^"\\]*)"'
 
 
-def stream_codes(root: Path, count: int):  # noqa: ANN201 - a pyarrow DictionaryArray (pyarrow is imported late)
-    """Returns the stream of each of the first `count` entries, dictionary-encoded, reading one
-    segment at a time (memory stays bounded by a segment).
+def stream_codes(root: Path, count: int):  # noqa: ANN201 - pyarrow arrays (pyarrow is imported late)
+    """Returns the stream of each of the first `count` entries, dictionary-encoded, and where each
+    one's frame starts in its segment (uint64), reading one segment at a time (memory stays bounded
+    by a segment).
 
     :raises LedgerCorrupt: naming the first unreadable entry.
     """
     import pyarrow as pa  # only here: the writer's path needs no Arrow
 
-    chunks = []
+    chunks, starts = [], []
     for first, part in iter_packed(root):
         stop = min(part.last_commit, max(0, count - first))
         chunks.append(_segment_streams(part, first, stop).dictionary_encode())
+        starts.append(_frame_starts(part, stop))
         if first + stop >= count:
             break
     if not chunks:
-        return pa.array([], pa.string()).dictionary_encode()
-    return pa.chunked_array(chunks).unify_dictionaries().combine_chunks()
+        return pa.array([], pa.string()).dictionary_encode(), pa.array([], pa.uint64())
+    return pa.chunked_array(chunks).unify_dictionaries().combine_chunks(), pa.chunked_array(starts, pa.uint64()).combine_chunks()
+
+
+def _frame_starts(part: SegmentPacked, stop: int):  # noqa: ANN202 - a pyarrow UInt64Array
+    """Returns where each of a segment's first `stop` frames starts: frames lie end to end from the
+    segment's first byte, each its payload and OVERHEAD bytes of header and trailer."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    framing = array("q", range(0, stop * OVERHEAD, OVERHEAD))
+    payloads = pc.subtract(pa.array(part.ends[:stop], pa.int64()), part.ends[0])
+    return pc.add(payloads, pa.Array.from_buffers(pa.int64(), stop, [None, pa.py_buffer(framing)])).cast(pa.uint64())
 
 
 def _segment_streams(part: SegmentPacked, first: int, stop: int):  # noqa: ANN202 - a pyarrow StringArray

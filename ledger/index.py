@@ -164,7 +164,8 @@ def list_stream_files(root: Path) -> list[Path]:
 
 
 def read_stream_file(path: Path) -> tuple[str, array]:
-    """Returns a stream index file's stream id and its entry indexes.
+    """Returns a stream index file's stream id and its records: entry index and frame offset,
+    interleaved (`[0::2]` the entries, `[1::2]` the offsets).
 
     :raises LedgerCorrupt: when the file is malformed.
     """
@@ -183,14 +184,16 @@ def read_stream_file(path: Path) -> tuple[str, array]:
     if len(body) % RECORD.size:
         raise LedgerCorrupt(None, f"index file of stream {stream!r} ends inside a record")
     pairs.frombytes(body)
-    return stream, pairs[0::2]
+    return stream, pairs
 
 
-def check_index(root: Path, coded: pa.DictionaryArray, size: int) -> str | None:
+def check_index(root: Path, coded: pa.DictionaryArray, size: int, starts: pa.UInt64Array | None = None) -> str | None:
     """Compares every stream index file with the first `size` entries, whose streams are given in
-    log order, dictionary-coded; returns what is wrong, if anything (nothing for a ledger whose
-    index no writer has built yet). The entries are grouped by stream in Arrow (a stable sort
-    keeps each stream's entries in log order)."""
+    log order, dictionary-coded, and (given `starts`) whose frames start there in their segments;
+    returns what is wrong, if anything (nothing for a ledger whose index no writer has built yet).
+    The entries are grouped by stream in Arrow (a stable sort keeps each stream's entries in log
+    order). `verify` checks both halves of each record: a wrong offset makes reads of that event
+    fail although its entry number is right."""
     import pyarrow as pa  # only verification needs Arrow; the writer's open stays light
     import pyarrow.compute as pc
 
@@ -200,24 +203,33 @@ def check_index(root: Path, coded: pa.DictionaryArray, size: int) -> str | None:
     order = pc.sort_indices(coded.indices)  # entry numbers, grouped by stream
     names = coded.dictionary.to_pylist()
     counts = dict(zip(*(pc.value_counts(coded.indices).flatten()[k].to_pylist() for k in (0, 1))))
-    start, starts = 0, {}
+    start, where = 0, {}
     for code in range(len(names)):
-        starts[names[code]] = (start, counts.get(code, 0))
+        where[names[code]] = (start, counts.get(code, 0))
         start += counts.get(code, 0)
     seen = set()
     for path in list_stream_files(root):
         try:
-            stream, entries = read_stream_file(path)
+            stream, pairs = read_stream_file(path)
         except (LedgerCorrupt, OSError) as exc:
             return str(exc)
         seen.add(stream)
-        first, n = starts.get(stream, (0, 0))
+        entries = pairs[0::2]
+        first, n = where.get(stream, (0, 0))
         have = entries[:n] if len(entries) > n and entries[n] >= size else entries
-        if not pa.array(have, pa.uint64()).equals(order.slice(first, n).cast(pa.uint64())):
-            return _first_difference(stream, have, array("Q", order.slice(first, n).to_pylist()))
-    missing = sorted(s for s in set(starts) - seen if starts[s][1])  # a stream with no entry in range needs no file yet
+        want = order.slice(first, n)
+        if not pa.array(have, pa.uint64()).equals(want.cast(pa.uint64())):
+            return _first_difference(stream, have, array("Q", want.to_pylist()))
+        if starts is None:
+            continue
+        offsets, frame_starts = pa.array(pairs[1::2][:len(have)], pa.uint64()), starts.take(want)
+        if not offsets.equals(frame_starts):
+            seq = pc.index(pc.not_equal(offsets, frame_starts), True).as_py()
+            return (f"the index gives offset {offsets[seq].as_py()} for seq {seq} of stream {stream!r} (entry {have[seq]}), "
+                    f"its frame starts at {frame_starts[seq].as_py()}")
+    missing = sorted(s for s in set(where) - seen if where[s][1])  # a stream with no entry in range needs no file yet
     if missing:
-        return f"the index has no file for stream {missing[0]!r} ({starts[missing[0]][1]} entries)"
+        return f"the index has no file for stream {missing[0]!r} ({where[missing[0]][1]} entries)"
     return None
 
 

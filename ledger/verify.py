@@ -203,8 +203,8 @@ def _check_index(root: Path, checkpoints: list[Checkpoint], indexed: int) -> Non
     """Checks the stream index against the first `indexed` entries and every checkpoint's stream
     commitment against the entries the newest checkpoint covers."""
 
-    coded = stream_codes(root, checkpoints[-1].size)
-    problem = check_index(root, coded, indexed)
+    coded, starts = stream_codes(root, checkpoints[-1].size)
+    problem = check_index(root, coded, indexed, starts)
     if problem:
         raise _Failed(None, f"stream index: {problem}")
     problem = check_heads(coded, commitments(checkpoints))

@@ -40,7 +40,7 @@ def _flip(path: Path, at: int = 40) -> None:
 
 
 @pytest.mark.parametrize("damage", ["full tile deleted", "full tile changed", "stream index file deleted",
-                                    "stream index file changed", "index head deleted"])
+                                    "stream index file changed", "stream index offset changed", "index head deleted"])
 def test_a_deleted_or_changed_derived_file_is_rebuilt_from_the_entries(tmp_path: Path, damage: str) -> None:
     root = _ledger(tmp_path / "L")
     before = snapshot(root)
@@ -54,6 +54,9 @@ def test_a_deleted_or_changed_derived_file_is_rebuilt_from_the_entries(tmp_path:
         stream_file.unlink()
     elif damage == "stream index file changed":  # the first record's entry index (after the 2-byte length and the name)
         _flip(stream_file, 2 + stream_file.read_bytes()[0])
+    elif damage == "stream index offset changed":  # the last record's frame offset: verify names it too
+        _flip(stream_file, -8)
+        assert "the index gives offset" in str(ledger.verify(root).error)
     else:
         (root / "index" / "head").unlink()
     if damage != "index head deleted":  # (a missing head reads as a ledger from before the index: a note, not damage)
