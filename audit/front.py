@@ -9,8 +9,9 @@ returns from. Here the writer's process (`audit/serve.py`) keeps the ledger, its
 commit, the receipts and the live audit; the front reads each request whole (size and time limits:
 `audit/http1.py`, its lean HTTP/1.1 server), checks the batch's signature against the sources it
 was sent, and hands the batch over a socket pair as one framed message. The writer answers with
-the HTTP status and body (the receipt once committed: a 200 still means durable). Every other request (the read API, `/live`, source
-changes) is passed through to the writer's own aiohttp application on a private Unix socket.
+the HTTP status and body (the receipt once committed: a 200 still means durable). Every other
+request (the read API, `/live`, source changes) is passed through to the writer's own aiohttp
+application on a private Unix socket.
 
 The writer's process stays the authority: it takes a batch the front verified only when the front
 used the key the writer's book holds for that source, and authenticates anything else itself, so a

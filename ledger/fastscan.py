@@ -2,8 +2,8 @@
 checks, in C when the accelerator is built.
 
 `scan_leaves`, `frame_batch`, `leaf_hashes`, `segment_packed`, `gather`, `extend`, `extend_roots`,
-`verify_signatures` and `verify_each` each have one meaning; `_fastscan` (C) and the Python code below are two implementations of it, and
-tests/test_fastscan.py holds them to the same answers.
+`verify_signatures` and `verify_each` each have one meaning; `_fastscan` (C) and the Python code
+below are two implementations of it, and tests/test_fastscan.py holds them to the same answers.
 """
 
 from __future__ import annotations

@@ -87,8 +87,8 @@ def repair(ledger: LedgerOpt = DEFAULT_LEDGER, json: JsonOpt = False, quiet: Qui
         for name in report.differed:
             say(f"differed from its entries: {name}")
         say(f"the files moved aside are kept in {report.kept} (evidence); remove it when done")
-        if ok:
-            say(f"ok: tree size {verified.size}, root {verified.root}, {verified.checkpoints} checkpoints verified")  # type: ignore[union-attr]
+        if verified is not None and ok:
+            say(f"ok: tree size {verified.size}, root {verified.root}, {verified.checkpoints} checkpoints verified")
         else:
             fail(f"still damaged: {verified.error if verified else 'not verified'}")
     if not ok:
