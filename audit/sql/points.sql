@@ -16,7 +16,7 @@ WITH hu AS (
     SELECT s.stream, s.seat, s.player, s.derived_points AS engine_points, g.game, g.derived_termination AS termination,
            CASE g.game
              WHEN 'junqi' THEN CASE
-                 WHEN len(g.derived_winners) = 0 THEN CAST(json_extract(g.profile, '$.points.draw') AS DOUBLE)
+                 WHEN array_length(g.derived_winners) = 0 THEN CAST(json_extract(g.profile, '$.points.draw') AS DOUBLE)
                  WHEN list_contains(g.derived_winners, s.seat) THEN CAST(json_extract(g.profile, '$.points.win') AS DOUBLE)
                  WHEN json_extract_string(g.profile, '$.forfeit_points') IS NOT NULL AND EXISTS (
                      SELECT 1 FROM steps r WHERE r.stream = s.stream AND r.kind = 'game.resigned' AND r.seat = s.seat
@@ -24,7 +24,7 @@ WITH hu AS (
                    THEN CAST(json_extract(g.profile, '$.forfeit_points') AS DOUBLE)
                  ELSE CAST(json_extract(g.profile, '$.points.loss') AS DOUBLE) END
              WHEN 'checkers' THEN CASE
-                 WHEN len(g.derived_winners) > 0 THEN CASE WHEN list_contains(g.derived_winners, s.seat) THEN 1.0 ELSE 0.0 END
+                 WHEN array_length(g.derived_winners) > 0 THEN CASE WHEN list_contains(g.derived_winners, s.seat) THEN 1.0 ELSE 0.0 END
                  WHEN g.derived_termination = 'DISSOLVED' AND json_extract_string(g.profile, '$.double_forfeit') = 'double_loss' THEN 0.0
                  WHEN g.derived_termination = 'LEAVE_CAMP' AND json_extract_string(g.profile, '$.both_fail_same_round') = 'double_loss' THEN 0.0
                  ELSE 0.5 END

@@ -5,9 +5,9 @@
 -- implements: tournament.md §6 (every game behind the standings); checkers.md §4.7
 SELECT r.stream, r.round, r.table_no, r.game_no, r.board, g.termination,
        list(r.player ORDER BY r.seat) AS players, list(r.points ORDER BY r.seat) AS points,
-       bool_or(r.unverified) AS unverified,
-       (SELECT count(*) FROM findings f WHERE f.stream = r.stream) AS findings
+       bool_or(r.unverified) AS unverified, coalesce(any_value(f.findings), 0) AS findings
 FROM results r JOIN games g USING (stream)
+LEFT JOIN (SELECT stream, count(*) AS findings FROM findings GROUP BY stream) f USING (stream)
 WHERE r.tournament = $tournament
 GROUP BY r.stream, r.round, r.table_no, r.game_no, r.board, g.termination
 ORDER BY r.round, r.table_no, r.game_no, r.stream;

@@ -10,7 +10,7 @@ WITH claimed AS (  -- each claim's body parsed once for both fields
     FROM (SELECT stream, seq, ts, seat, json_extract(body, ['$.ms', '$.move_seq']) AS f
           FROM events WHERE kind = 'game.move_time')
 ), numbered AS (  -- a number per stream, so that the window below sorts integers, not stream names
-    SELECT stream, row_number() OVER () AS sid FROM (SELECT DISTINCT stream FROM events)
+    SELECT stream, row_number() OVER (ORDER BY stream) AS sid FROM (SELECT DISTINCT stream FROM events)
 ), clocked AS (
     SELECT sid, seq, ts - max(clock_ts) OVER (PARTITION BY sid ORDER BY seq ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS gap_ms
     FROM (SELECT n.sid, e.seq, e.ts,

@@ -34,8 +34,8 @@ WITH matches AS (
     LEFT JOIN running r ON r.player = m.opponent AND r.round = k.round
     GROUP BY m.player, k.round
 ), bh_prev AS (  -- §12.3: from the round before the last one played back to round 1, however large n is
-    SELECT player, list(bh ORDER BY k DESC) FILTER (WHERE k < (SELECT max(round) FROM matches)) AS bh_prev
-    FROM bh_after GROUP BY player
+    SELECT player, list(bh ORDER BY k DESC) FILTER (WHERE k < last_round) AS bh_prev
+    FROM bh_after, (SELECT max(round) AS last_round FROM matches) GROUP BY player
 ), base AS (
     SELECT t.player, t.big, b.bh, p.ps, t.wins, t.games, t.wins / nullif(t.games, 0) AS win_rate, coalesce(h.bh_prev, []) AS bh_prev,
            t.unverified, t.forfeits, coalesce(st.status, 'final') AS status

@@ -8,7 +8,7 @@
 CREATE VIEW player_results AS
 SELECT r.game, r.stream, r.tournament, r.round, r.table_no, r.game_no, r.player, r.seat,
        CASE WHEN g.winners IS NULL OR g.termination = 'UNVERIFIED' THEN NULL
-            WHEN len(g.winners) = 0 THEN 'draw'
+            WHEN array_length(g.winners) = 0 THEN 'draw'
             WHEN list_contains(g.winners, r.seat) THEN 'win' ELSE 'loss' END AS result,
        r.points, r.unverified,
        coalesce(a.moves, 0) AS moves,

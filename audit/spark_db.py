@@ -1,0 +1,175 @@
+"""Every Spark call of matchledger but the replay's: the session, the export's tables read from its
+manifest's file list, the views of `audit/sql/views/` and the named queries, in Spark SQL.
+
+The tables are read from the files the manifest lists, not discovered under a fixed directory
+layout, so that any layout of an export reads the same: a Hive partition value in a file's path
+(`game=junqi/`) becomes a column where the file does not hold that column itself.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from audit.db import AuditError, QUERIES, check_call
+from audit.spark_sql import TranslationError, spark_query, spark_relations, spark_sql
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+LOCAL = "local[2]"
+SETTINGS = {
+    "spark.sql.shuffle.partitions": "4",  # a few partitions per core: the default 200 costs more in tasks than it gains
+    "spark.driver.memory": "2g",
+    "spark.sql.adaptive.enabled": "true",
+    "spark.ui.enabled": "false",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.sql.execution.arrow.pyspark.enabled": "true",
+    "spark.sql.ansi.enabled": "false",
+    "spark.sql.legacy.sizeOfNull": "false",  # the size of a NULL list is NULL, as in DuckDB, not -1  # DuckDB's casts of JSON text that is not a number give NULL, not an error
+}
+"""The session's settings: what local[2] on a small machine needs (a cluster's own override them
+through --conf or spark-defaults.conf, which a master URL brings)."""
+_PARTITION = re.compile(r"([^/=]+)=([^/]*)/")
+NONE = "none"
+
+
+def spark_session(master: str | None = None) -> SparkSession:
+    """Returns the Spark session, started on `master` (local[2] when none is given)."""
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.master(master or LOCAL).appName("matchledger")
+    for key, value in SETTINGS.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("FATAL")
+    return spark
+
+
+def read_table(spark: SparkSession, out: Path, files: Iterable[str]) -> DataFrame:
+    """Reads one table of an export from its files (paths under `out`): partition values from the
+    paths where the files lack those columns, `none` as NULL, without the timestamp columns the
+    export adds beside each integer one (the projection's own tables have none)."""
+    from pyspark.sql import functions as F
+
+    paths = [str(out / f) for f in files]
+    frame = spark.read.option("mergeSchema", "true").option("recursiveFileLookup", "true").parquet(*paths)
+    keys = dict.fromkeys(k for f in files for k, _ in _PARTITION.findall(f))
+    for key in keys:
+        if key not in frame.columns:
+            frame = frame.withColumn(key, F.regexp_extract(F.col("_metadata.file_path"), f"/{re.escape(key)}=([^/]*)/", 1))
+        frame = frame.withColumn(key, F.when(F.col(key).cast("string") == NONE, None).otherwise(F.col(key)))
+    return frame.drop(*[c for c in frame.columns if c == "at" or c.endswith("_at")])
+
+
+class SparkDB:
+    """The export's tables and what `audit/sql/views/` derives from them, as Spark temp views; runs
+    the named queries and read-only SQL like `audit.db.AuditDB`."""
+
+    def __init__(self, spark: SparkSession, tables: dict[str, DataFrame]) -> None:
+        """Registers the tables (cached: every check reads them) and builds the views and tables."""
+        self.spark = spark
+        for name, frame in tables.items():
+            frame.cache().createOrReplaceTempView(name)
+        for relation in spark_relations():
+            made = spark.sql(relation.select)
+            if relation.kind == "table":
+                made = made.cache()
+            made.createOrReplaceTempView(relation.name)
+
+    def run(self, name: str, **params: Any) -> list[dict[str, Any]]:
+        """Runs a named query with its parameters (those it does not take are ignored) and returns
+        the rows as dicts.
+
+        :raises AuditError: when the query is unknown, does not translate or fails.
+        """
+        columns, rows = self._named(name, params)
+        return [dict(zip(columns, row)) for row in rows]
+
+    def run_named(self, name: str, params: dict[str, Any]) -> tuple[list[str], list[tuple[Any, ...]]]:
+        """Runs a named query for a user with the parameters given (the others NULL).
+
+        :raises AuditError: when the query is unknown, a parameter is not one of its own, or it fails.
+        """
+        check_call(name, params)
+        return self._named(name, params)
+
+    def query(self, sql: str, timeout: float = 60.0) -> tuple[list[str], list[tuple[Any, ...]]]:
+        """Runs a user's read-only SELECT, written in DuckDB's dialect like every query of the
+        project, on Spark; stops it after `timeout` seconds.
+
+        :raises AuditError: when it is not a single SELECT, does not translate, runs too long or fails.
+        """
+        try:
+            translated = spark_sql(sql)
+        except TranslationError as exc:
+            raise AuditError(str(exc)) from None
+        if not _is_select(translated):
+            raise AuditError("only read-only queries are allowed: one SELECT or WITH … SELECT")
+        return self._collect("query", translated, timeout)
+
+    def _named(self, name: str, params: dict[str, Any]) -> tuple[list[str], list[tuple[Any, ...]]]:
+        if name not in QUERIES:
+            check_call(name, params)  # raises, naming the known queries
+        try:
+            return self._collect(name, spark_query(name, params))
+        except TranslationError as exc:
+            raise AuditError(f"query {name}: {exc}") from None
+
+    def _collect(self, name: str, sql: str, timeout: float | None = None) -> tuple[list[str], list[tuple[Any, ...]]]:
+        from pyspark.errors import PySparkException
+
+        group = f"matchledger-{name}"
+        self.spark.sparkContext.setJobGroup(group, name, interruptOnCancel=True)
+        timer = _Timer(timeout, lambda: self.spark.sparkContext.cancelJobGroup(group))
+        try:
+            frame = self.spark.sql(sql)
+            rows = frame.collect()
+        except PySparkException as exc:
+            if timer.fired:
+                raise AuditError(f"query stopped after {timeout:g} s (--timeout)") from None
+            raise AuditError(f"query {name}: {exc}") from None
+        finally:
+            timer.cancel()
+        return frame.columns, [tuple(_plain(v) for v in row) for row in rows]
+
+
+class _Timer:
+    """Calls `stop` after `seconds` (never when None) unless cancelled first."""
+
+    def __init__(self, seconds: float | None, stop: Any) -> None:
+        import threading
+
+        self.fired = False
+        self._timer = threading.Timer(seconds, self._fire, [stop]) if seconds is not None else None
+        if self._timer is not None:
+            self._timer.start()
+
+    def _fire(self, stop: Any) -> None:
+        self.fired = True
+        stop()
+
+    def cancel(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+
+
+def _is_select(sql: str) -> bool:
+    import sqlglot
+    from sqlglot import exp
+
+    statements = sqlglot.parse(sql, read="spark")
+    return len(statements) == 1 and isinstance(statements[0], exp.Query)
+
+
+def _plain(value: Any) -> Any:
+    """Returns a Spark value as DuckDB's Python API gives it: a struct as a dict, lists of them too."""
+    from pyspark.sql import Row
+
+    if isinstance(value, Row):
+        return {k: _plain(v) for k, v in value.asDict().items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
