@@ -76,8 +76,13 @@ class Certification:
 
 def certify(root: Path, tournament: str | None = None, progress: Callable[[int], None] | None = None) -> Certification:
     """Runs every check over a ledger; a damaged log stops the audit after the log check."""
+    return certify_session(*open_verified_session(root, progress), tournament)
+
+
+def certify_session(report: VerifyReport, session: Session | None, tournament: str | None = None) -> Certification:
+    """Runs every check over a session (None when its log did not verify, which stops the audit
+    after the log check): a ledger's in DuckDB, or an export's on Spark (audit/spark_audit.py)."""
     results = {c.name: CheckResult(c.name, c.title) for c in CHECKS}
-    report, session = open_verified_session(root, progress)
     results["log"].checked, results["log"].failed = report.size, 0 if report.ok else 1
     if session is None:
         results["log"].examples.append(f"entry {report.index}: {report.error}")

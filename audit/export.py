@@ -187,11 +187,25 @@ def _entry_range(meta: pq.FileMetaData, path: Path) -> tuple[int | None, int | N
 
 
 def load_parquet(out: Path, verifier: Verifier) -> dict[str, pa.Table]:
-    """Reads an export back after checking the manifest's signature by the ledger's key and every
-    file against the manifest; nothing outside the export is read.
+    """Reads an export back after checking it (`verify_export`); nothing outside the export is read.
+
+    :raises ExportError: when the export does not verify, or a table is of another schema.
+    """
+    manifest = verify_export(out, verifier)
+    tables = {name: _read_table(out / name) if (out / name).exists() else _empty(name) for name in manifest.tables}
+    for name, table in tables.items():
+        missing = set(SCHEMAS[name].names) - set(table.column_names)
+        if missing:
+            raise ExportError(f"table {name} lacks columns {sorted(missing)}: not this version's export")
+    return tables
+
+
+def verify_export(out: Path, verifier: Verifier) -> Manifest:
+    """Returns an export's manifest once its signature by the ledger's key and every file against
+    it are checked: what any engine reads an export through, before it reads a row.
 
     :raises ExportError: when the manifest is unsigned, malformed or names a path outside the
-        export, or a file is missing, extra, changed, or of another schema.
+        export, or a file is missing, extra or changed.
     """
     manifest = _signed_manifest(out, verifier)
     base = out.resolve()
@@ -210,12 +224,7 @@ def load_parquet(out: Path, verifier: Verifier) -> dict[str, pa.Table]:
             raise ExportError(f"{path}: sha256 differs from the manifest")
     if manifest.schema_sha256 is not None and hashlib.sha256((out / SCHEMA_FILE).read_bytes()).hexdigest() != manifest.schema_sha256:
         raise ExportError(f"{SCHEMA_FILE}: sha256 differs from the manifest")
-    tables = {name: _read_table(out / name) if (out / name).exists() else _empty(name) for name in manifest.tables}
-    for name, table in tables.items():
-        missing = set(SCHEMAS[name].names) - set(table.column_names)
-        if missing:
-            raise ExportError(f"table {name} lacks columns {sorted(missing)}: not this version's export")
-    return tables
+    return manifest
 
 
 def _read_table(directory: Path) -> pa.Table:

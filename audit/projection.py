@@ -229,11 +229,11 @@ def _assemble(log: StoredEntries, streams: dict[str, tuple[str, array]], heads: 
     for event in tournament_events:
         _tournament_rows(tournament, event, streams[event.stream][1][event.seq])
     orphans = [orphan(s, events) for s, events in others.items() if is_orphan(s, events[0].kind)]
-    arrow["findings"] = pa.concat_tables([arrow["findings"], _findings_table(orphans, streams)])
+    arrow["findings"] = pa.concat_tables([arrow["findings"], findings_table(orphans, streams)])
     arrow.update({name: tournament.table(name) for name in tournament.columns})
     arrow["events"] = events_table(heads, log)
     arrow.update(_arbitration_tables(log, heads, [e for e in tournament_events if isinstance(e, TournamentOpened)]))
-    found = sorted(findings, key=lambda f: _log_place(f, streams[f.stream][1]))  # whichever pass found them
+    found = sorted(findings, key=lambda f: log_place(f, streams[f.stream][1]))  # whichever pass found them
     return Projection(arrow, findings=found + orphans, tournament_events=tournament_events)
 
 
@@ -260,7 +260,7 @@ def _entry_of(finding: Finding, entries: array) -> int | None:
     return entries[finding.seq] if 0 <= finding.seq < len(entries) else None
 
 
-def _log_place(finding: Finding, entries: array) -> int:
+def log_place(finding: Finding, entries: array) -> int:
     """Returns where a finding sorts in log order: at its entry, or just after its stream's last."""
     entry = _entry_of(finding, entries)
     return entries[-1] + 1 if entry is None else entry
@@ -286,7 +286,9 @@ def orphan(stream: str, events: list[Event]) -> Finding:
                    message=f"stream opens with {events[0].kind}, not game.started or tournament.opened; its {len(events)} events are not replayed")
 
 
-def _findings_table(findings: list[Finding], streams: dict[str, tuple[str, array]]) -> pa.Table:
+def findings_table(findings: list[Finding], streams: dict[str, tuple[str, array]]) -> pa.Table:
+    """Returns the `findings` rows of findings the projection makes itself (orphan streams), given
+    every stream's first kind and entries."""
     rows = Rows(["findings"])
     for x in findings:
         rows.add("findings", entry=_entry_of(x, streams[x.stream][1]), stream=x.stream, seq=x.seq, code=x.code, article=x.article,
@@ -527,10 +529,19 @@ def _replay_chunk(task: tuple[int, list[tuple[str, array]]]) -> tuple[dict[str, 
     """Decodes and replays some games; returns the spool files of their rows, one per table, and
     their findings."""
     number, games = task
+    tables, findings = replay_stored((_LOG.json_array(entries), entries) for _, entries in games)
+    return {name: _spool(table, f"g{number}-{name}") for name, table in tables.items()}, findings
+
+
+def replay_stored(games: Iterable[tuple[bytes, array]]) -> tuple[dict[str, pa.Table], list[Finding]]:
+    """Decodes and replays games, each given as the JSON array of its stored entries and their
+    entry numbers; returns their rows in `GAME_TABLES` (`steps` without its events' columns) and
+    their findings. The projection's workers and Spark's executors (audit/spark_replay.py) both
+    replay through it."""
     rows = _GameRows()
-    for _, entries in games:
-        rows.add(replay_game(decode_stored_array(_LOG.json_array(entries))), entries)
-    return {name: _spool(table, f"g{number}-{name}") for name, table in rows.tables().items()}, rows.findings
+    for stored, entries in games:
+        rows.add(replay_game(decode_stored_array(stored)), entries)
+    return rows.tables(), rows.findings
 
 
 def _spool_root(log_bytes: int) -> str | None:

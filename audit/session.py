@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection
 from pathlib import Path
+from typing import Any, Protocol
 
 import msgspec
 
@@ -18,12 +19,22 @@ from ledger import VerifyReport, check_heads, check_index, read_entries, verify
 from schemas import decode_stored_array
 
 
+class Database(Protocol):
+    """What the checks and commands ask of a session's database: DuckDB's (audit/db.py) or Spark's (audit/spark_db.py)."""
+
+    def run(self, name: str, **params: Any) -> list[dict[str, Any]]: ...
+
+    def run_named(self, name: str, params: dict[str, Any]) -> tuple[list[str], list[tuple[Any, ...]]]: ...
+
+    def query(self, sql: str, timeout: float = 60.0) -> tuple[list[str], list[tuple[Any, ...]]]: ...
+
+
 @dataclass
 class Session:
     """The projection of one ledger and the database built from it."""
 
     projection: Projection
-    db: AuditDB
+    db: Database
     origin: str = "built"
     """How the projection was had: built from the log, or reused as kept beside it (audit.projection_cache)."""
 

@@ -8,7 +8,9 @@ layout, so that any layout of an export reads the same: a Hive partition value i
 
 from __future__ import annotations
 
+import os
 import re
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -43,6 +45,8 @@ def spark_session(master: str | None = None) -> SparkSession:
     builder = SparkSession.builder.master(master or LOCAL).appName("matchledger")
     for key, value in SETTINGS.items():
         builder = builder.config(key, value)
+    if (master or LOCAL).startswith("local"):
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # local workers replay with this interpreter's packages
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("FATAL")
     return spark
@@ -75,7 +79,7 @@ class SparkDB:
             frame.cache().createOrReplaceTempView(name)
         for relation in spark_relations():
             made = spark.sql(relation.select)
-            if relation.kind == "table":
+            if relation.kept:
                 made = made.cache()
             made.createOrReplaceTempView(relation.name)
 
@@ -114,8 +118,24 @@ class SparkDB:
         if name not in QUERIES:
             check_call(name, params)  # raises, naming the known queries
         try:
-            return self._collect(name, spark_query(name, params))
+            steps = spark_query(name, params)
         except TranslationError as exc:
+            raise AuditError(f"query {name}: {exc}") from None
+        try:
+            for view, select in steps.ctes:
+                self._step(name, view, select)
+            return self._collect(name, steps.select)
+        finally:
+            for view, _ in steps.ctes:
+                self.spark.catalog.dropTempView(view)
+
+    def _step(self, name: str, view: str, select: str) -> None:
+        """Builds one CTE of a query and keeps it as a temp view (computed now, its plan cut off)."""
+        from pyspark.errors import PySparkException
+
+        try:
+            self.spark.sql(select).localCheckpoint(eager=True).createOrReplaceTempView(view)
+        except PySparkException as exc:
             raise AuditError(f"query {name}: {exc}") from None
 
     def _collect(self, name: str, sql: str, timeout: float | None = None) -> tuple[list[str], list[tuple[Any, ...]]]:

@@ -28,11 +28,22 @@ class TranslationError(ValueError):
 
 @dataclass(frozen=True)
 class Relation:
-    """A view or table of `audit/sql/views/` in Spark SQL: its name, whether it is built once at
-    load (a table, cached) or read through (a view), and the SELECT that makes it."""
+    """A view or table of `audit/sql/views/` in Spark SQL: its name, whether Spark should build it
+    once and keep it (a table of DuckDB's, or a view that joins) or read it through, and its SELECT."""
 
     name: str
-    kind: str
+    kept: bool
+    select: str
+
+
+@dataclass(frozen=True)
+class Steps:
+    """A query in Spark SQL as steps: each CTE of its top-level WITH (named after the query) to be
+    built and kept in order, then the final SELECT that reads them. Spark inlines a CTE at every
+    reference, and the standings chain references its CTEs so often that the inlined plan of one
+    query held a thousand joins; built one by one, each is computed once."""
+
+    ctes: list[tuple[str, str]]
     select: str
 
 
@@ -42,16 +53,31 @@ def spark_relations() -> list[Relation]:
 
     :raises TranslationError: when one does not translate.
     """
-    return [Relation(v.name, v.kind, _spark(_body(v), {})) for v in VIEWS.values() if v.kind in ("view", "table")]
+    out = []
+    for view in VIEWS.values():
+        if view.kind in ("view", "table"):
+            body = _body(view)
+            kept = view.kind == "table" or body.find(exp.Join) is not None or bool(body.ctes)
+            out.append(Relation(view.name, kept, _spark(body, {})))
+    return out
 
 
-def spark_query(name: str, params: dict[str, Any]) -> str:
-    """Returns a named query of `audit/sql/` in Spark SQL with its parameters as literals.
+def spark_query(name: str, params: dict[str, Any]) -> Steps:
+    """Returns a named query of `audit/sql/` in Spark SQL, as steps, with its parameters as literals.
 
     :raises TranslationError: when it does not translate.
     """
     query = QUERIES[name]
-    return _spark(_parsed(query), {p: params.get(p) for p in query.params})
+    return _steps(_spark(_parsed(query), {p: params.get(p) for p in query.params}), name)
+
+
+def _steps(sql: str, name: str) -> Steps:
+    """Splits a Spark query's top-level CTEs (which the generator has gathered there, those of
+    expanded macros too) into steps named `<query>__<cte>`."""
+    tree = _prefixed_ctes(sqlglot.parse_one(sql, read=WRITE), name)
+    ctes = [(cte.alias, cte.this.sql(WRITE)) for cte in tree.ctes]
+    tree.set("with_", None)
+    return Steps(ctes, tree.sql(WRITE))
 
 
 def spark_sql(sql: str) -> str:

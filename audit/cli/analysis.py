@@ -2,26 +2,70 @@
 
 from __future__ import annotations
 
+import enum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from audit.cli.base import DEFAULT_LEDGER, ExitCode, FormatOpt, JsonOpt, LedgerOpt, QuietOpt, UsageError, command, existing_ledger, key_option
 from audit.output import Format, Rows, emit, emit_json, progress_bar, progress_steps, say
 
+if TYPE_CHECKING:
+    from audit.session import Session
+    from ledger import VerifyReport
+
+
+class Engine(str, enum.Enum):
+    """Where the audit runs: DuckDB in this process over a ledger, or Apache Spark over a Parquet export."""
+
+    duckdb = "duckdb"
+    spark = "spark"
+
+
+EngineOpt = Annotated[Engine, typer.Option(help="duckdb (over --ledger, or --parquet for query) or spark (over --parquet).")]
+MasterOpt = Annotated[str | None, typer.Option(help="With --engine spark: the Spark master URL (default local[2]).")]
+ParquetOpt = Annotated[Path | None, typer.Option(help="A Parquet export (matchledger export --parquet) instead of a ledger.")]
+KeyOpt = Annotated[Path | None, key_option(help="With --parquet: the ledger's verifier key (signer.pub) the manifest is signed by.")]
+
+
+def _export_session(engine: Engine, parquet: Path | None, key: Path | None, master: str | None) -> tuple[VerifyReport, Session] | None:
+    """Opens the Spark session of an export when --engine spark asks for it (None otherwise).
+
+    :raises typer.BadParameter: when --engine spark lacks --parquet or --key, or --master comes without it.
+    """
+    if engine is Engine.duckdb:
+        if master is not None:
+            raise typer.BadParameter("--master goes with --engine spark", param_hint="--master")
+        return None
+    if parquet is None or key is None:
+        raise typer.BadParameter("--engine spark audits a Parquet export: give --parquet DIR and --key signer.pub", param_hint="--parquet")
+    from audit.spark_audit import open_export
+    from ledger import Verifier
+
+    return open_export(parquet, Verifier.load(key), master)
+
 
 @command
 def audit(ledger: LedgerOpt = DEFAULT_LEDGER,
           tournament: Annotated[str | None, typer.Option(help="Audit one tournament only.")] = None,
+          engine: EngineOpt = Engine.duckdb, master: MasterOpt = None, parquet: ParquetOpt = None, key: KeyOpt = None,
           fmt: FormatOpt = Format.table, quiet: QuietOpt = False) -> None:
-    """Certify a ledger: verify the log, replay every game, run every query, check every claim (exit 1 on findings)."""
-    from audit.certify import certify
+    """Certify a ledger, or with --engine spark a Parquet export: verify, replay every game, run every query, check every claim (exit 1 on findings)."""
+    from audit.certify import certify, certify_session
     from audit.render import certification_rows, finding_rows, finding_text
     from replay.protocol import code_name
 
-    with progress_bar("replaying games", 0, quiet=quiet) as advance:  # the projection counts the games: the bar's total
-        cert = certify(existing_ledger(ledger), tournament, advance)  # checked before the verification forks
+    if engine is Engine.duckdb and parquet is not None:
+        raise typer.BadParameter("an export is audited on Spark: add --engine spark", param_hint="--parquet")
+    opened = _export_session(engine, parquet, key, master)
+    if opened is not None:
+        if tournament is not None:
+            opened[1].tournament_game(tournament)
+        cert = certify_session(*opened, tournament)
+    else:
+        with progress_bar("replaying games", 0, quiet=quiet) as advance:  # the projection counts the games: the bar's total
+            cert = certify(existing_ledger(ledger), tournament, advance)  # checked before the verification forks
     if fmt is not Format.table:
         emit(finding_rows(cert.findings + cert.warnings), fmt, document={
             "ok": cert.ok, "reason": cert.reason, "size": cert.log.size, "root": cert.log.root, "games": cert.games,
@@ -43,14 +87,21 @@ def standings(tournament: Annotated[str, typer.Option(help="Tournament stream id
               explain: Annotated[str | None, typer.Option(help="Show the chain from events to this player's rank.")] = None,
               crosstable: Annotated[bool, typer.Option("--crosstable", help="Show each player's result in every round.")] = False,
               legend: Annotated[bool, typer.Option("--legend", help="Print what every column means, in English and Chinese.")] = False,
+              engine: EngineOpt = Engine.duckdb, master: MasterOpt = None, parquet: ParquetOpt = None, key: KeyOpt = None,
               fmt: FormatOpt = Format.table, quiet: QuietOpt = False) -> None:
     """Print a tournament's ranking with every tie-break column (and a legend of the columns)."""
     from audit import standings as standings_mod
     from audit.render import crosstable_rows, explanation_rows, legend_rows, standings_rows
     from audit.session import open_session
 
-    with progress_bar("replaying games", 0, quiet=quiet) as advance:  # the projection counts the games: the bar's total
-        session = open_session(ledger, advance, kept=True)
+    if engine is Engine.duckdb and parquet is not None:
+        raise typer.BadParameter("standings of an export are computed on Spark: add --engine spark", param_hint="--parquet")
+    opened = _export_session(engine, parquet, key, master)
+    if opened is not None:
+        session = opened[1]
+    else:
+        with progress_bar("replaying games", 0, quiet=quiet) as advance:  # the projection counts the games: the bar's total
+            session = open_session(ledger, advance, kept=True)
     if crosstable:
         cross = standings_mod.crosstable(session, tournament)
         emit(crosstable_rows(cross), fmt, document={"tournament": cross.tournament, "format": cross.format, "rounds": cross.rounds,
@@ -72,9 +123,8 @@ def standings(tournament: Annotated[str, typer.Option(help="Tournament stream id
 
 @command
 def query(sql: Annotated[str | None, typer.Argument(help="Read-only SQL over the projection (with --describe: a table or view).")] = None,
-          ledger: LedgerOpt = DEFAULT_LEDGER,
-          parquet: Annotated[Path | None, typer.Option(help="Query a Parquet export instead of a ledger.")] = None,
-          key: Annotated[Path | None, key_option(help="With --parquet: the ledger's verifier key (signer.pub) the manifest is signed by.")] = None,
+          ledger: LedgerOpt = DEFAULT_LEDGER, parquet: ParquetOpt = None, key: KeyOpt = None,
+          engine: EngineOpt = Engine.duckdb, master: MasterOpt = None,
           name: Annotated[str | None, typer.Option("--name", help="Run a named query of --list instead of SQL.")] = None,
           param: Annotated[list[str] | None, typer.Option("--param", help="With --name: PARAM=VALUE (repeatable; a number or a word).")] = None,
           list_queries: Annotated[bool, typer.Option("--list", help="List the named queries, tables and views instead.")] = False,
@@ -102,7 +152,10 @@ def query(sql: Annotated[str | None, typer.Argument(help="Read-only SQL over the
     params = _params(param or [])
     if name is not None:
         _check_named(name, params)
-    if parquet is not None and key is not None:
+    opened = _export_session(engine, parquet, key, master)
+    if opened is not None:
+        db: Any = opened[1].db
+    elif parquet is not None and key is not None:
         db = AuditDB(load_parquet(parquet, Verifier.load(key)))
     else:
         with progress_bar("replaying games", 0, quiet=quiet) as advance:  # the projection counts the games: the bar's total
