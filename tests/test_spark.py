@@ -27,6 +27,7 @@ from audit.export import ExportError  # noqa: E402
 from audit.spark_sql import spark_query, spark_relations, spark_sql  # noqa: E402
 
 PLAYERS = {"junqi": 4, "paohuzi": 3, "checkers": 4}
+SEED = 5
 FAULTS = ["illegal-move", "false-result", "wrong-score", "wrong-seating", "tampered-deal", "bad-move-time"]
 """Every `--inject` fault but bad-byte: a ledger with a changed byte cannot be exported (export
 refuses it), so there is no export for Spark to audit; a changed export is refused below."""
@@ -161,7 +162,7 @@ def test_a_changed_export_is_refused_before_spark_starts(exported: tuple[Path, P
 
 def _simulate(root: Path, game: str, *extra: str) -> None:
     result = cli("simulate", game, "--tournament", "--players", str(PLAYERS[game]), "--rounds", "2", "--games-per-round", "1",
-                 "--seed", "5", "--ledger", str(root), "--json", *extra)
+                 "--seed", str(SEED), "--ledger", str(root), "--json", *extra)
     assert result.exit_code == 0, result.output
 
 
@@ -187,7 +188,7 @@ def test_spark_audit_gives_the_duckdb_audits_json(tmp_path: Path, fault: str, sp
     assert _json("audit", *spark) == local
     assert (local[0] == 0) == (fault in ("clean", "wrong-seating")), local[1]["reason"]
     for game in sorted(PLAYERS):
-        tournament = f"{game}-cup-1"
+        tournament = f"{game}-cup-{SEED}"  # the simulator names a tournament after its game and seed
         assert _json("standings", "--tournament", tournament, *spark) == _json("standings", "--tournament", tournament, "--ledger", str(root))
 
 
