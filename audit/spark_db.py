@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from audit.db import AuditError, QUERIES, check_call
+from audit.db import QUERIES, AuditError, check_call
 from audit.spark_sql import TranslationError, spark_query, spark_relations, spark_sql
 
 if TYPE_CHECKING:
@@ -29,8 +29,8 @@ SETTINGS = {
     "spark.ui.enabled": "false",
     "spark.sql.session.timeZone": "UTC",
     "spark.sql.execution.arrow.pyspark.enabled": "true",
-    "spark.sql.ansi.enabled": "false",
-    "spark.sql.legacy.sizeOfNull": "false",  # the size of a NULL list is NULL, as in DuckDB, not -1  # DuckDB's casts of JSON text that is not a number give NULL, not an error
+    "spark.sql.ansi.enabled": "false",  # DuckDB's casts of JSON text that is not a number give NULL, not an error
+    "spark.sql.legacy.sizeOfNull": "false",  # the size of a NULL list is NULL, as in DuckDB, not -1
 }
 """The session's settings: what local[2] on a small machine needs (a cluster's own override them
 through --conf or spark-defaults.conf, which a master URL brings)."""

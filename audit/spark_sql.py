@@ -57,7 +57,7 @@ def spark_relations() -> list[Relation]:
     for view in VIEWS.values():
         if view.kind in ("view", "table"):
             body = _body(view)
-            kept = view.kind == "table" or body.find(exp.Join) is not None or bool(body.ctes)
+            kept = view.kind == "table" or body.find(exp.Join) is not None or bool(_ctes(body))
             out.append(Relation(view.name, kept, _spark(body, {})))
     return out
 
@@ -75,7 +75,7 @@ def _steps(sql: str, name: str) -> Steps:
     """Splits a Spark query's top-level CTEs (which the generator has gathered there, those of
     expanded macros too) into steps named `<query>__<cte>`."""
     tree = _prefixed_ctes(sqlglot.parse_one(sql, read=WRITE), name)
-    ctes = [(cte.alias, cte.this.sql(WRITE)) for cte in tree.ctes]
+    ctes = [(cte.alias, cte.this.sql(WRITE)) for cte in _ctes(tree)]
     tree.set("with_", None)
     return Steps(ctes, tree.sql(WRITE))
 
@@ -92,7 +92,7 @@ def spark_sql(sql: str) -> str:
     return _spark(tree, {})
 
 
-def _spark(tree: exp.Expression, params: dict[str, Any]) -> str:
+def _spark(tree: exp.Expr, params: dict[str, Any]) -> str:
     tree = _expand_macros(tree.copy())
     tree = tree.transform(lambda node: _rewrite(node, params))
     try:
@@ -101,7 +101,7 @@ def _spark(tree: exp.Expression, params: dict[str, Any]) -> str:
         raise TranslationError(str(exc)) from None
 
 
-def _parsed(query: NamedQuery) -> exp.Expression:
+def _parsed(query: NamedQuery) -> exp.Expr:
     try:
         statements = [s for s in sqlglot.parse(query.sql, read=READ) if s is not None and not isinstance(s, exp.Semicolon)]
     except sqlglot.errors.ParseError as exc:
@@ -111,7 +111,7 @@ def _parsed(query: NamedQuery) -> exp.Expression:
     return statements[0]
 
 
-def _body(view: NamedQuery) -> exp.Expression:
+def _body(view: NamedQuery) -> exp.Expr:
     """Returns the SELECT of a `CREATE VIEW|TABLE|MACRO … AS` file."""
     created = _parsed(view)
     if not isinstance(created, exp.Create) or created.expression is None:
@@ -122,7 +122,7 @@ def _body(view: NamedQuery) -> exp.Expression:
 _MACROS = {v.name: v for v in VIEWS.values() if v.kind == "macro"}
 
 
-def _expand_macros(tree: exp.Expression) -> exp.Expression:
+def _expand_macros(tree: exp.Expr) -> exp.Expr:
     """Replaces each call of a table macro in FROM or JOIN by the macro's body, its parameters
     replaced by the call's arguments, as a subquery named after the macro (or the call's alias)."""
     for table in list(tree.find_all(exp.Table)):
@@ -133,14 +133,14 @@ def _expand_macros(tree: exp.Expression) -> exp.Expression:
     return tree
 
 
-def _macro_body(name: str, arguments: list[exp.Expression]) -> exp.Expression:
+def _macro_body(name: str, arguments: list[exp.Expr]) -> exp.Expr:
     created = _parsed(_MACROS[name])
     parameters = [p.name for p in created.this.expressions]
     if len(parameters) != len(arguments):
         raise TranslationError(f"macro {name} takes {len(parameters)} arguments, called with {len(arguments)}")
     values = dict(zip(parameters, arguments))
 
-    def put(node: exp.Expression) -> exp.Expression:
+    def put(node: exp.Expr) -> exp.Expr:
         if isinstance(node, exp.Column) and not node.table and node.name in values:
             return values[node.name].copy()
         return node
@@ -148,11 +148,11 @@ def _macro_body(name: str, arguments: list[exp.Expression]) -> exp.Expression:
     return _prefixed_ctes(created.expression.transform(put), name)
 
 
-def _prefixed_ctes(body: exp.Expression, prefix: str) -> exp.Expression:
+def _prefixed_ctes(body: exp.Expr, prefix: str) -> exp.Expr:
     """Renames a macro body's CTEs after the macro: Spark's SQL keeps a subquery's CTEs beside the
     caller's, and the caller may have one of the same name (`swiss` reads `swiss_matches` as `matches`)."""
-    names = {cte.alias for cte in body.ctes}
-    for cte in body.ctes:
+    names = {cte.alias for cte in _ctes(body)}
+    for cte in _ctes(body):
         cte.set("alias", exp.TableAlias(this=exp.to_identifier(f"{prefix}__{cte.alias}")))
     for table in body.find_all(exp.Table):
         if not table.db and table.name in names:
@@ -162,11 +162,11 @@ def _prefixed_ctes(body: exp.Expression, prefix: str) -> exp.Expression:
     return body
 
 
-def _rewrite(node: exp.Expression, params: dict[str, Any]) -> exp.Expression:
+def _rewrite(node: exp.Expr, params: dict[str, Any]) -> exp.Expr:
     rewrite = lambda tree: tree.copy().transform(lambda n: _rewrite(n, params))  # noqa: E731 - the parts of a node rewritten first
-    if isinstance(node, exp.Filter) and _is_ordered_list(node.this):
+    if isinstance(node, exp.Filter) and isinstance(node.this, exp.ArrayAgg) and _is_ordered_list(node.this):
         return _sorted_list(node.this, node.expression, rewrite)
-    if _is_ordered_list(node):
+    if isinstance(node, exp.ArrayAgg) and _is_ordered_list(node):
         return _sorted_list(node, None, rewrite)
     if isinstance(node, exp.Avg | exp.Sum) and isinstance(node.this, exp.Order):
         # DuckDB sums in the order given so that float noise repeats run to run; Spark has no
@@ -188,7 +188,7 @@ def _rewrite(node: exp.Expression, params: dict[str, Any]) -> exp.Expression:
     return node
 
 
-def _literal(value: Any) -> exp.Expression:
+def _literal(value: Any) -> exp.Expr:
     if value is None:
         return exp.Null()
     if isinstance(value, bool):
@@ -198,11 +198,16 @@ def _literal(value: Any) -> exp.Expression:
     return exp.Literal.string(str(value))
 
 
-def _is_ordered_list(node: exp.Expression) -> bool:
+def _ctes(tree: exp.Expr) -> list[exp.CTE]:
+    """Returns the CTEs of a query's top-level WITH (none for anything else)."""
+    return list(tree.ctes) if isinstance(tree, exp.Query) else []
+
+
+def _is_ordered_list(node: exp.Expr) -> bool:
     return isinstance(node, exp.ArrayAgg) and isinstance(node.this, exp.Order)
 
 
-def _sorted_list(agg: exp.ArrayAgg, where: exp.Expression | None, rewrite: Any) -> exp.Expression:
+def _sorted_list(agg: exp.ArrayAgg, where: exp.Expr | None, rewrite: Any) -> exp.Expr:
     """Returns `list(x ORDER BY k…) [FILTER (WHERE …)]` in Spark, which has no ordered aggregate:
     the list of (keys, x) structs sorted by a comparator of the keys (DuckDB's null placement
     kept), then x taken out of each."""
@@ -226,7 +231,7 @@ def _sorted_list(agg: exp.ArrayAgg, where: exp.Expression | None, rewrite: Any) 
                              read=WRITE)
 
 
-def _format_string(node: exp.Format, rewrite: Any) -> exp.Expression:
+def _format_string(node: exp.Format, rewrite: Any) -> exp.Expr:
     """Returns DuckDB's `format('{} …', …)` as Spark's `format_string('%s …', …)`."""
     template = node.this
     if not isinstance(template, exp.Literal) or not template.is_string or "%" in template.name:

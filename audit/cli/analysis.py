@@ -51,7 +51,7 @@ def audit(ledger: LedgerOpt = DEFAULT_LEDGER,
           tournament: Annotated[str | None, typer.Option(help="Audit one tournament only.")] = None,
           engine: EngineOpt = Engine.duckdb, master: MasterOpt = None, parquet: ParquetOpt = None, key: KeyOpt = None,
           fmt: FormatOpt = Format.table, quiet: QuietOpt = False) -> None:
-    """Certify a ledger, or with --engine spark a Parquet export: verify, replay every game, run every query, check every claim (exit 1 on findings)."""
+    """Certify a ledger, or with --engine spark an export: verify, replay every game, run every query, check every claim (exit 1 on findings)."""
     from audit.certify import certify, certify_session
     from audit.render import certification_rows, finding_rows, finding_text
     from replay.protocol import code_name
