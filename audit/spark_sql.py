@@ -1,12 +1,12 @@
 """The named queries and views of `audit/sql/` in Spark SQL, translated from their DuckDB source by
 SQLGlot: the `.sql` files stay the one copy of every query.
 
-The translation is mechanical. SQLGlot turns the dialect (1-based list indexes, `//`, QUALIFY,
-`list(x ORDER BY y)` …); on top of it, three rewrites of the parsed tree do what no dialect
-translator does: a DuckDB table macro (`standings(t, n)`) has no Spark form, so each call is
-replaced by the macro's body as a subquery with its arguments put in for its parameters; a
-parameter (`$tournament`) becomes the literal value given (NULL when not given); and a JSON
-extraction of a list of paths becomes the list of single extractions.
+The translation is mechanical. SQLGlot turns the dialect (`//`, QUALIFY, JSON extraction …); on top
+of it, rewrites of the parsed tree do what it does not: a table macro call (`standings(t, n)`, which
+Spark lacks) becomes the macro's body as a subquery with the call's arguments put in for its
+parameters; a parameter (`$tournament`) the literal value given (NULL when not given); an ordered
+`list(x ORDER BY y)` a sorted list of structs; `format('{}')` Spark's `format_string('%s')`; a
+computed 1-based list index `ELEMENT_AT`; a JSON extraction of several paths the list of single ones.
 """
 
 from __future__ import annotations
@@ -178,6 +178,10 @@ def _rewrite(node: exp.Expr, params: dict[str, Any]) -> exp.Expr:
         return exp.Anonymous(this="ANY_VALUE", expressions=[rewrite(node.this), exp.true()])  # DuckDB's skips NULLs
     if isinstance(node, exp.Format):
         return _format_string(node, rewrite)
+    if isinstance(node, exp.Bracket) and len(node.expressions) == 1 and not isinstance(node.expressions[0], exp.Literal):
+        # SQLGlot shifts a literal index to Spark's 0-based one but leaves a computed index as it is;
+        # ELEMENT_AT counts from 1, as DuckDB does
+        return exp.Anonymous(this="ELEMENT_AT", expressions=[rewrite(node.this), rewrite(node.expressions[0])])
     if isinstance(node, exp.Placeholder) and node.name:
         if node.name not in params:
             raise TranslationError(f"parameter ${node.name} has no value")

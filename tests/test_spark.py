@@ -26,7 +26,7 @@ sqlglot = pytest.importorskip("sqlglot", reason="the spark extra is not installe
 from audit.export import ExportError  # noqa: E402
 from audit.spark_sql import spark_query, spark_relations, spark_sql  # noqa: E402
 
-PLAYERS = {"junqi": 4, "paohuzi": 3, "checkers": 4}
+PLAYERS = {"junqi": 8, "paohuzi": 6, "checkers": 4}  # two tables each: a fault of the seating or the deal needs them
 SEED = 5
 FAULTS = ["illegal-move", "false-result", "wrong-score", "wrong-seating", "tampered-deal", "bad-move-time"]
 """Every `--inject` fault but bad-byte: a ledger with a changed byte cannot be exported (export
@@ -84,6 +84,7 @@ REWRITES = [  # DuckDB, and the Spark SQL the translation must give: each rule S
     ("SELECT any_value(x) FROM t", "SELECT ANY_VALUE(x, TRUE) FROM t"),
     ("SELECT format('{} of {}', a, b) FROM t",
      "SELECT CASE WHEN a IS NULL OR b IS NULL THEN NULL ELSE FORMAT_STRING('%s of %s', CAST(a AS STRING), CAST(b AS STRING)) END FROM t"),
+    ("SELECT c.points[s.seat + 1], f[1] FROM t", "SELECT ELEMENT_AT(c.points, s.seat + 1), f[0] FROM t"),
     ("SELECT json_extract(body, ['$.a', '$.b']) AS f FROM t",
      "SELECT ARRAY(GET_JSON_OBJECT(body, '$.a'), GET_JSON_OBJECT(body, '$.b')) AS f FROM t"),
 ]
@@ -155,6 +156,42 @@ def test_a_changed_export_is_refused_before_spark_starts(exported: tuple[Path, P
     assert started == []
     result = cli("audit", "--engine", "spark", "--parquet", str(out), "--key", str(root / "signer.pub"))
     assert result.exit_code == 1 and expected in result.stderr and started == []
+
+
+def test_entries_that_do_not_hash_to_the_signed_root_are_refused(exported: tuple[Path, Path], tmp_path: Path, spark_ready: None) -> None:
+    """An export whose manifest is signed (here: re-signed with the ledger's own key after an event
+    was changed) but whose entries are not those the checkpoint signs is refused before any query."""
+    root, original = exported
+    out = tmp_path / "pq"
+    shutil.copytree(original, out)
+    path = next(p for p in sorted((out / "events").rglob("*.parquet")) if pq.read_metadata(p).num_rows)
+    table = pq.read_table(path)
+    bodies = table["body"].to_pylist()
+    bodies[-1] = bodies[-1].replace('"ts":', '"ts": ', 1)
+    pq.write_table(table.set_column(table.schema.get_field_index("body"), table.schema.field("body"),
+                                    pa.array(bodies, table.schema.field("body").type)), path)
+    _resign(root, out)
+    from audit.spark_audit import open_export
+    from ledger import Verifier
+
+    with pytest.raises(ExportError, match="the export's entries hash to root [0-9a-f]{64}, the checkpoint signs [0-9a-f]{64}"):
+        open_export(out, Verifier.load(root / "signer.pub"))
+
+
+def _resign(root: Path, out: Path) -> None:
+    """Rewrites an export's manifest with its files' hashes as they are now, signed by the ledger's key."""
+    import hashlib
+
+    from audit.export import MANIFEST, MANIFEST_FORMAT, MANIFEST_NOTE
+    from ledger import PRIVATE_KEY, Signer, sign_note
+
+    manifest = json.loads((out / MANIFEST).read_text())
+    for f in manifest["files"]:
+        f["sha256"] = hashlib.sha256((out / f["path"]).read_bytes()).hexdigest()
+    data = json.dumps(manifest).encode()
+    (out / MANIFEST).write_bytes(data)
+    signer = Signer.load(root / PRIVATE_KEY)
+    (out / MANIFEST_NOTE).write_text(sign_note(f"{signer.name}\n{MANIFEST_FORMAT}\nsha256 {hashlib.sha256(data).hexdigest()}\n", signer))
 
 
 # -- same answers ------------------------------------------------------------------------------
