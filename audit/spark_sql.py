@@ -6,7 +6,7 @@ of it, rewrites of the parsed tree do what it does not: a table macro call (`sta
 Spark lacks) becomes the macro's body as a subquery with the call's arguments put in for its
 parameters; a parameter (`$tournament`) the literal value given (NULL when not given); an ordered
 `list(x ORDER BY y)` a sorted list of structs; `format('{}')` Spark's `format_string('%s')`; a
-computed 1-based list index `ELEMENT_AT`; a JSON extraction of several paths the list of single ones.
+computed 1-based list index `ELEMENT_AT`; a division a DOUBLE's, as in DuckDB; a JSON extraction of several paths the list of single ones.
 """
 
 from __future__ import annotations
@@ -178,6 +178,9 @@ def _rewrite(node: exp.Expr, params: dict[str, Any]) -> exp.Expr:
         return exp.Anonymous(this="ANY_VALUE", expressions=[rewrite(node.this), exp.true()])  # DuckDB's skips NULLs
     if isinstance(node, exp.Format):
         return _format_string(node, rewrite)
+    if isinstance(node, exp.Div):
+        # DuckDB's `/` gives a DOUBLE whatever it divides; Spark's gives a DECIMAL(38, 18) of decimals (100.0 * mp / top)
+        return exp.Div(this=exp.cast(rewrite(node.this), "DOUBLE"), expression=rewrite(node.expression))
     if isinstance(node, exp.Bracket) and len(node.expressions) == 1 and not isinstance(node.expressions[0], exp.Literal):
         # SQLGlot shifts a literal index to Spark's 0-based one but leaves a computed index as it is;
         # ELEMENT_AT counts from 1, as DuckDB does

@@ -81,6 +81,7 @@ REWRITES = [  # DuckDB, and the Spark SQL the translation must give: each rule S
      "WHEN a.k0 IS NULL THEN 1 WHEN b.k0 IS NULL THEN -1 WHEN a.k0 < b.k0 THEN -1 WHEN a.k0 > b.k0 THEN 1 ELSE 0 END), s -> s.v) FROM t"),
     ("SELECT list(DISTINCT r ORDER BY r) FROM t", "SELECT ARRAY_SORT(COLLECT_SET(r)) FROM t"),
     ("SELECT avg(r ORDER BY s) FROM t", "SELECT AVG(r) FROM t"),
+    ("SELECT 100.0 * mp / top FROM t", "SELECT CAST(100.0 * mp AS DOUBLE) / top FROM t"),
     ("SELECT any_value(x) FROM t", "SELECT ANY_VALUE(x, TRUE) FROM t"),
     ("SELECT format('{} of {}', a, b) FROM t",
      "SELECT CASE WHEN a IS NULL OR b IS NULL THEN NULL ELSE FORMAT_STRING('%s of %s', CAST(a AS STRING), CAST(b AS STRING)) END FROM t"),
