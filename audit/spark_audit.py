@@ -176,6 +176,12 @@ def _driver_tables(tables: dict[str, Any]) -> dict[str, pa.Table]:
     row per event, stay on Spark (empty here: nothing of the driver reads them)."""
     out = {name: schema.empty_table() for name, schema in SCHEMAS.items()}
     for name in DRIVER_TABLES:
-        table = tables[name].select(*SCHEMAS[name].names).toArrow()
-        out[name] = table.cast(SCHEMAS[name])
+        table = tables[name].select(*SCHEMAS[name].names).toArrow().cast(SCHEMAS[name])
+        out[name] = table.sort_by([(key, "ascending") for key in _LOG_ORDER.get(name, ("entry",))])
     return out
+
+
+_LOG_ORDER = {"seats": ("entry", "seat"), "seatings": ("entry", "table_no", "seat")}
+"""How the driver's tables are put back in the projection's order, log order (Spark returns rows in
+the order it read its files): the checks read the registrations, the tournaments and the seatings
+in that order (the round-1 draw, the order the findings are reported in)."""
