@@ -31,6 +31,7 @@ SETTINGS = {
     "spark.sql.execution.arrow.pyspark.enabled": "true",
     "spark.sql.ansi.enabled": "false",  # DuckDB's casts of JSON text that is not a number give NULL, not an error
     "spark.sql.legacy.sizeOfNull": "false",  # the size of a NULL list is NULL, as in DuckDB, not -1
+    "spark.sql.runSQLOnFiles": "false",  # no SELECT … FROM parquet.`/any/path`: SQL reads the export's tables only
 }
 """The session's settings: what local[2] on a small machine needs (a cluster's own override them
 through --conf or spark-defaults.conf, which a master URL brings)."""
@@ -112,6 +113,9 @@ class SparkDB:
             raise AuditError(str(exc)) from None
         if not _is_select(translated):
             raise AuditError("only read-only queries are allowed: one SELECT or WITH … SELECT")
+        called = _java_calls(translated)
+        if called:
+            raise AuditError(f"{', '.join(called)}: calls into the JVM are not allowed in a query")
         return self._collect("query", translated, timeout)
 
     def _named(self, name: str, params: dict[str, Any]) -> tuple[list[str], list[tuple[Any, ...]]]:
@@ -182,6 +186,17 @@ def _is_select(sql: str) -> bool:
 
     statements = sqlglot.parse(sql, read="spark")
     return len(statements) == 1 and isinstance(statements[0], exp.Query)
+
+
+_JAVA = frozenset({"reflect", "java_method", "try_reflect"})
+"""Spark SQL functions that call any Java method: a query could run code or read files through them."""
+
+
+def _java_calls(sql: str) -> list[str]:
+    import sqlglot
+    from sqlglot import exp
+
+    return sorted({f.name.lower() for f in sqlglot.parse_one(sql, read="spark").find_all(exp.Anonymous) if f.name.lower() in _JAVA})
 
 
 def _plain(value: Any) -> Any:
