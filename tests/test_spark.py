@@ -1,7 +1,7 @@
 """The audit on Apache Spark over a Parquet export (issue 17): every named query and view translates
 from its DuckDB source; an export that does not match its signed manifest is refused before Spark
-starts; and `audit --engine spark` gives the same JSON as the DuckDB audit of the ledger, on a
-simulated tournament of each game, clean and with every planted fault (`--inject`).
+starts; and `audit --engine spark` gives the same JSON as the DuckDB audit of the ledger, on the demo event and
+on a simulated tournament of each game, clean and with every planted fault (`--inject`).
 
 The Spark tests skip, saying why, where Spark cannot run (no pyspark, no Java); with
 MATCHLEDGER_REQUIRE_SPARK=1 (CI) they fail instead.
@@ -227,6 +227,17 @@ def test_spark_audit_gives_the_duckdb_audits_json(tmp_path: Path, fault: str, sp
     assert (local[0] == 0) == (fault == "clean"), local[1]["reason"]  # a Swiss round seated wrongly is an error, not a warning
     for game in sorted(PLAYERS):
         tournament = f"{game}-cup-{SEED}"  # the simulator names a tournament after its game and seed
+        assert _json("standings", "--tournament", tournament, *spark) == _json("standings", "--tournament", tournament, "--ledger", str(root))
+
+
+def test_spark_audit_of_the_demo_event_gives_the_duckdb_audits_json(tmp_path: Path, spark_ready: None) -> None:
+    root, out = tmp_path / "l", tmp_path / "pq"
+    demo = cli("demo", "--ledger", str(root), "--json")
+    assert demo.exit_code == 0, demo.output
+    assert cli("export", "--ledger", str(root), "--parquet", str(out)).exit_code == 0
+    spark = ("--engine", "spark", "--parquet", str(out), "--key", str(root / "signer.pub"))
+    assert _json("audit", *spark) == _json("audit", "--ledger", str(root))
+    for tournament in json.loads(demo.stdout)["tournaments"]:
         assert _json("standings", "--tournament", tournament, *spark) == _json("standings", "--tournament", tournament, "--ledger", str(root))
 
 
