@@ -7,7 +7,6 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.dataset as ds
