@@ -100,3 +100,36 @@ def tile_roots(events: pa.Table) -> list[TileRoot]:
         roots.append(tile_root(tile, entries[start:end], bodies[start:end]))
         start = end
     return roots
+
+
+BLOCK = 1 << 16
+"""Entries an engine's task hashes together: whole tiles (a multiple of 256), few enough groups that
+the per-group cost of a distributed engine does not dwarf the hashing."""
+ROOTS_SCHEMA = "tile long, count long, root binary, problem string"
+"""The rows `roots_of_rows` gives back, as Spark names them."""
+
+
+def roots_of_rows(frame: Any) -> Any:
+    """Returns the tile roots of one block's `entry` and `body` rows (a pandas DataFrame, as a
+    group-map of Spark or any dataframe engine hands it) as rows of ROOTS_SCHEMA; a block that
+    cannot make its tiles gives one row naming the problem, for the driver to report."""
+    import pandas as pd
+
+    try:
+        roots = tile_roots(pa.Table.from_pandas(frame[["entry", "body"]], preserve_index=False))
+    except TreeMismatch as exc:
+        return pd.DataFrame({"tile": [int(frame["entry"].min()) // WIDTH], "count": [0], "root": [b""], "problem": [str(exc)]})
+    return pd.DataFrame({"tile": [r.tile for r in roots], "count": [r.count for r in roots], "root": [r.root for r in roots],
+                         "problem": [None] * len(roots)})
+
+
+def roots_from_rows(rows: Iterable[Any]) -> list[TileRoot]:
+    """Returns the tile roots from ROOTS_SCHEMA rows (Spark's Row or any mapping).
+
+    :raises TreeMismatch: the first problem a block reported, by tile.
+    """
+    rows = list(rows)
+    problems = sorted((row["tile"], row["problem"]) for row in rows if row["problem"])
+    if problems:
+        raise TreeMismatch(problems[0][1])
+    return [TileRoot(row["tile"], row["count"], bytes(row["root"])) for row in rows]
