@@ -123,9 +123,11 @@ def _split(rows: pa.Table, most: int) -> Iterator[pa.Table]:
     """Yields a partition's rows in as few files of at most `most` rows as it takes, of equal size (no
     small last file)."""
     files = -(-len(rows) // most)
-    size = -(-len(rows) // files)
-    for low in range(0, len(rows), size):
-        yield rows.slice(low, size)
+    size, longer = divmod(len(rows), files)
+    low = 0
+    for n in range(files):
+        yield rows.slice(low, size + (n < longer))
+        low += size + (n < longer)
 
 
 def _write(rows: pa.Table, path: Path, limits: Limits) -> Path:
