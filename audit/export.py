@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from audit.dictionary import BY_NAME, meaning
-from audit.lake import NONE, PARTITIONS, Limits, Places, partitioned, with_timestamps, write_partitions
+from audit.lake import LAKE, NONE, PARTITIONS, Limits, Places, partitioned, with_timestamps, write_partitions
 from audit.projection import SCHEMAS, Projection
 from audit.trino import TRINO_FILE, registration_sql
 from ledger import PRIVATE_KEY, SignatureError, Signer, Verifier, load_verifier, newest_checkpoint, sign_note, verify_note
@@ -67,7 +67,7 @@ class Manifest(msgspec.Struct, frozen=True):
 
 
 def export_parquet(root: Path, projection: Projection, out: Path, db: AuditDB | None = None, location: str | None = None,
-                   limits: Limits = Limits()) -> dict[str, Any]:
+                   limits: Limits = LAKE) -> dict[str, Any]:
     """Writes every projection table, and every table and view derived from it (by `db`, the
     projection's database, loaded here when not given), under `out/<table>/tournament=…/round=…/`,
     then `schema.json`, `trino.sql` (its tables found at `location`, by default the export's own

@@ -43,6 +43,10 @@ class Limits:
     group_rows: int = GROUP_ROWS
 
 
+LAKE = Limits()
+"""The bounds of an export."""
+
+
 @dataclass(frozen=True)
 class Places:
     """Where each stream sits: its tournament and round as partition values (`none` when it has none)."""

@@ -3,8 +3,8 @@ table per exported table (column types from its Arrow schema, its descriptions a
 partitioned by tournament and round), and the call that finds each table's partitions.
 
 Run it with the Hive catalog as the session's (`trino --catalog hive --file trino.sql`). The Hive
-connector has no TIMESTAMP WITH TIME ZONE column: the UTC instants are TIMESTAMP(3), read as UTC
-where `hive.parquet.time-zone` is UTC (its default is the JVM's zone)."""
+connector has no TIMESTAMP WITH TIME ZONE column: the UTC instants are TIMESTAMP(3), the UTC time
+without its zone."""
 
 from __future__ import annotations
 
