@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 import msgspec
 import pyarrow as pa
@@ -71,9 +72,14 @@ def export_parquet(root: Path, projection: Projection, out: Path, db: AuditDB | 
     """Writes every projection table, and every table and view derived from it (by `db`, the
     projection's database, loaded here when not given), under `out/<table>/tournament=…/round=…/`,
     then `schema.json`, `trino.sql` (its tables found at `location`, by default the export's own
-    file:// URI), the manifest and its signed note."""
+    file:// URI), the manifest and its signed note.
+
+    :raises ExportError: when `location` is not a URI.
+    """
     from audit.db import AuditDB
 
+    if location is not None and not urlsplit(location).scheme:
+        raise ExportError(f"--location {location!r} is not a URI: give its scheme (s3://…, hdfs://…, file:///…)")
     checkpoint = newest_checkpoint(root, load_verifier(root))
     base = projection.tables()
     derived = (db or AuditDB(base)).derived_tables()

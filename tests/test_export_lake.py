@@ -227,6 +227,9 @@ def test_location_sets_the_tables_external_location(season: Path, tmp_path: Path
     locations = re.findall(r"external_location = '([^']*)'", (out / "trino.sql").read_text())
     assert locations and all(re.fullmatch(r"s3://lake/cups/\w+", loc) for loc in locations)
     assert cli("export", "--ledger", str(season), "--jsonl", str(tmp_path / "x.jsonl"), "--location", "s3://x").exit_code == 2
+    not_uri = cli("export", "--ledger", str(season), "--parquet", str(tmp_path / "other"), "--location", "lake/cups")
+    assert not_uri.exit_code == 1 and "--location 'lake/cups' is not a URI: give its scheme (s3://…, hdfs://…, file:///…)" in not_uri.stderr
+    assert not (tmp_path / "other").exists()
 
 
 # -- refusals -----------------------------------------------------------------------------------
