@@ -2,9 +2,10 @@
 round (`<table>/tournament=…/round=…/part-00000.parquet`), files of at most FILE_ROWS rows in row
 groups of at most GROUP_ROWS rows, and the partition columns kept inside each file too.
 
-Partitioning by game stream, as the first format did, made one directory per game: 10,000 games gave
-each table 10,000 files of a few hundred rows, which Spark and Trino open one task each for. A round
-of a tournament holds thousands of games, so its partition is a few large files.
+A partition per game would give a 10,000-game event 10,000 files of a few hundred rows per table,
+one task each for Spark or Trino; the first format (by game type and tournament) gave a season's
+table one unbounded file per tournament. A round holds thousands of games: its partition is a few
+files of bounded size, and a query of one round reads that round's files only.
 
 The partition columns are text in the path and in the file alike (the round number, or `none` for a
 row outside any tournament or round: Hive's own null directory is typed inconsistently by readers), so
