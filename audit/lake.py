@@ -113,15 +113,27 @@ def write_partitions(table: pa.Table, directory: Path, limits: Limits) -> list[P
 
 
 def _partitions(table: pa.Table) -> Iterator[tuple[tuple[str, ...], pa.Table]]:
-    """Yields each partition's key and rows: one stable sort of the keys, then one partition copied at
-    a time (a filter per partition would read the whole table once per round of a season)."""
-    keys = table.select(list(PARTITIONS))
-    order = pc.sort_indices(keys, [(p, "ascending") for p in PARTITIONS])
+    """Yields each partition's key and rows in log order (by `entry` where the table has it: the
+    replay's workers may give `steps` out of order): one stable sort, then one partition at a time (a
+    filter per partition would read the whole table once per round of a season). Rounds are played one
+    after another, so a round's rows are often one run of the table: a slice, not a copy."""
+    by = [*PARTITIONS, *(["entry"] if "entry" in table.column_names else [])]
+    keys = table.select(by)
+    order = pc.sort_indices(keys, [(p, "ascending") for p in by])
     ordered = keys.take(order)
     changed = reduce(pc.or_, (pc.not_equal(ordered.column(p)[1:], ordered.column(p)[:-1]) for p in PARTITIONS))
     starts = [0, *(i + 1 for i in pc.indices_nonzero(changed.combine_chunks()).to_pylist()), len(table)]
     for low, high in zip(starts, starts[1:]):
-        yield tuple(ordered.column(p)[low].as_py() for p in PARTITIONS), table.take(order[low:high])
+        indices = order[low:high]
+        rows = table.slice(indices[0].as_py(), len(indices)) if _is_run(indices) else table.take(indices)
+        yield tuple(ordered.column(p)[low].as_py() for p in PARTITIONS), rows
+
+
+def _is_run(indices: pa.Array) -> bool:
+    """Tells whether row indices are consecutive and increasing (a slice of the table)."""
+    if indices[len(indices) - 1].as_py() - indices[0].as_py() != len(indices) - 1:
+        return False
+    return len(indices) == 1 or pc.all(pc.greater(indices[1:], indices[:-1])).as_py()
 
 
 def _split(rows: pa.Table, most: int) -> Iterator[pa.Table]:

@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from audit.export import MANIFEST_FORMAT, ExportError, export_parquet, load_parquet
-from audit.lake import NONE, PARTITIONS, TIMESTAMP, Limits, hive_escape
+from audit.lake import NONE, PARTITIONS, TIMESTAMP, Limits, hive_escape, write_partitions
 from audit.projection import SCHEMAS, project
 from ledger import read_entries
 from ledger.notes import Signer, Verifier, sign_note
@@ -125,6 +125,18 @@ def test_a_partition_keeps_its_rows_in_entry_order_across_its_files(exported: Pa
     for parts in _files_by_partition(exported, "steps").values():
         entries = [e for f in sorted(parts, key=lambda f: f["path"]) for e in pq.read_table(exported / f["path"]).column("entry").to_pylist()]
         assert entries == sorted(entries)
+
+
+def test_a_partition_is_written_in_entry_order_whatever_the_tables_order(tmp_path: Path) -> None:
+    """The replay's workers may give `steps` out of log order; each file still holds a run of entries
+    (partitions t and u are copied in order, v is a run of the table: a slice)."""
+    table = pa.table({"entry": [5, 1, 4, 0, 3, 2, 6, 7], "tournament": ["t", "u", "t", "u", "t", "u", "v", "v"], "round": ["1"] * 8})
+    files = write_partitions(table, tmp_path, Limits(file_rows=2, group_rows=1))
+    written = {str(f.relative_to(tmp_path)): pq.read_table(f).column("entry").to_pylist() for f in files}
+    assert written == {"tournament=t/round=1/part-00000.parquet": [3, 4], "tournament=t/round=1/part-00001.parquet": [5],
+                       "tournament=u/round=1/part-00000.parquet": [0, 1], "tournament=u/round=1/part-00001.parquet": [2],
+                       "tournament=v/round=1/part-00000.parquet": [6, 7]}
+    assert all(pq.read_metadata(f).num_row_groups == pq.read_metadata(f).num_rows for f in files)
 
 
 def test_an_empty_table_has_one_empty_file_under_none(exported: Path) -> None:
