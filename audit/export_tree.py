@@ -12,12 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from itertools import groupby
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from ledger.merkle import leaf_hash, root_of
+from ledger.fastscan import extend, leaf_hashes
+from ledger.merkle import CompactRange, root_of
 from ledger.tiles import WIDTH
 
 
@@ -49,8 +50,9 @@ def tile_root(tile: int, entries: Sequence[int], bodies: Sequence[str | bytes]) 
             problem = "repeated" if entries[at] < expected else "missing"
             entry = entries[at] if problem == "repeated" else expected
             raise TreeMismatch(f"entry {entry} is {problem} in the export (tile {tile})")
-    leaves = [leaf_hash(body.encode() if isinstance(body, str) else body) for body in (bodies[at] for at in order)]
-    return TileRoot(tile, len(order), root_of(leaves))
+    tree = CompactRange()
+    extend(tree, leaf_hashes([_bytes(bodies[at]) for at in order]))
+    return TileRoot(tile, len(order), tree.root())
 
 
 def tree_root(tiles: Iterable[TileRoot], size: int) -> bytes:
@@ -90,16 +92,25 @@ def check_tree(tiles: Iterable[TileRoot], checkpoint: dict[str, Any]) -> None:
 
 def tile_roots(events: pa.Table) -> list[TileRoot]:
     """Returns the tile roots of an `events` table (here, in one process; an engine does this per
-    tile on its executors)."""
+    block of tiles on its executors). The table is sorted once and cut where the tile changes;
+    each tile's rows are a slice of it, so only 256 bodies at a time become Python objects."""
     ordered = events.select(["entry", "body"]).sort_by("entry")
-    entries = ordered.column("entry").to_pylist()
-    bodies = ordered.column("body").to_pylist()
-    roots, start = [], 0
-    for tile, group in groupby(entries, key=lambda entry: entry // WIDTH):
-        end = start + len(list(group))
-        roots.append(tile_root(tile, entries[start:end], bodies[start:end]))
-        start = end
+    if not ordered.num_rows:
+        return []
+    entries = ordered.column("entry").combine_chunks()
+    if pc.min(entries).as_py() < 0:
+        raise TreeMismatch(f"entry {pc.min(entries).as_py()} is not an entry of any log")
+    tiles = pc.divide(entries, WIDTH)
+    changes = pc.indices_nonzero(pc.not_equal(tiles[1:], tiles[:-1])).to_pylist()
+    roots = []
+    for low, high in zip([0, *(i + 1 for i in changes)], [*(i + 1 for i in changes), ordered.num_rows]):
+        rows = ordered.slice(low, high - low)
+        roots.append(tile_root(tiles[low].as_py(), rows.column("entry").to_pylist(), rows.column("body").to_pylist()))
     return roots
+
+
+def _bytes(body: str | bytes) -> bytes:
+    return body.encode() if isinstance(body, str) else body
 
 
 BLOCK = 1 << 16
