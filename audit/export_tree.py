@@ -116,26 +116,25 @@ def _bytes(body: str | bytes) -> bytes:
 BLOCK = 1 << 16
 """Entries an engine's task hashes together: whole tiles (a multiple of 256), few enough groups that
 the per-group cost of a distributed engine does not dwarf the hashing."""
-ROOTS_SCHEMA = "tile long, count long, root binary, problem string"
-"""The rows `roots_of_rows` gives back, as Spark names them."""
+ROOTS = pa.schema([("tile", pa.int64()), ("count", pa.int64()), ("root", pa.binary()), ("problem", pa.string())])
+"""The rows `roots_of_block` gives back (Spark's DDL: "tile long, count long, root binary, problem string")."""
 
 
-def roots_of_rows(frame: Any) -> Any:
-    """Returns the tile roots of one block's `entry` and `body` rows (a pandas DataFrame, as a
-    group-map of Spark or any dataframe engine hands it) as rows of ROOTS_SCHEMA; a block that
-    cannot make its tiles gives one row naming the problem, for the driver to report."""
-    import pandas as pd
-
+def roots_of_block(table: pa.Table) -> pa.Table:
+    """Returns the tile roots of one block's `entry` and `body` rows (an Arrow table, as a group-map
+    of Spark or any dataframe engine hands it) as rows of ROOTS; a block that cannot make its tiles
+    gives one row naming the problem, for the driver to report."""
     try:
-        roots = tile_roots(pa.Table.from_pandas(frame[["entry", "body"]], preserve_index=False))
+        roots = tile_roots(table)
     except TreeMismatch as exc:
-        return pd.DataFrame({"tile": [int(frame["entry"].min()) // WIDTH], "count": [0], "root": [b""], "problem": [str(exc)]})
-    return pd.DataFrame({"tile": [r.tile for r in roots], "count": [r.count for r in roots], "root": [r.root for r in roots],
-                         "problem": [None] * len(roots)})
+        first = pc.min(table.column("entry")).as_py() or 0
+        return pa.table({"tile": [first // WIDTH], "count": [0], "root": [b""], "problem": [str(exc)]}, schema=ROOTS)
+    return pa.table({"tile": [r.tile for r in roots], "count": [r.count for r in roots], "root": [r.root for r in roots],
+                     "problem": [None] * len(roots)}, schema=ROOTS)
 
 
 def roots_from_rows(rows: Iterable[Any]) -> list[TileRoot]:
-    """Returns the tile roots from ROOTS_SCHEMA rows (Spark's Row or any mapping).
+    """Returns the tile roots from ROOTS rows (Spark's Row or any mapping).
 
     :raises TreeMismatch: the first problem a block reported, by tile.
     """
