@@ -1,27 +1,30 @@
-"""Parquet export of the projection, Hive-partitioned by game and tournament, with a manifest of
-every file's SHA-256, row count and entry range and the checkpoint it was made from.
+"""Parquet export of the projection for a data lake, with a manifest of every file's SHA-256, row count
+and entry range and the checkpoint it was made from, and the SQL that registers it in Trino.
 
-Every table of the manifest has at least one file (an empty one when it has no rows), so a reader
-never meets a missing table. A row outside any tournament (or any game) is filed under the
-partition value `none`, not Hive's null directory, which readers type inconsistently. Beside each
-integer timestamp (ms since the epoch) sits the same instant as TIMESTAMP(ms, UTC). The derived
+The layout (audit/lake.py): each table Hive-partitioned by tournament and round, the partition
+columns kept inside the files too, bounded files and row groups; beside each integer timestamp (ms
+since the epoch) the same instant as TIMESTAMP(ms, UTC). Every table of the manifest has at least
+one file (an empty one when it has no rows), so a reader never meets a missing table. The derived
 tables and views (`timings`, `seat_times`, `results`, `player_results` …) are exported as they were
-computed; `schema.json` and each Parquet field's metadata describe every column (audit/dictionary.py)."""
+computed; `schema.json` and each Parquet field's metadata describe every column (audit/dictionary.py),
+`trino.sql` registers every table in Trino's Hive connector (audit/trino.py)."""
 
 from __future__ import annotations
 
 import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 import msgspec
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from audit.dictionary import BY_NAME, meaning
+from audit.lake import LAKE, NONE, PARTITIONS, Limits, Places, partitioned, with_timestamps, write_partitions
 from audit.projection import SCHEMAS, Projection
+from audit.trino import TRINO_FILE, registration_sql
 from ledger import PRIVATE_KEY, SignatureError, Signer, Verifier, load_verifier, newest_checkpoint, sign_note, verify_note
 
 if TYPE_CHECKING:
@@ -30,15 +33,14 @@ if TYPE_CHECKING:
 MANIFEST = "manifest.json"
 MANIFEST_NOTE = "manifest.note"
 SCHEMA_FILE = "schema.json"
-MANIFEST_FORMAT = "matchledger-parquet/1"
-PARTITIONS = ("game", "tournament")
-NONE = "none"
-"""The partition value of a row outside any tournament (or game)."""
-TIMESTAMP = pa.timestamp("ms", tz="UTC")
+MANIFEST_FORMAT = "matchledger-parquet/2"
+"""/2: partitioned by tournament and round, partition columns in the files, trino.sql (/1: by game and tournament)."""
+_FORMAT_PREFIX = "matchledger-parquet/"
+_PARTITION_MEANING = {"tournament": "tournament stream id the row belongs to", "round": "tournament round the row belongs to, as text"}
 
 
 class ExportError(ValueError):
-    """An export is incomplete, unsigned, or does not match its manifest."""
+    """An export is incomplete, unsigned, of another format, or does not match its manifest."""
 
 
 class ManifestFile(msgspec.Struct, frozen=True):
@@ -58,77 +60,48 @@ class Manifest(msgspec.Struct, frozen=True):
     tables: list[str]
     checkpoint: dict[str, Any] | None
     files: list[ManifestFile]
-    derived: list[str] = []
+    derived: list[str]
     """Tables and views computed at load (timings, results …), exported as computed; not read back."""
-    schema_sha256: str | None = None
-    """SHA-256 of schema.json, the data dictionary of the export."""
+    partitioned_by: list[str]
+    documents: dict[str, str]
+    """SHA-256 of the export's other files: schema.json (the data dictionary) and trino.sql."""
 
 
-def export_parquet(root: Path, projection: Projection, out: Path, db: AuditDB | None = None) -> dict[str, Any]:
+def export_parquet(root: Path, projection: Projection, out: Path, db: AuditDB | None = None, location: str | None = None,
+                   limits: Limits = LAKE) -> dict[str, Any]:
     """Writes every projection table, and every table and view derived from it (by `db`, the
-    projection's database, loaded here when not given), under `out/<table>/game=…/tournament=…/`,
-    then `schema.json`, the manifest and its signed note."""
+    projection's database, loaded here when not given), under `out/<table>/tournament=…/round=…/`,
+    then `schema.json`, `trino.sql` (its tables found at `location`, by default the export's own
+    file:// URI), the manifest and its signed note.
+
+    :raises ExportError: when `location` is not a URI.
+    """
     from audit.db import AuditDB
 
+    if location is not None and not urlsplit(location).scheme:
+        raise ExportError(f"--location {location!r} is not a URI: give its scheme (s3://…, hdfs://…, file:///…)")
     checkpoint = newest_checkpoint(root, load_verifier(root))
-    games = {g["stream"]: (g["game"], g["tournament"]) for g in projection.games}
-    kinds = {t["tournament"]: t["game"] for t in projection.tournaments}
     base = projection.tables()
     derived = (db or AuditDB(base)).derived_tables()
-    files, schema = [], {}
+    places = Places.of(base["games"], base["tournaments"])
+    files, schemas = [], {}
     for name, table in {**base, **derived}.items():
-        table = _described(name, _with_timestamps(_with_partitions(table, games, kinds)))
-        _write_table(table, out / name)
-        files += [_describe(out, path) for path in sorted((out / name).rglob("*.parquet"))]
-        schema[name] = _schema_entry(name, table)
-    schema_bytes = msgspec.json.format(msgspec.json.encode(schema)) + b"\n"
-    (out / SCHEMA_FILE).write_bytes(schema_bytes)
+        table = _described(name, partitioned(with_timestamps(table), places))
+        files += [_describe(out, path) for path in write_partitions(table, out / name, limits)]
+        schemas[name] = table.schema
+    documents = {SCHEMA_FILE: msgspec.json.format(msgspec.json.encode({n: _schema_entry(n, s) for n, s in schemas.items()})) + b"\n",
+                 TRINO_FILE: registration_sql(schemas, location or out.resolve().as_uri()).encode()}
+    for document, data in documents.items():
+        (out / document).write_bytes(data)
     manifest = {"format": MANIFEST_FORMAT, "tables": sorted(base), "checkpoint":
                 {"size": checkpoint.size, "root": checkpoint.root.hex(), "note": checkpoint.note} if checkpoint else None,
-                "files": files, "derived": sorted(derived), "schema_sha256": hashlib.sha256(schema_bytes).hexdigest()}
+                "files": files, "derived": sorted(derived), "partitioned_by": list(PARTITIONS),
+                "documents": {document: hashlib.sha256(data).hexdigest() for document, data in documents.items()}}
     data = msgspec.json.format(msgspec.json.encode(manifest)) + b"\n"
     (out / MANIFEST).write_bytes(data)
     signer = Signer.load(root / PRIVATE_KEY)
     (out / MANIFEST_NOTE).write_text(sign_note(f"{signer.name}\n{MANIFEST_FORMAT}\nsha256 {hashlib.sha256(data).hexdigest()}\n", signer))
     return manifest
-
-
-def _write_table(table: pa.Table, directory: Path) -> None:
-    """Writes a table's partitions; a table without rows gets one empty file with its full schema."""
-    if table.num_rows:
-        ds.write_dataset(table, directory, format="parquet", partitioning=list(PARTITIONS), partitioning_flavor="hive",
-                         existing_data_behavior="delete_matching")
-        return
-    empty = directory / f"game={NONE}" / f"tournament={NONE}"
-    empty.mkdir(parents=True, exist_ok=True)
-    pq.write_table(table.drop_columns(list(PARTITIONS)), empty / "part-0.parquet")
-
-
-def _with_partitions(table: pa.Table, games: dict[str, tuple[str, str | None]], kinds: dict[str, str]) -> pa.Table:
-    """Adds the game and tournament columns a table lacks, from its stream, and files a row outside
-    any game or tournament under `none`."""
-    streams = table.column("stream").to_pylist() if "stream" in table.column_names else None
-    if "tournament" not in table.column_names:
-        values = [games.get(s, (None, s if s in kinds else None))[1] for s in streams] if streams else [None] * len(table)
-        table = table.append_column("tournament", pa.array(values, pa.string()))
-    if "game" not in table.column_names:
-        tours = table.column("tournament").to_pylist()
-        values = [games[s][0] if streams and s in games else kinds.get(t) for s, t in zip(streams or [None] * len(table), tours)]
-        table = table.append_column("game", pa.array(values, pa.string()))
-    for column in PARTITIONS:
-        at = table.schema.get_field_index(column)
-        table = table.set_column(at, pa.field(column, pa.string()), pc.fill_null(table.column(column).cast(pa.string()), NONE))
-    return table
-
-
-def _with_timestamps(table: pa.Table) -> pa.Table:
-    """Adds beside each integer timestamp (`ts`, `*_ts`, ms since the epoch) the same instant as
-    TIMESTAMP(ms, UTC): `at`, `*_at`."""
-    for name in list(table.column_names):
-        if (name == "ts" or name.endswith("_ts")) and pa.types.is_integer(table.schema.field(name).type):
-            stamped = name[:-2] + "at" if name != "ts" else "at"
-            table = table.append_column(pa.field(stamped, TIMESTAMP), table.column(name).cast(pa.int64()).cast(TIMESTAMP))
-    return table
 
 
 def _described(name: str, table: pa.Table) -> pa.Table:
@@ -141,18 +114,17 @@ def _described(name: str, table: pa.Table) -> pa.Table:
 
 
 def _column_meaning(table: str, column: str) -> str | None:
-    if column == "at" or column.endswith("_at"):
-        raw = "ts" if column == "at" else column[:-2] + "ts"
-        return f"{raw} as TIMESTAMP(ms, UTC)"
-    if column in PARTITIONS and meaning(table, column) is not None:
-        return f"{meaning(table, column)}; partition value `{NONE}` when there is none"
+    if column in PARTITIONS:
+        return f"{_PARTITION_MEANING[column]}, `{NONE}` when there is none (a Hive partition column, kept in the file too)"
+    if meaning(table, column) is None and (column == "at" or column.endswith("_at")):
+        return f"{'ts' if column == 'at' else column[:-2] + 'ts'} as TIMESTAMP(ms, UTC)"
     return meaning(table, column)
 
 
-def _schema_entry(name: str, table: pa.Table) -> dict[str, Any]:
+def _schema_entry(name: str, schema: pa.Schema) -> dict[str, Any]:
     relation = BY_NAME.get(name)
     return {"row": relation.row if relation else None, "kind": relation.kind if relation else "table",
-            "columns": [{"name": f.name, "type": str(f.type), "description": _column_meaning(name, f.name)} for f in table.schema]}
+            "columns": [{"name": f.name, "type": str(f.type), "description": _column_meaning(name, f.name)} for f in schema]}
 
 
 def _describe(out: Path, path: Path) -> dict[str, Any]:
@@ -187,60 +159,101 @@ def _entry_range(meta: pq.FileMetaData, path: Path) -> tuple[int | None, int | N
 
 
 def load_parquet(out: Path, verifier: Verifier) -> dict[str, pa.Table]:
-    """Reads an export back after checking it (`verify_export`); nothing outside the export is read.
+    """Reads an export back as the projection had it, after checking the manifest's signature by the
+    ledger's key and every file against the manifest; nothing outside the export is read, and each
+    file is parsed from the very bytes whose hash was checked.
 
-    :raises ExportError: when the export does not verify, or a table is of another schema.
+    :raises ExportError: when the manifest is unsigned, of another format, malformed or names a path
+        outside the export, or a file is missing, extra, changed, or of another schema.
     """
-    manifest = verify_export(out, verifier)
-    tables = {name: _read_table(out / name) if (out / name).exists() else _empty(name) for name in manifest.tables}
-    for name, table in tables.items():
-        missing = set(SCHEMAS[name].names) - set(table.column_names)
-        if missing:
-            raise ExportError(f"table {name} lacks columns {sorted(missing)}: not this version's export")
+    manifest = _checked_manifest(out, verifier)
+    tables = {name: _read_table(out, name, [f for f in manifest.files if f.path.startswith(f"{name}/")]) for name in manifest.tables}
+    for f in manifest.files:  # the derived tables' files are not read back, but a changed one is a changed export
+        if f.path.split("/")[0] not in tables:
+            _verified_bytes(out, f)
     return tables
 
 
 def verify_export(out: Path, verifier: Verifier) -> Manifest:
-    """Returns an export's manifest once its signature by the ledger's key and every file against
-    it are checked: what any engine reads an export through, before it reads a row.
+    """Returns an export's manifest once its signature, its listing and every file's and document's
+    SHA-256 are checked: what an engine that reads the files itself (Spark) checks before it reads a
+    row (the files are read twice: a reader that parses them, like load_parquet, checks as it reads).
 
-    :raises ExportError: when the manifest is unsigned, malformed or names a path outside the
-        export, or a file is missing, extra or changed.
+    :raises ExportError: as load_parquet does.
     """
+    manifest = _checked_manifest(out, verifier)
+    for f in manifest.files:
+        _verified_bytes(out, f)
+    return manifest
+
+
+def _checked_manifest(out: Path, verifier: Verifier) -> Manifest:
+    """Returns the signed manifest once its listing and its documents are checked."""
     manifest = _signed_manifest(out, verifier)
+    _check_listing(out, manifest)
+    for document, digest in manifest.documents.items():
+        if hashlib.sha256((out / document).read_bytes()).hexdigest() != digest:
+            raise ExportError(f"{document}: sha256 differs from the manifest")
+    return manifest
+
+
+def _check_listing(out: Path, manifest: Manifest) -> None:
+    """Refuses a manifest naming an unknown table, document or a path outside the export, and an
+    export whose Parquet files are not exactly the manifest's."""
     base = out.resolve()
-    listed = {f.path: f for f in manifest.files}
     for table in [*manifest.tables, *manifest.derived]:
         if table not in SCHEMAS and table not in BY_NAME:
             raise ExportError(f"the manifest names table {table!r}, which no export has")
+    for document in manifest.documents:
+        if document not in (SCHEMA_FILE, TRINO_FILE):
+            raise ExportError(f"the manifest names document {document!r}, which no export has")
+    listed = {f.path for f in manifest.files}
     for path in listed:
         if not (base / path).resolve().is_relative_to(base) or not path.endswith(".parquet"):
             raise ExportError(f"the manifest names {path!r}, outside the export or not a Parquet file")
     present = {str(p.relative_to(out)) for p in out.rglob("*.parquet")}
-    if present != set(listed):
-        raise ExportError(f"export files differ from the manifest: extra {sorted(present - set(listed))}, missing {sorted(set(listed) - present)}")
-    for path, meta in listed.items():
-        if hashlib.sha256((out / path).read_bytes()).hexdigest() != meta.sha256:
-            raise ExportError(f"{path}: sha256 differs from the manifest")
-    if manifest.schema_sha256 is not None and hashlib.sha256((out / SCHEMA_FILE).read_bytes()).hexdigest() != manifest.schema_sha256:
-        raise ExportError(f"{SCHEMA_FILE}: sha256 differs from the manifest")
-    return manifest
+    if present != listed:
+        raise ExportError(f"export files differ from the manifest: extra {sorted(present - listed)}, missing {sorted(listed - present)}")
 
 
-def _read_table(directory: Path) -> pa.Table:
-    """Reads one exported table back as the projection had it: partition value `none` as NULL,
-    without the timestamp columns the export added."""
-    partitioning = ds.partitioning(pa.schema([(p, pa.string()) for p in PARTITIONS]), flavor="hive")
-    table = ds.dataset(directory, format="parquet", partitioning=partitioning).to_table()
-    for column in PARTITIONS:
-        values = table.column(column)
-        table = table.set_column(table.schema.get_field_index(column), column, pc.if_else(pc.equal(values, NONE), None, values))
-    added = [c for c in table.column_names if c == "at" or c.endswith("_at")]
-    return table.drop_columns(added).replace_schema_metadata(None)
+def _read_table(out: Path, name: str, files: list[ManifestFile]) -> pa.Table:
+    """Reads one table's files (no partition discovery: the files hold their partition columns) and
+    returns it with the projection's columns and types: partition value `none` as NULL, without the
+    columns the export added.
+
+    :raises ExportError: when a file differs from the manifest or lacks a column.
+    """
+    parts = [pq.read_table(pa.BufferReader(_verified_bytes(out, f))).replace_schema_metadata(None) for f in files]
+    table = pa.concat_tables(parts, promote_options="none") if parts else SCHEMAS[name].empty_table()
+    missing = [c for c in SCHEMAS[name].names if c not in table.column_names]
+    if missing:
+        raise ExportError(f"table {name} lacks columns {missing}: not this version's export")
+    return pa.table([_restored(table.column(field.name), field) for field in SCHEMAS[name]], schema=SCHEMAS[name])
+
+
+def _verified_bytes(out: Path, f: ManifestFile) -> bytes:
+    """Returns a file's bytes once their hash is the manifest's.
+
+    :raises ExportError: when it is not.
+    """
+    data = (out / f.path).read_bytes()
+    if hashlib.sha256(data).hexdigest() != f.sha256:
+        raise ExportError(f"{f.path}: sha256 differs from the manifest")
+    return data
+
+
+def _restored(column: pa.ChunkedArray, field: pa.Field) -> pa.ChunkedArray:
+    """Returns an exported column as the projection typed it (a partition column's `none` as NULL)."""
+    if field.name in PARTITIONS:
+        column = pc.if_else(pc.equal(column, NONE), pa.scalar(None, column.type), column)
+    return column.cast(field.type)
 
 
 def _signed_manifest(out: Path, verifier: Verifier) -> Manifest:
-    """Returns the manifest once its note verifies and commits to its bytes."""
+    """Returns the manifest once its note verifies, is of this format and commits to its bytes.
+
+    :raises ExportError: when it does not.
+    """
     try:
         data = (out / MANIFEST).read_bytes()
         note = (out / MANIFEST_NOTE).read_text()
@@ -250,18 +263,15 @@ def _signed_manifest(out: Path, verifier: Verifier) -> Manifest:
         body = verify_note(note, verifier)
     except (SignatureError, UnicodeDecodeError) as exc:
         raise ExportError(f"{MANIFEST_NOTE}: {exc}") from None
+    signed_format = body.split("\n")[1] if body.count("\n") >= 2 else ""
+    if signed_format.startswith(_FORMAT_PREFIX) and signed_format != MANIFEST_FORMAT:
+        raise ExportError(f"{out} is a {signed_format} export; this version reads {MANIFEST_FORMAT} only: export the ledger again")
     if body != f"{verifier.name}\n{MANIFEST_FORMAT}\nsha256 {hashlib.sha256(data).hexdigest()}\n":
         raise ExportError(f"{MANIFEST_NOTE} is not the signature of this {MANIFEST}: the manifest was changed")
     try:
-        return msgspec.json.decode(data, type=Manifest)
+        manifest = msgspec.json.decode(data, type=Manifest)
     except msgspec.DecodeError as exc:
         raise ExportError(f"{MANIFEST} is malformed: {exc}") from None
-
-
-def _empty(name: str) -> pa.Table:
-    """Returns a table with no rows (no file was written for it) and its full schema."""
-    schema = SCHEMAS[name]
-    for column in PARTITIONS:
-        if column not in schema.names:
-            schema = schema.append(pa.field(column, pa.string()))
-    return schema.empty_table()
+    if manifest.format != MANIFEST_FORMAT:
+        raise ExportError(f"{MANIFEST} says format {manifest.format!r} where its note says {MANIFEST_FORMAT}")
+    return manifest

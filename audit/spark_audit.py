@@ -47,10 +47,9 @@ def open_export(out: Path, verifier: Verifier, master: str | None = None) -> tup
     checkpoint = _checkpoint(manifest, verifier)
     spark = spark_session(master)
     files = _files_by_table(manifest)
-    read = {name: read_table(spark, out, files[name]) for name in manifest.tables if name not in REPLAYED}
+    read = {name: read_table(spark, out, name, files[name]) for name in manifest.tables if name not in REPLAYED}
     events = read["events"].cache()
-    _check_size(events, checkpoint)
-    _check_root(events, checkpoint)
+    _check_tree(events, manifest)
     replayed = replay_games(events)
     others, streams = _other_streams(events)
     orphans = [orphan(s, found) for s, found in others.items() if is_orphan(s, found[0].kind)]
@@ -86,60 +85,23 @@ def _checkpoint(manifest: Manifest, verifier: Verifier) -> tuple[int, str]:
     return size, root
 
 
-def _check_size(events: DataFrame, checkpoint: tuple[int, str]) -> None:
-    """Refuses an export whose entries are not exactly those the checkpoint signs (0 … size − 1).
+def _check_tree(events: DataFrame, manifest: Manifest) -> None:
+    """Refuses an export whose entries (`events.body`, the stored bytes) are not exactly those the
+    checkpoint signs: each block of tiles hashed on an executor (audit/export_tree.py), the tile
+    roots combined on the driver.
 
-    :raises ExportError: naming the counts.
+    :raises ExportError: naming the entry missing, repeated or beyond the checkpoint, or the roots.
     """
     from pyspark.sql import functions as F
 
-    row = events.agg(F.count("*").alias("n"), F.countDistinct("entry").alias("distinct"), F.min("entry").alias("low"),
-                     F.max("entry").alias("high")).collect()[0]
-    size = checkpoint[0]
-    if (row["n"], row["distinct"]) != (size, size) or (size and (row["low"], row["high"]) != (0, size - 1)):
-        raise ExportError(f"the export holds {row['n']} events (entries {row['low']}…{row['high']}), "
-                          f"the checkpoint signs entries 0…{size - 1}")
+    from audit.export_tree import BLOCK, TreeMismatch, check_tree, roots_from_rows, roots_of_block
 
-
-TILE = 256
-"""Entries per tile of the tree (C2SP tlog-tiles' width): each tile's subtree is hashed on an executor."""
-
-
-def _check_root(events: DataFrame, checkpoint: tuple[int, str]) -> None:
-    """Refuses an export whose entries (`events.body`, the stored bytes) do not hash to the root the
-    checkpoint signs: each tile's subtree root is computed on the executors from its entries' leaf
-    hashes, the tree above the tiles on the driver (RFC 6962 splits a tree at powers of two, so
-    every subtree above a tile is made of whole tiles).
-
-    :raises ExportError: naming the root signed and the root computed.
-    """
-    from pyspark.sql import functions as F
-
-    tiles = events.select((F.col("entry") / TILE).cast("long").alias("tile"), "entry", "body")
-    rows = tiles.groupBy("tile").applyInArrow(_tile_root, "tile long, root binary").collect()
-    roots = {row["tile"]: bytes(row["root"]) for row in rows}
-    computed = _root_over_tiles(roots, 0, checkpoint[0]).hex()
-    if computed != checkpoint[1]:
-        raise ExportError(f"the export's entries hash to root {computed}, the checkpoint signs {checkpoint[1]}")
-
-
-def _tile_root(table: pa.Table) -> pa.Table:
-    """Returns the root of one tile's subtree, from its entries' stored bytes (hashed as stored)."""
-    from ledger.merkle import leaf_hash, root_of
-
-    ordered = table.sort_by("entry")
-    leaves = [leaf_hash(body) for body in ordered["body"].cast(pa.binary()).to_pylist()]
-    return pa.table({"tile": [table["tile"][0].as_py()], "root": [root_of(leaves)]}, schema=pa.schema([("tile", pa.int64()), ("root", pa.binary())]))
-
-
-def _root_over_tiles(tiles: dict[int, bytes], lo: int, hi: int) -> bytes:
-    """Returns the RFC 6962 root of entries lo … hi − 1, lo on a tile's edge, from the tiles' roots."""
-    from ledger.merkle import EMPTY_ROOT, node_hash, split_point
-
-    if hi - lo <= TILE:
-        return tiles[lo // TILE] if hi > lo else EMPTY_ROOT
-    k = split_point(hi - lo)
-    return node_hash(_root_over_tiles(tiles, lo, lo + k), _root_over_tiles(tiles, lo + k, hi))
+    blocks = events.select("entry", "body").withColumn("block", (F.col("entry") / BLOCK).cast("long"))
+    rows = blocks.groupBy("block").applyInArrow(roots_of_block, "tile long, count long, root binary, problem string").collect()
+    try:
+        check_tree(roots_from_rows(rows), manifest.checkpoint or {})
+    except TreeMismatch as exc:
+        raise ExportError(str(exc)) from None
 
 
 def _files_by_table(manifest: Manifest) -> dict[str, list[str]]:

@@ -1,21 +1,24 @@
 """Every Spark call of matchledger but the replay's: the session, the export's tables read from its
 manifest's file list, the views of `audit/sql/views/` and the named queries, in Spark SQL.
 
-The tables are read from the files the manifest lists, not discovered under a fixed directory
-layout, so that any layout of an export reads the same: a Hive partition value in a file's path
-(`game=junqi/`) becomes a column where the file does not hold that column itself.
+The tables are read from the files the manifest lists, not discovered under a directory layout:
+each file holds its partition columns itself (matchledger-parquet/2).
 """
 
 from __future__ import annotations
 
 import os
-import re
 import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import pyarrow as pa
+
 from audit.db import QUERIES, AuditError, check_call
+from audit.export import ExportError
+from audit.lake import NONE, PARTITIONS
+from audit.projection import SCHEMAS
 from audit.spark_sql import TranslationError, spark_query, spark_relations, spark_sql
 
 if TYPE_CHECKING:
@@ -35,8 +38,6 @@ SETTINGS = {
 }
 """The session's settings: what local[2] on a small machine needs (a cluster's own override them
 through --conf or spark-defaults.conf, which a master URL brings)."""
-_PARTITION = re.compile(r"([^/=]+)=([^/]*)/")
-NONE = "none"
 
 
 def spark_session(master: str | None = None) -> SparkSession:
@@ -53,20 +54,35 @@ def spark_session(master: str | None = None) -> SparkSession:
     return spark
 
 
-def read_table(spark: SparkSession, out: Path, files: Iterable[str]) -> DataFrame:
-    """Reads one table of an export from its files (paths under `out`): partition values from the
-    paths where the files lack those columns, `none` as NULL, without the timestamp columns the
-    export adds beside each integer one (the projection's own tables have none)."""
-    from pyspark.sql import functions as F
+def read_table(spark: SparkSession, out: Path, name: str, files: Iterable[str]) -> DataFrame:
+    """Reads one table of an export from its files (paths under `out`, each holding its partition
+    columns) with the projection's columns and types: a partition value `none` as NULL, without the
+    columns the export adds (timestamps, the partitions of a table that has none of its own).
 
-    paths = [str(out / f) for f in files]
-    frame = spark.read.option("mergeSchema", "true").option("recursiveFileLookup", "true").parquet(*paths)
-    keys = dict.fromkeys(k for f in files for k, _ in _PARTITION.findall(f))
-    for key in keys:
-        if key not in frame.columns:
-            frame = frame.withColumn(key, F.regexp_extract(F.col("_metadata.file_path"), f"/{re.escape(key)}=([^/]*)/", 1))
-        frame = frame.withColumn(key, F.when(F.col(key).cast("string") == NONE, None).otherwise(F.col(key)))
-    return frame.drop(*[c for c in frame.columns if c == "at" or c.endswith("_at")])
+    :raises ExportError: when the files lack one of the projection's columns.
+    """
+    from pyspark.sql import functions as F
+    from pyspark.sql.pandas.types import from_arrow_type
+
+    frame = spark.read.option("mergeSchema", "true").option("recursiveFileLookup", "true").parquet(*[str(out / f) for f in files])
+    missing = [c for c in SCHEMAS[name].names if c not in frame.columns]
+    if missing:
+        raise ExportError(f"table {name} lacks columns {missing}: not this version's export")
+    columns = []
+    for field in SCHEMAS[name]:
+        column = F.col(field.name)
+        if field.name in PARTITIONS:
+            column = F.when(column == NONE, None).otherwise(column)
+        columns.append(column.cast(from_arrow_type(plain_type(field.type))).alias(field.name))
+    return frame.select(*columns)
+
+
+_PLAIN = {pa.large_string(): pa.string(), pa.dictionary(pa.int32(), pa.string()): pa.string()}
+
+
+def plain_type(kind: pa.DataType) -> pa.DataType:
+    """Returns an Arrow type as Spark holds it: a dictionary of strings or a large string as a string."""
+    return _PLAIN.get(kind, kind)
 
 
 class SparkDB:

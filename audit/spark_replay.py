@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from audit.projection import GAME_OPENER, SCHEMAS, log_place, replay_stored
+from audit.spark_db import plain_type
 from replay.protocol import Finding
 
 if TYPE_CHECKING:
@@ -28,9 +29,8 @@ if TYPE_CHECKING:
 CHUNK = 64
 """Games replayed per output row: few enough that a row stays small, many enough that the engines'
 Arrow tables come out in a few large pieces."""
-_PLAIN = {pa.large_string(): pa.string(), pa.dictionary(pa.int32(), pa.string()): pa.string()}
 FINDING_EXTRA = [("place", pa.int64()), ("ordinal", pa.int64()), ("finding", pa.string())]
-TABLES = {name: pa.schema([f.with_type(_PLAIN.get(f.type, f.type)) for f in SCHEMAS[name]]
+TABLES = {name: pa.schema([f.with_type(plain_type(f.type)) for f in SCHEMAS[name]]
                          + (FINDING_EXTRA if name == "findings" else [])) for name in ("steps", "games", "seats", "findings")}
 """The tables an executor sends, as Spark reads them: strings for Arrow's dictionaries and large
 strings, and the findings with their place and their `Finding`."""

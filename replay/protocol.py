@@ -146,7 +146,11 @@ class GameEngine(Protocol):
     """One game's rules, replay, bot and pictures."""
 
     name: str
-    profile_type: type[Profile]
+
+    @property
+    def profile_type(self) -> type[Profile]:
+        """The game's rule profile (read only: each engine names its own subclass)."""
+        ...
 
     def new_initial_state(self, start: GameStarted) -> Any:
         """Returns the state before any event after `game.started`."""

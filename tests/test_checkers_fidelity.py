@@ -9,8 +9,6 @@ from array import array
 
 import msgspec
 import pytest
-from test_checkers_rules import F_ARRIVES, F_PIECES, S_CAMP, VICTIM, WALL, X_SHUFFLE, Y_WALK
-from test_checkers_support import STREAM, claim, codes, final, position, run, scripted, start
 
 from replay.checkers import ENGINE
 from replay.checkers.board import BIT, INDEX
@@ -21,6 +19,8 @@ from replay.checkers.state import CheckersState
 from schemas.checkers import CheckersProfile, Moved
 from schemas.common import Disconnected, DrawOffered, GameEnded, MoveTimeUsed, PenaltyCard, Resigned, Ruling, Skipped, TimedOut
 from schemas.envelope import Event
+from tests.test_checkers_rules import F_ARRIVES, F_PIECES, S_CAMP, VICTIM, WALL, X_SHUFFLE, Y_WALK
+from tests.test_checkers_support import STREAM, claim, codes, final, position, run, scripted, start
 
 OPENING = ["3>14", "115>102"]
 

@@ -8,7 +8,6 @@ import xml.etree.ElementTree as ET
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_checkers_support import claim, codes, final, position, run, scripted, start
 
 from replay.checkers import ENGINE
 from replay.checkers.board import BIT, COORDS, INDEX, NEIGHBOUR_MASK
@@ -17,6 +16,7 @@ from replay.checkers.moves import check_path, hop_path, is_reachable, reach
 from replay.checkers.perft import parse_moves
 from replay.protocol import IllegalActionError, InvalidActionError
 from schemas.checkers import CheckersProfile, Moved
+from tests.test_checkers_support import claim, codes, final, position, run, scripted, start
 
 
 def _h(text: str) -> int:

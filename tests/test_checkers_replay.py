@@ -9,9 +9,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from engine_contract import check_engine
 from msgspec.structs import replace
-from test_checkers_support import codes, final, resequenced, start
 
 import schemas
 from replay.checkers import ENGINE
@@ -20,6 +18,8 @@ from replay.protocol import Outcome, StrictReplayError
 from schemas.checkers import Moved
 from schemas.common import GameEnded
 from schemas.envelope import Event
+from tests.engine_contract import check_engine
+from tests.test_checkers_support import codes, final, resequenced, start
 
 DATA = Path(__file__).parent / "data" / "checkers"
 GAMES = int(os.environ.get("MATCHLEDGER_GAMES", "200"))

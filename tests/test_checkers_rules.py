@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import msgspec
 import pytest
-from test_checkers_support import STREAM, T0, claim, codes, final, position, run, scripted, start
 
 from replay.checkers import ENGINE, fold
 from replay.checkers.board import BIT, COORDS, HOME
@@ -14,6 +13,7 @@ from replay.checkers.rules import settle_by_search
 from schemas.checkers import CheckersProfile, Moved
 from schemas.common import Disconnected, DrawAnswered, DrawOffered, PenaltyCard, Resigned, RoundClosed, Ruling
 from schemas.envelope import Event
+from tests.test_checkers_support import STREAM, T0, claim, codes, final, position, run, scripted, start
 
 # §5.5 unit-test position: F (seat 0, first) = S camp minus (−1,5) plus (0,4);
 # G (seat 1) = N camp minus (1,−5) plus (0,−4). Axial q,r pairs.

@@ -91,7 +91,7 @@ def server() -> Iterator[Running]:
 def read_answers(conn: socket.socket, count: int) -> list[tuple[int, dict[str, str], bytes]]:
     """Reads `count` answers (Content-Length or chunked) off a connection."""
     data = b""
-    answers = []
+    answers: list[Any] = []
     while len(answers) < count:
         while b"\r\n\r\n" not in data:
             more = conn.recv(65536)

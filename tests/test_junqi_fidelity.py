@@ -8,7 +8,6 @@ from typing import Any
 
 import msgspec
 import pytest
-from test_junqi_support import T0, codes, profile, scripted
 
 import schemas
 from replay.junqi import ENGINE
@@ -20,6 +19,7 @@ from schemas.common import DrawAnswered, DrawOffered, GameEnded, MoveTimeUsed, R
 from schemas.envelope import Event
 from schemas.junqi import FlagRevealed, Moved
 from tests.audit_rows import HandBuilt, profile_json
+from tests.test_junqi_support import T0, codes, profile, scripted
 
 STREAM = "cup-r1-t1-g1"
 

@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 from msgspec.structs import replace
-from test_junqi_support import start
 
 from replay.junqi import ENGINE
 from replay.junqi.moves import legal_moves
 from replay.junqi.pieces import seat_of
 from replay.junqi.rules import count_step, do_move, eliminate, next_turn
 from replay.junqi.state import JunqiState
+from tests.test_junqi_support import start
 
 PROFILES = [
     {},

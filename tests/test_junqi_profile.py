@@ -8,10 +8,10 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from test_junqi_support import start
 
 import schemas
 from schemas.junqi import JunqiProfile
+from tests.test_junqi_support import start
 
 DATA = Path(__file__).parent / "data" / "junqi"
 DEFAULTS = json.loads((DATA / "profile_defaults.json").read_text(encoding="utf-8"))["defaults"]

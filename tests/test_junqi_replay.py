@@ -9,9 +9,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from engine_contract import check_engine
 from msgspec.structs import replace
-from test_junqi_support import codes, scripted, start
 
 import schemas
 from replay.junqi import ENGINE
@@ -24,6 +22,8 @@ from replay.protocol import StrictReplayError
 from schemas.common import GameEnded, MoveTimeUsed, TimedOut
 from schemas.envelope import Event
 from schemas.junqi import FlagRevealed, Moved
+from tests.engine_contract import check_engine
+from tests.test_junqi_support import codes, scripted, start
 
 DATA = Path(__file__).parent / "data" / "junqi"
 GAMES = int(os.environ.get("MATCHLEDGER_GAMES", "200"))

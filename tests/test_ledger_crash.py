@@ -61,7 +61,7 @@ def test_sigkill_never_loses_an_acknowledged_batch(tmp_path: Path, segment_bytes
     print(f"seed={seed} trials={TRIALS}")
     rng = random.Random(seed)
     root = tmp_path / "ledger"
-    store.init(root, **({"segment_bytes": segment_bytes} if segment_bytes else {}))
+    store.init(root, segment_bytes=segment_bytes) if segment_bytes else store.init(root)
     acked: dict[str, int] = {}
     for trial in range(TRIALS):
         child = subprocess.Popen([sys.executable, "-c", CHILD, str(root), str(rng.getrandbits(32))],

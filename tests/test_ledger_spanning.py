@@ -76,7 +76,7 @@ class _DiesAtWrite(segments.FileOps):
     def __init__(self, n: int) -> None:
         self.left = n
 
-    def write(self, fd: int, data: memoryview) -> int:
+    def write(self, fd: int, data: bytes | memoryview) -> int:
         self.left -= 1
         if self.left == 0:
             super().write(fd, data[: len(data) // 2])
@@ -109,7 +109,7 @@ def test_a_failed_write_cuts_every_segment_back(root: Path) -> None:
     class Full(segments.FileOps):
         left = 6
 
-        def write(self, fd: int, data: memoryview) -> int:
+        def write(self, fd: int, data: bytes | memoryview) -> int:
             self.left -= 1
             if self.left == 0:
                 raise OSError(28, "No space left on device")

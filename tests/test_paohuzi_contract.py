@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from engine_contract import check_engine
-from test_paohuzi_support import start_event
 
 from replay.paohuzi import ENGINE, PROFILES
 from replay.registry import engine
+from tests.engine_contract import check_engine
+from tests.test_paohuzi_support import start_event
 
 
 def test_registry_finds_the_engine() -> None:

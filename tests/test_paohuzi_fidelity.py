@@ -10,8 +10,6 @@ from typing import Any
 
 import msgspec
 import pytest
-from test_paohuzi_opening import deal_events
-from test_paohuzi_support import codes, last_state, start_event, table
 
 from replay.paohuzi import ENGINE, game_hu_report, hu_report
 from replay.paohuzi.cards import card_id, card_number
@@ -26,6 +24,8 @@ from schemas.common import Disconnected, MoveTimeUsed, PenaltyCard, Resigned
 from schemas.envelope import Event, SeatHolder
 from schemas.paohuzi import Chi, Dealt, Discarded, Drawn, Hu, LiangzhangRevealed, Pao, PaohuziProfile, Passed, Ti, Wei
 from tests.ledger_support import cli
+from tests.test_paohuzi_opening import deal_events
+from tests.test_paohuzi_support import codes, last_state, start_event, table
 
 replace = msgspec.structs.replace
 DEFAULT = PaohuziProfile()

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from test_paohuzi_support import start_event
 
 import schemas
 from replay.paohuzi import ENGINE, PROFILES
 from replay.paohuzi.state import State
 from schemas.paohuzi import PaohuziProfile
+from tests.test_paohuzi_support import start_event
 
 DATA = Path(__file__).resolve().parent / "data" / "paohuzi"
 GAMES = int(os.environ.get("MATCHLEDGER_GAMES", "150"))

@@ -6,11 +6,11 @@ from __future__ import annotations
 import random
 
 import msgspec
-from test_paohuzi_support import codes, last_state, scripted_deck, start_event
 
 from replay.paohuzi import ENGINE, play_board
 from replay.paohuzi.fold import replay
 from schemas.paohuzi import Hu, PaohuziProfile, Ti
+from tests.test_paohuzi_support import codes, last_state, scripted_deck, start_event
 
 HU_HAND = "一二三壹贰叁二七十贰柒拾四五六肆伍陆八九"
 

@@ -7,7 +7,6 @@ import random
 
 import msgspec
 import pytest
-from test_paohuzi_support import codes, last_state, start_event
 
 from replay.paohuzi import ENGINE, check_board_deals, play_board
 from replay.paohuzi.cards import card_id, full_deck
@@ -15,6 +14,7 @@ from replay.paohuzi.rules import census_of
 from replay.protocol import StrictReplayError
 from schemas.common import GameEnded
 from schemas.paohuzi import BoardCreated, BoardRevealed, Dealt, Discarded, Drawn, Hu, Huangzhuang, LiangzhangRevealed, Wei
+from tests.test_paohuzi_support import codes, last_state, start_event
 
 replace = msgspec.structs.replace
 

@@ -7,7 +7,6 @@ import pickle
 import random
 
 import pytest
-from test_paohuzi_support import start_event, table
 
 from replay.paohuzi import ENGINE
 from replay.paohuzi.cards import card_number, parse_cards
@@ -17,6 +16,7 @@ from replay.paohuzi.rules import deal, discard, draw, expose, reveal_liangzhang
 from replay.paohuzi.state import DRAW, HU, PASS, PENG, Action, Offer, Pending, State
 from replay.protocol import IllegalActionError
 from schemas.paohuzi import PaohuziProfile
+from tests.test_paohuzi_support import start_event, table
 
 replace = State.replace
 FILL = ("", "", "")

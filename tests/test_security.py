@@ -299,7 +299,7 @@ def test_a_changed_export_with_a_recomputed_manifest_is_refused(game_ledger: Pat
 def test_an_export_path_outside_the_export_is_refused(game_ledger: Path, tmp_path: Path) -> None:
     import hashlib
 
-    from audit.export import load_parquet
+    from audit.export import MANIFEST_FORMAT, load_parquet
     from ledger.notes import Signer, Verifier, sign_note
 
     out = tmp_path / "pq"
@@ -308,7 +308,7 @@ def test_an_export_path_outside_the_export_is_refused(game_ledger: Path, tmp_pat
     data = json.dumps(manifest).encode()
     (out / "manifest.json").write_bytes(data)
     signer = Signer.load(game_ledger / "signer.key")  # even a manifest signed by the key names no path outside
-    (out / "manifest.note").write_text(sign_note(f"{signer.name}\nmatchledger-parquet/1\nsha256 {hashlib.sha256(data).hexdigest()}\n", signer))
+    (out / "manifest.note").write_text(sign_note(f"{signer.name}\n{MANIFEST_FORMAT}\nsha256 {hashlib.sha256(data).hexdigest()}\n", signer))
     with pytest.raises(ValueError, match=r"names table '../outside/evil', which no export has"):
         load_parquet(out, Verifier.load(game_ledger / "signer.pub"))
 

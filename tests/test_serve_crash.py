@@ -20,6 +20,9 @@ from tests.serve_support import Server, make_source
 
 TRIALS = int(os.environ.get("MATCHLEDGER_SERVE_KILL_TRIALS", "10"))
 SOURCES = 4
+UNLIMITED = ("--rate", "0")
+"""The kills must land under load: each source sends as fast as it is answered, which a fast machine
+takes beyond the default 50 batches a second (the rate limit is tested in tests/test_serve.py)."""
 BATCHES = 2000  # per source: more than the trials can send, so that every kill lands under load (400 were not, with front processes)
 
 
@@ -55,7 +58,7 @@ def test_sigkill_under_load_loses_no_acknowledged_event_and_lands_resends_once(t
     verifier = ledger_api.load_verifier(root)
     for trial in range(TRIALS):
         started = time.monotonic()
-        server = Server(root)
+        server = Server(root, *UNLIMITED)
         print(f"trial {trial}: started in {time.monotonic() - started:.2f} s, from batches {sent_from}")
         threading.Timer(rng.uniform(0.15, 0.6), server.kill).start()
 
@@ -66,7 +69,7 @@ def test_sigkill_under_load_loses_no_acknowledged_event_and_lands_resends_once(t
         server.proc.wait(30)
         assert server.proc.returncode == -9, f"trial {trial}: the service was not killed under load (seed {seed})"
         sent_from = [min(b, BATCHES) for b in broke]
-    with Server(root) as server:
+    with Server(root, *UNLIMITED) as server:
         async def finish() -> list[int]:
             return await asyncio.gather(*(send_until_refused(server.url, s, bodies[n][:max(sent_from) + 1], sent_from[n], acked[n])
                                           for n, s in enumerate(signers)))
@@ -98,7 +101,7 @@ def test_sigterm_under_load_finishes_the_commit_in_flight(tmp_path: Path) -> Non
     signers = [make_source(tmp_path, root, f"venue-{n}", streams=[f"v{n}/"]) for n in range(SOURCES)]
     bodies = [[event_line(f"v{n}/g", i) + b"\n" for i in range(BATCHES)] for n in range(SOURCES)]
     acked: list[dict[int, ledger_api.Receipt]] = [{} for _ in range(SOURCES)]
-    server = Server(root)
+    server = Server(root, *UNLIMITED)
     threading.Timer(0.4, server.proc.terminate).start()
 
     async def load() -> list[int]:

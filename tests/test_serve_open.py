@@ -158,12 +158,11 @@ def damage(live: Path, how: str) -> None:
     if how == "findings missing":
         (live / FINDINGS).unlink()
     elif how == "findings torn":
-        data = (live / FINDINGS).read_bytes()
-        (live / FINDINGS).write_bytes(data[:-9])
+        (live / FINDINGS).write_bytes((live / FINDINGS).read_bytes()[:-9])
     elif how == "findings edited":
-        data = bytearray((live / FINDINGS).read_bytes())
-        data[len(data) // 2] ^= 0x01
-        (live / FINDINGS).write_bytes(bytes(data))
+        edited = bytearray((live / FINDINGS).read_bytes())
+        edited[len(edited) // 2] ^= 0x01
+        (live / FINDINGS).write_bytes(bytes(edited))
     elif how == "state missing":
         (live / STATE).unlink()
     elif how == "state torn":
@@ -178,10 +177,10 @@ def damage(live: Path, how: str) -> None:
         (live / GAMES).unlink()
     elif how in ("keys edited", "games edited"):  # same length: only the hash the state signs tells
         name = KEYS if how == "keys edited" else GAMES
-        data = bytearray((live / name).read_bytes())
-        at = data.index(b'"') + 1
-        data[at] = ord("X") if data[at] != ord("X") else ord("Y")
-        (live / name).write_bytes(bytes(data))
+        edited = bytearray((live / name).read_bytes())
+        at = edited.index(b'"') + 1
+        edited[at] = ord("X") if edited[at] != ord("X") else ord("Y")
+        (live / name).write_bytes(bytes(edited))
     elif how == "findings forged, state re-hashed":  # someone who can write the files but holds no key
         import hashlib
 

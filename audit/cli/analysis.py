@@ -214,7 +214,8 @@ def demo(ledger: LedgerOpt = DEFAULT_LEDGER, json: JsonOpt = False, quiet: Quiet
     entry = result.proof.entries[-1]
     say(f"evidence for {result.proof.stream}: {len(result.proof.entries)} entries proved against the checkpoint; "
         f"entry {entry.index} has a {len(entry.proof)}-hash inclusion proof")
-    say(f"signed checkpoint ({ledger / 'checkpoint'}, a C2SP signed note: origin, tree size, root hash, signature):")
+    say(f"the signed checkpoint they are proved against, the first that covers the game (a C2SP signed note: origin, tree size, "
+        f"root hash, signature; the newest is {ledger / 'checkpoint'}):")
     say("\n".join(f"  {line}".rstrip() for line in result.proof.checkpoint.rstrip().splitlines()))
     verdict = "CERTIFIED: every check passed" if result.certification.ok else f"NOT CERTIFIED: {len(result.certification.findings)} findings"
     say(verdict)

@@ -104,7 +104,10 @@ class ExportFormat(str, Enum):
 @command
 def export(ledger: LedgerOpt = DEFAULT_LEDGER,
            jsonl: Annotated[Path | None, typer.Option(help="Write the entries as stored, one per line.")] = None,
-           parquet: Annotated[Path | None, typer.Option(help="Write the projection as Hive-partitioned Parquet with a manifest.")] = None,
+           parquet: Annotated[Path | None, typer.Option(help="Write the projection as Parquet for a data lake (by tournament and round), "
+                                                        "with a manifest and trino.sql.")] = None,
+           location: Annotated[str | None, typer.Option(help="With --parquet: the URI trino.sql registers the export at "
+                                                        "(e.g. s3://lake/cup-1); default its file:// path.")] = None,
            tiles: Annotated[Path | None, typer.Option(help="Lay out checkpoint, hash tiles and entry bundles for tlog-tiles clients.")] = None,
            game: Annotated[str | None, typer.Option(help="With --format record: the game stream whose record to write.")] = None,
            tournament: Annotated[str | None, typer.Option(help="With --format record: every game of this tournament, one file "
@@ -116,6 +119,8 @@ def export(ledger: LedgerOpt = DEFAULT_LEDGER,
            force: ForceOpt = False, json: JsonOpt = False, quiet: QuietOpt = False) -> None:
     """Export the entries as stored (--jsonl), the projection as Parquet (--parquet), the log as tlog-tiles (--tiles) or game
     records (--format record)."""
+    if location is not None and parquet is None:
+        raise typer.BadParameter("--location goes with --parquet", param_hint="--location")
     if format_ is not None or game is not None or tournament is not None:
         if any(x is not None for x in (jsonl, parquet, tiles)) or format_ is None or (game is None) == (tournament is None):
             raise typer.BadParameter("a record export takes --format record with exactly one of --game ID or --tournament ID")
@@ -137,9 +142,10 @@ def export(ledger: LedgerOpt = DEFAULT_LEDGER,
         check_output(parquet, force, directory=True)
         with progress_bar("replaying games", 0, quiet=quiet or json) as advance:
             projection, db, _ = projection_of(ledger, ledger_api.read_entries(ledger), advance)
-        manifest = export_parquet(ledger, projection, parquet, db)
+        manifest = export_parquet(ledger, projection, parquet, db, location)
         summary = {"files": len(manifest["files"]), "parquet": str(parquet), "checkpoint": manifest["checkpoint"]}
-        text = f"wrote {len(manifest['files'])} Parquet files, {parquet / 'schema.json'}, {parquet / 'manifest.json'} and its signed note"
+        text = (f"wrote {len(manifest['files'])} Parquet files, {', '.join(str(parquet / d) for d in manifest['documents'])}, "
+                f"{parquet / 'manifest.json'} and its signed note")
     if json:
         emit_json(summary)
     elif text:

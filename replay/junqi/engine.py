@@ -96,7 +96,7 @@ class JunqiEngine:
         """Plays a whole seeded bot game and returns its events, `start` first and the claim last."""
         return bot.bot_game(self, start, rng)
 
-    def render_svg(self, state: JunqiState, seat: int | None = None, mode: str = "四暗", players: Sequence[str] = ()) -> str:
+    def render_svg(self, state: JunqiState, seat: int | None = None, players: Sequence[str] = (), mode: str = "四暗") -> str:
         """Draws the cross-shaped board as SVG, hiding what `seat` cannot see in `mode` (四暗/双明)."""
         return render.render_svg(state, seat, mode, players)
 
