@@ -9,6 +9,7 @@ Linux only: the CPU times are read from /proc for this process and every process
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
@@ -18,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from audit.certify import Certification, certify, certify_session  # noqa: E402
-from audit.export import export_parquet  # noqa: E402
+from audit.export import MANIFEST, MANIFEST_FORMAT, export_parquet  # noqa: E402
 from audit.projection_cache import projection_of  # noqa: E402
 from audit.spark_audit import open_export  # noqa: E402
 from bench.audit import GAMES, build  # noqa: E402
@@ -39,11 +40,20 @@ def prepare() -> tuple[Path, Path]:
     if not (ledger / "ledger.json").exists():
         print(f"copying {source} to {ledger} (once) …", flush=True)
         shutil.copytree(source, ledger)
-    if not (out / "manifest.note").exists():
-        print(f"exporting {ledger} to {out} (once) …", flush=True)
+    if not _current(out):
+        print(f"exporting {ledger} to {out} (once per export format) …", flush=True)
+        shutil.rmtree(out, ignore_errors=True)
         projection, db, _ = projection_of(ledger, read_entries(ledger))
         export_parquet(ledger, projection, out, db)
     return ledger, out
+
+
+def _current(out: Path) -> bool:
+    """Tells whether an export is there in this version's format."""
+    try:
+        return json.loads((out / MANIFEST).read_text())["format"] == MANIFEST_FORMAT
+    except (OSError, ValueError, KeyError):
+        return False
 
 
 def cpu_seconds() -> tuple[float, float]:
