@@ -2,13 +2,13 @@
 replayed on the executors, every view and named query run as Spark SQL; certification, standings
 and queries then run on it as on a ledger's session in DuckDB.
 
-Before Spark reads a row, the manifest's signature by the ledger's key, every file's SHA-256 and
-the checkpoint the export was made from (its signature, its size against the export's entries)
-are checked. The tables an export holds of the replay (`steps`, `games`, `seats`, `findings`)
-are not read: the executors derive them again from `events`, the stored entries themselves. The
-driver keeps what the tournament checks read in Python, all of it small: the games, seats,
-tournaments, registrations, seatings and arbitration tables, the engines' findings and the
-tournament streams' events.
+Before a query runs, the manifest's signature by the ledger's key, every file's SHA-256, the
+signature of the checkpoint the export was made from, and the export's entries against that
+checkpoint's tree (hashed per block of tiles on the executors, audit/export_tree.py) are checked.
+The tables an export holds of the replay (`steps`, `games`, `seats`, `findings`) are not read: the
+executors derive them again from `events`, the stored entries themselves. The driver keeps what the
+tournament checks read in Python, all of it small: the games, seats, tournaments, registrations,
+seatings and arbitration tables, the engines' findings and the tournament streams' events.
 """
 
 from __future__ import annotations
