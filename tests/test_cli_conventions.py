@@ -191,7 +191,7 @@ def test_demo_explains_itself_labels_the_checkpoint_and_fits_80_columns(tmp_path
     assert result.exit_code == 0, result.output
     text = re.sub(r"\x1b\[[0-9;]*m", "", result.stdout)
     assert text.startswith("matchledger demo: simulated a tournament of each game (junqi, paohuzi, checkers)")
-    assert "signed checkpoint (" in text and "\n  matchledger.demo/local\n" in text
+    assert "the signed checkpoint they are proved against" in text and "\n  matchledger.demo/local\n" in text
     assert "\nnext:\n" in text and "--explain" in text and "CERTIFIED: every check passed" in text
     standings = text.split("log: ")[1].split("\n", 1)[1].split("certification")[0]
     from rich.cells import cell_len

@@ -214,8 +214,7 @@ def demo(ledger: LedgerOpt = DEFAULT_LEDGER, json: JsonOpt = False, quiet: Quiet
     entry = result.proof.entries[-1]
     say(f"evidence for {result.proof.stream}: {len(result.proof.entries)} entries proved against the checkpoint; "
         f"entry {entry.index} has a {len(entry.proof)}-hash inclusion proof")
-    say(f"the signed checkpoint they are proved against, the first that covers the game (a C2SP signed note: origin, tree size, "
-        f"root hash, signature; the newest is {ledger / 'checkpoint'}):")
+    say(f"the signed checkpoint they are proved against (a C2SP note: origin, size, root, signature; the newest: {ledger / 'checkpoint'}):")
     say("\n".join(f"  {line}".rstrip() for line in result.proof.checkpoint.rstrip().splitlines()))
     verdict = "CERTIFIED: every check passed" if result.certification.ok else f"NOT CERTIFIED: {len(result.certification.findings)} findings"
     say(verdict)
