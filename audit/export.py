@@ -223,8 +223,18 @@ def _read_table(out: Path, name: str, files: list[ManifestFile]) -> pa.Table:
 
     :raises ExportError: when a file differs from the manifest or lacks a column.
     """
-    parts = [pq.read_table(pa.BufferReader(_verified_bytes(out, f))).replace_schema_metadata(None) for f in files]
-    table = pa.concat_tables(parts, promote_options="none") if parts else SCHEMAS[name].empty_table()
+    parts = [read_verified_file(out, name, f) for f in files]
+    return pa.concat_tables(parts) if parts else SCHEMAS[name].empty_table()
+
+
+def read_verified_file(out: Path, name: str, f: ManifestFile) -> pa.Table:
+    """Reads one file of a table, parsed from the very bytes whose hash is checked against the
+    manifest (so nothing changed after a check is read), with the projection's columns and types.
+    Any engine's reader goes through it: the local one here, Spark's executors (audit/spark_db.py).
+
+    :raises ExportError: when the file differs from the manifest or lacks a column.
+    """
+    table = pq.read_table(pa.BufferReader(_verified_bytes(out, f))).replace_schema_metadata(None)
     missing = [c for c in SCHEMAS[name].names if c not in table.column_names]
     if missing:
         raise ExportError(f"table {name} lacks columns {missing}: not this version's export")

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from audit.export import ExportError, Manifest, verify_export
+from audit.export import ExportError, Manifest, ManifestFile, verify_export
 from audit.projection import GAME_OPENER, SCHEMAS, Projection, findings_table, is_orphan, orphan
 from audit.session import Session
 from ledger import SignatureError, Verifier, VerifyReport, verify_note
@@ -47,8 +47,8 @@ def open_export(out: Path, verifier: Verifier, master: str | None = None) -> tup
     checkpoint = _checkpoint(manifest, verifier)
     spark = spark_session(master)
     files = _files_by_table(manifest)
-    read = {name: read_table(spark, out, name, files[name]) for name in manifest.tables if name not in REPLAYED}
-    events = read["events"].cache()
+    read = _materialized({name: read_table(spark, out, name, files[name]) for name in manifest.tables if name not in REPLAYED})
+    events = read["events"]
     _check_tree(events, manifest)
     replayed = replay_games(events)
     others, streams = _other_streams(events)
@@ -104,11 +104,30 @@ def _check_tree(events: DataFrame, manifest: Manifest) -> None:
         raise ExportError(str(exc)) from None
 
 
-def _files_by_table(manifest: Manifest) -> dict[str, list[str]]:
+def _materialized(frames: dict[str, DataFrame]) -> dict[str, DataFrame]:
+    """Reads every table into Spark's cache now, before any check (every check reads them), so that
+    a file the executors find changed since the driver's check is refused here, as an ExportError.
+
+    :raises ExportError: naming the file, as the executor's check did.
+    """
+    from pyspark.errors import PythonException
+
+    try:
+        for frame in frames.values():
+            frame.cache().count()
+    except PythonException as exc:
+        said = next((line for line in str(exc).splitlines() if "ExportError: " in line), None)
+        if said is None:
+            raise
+        raise ExportError(said.split("ExportError: ", 1)[1].strip()) from None
+    return frames
+
+
+def _files_by_table(manifest: Manifest) -> dict[str, list[ManifestFile]]:
     """Returns each table's files as the manifest lists them (a file's table is its first directory)."""
-    files: dict[str, list[str]] = {name: [] for name in [*manifest.tables, *manifest.derived]}
+    files: dict[str, list[ManifestFile]] = {name: [] for name in [*manifest.tables, *manifest.derived]}
     for f in manifest.files:
-        files.setdefault(f.path.split("/", 1)[0], []).append(f.path)
+        files.setdefault(f.path.split("/", 1)[0], []).append(f)
     return files
 
 

@@ -1,8 +1,9 @@
 """Every Spark call of matchledger but the replay's: the session, the export's tables read from its
 manifest's file list, the views of `audit/sql/views/` and the named queries, in Spark SQL.
 
-The tables are read from the files the manifest lists, not discovered under a directory layout:
-each file holds its partition columns itself (matchledger-parquet/2).
+The tables are read from the files the manifest lists, not discovered under a directory layout
+(each file holds its partition columns itself, matchledger-parquet/2), each on an executor that
+parses it from the very bytes whose SHA-256 it checks.
 """
 
 from __future__ import annotations
@@ -16,8 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from audit.db import QUERIES, AuditError, check_call
-from audit.export import ExportError
-from audit.lake import NONE, PARTITIONS
+from audit.export import ManifestFile
 from audit.projection import SCHEMAS
 from audit.spark_sql import TranslationError, spark_query, spark_relations, spark_sql
 
@@ -54,27 +54,33 @@ def spark_session(master: str | None = None) -> SparkSession:
     return spark
 
 
-def read_table(spark: SparkSession, out: Path, name: str, files: Iterable[str]) -> DataFrame:
-    """Reads one table of an export from its files (paths under `out`, each holding its partition
-    columns) with the projection's columns and types: a partition value `none` as NULL, without the
-    columns the export adds (timestamps, the partitions of a table that has none of its own).
+def read_table(spark: SparkSession, out: Path, name: str, files: list[ManifestFile]) -> DataFrame:
+    """Reads one table of an export with the projection's columns and types (a partition value
+    `none` as NULL, without the columns the export adds), each file on an executor, parsed from the
+    bytes whose SHA-256 it checks there against the manifest: the driver's check before (which
+    refuses a changed export before Spark starts) cannot be outrun by a file changed after it.
 
-    :raises ExportError: when the files lack one of the projection's columns.
+    :raises ExportError: (in the job, as Spark's error) when a file differs or lacks a column.
     """
-    from pyspark.sql import functions as F
-    from pyspark.sql.pandas.types import from_arrow_type
+    from pyspark.sql.pandas.types import from_arrow_schema
 
-    frame = spark.read.option("mergeSchema", "true").option("recursiveFileLookup", "true").parquet(*[str(out / f) for f in files])
-    missing = [c for c in SCHEMAS[name].names if c not in frame.columns]
-    if missing:
-        raise ExportError(f"table {name} lacks columns {missing}: not this version's export")
-    columns = []
-    for field in SCHEMAS[name]:
-        column = F.col(field.name)
-        if field.name in PARTITIONS:
-            column = F.when(column == NONE, None).otherwise(column)
-        columns.append(column.cast(from_arrow_type(plain_type(field.type))).alias(field.name))
-    return frame.select(*columns)
+    schema = pa.schema([pa.field(f.name, plain_type(f.type)) for f in SCHEMAS[name]])
+    listing = spark.createDataFrame([(f.path, f.sha256, f.rows) for f in files], "path string, sha256 string, rows long")
+    spread = listing.repartition(max(1, min(len(files), spark.sparkContext.defaultParallelism)))
+    return spread.mapInArrow(_file_reader(str(out), name, schema), from_arrow_schema(schema))
+
+
+def _file_reader(out: str, name: str, schema: pa.Schema) -> Any:
+    """Returns the executors' reader of a table's files: the verified file's rows, as Spark holds them."""
+    from audit.export import ManifestFile, read_verified_file
+
+    def read(listings: Iterable[pa.RecordBatch]) -> Iterable[pa.RecordBatch]:
+        for listing in listings:
+            for row in listing.to_pylist():
+                f = ManifestFile(row["path"], row["sha256"], row["rows"], None, None)
+                yield from read_verified_file(Path(out), name, f).cast(schema).to_batches(max_chunksize=1 << 16)
+
+    return read
 
 
 _PLAIN = {pa.large_string(): pa.string(), pa.dictionary(pa.int32(), pa.string()): pa.string()}

@@ -179,6 +179,34 @@ def test_entries_that_do_not_hash_to_the_signed_root_are_refused(exported: tuple
         open_export(out, Verifier.load(root / "signer.pub"))
 
 
+def test_a_file_changed_after_the_drivers_check_is_refused_by_the_executors(exported: tuple[Path, Path], tmp_path: Path,
+                                                                           spark_ready: None, monkeypatch) -> None:
+    """The executors parse each file from the bytes whose SHA-256 they check: a file changed between
+    the driver's check and Spark's read (someone with write access racing the audit) is refused."""
+    import audit.spark_audit
+    from audit.export import verify_export
+    from audit.spark_audit import open_export
+    from ledger import Verifier
+
+    root, original = exported
+    out = tmp_path / "pq"
+    shutil.copytree(original, out)
+
+    def checked_then_changed(out: Path, verifier: Verifier):  # noqa: ANN202
+        manifest = verify_export(out, verifier)
+        path = next(p for p in sorted((out / "players").rglob("*.parquet")) if pq.read_metadata(p).num_rows)
+        table = pq.read_table(path)  # a table Spark reads (seats, steps, games and findings it derives again)
+        names = table["name"].to_pylist()
+        names[0] = "someone-else"
+        pq.write_table(table.set_column(table.schema.get_field_index("name"), table.schema.field("name"),
+                                        pa.array(names, table.schema.field("name").type)), path)
+        return manifest
+
+    monkeypatch.setattr(audit.spark_audit, "verify_export", checked_then_changed)
+    with pytest.raises(ExportError, match=r"players/.*\.parquet: sha256 differs from the manifest"):
+        open_export(out, Verifier.load(root / "signer.pub"))
+
+
 def _resign(root: Path, out: Path) -> None:
     """Rewrites an export's manifest with its files' hashes as they are now, signed by the ledger's key."""
     import hashlib
