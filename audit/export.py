@@ -176,8 +176,9 @@ def load_parquet(out: Path, verifier: Verifier) -> dict[str, pa.Table]:
 
 def verify_export(out: Path, verifier: Verifier) -> Manifest:
     """Returns an export's manifest once its signature, its listing and every file's and document's
-    SHA-256 are checked: what an engine that reads the files itself (Spark) checks before it reads a
-    row (the files are read twice: a reader that parses them, like load_parquet, checks as it reads).
+    SHA-256 are checked: what an engine that reads the files itself (Spark) checks before it starts,
+    so a changed export is refused at once; its executors check each file again as they parse it
+    (`read_verified_file`), as load_parquet does, which needs no check before.
 
     :raises ExportError: as load_parquet does.
     """

@@ -22,7 +22,8 @@ import pyarrow as pa
 from audit.export import ExportError, Manifest, ManifestFile, verify_export
 from audit.projection import GAME_OPENER, SCHEMAS, Projection, findings_table, is_orphan, orphan
 from audit.session import Session
-from ledger import SignatureError, Verifier, VerifyReport, verify_note
+from ledger import SignatureError, Verifier, VerifyReport
+from ledger.checkpoints import parse_checkpoint
 from schemas import decode_stored_array
 from schemas.envelope import Event
 
@@ -69,16 +70,13 @@ def _checkpoint(manifest: Manifest, verifier: Verifier) -> tuple[int, str]:
 
     :raises ExportError: when there is none, or it is unsigned or disagrees with the manifest.
     """
-    import base64
-
     if manifest.checkpoint is None:
         raise ExportError("the export names no checkpoint: nothing it holds can be tied to a signed log")
     try:
-        body = verify_note(manifest.checkpoint["note"], verifier)
+        signed = parse_checkpoint(manifest.checkpoint["note"], verifier)
     except (SignatureError, KeyError, TypeError) as exc:
         raise ExportError(f"the export's checkpoint does not verify: {exc}") from None
-    lines = body.splitlines()
-    size, root = int(lines[1]), base64.b64decode(lines[2]).hex()
+    size, root = signed.size, signed.root.hex()
     if (size, root) != (manifest.checkpoint.get("size"), manifest.checkpoint.get("root")):
         raise ExportError(f"the manifest says checkpoint size {manifest.checkpoint.get('size')} root {manifest.checkpoint.get('root')}, "
                           f"its signed note size {size} root {root}")
