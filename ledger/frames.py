@@ -19,11 +19,12 @@ from pathlib import Path
 
 import msgspec
 
-from ledger.checkpoints import newest_size
+from ledger.checkpoints import newest_checkpoint, newest_size
 from ledger.errors import LedgerCorrupt, LedgerError
 from ledger.fastscan import SegmentPacked, gather, scan_leaves, segment_packed
 from ledger.index import load_stream
-from ledger.layout import SEGMENTS, load_config
+from ledger.layout import PUBLIC_KEY, SEGMENTS, load_config
+from ledger.notes import Verifier
 from ledger.segments import (COMMIT, HEADER, LENGTH_MASK, OVERHEAD, TRAILER, FrameError, fsync_dir, iter_frames, list_segments,
                              segment_path, sync_file)
 
@@ -463,10 +464,12 @@ def iter_payloads(root: Path) -> Iterator[tuple[int, list[bytes]]]:
 
 @dataclass(frozen=True)
 class StoredEntries:
-    """Every committed entry of a log back to back in one buffer: entry i is data[ends[i]:ends[i+1]]."""
+    """The signed entries of a log back to back in one buffer: entry i is data[ends[i]:ends[i+1]]."""
 
     data: bytes | memoryview
     ends: array
+    unsigned: int = 0
+    """Committed entries after the newest signed checkpoint, left out: nothing unsigned counts."""
 
     def __len__(self) -> int:
         return len(self.ends) - 1
@@ -479,10 +482,33 @@ class StoredEntries:
         return gather(self.data, self.ends, indexes)
 
 
-def read_entries(root: Path) -> StoredEntries:
-    """Reads every committed entry of a ledger into one buffer.
+def signed_size(root: Path, verifier: Verifier | None = None) -> int:
+    """Returns the tree size of the newest signed checkpoint, its signature checked (by the ledger's
+    `signer.pub` unless a verifier key is given): readers read no further.
 
-    :raises LedgerCorrupt: when a damaged frame stops the reading before the last checkpoint.
+    :raises LedgerCorrupt: when the newest checkpoint does not verify or its notes were tampered with.
+    :raises KeyFileError: when the verifier key is missing or malformed.
+    """
+    checkpoint = newest_checkpoint(root, verifier or Verifier.load(root / PUBLIC_KEY))
+    return checkpoint.size if checkpoint is not None else 0
+
+
+def signed_extent(root: Path, verifier: Verifier | None = None) -> tuple[int, int]:
+    """Returns (the newest signed checkpoint's size, how many committed entries follow it unsigned),
+    reading the last frames only.
+
+    :raises LedgerCorrupt: as `signed_size`.
+    """
+    signed = signed_size(root, verifier)
+    return signed, max(0, committed_end(_segment_sizes(root)) - signed)
+
+
+def read_entries(root: Path, verifier: Verifier | None = None) -> StoredEntries:
+    """Reads the signed entries of a ledger into one buffer: those up to the newest signed
+    checkpoint (`signed_size`); the committed entries after it are counted in `unsigned`.
+
+    :raises LedgerCorrupt: when a damaged frame stops the reading before the last checkpoint, or
+        the newest checkpoint does not verify.
     """
     # One buffer with room for every segment's bytes, which are more than their payloads: each
     # segment's payloads land right after the last's, with no join afterwards.
@@ -490,9 +516,13 @@ def read_entries(root: Path) -> StoredEntries:
     segments = _segment_sizes(root)  # read no further than these sizes, whatever a writer adds meanwhile
     into = bytearray(sum(size for _, _, size in segments))
     ends = array("q", [0])
+    signed = signed_size(root, verifier)
     for _, part in _iter_packed(root, segments, 0, into):
         ends += part.ends[1:part.last_commit + 1]
-    return StoredEntries(memoryview(into).toreadonly()[:ends[-1]], ends)
+    unsigned = max(0, len(ends) - 1 - signed)
+    if unsigned:
+        del ends[signed + 1:]
+    return StoredEntries(memoryview(into).toreadonly()[:ends[-1]], ends, unsigned)
 
 
 def _segment_sizes(root: Path) -> list[tuple[int, Path, int]]:

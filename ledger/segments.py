@@ -85,17 +85,39 @@ class OriginProofs:
         :raises OSError: when it cannot be written.
         """
         if self._fd is None:
-            created = not self.path.exists()
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o640)
-            size = os.fstat(self._fd).st_size
-            if size % PROOF.size:  # a record a crash cut short: its batch was never committed
-                os.ftruncate(self._fd, size - size % PROOF.size)
-            if created:
-                fsync_dir(self.path.parent)
+            self._open()
         record = PROOF.pack(first, len(leaves) // 32, origin_mac(self._key, first, leaves))
         if os.write(self._fd, record) != len(record):
             raise OSError(errno.EIO, "short write of a proof of origin")
         os.fdatasync(self._fd)
+
+    def _open(self) -> None:
+        created = not self.path.exists()
+        self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o640)
+        if created:
+            fsync_dir(self.path.parent)
+
+    def cut_beyond(self, size: int) -> None:
+        """Drops the proofs of batches that never committed (they reach past the log's `size`: a
+        failed or torn batch's, or a record a crash cut short), so the file holds the log's batches only.
+
+        :raises OSError: when the file cannot be cut.
+        """
+        if self._fd is None:
+            if not self.path.exists():
+                return
+            self._open()
+        assert self._fd is not None
+        length = os.fstat(self._fd).st_size
+        end = length - length % PROOF.size
+        while end:
+            first, count, _ = PROOF.unpack(os.pread(self._fd, PROOF.size, end - PROOF.size))
+            if first + count <= size:
+                break
+            end -= PROOF.size
+        if end != length:
+            os.ftruncate(self._fd, end)
+            os.fdatasync(self._fd)
 
     def first_unproven(self, batches: list[tuple[int, bytes | memoryview]], since: int) -> int | None:
         """Returns the first entry of the first of these batches (first entry, leaf hashes) whose

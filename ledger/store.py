@@ -223,6 +223,7 @@ class Ledger:
         if head.size == signed:
             self._signed_at = (head.segment, head.offset)
         added = self._catch_up(head, signed, reader)
+        self._proofs.cut_beyond(self.size)  # type: ignore[union-attr]
         if self._tiles.repair_partials():
             self.recovered = _join(self.recovered, "rewrote the partial tiles a crash left short (derived from the entries)")
         self._segment_starts = [first for first, _ in list_segments(self.root / SEGMENTS)] or [0]  # recovery may drop some

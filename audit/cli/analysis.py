@@ -68,7 +68,8 @@ def audit(ledger: LedgerOpt = DEFAULT_LEDGER,
             cert = certify(existing_ledger(ledger), tournament, advance)  # checked before the verification forks
     if fmt is not Format.table:
         emit(finding_rows(cert.findings + cert.warnings), fmt, document={
-            "ok": cert.ok, "reason": cert.reason, "size": cert.log.size, "root": cert.log.root, "games": cert.games,
+            "ok": cert.ok, "reason": cert.reason, "size": cert.log.size, "root": cert.log.root, "unsigned": cert.log.unsigned,
+            "games": cert.games,
             "checks": [{"check": c.name, "title": c.title, "passed": c.passed, "failed": c.failed, "ran": c.ran,
                         "applies": c.applies, "examples": c.examples} for c in cert.checks],
             "findings": [{**f, "name": code_name(f["code"])} for f in cert.findings],
