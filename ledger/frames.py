@@ -486,9 +486,11 @@ def signed_size(root: Path, verifier: Verifier | None = None) -> int:
     """Returns the tree size of the newest signed checkpoint, its signature checked (by the ledger's
     `signer.pub` unless a verifier key is given): readers read no further.
 
+    :raises LedgerNotFound: when `root` is not a ledger.
     :raises LedgerCorrupt: when the newest checkpoint does not verify or its notes were tampered with.
     :raises KeyFileError: when the verifier key is missing or malformed.
     """
+    load_config(root)  # (a directory that is no ledger is named as such, before its key is looked for)
     checkpoint = newest_checkpoint(root, verifier or Verifier.load(root / PUBLIC_KEY))
     return checkpoint.size if checkpoint is not None else 0
 

@@ -101,6 +101,9 @@ def standings(tournament: Annotated[str, typer.Option(help="Tournament stream id
     if opened is not None:
         session = opened[1]
     else:
+        from audit.cli.base import note_unsigned
+
+        note_unsigned(ledger)
         with progress_bar("replaying games", 0, quiet=quiet) as advance:  # the projection counts the games: the bar's total
             session = open_session(ledger, advance, kept=True)
     if crosstable:
@@ -159,6 +162,9 @@ def query(sql: Annotated[str | None, typer.Argument(help="Read-only SQL over the
     elif parquet is not None and key is not None:
         db = AuditDB(load_parquet(parquet, Verifier.load(key)))
     else:
+        from audit.cli.base import note_unsigned
+
+        note_unsigned(ledger)
         with progress_bar("replaying games", 0, quiet=quiet) as advance:  # the projection counts the games: the bar's total
             db = open_session(ledger, advance, kept=True).db
     try:

@@ -139,6 +139,9 @@ def replay(ledger: LedgerOpt = DEFAULT_LEDGER,
     from replay import run as run_mod
     from schemas.common import GameStarted
 
+    from audit.cli.base import note_unsigned
+
+    note_unsigned(ledger)
     events = list(read_stream_events(ledger, game) if game is not None else read_events(ledger))  # one game: through the index
     total = sum(1 for e in events if isinstance(e, GameStarted))
     with progress_bar("replaying games", total, quiet=quiet) as advance:
@@ -172,6 +175,9 @@ def show(game: Annotated[str, typer.Option(help="Game stream id.")], ledger: Led
 
     if svg is not None:
         check_output(svg, force)
+    from audit.cli.base import note_unsigned
+
+    note_unsigned(ledger)
     events = list(read_stream_events(ledger, game))
     view = run_mod.position(events, game, at)
     count = SEATS[view.engine.name]
