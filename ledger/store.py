@@ -256,8 +256,8 @@ class Ledger:
         for stream in {key.stream for key in tail.keys}:
             truncate_from(self._stream(stream), head.size)
         leaves = leaf_hashes(tail.entries)
-        self._check_origin(head.size, signed, tail, leaves)
         _compare_stored_tiles(reader, head.size, leaves)
+        self._check_origin(head.size, signed, tail, leaves)
         for i, key in enumerate(tail.keys):
             self._add_record(head.size + i, key.stream, key.seq, tail.offsets[i], signed)
         if head.size < signed <= head.size + len(tail.entries):  # where the signed range's last entry ends
@@ -422,8 +422,8 @@ class Ledger:
 
     def _rollback(self, segments: list[int], size: int) -> None:
         """Cuts the log back to where a failed batch began: the segments it created go (the last
-        first), the one it began in is cut to its size before. What a failure here leaves is
-        uncommitted, and the next writer drops it."""
+        first), the one it began in is cut to its size before, and its proof of origin goes. What a
+        failure here leaves is uncommitted, and the next writer drops it."""
         assert self._writer is not None
         try:
             created = self._segment_starts[len(segments):]
@@ -435,6 +435,7 @@ class Ledger:
                 self._segment_starts = segments
                 self._open_writer()
             self._writer.cut(size)
+            self._proofs.cut_beyond(self.size)  # type: ignore[union-attr]
         except OSError:
             pass
 

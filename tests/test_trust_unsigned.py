@@ -35,7 +35,7 @@ from ledger.segments import list_segments, segment_path
 from ledger.verify import verify
 from schemas import encode
 from schemas.common import GameEnded, GameStarted, MoveTimeUsed
-from tests.ledger_support import cli, snapshot
+from tests.ledger_support import cli, flat, snapshot
 
 SEED = 5
 T = f"checkers-cup-{SEED}"
@@ -132,6 +132,10 @@ def test_verify_and_audit_call_a_forged_tail_unsigned_and_standings_ignore_it(vi
     assert f"log verified to size {signed}" in cert.verdict() and f"{len(forged)} unsigned entries" in cert.verdict()
     assert _rows(root) == before
     assert len(_events(root)) == signed
+    for command in (["standings", "--tournament", T], ["replay"], ["appeals"]):
+        result = cli(*command, "--ledger", str(root))
+        assert f"read to the newest signed checkpoint (size {signed}); the {len(forged)} unsigned entries after it are not shown" \
+            in flat(result.output), (command, result.output)
 
 
 @pytest.mark.parametrize("new_segment", [False, True], ids=["last-segment", "extra-segment"])
