@@ -25,8 +25,7 @@ from ledger.fastscan import SegmentPacked, gather, scan_leaves, segment_packed
 from ledger.index import load_stream
 from ledger.layout import PUBLIC_KEY, SEGMENTS, load_config
 from ledger.notes import Verifier
-from ledger.segments import (COMMIT, HEADER, LENGTH_MASK, OVERHEAD, TRAILER, FrameError, fsync_dir, iter_frames, list_segments,
-                             segment_path, sync_file)
+from ledger.segments import COMMIT, HEADER, LENGTH_MASK, OVERHEAD, TRAILER, FrameError, fsync_dir, iter_frames, list_segments, segment_path, sync_file
 
 
 class EntryKey(msgspec.Struct, frozen=True):

@@ -22,8 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ledger.errors import LedgerError
-from ledger.frames import REPAIRED, new_aside
+from ledger.frames import new_aside
 from ledger.index import HEAD, INDEX, STREAMS
 from ledger.segments import fsync_dir
 from ledger.store import Ledger, lock_ledger

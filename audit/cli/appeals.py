@@ -118,7 +118,6 @@ def appeals(ledger: LedgerOpt = DEFAULT_LEDGER,
             fmt: FormatOpt = Format.table, quiet: QuietOpt = False) -> None:
     """List the appeals: game, filing time and window, deadline, decision and votes, the correction."""
     from audit.appeals import list_appeals
-
     from audit.cli.base import note_unsigned
 
     note_unsigned(ledger)
