@@ -169,6 +169,25 @@ def test_a_writer_refuses_to_sign_a_forged_tail_and_moves_it_aside(victim: tuple
     assert verify(root).size == signed
 
 
+@pytest.mark.parametrize("writer", ["serve", "source-add"])
+def test_the_service_and_source_registry_refuse_a_forged_tail_too(victim: tuple[Path, list[bytes]], writer: str) -> None:
+    """`serve` (its Writer) and `source add` open the log through the same `Ledger` open: no signature
+    over frames without a proof of origin, the frames moved aside, the signed notes unchanged."""
+    from audit.writer import Writer
+    from ledger import change_sources
+
+    root, forged = victim
+    notes = snapshot(root / CHECKPOINTS)
+    _append_frames(root, forged)
+    with pytest.raises(ForeignEntries, match="carry no proof of origin by this writer"):
+        if writer == "serve":
+            Writer(root)
+        else:
+            change_sources(root, lambda book, led: pytest.fail("nothing may be registered over a forged tail"))
+    assert snapshot(root / CHECKPOINTS) == notes
+    assert len(list((root / REPAIRED).glob(f"*/{SEGMENTS}/*"))) == 1
+
+
 def test_a_forged_batch_after_the_writers_own_crash_tail_keeps_the_own_part(victim: tuple[Path, list[bytes]]) -> None:
     """A crash tail is the writer's own up to the first batch without a proof of origin: the own
     part stays (and is signed at the next open), the forged part is moved aside."""
