@@ -21,7 +21,7 @@ import hmac
 import os
 import struct
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 HEADER = struct.Struct("<IIQ")
@@ -60,9 +60,11 @@ ORIGIN = "origin"
 PROOF = struct.Struct("<QQ32s")  # first entry, count, HMAC-SHA256
 _RANGE = struct.Struct("<QQ")
 _PROOF_DOMAIN = b"matchledger proof of origin v1\0"
+Leaves = bytes | bytearray | memoryview
+"""A batch's RFC 6962 leaf hashes, 32 bytes each."""
 
 
-def origin_mac(key: bytes, first: int, leaves: bytes | memoryview) -> bytes:
+def origin_mac(key: bytes, first: int, leaves: Leaves) -> bytes:
     """Returns a batch's proof of origin: HMAC-SHA256 over its entry range and its leaf hashes."""
     mac = hmac.new(key, _PROOF_DOMAIN + _RANGE.pack(first, len(leaves) // 32), hashlib.sha256)
     mac.update(leaves)
@@ -79,23 +81,23 @@ class OriginProofs:
         self._key = key
         self._fd: int | None = None
 
-    def append(self, first: int, leaves: bytes | memoryview) -> None:
+    def append(self, first: int, leaves: Leaves) -> None:
         """Appends and syncs the proof of the batch of entries `first`… with these leaf hashes.
 
         :raises OSError: when it cannot be written.
         """
-        if self._fd is None:
-            self._open()
+        fd = self._open() if self._fd is None else self._fd
         record = PROOF.pack(first, len(leaves) // 32, origin_mac(self._key, first, leaves))
-        if os.write(self._fd, record) != len(record):
+        if os.write(fd, record) != len(record):
             raise OSError(errno.EIO, "short write of a proof of origin")
-        os.fdatasync(self._fd)
+        os.fdatasync(fd)
 
-    def _open(self) -> None:
+    def _open(self) -> int:
         created = not self.path.exists()
         self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o640)
         if created:
             fsync_dir(self.path.parent)
+        return self._fd
 
     def cut_beyond(self, size: int) -> None:
         """Drops the proofs of batches that never committed (they reach past the log's `size`: a
@@ -103,23 +105,21 @@ class OriginProofs:
 
         :raises OSError: when the file cannot be cut.
         """
-        if self._fd is None:
-            if not self.path.exists():
-                return
-            self._open()
-        assert self._fd is not None
-        length = os.fstat(self._fd).st_size
+        if self._fd is None and not self.path.exists():
+            return
+        fd = self._open() if self._fd is None else self._fd
+        length = os.fstat(fd).st_size
         end = length - length % PROOF.size
         while end:
-            first, count, _ = PROOF.unpack(os.pread(self._fd, PROOF.size, end - PROOF.size))
+            first, count, _ = PROOF.unpack(os.pread(fd, PROOF.size, end - PROOF.size))
             if first + count <= size:
                 break
             end -= PROOF.size
         if end != length:
-            os.ftruncate(self._fd, end)
-            os.fdatasync(self._fd)
+            os.ftruncate(fd, end)
+            os.fdatasync(fd)
 
-    def first_unproven(self, batches: list[tuple[int, bytes | memoryview]], since: int) -> int | None:
+    def first_unproven(self, batches: Sequence[tuple[int, Leaves]], since: int) -> int | None:
         """Returns the first entry of the first of these batches (first entry, leaf hashes) whose
         proof of origin is not kept, or None when every one is proven (`since`: where they begin)."""
         kept = read_proofs(self.path, since)

@@ -402,7 +402,8 @@ class Ledger:
         lo, limit = 0, self.config.segment_bytes
         try:
             if commit and plan.count:  # the proof of origin, durable before the commit mark is written
-                self._proofs.append(plan.first, plan.leaves)  # type: ignore[union-attr]
+                assert self._proofs is not None
+                self._proofs.append(plan.first, plan.leaves)
             while lo < len(fresh):
                 hi, room = lo, limit - self._writer.size
                 while hi < len(fresh) and (len(fresh[hi].data) + OVERHEAD <= room or (hi == lo and not self._writer.size)):
