@@ -163,8 +163,11 @@ class Ledger:
         """Opens a ledger for writing: takes the lock and recovers a torn tail.
 
         :raises LedgerLocked: when another writer holds it.
-        :raises LedgerCorrupt: when damage lies inside the checkpointed range, or the stored tree
-            or index disagrees with the signed checkpoint.
+        :raises LedgerCorrupt: when damage lies inside the checkpointed range, the stored tree
+            or index disagrees with the signed checkpoint, or a kept note is newer than the newest
+            checkpoint served (a rollback).
+        :raises ForeignEntries: when committed entries after the newest note carry no proof of
+            origin by this writer (they are moved aside first; nothing is signed).
         """
         return cls(root, ops)
 
@@ -223,7 +226,8 @@ class Ledger:
         if head.size == signed:
             self._signed_at = (head.segment, head.offset)
         added = self._catch_up(head, signed, reader)
-        self._proofs.cut_beyond(self.size)  # type: ignore[union-attr]
+        assert self._proofs is not None
+        self._proofs.cut_beyond(self.size)  # proofs of batches a crash left uncommitted
         if self._tiles.repair_partials():
             self.recovered = _join(self.recovered, "rewrote the partial tiles a crash left short (derived from the entries)")
         self._segment_starts = [first for first, _ in list_segments(self.root / SEGMENTS)] or [0]  # recovery may drop some
