@@ -156,7 +156,7 @@ def test_a_writer_refuses_to_sign_a_forged_tail_and_moves_it_aside(victim: tuple
         result = cli("cosign", "--key", str(tmp_path / "witness.key"), "--ledger", str(root))
     else:
         result = cli("repair", "--ledger", str(root))
-    assert result.exit_code != 0, result.output
+    assert result.exit_code == 1, result.output
     assert f"entries {signed}–{signed + len(forged) - 1} ({len(forged)}) after the newest signed checkpoint (size {signed}) " \
            f"carry no proof of origin by this writer" in " ".join(result.output.split())
     assert snapshot(root / CHECKPOINTS) == notes
@@ -272,7 +272,7 @@ def test_rollback_never_signs_a_second_root_for_a_size(victim: tuple[Path, list[
     _rollback(root, older, forged[:newer - older] if rewrite else [])
     lines = b"\n".join(encode(MoveTimeUsed(stream="extra/g2", seq=s, ts=1, seat=0, ms=1)) for s in range(2)) + b"\n"
     result = cli("record", "-", "--ledger", str(root), input=lines)
-    assert result.exit_code != 0
+    assert result.exit_code == 1, result.output
     assert f"keeps a note of size {newer}, newer than the newest checkpoint the log serves (size {older})" in " ".join(result.output.split())
     assert snapshot(root / CHECKPOINTS) == notes
     report = verify(root)
