@@ -237,6 +237,24 @@ def test_a_deleted_proof_file_makes_the_tail_foreign_not_signed(victim: tuple[Pa
         Ledger.open(root)
 
 
+def test_the_writers_own_unsigned_tail_edited_keeps_no_proof(victim: tuple[Path, list[bytes]]) -> None:
+    """The proof of origin covers the batch's leaf hashes and range: an insider who swaps the entries
+    of the writer's unsigned batch for others of the same count (its proof record left in place, or
+    copied to another range) gets nothing signed."""
+    root, forged = victim
+    signed = _committed(root)
+    with Ledger.open(root) as led:
+        led.append([_timing(led, "extra/g1", 0), _timing(led, "extra/g1", 1)], checkpoint=False)
+    segment = list_segments(root / SEGMENTS)[-1][1]
+    data = segment.read_bytes()
+    genuine = frame_batch(signed, [d for i, d in iter_entries(root) if i >= signed], True)
+    assert data.endswith(genuine)
+    segment.write_bytes(data[:len(data) - len(genuine)] + frame_batch(signed, forged[:2], True))
+    with pytest.raises(ForeignEntries, match=rf"entries {signed}–{signed + 1} \(2\) after the newest signed checkpoint"):
+        Ledger.open(root)
+    assert verify(root).size == signed
+
+
 def _rollback(root: Path, to: int, rewrite: list[bytes]) -> None:
     """The insider cuts the unsigned bookkeeping (served note, index head and history) back to the
     note of size `to`, cuts the entries after it, and appends `rewrite` as committed frames."""
