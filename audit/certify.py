@@ -70,7 +70,9 @@ class Certification:
     def verdict(self) -> str:
         """Returns the one-line verdict, with the log's verified size and root."""
         head = "CERTIFIED" if self.ok else "NOT CERTIFIED"
-        return (f"{head}: {self.reason}; {self.games} games, log verified to size {self.log.size}, root {self.log.root}; "
+        unsigned = (f"; {self.log.unsigned} unsigned entries after size {self.log.size} not certified "
+                    f"(签名检查点之后的 {self.log.unsigned} 个未签名条目不予认证)") if self.log.ok and self.log.unsigned else ""
+        return (f"{head}: {self.reason}; {self.games} games, log verified to size {self.log.size}, root {self.log.root}{unsigned}; "
                 f"{len(self.warnings)} warnings")
 
 

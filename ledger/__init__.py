@@ -22,7 +22,7 @@ from ledger.derived import DerivedFiles, indexed_size, read_stream_entries, read
 from ledger.errors import CheckpointError, LedgerCorrupt, LedgerError, LedgerLocked, LedgerNotFound, SequenceError, SignatureError
 from ledger.export import export_jsonl, export_tiles
 from ledger.fastscan import verify_each, verify_signatures
-from ledger.frames import StoredEntries, read_entries
+from ledger.frames import StoredEntries, read_entries, signed_extent, signed_size
 from ledger.index import check_index
 from ledger.layout import CONFIG, PRIVATE_KEY, PUBLIC_KEY, load_config
 from ledger.notes import Signer, Verifier, cosigners, sign_note, verify_note
@@ -84,4 +84,5 @@ __all__ = [
     "bad_signature", "parse_signature", "sign_batch", "verify_senders", "signed_message", "stored_checkpoint", "KeptNodes",
     "verify_signatures", "verify_each", "IndexJob", "repair", "RepairReport",
     "DerivedFiles", "indexed_size", "read_stream_entries", "read_streams", "tree_root",  # derived files the service keeps (live findings)
+    "signed_extent", "signed_size",  # nothing unsigned counts: readers read to the newest signed checkpoint
 ]

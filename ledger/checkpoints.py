@@ -151,11 +151,36 @@ def write_checkpoint(root: Path, signer: Signer, size: int, tree_root: bytes, co
     """Signs and stores a checkpoint bound to the ledger's settings (and any further extension
     lines), kept in its own file and served as the latest, both durable when this returns (the
     caller has made the tiles of its size durable first)."""
+    kept = _kept_of_size(root, size, tree_root, signer.verifier)
+    if kept is not None:  # signed before a crash left the `checkpoint` file behind: serve that note again
+        write_atomic(root / LATEST, kept.note.encode())
+        return kept
     extensions = (CONFIG_LINE + config_digest, *more)
     note = sign_note(checkpoint_body(signer.name, size, tree_root, extensions), signer)
     write_atomic(checkpoint_path(root, size), note.encode())
     write_atomic(root / LATEST, note.encode())
     return Checkpoint(signer.name, size, tree_root, note, extensions)
+
+
+def _kept_of_size(root: Path, size: int, tree_root: bytes, verifier: Verifier) -> Checkpoint | None:
+    """Returns the note already kept for a tree size, which must state this root: what was signed
+    is append-only, and a second root is never signed for a size.
+
+    :raises LedgerCorrupt: when a kept note of that size states another root or does not verify.
+    """
+    path = checkpoint_path(root, size)
+    if not path.exists() and not path.is_symlink():
+        return None
+    try:
+        kept = parse_checkpoint(read_note_file(path), verifier)
+    except SignatureError as exc:
+        raise LedgerCorrupt(None, f"{CHECKPOINTS}/{path.name} already exists and does not verify ({exc}); a kept note is never "
+                            f"overwritten") from None
+    if kept.root != tree_root:
+        raise LedgerCorrupt(None, f"已签署的大小 {size} 的检查点根为 {kept.root.hex()}，现在的条目给出 {tree_root.hex()}：同一大小绝不签署第二个根 / "
+                            f"checkpoint {size} was signed with root {kept.root.hex()}, the entries now give {tree_root.hex()}: "
+                            f"a second root is never signed for a size (the log was rolled back and rewritten)")
+    return kept
 
 
 def cosign_note(root: Path, signer: Signer, size: int, log: Verifier) -> Checkpoint:

@@ -23,6 +23,13 @@ class LedgerCorrupt(LedgerError):
         self.index = index
 
 
+class ForeignEntries(LedgerCorrupt):
+    """Committed entries after the newest signed note carry no proof of origin by the writer: moved aside, never signed."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(None, message)
+
+
 class KeyFileError(LedgerError):
     """A signing or verifier key is missing, malformed or unsafely stored."""
 

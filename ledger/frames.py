@@ -11,6 +11,7 @@ from __future__ import annotations
 import bisect
 import os
 import stat
+import time
 from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -18,12 +19,13 @@ from pathlib import Path
 
 import msgspec
 
-from ledger.checkpoints import newest_size
-from ledger.errors import LedgerCorrupt
+from ledger.checkpoints import newest_checkpoint, newest_size
+from ledger.errors import LedgerCorrupt, LedgerError
 from ledger.fastscan import SegmentPacked, gather, scan_leaves, segment_packed
 from ledger.index import load_stream
-from ledger.layout import SEGMENTS, load_config
-from ledger.segments import COMMIT, HEADER, LENGTH_MASK, OVERHEAD, TRAILER, FrameError, fsync_dir, iter_frames, list_segments, segment_path
+from ledger.layout import PUBLIC_KEY, SEGMENTS, load_config
+from ledger.notes import Verifier
+from ledger.segments import COMMIT, HEADER, LENGTH_MASK, OVERHEAD, TRAILER, FrameError, fsync_dir, iter_frames, list_segments, segment_path, sync_file
 
 
 class EntryKey(msgspec.Struct, frozen=True):
@@ -269,6 +271,8 @@ class Tail:
     keys: list[EntryKey] = field(default_factory=list)
     offsets: list[int] = field(default_factory=list)
     recovered: str | None = None
+    commits: list[int] = field(default_factory=list)
+    """The entry after each commit mark among them: where each committed batch ends."""
 
 
 def read_tail(root: Path, segment: int, offset: int, size: int, signed: int) -> Tail:
@@ -320,11 +324,11 @@ def _read_segment_tail(tail: Tail, path: Path, start: int, expected: int, signed
     with open_regular(path) as f:
         f.seek(start)
         data = f.read()
-    frames: list[tuple[int, memoryview]] = []
+    frames: list[tuple[int, memoryview, bool]] = []
     error = None
     try:
-        for _, off, payload, _ in iter_frames(data, expected):
-            frames.append((off, payload))
+        for _, off, payload, commit in iter_frames(data, expected):
+            frames.append((off, payload, commit))
     except FrameError as exc:
         error = exc
     if error is not None:
@@ -332,9 +336,11 @@ def _read_segment_tail(tail: Tail, path: Path, start: int, expected: int, signed
     committed = min(len(frames), max(0, horizon - expected))
     if committed < len(frames) and expected + committed < signed:
         raise LedgerCorrupt(expected + committed, f"unfinished batch in {path.name} inside the checkpointed range")
-    for off, payload in frames[:committed]:
+    for k, (off, payload, commit) in enumerate(frames[:committed], expected + 1):
         tail.entries.append(bytes(payload))
         tail.offsets.append(start + off)
+        if commit:
+            tail.commits.append(k)
     tail.keys += decode_keys(tail.entries[len(tail.entries) - committed:], expected)
     if committed < len(frames):
         return expected + len(frames), start + frames[committed][0], str(error) if error else "frames without a commit mark"
@@ -358,6 +364,53 @@ def _drop_after(found: list[tuple[int, Path]], n: int, end: int) -> int:
         f.truncate(end)
         os.fsync(f.fileno())
     return dropped
+
+
+REPAIRED = "repaired"
+"""Where files moved aside are kept as evidence, one directory per occasion (UTC time): a repair's
+old derived files, and foreign frames a writer found after the newest signed note."""
+
+
+def new_aside(root: Path) -> Path:
+    """Returns a new directory's path under `repaired/` (named by the UTC time; never a symlink's target).
+
+    :raises LedgerError: when `repaired/` is a symbolic link.
+    """
+    if (root / REPAIRED).is_symlink():
+        raise LedgerError(f"{root / REPAIRED} is a symbolic link; files moved aside are kept only inside the ledger")
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    aside, n = root / REPAIRED / stamp, 1
+    while aside.exists() or aside.is_symlink():
+        n += 1
+        aside = root / REPAIRED / f"{stamp}-{n}"
+    return aside
+
+
+def move_aside_from(root: Path, segment: int, offset: int) -> tuple[Path, list[str]]:
+    """Moves the log's bytes from byte `offset` of segment `segment` on into a new directory under
+    `repaired/` (a whole segment file from its start, else its tail as `<name>.from-<offset>`),
+    the segment cut there, durably; returns the directory and the names of what was moved."""
+    directory = root / SEGMENTS
+    aside = new_aside(root)
+    (aside / SEGMENTS).mkdir(parents=True, mode=0o750)
+    moved = []
+    for first, path in reversed([(f, p) for f, p in list_segments(directory) if f >= segment]):
+        if first > segment or (offset == 0 and first > 0):
+            os.replace(path, aside / SEGMENTS / path.name)  # the last first: no gap between segments meanwhile
+            moved.append(f"{SEGMENTS}/{path.name}")
+            continue
+        kept = aside / SEGMENTS / f"{path.name}.from-{offset}"
+        with open_regular(path) as f:
+            f.seek(offset)
+            kept.write_bytes(f.read())
+        sync_file(kept)
+        with open(path, "r+b") as f:
+            f.truncate(offset)
+            os.fsync(f.fileno())
+        moved.append(f"{SEGMENTS}/{path.name} from byte {offset}")
+    for synced in (aside / SEGMENTS, aside, aside.parent, root, directory):
+        fsync_dir(synced)
+    return aside, list(reversed(moved))
 
 
 def _refuse_unless_torn(error: FrameError, index: int, path: Path, start: int, data: bytes, signed: int, later: int) -> None:
@@ -410,10 +463,12 @@ def iter_payloads(root: Path) -> Iterator[tuple[int, list[bytes]]]:
 
 @dataclass(frozen=True)
 class StoredEntries:
-    """Every committed entry of a log back to back in one buffer: entry i is data[ends[i]:ends[i+1]]."""
+    """The signed entries of a log back to back in one buffer: entry i is data[ends[i]:ends[i+1]]."""
 
     data: bytes | memoryview
     ends: array
+    unsigned: int = 0
+    """Committed entries after the newest signed checkpoint, left out: nothing unsigned counts."""
 
     def __len__(self) -> int:
         return len(self.ends) - 1
@@ -426,10 +481,35 @@ class StoredEntries:
         return gather(self.data, self.ends, indexes)
 
 
-def read_entries(root: Path) -> StoredEntries:
-    """Reads every committed entry of a ledger into one buffer.
+def signed_size(root: Path, verifier: Verifier | None = None) -> int:
+    """Returns the tree size of the newest signed checkpoint, its signature checked (by the ledger's
+    `signer.pub` unless a verifier key is given): readers read no further.
 
-    :raises LedgerCorrupt: when a damaged frame stops the reading before the last checkpoint.
+    :raises LedgerNotFound: when `root` is not a ledger.
+    :raises LedgerCorrupt: when the newest checkpoint does not verify or its notes were tampered with.
+    :raises KeyFileError: when the verifier key is missing or malformed.
+    """
+    load_config(root)  # (a directory that is no ledger is named as such, before its key is looked for)
+    checkpoint = newest_checkpoint(root, verifier or Verifier.load(root / PUBLIC_KEY))
+    return checkpoint.size if checkpoint is not None else 0
+
+
+def signed_extent(root: Path, verifier: Verifier | None = None) -> tuple[int, int]:
+    """Returns (the newest signed checkpoint's size, how many committed entries follow it unsigned),
+    reading the last frames only.
+
+    :raises LedgerCorrupt: as `signed_size`.
+    """
+    signed = signed_size(root, verifier)
+    return signed, max(0, committed_end(_segment_sizes(root)) - signed)
+
+
+def read_entries(root: Path, verifier: Verifier | None = None) -> StoredEntries:
+    """Reads the signed entries of a ledger into one buffer: those up to the newest signed
+    checkpoint (`signed_size`); the committed entries after it are counted in `unsigned`.
+
+    :raises LedgerCorrupt: when a damaged frame stops the reading before the last checkpoint, or
+        the newest checkpoint does not verify.
     """
     # One buffer with room for every segment's bytes, which are more than their payloads: each
     # segment's payloads land right after the last's, with no join afterwards.
@@ -437,9 +517,13 @@ def read_entries(root: Path) -> StoredEntries:
     segments = _segment_sizes(root)  # read no further than these sizes, whatever a writer adds meanwhile
     into = bytearray(sum(size for _, _, size in segments))
     ends = array("q", [0])
+    signed = signed_size(root, verifier)
     for _, part in _iter_packed(root, segments, 0, into):
         ends += part.ends[1:part.last_commit + 1]
-    return StoredEntries(memoryview(into).toreadonly()[:ends[-1]], ends)
+    unsigned = max(0, len(ends) - 1 - signed)
+    if unsigned:
+        del ends[signed + 1:]
+    return StoredEntries(memoryview(into).toreadonly()[:ends[-1]], ends, unsigned)
 
 
 def _segment_sizes(root: Path) -> list[tuple[int, Path, int]]:

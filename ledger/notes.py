@@ -10,6 +10,8 @@ from pathlib import Path
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from cryptography.hazmat.primitives.hashes import SHA256
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat, PublicFormat
 
 from ledger.ed25519 import has_small_order
@@ -145,6 +147,12 @@ class Signer:
         """Returns the signature line of a note body."""
         sig = self._key.sign(text)
         return f"{SIG_PREFIX}{self.name} {base64.b64encode(self.verifier.key_id + sig).decode()}\n"
+
+    def origin_key(self) -> bytes:
+        """Returns the key of the writer's proofs of origin (ledger/segments.py): HKDF-SHA256 of the
+        signing seed, domain-separated, so no signature and no proof can stand for one another."""
+        seed = self._key.private_bytes(Encoding.Raw, PrivateFormat.Raw, NoEncryption())
+        return HKDF(SHA256(), 32, salt=b"matchledger/origin-proof/v1", info=self.name.encode()).derive(seed)
 
     def encoded(self) -> str:
         """Returns the C2SP signer key string `PRIVATE+KEY+<name>+<id>+<base64(0x01 ‖ seed)>`."""

@@ -18,20 +18,17 @@ from __future__ import annotations
 
 import os
 import shutil
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ledger.errors import LedgerError
+from ledger.frames import new_aside
 from ledger.index import HEAD, INDEX, STREAMS
 from ledger.segments import fsync_dir
 from ledger.store import Ledger, lock_ledger
 from ledger.tiles import TILES
 from ledger.verify import VerifyReport, verify
 
-REPAIRED = "repaired"
-"""Where the files a repair moved aside are kept, one directory per repair (UTC time)."""
 DERIVED = (TILES, f"{INDEX}/{HEAD}", f"{INDEX}/{STREAMS}")
 """What the entries determine, relative to the ledger's root."""
 
@@ -58,7 +55,7 @@ def repair(root: Path, step: Callable[[str], object] = lambda _label: None) -> R
     """
     lock = lock_ledger(root)
     try:
-        aside = _new_aside(root)
+        aside = new_aside(root)
         moved = _move_aside(root, aside)
         step("rebuilding from the entries")
         try:
@@ -76,18 +73,6 @@ def repair(root: Path, step: Callable[[str], object] = lambda _label: None) -> R
     step("verifying")
     report.verified = verify(root)
     return report
-
-
-def _new_aside(root: Path) -> Path:
-    """Returns a new directory's path under `repaired/` (named by the UTC time; never a symlink's target)."""
-    if (root / REPAIRED).is_symlink():
-        raise LedgerError(f"{root / REPAIRED} is a symbolic link; a repair keeps the old files only inside the ledger")
-    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    aside, n = root / REPAIRED / stamp, 1
-    while aside.exists() or aside.is_symlink():
-        n += 1
-        aside = root / REPAIRED / f"{stamp}-{n}"
-    return aside
 
 
 def _move_aside(root: Path, aside: Path) -> list[str]:

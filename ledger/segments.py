@@ -5,15 +5,23 @@ A frame is `word ‖ crc32 ‖ index ‖ payload ‖ word`: `word` (u32) is the 
 the log, and the CRC-32 covers word, index and payload. The length at both ends lets a reader
 detect a torn tail; the commit mark lets it drop a batch that was cut short, so a batch is all or
 nothing; the index makes a deleted, swapped or inserted frame show at its position.
+
+Each commit mark has a proof of origin beside it: before a batch's last frame is written, the
+writer appends (first entry, count, HMAC-SHA256 over that range and the batch's leaf hashes) to
+the append-only file `origin` at the ledger's root, synced, keyed by a key derived from
+`signer.key`. A writer that finds committed entries after the newest signed note signs only the
+batches whose proof verifies (its own crash tail): nobody without the key can make one.
 """
 
 from __future__ import annotations
 
 import errno
+import hashlib
+import hmac
 import os
 import struct
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 HEADER = struct.Struct("<IIQ")
@@ -45,6 +53,111 @@ def frame_batch(first_index: int, payloads: list[bytes], commit: bool = True) ->
         out += payload
         out += pack_trailer(word)
     return bytes(out)
+
+
+ORIGIN = "origin"
+"""The file of proofs of origin, at the ledger's root: one `PROOF` record per committed batch."""
+PROOF = struct.Struct("<QQ32s")  # first entry, count, HMAC-SHA256
+_RANGE = struct.Struct("<QQ")
+_PROOF_DOMAIN = b"matchledger proof of origin v1\0"
+Leaves = bytes | bytearray | memoryview
+"""A batch's RFC 6962 leaf hashes, 32 bytes each."""
+
+
+def origin_mac(key: bytes, first: int, leaves: Leaves) -> bytes:
+    """Returns a batch's proof of origin: HMAC-SHA256 over its entry range and its leaf hashes."""
+    mac = hmac.new(key, _PROOF_DOMAIN + _RANGE.pack(first, len(leaves) // 32), hashlib.sha256)
+    mac.update(leaves)
+    return mac.digest()
+
+
+class OriginProofs:
+    """The writer's append-only file of proofs of origin (plain system calls, not `FileOps`: a
+    proof is synced before its batch's commit mark is written, so a proof without its batch is
+    possible and harmless, a committed batch without its proof is not)."""
+
+    def __init__(self, root: Path, key: bytes) -> None:
+        self.path = root / ORIGIN
+        self._key = key
+        self._fd: int | None = None
+
+    def append(self, first: int, leaves: Leaves) -> None:
+        """Appends and syncs the proof of the batch of entries `first`… with these leaf hashes.
+
+        :raises OSError: when it cannot be written.
+        """
+        fd = self._open() if self._fd is None else self._fd
+        record = PROOF.pack(first, len(leaves) // 32, origin_mac(self._key, first, leaves))
+        if os.write(fd, record) != len(record):
+            raise OSError(errno.EIO, "short write of a proof of origin")
+        os.fdatasync(fd)
+
+    def _open(self) -> int:
+        created = not self.path.exists()
+        self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o640)
+        if created:
+            fsync_dir(self.path.parent)
+        return self._fd
+
+    def cut_beyond(self, size: int) -> None:
+        """Drops the proofs of batches that never committed (they reach past the log's `size`: a
+        failed or torn batch's, or a record a crash cut short), so the file holds the log's batches only.
+
+        :raises OSError: when the file cannot be cut.
+        """
+        if self._fd is None and not self.path.exists():
+            return
+        fd = self._open() if self._fd is None else self._fd
+        length = os.fstat(fd).st_size
+        end = length - length % PROOF.size
+        while end:
+            first, count, _ = PROOF.unpack(os.pread(fd, PROOF.size, end - PROOF.size))
+            if first + count <= size:
+                break
+            end -= PROOF.size
+        if end != length:
+            os.ftruncate(fd, end)
+            os.fdatasync(fd)
+
+    def first_unproven(self, batches: Sequence[tuple[int, Leaves]], since: int) -> int | None:
+        """Returns the first entry of the first of these batches (first entry, leaf hashes) whose
+        proof of origin is not kept, or None when every one is proven (`since`: where they begin)."""
+        kept = read_proofs(self.path, since)
+        for first, leaves in batches:
+            want = origin_mac(self._key, first, leaves)
+            if not any(hmac.compare_digest(want, mac) for mac in kept.get((first, len(leaves) // 32), [])):
+                return first
+        return None
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+def read_proofs(path: Path, since: int) -> dict[tuple[int, int], list[bytes]]:
+    """Returns the proofs of origin of the batches that end after entry `since`, by (first, count),
+    reading the file backwards from its end (records go up with the log: a failed batch's proof
+    is followed by the next batch's, from the same entry)."""
+    found: dict[tuple[int, int], list[bytes]] = {}
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        return found
+    try:
+        end = os.fstat(fd).st_size // PROOF.size * PROOF.size
+        while end > 0:
+            start = max(0, end - 4096 * PROOF.size)
+            block = os.pread(fd, end - start, start)
+            for at in range(len(block) - PROOF.size, -1, -PROOF.size):
+                first, count, mac = PROOF.unpack_from(block, at)
+                if first + count <= since:
+                    return found
+                found.setdefault((first, count), []).append(mac)
+            end = start
+    finally:
+        os.close(fd)
+    return found
 
 
 def segment_path(directory: Path, first_index: int) -> Path:

@@ -27,20 +27,21 @@ from ledger.checkpoints import (
     list_checkpoint_names,
     log_checkpoint,
     newest_checkpoint,
+    newest_size,
     repair_latest,
     serves,
     write_checkpoint,
 )
 from ledger.commitments import UNKNOWN, HistoryWriter, StreamHead, append_history, heads_line, history_path, open_history
-from ledger.errors import CheckpointError, DiskError, LedgerCorrupt, LedgerError, LedgerLocked
+from ledger.errors import CheckpointError, DiskError, ForeignEntries, LedgerCorrupt, LedgerError, LedgerLocked
 from ledger.fastscan import extend, frame_batch, leaf_hashes
-from ledger.frames import decode_key, read_frame, read_tail
+from ledger.frames import Tail, decode_key, move_aside_from, read_frame, read_tail
 from ledger.index import HEAD, INDEX, Head, StreamIndex, flush, load_stream, read_head, truncate_from
 from ledger.layout import CHECKPOINTS, CONFIG, LOCK, PRIVATE_KEY, PUBLIC_KEY, SEGMENTS, LedgerConfig, config_digest, load_config, write_atomic
 from ledger.merkle import CompactRange
 from ledger.notelog import NoteWriter
 from ledger.notes import Signer, Verifier
-from ledger.segments import OVERHEAD, FileOps, SegmentWriter, fsync_dir, list_segments, segment_path, sync_file
+from ledger.segments import OVERHEAD, FileOps, OriginProofs, SegmentWriter, fsync_dir, list_segments, segment_path, sync_file
 from ledger.tiles import WIDTH, TileReader, TileWriter
 from schemas import decode, encode
 from schemas.log import WITNESS_STREAM, WitnessAdded
@@ -130,6 +131,7 @@ class Ledger:
         self._lock_fd: int | None = _lock(root) if lock is None else lock
         self._notes = NoteWriter(root)  # the live service's checkpoint notes (ledger/notelog.py)
         self._history = HistoryWriter(root)
+        self._proofs: OriginProofs | None = None
         try:
             self._ops = ops or FileOps()
             self.signer = Signer.load(root / PRIVATE_KEY)
@@ -143,7 +145,9 @@ class Ledger:
             self._config_digest = config_digest(root)
             if self._notes.cut_torn():
                 self.recovered = "cut the checkpoint note a crash left cut short at the end of checkpoints/notes"
+            self._proofs = OriginProofs(root, self.signer.origin_key())
             self._checkpoint = newest_checkpoint(root, self.signer.verifier)
+            _check_not_rolled_back(root, self._checkpoint)
             _check_config_bound(self._checkpoint, self._config_digest)
             self._served_behind = self._checkpoint is not None and not serves(root, self._checkpoint)
             if self._served_behind:
@@ -159,8 +163,11 @@ class Ledger:
         """Opens a ledger for writing: takes the lock and recovers a torn tail.
 
         :raises LedgerLocked: when another writer holds it.
-        :raises LedgerCorrupt: when damage lies inside the checkpointed range, or the stored tree
-            or index disagrees with the signed checkpoint.
+        :raises LedgerCorrupt: when damage lies inside the checkpointed range, the stored tree
+            or index disagrees with the signed checkpoint, or a kept note is newer than the newest
+            checkpoint served (a rollback).
+        :raises ForeignEntries: when committed entries after the newest note carry no proof of
+            origin by this writer (they are moved aside first; nothing is signed).
         """
         return cls(root, ops)
 
@@ -219,6 +226,8 @@ class Ledger:
         if head.size == signed:
             self._signed_at = (head.segment, head.offset)
         added = self._catch_up(head, signed, reader)
+        assert self._proofs is not None
+        self._proofs.cut_beyond(self.size)  # proofs of batches a crash left uncommitted
         if self._tiles.repair_partials():
             self.recovered = _join(self.recovered, "rewrote the partial tiles a crash left short (derived from the entries)")
         self._segment_starts = [first for first, _ in list_segments(self.root / SEGMENTS)] or [0]  # recovery may drop some
@@ -252,6 +261,7 @@ class Ledger:
             truncate_from(self._stream(stream), head.size)
         leaves = leaf_hashes(tail.entries)
         _compare_stored_tiles(reader, head.size, leaves)
+        self._check_origin(head.size, signed, tail, leaves)
         for i, key in enumerate(tail.keys):
             self._add_record(head.size + i, key.stream, key.seq, tail.offsets[i], signed)
         if head.size < signed <= head.size + len(tail.entries):  # where the signed range's last entry ends
@@ -260,6 +270,36 @@ class Ledger:
             self._signed_at = (segment, tail.offsets[k] + OVERHEAD + len(tail.entries[k]))
         self._grow(leaves, signed)
         return len(tail.entries)
+
+    def _check_origin(self, start: int, signed: int, tail: Tail, leaves: bytes) -> None:
+        """Lets the writer sign only the entries after the newest note that it can show it wrote:
+        each batch there must carry its proof of origin (ledger/segments.py). From the first batch
+        that does not, the frames are moved aside as evidence, and nothing is signed.
+
+        :raises ForeignEntries: naming the entries, where they were and where they are now.
+        """
+        end = start + len(tail.entries)
+        if end <= signed:
+            return
+        batches, first = [], signed
+        for stop in (c for c in tail.commits if c > signed):
+            batches.append((first, memoryview(leaves)[32 * (first - start):32 * (stop - start)]))
+            first = stop
+        assert self._proofs is not None
+        foreign = self._proofs.first_unproven(batches, signed)
+        if foreign is None:
+            self.recovered = _join(self.recovered, f"signed the {end - signed} entries after the newest checkpoint (size {signed}) "
+                                   f"that a crash left unsigned: each batch carries this writer's proof of origin")
+            return
+        segment = self._segment_starts[bisect.bisect_right(self._segment_starts, foreign) - 1]
+        aside, moved = move_aside_from(self.root, segment, tail.offsets[foreign - start])
+        where = aside.relative_to(self.root)
+        raise ForeignEntries(
+            f"日志最新签名检查点（大小 {signed}）之后的条目 {foreign}–{end - 1}（共 {end - foreign} 条）没有本写入者的来源证明，"
+            f"未签署；已作为证据移至 {where}/ / entries {foreign}–{end - 1} ({end - foreign}) after the newest signed checkpoint "
+            f"(size {signed}) carry no proof of origin by this writer: nobody signed them and they were not signed; "
+            f"moved aside as evidence to {where}/ ({'; '.join(moved)})"
+            + (f"; the {foreign - signed} entries before them are this writer's and are signed at the next open" if foreign > signed else ""))
 
     def _add_record(self, entry: int, stream: str, seq: int, offset: int, signed: int) -> None:
         index = self._stream(stream)
@@ -365,6 +405,9 @@ class Ledger:
         assert self._writer is not None
         lo, limit = 0, self.config.segment_bytes
         try:
+            if commit and plan.count:  # the proof of origin, durable before the commit mark is written
+                assert self._proofs is not None
+                self._proofs.append(plan.first, plan.leaves)
             while lo < len(fresh):
                 hi, room = lo, limit - self._writer.size
                 while hi < len(fresh) and (len(fresh[hi].data) + OVERHEAD <= room or (hi == lo and not self._writer.size)):
@@ -384,8 +427,8 @@ class Ledger:
 
     def _rollback(self, segments: list[int], size: int) -> None:
         """Cuts the log back to where a failed batch began: the segments it created go (the last
-        first), the one it began in is cut to its size before. What a failure here leaves is
-        uncommitted, and the next writer drops it."""
+        first), the one it began in is cut to its size before, and its proof of origin goes. What a
+        failure here leaves is uncommitted, and the next writer drops it."""
         assert self._writer is not None
         try:
             created = self._segment_starts[len(segments):]
@@ -397,6 +440,7 @@ class Ledger:
                 self._segment_starts = segments
                 self._open_writer()
             self._writer.cut(size)
+            self._proofs.cut_beyond(self.size)  # type: ignore[union-attr]
         except OSError:
             pass
 
@@ -596,6 +640,8 @@ class Ledger:
         """Releases the writer lock."""
         self._notes.close()
         self._history.close()
+        if self._proofs is not None:
+            self._proofs.close()
         if self._writer is not None:
             self._writer.close()
             self._writer = None
@@ -645,6 +691,19 @@ def _check_config_bound(checkpoint: Checkpoint | None, digest: str) -> None:
     if bound is not None and bound != digest:
         raise LedgerCorrupt(None, f"{CONFIG} was changed after checkpoint {checkpoint.size} signed it "  # type: ignore[union-attr]
                             f"(sha256 {bound}, now {digest})")
+
+
+def _check_not_rolled_back(root: Path, checkpoint: Checkpoint | None) -> None:
+    """Refuses a log whose newest checkpoint is older than a note it keeps: the `checkpoint` file or
+    `index/checkpoints` was rolled back, and signing on would sign a second root for a size.
+
+    :raises LedgerCorrupt: naming both sizes.
+    """
+    kept, served = newest_size(root), checkpoint.size if checkpoint else 0
+    if kept > served:
+        raise LedgerCorrupt(None, f"{CHECKPOINTS}/ keeps a note of size {kept}, newer than the newest checkpoint the log "
+                            f"serves (size {served}): the `checkpoint` file or index/checkpoints was rolled back; "
+                            f"a second root is never signed for a size, so the writer refuses to open")
 
 
 def _join(first: str | None, second: str) -> str:

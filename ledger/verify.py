@@ -63,6 +63,8 @@ class VerifyReport:
     notes: list[str] = field(default_factory=list)
     signed: int = 0
     """The tree size of the newest checkpoint."""
+    unsigned: int = 0
+    """Committed entries after the newest checkpoint: checked for damage, verified by no signature, never counted."""
     commitments: list[Commitment] = field(default_factory=list)
     """Each checkpoint's stream commitment, for a caller that checks the index itself (`verify(index=False)`)."""
 
@@ -134,8 +136,18 @@ def verify(root: Path, index: bool = True, witness_keys: Sequence[Verifier] = ()
     notes += tail
     if failed is not None:
         return VerifyReport(False, tree.size, tree.root().hex(), len(checkpoints), failed.index, str(failed), notes)
-    return VerifyReport(True, tree.size, tree.root().hex(), len(checkpoints), notes=notes, signed=checkpoints[-1].size,
-                        commitments=commitments(checkpoints))
+    newest = checkpoints[-1]
+    unsigned = tree.size - newest.size
+    if unsigned:
+        notes.append(unsigned_note(newest.size, unsigned))
+    return VerifyReport(True, newest.size, newest.root.hex(), len(checkpoints), notes=notes, signed=newest.size,
+                        commitments=commitments(checkpoints), unsigned=unsigned)
+
+
+def unsigned_note(signed: int, unsigned: int) -> str:
+    """Says that entries after the newest signed checkpoint count for nothing (zh-Hans, then English)."""
+    return (f"最新签名检查点（大小 {signed}）之后有 {unsigned} 个未签名条目，不予认证 / {unsigned} unsigned entries after the "
+            f"newest signed checkpoint (size {signed}): verified to size {signed} only; nothing after it is certified or shown")
 
 
 def recorded_witnesses(root: Path) -> list[tuple[Verifier, int, int]]:
@@ -181,6 +193,9 @@ def _check_served(root: Path, verifier: Verifier, signed: int) -> None:
         raise _Failed(None, str(exc)) from None
     if served is not None and served.size > signed:
         raise _Failed(None, f"the `checkpoint` file holds size {served.size}, beyond the newest note ({signed})")
+    if served is not None and served.size < signed:
+        raise _Failed(None, f"the newest checkpoint the log serves is of size {served.size}, older than the kept note of size "
+                      f"{signed}: the `checkpoint` file or index/checkpoints was rolled back")
     head = read_head(root)
     if head is not None and head.size > signed:
         raise _Failed(None, f"the index records a checkpoint of size {head.size}, but the newest checkpoint note is of "

@@ -68,7 +68,8 @@ def audit(ledger: LedgerOpt = DEFAULT_LEDGER,
             cert = certify(existing_ledger(ledger), tournament, advance)  # checked before the verification forks
     if fmt is not Format.table:
         emit(finding_rows(cert.findings + cert.warnings), fmt, document={
-            "ok": cert.ok, "reason": cert.reason, "size": cert.log.size, "root": cert.log.root, "games": cert.games,
+            "ok": cert.ok, "reason": cert.reason, "size": cert.log.size, "root": cert.log.root, "unsigned": cert.log.unsigned,
+            "games": cert.games,
             "checks": [{"check": c.name, "title": c.title, "passed": c.passed, "failed": c.failed, "ran": c.ran,
                         "applies": c.applies, "examples": c.examples} for c in cert.checks],
             "findings": [{**f, "name": code_name(f["code"])} for f in cert.findings],
@@ -100,6 +101,9 @@ def standings(tournament: Annotated[str, typer.Option(help="Tournament stream id
     if opened is not None:
         session = opened[1]
     else:
+        from audit.cli.base import note_unsigned
+
+        note_unsigned(ledger)
         with progress_bar("replaying games", 0, quiet=quiet) as advance:  # the projection counts the games: the bar's total
             session = open_session(ledger, advance, kept=True)
     if crosstable:
@@ -158,6 +162,9 @@ def query(sql: Annotated[str | None, typer.Argument(help="Read-only SQL over the
     elif parquet is not None and key is not None:
         db = AuditDB(load_parquet(parquet, Verifier.load(key)))
     else:
+        from audit.cli.base import note_unsigned
+
+        note_unsigned(ledger)
         with progress_bar("replaying games", 0, quiet=quiet) as advance:  # the projection counts the games: the bar's total
             db = open_session(ledger, advance, kept=True).db
     try:

@@ -118,7 +118,9 @@ def appeals(ledger: LedgerOpt = DEFAULT_LEDGER,
             fmt: FormatOpt = Format.table, quiet: QuietOpt = False) -> None:
     """List the appeals: game, filing time and window, deadline, decision and votes, the correction."""
     from audit.appeals import list_appeals
+    from audit.cli.base import note_unsigned
 
+    note_unsigned(ledger)
     with progress_bar("replaying games", 0, quiet=quiet) as advance:  # the projection counts the games: the bar's total
         rows = list_appeals(ledger, tournament, open_, advance)
     columns = ["tournament", "seq", "player", "game", "in_time", "decision", "for_decision", "committee", "correction", "open"]

@@ -21,7 +21,7 @@ from typing import Annotated, Any, TypeVar
 import typer
 
 from audit.cli.examples import EXAMPLES
-from audit.output import Format, fail
+from audit.output import Format, fail, fail_note
 
 app = typer.Typer(no_args_is_help=True, help="Record, verify, replay and audit competitive games.",
                   context_settings={"help_option_names": ["-h", "--help"]}, rich_markup_mode=None)
@@ -88,6 +88,16 @@ def existing_ledger(path: Path) -> Path:
 
     load_config(path)
     return path
+
+
+def note_unsigned(ledger: Path) -> None:
+    """Says on stderr where a reader stopped (the newest signed checkpoint) when unsigned entries follow it."""
+    from ledger import signed_extent
+
+    signed, unsigned = signed_extent(ledger)
+    if unsigned:
+        fail_note(f"读取至最新签名检查点（大小 {signed}），其后 {unsigned} 个未签名条目不计 / read to the newest signed checkpoint "
+                  f"(size {signed}); the {unsigned} unsigned entries after it are not shown")
 
 
 def _version(value: bool) -> None:

@@ -134,11 +134,13 @@ def replay(ledger: LedgerOpt = DEFAULT_LEDGER,
            game: Annotated[str | None, typer.Option(help="Replay only this game stream.")] = None,
            fmt: FormatOpt = Format.table, quiet: QuietOpt = False) -> None:
     """Re-derive every game from the rules and list the findings (exit 1 when there are any)."""
+    from audit.cli.base import note_unsigned
     from audit.render import finding_record, finding_rows, finding_text
     from ledger import read_events, read_stream_events
     from replay import run as run_mod
     from schemas.common import GameStarted
 
+    note_unsigned(ledger)
     events = list(read_stream_events(ledger, game) if game is not None else read_events(ledger))  # one game: through the index
     total = sum(1 for e in events if isinstance(e, GameStarted))
     with progress_bar("replaying games", total, quiet=quiet) as advance:
@@ -172,6 +174,9 @@ def show(game: Annotated[str, typer.Option(help="Game stream id.")], ledger: Led
 
     if svg is not None:
         check_output(svg, force)
+    from audit.cli.base import note_unsigned
+
+    note_unsigned(ledger)
     events = list(read_stream_events(ledger, game))
     view = run_mod.position(events, game, at)
     count = SEATS[view.engine.name]

@@ -54,7 +54,8 @@ def verify(ledger: LedgerOpt = DEFAULT_LEDGER,
     """Re-read every frame, recompute the tree and tiles, check the index, every checkpoint and signature."""
     report = ledger_api.verify(ledger, witness_keys=[Verifier.load(k) for k in witness_key or []])
     if json:
-        emit_json({"ok": True, "size": report.size, "root": report.root, "checkpoints": report.checkpoints, "notes": report.notes}
+        emit_json({"ok": True, "size": report.size, "root": report.root, "unsigned": report.unsigned, "checkpoints": report.checkpoints,
+                   "notes": report.notes}
                   if report.ok else {"ok": False, "index": report.index, "error": report.error})
     elif report.ok:
         say(f"ok: tree size {report.size}, root {report.root}, {report.checkpoints} checkpoints verified")
