@@ -72,9 +72,13 @@ def origin_mac(key: bytes, first: int, leaves: Leaves) -> bytes:
 
 
 class OriginProofs:
-    """The writer's append-only file of proofs of origin (plain system calls, not `FileOps`: a
-    proof is synced before its batch's commit mark is written, so a proof without its batch is
-    possible and harmless, a committed batch without its proof is not)."""
+    """The writer's append-only file of proofs of origin (plain system calls, not `FileOps`).
+
+    A proof is written before its batch's commit mark and synced together with the batch's last
+    segment bytes (`sync`, on another thread while the segment syncs: one sync's wait, not two), and
+    the batch is acknowledged only once both are durable. So a kill leaves both in the page cache; a
+    power loss may keep a proof without its batch (harmless, cut at open) or a committed batch without
+    its proof: never acknowledged, it is then moved aside as evidence like foreign frames."""
 
     def __init__(self, root: Path, key: bytes) -> None:
         self.path = root / ORIGIN
@@ -82,7 +86,8 @@ class OriginProofs:
         self._fd: int | None = None
 
     def append(self, first: int, leaves: Leaves) -> None:
-        """Appends and syncs the proof of the batch of entries `first`… with these leaf hashes.
+        """Appends the proof of the batch of entries `first`… with these leaf hashes (`sync` makes
+        it durable).
 
         :raises OSError: when it cannot be written.
         """
@@ -90,7 +95,14 @@ class OriginProofs:
         record = PROOF.pack(first, len(leaves) // 32, origin_mac(self._key, first, leaves))
         if os.write(fd, record) != len(record):
             raise OSError(errno.EIO, "short write of a proof of origin")
-        os.fdatasync(fd)
+
+    def sync(self) -> None:
+        """Makes the proofs written durable.
+
+        :raises OSError: when the sync fails.
+        """
+        if self._fd is not None:
+            os.fdatasync(self._fd)
 
     def _open(self) -> int:
         created = not self.path.exists()

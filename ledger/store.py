@@ -14,6 +14,7 @@ import shutil
 import time
 import uuid
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
@@ -132,6 +133,7 @@ class Ledger:
         self._notes = NoteWriter(root)  # the live service's checkpoint notes (ledger/notelog.py)
         self._history = HistoryWriter(root)
         self._proofs: OriginProofs | None = None
+        self._syncer: ThreadPoolExecutor | None = None  # syncs a batch's proof of origin beside its segment
         try:
             self._ops = ops or FileOps()
             self.signer = Signer.load(root / PRIVATE_KEY)
@@ -405,7 +407,7 @@ class Ledger:
         assert self._writer is not None
         lo, limit = 0, self.config.segment_bytes
         try:
-            if commit and plan.count:  # the proof of origin, durable before the commit mark is written
+            if commit and plan.count:  # the proof of origin, written before the commit mark, synced with it
                 assert self._proofs is not None
                 self._proofs.append(plan.first, plan.leaves)
             while lo < len(fresh):
@@ -421,9 +423,27 @@ class Ledger:
                 plan.place(fresh[lo:hi], offset)
                 lo = hi
             if commit:
-                self._writer.sync()
+                self._sync_batch(proven=plan.count > 0)
         except OSError as exc:
             raise DiskError(f"batch of {plan.count} events not appended ({os.strerror(exc.errno or 0)}); nothing was acknowledged") from None
+
+    def _sync_batch(self, proven: bool) -> None:
+        """Syncs the batch's segment bytes and, at the same time on another thread, its proof of
+        origin: the batch is acknowledged once both are durable.
+
+        :raises OSError: when either sync fails.
+        """
+        assert self._writer is not None and self._proofs is not None
+        if not proven:
+            self._writer.sync()
+            return
+        if self._syncer is None:
+            self._syncer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="matchledger-proof-sync")
+        proof = self._syncer.submit(self._proofs.sync)
+        try:
+            self._writer.sync()
+        finally:
+            proof.result()
 
     def _rollback(self, segments: list[int], size: int) -> None:
         """Cuts the log back to where a failed batch began: the segments it created go (the last
@@ -640,6 +660,9 @@ class Ledger:
         """Releases the writer lock."""
         self._notes.close()
         self._history.close()
+        if self._syncer is not None:
+            self._syncer.shutdown()
+            self._syncer = None
         if self._proofs is not None:
             self._proofs.close()
         if self._writer is not None:
