@@ -14,7 +14,7 @@ process serves HTTP itself, as the handlers below describe.
 Write path: POST /batches with a JSONL body (or a JSON array) and the `Matchledger-Signature`
 header. The handler reads the whole body under a time limit, authenticates it, applies the
 source's rate limit, decodes its events (a large body off the event loop), and hands the batch to
-the writer (`audit/writer.py`), which commits it with every other batch waiting (group commit) and
+the writer (`ledger/group_commit.py`), which commits it with every other batch waiting (group commit) and
 answers with a receipt. A 200 means the batch is synced, checkpointed and proved. A refusal, from
 any handler, is raised as a `Refusal` and answered in one place (the access-log middleware).
 
@@ -45,7 +45,7 @@ from aiohttp import web
 
 import ledger as ledger_api
 from audit.live_hub import LiveHub
-from audit.writer import Batch, Change, Refusal, Writer, digest_of, refusal_of
+from ledger import Batch, Change, Refusal, Writer, digest_of, refusal_of
 from schemas.codec import ContractError, decode_line
 
 if TYPE_CHECKING:

@@ -253,7 +253,7 @@ def change_sources(root: Path, make: Callable[[SourceBook, Ledger], Event]) -> E
     """Appends one registration or revocation to a ledger (taking its writer lock) and signs a checkpoint."""
     with Ledger.open(root) as ledger:
         event = make(load_source_book(ledger), ledger)
-        ledger.append([Pending(0, event, encode(event))])
+        ledger.append([Pending(0, event, encode(event), own=True)])
         ledger.checkpoint()
         return event
 
