@@ -310,7 +310,7 @@ class Service:
         except ledger_api.SourceRefused as exc:
             raise refusal_of(exc) from None
         if not await self.signatures.check(source.verifier, message, signature):
-            raise refusal_of(ledger_api.bad_signature(source.name))
+            raise refusal_of(ledger_api.signature_refusal(source, body, signature, self.writer.book.origin))
         return source
 
     async def post_sources(self, request: web.Request) -> web.Response:
@@ -318,7 +318,7 @@ class Service:
         body = await read_body(request, self.config.max_body, self.config.read_timeout)
         name, key_id, signature = _log_signature(request.headers.get(ledger_api.SIGNATURE_HEADER))
         if name != self.verifier.name or key_id != self.verifier.key_id or not self.verifier.verifies(
-                ledger_api.signed_message(name, body), signature):
+                ledger_api.signed_message(name, body, self.writer.book.origin), signature):
             raise Refusal(401, "bad-signature", "changes of the sources must be signed with the log's own key (signer.key)")
         change = _source_change(body)
         event = await self.writer.submit(change)

@@ -36,13 +36,13 @@ from ledger.sources import (
     Source,
     SourceBook,
     SourceRefused,
-    bad_signature,
     change_sources,
     parse_signature,
     read_verifier_key,
     registration,
     revocation,
     sign_batch,
+    signature_refusal,
     signed_message,
 )
 from ledger.store import AppendResult, Ledger, init, load_verifier
@@ -77,7 +77,7 @@ __all__ = [
     "SIGNATURE_HEADER", "EntryReader", "ProvedEntry", "Receipt", "Source", "SourceBook", "SourceRefused", "Subtrees", "TilePathError", "TileReader",
     "change_sources", "check_receipt", "covered", "entry_bundle", "hash_tile",
     "load_evidence", "parse_tile_path", "prove_entry", "read_verifier_key", "registration", "revocation",
-    "bad_signature", "parse_signature", "sign_batch", "verify_senders", "signed_message", "stored_checkpoint", "KeptNodes",
+    "parse_signature", "sign_batch", "signature_refusal", "verify_senders", "signed_message", "stored_checkpoint", "KeptNodes",
     "verify_each", "repair",
     "DerivedFiles", "indexed_size", "read_streams", "tree_root",  # derived files the service keeps (live findings)
 ]

@@ -155,7 +155,7 @@ def test_the_service_writer_indexes_beside_its_commits(tmp_path, monkeypatch) ->
                 waiting = []
                 for t in tables:
                     body = batch_body([t.events[move]])
-                    header = sign_batch(t.signer, body)
+                    header = sign_batch(t.signer, body, writer.book.origin)
                     source = writer.book.sources[t.signer.name]
                     waiting.append(writer.submit(Batch(source, header, digest_of(body), parse_body(body, 1 << 20), True)))
                 for receipt in await asyncio.gather(*waiting):
