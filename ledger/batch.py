@@ -13,7 +13,9 @@ from ledger.errors import SequenceError
 from ledger.fastscan import leaf_hashes
 from ledger.merkle import leaf_hash
 from ledger.segments import OVERHEAD
+from schemas.arbitration import ARBITER_STREAM
 from schemas.envelope import Event
+from schemas.log import BATCHES_STREAM, SOURCES_STREAM, WITNESS_STREAM
 
 PIECE = 4096
 """Events planned, framed and written at a time."""
@@ -21,9 +23,11 @@ PIECE = 4096
 CHECKPOINT_KINDS = frozenset({"game.ended", "tournament.round_closed"})
 """Kinds whose batch is signed at once: a result is evidence the moment it is recorded."""
 
-LOG_KINDS = frozenset({"source.batch", "source.registered", "source.revoked", "log.witness_added", "arbiter.registered"})
-"""The log's own kinds: authority over the log (who may send, who witnesses, who arbitrates), which
-only the ledger's own commands write (with any kind under `log.` or `source.`)."""
+LOG_KINDS = {"source.batch": BATCHES_STREAM, "source.registered": SOURCES_STREAM, "source.revoked": SOURCES_STREAM,
+             "log.witness_added": WITNESS_STREAM, "arbiter.registered": ARBITER_STREAM}
+"""The log's own kinds and the stream each belongs in: authority over the log (who may send, who
+witnesses, who arbitrates), which only the ledger's own commands write (with any kind under `log.`
+or `source.`, in a `log.*` stream)."""
 
 
 def is_log_kind(kind: str) -> bool:
@@ -57,8 +61,9 @@ def check_authority(p: Pending) -> None:
         if not p.own:
             raise SequenceError(p.line, f"field `kind`: {p.kind!r} is one of the log's own kinds; only the ledger's own "
                                 f"commands write it (来源不得写入日志自身的记录)", "log-kind")
-        if not is_log_stream(p.stream):
-            raise SequenceError(p.line, f"field `stream`: {p.kind!r} belongs in a `log.*` stream, not {p.stream!r}", "log-kind")
+        home = LOG_KINDS.get(p.kind)
+        if (p.stream != home) if home else not is_log_stream(p.stream):
+            raise SequenceError(p.line, f"field `stream`: {p.kind!r} belongs in {home or 'a `log.*` stream'}, not {p.stream!r}", "log-kind")
     elif is_log_stream(p.stream) and not p.own:
         raise SequenceError(p.line, f"field `stream`: {p.stream!r} is one of the log's own streams; no sender may write it "
                             f"(日志自身的流)", "log-stream")

@@ -14,7 +14,7 @@ import msgspec
 import pytest
 
 import ledger as ledger_api
-from audit.client import Client, batch_body
+from audit.client import Client
 from audit.live_sim import make_tables
 from audit.serve import parse_body
 from ledger import Batch, Ledger, LedgerError, Pending, Refusal, Signer, Writer, digest_of, record
@@ -196,6 +196,9 @@ def test_record_refuses_the_logs_own_kinds_and_the_operators_commands_still_writ
         result = cli("record", "--ledger", str(ledger_dir), str(path))
         assert result.exit_code == 1 and "line 2: field `" in result.stderr and "log" in result.stderr, result.stderr
         assert snapshot(ledger_dir) == before
+    with pytest.raises(SequenceError, match="belongs in log.arbiters, not 'log.sources'"):  # the own commands' kinds: only in their stream
+        record(ledger_dir, [event_line("log.sources", 0, "arbiter.registered", verifier=key, role="chief_referee")], own=True)
+    assert snapshot(ledger_dir) == before
     (tmp_path / "k").mkdir()
     assert cli("keygen", "--name", "zhang", "--out", str(tmp_path / "k" / "zhang.key")).exit_code == 0
     assert cli("appeal", "register", "--ledger", str(ledger_dir), "--pub", str(tmp_path / "k" / "zhang.pub"),
