@@ -88,10 +88,18 @@ def test_the_group_commit_refuses_with_the_ledgers_own_append_rules(ledger_dir: 
 
 # -- 28.2: the log's own kinds and streams ------------------------------------------------------------
 
-def test_a_source_can_write_none_of_the_logs_own_kinds_nor_streams(ledger_dir: Path, tmp_path: Path) -> None:
+@pytest.fixture(params=["accelerated", "pure"])
+def service_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The service run on its accelerators and on the pure-Python path (`MATCHLEDGER_NO_ACCEL=1`)."""
+    if request.param == "pure":
+        monkeypatch.setenv("MATCHLEDGER_NO_ACCEL", "1")
+    return str(request.param)
+
+
+def test_a_source_can_write_none_of_the_logs_own_kinds_nor_streams(ledger_dir: Path, tmp_path: Path, service_path: str) -> None:
     """Issue 28.2 (only the writer writes the log's own records): a source sending `source.batch`,
     `source.registered`, `source.revoked`, `log.witness_added` or `arbiter.registered` in its own
-    stream, or anything in a `log.*` stream, is refused 403 and nothing is appended."""
+    stream, or anything in a `log.*` stream, is refused 403 and nothing is appended (on both paths)."""
     attacker = make_source(tmp_path, ledger_dir, "attacker", streams=["mine/"])
     make_source(tmp_path, ledger_dir, "victim", streams=["theirs/"])
     key = str(Signer.generate("evil").verifier)
@@ -118,10 +126,10 @@ def test_a_source_can_write_none_of_the_logs_own_kinds_nor_streams(ledger_dir: P
     assert not any(ledger_api.read_stream_events(ledger_dir, s) for s in ("log.witnesses", "log.arbiters"))
 
 
-def test_a_forged_batch_record_never_answers_another_sources_batch(ledger_dir: Path, tmp_path: Path) -> None:
+def test_a_forged_batch_record_never_answers_another_sources_batch(ledger_dir: Path, tmp_path: Path, service_path: str) -> None:
     """Issue 28.2 (a 200 means appended, synced and signed): a `source.batch` naming the victim's
     next body is refused, so the victim's batch is appended for real: its 200 carries a receipt of
-    its own new entries, which checks against the events sent."""
+    its own new entries, which checks against the events sent (on both paths)."""
     attacker = make_source(tmp_path, ledger_dir, "attacker", streams=["mine/"])
     victim = make_source(tmp_path, ledger_dir, "victim", streams=["theirs/"])
     canonical = decode_line(event_line("theirs/g", 0), 1)[1]
