@@ -1,7 +1,8 @@
 """Issue 28 (points 2, 9, 10, 12) and issue 29 (Build 2): a source's events are data, never
 authority. Each attack is replayed as an insider source would make it (over HTTP against the real
-`matchledger serve`, or through the group commit's API) and shown refused, with the log unchanged;
-and the group commit plans with the ledger's one set of append rules."""
+`matchledger serve`, or through the group commit's API) and shown refused, with the log
+byte-identical (and so the standings, which are derived from it); and the group commit plans with
+the ledger's one set of append rules."""
 
 from __future__ import annotations
 
