@@ -53,7 +53,7 @@ def parse_time(text: str | None) -> int:
 def register_arbiter(root: Path, public_key: Path, role: str, name: str | None, at: str | None) -> Written:
     """Registers an arbiter's verifier key (a `keygen` .pub file) under a role, in the stream `log.arbiters`."""
     verifier = Verifier.load(public_key)
-    return _write(root, ARBITER_STREAM, ArbiterRegistered, at, verifier=str(verifier), role=role, name=name)
+    return _write(root, ARBITER_STREAM, ArbiterRegistered, at, own=True, verifier=str(verifier), role=role, name=name)
 
 
 def file_appeal(root: Path, tournament: str, game: str, player: str, grounds: str, ruling: int | None, at: str | None) -> Written:
@@ -131,12 +131,14 @@ def _ref(text: str) -> Ref:
     return Ref(stream=stream, seq=int(seq))
 
 
-def _write(root: Path, stream: str, cls: type[Event], at: str | None, signer: Signer | None = None, **fields: Any) -> Written:
-    """Builds the stream's next event, signs it when a key is given, and records it."""
+def _write(root: Path, stream: str, cls: type[Event], at: str | None, signer: Signer | None = None, own: bool = False,
+           **fields: Any) -> Written:
+    """Builds the stream's next event, signs it when a key is given, and records it (`own`: the
+    operator's registration of an arbiter, one of the log's own records)."""
     event = cls(stream=stream, seq=len(read_stream_events(root, stream)), ts=parse_time(at), **fields)
     if signer is not None:
         event = sign(event, signer)  # type: ignore[arg-type]
-    return Written(event, record(root, [encode(event)]))
+    return Written(event, record(root, [encode(event)], own=own))
 
 
 def list_appeals(root: Path, tournament: str | None, open_only: bool,

@@ -45,14 +45,17 @@ class Client:
     """Sends signed batches to one service; use as an async context manager.
 
     `log_key` is the log's verifier key: with it each receipt's checkpoint signature is checked,
-    without it only the proofs against the root the receipt's checkpoint states.
+    without it only the proofs against the root the receipt's checkpoint states. Each batch is
+    signed for the log's origin (scheme `matchledger-batch/2`): `origin`, else the log key's name
+    (the origin the log signs its checkpoints with), else the origin of the service's checkpoint.
     """
 
     def __init__(self, url: str, signer: Signer, log_key: Verifier | None = None, attempts: int = 8,
-                 timeout: float = 30.0, session: aiohttp.ClientSession | None = None) -> None:
+                 timeout: float = 30.0, session: aiohttp.ClientSession | None = None, origin: str | None = None) -> None:
         self.url = url.rstrip("/")
         self.signer = signer
         self.log_key = log_key
+        self.origin = origin or (log_key.name if log_key is not None else None)
         self.attempts = attempts
         self.timeout = aiohttp.ClientTimeout(total=timeout)
         self._session = session
@@ -80,9 +83,16 @@ class Client:
 
         :raises SendError: when the service refuses it, or stays unreachable for every attempt.
         """
-        headers = {SIGNATURE_HEADER: sign_batch(self.signer, body), "Content-Type": "application/jsonl"}
+        headers: dict[str, str] = {}
         last = SendError(0, "unreachable", f"no answer from {self.url}")
         for attempt in range(self.attempts):
+            if not headers:  # signed once the log's origin is known; every retry then sends the very same bytes
+                try:
+                    headers = {SIGNATURE_HEADER: sign_batch(self.signer, body, await self._origin()), "Content-Type": "application/jsonl"}
+                except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
+                    last = SendError(0, "unreachable", f"{self.url}: {type(exc).__name__}: {exc}")
+                    await asyncio.sleep(_backoff(attempt))
+                    continue
             try:
                 status, data, retry_after = await self._post("/batches", body, headers)
             except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
@@ -98,6 +108,21 @@ class Client:
                 raise last
             await asyncio.sleep(retry_after if retry_after is not None else _backoff(attempt))
         raise last
+
+    async def _origin(self) -> str:
+        """Returns the origin batches are signed for; without one given, the first line of the
+        service's checkpoint (a server naming another log gets batches that verify only there).
+
+        :raises SendError: when the service has no checkpoint to give.
+        """
+        if self.origin is None:
+            assert self._session is not None, "use the client as `async with Client(...)`"
+            async with self._session.get(self.url + "/checkpoint") as response:
+                data = await response.read()
+                if response.status != 200:
+                    raise _refusal(response.status, data)
+            self.origin = data.decode(errors="replace").split("\n", 1)[0]
+        return self.origin
 
     async def _post(self, path: str, body: bytes, headers: dict[str, str]) -> tuple[int, bytes, float | None]:
         assert self._session is not None, "use the client as `async with Client(...)`"
@@ -125,7 +150,7 @@ async def change_source(url: str, log_signer: Signer, change: dict[str, Any]) ->
     :raises SendError: when the service refuses it.
     """
     body = msgspec.json.encode(change)
-    line = sign_batch(log_signer, body)  # the scheme of batches, under the log's own key name
+    line = sign_batch(log_signer, body, log_signer.name)  # the scheme of batches, under the log's own key, whose name is the origin
     async with aiohttp.ClientSession() as session:
         async with session.post(url.rstrip("/") + "/sources", data=body, headers={SIGNATURE_HEADER: line}) as response:
             data = await response.read()

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from pathlib import Path
 
 from msgspec.structs import replace
+
+from ledger import EntryReader, load_verifier, newest_checkpoint
 
 from schemas.common import GameEnded, MoveTimeUsed
 from schemas.envelope import Event
@@ -104,3 +107,24 @@ def tamper_deck(deck: list[int]) -> list[int]:
     tampered = list(deck)
     tampered[0], tampered[j] = tampered[j], tampered[0]
     return tampered
+
+
+def flip_byte(root: Path, rng: random.Random) -> int:
+    """Flips one byte inside an entry covered by the newest checkpoint (the `bad-byte` fault, as an
+    insider with write access would); returns that entry's index.
+
+    :raises ValueError: when no checkpoint covers an entry.
+    """
+    checkpoint = newest_checkpoint(root, load_verifier(root))
+    if checkpoint is None or not checkpoint.size:
+        raise ValueError(f"no checkpoint of {root} covers an entry")
+    index = rng.randrange(checkpoint.size)
+    data = EntryReader(root).read(index, 1)[0]
+    for path in sorted((root / "segments").iterdir()):  # the insider knows the layout: the entry's bytes lie in a frame as stored
+        stored = bytearray(path.read_bytes())
+        at = stored.find(data)
+        if at >= 0:
+            stored[at + rng.randrange(len(data))] ^= 0x04
+            path.write_bytes(bytes(stored))
+            return index
+    raise ValueError(f"entry {index} is in no segment file of {root}")

@@ -93,8 +93,8 @@ class Link(asyncio.Protocol):
 
 
 def sources_message(book: Any) -> list[Any]:
-    """Returns the message that gives a front the sources it checks signatures against."""
-    return ["sources", [[s.name, s.verifier.name, s.verifier.public, s.revoked] for s in book.sources.values()]]
+    """Returns the message that gives a front the sources it checks signatures against, and the log's origin they sign."""
+    return ["sources", [[s.name, s.verifier.name, s.verifier.public, s.revoked] for s in book.sources.values()], book.origin]
 
 
 class Front:
@@ -133,6 +133,7 @@ class Front:
 
             self.book.sources = {name: Source(name, Verifier(key_name, public), (), (), revoked)
                                  for name, key_name, public, revoked in message[1]}
+            self.book.origin = message[2]
         elif kind == "stop":
             self.stopping.set()
 

@@ -14,7 +14,7 @@ process serves HTTP itself, as the handlers below describe.
 Write path: POST /batches with a JSONL body (or a JSON array) and the `Matchledger-Signature`
 header. The handler reads the whole body under a time limit, authenticates it, applies the
 source's rate limit, decodes its events (a large body off the event loop), and hands the batch to
-the writer (`audit/writer.py`), which commits it with every other batch waiting (group commit) and
+the writer (`ledger/group_commit.py`), which commits it with every other batch waiting (group commit) and
 answers with a receipt. A 200 means the batch is synced, checkpointed and proved. A refusal, from
 any handler, is raised as a `Refusal` and answered in one place (the access-log middleware).
 
@@ -45,7 +45,7 @@ from aiohttp import web
 
 import ledger as ledger_api
 from audit.live_hub import LiveHub
-from audit.writer import Batch, Change, Refusal, Writer, digest_of, refusal_of
+from ledger import Batch, Change, Refusal, Writer, digest_of, refusal_of
 from schemas.codec import ContractError, decode_line
 
 if TYPE_CHECKING:
@@ -310,7 +310,7 @@ class Service:
         except ledger_api.SourceRefused as exc:
             raise refusal_of(exc) from None
         if not await self.signatures.check(source.verifier, message, signature):
-            raise refusal_of(ledger_api.bad_signature(source.name))
+            raise refusal_of(ledger_api.signature_refusal(source, body, signature, self.writer.book.origin))
         return source
 
     async def post_sources(self, request: web.Request) -> web.Response:
@@ -318,7 +318,7 @@ class Service:
         body = await read_body(request, self.config.max_body, self.config.read_timeout)
         name, key_id, signature = _log_signature(request.headers.get(ledger_api.SIGNATURE_HEADER))
         if name != self.verifier.name or key_id != self.verifier.key_id or not self.verifier.verifies(
-                ledger_api.signed_message(name, body), signature):
+                ledger_api.signed_message(name, body, self.writer.book.origin), signature):
             raise Refusal(401, "bad-signature", "changes of the sources must be signed with the log's own key (signer.key)")
         change = _source_change(body)
         event = await self.writer.submit(change)

@@ -15,7 +15,7 @@ import msgspec
 
 from audit import faults, seating
 from audit.simulate import START_MS, Progress, SimResult, SimulationRefused, game_start, named_profile, record_events, with_settings
-from ledger import Ledger, flip_byte
+from ledger import Ledger
 from replay.registry import SEATS, engine
 from schemas.common import (
     DrawRecord,
@@ -198,7 +198,7 @@ def simulate_tournament(root: Path, plan: TournamentPlan, ranker: Ranker, progre
             writer.tournament_event(RoundClosed, ts + ROUND_MS - 1, round=n, games=writer.games - before)
             size = ledger.size
     if plan.inject == "bad-byte":
-        writer.planted = faults.Planted("bad-byte", None, None, flip_byte(root, random.Random(plan.seed)))
+        writer.planted = faults.Planted("bad-byte", None, None, faults.flip_byte(root, random.Random(plan.seed)))
     return SimResult(writer.games, writer.events, size, plan.tournament, writer.planted)
 
 

@@ -1,6 +1,6 @@
 """The live service's group commit in-process, against SQLite committing the same rows.
 
-A group commit of `matchledger serve` (audit/writer.py `Writer._write`) is `Ledger.append` of
+A group commit of `matchledger serve` (ledger/group_commit.py `Writer._write`) is `Ledger.append` of
 its batches' events and records, then `Ledger.checkpoint(index=False)` (a signed note per commit),
 with a full checkpoint (`checkpoint()`: stream index, partial tiles, served file) every 5 s. Here
 each commit is 25 batches of two entries (an event and its batch record), as at 64 tables; the

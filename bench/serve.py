@@ -111,6 +111,10 @@ def start(args: list[str], log: Path) -> tuple[subprocess.Popen, str]:
     raise RuntimeError(f"the server did not start: {log.read_text()[-2000:]}")
 
 
+ORIGIN = "bench.local/serve"
+"""The bench log's origin, which every batch signature names (signed before the log exists)."""
+
+
 def tables_and_keys() -> tuple[str, list, dict[int, int | None]]:
     """Returns the run tag, the tables, and for the planted ones the seq of the illegal move (by table index)."""
     from audit.faults import plant
@@ -324,7 +328,7 @@ def ours(tmp: Path, tag: str, tables: list, requests: list,
     import ledger as ledger_api
 
     root = tmp / "ledger"
-    ledger_api.init(root)
+    ledger_api.init(root, ORIGIN)
     for n, t in enumerate(tables, start=1):
         ledger_api.change_sources(root, lambda book, led, t=t, n=n: ledger_api.registration(book, led, t.signer.name, t.signer.verifier,
                                                                                            (), [f"{tag}/t{n}"]))
@@ -386,7 +390,7 @@ def main() -> None:
 
     tag, tables, planted = tables_and_keys()
     # signed before the clock starts: the load stands in for 64 machines, whose signing is not the server's work
-    requests = [[(body, {SIGNATURE_HEADER: sign_batch(t.signer, body)}) for body in (batch_body([e]) for e in t.events)]
+    requests = [[(body, {SIGNATURE_HEADER: sign_batch(t.signer, body, ORIGIN)}) for body in (batch_body([e]) for e in t.events)]
                 for t in tables]
     events = sum(len(r) for r in requests)
     driver = "aiohttp's client" if os.environ.get("MATCHLEDGER_BENCH_DRIVER") == "aiohttp" else "lean keep-alive HTTP/1.1"

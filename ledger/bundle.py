@@ -18,7 +18,7 @@ from ledger.frames import decode_key, interval_keys, stream_entries
 from ledger.index import load_stream
 from ledger.merkle import ProofError, consistency_proof, inclusion_proof, leaf_hash, verify_consistency, verify_inclusion
 from ledger.notes import Verifier
-from ledger.sources import expand_runs, parse_signature, signed_message
+from ledger.sources import expand_runs, old_message, parse_signature, signed_message
 from ledger.store import load_verifier
 from ledger.tiles import TileReader
 from schemas import decode
@@ -201,8 +201,8 @@ def _check_senders(bundle: EvidenceBundle, checkpoint: Checkpoint) -> None:
             record = decode(item.entry)
         except (ProofError, msgspec.DecodeError) as exc:
             raise BundleError(f"sender record {item.index}: {exc}") from None
-        if not isinstance(record, BatchReceived) or not mine.intersection(expand_runs(record.entries)):
-            raise BundleError(f"sender record {item.index} is not a batch record naming entries of this bundle")
+        if not isinstance(record, BatchReceived) or record.stream != BATCHES_STREAM or not mine.intersection(expand_runs(record.entries)):
+            raise BundleError(f"sender record {item.index} is not a batch record of {BATCHES_STREAM!r} naming entries of this bundle")
 
 
 def verify_senders(bundle: EvidenceBundle, keys: dict[str, Verifier]) -> dict[int, str]:
@@ -213,6 +213,7 @@ def verify_senders(bundle: EvidenceBundle, keys: dict[str, Verifier]) -> dict[in
 
     :raises BundleError: when a checkable signature does not verify, or a source's key is not given.
     """
+    origin = bundle.checkpoint.split("\n", 1)[0]
     by_index = {item.index: item for item in bundle.entries}
     seq_of = {item.index: n for n, item in enumerate(bundle.entries)}
     proved: dict[int, str] = {}
@@ -228,7 +229,8 @@ def verify_senders(bundle: EvidenceBundle, keys: dict[str, Verifier]) -> dict[in
             raise BundleError(f"no public key given for source {record.source!r}")
         name, key_id, signature = parse_signature(record.signature)
         if hashlib.sha256(body).hexdigest() != record.digest or name != record.source or key_id != key.key_id \
-                or not key.verifies(signed_message(name, body), signature):
+                or not (key.verifies(signed_message(name, body, origin), signature)
+                        or key.verifies(old_message(name, body), signature)):  # a record of a batch sent before the scheme named the log
             raise BundleError(f"sender record {item.index}: the signature of source {record.source!r} does not verify")
         proved.update({seq_of[i]: record.source for i in indexes})
     return proved

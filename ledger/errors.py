@@ -39,11 +39,13 @@ class SignatureError(LedgerError):
 
 
 class SequenceError(LedgerError):
-    """An input event's sequence number is out of order or conflicts with a recorded event."""
+    """An input event breaks the append rules: its sequence number is out of order or conflicts with
+    a recorded event, it is over the size limit, or it is of the log's own kinds or streams;
+    `reason` is a stable code (`seq-gap`, `seq-conflict`, `event-too-large`, `log-kind`, `log-stream`)."""
 
-    def __init__(self, line: int, message: str) -> None:
+    def __init__(self, line: int, message: str, reason: str = "sequence") -> None:
         super().__init__(f"line {line}: {message}")
-        self.line = line
+        self.line, self.reason = line, reason
 
 
 class DiskError(LedgerError):

@@ -25,7 +25,7 @@ from ledger.notes import Verifier
 from ledger.sources import expand_runs
 from ledger.tiles import HASH, TileReader
 from schemas import decode
-from schemas.log import BatchReceived
+from schemas.log import BATCHES_STREAM, BatchReceived
 
 FORMAT = "matchledger-receipt/1"
 
@@ -190,7 +190,9 @@ def check_receipt(receipt: Receipt, verifier: Verifier | None, sent: Sequence[by
         record = decode(receipt.batch.entry)
     except msgspec.DecodeError as exc:
         raise BundleError(f"entry {receipt.batch.index}: not a batch record: {exc}") from None
-    if not isinstance(record, BatchReceived) or (record.source, record.digest) != (receipt.source, receipt.digest):
+    if not isinstance(record, BatchReceived) or record.stream != BATCHES_STREAM:  # only the writer's records, in `log.batches`
+        raise BundleError(f"entry {receipt.batch.index} is not a batch record of the log's stream {BATCHES_STREAM!r}")
+    if (record.source, record.digest) != (receipt.source, receipt.digest):
         raise BundleError(f"entry {receipt.batch.index} is not the record of a batch of {receipt.source!r} with digest {receipt.digest}")
     if expand_runs(record.entries) != [e.index for e in receipt.entries]:
         raise BundleError(f"the batch record names entries {record.entries}, the receipt others")

@@ -28,8 +28,9 @@ def read_lines(source: BinaryIO, max_bytes: int) -> Iterator[bytes]:
         yield line
 
 
-def pending_lines(lines: Iterable[bytes], max_bytes: int) -> Iterator[Pending]:
-    """Decodes each non-blank line (1-based numbering) into a pending event, one at a time.
+def pending_lines(lines: Iterable[bytes], max_bytes: int, own: bool = False) -> Iterator[Pending]:
+    """Decodes each non-blank line (1-based numbering) into a pending event, one at a time (`own`:
+    made by the ledger's own command, see `Pending`).
 
     :raises schemas.ContractError: at the first line that breaks the contract.
     """
@@ -37,7 +38,7 @@ def pending_lines(lines: Iterable[bytes], max_bytes: int) -> Iterator[Pending]:
         stripped = line.strip()
         if stripped:
             event, data = decode_line(stripped, number, max_bytes)
-            yield Pending(number, event, data)
+            yield Pending(number, event, data, own)
 
 
 def validate_lines(lines: Iterable[bytes], max_bytes: int) -> list[Pending]:
@@ -49,17 +50,19 @@ def validate_lines(lines: Iterable[bytes], max_bytes: int) -> list[Pending]:
     return list(pending_lines(lines, max_bytes))
 
 
-def record(root: Path, source: BinaryIO | Iterable[bytes]) -> AppendResult:
+def record(root: Path, source: BinaryIO | Iterable[bytes], own: bool = False) -> AppendResult:
     """Records a file (read line by line, each bounded) or a list of lines of JSON events,
     all-or-nothing, and signs a checkpoint at the end. The lines are checked and written a
-    piece at a time, so memory stays bounded whatever the size of the file.
+    piece at a time, so memory stays bounded whatever the size of the file. A file is a sender's:
+    the log's own kinds and `log.*` streams are refused in it; only the ledger's own commands
+    (`appeal register`) pass `own`.
 
     :raises schemas.ContractError: on a line that breaks the contract; nothing is appended.
-    :raises ledger.errors.SequenceError: on a gap or conflict; nothing is appended.
+    :raises ledger.errors.SequenceError: on a gap, a conflict or a log's own kind or stream; nothing is appended.
     """
     with Ledger.open(root) as ledger:
         limit = ledger.config.max_entry_bytes
         lines = read_lines(cast(BinaryIO, source), limit) if hasattr(source, "readline") else source
-        result = ledger.append(pending_lines(lines, limit))
+        result = ledger.append(pending_lines(lines, limit, own))
         ledger.checkpoint()
         return result

@@ -4,15 +4,17 @@ A source (a venue server, an online platform, an AI seat's harness) is registere
 `source.registered` event with its Ed25519 key and what it may write, and withdrawn by
 `source.revoked`. It signs each batch it sends.
 
-The batch signature scheme, `matchledger-batch/1`: the signed message is
+The batch signature scheme, `matchledger-batch/2`: the signed message is
 
-    matchledger-batch/1 LF <source name> LF <the request body's exact bytes>
+    matchledger-batch/2 LF <the log's origin> LF <source name> LF <the request body's exact bytes>
 
 signed with Ed25519 by the source's key; the request carries it in the header
 `Matchledger-Signature: <source name> <base64(key id ‖ signature)>`, which is a C2SP signed-note
 signature line (c2sp.org/signed-note) without its leading em dash (HTTP header values are ASCII).
 The key id is the note key id of the source's verifier key, so a key rotated under the same name
-is told apart. The prefix and the name bind the signature to this use and to the sender.
+is told apart. The prefix, the origin and the name bind the signature to this use, to this log (a
+batch captured on a staging log does not verify on production) and to the sender. The first
+scheme, `matchledger-batch/1`, named no log: a batch signed so is refused, saying why.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from pathlib import Path
 
 import msgspec
 
-from ledger.batch import Pending
+from ledger.batch import Pending, is_log_stream
 from ledger.errors import KeyFileError, LedgerError
 from ledger.fastscan import verify_signatures
 from ledger.notes import Signer, Verifier
@@ -34,31 +36,38 @@ from ledger.store import Ledger
 from schemas import decode, encode
 from schemas.common import GameStarted
 from schemas.envelope import Event
-from schemas.log import BATCHES_STREAM, LOG_STREAMS, SOURCES_STREAM, BatchReceived, SourceRegistered, SourceRevoked
+from schemas.log import BATCHES_STREAM, SOURCES_STREAM, BatchReceived, SourceRegistered, SourceRevoked
 
-SCHEME = "matchledger-batch/1"
+SCHEME = "matchledger-batch/2"
+OLD_SCHEME = "matchledger-batch/1"
+"""The first scheme, which named no log: refused (`old-signature`); recognised to say so."""
 HEADER = "Matchledger-Signature"
 
 
 class SourceRefused(LedgerError):
     """A batch is refused for who sent it: `reason` is a stable code (`missing-signature`,
-    `malformed-signature`, `unknown-source`, `bad-signature`, `revoked-source`, `forbidden-stream`,
-    `log-stream`), the message says what and why."""
+    `malformed-signature`, `unknown-source`, `bad-signature`, `old-signature`, `revoked-source`,
+    `forbidden-stream`, `log-stream`), the message says what and why."""
 
     def __init__(self, reason: str, message: str) -> None:
         super().__init__(message)
         self.reason = reason
 
 
-def signed_message(source: str, body: bytes) -> bytes:
-    """Returns the bytes a source signs for a batch body (scheme `matchledger-batch/1`)."""
-    return f"{SCHEME}\n{source}\n".encode() + body
+def signed_message(source: str, body: bytes, origin: str) -> bytes:
+    """Returns the bytes a source signs for a batch body to the log of `origin` (scheme `matchledger-batch/2`)."""
+    return f"{SCHEME}\n{origin}\n{source}\n".encode() + body
 
 
-def sign_batch(signer: Signer, body: bytes) -> str:
-    """Returns the `Matchledger-Signature` header value of a body signed by a source's key."""
-    line = signer.sign_line(signed_message(signer.name, body))  # "— name base64\n"
+def sign_batch(signer: Signer, body: bytes, origin: str) -> str:
+    """Returns the `Matchledger-Signature` header value of a body signed by a source's key for the log of `origin`."""
+    line = signer.sign_line(signed_message(signer.name, body, origin))  # "— name base64\n"
     return line.removeprefix("— ").strip()
+
+
+def old_message(source: str, body: bytes) -> bytes:
+    """Returns the bytes a source signed under the first scheme (`matchledger-batch/1`, no log named)."""
+    return f"{OLD_SCHEME}\n{source}\n".encode() + body
 
 
 def parse_signature(header: str | None) -> tuple[str, bytes, bytes]:
@@ -90,21 +99,34 @@ class Source:
     revoked: bool = False
 
     def grants(self, event: Event) -> bool:
-        """Tells whether the source may open `event`'s stream (one no source has written yet)."""
+        """Tells whether the source may open `event`'s stream (one no source has written yet): one
+        its stream grants name, or one under `<tournament>/` of a tournament it is granted, where a
+        game's `game.started` must name that tournament (a game stream is never squatted elsewhere)."""
         if not self.tournaments and not self.streams:
             return True
         stream = event.stream
         if any(stream == s or (s.endswith("/") and stream.startswith(s)) for s in self.streams):
             return True
-        if any(stream == t or stream.startswith(t + "/") for t in self.tournaments):
-            return True
-        return isinstance(event, GameStarted) and event.tournament in self.tournaments
+        under = [t for t in self.tournaments if stream == t or stream.startswith(t + "/")]
+        if isinstance(event, GameStarted):
+            return event.tournament in under and stream != event.tournament
+        return bool(under)
 
 
-def bad_signature(name: str) -> SourceRefused:
+def bad_signature(name: str, origin: str = "") -> SourceRefused:
     """Returns the refusal of a batch whose signature does not verify under its source's key."""
+    log = f" for the log {origin!r}" if origin else ""
     return SourceRefused("bad-signature", f"the signature does not verify under source {name!r}'s registered key "
-                         f"(scheme {SCHEME}: the body's exact bytes)")
+                         f"(scheme {SCHEME}{log}: the body's exact bytes)")
+
+
+def signature_refusal(source: Source, body: bytes, signature: bytes, origin: str) -> SourceRefused:
+    """Returns the refusal of a batch whose signature does not verify: `old-signature` when it is of
+    the first scheme, which named no log (签名未绑定日志来源), else `bad-signature`."""
+    if source.verifier.verifies(old_message(source.name, body), signature):
+        return SourceRefused("old-signature", f"the batch is signed under the old scheme {OLD_SCHEME}, which names no log "
+                             f"(旧签名格式，未绑定日志); sign `{SCHEME} LF <origin> LF <source> LF <body>` for the log {origin!r}")
+    return bad_signature(source.name, origin)
 
 
 @dataclass
@@ -116,17 +138,22 @@ class SourceBook:
     sources: dict[str, Source] = field(default_factory=dict)
     owners: dict[str, str] = field(default_factory=dict)
     batches: dict[tuple[str, bytes], int] = field(default_factory=dict)
+    origin: str = ""
+    """The log's origin, which every batch signature names."""
 
     def fold(self, entry: int, event: Event) -> None:
-        """Takes in one event of the log's own streams (others are ignored)."""
-        if isinstance(event, SourceRegistered):
+        """Takes in one record the writer made in the log's own streams (the registry in
+        `log.sources`, batch records in `log.batches`; anything else is ignored). A batch record
+        never makes a source the owner of one of the log's own streams."""
+        if isinstance(event, SourceRegistered) and event.stream == SOURCES_STREAM:
             self.sources[event.name] = Source(event.name, Verifier.parse(event.key), tuple(event.tournaments), tuple(event.streams))
-        elif isinstance(event, SourceRevoked) and event.name in self.sources:
+        elif isinstance(event, SourceRevoked) and event.stream == SOURCES_STREAM and event.name in self.sources:
             self.sources[event.name].revoked = True
-        elif isinstance(event, BatchReceived):
+        elif isinstance(event, BatchReceived) and event.stream == BATCHES_STREAM:
             self.batches[(event.source, bytes.fromhex(event.digest)[:16])] = entry  # 16 bytes: collision-free in practice, half the memory
             for stream in event.streams:
-                self.owners.setdefault(stream, event.source)
+                if not is_log_stream(stream):
+                    self.owners.setdefault(stream, event.source)
 
     def batch_record(self, source: str, digest: str) -> int | None:
         """Returns the entry of the record of a batch already accepted, if any."""
@@ -140,7 +167,7 @@ class SourceBook:
         source, message, signature = self.identify(header, body)
         # through the accelerator: libsodium at half OpenSSL's cost per batch, OpenSSL's verdicts
         if not verify_signatures(source.verifier, [message], [signature])[0]:
-            raise bad_signature(source.name)
+            raise signature_refusal(source, body, signature, self.origin)
         return source
 
     def identify(self, header: str | None, body: bytes) -> tuple[Source, bytes, bytes]:
@@ -157,8 +184,8 @@ class SourceBook:
         if source.revoked:
             raise SourceRefused("revoked-source", f"source {name!r} was revoked; its batches are refused")
         if key_id != source.verifier.key_id:
-            raise bad_signature(name)
-        return source, signed_message(name, body), signature
+            raise bad_signature(name, self.origin)
+        return source, signed_message(name, body, self.origin), signature
 
     def check_streams(self, source: Source, events: Iterable[Event], claimed: dict[str, str]) -> list[str]:
         """Checks that the source may write every event's stream: one it already writes, or a new one
@@ -170,11 +197,11 @@ class SourceBook:
         opened: list[str] = []
         for event in events:
             stream = event.stream
+            if is_log_stream(stream):  # before ownership: no record makes a source the owner of the log's own streams
+                raise SourceRefused("log-stream", f"stream {stream!r} is the log's own; no source may write it (日志自身的流)")
             owner = self.owners.get(stream) or claimed.get(stream)
             if owner == source.name or stream in opened:
                 continue
-            if stream in LOG_STREAMS:
-                raise SourceRefused("log-stream", f"stream {stream!r} is the log's own; no source may write it")
             if owner is not None:
                 raise SourceRefused("forbidden-stream", f"stream {stream!r} is written by source {owner!r}; "
                                     f"source {source.name!r} may not write it")
@@ -208,7 +235,7 @@ def expand_runs(runs: Iterable[Sequence[int]]) -> list[int]:
 
 def load_source_book(ledger: Ledger) -> SourceBook:
     """Folds a writer's log streams (`log.sources`, `log.batches`) into a source book."""
-    book = SourceBook()
+    book = SourceBook(origin=ledger.config.origin)
     for stream in (SOURCES_STREAM, BATCHES_STREAM):
         for seq in range(ledger.next_seq(stream)):
             book.fold(ledger.entry_of(stream, seq), decode(ledger.read_stream_entry(stream, seq)))
@@ -253,7 +280,7 @@ def change_sources(root: Path, make: Callable[[SourceBook, Ledger], Event]) -> E
     """Appends one registration or revocation to a ledger (taking its writer lock) and signs a checkpoint."""
     with Ledger.open(root) as ledger:
         event = make(load_source_book(ledger), ledger)
-        ledger.append([Pending(0, event, encode(event))])
+        ledger.append([Pending(0, event, encode(event), own=True)])
         ledger.checkpoint()
         return event
 

@@ -631,7 +631,7 @@ class Ledger:
         if (str(arbiter.verifier), size) not in self.witnesses():
             event = WitnessAdded(stream=WITNESS_STREAM, seq=self.next_seq(WITNESS_STREAM), ts=ts or int(time.time() * 1000),
                                  verifier=str(arbiter.verifier), size=size)
-            self.append([Pending(0, event, encode(event))])
+            self.append([Pending(0, event, encode(event), own=True)])
             self.checkpoint()
         return checkpoint
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import msgspec
 
-from schemas.envelope import STREAM_PATTERN, Event
+from schemas.envelope import STREAM_PATTERN, STREAM_RULE, Event
 
 DEFAULT_MAX_ENTRY_BYTES = 64 * 1024
 _encoder = msgspec.json.Encoder()
@@ -53,8 +53,8 @@ _STREAM = re.compile(STREAM_PATTERN)
 @functools.lru_cache(maxsize=1 << 16)
 def _check_stream(stream: str) -> None:
     """Checks the envelope's stream id against its pattern; cached, since a stream has many events."""
-    if not _STREAM.match(stream):
-        raise msgspec.ValidationError(f"Expected `str` matching regex {STREAM_PATTERN!r} - at `$.stream`")
+    if not _STREAM.fullmatch(stream):
+        raise msgspec.ValidationError(f"Expected {STREAM_RULE} (流标识不合规) - at `$.stream`")
 
 
 def encode(event: Event) -> bytes:

@@ -8,7 +8,11 @@ import msgspec
 
 SCHEMA_VERSION = 1
 
-STREAM_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:/-]*$"
+STREAM_PATTERN = r"^(?!.*/\.\.?(?:/|$))[A-Za-z0-9][A-Za-z0-9._:/-]*$(?!\n)"
+"""A stream id: letters, digits and `._:/-`, from a letter or digit; no `.` or `..` segment (a
+stream id names files in exports); `$(?!\n)` ends it in Python as in JSON Schema (Python's `$`
+alone also matches before a final newline)."""
+STREAM_RULE = "a stream id: letters, digits and `._:/-`, starting with a letter or digit, no `.` or `..` segment, no line break"
 StreamId = Annotated[str, msgspec.Meta(min_length=1, max_length=200, pattern=STREAM_PATTERN)]
 EnvelopeStream = Annotated[str, msgspec.Meta(min_length=1, max_length=200, extra_json_schema={"pattern": STREAM_PATTERN})]
 """The envelope's stream id: the contract of `StreamId`, but its pattern is checked by the codec

@@ -33,7 +33,7 @@ class WitnessAdded(Event, frozen=True, kw_only=True, tag="log.witness_added"):
 class SourceRegistered(Event, frozen=True, kw_only=True, tag="source.registered"):
     """A sender may submit signed batches from now on: its name, its Ed25519 key (a C2SP verifier
     key, the key name being the source's name) and what it may write: the tournaments (their
-    stream, streams under `<id>/` and games whose `game.started` names the tournament) and the
+    stream and streams under `<id>/`, where a `game.started` must name that tournament) and the
     streams (an exact id, or a prefix ending in `/`). With neither, any stream no other source writes."""
 
     name: SourceName
@@ -51,7 +51,7 @@ class SourceRevoked(Event, frozen=True, kw_only=True, tag="source.revoked"):
 
 class BatchReceived(Event, frozen=True, kw_only=True, tag="source.batch"):
     """One signed batch the service accepted: who sent it, the signature line over the request
-    body's exact bytes (scheme `matchledger-batch/1`, see `ledger/sources.py`), the body's SHA-256,
+    body's exact bytes (scheme `matchledger-batch/2`, see `ledger/sources.py`), the body's SHA-256,
     and the log entries of its events in body order, as runs `[first, count]` (an event the log
     already held, re-sent, names its earlier entry). `canonical` tells that the body was those
     entries' stored bytes, each followed by a newline, so anyone can re-check the signature from

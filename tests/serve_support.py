@@ -81,9 +81,14 @@ class Server:
         raise AssertionError(f"no such log line in {self.lines[-5:]}")
 
 
+ORIGINS: dict[bytes, str] = {}
+"""The origin of the log each source made here was registered in (by public key): `signed` signs for it."""
+
+
 def make_source(tmp: Path, ledger: Path, name: str, **grants: list[str]) -> Signer:
     """Creates a source's key pair and registers it in the (stopped) ledger."""
     signer = Signer.generate(name)
+    ORIGINS[signer.verifier.public] = ledger_api.load_config(ledger).origin
     ledger_api.change_sources(ledger, lambda book, led: ledger_api.registration(book, led, name, signer.verifier,
                                                                                 grants.get("tournaments", []), grants.get("streams", [])))
     return signer
@@ -108,6 +113,8 @@ def get(url: str, path: str) -> tuple[int, bytes]:
         return exc.code, exc.read()
 
 
-def signed(signer: Signer, body: bytes) -> dict[str, str]:
-    """Returns the signature header of a body."""
-    return {ledger_api.SIGNATURE_HEADER: ledger_api.sign_batch(signer, body)}
+def signed(signer: Signer, body: bytes, origin: str | None = None) -> dict[str, str]:
+    """Returns the signature header of a body, signed for the log of `origin` (by default the log
+    the source was registered in, else one no log has)."""
+    origin = origin or ORIGINS.get(signer.verifier.public, "unregistered.example/none")
+    return {ledger_api.SIGNATURE_HEADER: ledger_api.sign_batch(signer, body, origin)}

@@ -14,11 +14,11 @@ import pyarrow.compute as pc
 import pytest
 
 import audit.projection as projection
+from audit.faults import flip_byte
 from audit.projection import Projection, project_ledger
 from audit.session import movement_ranking, open_verified_session
 from audit.simulate import record_events, simulate_games
 from audit.tournament_sim import TournamentPlan, simulate_tournament
-from ledger import flip_byte
 from ledger.frames import iter_entries
 from ledger.read import read_events
 from ledger.store import Ledger, init

@@ -474,12 +474,12 @@ def test_signatures_checked_together_each_get_their_own_verdict(threads: int) ->
     asked, expected = [], []
     for k, body in enumerate(bodies):
         owner = signers[k % 3]
-        message = ledger_api.signed_message(owner.name, body)
-        _, _, signature = ledger_api.parse_signature(ledger_api.sign_batch(owner, body))
+        message = ledger_api.signed_message(owner.name, body, "test.local/log")
+        _, _, signature = ledger_api.parse_signature(ledger_api.sign_batch(owner, body, "test.local/log"))
         if k == 4:  # forged: a bit of the signature flipped
             signature = bytes([signature[0] ^ 1]) + signature[1:]
         if k == 7:  # signed by another source's key
-            _, _, signature = ledger_api.parse_signature(ledger_api.sign_batch(signers[(k + 1) % 3], message))
+            _, _, signature = ledger_api.parse_signature(ledger_api.sign_batch(signers[(k + 1) % 3], body, "test.local/log"))
         asked.append((owner.verifier, message, signature))
         expected.append(k not in (4, 7))
 

@@ -16,7 +16,7 @@ import msgspec
 
 import ledger as ledger_api
 from tests.ledger_support import event_line
-from tests.serve_support import Server, make_source
+from tests.serve_support import Server, make_source, signed
 
 TRIALS = int(os.environ.get("MATCHLEDGER_SERVE_KILL_TRIALS", "10"))
 SOURCES = 4
@@ -31,7 +31,7 @@ async def send_until_refused(url: str, signer: ledger_api.Signer, bodies: list[b
     """Sends bodies in order from `start`, each once; returns where the connection broke."""
     async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=20)) as session:
         for i in range(start, len(bodies)):
-            headers = {ledger_api.SIGNATURE_HEADER: ledger_api.sign_batch(signer, bodies[i])}
+            headers = signed(signer, bodies[i])
             try:
                 async with session.post(url + "/batches", data=bodies[i], headers=headers) as response:
                     data = await response.read()

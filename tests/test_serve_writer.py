@@ -135,11 +135,10 @@ def test_the_service_writer_indexes_beside_its_commits(tmp_path, monkeypatch) ->
     committed (each answered with a receipt that checks), and the log verifies after the stop."""
     import asyncio
 
-    import audit.writer as writer_module
+    import ledger.group_commit as writer_module
     from audit.client import batch_body
     from audit.serve import parse_body
-    from audit.writer import Batch, Writer, digest_of
-    from ledger import check_receipt, init, load_verifier, sign_batch, verify
+    from ledger import Batch, Writer, check_receipt, digest_of, init, load_verifier, sign_batch, verify
 
     monkeypatch.setattr(writer_module, "INDEX_EVERY_S", 0.0)
     root = tmp_path / "ledger"
@@ -156,7 +155,7 @@ def test_the_service_writer_indexes_beside_its_commits(tmp_path, monkeypatch) ->
                 waiting = []
                 for t in tables:
                     body = batch_body([t.events[move]])
-                    header = sign_batch(t.signer, body)
+                    header = sign_batch(t.signer, body, writer.book.origin)
                     source = writer.book.sources[t.signer.name]
                     waiting.append(writer.submit(Batch(source, header, digest_of(body), parse_body(body, 1 << 20), True)))
                 for receipt in await asyncio.gather(*waiting):

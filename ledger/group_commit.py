@@ -1,5 +1,7 @@
 """The live service's one writer: it owns the ledger and commits the batches of every client
-together (group commit), so concurrent requests share the syncs and a checkpoint.
+together (group commit), so concurrent requests share the syncs and a checkpoint. It plans with
+the ledger's one set of append rules (`ledger/batch.py` `BatchPlan`, as `Ledger.append`), a
+whole group as one plan, a batch at a time.
 
 Handlers hand it complete, authenticated, decoded batches on the event loop and wait there.
 Whenever no commit is in flight, every batch waiting becomes the next group: planned on the loop
@@ -23,27 +25,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ledger import (
-    Checkpoint,
-    EntryReader,
-    IndexJob,
-    KeptNodes,
-    Ledger,
-    LedgerError,
-    Pending,
-    Receipt,
-    Source,
-    SourceBook,
-    SourceRefused,
-    Subtrees,
-    build_receipt,
-    checkpoint_sizes,
-    compress_runs,
-    expand_runs,
-    load_source_book,
-    now_ms,
-    stored_checkpoint,
-)
+from ledger.batch import BatchPlan, Pending
+from ledger.checkpoints import Checkpoint, checkpoint_sizes, stored_checkpoint
+from ledger.errors import LedgerError, SequenceError
+from ledger.receipts import KeptNodes, Receipt, Subtrees, build_receipt
+from ledger.sources import Source, SourceBook, SourceRefused, compress_runs, expand_runs, load_source_book, now_ms
+from ledger.store import IndexJob, Ledger
+from ledger.tlog import EntryReader
 from schemas import decode, encode
 from schemas.envelope import Event
 from schemas.log import BATCHES_STREAM, BatchReceived
@@ -69,12 +57,19 @@ class Refusal(Exception):
 
 
 SOURCE_STATUS = {"missing-signature": 401, "malformed-signature": 401, "unknown-source": 401, "bad-signature": 401,
-                 "revoked-source": 403, "forbidden-stream": 403, "log-stream": 403}
+                 "old-signature": 401, "revoked-source": 403, "forbidden-stream": 403, "log-stream": 403}
+RULE_STATUS = {"seq-gap": 409, "seq-conflict": 409, "event-too-large": 413, "log-kind": 403, "log-stream": 403}
+"""The HTTP status of each refusal by the append rules (`SequenceError.reason`)."""
 
 
 def refusal_of(exc: SourceRefused) -> Refusal:
     """Returns the HTTP refusal of a source refusal."""
     return Refusal(SOURCE_STATUS[exc.reason], exc.reason, str(exc))
+
+
+def rule_refusal(exc: SequenceError) -> Refusal:
+    """Returns the HTTP refusal of a batch the append rules refuse."""
+    return Refusal(RULE_STATUS.get(exc.reason, 409), exc.reason, str(exc), exc.line)
 
 
 @dataclass
@@ -103,7 +98,7 @@ class _Plan:
 
     batch: Batch
     entries: list[int]
-    fresh: list[tuple[Event, bytes]]
+    fresh: list[tuple[Event, Pending]]
     opened: list[str]
     record: int = -1
 
@@ -296,29 +291,29 @@ class Writer:
         outcome); returns the plans, the identical re-sends, and what to append: the acceptable
         batches' fresh events, each batch followed by its record. Runs between commits: the log
         does not change meanwhile."""
-        ledger, base = self.ledger, self.ledger.size
+        ledger = self.ledger
         planner = _Planner(ledger, self.book)
         plans: list[_Plan] = []
         resent: list[tuple[Batch, Any]] = []
         pending: list[tuple[Event, Pending]] = []
-        record_seq = ledger.next_seq(BATCHES_STREAM)
         for batch in batches:
             known = planner.digests.get((batch.source.name, batch.digest)) or self.book.batch_record(batch.source.name, batch.digest)
             if known is not None:
                 resent.append((batch, known))
                 continue
             try:
-                plan = planner.plan(batch, base + len(pending))
+                plan = planner.plan(batch)
             except Refusal as exc:
                 outcomes[id(batch)] = exc
                 continue
-            pending += [(event, Pending(0, event, data)) for event, data in plan.fresh]
-            record = BatchReceived(stream=BATCHES_STREAM, seq=record_seq, ts=now_ms(), source=batch.source.name,
-                                   signature=batch.signature, digest=batch.digest, entries=compress_runs(plan.entries),
-                                   streams=_streams_of(batch), canonical=batch.canonical)
-            record_seq += 1
-            plan.record = base + len(pending)
-            pending.append((record, Pending(0, record, encode(record))))
+            pending += plan.fresh
+            record = BatchReceived(stream=BATCHES_STREAM, seq=ledger.next_seq(BATCHES_STREAM) + len(plans), ts=now_ms(),
+                                   source=batch.source.name, signature=batch.signature, digest=batch.digest,
+                                   entries=compress_runs(plan.entries), streams=_streams_of(batch), canonical=batch.canonical)
+            mark = Pending(0, record, encode(record), own=True)  # the writer's own record: the one kind of BatchReceived folded
+            planner.rules.check([mark])
+            plan.record = ledger.size + len(pending)
+            pending.append((record, mark))
             planner.digests[(batch.source.name, batch.digest)] = plan
             plans.append(plan)
         return plans, resent, pending
@@ -338,8 +333,8 @@ class Writer:
             self.checkpoint = self.ledger.checkpoint(index=False)
             self._signed.append(self.checkpoint.size)
             committed = list(enumerate(pending, base))
-            for entry, (event, _) in committed:
-                if isinstance(event, BatchReceived):
+            for entry, (event, p) in committed:
+                if p.own:  # only the records the writer made: a sender's events are data, never authority
                     self.book.fold(entry, event)
             checkpoint = self.checkpoint
         self.commits += 1
@@ -430,7 +425,7 @@ class Writer:
             with self.lock:
                 event = change.make(self.book, self.ledger)
                 entry = self.ledger.size
-                self.ledger.append([Pending(0, event, encode(event))])
+                self.ledger.append([Pending(0, event, encode(event), own=True)])
                 self.checkpoint = self.ledger.checkpoint()
                 self._signed.append(self.checkpoint.size)
                 self.book.fold(entry, event)
@@ -459,21 +454,22 @@ def _streams_of(batch: Batch) -> list[str]:
 
 
 class _Planner:
-    """Checks batches of one group commit against the log and against the batches planned before
-    them: sequence numbers (a gap or a conflict refuses the batch), identical re-sent events (named
-    by their earlier entry), and the streams each source may write."""
+    """Checks the batches of one group commit against the log and the batches planned before them,
+    with the ledger's append rules (one `BatchPlan` for the group: sequence numbers, identical
+    re-sent events named by their earlier entry, the size limit, the log's own kinds and streams),
+    after the streams each source may write."""
 
     def __init__(self, ledger: Ledger, book: SourceBook) -> None:
-        self.ledger, self.book = ledger, book
-        self.next: dict[str, int] = {}
-        self.data: dict[tuple[str, int], tuple[bytes, int]] = {}
+        self.book = book
+        self.rules = BatchPlan(ledger.size, ledger.next_seq, ledger.read_stream_entry, ledger.config.max_entry_bytes,
+                               ledger.entry_of)
         self.claimed: dict[str, str] = {}
         self.digests: dict[tuple[str, str], _Plan] = {}
 
-    def plan(self, batch: Batch, first: int) -> _Plan:
-        """Returns the plan of a batch whose fresh events would start at entry `first`.
+    def plan(self, batch: Batch) -> _Plan:
+        """Returns the plan of a batch, its fresh events after those of the batches planned before.
 
-        :raises Refusal: on a revoked source, a stream it may not write, a gap or a conflict.
+        :raises Refusal: on a revoked source, a stream it may not write, or what the append rules refuse.
         """
         if batch.source.revoked:
             raise Refusal(403, "revoked-source", f"source {batch.source.name!r} was revoked; its batches are refused")
@@ -481,40 +477,15 @@ class _Planner:
             opened = self.book.check_streams(batch.source, (e for e, _ in batch.events), self.claimed)
         except SourceRefused as exc:
             raise refusal_of(exc) from None
-        entries: list[int] = []
-        fresh: list[tuple[Event, bytes]] = []
-        due: dict[str, int] = {}
-        mine: dict[tuple[str, int], tuple[bytes, int]] = {}
-        max_bytes = self.ledger.config.max_entry_bytes
-        for line, (event, data) in enumerate(batch.events, start=1):
-            stream, seq = event.stream, event.seq
-            expected = due.get(stream)
-            if expected is None:
-                expected = self.next.get(stream)
-                if expected is None:
-                    expected = self.ledger.next_seq(stream)
-            if seq > expected:
-                raise Refusal(409, "seq-gap", f"line {line}: field `seq`: stream {stream!r} expects seq {expected}, got {seq} (gap)", line)
-            if seq < expected:
-                stored = mine.get((stream, seq)) or self.data.get((stream, seq))
-                held, entry = stored if stored else (self.ledger.read_stream_entry(stream, seq), self.ledger.entry_of(stream, seq))
-                if held != data:
-                    raise Refusal(409, "seq-conflict", f"line {line}: field `seq`: stream {stream!r} already holds a different "
-                                  f"event at seq {seq} (conflict)", line)
-                entries.append(entry)
-                continue
-            if len(data) > max_bytes:
-                raise Refusal(413, "event-too-large", f"line {line}: event is {len(data)} bytes, over the limit of {max_bytes}", line)
-            entry = first + len(fresh)
-            due[stream] = seq + 1
-            mine[(stream, seq)] = (data, entry)
-            entries.append(entry)
-            fresh.append((event, data))
-        self.next.update(due)
-        self.data.update(mine)
+        pairs = [(event, Pending(line, event, data)) for line, (event, data) in enumerate(batch.events, start=1)]
+        try:
+            fresh, entries = self.rules.check_entries([p for _, p in pairs])
+        except SequenceError as exc:
+            raise rule_refusal(exc) from None
         for stream in opened:
             self.claimed[stream] = batch.source.name
-        return _Plan(batch, entries, fresh, opened)
+        new = {id(p) for p in fresh}
+        return _Plan(batch, entries, [(event, p) for event, p in pairs if id(p) in new], opened)
 
 
 def digest_of(body: bytes) -> str:
