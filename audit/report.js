@@ -8,8 +8,10 @@
   const rows = Array.from(document.querySelectorAll("#timeline tr[data-i]"));
   const bySeq = new Map(D.steps.map(([seq], i) => [seq, i]));
   const esc = (s) => s.replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
+  // as replay/picture.py's _attrs: a ring carries no arrowhead, a line no fill
   const attrs = (kind, ring) => Object.entries(D.styles[kind])
-    .filter(([name]) => !(ring && name === "marker-end")).map(([name, v]) => `${name}="${v}"`).join(" ");
+    .filter(([name]) => !(ring && name === "marker-end") && !(!ring && name === "fill-opacity"))
+    .map(([name, v]) => `${name}="${name === "fill" && !ring ? "none" : v}"`).join(" ");
 
   function mark([kind, path]) {
     const pts = path.map((i) => D.slots[i]);

@@ -8,19 +8,23 @@ script composes, so a 400-event game is a page of a few hundred kilobytes."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+import datetime as dt
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
-from audit.page import e, fields, fields_text, heading, legend_table, page, profile_table, seat_css, swatch
+from audit.articles import article_text
+from audit.page import e, fields, fields_text, heading, legend_table, page, profile_table, seat_css, swatch, table
+from audit.terms import rule, term, termination
 from audit.timechart import time_chart
 from ledger import BundleError, EvidenceBundle, check_bundle, check_output, load_verifier, prove, read_stream_events, write_output
 from replay.picture import MARK_STYLES, Frame, Sheet, compose
-from replay.protocol import Finding, Step, code_name, seat_label
+from replay.protocol import RULE_BOOKS, Finding, Outcome, Step, code_name, seat_label
 from replay.registry import engine
+from replay.rulings import apply_rulings
 from replay.run import is_game_stream
 from schemas.common import GameEnded, GameStarted, MoveTimeUsed
 from schemas.envelope import Event
@@ -45,10 +49,13 @@ class GameRecord:
     proof_ok: str
     related: list[Event]
     """Events of the game's tournament stream that name the game (appeals, rulings filed there)."""
+    appeals: list[dict[str, Any]] = field(default_factory=list)
+    """The game's appeals as `appeal_list` gives them (window, deadline, decision, signature status)."""
 
 
-def load_game(root: Path, stream: str) -> GameRecord:
-    """Replays one game of a ledger and proves its entries against the latest checkpoint.
+def load_game(root: Path, stream: str, appeals: list[dict[str, Any]] | None = None) -> GameRecord:
+    """Replays one game of a ledger and proves its entries against the latest checkpoint; the
+    game's appeals come from `appeals` (rows of `appeal_list`) or, where it has any, the projection.
 
     :raises ValueError: when the ledger holds no such game.
     """
@@ -65,40 +72,48 @@ def load_game(root: Path, stream: str) -> GameRecord:
     except BundleError as exc:
         proof_ok = f"PROOF FAILED: {exc}"
     related = related_events(read_stream_events(root, start.tournament), stream) if start.tournament else []
-    return GameRecord(stream, start, steps, claims[-1] if claims else None, evidence, proof_ok, related)
+    if appeals is None and start.tournament and any(ev.kind == "appeal.filed" for ev in related):
+        from audit.session import open_session  # the projection only where the game has appeals
+
+        appeals = open_session(root, kept=True).db.run("appeal_list", tournament=start.tournament)
+    mine = [a for a in appeals or [] if a["game"] == stream]
+    return GameRecord(stream, start, steps, claims[-1] if claims else None, evidence, proof_ok, related, mine)
 
 
 REPORT_STAGES = 3
 """The stages of writing one game's report a progress bar counts: read and replay, draw, write."""
 
 
-def write_report(root: Path, stream: str, out: Path, force: bool = False, advance: Callable[[int], None] | None = None) -> GameRecord:
+def write_report(root: Path, stream: str, out: Path, force: bool = False, advance: Callable[[int], None] | None = None,
+                 appeals: list[dict[str, Any]] | None = None, back: str | None = None) -> GameRecord:
     """Writes the arbitration report of one game; returns what it shows. `advance` is told of each
-    of the `REPORT_STAGES` stages done.
+    of the `REPORT_STAGES` stages done; `appeals` are the tournament's rows of `appeal_list`, where
+    the caller has them; `back` is the tournament page the report links back to.
 
     :raises OutputRefused: when `out` lies in a ledger, is a link, or exists without `force`.
     """
     tick = advance or (lambda _n: None)
     check_output(out, force)
-    record = load_game(root, stream)
+    record = load_game(root, stream, appeals)
     tick(1)
-    html = render_report(record).encode()
+    html = render_report(record, back).encode()
     tick(1)
     write_output(out, html, force)
     tick(1)
     return record
 
 
-def render_report(record: GameRecord) -> str:
-    """Returns the arbitration report as one self-contained HTML page."""
+def render_report(record: GameRecord, back: str | None = None) -> str:
+    """Returns the arbitration report as one self-contained HTML page (linking back to the
+    tournament page `back`)."""
     eng = engine(_game(record.start))
     sheet = eng.sheet(record.steps[-1].state, [s.holder for s in sorted(record.start.seats, key=lambda h: h.seat)])
     frames, index = _frames(record.steps, eng)
     timings = [s.event for s in record.steps if isinstance(s.event, MoveTimeUsed)]
-    body = [heading("仲裁报告", "Arbitration report", "top", 1), f"<p><code>{e(record.stream)}</code></p>", _nav(),
+    body = [heading("仲裁报告", "Arbitration report", "top", 1), f"<p><code>{e(record.stream)}</code></p>", _nav(back),
             heading("对局与结果", "Game and result", "result"), _summary(record, eng), legend_table(sheet.legend),
             heading(f"违规与问题 ({sum(len(s.findings) for s in record.steps)})", "Findings", "findings"),
-            _findings(record, sheet, frames, index),
+            _findings(record, sheet, frames, index, eng.name),
             heading("申诉与裁决", "Appeals and rulings", "appeals"), _arbitration(record),
             heading("每步用时", "Time per move", "time"),
             time_chart(timings, sheet.legend, getattr(record.start.profile, "move_time_limit_s", None)),
@@ -136,10 +151,11 @@ def _names(value: Any, stream: str) -> bool:
     return value == stream
 
 
-def _nav() -> str:
+def _nav(back: str | None) -> str:
+    up = f"<a href='{e(back)}'>↑ 赛事 tournament</a>" if back else ""
     links = (("result", "结果 result"), ("findings", "问题 findings"), ("appeals", "申诉 appeals"), ("time", "用时 time"),
              ("replay", "棋盘 board"), ("profile", "规则 profile"), ("proof", "证明 proof"))
-    return "<nav>" + "".join(f"<a href='#{a}'>{t}</a>" for a, t in links) + "</nav>"
+    return "<nav>" + up + "".join(f"<a href='#{a}'>{t}</a>" for a, t in links) + "</nav>"
 
 
 def _frames(steps: list[Step], eng: Any) -> tuple[list[Frame], list[int]]:
@@ -160,20 +176,134 @@ def _frames(steps: list[Step], eng: Any) -> tuple[list[Frame], list[int]]:
     return frames, index
 
 
+@dataclass
+class Verdict:
+    """Who won and why: the result of play, the result in force after the rulings, and where play ended or stopped."""
+
+    derived: Outcome | None
+    in_force: Outcome | None
+    rulings: list[dict[str, Any]]
+    """What each result-changing ruling did (replay/rulings.py), in log order."""
+    end: tuple[int, int] | None
+    """The seq of the event that ended the game and the moves played up to it."""
+    halted: tuple[int, str] | None
+    """The seq and code at which the replay stopped, where it stopped."""
+
+
+def verdict(record: GameRecord, eng: Any) -> Verdict:
+    """Returns the game's result of play and in force, and the step it ended or stopped at."""
+    derived = eng.outcome(record.steps[-1].state)
+    in_force, applied, _ = apply_rulings(record.start, derived, [s.event for s in record.steps])
+    end = halted = None
+    moves = 0
+    for step in record.steps:
+        moves += step.facts.get("action") is not None
+        if end is None and derived is not None and eng.outcome(step.state) is not None:
+            end = (step.event.seq, moves)
+        code = getattr(step.state, "halted", None)
+        if halted is None and code is not None:
+            halted = (step.event.seq, str(code))
+    return Verdict(derived, in_force, applied, end, halted)
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if value == int(value) else f"{value:g}"
+
+
+def _who(record: GameRecord, seats: Sequence[int], game: str) -> tuple[str, str]:
+    """Returns seats as their players, with the seat: `P003（座位 0 S）`, in Chinese and English."""
+    holders = {h.seat: h.holder for h in record.start.seats}
+    zh = "、".join(f"{holders.get(s, '?')}（座位 {seat_label(game, s)}）" for s in seats)
+    en = " and ".join(f"{holders.get(s, '?')} (seat {seat_label(game, s)})" for s in seats)
+    return zh, en
+
+
+def result_words(record: GameRecord, outcome: Outcome | None, game: str) -> tuple[str, str]:
+    """Returns a result as a clause, Chinese and English: who won (or a draw), how, and the points."""
+    if outcome is None:
+        return term("not_finished"), ""
+    how = termination(outcome.termination)
+    points = " : ".join(_number(p) for p in outcome.points)
+    zh_pts, en_pts = (f"，得分 {points}", f"; points {points}") if points else ("", "")
+    if not outcome.winners:
+        return f"无胜方（{how}）{zh_pts}", f"no winner ({how}){en_pts}"
+    zh, en = _who(record, outcome.winners, game)
+    return f"{zh} 获胜（{how}）{zh_pts}", f"{en} won ({how}){en_pts}"
+
+
+def _sentence(record: GameRecord, v: Verdict, game: str) -> tuple[str, str]:
+    """Returns the report's opening sentence, Chinese and English: the result in force, where the
+    game ended, and on what it rests (play, or the rulings that changed it)."""
+    if v.rulings:
+        zh, en = result_words(record, v.in_force, game)
+        chain_zh = "；".join(_ruling_words(record, r)[0] for r in v.rulings)
+        chain_en = "; ".join(_ruling_words(record, r)[1] for r in v.rulings)
+        played_zh, played_en = result_words(record, v.derived, game)
+        return (f"生效结果：{zh}。依据 {chain_zh}；对局推导结果为 {played_zh}。",
+                f"Result in force: {en}, by {chain_en}; the result of play was {played_en}.")
+    if v.derived is None:
+        last = record.steps[-1].event.seq
+        if v.halted:
+            seq, code = v.halted
+            return (f"未终局：重放在 seq {seq} 处因 {code}（{rule(code) or ''}）停止。",
+                    f"Not finished: the replay stopped at seq {seq} by {code}.")
+        return f"未终局：记录到 seq {last} 为止，没有终局。", f"Not finished: the record ends at seq {last} without an end."
+    zh, en = result_words(record, v.derived, game)
+    at_zh, at_en = (f"，于第 {v.end[1]} 手（seq {v.end[0]}）终局", f" at move {v.end[1]} (seq {v.end[0]})") if v.end else ("", "")
+    return f"推导结果：{zh}{at_zh}。", f"Derived result: {en}{at_en}."
+
+
+def _ruling_words(record: GameRecord, applied: dict[str, Any]) -> tuple[str, str]:
+    """Returns one ruling of the chain: its seq, kind, arbiter and the appeal it carries out."""
+    ev = next((s.event for s in record.steps if s.event.seq == applied["seq"]), None)
+    appeal = getattr(ev, "appeal", None)
+    by = f"，仲裁员 {applied['arbiter']}" if applied.get("arbiter") else ""
+    by_en = f" by {applied['arbiter']}" if applied.get("arbiter") else ""
+    carried = (f"，执行申诉决定 {appeal.stream}#{appeal.seq}", f", carrying out appeal decision {appeal.stream}#{appeal.seq}") if appeal else ("", "")
+    kind = term(applied["ruling"])
+    return f"裁决 seq {applied['seq']}（{kind}{by}{carried[0]}）", f"ruling seq {applied['seq']} ({kind}{by_en}{carried[1]})"
+
+
+def _claim_differs(claim: GameEnded, derived: Outcome | None) -> list[str]:
+    """Returns what of a claim differs from the derived result: termination, winners, points."""
+    if derived is None:
+        return ["termination"]
+    out = []
+    if claim.termination != derived.termination:
+        out.append("termination")
+    if sorted(claim.winners) != sorted(derived.winners):
+        out.append("winners")
+    if [float(p) for p in claim.points] != [float(p) for p in derived.points]:
+        out.append("points")
+    return out
+
+
+DIFFERS = {"termination": "终局方式 termination", "winners": "胜方 winners", "points": "得分 points"}
+
+
 def _summary(record: GameRecord, eng: Any) -> str:
-    start = record.start
-    outcome = eng.outcome(record.steps[-1].state)
-    derived = f"{outcome.termination}, winners {list(outcome.winners)}, points {list(outcome.points)}" if outcome else "not finished 未终局"
-    claimed = f"{record.claim.termination}, winners {record.claim.winners}, points {record.claim.points}" if record.claim else "none 无"
-    agrees = record.claim is None or (outcome is not None and record.claim.termination == outcome.termination
-                                      and sorted(record.claim.winners) == sorted(outcome.winners))
-    where = [f"{name} {value}" for name, value in (("round", start.round), ("table", start.table), ("game", start.game_no),
-                                                   ("board", start.board)) if value is not None]
-    seats = ", ".join(f"seat {seat_label(eng.name, s.seat, s.holder)}" for s in start.seats)  # escaped with the row
-    rows = [("赛事 tournament", " · ".join([start.tournament or "single game 单局", *where])), ("席位 seats", seats),
-            ("先行 first to move", f"seat {start.first}"), ("推导结果 derived result", derived), ("声称结果 claimed result", claimed)]
-    body = "".join(f"<tr{' class=bad' if k.startswith('声称') and not agrees else ''}><th>{k}</th><td>{e(v)}</td></tr>" for k, v in rows)
-    return f"<div class='wide'><table>{body}</table></div>"
+    """Returns the opening sentence (who won, how, where, on what it rests) and the result table."""
+    start, game = record.start, eng.name
+    v = verdict(record, eng)
+    zh, en = _sentence(record, v, game)
+    where = [f"{label} {value}" for label, value in (("第 轮 round", start.round), ("桌 table", start.table), ("局 game", start.game_no),
+                                                    ("副 board", start.board)) if value is not None]
+    seats = "、".join(f"{h.holder}（座位 {seat_label(game, h.seat)}）" for h in sorted(start.seats, key=lambda h: h.seat))
+    first = next((f"{h.holder}（座位 {seat_label(game, h.seat)}）" for h in start.seats if h.seat == start.first), str(start.first))
+    rows = [(term("seat"), e(seats)), (term("first"), e(first)), (term("derived"), e(" ".join(result_words(record, v.derived, game))))]
+    if record.claim is not None:
+        differs = _claim_differs(record.claim, v.derived)
+        claim = Outcome(termination=record.claim.termination, winners=tuple(record.claim.winners),
+                        points=tuple(float(p) for p in record.claim.points))
+        note = f" <b>≠ 与推导不同 differs: {e('、'.join(DIFFERS[d] for d in differs))}</b>" if differs else " ＝ 与推导一致 agrees"
+        rows.append((term("claimed"), e(" ".join(result_words(record, claim, game))) + note))
+    if v.rulings:
+        rows.append((term("in_force"), e(" ".join(result_words(record, v.in_force, game)))))
+    if start.tournament:
+        rows.insert(0, ("赛事 tournament", e(" · ".join([start.tournament, *where]))))
+    body = "".join(f"<tr{' class=bad' if '≠' in value else ''}><th>{e(k)}</th><td>{value}</td></tr>" for k, value in rows)
+    return (f"<p class='verdict' id='verdict'>{e(zh)}<br><span lang='en'>{e(en)}</span></p>"
+            f"<div class='wide'><table class='result'>{body}</table></div>")
 
 
 def _code(f: Finding) -> str:
@@ -182,36 +312,84 @@ def _code(f: Finding) -> str:
     return e(f.code) + (f" <code>{e(name)}</code>" if name else "")
 
 
-def _findings(record: GameRecord, sheet: Sheet, frames: list[Frame], index: list[int]) -> str:
+def _rule_cell(f: Finding, game: str) -> str:
+    """Returns what a finding's rule says in Chinese, its article and the article's own words."""
+    book = f.rule_book or RULE_BOOKS.get(game)
+    quote = article_text(book, f.article)
+    words = f"<q>{e(quote)}</q>" if quote else ""
+    return f"{e(rule(f.code) or '')}<br><small>{e(f.article or '')} {e(book or '') if f.article else ''}</small>{words}"
+
+
+def _findings(record: GameRecord, sheet: Sheet, frames: list[Frame], index: list[int], game: str) -> str:
     found = [(i, f) for i, s in enumerate(record.steps) for f in s.findings]
     if not found:
         return "<p>无 None: every event follows the rules.</p>"
-    rows = "".join(f"<tr class='bad'><td><a href='#s{f.seq}'>#{f.seq}</a></td><td>{_code(f)}</td><td>{e(f.article or '')}</td>"
-                   f"<td>{e(f.severity)}</td><td>{e(f.message)}</td></tr>" for _, f in found)
-    head = "<tr><th>步 seq</th><th>代码 code</th><th>条款 article</th><th>级别 severity</th><th>说明 message</th></tr>"
+    rows = "".join(f"<tr class='bad'><td><a href='#s{f.seq}'>#{f.seq}</a></td><td>{_code(f)}</td><td>{e(term(f.severity))}</td>"
+                   f"<td class='rule'>{_rule_cell(f, game)}</td><td class='msg'>{e(f.message)}</td></tr>" for _, f in found)
+    head = "<tr><th>步 seq</th><th>代码 code</th><th>级别 severity</th><th>规则与条文 rule and article</th><th>说明 message</th></tr>"
     figures = []
     for i in sorted({i for i, f in found if f.severity == "error"})[:MAX_FIGURES]:
         seq = record.steps[i].event.seq
         figures.append(f"<figure id='b{seq}'>{compose(sheet, frames[index[i]], standalone=False)}<figcaption>棋盘 board at "
-                       f"<a href='#s{seq}'>seq {seq}</a>: the last legal position, the refused event dashed red</figcaption></figure>")
+                       f"<a href='#s{seq}'>seq {seq}</a>：最后的合法局面，红色虚线为被拒绝的着法 the last legal position, the refused "
+                       f"event dashed red</figcaption></figure>")
     return f"<div class='wide'><table class='findings'>{head}{rows}</table></div>{''.join(figures)}"
 
 
 def _arbitration(record: GameRecord) -> str:
-    """Returns every appeal, decision, ruling and penalty of the game, each with all its fields."""
+    """Returns the game's appeals (in time order, with window, deadline, votes and signature), then
+    every appeal, decision, ruling and penalty event of the game, each with all its fields."""
     own = [s.event for s in record.steps if s.event.kind.startswith(ARBITRATION_KINDS)]
-    return arbitration_table(own + record.related, record.start.ts)
+    return appeals_table(record.appeals, record.related) + arbitration_table(own + record.related)
 
 
-def arbitration_table(events: list[Event], t0: int) -> str:
-    """Returns events as a table of entry, time since `t0`, kind, seat and every field of their own,
-    so that a kind the report does not know still shows in full."""
+def clock(ts: int | None) -> str:
+    """Returns a time of the log as people read it: UTC date and clock time, `2026-05-01 14:03:07 UTC`."""
+    if ts is None:
+        return "–"
+    return dt.datetime.fromtimestamp(ts / 1000, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def appeals_table(appeals: list[dict[str, Any]], related: list[Event]) -> str:
+    """Returns the game's appeals in the order filed: grounds, filed, window end, in time, deadline,
+    decision, the votes as a table, the arbiter and whether the decision's signature verified."""
+    if not appeals:
+        return ""
+    votes = {ev.seq: getattr(ev, "votes", []) for ev in related if ev.kind == "appeal.decided"}
+    rows = []
+    for a in sorted(appeals, key=lambda a: a["filed_ts"]):
+        ballot = "".join(f"<tr><td>{e(v.member)}</td><td>{e(term(v.vote))}</td></tr>" for v in votes.get(a["decision_seq"], []))
+        rows.append([f"{e(a['tournament'])}#{a['seq']}", e(a["player"]), e(a["grounds"]), e(clock(a["filed_ts"])), e(clock(a["window_end_ts"])),
+                     e(term("in_time") if a["in_time"] else term("late")), e(clock(a["deadline_ts"])),
+                     e(term(a["decision"]) if a["decision"] else "待裁决 awaiting decision") + f"<br>{e(clock(a['decided_ts']))}",
+                     f"<table class='votes'>{ballot}</table>" if ballot else "–", e(a["arbiter"] or "–"),
+                     e(_signature(a["signature"]))])
+    head = ["申诉 appeal", "申诉人 player", "理由 grounds", "提出 filed", "时限截止 window end", "是否按时 in time", "答复期限 deadline",
+            "决定 decision", "表决 votes", "仲裁员 arbiter", "签名 signature"]
+    return table(head, rows, "appeals")
+
+
+def _signature(status: str | None) -> str:
+    names = {"valid": "verified", "unsigned": "unsigned", "bad_signature": "bad_signature"}
+    return "–" if status is None else term(names.get(status, status))
+
+
+def arbitration_table(events: list[Event]) -> str:
+    """Returns events as a table of entry, clock time, kind, seat and every field of their own (a
+    signature in a details block), so that a kind the report does not know still shows in full."""
     if not events:
         return "<p>无 None recorded.</p>"
-    rows = "".join(f"<tr><td>{e(ev.stream)}#{ev.seq}</td><td>{(ev.ts - t0) / 1000:+.1f}s</td><td>{e(ev.kind)}</td>"
-                   f"<td>{'' if ev.seat is None else ev.seat}</td><td>{fields_text(fields(ev))}</td></tr>" for ev in events)
+    rows = "".join(f"<tr><td>{e(ev.stream)}#{ev.seq}</td><td>{e(clock(ev.ts))}</td><td>{e(ev.kind)}</td>"
+                   f"<td>{'' if ev.seat is None else ev.seat}</td><td>{_own_fields(ev)}</td></tr>" for ev in sorted(events, key=lambda x: x.ts))
     head = "<tr><th>记录 entry</th><th>时间 time</th><th>事件 event</th><th>座位 seat</th><th>内容 content</th></tr>"
     return f"<div class='wide'><table class='arbitration'>{head}{rows}</table></div>"
+
+
+def _own_fields(ev: Event) -> str:
+    values = fields(ev)
+    signature = values.pop("signature", None)
+    sig = f"<details><summary>签名 signature</summary><code>{e(signature)}</code></details>" if signature else ""
+    return fields_text(values) + sig
 
 
 def _viewer(sheet: Sheet, frames: list[Frame], index: list[int], record: GameRecord) -> str:

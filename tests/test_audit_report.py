@@ -113,7 +113,7 @@ def test_appeals_about_a_game_show_field_by_field() -> None:
                               text="维持 upheld 2–1")]
     related = related_events([*filed, *decided], stream)
     assert [ev.seq for ev in related] == [7, 10]
-    table = arbitration_table(related, 0)
+    table = arbitration_table(related)
     assert "appeal.filed" in table and "grounds: 迟到的 flag reveal" in table and "player: P1" in table
     assert "decision: upheld" in table and "维持 upheld 2–1" in table
     assert "&quot;vote&quot;:&quot;uphold&quot;" in table, "nested fields shown as JSON"

@@ -16,8 +16,13 @@ from schemas.envelope import Event
 
 SPACING: Final[float] = 30.0
 MARGIN: Final[float] = 20.0
-PIECE_COLOURS: Final[tuple[str, str]] = ("#c0392b", "#1f5fa8")
-"""Seat 0 (north camp) red, seat 1 (south camp) blue."""
+PIECE_COLOURS: Final[tuple[str, str]] = ("#b2182b", "#92c5de")
+"""Seat 0 (north camp) dark red, seat 1 (south camp) light blue: apart in lightness, so that they
+stay apart in grayscale print and for colour-blind eyes; seat 1's pieces are also ringed dark
+(`PIECE_RINGS`), so colour is never the only mark."""
+PIECE_RINGS: Final[tuple[str, str]] = ("#222", "#08306b")
+PALETTE: Final[dict[str, tuple[str, str]]] = {PIECE_COLOURS[0]: ("深红", "dark red"), PIECE_COLOURS[1]: ("浅蓝", "light blue")}
+"""Each colour in words, Chinese and English (the legends name colours, not codes)."""
 CAMP_TINT: Final[dict[str, str]] = {"N": "#f6dcd8", "S": "#d8e4f3", "C": "#fbf6ea"}
 SIDE_TINT: Final[str] = "#eeeeee"
 SEAT_MARK: Final[tuple[str, str]] = ("N", "S")
@@ -60,7 +65,8 @@ def sheet(seat: int | None = None, players: Sequence[str] = ()) -> Sheet:
     height = 2 * MARGIN + 16 * math.sqrt(3) / 2 * SPACING
     base = f'<rect width="{width:.0f}" height="{height + CAPTION_HEIGHT:.0f}" fill="#ffffff"/>' + "".join(_hole(i, flip) for i in range(HOLES))
     base += legend_svg(legend(players), 6, 16)
-    symbols = tuple(f'<circle r="{SPACING * 0.34:.1f}" fill="{c}" stroke="#222" stroke-width="0.8"/>' for c in PIECE_COLOURS)
+    symbols = (f'<circle r="{SPACING * 0.34:.1f}" fill="{PIECE_COLOURS[0]}" stroke="{PIECE_RINGS[0]}" stroke-width="0.8"/>',
+               f'<circle r="{SPACING * 0.30:.1f}" fill="{PIECE_COLOURS[1]}" stroke="{PIECE_RINGS[1]}" stroke-width="2.6"/>')
     overlay = "".join(_hole_label(i, flip) for i in range(HOLES))
     slots = tuple((round(x, 1), round(y, 1)) for x, y in (_xy(i, flip) for i in range(HOLES)))
     return Sheet("checkers", round(width), round(height), base, symbols, slots, legend(players), overlay, ring=SPACING * 0.45)

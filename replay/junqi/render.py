@@ -4,6 +4,7 @@ omniscient view or from one seat's view in 四暗 or 双明 (第五条), with �
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Sequence
 
 from replay.junqi.board import CENTRE, IS_CAMP, IS_HQ, KIND, N_POINTS, NAMES, XY, board
@@ -16,7 +17,12 @@ from schemas.junqi import JunqiProfile, Moved
 
 SEAT_NAMES = "SWNE"
 COMPASS = "南西北东"
-CSS = {"红": "#c62828", "蓝": "#1565c0", "绿": "#2e7d32", "黑": "#37474f"}
+CSS = {"红": "#e34a33", "蓝": "#2166ac", "绿": "#00441b", "黑": "#1a1a1a"}
+"""The four colours of 第四条 十, apart in lightness so that they stay apart in grayscale print and
+for colour-blind eyes; every piece also carries its seat's letter, and the two alliances differ in
+shape (红蓝 square corners, 绿黑 round), so colour is never the only mark."""
+PALETTE = {CSS["红"]: ("红", "red"), CSS["蓝"]: ("蓝", "blue"), CSS["绿"]: ("绿", "green"), CSS["黑"]: ("黑", "black")}
+"""Each colour in words, Chinese and English (the legends name colours, not codes)."""
 DEFAULT_COLOURS = ("红", "绿", "蓝", "黑")
 UNIT, MARGIN = 40, 30
 
@@ -114,9 +120,16 @@ def legend(state: JunqiState, players: Sequence[str] = ()) -> tuple[LegendRow, .
                            players[s] if s < len(players) else "") for s in range(4))
 
 
-def _symbol(colour: str, label: str) -> str:
-    text = f'<text y="5" font-size="13" text-anchor="middle" fill="#fff">{label}</text>' if label else ""
-    return f'<rect x="-17" y="-11" width="34" height="22" rx="3" fill="{colour}" stroke="#000"/>{text}'
+def _symbol(colour: str, label: str, seat: int) -> str:
+    """Returns a piece: its seat's colour and shape (the alliance of seats 1 and 3 round), its name,
+    and its seat's letter in a badge (on a hidden piece, the letter alone, large)."""
+    letter = SEAT_NAMES[seat]
+    shape = f'<rect x="-17" y="-11" width="34" height="22" rx="{11 if seat % 2 else 2}" fill="{colour}" stroke="#fff" stroke-width="1.5"/>'
+    if not label:
+        return shape + f'<text y="5" font-size="14" font-weight="bold" text-anchor="middle" fill="#fff">{letter}</text>'
+    badge = (f'<circle cx="-15" cy="-10" r="6" fill="#fff" stroke="#000" stroke-width="0.8"/>'
+             f'<text x="-15" y="-7" font-size="8.5" font-weight="bold" text-anchor="middle" fill="#000">{letter}</text>')
+    return shape + f'<text x="2" y="5" font-size="13" text-anchor="middle" fill="#fff">{label}</text>' + badge
 
 
 def sheet(state: JunqiState, players: Sequence[str] = ()) -> Sheet:
@@ -128,10 +141,10 @@ def sheet(state: JunqiState, players: Sequence[str] = ()) -> Sheet:
     parts += [_edge_svg(a, b, False) for a, b in sorted(geo.road_edges)]
     parts += [_edge_svg(a, b, True) for a, b in sorted(geo.rail_edges)]
     parts += [_point_svg(p) for p in range(N_POINTS)]
-    parts += [_label_svg(p, state.profile) for p in range(N_POINTS)]
     parts.append(legend_svg(legend(state, players), 8, 16))
-    symbols = tuple(_symbol(seat_colour(state, s), name) for s in range(4) for name in (*KIND_NAMES, ""))
-    return Sheet("junqi", size, size, "".join(parts), symbols, tuple(_px(p) for p in range(N_POINTS)), legend(state, players))
+    labels = "".join(_label_svg(p, state.profile) for p in range(N_POINTS))  # over the marks: a mark never hides a point's name
+    symbols = tuple(_symbol(seat_colour(state, s), name, s) for s in range(4) for name in (*KIND_NAMES, ""))
+    return Sheet("junqi", size, size, "".join(parts), symbols, tuple(_px(p) for p in range(N_POINTS)), legend(state, players), labels)
 
 
 def _cell(state: JunqiState, p: int, viewer: int | None, mode: str) -> str:
@@ -153,11 +166,37 @@ def _attempt(state: JunqiState, event: Event | None) -> tuple[int, int] | None:
         return None
 
 
+def route(state: JunqiState, start: int, end: int) -> tuple[int, ...]:
+    """Returns the points a move went through: one road step, a straight run along a railway, or
+    else (a 工兵 turning) the shortest way along the railways through points empty now, so that the
+    picture follows the rails rather than a line across an arm."""
+    geo = board(state.profile.arcs_present, state.profile.arc_model, state.profile.arc_straight_for_non_engineer)
+    if (start, end) in geo.road_edges or (end, start) in geo.road_edges:
+        return start, end
+    for between in geo.between.get((start, end), ()):
+        if not any(state.board[p] for p in between):
+            return (start, *between, end)
+    came: dict[int, int] = {start: start}
+    queue = deque([start])
+    while queue:
+        p = queue.popleft()
+        if p == end:
+            path = [end]
+            while path[-1] != start:
+                path.append(came[path[-1]])
+            return tuple(reversed(path))
+        for q in geo.rail_neighbours[p]:
+            if q not in came and (q == end or not state.board[q]):
+                came[q] = p
+                queue.append(q)
+    return start, end
+
+
 def frame(state: JunqiState, seat: int | None = None, mode: str = "四暗", attempt: Event | None = None) -> Frame:
     """Returns the position as a frame: every piece (hidden from `seat` where `mode` hides it), the
     last move, and `attempt` (a move the rules refused) dashed on this last legal position."""
     cells = "".join(_cell(state, p, seat, mode) for p in range(N_POINTS))
-    marks = [Mark("last", state.last_move)] if state.last_move is not None else []
+    marks = [Mark("last", route(state, *state.last_move))] if state.last_move is not None else []
     caption = _status(state) + f"; step {state.step}, quiet {state.quiet}"
     tried = _attempt(state, attempt)
     if tried is not None and isinstance(attempt, Moved):
