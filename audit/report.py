@@ -221,14 +221,19 @@ def _who(record: GameRecord, seats: Sequence[int], game: str) -> tuple[str, str]
 def result_words(record: GameRecord, outcome: Outcome | None, game: str) -> tuple[str, str]:
     """Returns a result as a clause, Chinese and English: who won (or a draw), how, and the points."""
     if outcome is None:
-        return term("not_finished"), ""
-    how = termination(outcome.termination)
+        return term("not_finished", "zh"), term("not_finished", "en")
+    zh_how, en_how = termination(outcome.termination, "zh"), termination(outcome.termination, "en")
     points = " : ".join(_number(p) for p in outcome.points)
     zh_pts, en_pts = (f"，得分 {points}", f"; points {points}") if points else ("", "")
     if not outcome.winners:
-        return f"无胜方（{how}）{zh_pts}", f"no winner ({how}){en_pts}"
+        return f"无胜方（{zh_how}）{zh_pts}", f"no winner ({en_how}){en_pts}"
     zh, en = _who(record, outcome.winners, game)
-    return f"{zh} 获胜（{how}）{zh_pts}", f"{en} won ({how}){en_pts}"
+    return f"{zh} 获胜（{zh_how}）{zh_pts}", f"{en} won ({en_how}){en_pts}"
+
+
+def _both(pair: tuple[str, str]) -> str:
+    """Returns a Chinese and English pair as HTML: the Chinese, the English under it."""
+    return f"{e(pair[0])}<br><span lang='en'>{e(pair[1])}</span>"
 
 
 def _sentence(record: GameRecord, v: Verdict, game: str) -> tuple[str, str]:
@@ -286,19 +291,19 @@ def _summary(record: GameRecord, eng: Any) -> str:
     start, game = record.start, eng.name
     v = verdict(record, eng)
     zh, en = _sentence(record, v, game)
-    where = [f"{label} {value}" for label, value in (("第 轮 round", start.round), ("桌 table", start.table), ("局 game", start.game_no),
-                                                    ("副 board", start.board)) if value is not None]
+    where = [label.format(value) for label, value in (("第 {0} 轮 round {0}", start.round), ("第 {0} 桌 table {0}", start.table),
+                                                     ("第 {0} 局 game {0}", start.game_no), ("副 board {0}", start.board)) if value is not None]
     seats = "、".join(f"{h.holder}（座位 {seat_label(game, h.seat)}）" for h in sorted(start.seats, key=lambda h: h.seat))
     first = next((f"{h.holder}（座位 {seat_label(game, h.seat)}）" for h in start.seats if h.seat == start.first), str(start.first))
-    rows = [(term("seat"), e(seats)), (term("first"), e(first)), (term("derived"), e(" ".join(result_words(record, v.derived, game))))]
+    rows = [(term("seat"), e(seats)), (term("first"), e(first)), (term("derived"), _both(result_words(record, v.derived, game)))]
     if record.claim is not None:
         differs = _claim_differs(record.claim, v.derived)
         claim = Outcome(termination=record.claim.termination, winners=tuple(record.claim.winners),
                         points=tuple(float(p) for p in record.claim.points))
-        note = f" <b>≠ 与推导不同 differs: {e('、'.join(DIFFERS[d] for d in differs))}</b>" if differs else " ＝ 与推导一致 agrees"
-        rows.append((term("claimed"), e(" ".join(result_words(record, claim, game))) + note))
+        note = f"<br><b>≠ 与推导不同 differs: {e('、'.join(DIFFERS[d] for d in differs))}</b>" if differs else "<br>＝ 与推导一致 agrees"
+        rows.append((term("claimed"), _both(result_words(record, claim, game)) + note))
     if v.rulings:
-        rows.append((term("in_force"), e(" ".join(result_words(record, v.in_force, game)))))
+        rows.append((term("in_force"), _both(result_words(record, v.in_force, game))))
     if start.tournament:
         rows.insert(0, ("赛事 tournament", e(" · ".join([start.tournament, *where]))))
     body = "".join(f"<tr{' class=bad' if '≠' in value else ''}><th>{e(k)}</th><td>{value}</td></tr>" for k, value in rows)

@@ -24,6 +24,10 @@ class Term(NamedTuple):
         """Returns the term as pages show it: Chinese first, English beside."""
         return f"{self.zh} {self.en}" if self.en else self.zh
 
+    def said(self, lang: str) -> str:
+        """Returns the term in `lang`: `zh`, `en` or `both`."""
+        return self.zh if lang == "zh" else self.en if lang == "en" else self.both()
+
 
 class Column(NamedTuple):
     """What a standings column means, in English and in the rule books' Chinese (the terminal's legend)."""
@@ -70,7 +74,7 @@ TERMINATIONS: dict[str, Term] = {
     "MAX_STEPS": Term("达到规定步数和棋", "draw: step limit reached", "draw: the whole game reached the step limit (军棋第九条 3)"),
     "DRAW_AGREED": Term("议和", "draw agreed", "draw by agreement of all seats"),
     "HU": Term("胡牌", "hu (a winning hand)", "a seat completed a winning hand (跑胡子第八条)"),
-    "WALL_EXHAUSTED": Term("荒庄", "wall exhausted, no winner", "the wall ran out without a hu: a draw"),
+    "WALL_EXHAUSTED": Term("荒庄", "wall exhausted", "the wall ran out without a hu: a draw"),
     "ALL_HOME": Term("全部进营", "all pieces home", "a seat filled the opposite camp (跳棋第三条)"),
     "MARGIN_DRAW": Term("进营差一步和棋", "draw: home within one move", "the first mover got home only one move sooner (跳棋第三条)"),
     "REPETITION": Term("重复行棋和棋", "draw by repetition", "a position repeated (跳棋第三条)"),
@@ -137,18 +141,19 @@ COLOUR_NAMES: dict[str, Term] = {colour: Term(zh, en) for palette in (JUNQI_PALE
 """The seat colours of the boards, in words (a legend names colours, not hex codes)."""
 
 
-def termination(name: str | None) -> str:
-    """Returns a termination in words, Chinese then English (the name itself where the dictionary has none)."""
+def termination(name: str | None, lang: str = "both") -> str:
+    """Returns a termination in words, Chinese then English, or in `lang` (the name itself, in
+    lower case, where the dictionary has none)."""
     if name is None:
-        return TERMS["not_finished"].both()
+        return TERMS["not_finished"].said(lang)
     found = TERMINATIONS.get(name)
-    return found.both() if found else name.replace("_", " ").lower()
+    return found.said(lang) if found else name.replace("_", " ").lower()
 
 
-def term(name: str) -> str:
-    """Returns a term, Chinese then English (the name itself where the dictionary has none)."""
+def term(name: str, lang: str = "both") -> str:
+    """Returns a term, Chinese then English, or in `lang` (the name itself where the dictionary has none)."""
     found = TERMS.get(name)
-    return found.both() if found else name.replace("_", " ")
+    return found.said(lang) if found else name.replace("_", " ")
 
 
 def colour_name(colour: str) -> str:
