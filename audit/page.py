@@ -31,7 +31,7 @@ figure{margin:.5em 0;break-inside:avoid}figcaption{font-size:13px;color:#333}
 td q{display:block;color:#444;font-size:12px;margin-top:2px}td q:before{content:"「"}td q:after{content:"」"}
 table.votes td{border:0;padding:0 4px}.printonly{display:none}
 .replay{display:grid;gap:12px;align-items:start}.replay>.pane{position:sticky;top:0}.replay .scroll{max-height:calc(100vh - 2em)}
-@media (max-width:1000px){.replay{display:block}}
+@media (max-width:1000px){.replay{display:block}}.replay.stacked{display:block}.replay.stacked>.pane{position:static}
 @media print{body{max-width:none;padding:0;font-size:11pt}.printonly{display:block}
 #timeline td,#timeline th{font-size:8pt;padding:0 3px;line-height:1.2}nav,.controls,.noprint{display:none}.replay{display:block}
 .scroll,.replay .scroll{max-height:none;overflow:visible;border:0}.replay>.pane{position:static}.wide{overflow:visible}h2{break-after:avoid}
@@ -93,9 +93,13 @@ def fields(event: Event) -> dict[str, Any]:
 
 
 def show(value: Any) -> str:
-    """Returns a field's value as short text: lists joined, nested values as JSON."""
+    """Returns a field's value as short text: 是/否 for booleans, – for none, lists joined, nested values as JSON."""
+    if isinstance(value, bool):
+        return "是" if value else "否"
+    if value is None:
+        return "–"
     if isinstance(value, list) and all(not isinstance(v, (dict, list)) for v in value):
-        return ", ".join(str(v) for v in value)
+        return ", ".join(show(v) for v in value)
     if isinstance(value, (dict, list)):
         return msgspec.json.encode(value).decode()
     return str(value)

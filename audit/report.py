@@ -116,12 +116,21 @@ def render_report(record: GameRecord, back: str | None = None) -> str:
             _findings(record, sheet, frames, index, eng.name),
             heading("申诉与裁决", "Appeals and rulings", "appeals"), _arbitration(record),
             heading("每步用时", "Time per move", "time"),
-            time_chart(timings, sheet.legend, getattr(record.start.profile, "move_time_limit_s", None)),
+            time_chart(timings, sheet.legend, getattr(record.start.profile, "move_time_limit_s", None), _flagged(record.steps)),
             heading("棋盘与时间线", "Board at every step and timeline", "replay"), _viewer(sheet, frames, index, record),
             heading("规则设置", "Rule profile in force", "profile"), profile_table(record.start.profile),
             heading("记录未被篡改的证明", "Proof that the record was not altered", "proof"), _proof(record),
             sheet.page_defs(), _data(sheet, frames, index, record.steps), f"<script>{SCRIPT}</script>"]
     return page(f"仲裁报告 {record.stream}", "".join(body), seat_css(sheet.legend))
+
+
+def _flagged(steps: list[Step]) -> dict[int, list[str]]:
+    """Returns the codes of the findings at each seq that has any (the time chart marks their bars)."""
+    out: dict[int, list[str]] = {}
+    for step in steps:
+        for f in step.findings:
+            out.setdefault(f.seq, []).append(f.code)
+    return out
 
 
 def _game(start: GameStarted) -> str:
@@ -328,7 +337,7 @@ def _rule_cell(f: Finding, game: str) -> str:
 def _findings(record: GameRecord, sheet: Sheet, frames: list[Frame], index: list[int], game: str) -> str:
     found = [(i, f) for i, s in enumerate(record.steps) for f in s.findings]
     if not found:
-        return "<p>无 None: every event follows the rules.</p>"
+        return "<p>无违规：每个事件都符合规则 none: every event follows the rules.</p>"
     rows = "".join(f"<tr class='bad'><td><a href='#s{f.seq}'>#{f.seq}</a></td><td>{_code(f)}</td><td>{e(term(f.severity))}</td>"
                    f"<td class='rule'>{_rule_cell(f, game)}</td><td class='msg'>{e(f.message)}</td></tr>" for _, f in found)
     head = "<tr><th>步 seq</th><th>代码 code</th><th>级别 severity</th><th>规则与条文 rule and article</th><th>说明 message</th></tr>"
@@ -383,7 +392,7 @@ def arbitration_table(events: list[Event]) -> str:
     """Returns events as a table of entry, clock time, kind, seat and every field of their own (a
     signature in a details block), so that a kind the report does not know still shows in full."""
     if not events:
-        return "<p>无 None recorded.</p>"
+        return "<p>无记录 none recorded.</p>"
     rows = "".join(f"<tr><td>{e(ev.stream)}#{ev.seq}</td><td>{e(clock(ev.ts))}</td><td>{e(ev.kind)}</td>"
                    f"<td>{'' if ev.seat is None else ev.seat}</td><td>{_own_fields(ev)}</td></tr>" for ev in sorted(events, key=lambda x: x.ts))
     head = "<tr><th>记录 entry</th><th>时间 time</th><th>事件 event</th><th>座位 seat</th><th>内容 content</th></tr>"
@@ -402,25 +411,45 @@ def _viewer(sheet: Sheet, frames: list[Frame], index: list[int], record: GameRec
                 f"value='{len(index) - 1}' aria-label='step'><button id='next' type='button'>下一步 next ▶</button>"
                 "<span id='steplabel'></span></div>")
     board = compose(sheet, frames[index[-1]], standalone=False, element_id="viewer")
+    printed = "<p class='printonly' id='printstep'></p>"
+    if sheet.width > 720:  # a wide table (Paohuzi): the timeline goes under it, at full width
+        return (f"<div class='replay stacked'><div class='pane'>{controls}{board}{printed}</div>"
+                f"<div class='scroll'>{_timeline(record)}</div></div>")
     columns = f"grid-template-columns:minmax(0,{sheet.width:g}px) minmax(320px,1fr)"
-    return f"<div class='replay' style='{columns}'><div class='pane'>{controls}{board}</div><div class='scroll'>{_timeline(record)}</div></div>"
+    return (f"<div class='replay' style='{columns}'><div class='pane'>{controls}{board}{printed}</div>"
+            f"<div class='scroll'>{_timeline(record)}</div></div>")
+
+
+HIDDEN_FIELDS = ("profile", "seats")
+"""Fields of an event the timeline leaves to other sections (the rule profile, the seat legend)."""
 
 
 def _timeline(record: GameRecord) -> str:
+    """Returns a row per event: seq, time, kind, seat, action, its own fields, and the facts the
+    engine derived that changed since the row before (a counter that did not move is not repeated)."""
     t0 = record.start.ts
     rows = []
+    shown: dict[str, Any] = {}
     for i, step in enumerate(record.steps):
         ev, facts = step.event, step.facts
         said = fields(ev)
-        own = fields_text({k: v for k, v in said.items() if k not in ("profile", "seats")})
-        derived = fields_text({k: v for k, v in facts.items() if k not in ("seat", "action") and (k not in said or said[k] != v)})
+        own = fields_text({k: v for k, v in said.items() if k not in HIDDEN_FIELDS})
+        new = {k: v for k, v in facts.items() if k not in ("seat", "action") and (k not in said or said[k] != v) and shown.get(k, ...) != v}
+        shown.update(new)
+        derived = fields_text(new)
         problems = "".join(f"<br><b>{_code(f)}</b> {e(f.message)}" for f in step.findings)
         rows.append(f"<tr id='s{ev.seq}' data-i='{i}' data-kind='{e(ev.kind)}'{' class=bad' if step.findings else ''}><td>{ev.seq}</td>"
-                    f"<td>{(ev.ts - t0) / 1000:.1f}</td><td>{e(ev.kind)}</td><td>{swatch(ev.seat)}{'' if ev.seat is None else ev.seat}</td>"
+                    f"<td>{_since(ev.ts - t0)}</td><td>{e(ev.kind)}</td><td>{swatch(ev.seat)}{'' if ev.seat is None else ev.seat}</td>"
                     f"<td>{e(facts.get('action') or '')}</td><td>{own}{' | ' if own and derived else ''}{derived}{problems}</td></tr>")
-    head = ("<tr><th>步 seq</th><th>秒 s</th><th>事件 event</th><th>座位 seat</th><th>着法 action</th>"
-            "<th>内容与推导 fields and derived facts</th></tr>")
+    head = ("<tr><th>步 seq</th><th>时间 m:ss</th><th>事件 event</th><th>座位 seat</th><th>着法 action</th>"
+            "<th>内容与推导（只列变化） fields and derived facts (changes only)</th></tr>")
     return f"<table id='timeline'>{head}{''.join(rows)}</table>"
+
+
+def _since(ms: int) -> str:
+    """Returns the time since the game's start as m:ss.s."""
+    seconds = ms / 1000
+    return f"{int(seconds // 60)}:{seconds % 60:04.1f}"
 
 
 def _data(sheet: Sheet, frames: list[Frame], index: list[int], steps: list[Step]) -> str:

@@ -66,11 +66,13 @@ def test_tournament_page_lists_standings_crosstable_and_games(tmp_path: Path) ->
     page = out.read_text()
     for column in ("big", "bh", "ps", "direct_encounter", "wins", "win_rate", "unverified"):
         assert f"<span lang='en'>{column}</span>" in page and f"<code>{column}</code>" in page
-    assert "大分" in page and "小分 BH" in page and "累进分 PS" in page
+    assert "<br><span lang='en'>bh</span>" in page and "小分" in page and "累进分" in page, "one term a column (audit/terms.py)"
+    assert "after round 2 of 2" in page and "computed from the signed checkpoint" in page
     crosstable = page.split("class='crosstable'")[1].split("</table>")[0]
-    assert crosstable.count("<tr>") == 5 and crosstable.count("■") == 4
+    assert crosstable.count("<tr>") == 5 and "第1轮 r1" in crosstable and "第2轮 r2" in crosstable
     for report in summary["reports"]:
         assert f"href='{Path(report).name}'" in page and Path(report).exists()
+        assert f"<a href='{out.name}'>↑ 赛事 tournament</a>" in Path(report).read_text(), "each game links back to the tournament"
 
 
 def test_report_needs_a_game_or_a_tournament(tmp_path: Path) -> None:

@@ -105,7 +105,7 @@ def _label_svg(p: int, profile: JunqiProfile) -> str:
     """The point's name in the log's notation, in the gap below the point, so that a move such as
     `W23>W24` in a finding can be found on the board."""
     x, y = _px(p)
-    return (f'<text x="{x}" y="{y + 20}" font-size="8" text-anchor="middle" fill="#222" stroke="#e8f0d8" stroke-width="2.5" '
+    return (f'<text class="point" x="{x}" y="{y + 20}" font-size="8" text-anchor="middle" fill="#222" stroke="#e8f0d8" stroke-width="2.5" '
             f'paint-order="stroke">{point_name(p, profile)}</text>')
 
 
@@ -126,10 +126,10 @@ def _symbol(colour: str, label: str, seat: int) -> str:
     letter = SEAT_NAMES[seat]
     shape = f'<rect x="-17" y="-11" width="34" height="22" rx="{11 if seat % 2 else 2}" fill="{colour}" stroke="#fff" stroke-width="1.5"/>'
     if not label:
-        return shape + f'<text y="5" font-size="14" font-weight="bold" text-anchor="middle" fill="#fff">{letter}</text>'
+        return shape + f'<text class="seat" y="5" font-size="14" font-weight="bold" text-anchor="middle" fill="#fff">{letter}</text>'
     badge = (f'<circle cx="-15" cy="-10" r="6" fill="#fff" stroke="#000" stroke-width="0.8"/>'
-             f'<text x="-15" y="-7" font-size="8.5" font-weight="bold" text-anchor="middle" fill="#000">{letter}</text>')
-    return shape + f'<text x="2" y="5" font-size="13" text-anchor="middle" fill="#fff">{label}</text>' + badge
+             f'<text class="seat" x="-15" y="-7" font-size="8.5" font-weight="bold" text-anchor="middle" fill="#000">{letter}</text>')
+    return shape + f'<text class="name" x="2" y="5" font-size="13" text-anchor="middle" fill="#fff">{label}</text>' + badge
 
 
 def sheet(state: JunqiState, players: Sequence[str] = ()) -> Sheet:
