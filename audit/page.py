@@ -93,16 +93,24 @@ def fields(event: Event) -> dict[str, Any]:
 
 
 def show(value: Any) -> str:
-    """Returns a field's value as short text: 是/否 for booleans, – for none, lists joined, nested values as JSON."""
+    """Returns a field's value as short text: 是/否 for booleans, – for none, lists joined (a list of
+    pairs as `S11 营长, S12 连长`), other nested values as JSON."""
     if isinstance(value, bool):
         return "是" if value else "否"
     if value is None:
         return "–"
-    if isinstance(value, list) and all(not isinstance(v, (dict, list)) for v in value):
-        return ", ".join(show(v) for v in value)
-    if isinstance(value, (dict, list)):
+    if isinstance(value, (list, tuple)) and all(_is_flat(v) for v in value):
+        return ", ".join(" ".join(show(x) for x in v) if isinstance(v, (list, tuple)) else show(v) for v in value)
+    if isinstance(value, (dict, list, tuple)):
         return msgspec.json.encode(value).decode()
     return str(value)
+
+
+def _is_flat(value: Any) -> bool:
+    """Tells whether a value is a scalar or a list of scalars (a pair such as a point and a piece)."""
+    if isinstance(value, (list, tuple)):
+        return all(not isinstance(v, (dict, list, tuple)) for v in value)
+    return not isinstance(value, dict)
 
 
 def fields_text(values: dict[str, Any]) -> str:

@@ -9,6 +9,7 @@ script composes, so a 400-event game is a page of a few hundred kilobytes."""
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +22,7 @@ from audit.page import e, fields, fields_text, heading, legend_table, page, prof
 from audit.terms import rule, term, termination
 from audit.timechart import time_chart
 from ledger import BundleError, EvidenceBundle, check_bundle, check_output, load_verifier, prove, read_stream_events, write_output
+from replay.paohuzi.cards import card_number, names
 from replay.picture import MARK_STYLES, Frame, Sheet, compose
 from replay.protocol import RULE_BOOKS, Finding, Outcome, Step, code_name, seat_label
 from replay.registry import engine
@@ -339,7 +341,7 @@ def _findings(record: GameRecord, sheet: Sheet, frames: list[Frame], index: list
     if not found:
         return "<p>无违规：每个事件都符合规则 none: every event follows the rules.</p>"
     rows = "".join(f"<tr class='bad'><td><a href='#s{f.seq}'>#{f.seq}</a></td><td>{_code(f)}</td><td>{e(term(f.severity))}</td>"
-                   f"<td class='rule'>{_rule_cell(f, game)}</td><td class='msg'>{e(f.message)}</td></tr>" for _, f in found)
+                   f"<td class='rule'>{_rule_cell(f, game)}</td><td class='msg'>{e(card_names(f.message, game))}</td></tr>" for _, f in found)
     head = "<tr><th>步 seq</th><th>代码 code</th><th>级别 severity</th><th>规则与条文 rule and article</th><th>说明 message</th></tr>"
     figures = []
     for i in sorted({i for i, f in found if f.severity == "error"})[:MAX_FIGURES]:
@@ -424,10 +426,21 @@ HIDDEN_FIELDS = ("profile", "seats")
 """Fields of an event the timeline leaves to other sections (the rule profile, the seat legend)."""
 
 
+CARD_RUN = re.compile(r"(?<![0-9A-Za-z])((?:[xd](?:10|[1-9]))+)(?![0-9A-Za-z])")
+"""A run of Paohuzi card codes as the log writes them (`x8`, `d7d8d9`): a person reads 八, 柒捌玖."""
+
+
+def card_names(text: str, game: str) -> str:
+    """Returns text with Paohuzi card codes as the board names the cards (小字 一…十, 大字 壹…拾)."""
+    if game != "paohuzi":
+        return text
+    return CARD_RUN.sub(lambda m: names(card_number(c) for c in re.findall(r"[xd](?:10|[1-9])", m.group(1))), text)
+
+
 def _timeline(record: GameRecord) -> str:
     """Returns a row per event: seq, time, kind, seat, action, its own fields, and the facts the
     engine derived that changed since the row before (a counter that did not move is not repeated)."""
-    t0 = record.start.ts
+    t0, game = record.start.ts, _game(record.start)
     rows = []
     shown: dict[str, Any] = {}
     for i, step in enumerate(record.steps):
@@ -437,10 +450,11 @@ def _timeline(record: GameRecord) -> str:
         new = {k: v for k, v in facts.items() if k not in ("seat", "action") and (k not in said or said[k] != v) and shown.get(k, ...) != v}
         shown.update(new)
         derived = fields_text(new)
-        problems = "".join(f"<br><b>{_code(f)}</b> {e(f.message)}" for f in step.findings)
+        own, derived, action = (card_names(t, game) for t in (own, derived, e(facts.get("action") or "")))
+        problems = "".join(f"<br><b>{_code(f)}</b> {e(card_names(f.message, game))}" for f in step.findings)
         rows.append(f"<tr id='s{ev.seq}' data-i='{i}' data-kind='{e(ev.kind)}'{' class=bad' if step.findings else ''}><td>{ev.seq}</td>"
                     f"<td>{_since(ev.ts - t0)}</td><td>{e(ev.kind)}</td><td>{swatch(ev.seat)}{'' if ev.seat is None else ev.seat}</td>"
-                    f"<td>{e(facts.get('action') or '')}</td><td>{own}{' | ' if own and derived else ''}{derived}{problems}</td></tr>")
+                    f"<td>{action}</td><td>{own}{' | ' if own and derived else ''}{derived}{problems}</td></tr>")
     head = ("<tr><th>步 seq</th><th>时间 m:ss</th><th>事件 event</th><th>座位 seat</th><th>着法 action</th>"
             "<th>内容与推导（只列变化） fields and derived facts (changes only)</th></tr>")
     return f"<table id='timeline'>{head}{''.join(rows)}</table>"
