@@ -239,7 +239,7 @@ def result_words(record: GameRecord, outcome: Outcome | None, game: str) -> tupl
     if not outcome.winners:
         return f"无胜方（{zh_how}）{zh_pts}", f"no winner ({en_how}){en_pts}"
     zh, en = _who(record, outcome.winners, game)
-    return f"{zh} 获胜（{zh_how}）{zh_pts}", f"{en} won ({en_how}){en_pts}"
+    return f"{zh}获胜（{zh_how}）{zh_pts}", f"{en} won ({en_how}){en_pts}"
 
 
 def _both(pair: tuple[str, str]) -> str:
@@ -276,8 +276,8 @@ def _ruling_words(record: GameRecord, applied: dict[str, Any]) -> tuple[str, str
     by = f"，仲裁员 {applied['arbiter']}" if applied.get("arbiter") else ""
     by_en = f" by {applied['arbiter']}" if applied.get("arbiter") else ""
     carried = (f"，执行申诉决定 {appeal.stream}#{appeal.seq}", f", carrying out appeal decision {appeal.stream}#{appeal.seq}") if appeal else ("", "")
-    kind = term(applied["ruling"])
-    return f"裁决 seq {applied['seq']}（{kind}{by}{carried[0]}）", f"ruling seq {applied['seq']} ({kind}{by_en}{carried[1]})"
+    zh, en = term(applied["ruling"], "zh"), term(applied["ruling"], "en")
+    return f"裁决 seq {applied['seq']}（{zh}{by}{carried[0]}）", f"ruling seq {applied['seq']} ({en}{by_en}{carried[1]})"
 
 
 def _claim_differs(claim: GameEnded, derived: Outcome | None) -> list[str]:
