@@ -20,7 +20,7 @@ CSS = """*{box-sizing:border-box}
 body{font-family:%(fonts)s;margin:0 auto;padding:1em 1.5em;max-width:1240px;color:#1b1b1b;line-height:1.45}
 h1{font-size:1.6em;margin:.3em 0}h2{font-size:1.25em;margin:1.4em 0 .4em;border-bottom:2px solid #ddd}h2 .en,h1 .en{color:#555;font-weight:normal}
 table{border-collapse:collapse;max-width:100%%}td,th{border:1px solid #ccc;padding:2px 6px;font-size:13px;vertical-align:top;text-align:left}
-th{background:#f3f3f3}.bad{background:#fde0dc}.changed{background:#fff4d6}.num{text-align:right}
+th{background:#f3f3f3}.bad{background:#fde0dc}tr.claimed td{background:repeating-linear-gradient(135deg,#fff,#fff 6px,#eee 6px,#eee 12px);color:#555}.changed{background:#fff4d6}.num{text-align:right}
 .wide{overflow-x:auto;max-width:100%%}.scroll{max-height:28em;overflow:auto;border:1px solid #ddd}
 svg{max-width:100%%;height:auto}p,figcaption,td.msg,td.rule,pre,code{overflow-wrap:anywhere}pre{background:#f6f6f6;padding:8px;overflow:auto;white-space:pre-wrap;word-break:break-all}
 .sw{display:inline-block;width:.9em;height:.9em;border:1px solid #000;vertical-align:middle;margin-right:3px}

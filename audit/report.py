@@ -172,12 +172,21 @@ def _nav(back: str | None) -> str:
 def _frames(steps: list[Step], eng: Any) -> tuple[list[Frame], list[int]]:
     """Returns the distinct frames of the game and, per step, the index of the frame it shows: a
     step that changes no state (a move-time claim) shows the frame before it; a step with an error
-    finding shows its refused event dashed on the last legal position."""
+    finding shows its refused event dashed on the last legal position; beyond a halted replay,
+    where the engine can draw it, each move shows the board as the log claims it (not derived)."""
     frames: list[Frame] = []
     index: list[int] = []
-    last_state = None
+    last_state = claimed = None
+    beyond = _beyond_halt(eng.name)
     for step in steps:
         refused = any(f.severity == "error" for f in step.findings)
+        if beyond and not refused and getattr(step.state, "halted", None) is not None:
+            claimed = beyond[0](claimed or step.state, step.event) or claimed
+            frame = beyond[1](claimed, step.event) if claimed is not None and step.event.kind == "junqi.moved" else None
+            if frame is not None and frame != frames[-1]:
+                frames.append(frame)
+            index.append(len(frames) - 1)
+            continue
         if step.state is not last_state or refused or not frames:
             frame = eng.frame(step.state, step.event if refused else None)
             if not frames or frame != frames[-1]:
@@ -185,6 +194,15 @@ def _frames(steps: list[Step], eng: Any) -> tuple[list[Frame], list[int]]:
             last_state = None if refused else step.state
         index.append(len(frames) - 1)
     return frames, index
+
+
+def _beyond_halt(game: str) -> tuple[Callable[[Any, Event], Any], Callable[[Any, Event], Frame]] | None:
+    """Returns how a game draws the board as the log claims it beyond a halted replay, where it can."""
+    if game != "junqi":
+        return None
+    from replay.junqi.render import as_claimed, claimed_frame
+
+    return as_claimed, claimed_frame
 
 
 @dataclass
@@ -452,7 +470,8 @@ def _timeline(record: GameRecord) -> str:
         derived = fields_text(new)
         own, derived, action = (card_names(t, game) for t in (own, derived, e(facts.get("action") or "")))
         problems = "".join(f"<br><b>{_code(f)}</b> {e(card_names(f.message, game))}" for f in step.findings)
-        rows.append(f"<tr id='s{ev.seq}' data-i='{i}' data-kind='{e(ev.kind)}'{' class=bad' if step.findings else ''}><td>{ev.seq}</td>"
+        cls = "bad" if step.findings else "claimed" if getattr(step.state, "halted", None) is not None else ""
+        rows.append(f"<tr id='s{ev.seq}' data-i='{i}' data-kind='{e(ev.kind)}'{f' class={cls}' if cls else ''}><td>{ev.seq}</td>"
                     f"<td>{_since(ev.ts - t0)}</td><td>{e(ev.kind)}</td><td>{swatch(ev.seat)}{'' if ev.seat is None else ev.seat}</td>"
                     f"<td>{action}</td><td>{own}{' | ' if own and derived else ''}{derived}{problems}</td></tr>")
     head = ("<tr><th>步 seq</th><th>时间 m:ss</th><th>事件 event</th><th>座位 seat</th><th>着法 action</th>"

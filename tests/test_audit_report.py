@@ -6,8 +6,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
+from audit.articles import article_text
 from audit.report import arbitration_table, related_events
+from audit.terms import rule
+from replay.junqi.render import AS_CLAIMED
+from replay.protocol import RULE_BOOKS
 from schemas.envelope import Event
 from tests.ledger_support import cli
 
@@ -140,3 +145,41 @@ def test_rulings_and_penalties_of_a_game_show_in_its_report(tmp_path: Path) -> N
     assert f"{stream}#{last + 1}" in section and "game.penalty" in section and "reason: slow play 超时" in section
     assert "game.ruling" in section and f"corrects: {last}" in section and "text: result stands 维持原判" in section
     assert f"<tr id='s{last + 2}'" in page
+
+
+def _frames_of(page: str) -> dict[str, Any]:
+    return dict(json.loads(page.split("<script type='application/json' id='frames'>")[1].split("</script>")[0].replace("<\\/", "</")))
+
+
+def test_beyond_a_halted_replay_the_board_is_shown_as_the_log_claims(tmp_path: Path) -> None:
+    """Issue 31 point 6: after an illegal move halts a Junqi replay (flag_and_stop), each later move
+    still moves the viewer's board, as the log claims it (its claimed combat result), every such
+    board captioned as not derived and its timeline row marked; the summary says where replay stopped."""
+    root, out = tmp_path / "l", tmp_path / "r.html"
+    assert cli("simulate", "junqi", "--tournament", "--players", "8", "--rounds", "1", "--games-per-round", "1", "--seed", "3",
+               "--inject", "illegal-move", "--ledger", str(root)).exit_code == 0
+    audit = json.loads(cli("audit", "--ledger", str(root), "--json").stdout)
+    bad = next(f for f in audit["findings"] if f["severity"] == "error" and f["code"].startswith("junqi."))
+    assert cli("report", "--ledger", str(root), "--game", bad["stream"], "--out", str(out)).exit_code == 0
+    page = out.read_text()
+    data = _frames_of(page)
+    halt = next(i for i, (seq, _) in enumerate(data["steps"]) if seq == bad["seq"])
+    shown = {f for _, f in data["steps"][halt + 1:]} - {data["steps"][halt][1]}
+    assert len(shown) > 10, "the claimed moves move the pieces"
+    assert all(data["frames"][f][3].startswith(AS_CLAIMED) for f in shown), "every board beyond the halt says it is not derived"
+    assert page.count("class=claimed") == len(data["steps"]) - halt - 1
+    assert f"重放在 seq {bad['seq']} 处因 {bad['code']}" in page and f"the replay stopped at seq {bad['seq']} by {bad['code']}" in page
+
+
+def test_findings_quote_their_article_in_chinese(tmp_path: Path) -> None:
+    """Issue 31 point 1: a finding shows its rule in Chinese and quotes its article's own words from
+    the seed rule book (audit/articles.py), not only its number; no Python value reaches the page."""
+    root, out = tmp_path / "l", tmp_path / "r.html"
+    assert cli("simulate", "checkers", "--tournament", "--players", "4", "--rounds", "1", "--seed", "5",
+               "--inject", "illegal-move", "--ledger", str(root)).exit_code == 0
+    bad = json.loads(cli("audit", "--ledger", str(root), "--json").stdout)["findings"][0]
+    assert cli("report", "--ledger", str(root), "--game", bad["stream"], "--out", str(out)).exit_code == 0
+    row = out.read_text().split("<table class='findings'>")[1].split("</table>")[0]
+    quote = article_text(RULE_BOOKS["checkers"], bad["article"])
+    assert quote and f"<q>{quote}</q>" in row and (rule(bad["code"]) or "?") in row
+    assert "True" not in row and "None" not in row and "('" not in row

@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Sequence
 
+from msgspec.structs import replace
+
 from replay.junqi.board import CENTRE, IS_CAMP, IS_HQ, KIND, N_POINTS, NAMES, XY, board
 from replay.junqi.pieces import ASCII, FLAG, KIND_NAMES, kind_of, seat_of
 from replay.junqi.state import JunqiState, partner, point_index, point_name
@@ -205,6 +207,35 @@ def frame(state: JunqiState, seat: int | None = None, mode: str = "四暗", atte
     if seat is not None:
         caption += f"; view of {SEAT_NAMES[seat]} ({mode})"
     return Frame(cells, tuple(marks), caption=caption)
+
+
+AS_CLAIMED = "按记录所称，未经推导 as the log claims, not derived"
+"""The caption's opening words on a board beyond a halted replay."""
+
+
+def as_claimed(state: JunqiState, event: Event) -> JunqiState | None:
+    """Returns the board after a move as the log claims it, its claimed combat result taken without
+    the rules (the view beyond a halted replay, never a derived position); None where the event is
+    not a move between points of the board."""
+    tried = _attempt(state, event)
+    if tried is None or not isinstance(event, Moved):
+        return None
+    start, end = tried
+    cells = list(state.board)
+    mover, result = cells[start], event.result or ("win" if cells[end] else "move")
+    cells[start] = 0
+    if result in ("move", "win"):
+        cells[end] = mover
+    elif result == "both":
+        cells[end] = 0
+    return replace(state, board=tuple(cells), last_move=(start, end))
+
+
+def claimed_frame(state: JunqiState, event: Event) -> Frame:
+    """Returns a position as the log claims it, its caption saying so and naming the move."""
+    shown = frame(state)
+    what = f"{event.from_}>{event.to}" if isinstance(event, Moved) else event.kind
+    return Frame(shown.cells, shown.marks, shown.texts, f"{AS_CLAIMED}: seq {event.seq} {what}; {shown.caption}")
 
 
 def render_svg(state: JunqiState, seat: int | None = None, mode: str = "四暗", players: Sequence[str] = ()) -> str:
