@@ -5,12 +5,16 @@ the game's entries proved against the checkpoint; and the tournament page."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
-from audit.articles import article_text
+import pytest
+
+from audit.articles import ARTICLES, article_text
+from audit.codes import CODES
 from audit.report import arbitration_table, related_events
-from audit.terms import rule
+from audit.terms import RULES, rule
 from replay.junqi.render import AS_CLAIMED
 from replay.protocol import RULE_BOOKS
 from schemas.envelope import Event
@@ -183,3 +187,30 @@ def test_findings_quote_their_article_in_chinese(tmp_path: Path) -> None:
     quote = article_text(RULE_BOOKS["checkers"], bad["article"])
     assert quote and f"<q>{quote}</q>" in row and (rule(bad["code"]) or "?") in row
     assert "True" not in row and "None" not in row and "('" not in row
+
+
+SEEDS = Path("/work/shared/seeds")
+"""The seed rule books the article quotes come from (outside the package; present in the project's workspace)."""
+
+
+def _seed_text(book: str) -> str:
+    """Returns a seed rule book's text as the quotes compare to it: no whitespace, no pinyin glosses."""
+    name = {RULE_BOOKS["junqi"]: "junqi", RULE_BOOKS["paohuzi"]: "paohuzi", RULE_BOOKS["checkers"]: "checkers-1v1"}[book]
+    text = next(SEEDS.glob(f"{name}*.zh.txt")).read_text(encoding="utf-8")
+    return re.sub(r"\s+", "", re.sub(r"\([a-zāáǎàēéěèīíǐìōóǒòūúǔùǖǘǚǜü]+\)", "", text))
+
+
+@pytest.mark.skipif(not SEEDS.is_dir(), reason="the seed rule books are not in this workspace")
+def test_article_quotes_are_the_rule_books_own_words() -> None:
+    """Issue 31 point 1: every quote in audit/articles.py is the seed rule book's text (cut at a
+    sentence, a title set off by `：`), and every article a finding code cites in its own game's
+    rule book has a quote, except Paohuzi articles the surviving fragment lacks."""
+    for (book, article), quote in ARTICLES.items():
+        seed = _seed_text(book)
+        for part in filter(None, re.split(r"[：\s…]", quote)):
+            assert part in seed, f"{book} {article}: {part!r} is not in the seed"
+    for code in CODES.values():
+        book = RULE_BOOKS.get(code.code.partition(".")[0])
+        if book and code.article and code.article.startswith("第") and book != RULE_BOOKS["paohuzi"]:
+            assert article_text(book, code.article), f"{code.code} cites {code.article} of {book}, which has no quote"
+    assert set(RULES) == set(CODES), "every finding code has its rule in Chinese (audit/terms.py)"

@@ -194,7 +194,23 @@ def test_game_report_in_the_browser(browser: Any, pages: dict[str, tuple[Path, s
     page.screenshot(path=str(tmp_path / f"{game}-print.png"), full_page=True)
     pdf = page.pdf(path=str(tmp_path / f"{game}.pdf"), format="A4")
     assert pdf.startswith(b"%PDF") and pdf.count(b"/Type /Page") >= 2
+    _check_print(page, report)
+    assert len(re.findall(rb"/Type\s*/Page[^s]", pdf)) <= PRINTED_PAGES, "the timeline prints compactly"
     page.close()
+
+
+PRINTED_PAGES = 12
+"""The most A4 sheets a simulated game's report may print on (a 300-event Junqi game prints on 9)."""
+
+
+def _check_print(page: Any, report: Path) -> None:
+    """Issue 31 point 12: every printed sheet carries the report's title (the game id) as a running
+    header and `page n / N`; the viewer's board is labelled with the step it shows."""
+    rules = page.evaluate("[...document.styleSheets].flatMap(s => [...s.cssRules]).filter(r => r instanceof CSSPageRule).map(r => r.cssText)")
+    stream = report_stream(report, report)
+    assert any("@top-left" in r and stream in r and "counter(page)" in r and "counter(pages)" in r for r in rules), rules
+    label = page.locator("#printstep")
+    assert label.is_visible() and re.search(r"seq \d+ 之后的局面", label.inner_text())
 
 
 @pytest.mark.parametrize("game", list(GAMES))
