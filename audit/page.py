@@ -31,7 +31,8 @@ figure{margin:.5em 0;break-inside:avoid}figcaption{font-size:13px;color:#333}
 td q{display:block;color:#444;font-size:12px;margin-top:2px}td q:before{content:"「"}td q:after{content:"」"}
 table.votes td{border:0;padding:0 4px}.printonly{display:none}
 .replay{display:grid;gap:12px;align-items:start}.replay>.pane{position:sticky;top:0}.replay .scroll{max-height:calc(100vh - 2em)}
-@media (max-width:1000px){.replay{display:block}}.replay.stacked{display:block}.replay.stacked>.pane{position:static}
+@media (max-width:1000px){.replay{display:block}}
+@media (max-width:700px){.pane,figure{overflow-x:auto}.pane svg.board,figure svg.board{max-width:none}}.replay.stacked{display:block}.replay.stacked>.pane{position:static}
 @media print{body{max-width:none;padding:0;font-size:11pt}.printonly{display:block}
 #timeline td,#timeline th{font-size:8pt;padding:0 3px;line-height:1.2}nav,.controls,.noprint{display:none}.replay{display:block}
 .scroll,.replay .scroll{max-height:none;overflow:visible;border:0}.replay>.pane{position:static}.wide{overflow:visible}h2{break-after:avoid}

@@ -54,7 +54,8 @@ def test_table_fits_a_1280_px_page_and_has_a_legend() -> None:
     root = ET.fromstring(render_svg(state, players=["ann", "bo", "cy"]))
     ns = "{http://www.w3.org/2000/svg}"
     rows = [t.text for t in root.iter(f"{ns}text") if t.text and t.text.startswith("seat ") and " · " in t.text]
-    assert rows == [f"seat {s} · {'庄 dealer' if s == state.dealer else '闲'} · {p}" for s, p in enumerate(["ann", "bo", "cy"])]
+    colours = ["红", "浅蓝", "黄"]  # the legend names colours in words (issue 31 point 7)
+    assert rows == [f"seat {s} · {'庄 dealer' if s == state.dealer else '闲'} {colours[s]} · {p}" for s, p in enumerate(["ann", "bo", "cy"])]
 
 
 def test_refused_card_is_drawn_dashed_beside_its_seat() -> None:

@@ -40,7 +40,8 @@ def _xy(i: int, flip: bool) -> tuple[float, float]:
 
 def legend(players: Sequence[str] = ()) -> tuple[LegendRow, ...]:
     """Returns the legend: each seat's colour, number, camp letter and holder."""
-    return tuple(LegendRow(PIECE_COLOURS[s], s, f"{SEAT_MARK[s]} {COMPASS[s]}", players[s] if s < len(players) else "") for s in (0, 1))
+    return tuple(LegendRow(PIECE_COLOURS[s], s, f"{SEAT_MARK[s]} {COMPASS[s]} {PALETTE[PIECE_COLOURS[s]][0]}", players[s] if s < len(players) else "")
+                 for s in (0, 1))
 
 
 def _hole(i: int, flip: bool) -> str:

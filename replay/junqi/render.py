@@ -107,7 +107,7 @@ def _label_svg(p: int, profile: JunqiProfile) -> str:
     """The point's name in the log's notation, in the gap below the point, so that a move such as
     `W23>W24` in a finding can be found on the board."""
     x, y = _px(p)
-    return (f'<text class="point" x="{x}" y="{y + 20}" font-size="8" text-anchor="middle" fill="#222" stroke="#e8f0d8" stroke-width="2.5" '
+    return (f'<text class="point" x="{x}" y="{y + 22}" font-size="10" text-anchor="middle" fill="#222" stroke="#e8f0d8" stroke-width="2.5" '
             f'paint-order="stroke">{point_name(p, profile)}</text>')
 
 

@@ -140,8 +140,8 @@ def _card_symbol(card: int | None) -> str:
 
 def legend(state: State, players: Sequence[str] = ()) -> tuple[LegendRow, ...]:
     """Returns the legend: each seat's colour, number, role (庄 dealer, 闲 the others) and holder."""
-    return tuple(LegendRow(SEAT_COLOURS[s], s, "庄 dealer" if s == state.dealer else "闲", players[s] if s < len(players) else "")
-                 for s in range(SEATS))
+    return tuple(LegendRow(SEAT_COLOURS[s], s, f"{'庄 dealer' if s == state.dealer else '闲'} {PALETTE[SEAT_COLOURS[s]][0]}",
+                           players[s] if s < len(players) else "") for s in range(SEATS))
 
 
 def sheet(state: State, players: Sequence[str] = ()) -> Sheet:
