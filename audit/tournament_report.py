@@ -15,7 +15,7 @@ from audit.page import e, heading, page, table
 from audit.render import display_cell
 from audit.report import clock, write_report
 from audit.session import Session, open_session
-from audit.standings import Crosstable, Standings, crosstable, standings
+from audit.standings import Crosstable, Standings, crosstable, explain, standings
 from audit.terms import COLUMNS, term, termination
 from ledger import check_output, load_verifier, newest_checkpoint, read_stream_events, write_output
 from schemas.common import TournamentOpened
@@ -38,6 +38,8 @@ class TournamentPage:
     """The size and root (hex) of the newest signed checkpoint when the page was written."""
     last_ts: int | None = None
     """The server time of the tournament stream's last event."""
+    explained: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    """Each ranked player's games as `standings --explain` gives them (seat, result, points counted and whence)."""
 
 
 def game_report_path(out: Path, stream: str) -> Path:
@@ -84,8 +86,9 @@ def load_tournament(session: Session, tournament: str) -> TournamentPage:
     ranked = standings(session, tournament)
     games = session.db.run("tournament_games", tournament=tournament)
     names = {r["player"]: r["name"] for r in session.projection.tables()["players"].to_pylist() if r["tournament"] == tournament and r["name"]}
+    explained = {r["player"]: explain(session, tournament, r["player"]).games for r in ranked.rows}
     return TournamentPage(tournament, ranked, games, crosstable(session, tournament), names,
-                          session.db.run("appeal_list", tournament=tournament))
+                          session.db.run("appeal_list", tournament=tournament), explained=explained)
 
 
 FORMATS = {"swiss": "瑞士制 Swiss", "duplicate": "复式赛 duplicate"}
@@ -97,7 +100,8 @@ def render_tournament(result: TournamentPage) -> str:
     body = [heading("赛事成绩", "Tournament results", "top", 1), _header(result),
             heading("排名", "Standings", "standings"), _standings(result), heading("栏目说明", "What each column means", "columns"),
             _legend(s), heading("交叉表", _crosstable_title(result.crosstable), "crosstable"), _crosstable(result),
-            heading(f"对局 ({len(result.games)})", "Games", "games"), _games(result)]
+            heading(f"对局 ({len(result.games)})", "Games", "games"), _games(result),
+            heading("选手说明", "Per player: each game, the points counted and whence", "players"), _explanations(result)]
     return page(f"赛事成绩 {s.tournament}", "".join(body))
 
 
@@ -148,13 +152,23 @@ def _crosstable_title(c: Crosstable) -> str:
 
 
 def _crosstable(result: TournamentPage) -> str:
-    """Returns the crosstable: a row per player in rank order, a column per round, the total and status."""
+    """Returns the crosstable: a row per player in rank order, a column per round (the result and the
+    seat played), the total and status."""
     c = result.crosstable
     if not c.rows:
         return "<p>无 No games between ranked players.</p>"
     total = "大分 big" if c.format == "swiss" else "得分率 r"
     header = ["名次 rank", "选手 player", *(f"第{n}轮 r{n}" for n in c.rounds), total, "成绩状态 status"]
-    rows = [[e(display_cell(r["rank"])), _player(result, r["player"]), *(e(r["rounds"].get(n, "–")) for n in c.rounds),
+    seats: dict[tuple[str, int], set[int]] = {}
+    for player, games in result.explained.items():
+        for g in games:
+            seats.setdefault((player, g["round"]), set()).add(g["seat"])
+
+    def cell(row: dict[str, Any], n: int) -> str:
+        where = ",".join(str(x) for x in sorted(seats.get((row["player"], n), ())))
+        return e(row["rounds"].get(n, "–")) + (f" <small>座位 seat {where}</small>" if where else "")
+
+    rows = [[e(display_cell(r["rank"])), _player(result, r["player"]), *(cell(r, n) for n in c.rounds),
              e(display_cell(r["total"])), e(term(r["status"]) if r["status"] else "–")] for r in c.rows]
     return table(header, rows, "crosstable")
 
@@ -170,3 +184,28 @@ def _games(result: TournamentPage) -> str:
     header = ["对局 game", "轮 round", "桌 table", "局 game", "副 board", "结果 termination", "座位: 选手 — 得分 seat: player — points",
               "核实 verified", "问题 findings"]
     return table(header, rows, "games")
+
+
+SOURCES = {"derived": "推导 derived", "ruling": "裁决 ruling", "claimed": "声称 claimed", "void": "无效 void", "none": "无 none"}
+"""Where the points a standings row counts come from (see `results`)."""
+
+
+def _explanations(result: TournamentPage) -> str:
+    """Returns, per player in rank order, a folded table of their games (`standings --explain`): round,
+    game (linked), seat, result, points of play, the ruling that changed them, points counted and
+    whence, the game's status and the player's own move time."""
+    header = ["轮 round", "对局 game", "座位 seat", "结果 result", "推导得分 derived", "裁决 ruling", "计入得分 counted", "来源 from",
+              "状态 status", "用时 own time"]
+    out = []
+    for r in result.standings.rows:
+        rows = []
+        for g in result.explained.get(r["player"], []):
+            path = result.reports.get(g["stream"])
+            game = f"<a href='{e(path.name)}'>{e(g['stream'])}</a>" if path else e(g["stream"])
+            rows.append([e(display_cell(g["round"])), game, e(display_cell(g["seat"])), e(termination(g["termination"])),
+                         e(display_cell(g["derived_points"])), e(g["ruling"] or "–"), e(display_cell(g["counted_points"])),
+                         e(SOURCES.get(g["counted_from"], g["counted_from"] or "–")), e(term(g["status"]) if g["status"] else "–"),
+                         e(display_cell(g["own_move_ms"], "own_move_ms"))])
+        summary = f"{e(display_cell(r['rank']))}. {_player(result, r['player'])}"
+        out.append(f"<details><summary>{summary}</summary>{table(header, rows, 'explain')}</details>")
+    return "".join(out)

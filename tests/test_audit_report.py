@@ -79,6 +79,9 @@ def test_tournament_page_lists_standings_crosstable_and_games(tmp_path: Path) ->
     assert "after round 2 of 2" in page and "computed from the signed checkpoint" in page
     crosstable = page.split("class='crosstable'")[1].split("</table>")[0]
     assert crosstable.count("<tr>") == 5 and "第1轮 r1" in crosstable and "第2轮 r2" in crosstable
+    assert crosstable.count("<small>座位 seat ") == 8, "each round's cell names the seat played"
+    explained = page.split("id=\"players\"")[1]
+    assert explained.count("<details>") == 4 and explained.count("<table class='explain'>") == 4, "a folded explanation per player"
     for report in summary["reports"]:
         assert f"href='{Path(report).name}'" in page and Path(report).exists()
         assert f"<a href='{out.name}'>↑ 赛事 tournament</a>" in Path(report).read_text(), "each game links back to the tournament"
