@@ -183,6 +183,7 @@ def test_game_report_in_the_browser(browser: Any, pages: dict[str, tuple[Path, s
     box, view = illegal.bounding_box(), page.viewport_size
     assert box is not None and 0 <= box["y"] < view["height"], "the board at the finding is on screen"
     page.screenshot(path=str(tmp_path / f"{game}-finding.png"))
+    _check_stepping(page)
     assert page.locator(f"#b{seq} .mark-illegal").count() == 1, "the board at the finding is drawn under the findings"
     limit = page.locator("svg.timechart .limit")  # checkers has a move-time limit by default, the others none
     assert limit.count() == (1 if game == "checkers" else 0)
@@ -197,6 +198,26 @@ def test_game_report_in_the_browser(browser: Any, pages: dict[str, tuple[Path, s
     _check_print(page, report)
     assert len(re.findall(rb"/Type\s*/Page[^s]", pdf)) <= PRINTED_PAGES, "the timeline prints compactly"
     page.close()
+
+
+def _check_stepping(page: Any) -> None:
+    """Issue 31 point 9: the timeline is wide enough to read beside (or under) the board; ◀/▶ take a
+    move and its game.move_time claim as one step; Home and End go to the first and last event; the
+    step shown goes into the URL, and the time chart's bars link to their step."""
+    box = page.locator(".replay .scroll").bounding_box()
+    assert box is not None and box["width"] >= 450, f"the timeline is {box} wide"
+    kinds = page.locator("#timeline tr[data-i]").evaluate_all("rows => rows.map(r => r.dataset.kind)")
+    page.locator("body").press("Home")
+    assert page.locator("#step").input_value() == "0"
+    for _ in range(30):
+        page.locator("#next").click()
+        assert kinds[int(page.locator("#step").input_value())] != "game.move_time" or page.locator("#step").input_value() == str(len(kinds) - 1)
+    seq = page.locator("#steplabel").inner_text().split()[1]
+    assert page.evaluate("location.hash") == f"#s{seq}"
+    page.locator("body").press("End")
+    assert page.locator("#step").input_value() == str(len(kinds) - 1)
+    bars = page.locator("svg.timechart a")
+    assert bars.count() == 0 or (bars.first.get_attribute("href") or "").startswith("#s")
 
 
 PRINTED_PAGES = 12
