@@ -19,7 +19,7 @@ import msgspec
 
 from audit.articles import article_text
 from audit.page import e, fields, fields_text, heading, legend_table, page, profile_table, seat_css, swatch, table
-from audit.terms import rule, term, termination
+from audit.terms import event_kind, rule, term, termination
 from audit.timechart import time_chart
 from ledger import BundleError, EvidenceBundle, check_bundle, check_output, load_verifier, prove, read_stream_events, write_output
 from replay.paohuzi.cards import card_number, names
@@ -413,7 +413,7 @@ def arbitration_table(events: list[Event]) -> str:
     signature in a details block), so that a kind the report does not know still shows in full."""
     if not events:
         return "<p>无记录 none recorded.</p>"
-    rows = "".join(f"<tr><td>{e(ev.stream)}#{ev.seq}</td><td>{e(clock(ev.ts))}</td><td>{e(ev.kind)}</td>"
+    rows = "".join(f"<tr><td>{e(ev.stream)}#{ev.seq}</td><td>{e(clock(ev.ts))}</td><td>{e(event_kind(ev.kind))}</td>"
                    f"<td>{'' if ev.seat is None else ev.seat}</td><td>{_own_fields(ev)}</td></tr>" for ev in sorted(events, key=lambda x: x.ts))
     head = "<tr><th>记录 entry</th><th>时间 time</th><th>事件 event</th><th>座位 seat</th><th>内容 content</th></tr>"
     return f"<div class='wide'><table class='arbitration'>{head}{rows}</table></div>"
@@ -472,7 +472,7 @@ def _timeline(record: GameRecord) -> str:
         problems = "".join(f"<br><b>{_code(f)}</b> {e(card_names(f.message, game))}" for f in step.findings)
         cls = "bad" if step.findings else "claimed" if getattr(step.state, "halted", None) is not None else ""
         rows.append(f"<tr id='s{ev.seq}' data-i='{i}' data-kind='{e(ev.kind)}'{f' class={cls}' if cls else ''}><td>{ev.seq}</td>"
-                    f"<td>{_since(ev.ts - t0)}</td><td>{e(ev.kind)}</td><td>{swatch(ev.seat)}{'' if ev.seat is None else ev.seat}</td>"
+                    f"<td>{_since(ev.ts - t0)}</td><td>{e(event_kind(ev.kind))}</td><td>{swatch(ev.seat)}{'' if ev.seat is None else ev.seat}</td>"
                     f"<td>{action}</td><td>{own}{' | ' if own and derived else ''}{derived}{problems}</td></tr>")
     head = ("<tr><th>步 seq</th><th>时间 m:ss</th><th>事件 event</th><th>座位 seat</th><th>着法 action</th>"
             "<th>内容与推导（只列变化） fields and derived facts (changes only)</th></tr>")

@@ -136,6 +136,26 @@ TERMS: dict[str, Term] = {
 }
 """Other words the pages print: results, severities, seats, rulings and appeals."""
 
+EVENT_KINDS: dict[str, str] = {
+    "game.started": "开局", "game.ended": "结果声明", "game.move_time": "用时", "game.timed_out": "超时", "game.resigned": "认输",
+    "game.skipped": "略过", "game.disconnected": "掉线", "game.draw_offered": "求和", "game.draw_answered": "答复求和",
+    "game.penalty": "处罚", "game.ruling": "裁决", "junqi.layout": "布阵", "junqi.moved": "行棋", "junqi.flag_revealed": "亮旗",
+    "checkers.moved": "行棋", "paohuzi.board_created": "建副", "paohuzi.board_revealed": "公开牌序", "paohuzi.dealt": "发牌",
+    "paohuzi.liangzhang": "亮张", "paohuzi.drawn": "摸牌", "paohuzi.discarded": "打牌", "paohuzi.chi": "吃", "paohuzi.peng": "碰",
+    "paohuzi.wei": "偎", "paohuzi.chou_wei": "臭偎", "paohuzi.ti": "提", "paohuzi.pao": "跑", "paohuzi.passed": "过",
+    "paohuzi.hu": "胡", "paohuzi.huangzhuang": "荒庄", "appeal.filed": "申诉", "appeal.decided": "申诉决定",
+    "arbiter.registered": "登记仲裁员", "tournament.opened": "赛事开幕", "tournament.player_registered": "选手报名",
+    "tournament.round_seated": "编排座位", "tournament.round_closed": "本轮结束",
+}
+"""Each event kind in Chinese (the timeline and the appeals table show it beside the kind)."""
+
+
+def event_kind(kind: str) -> str:
+    """Returns an event kind as people read it: its Chinese, then the kind as the log writes it."""
+    zh = EVENT_KINDS.get(kind)
+    return f"{zh} {kind}" if zh else kind
+
+
 COLOUR_NAMES: dict[str, Term] = {colour: Term(zh, en) for palette in (JUNQI_PALETTE, CHECKERS_PALETTE, PAOHUZI_PALETTE)
                                   for colour, (zh, en) in palette.items()}
 """The seat colours of the boards, in words (a legend names colours, not hex codes)."""
