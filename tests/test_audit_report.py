@@ -213,7 +213,7 @@ def test_article_quotes_are_the_rule_books_own_words() -> None:
         for part in filter(None, re.split(r"[：\s…]", quote)):
             assert part in seed, f"{book} {article}: {part!r} is not in the seed"
     for code in CODES.values():
-        book = RULE_BOOKS.get(code.code.partition(".")[0])
-        if book and code.article and code.article.startswith("第") and book != RULE_BOOKS["paohuzi"]:
-            assert article_text(book, code.article), f"{code.code} cites {code.article} of {book}, which has no quote"
+        cited = RULE_BOOKS.get(code.code.partition(".")[0])
+        if cited and code.article and code.article.startswith("第") and cited != RULE_BOOKS["paohuzi"]:
+            assert article_text(cited, code.article), f"{code.code} cites {code.article} of {cited}, which has no quote"
     assert set(RULES) == set(CODES), "every finding code has its rule in Chinese (audit/terms.py)"
