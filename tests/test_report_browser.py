@@ -321,6 +321,8 @@ def test_pages_read_in_chinese_on_a_phone(browser: Any, pages: dict[str, tuple[P
             for b in range(a + 1, seats):
                 lighter, darker = max(colours[a], colours[b]), min(colours[a], colours[b])
                 assert (lighter + 0.05) / (darker + 0.05) >= 1.5 or marks[a] != marks[b], f"seats {a} and {b} look alike in grayscale"
+        natural = float(page.locator("#viewer").get_attribute("width") or 0)
+        assert page.locator("#viewer").bounding_box()["width"] >= natural - 1, "on a phone the board keeps its size (it scrolls)"
         page.screenshot(path=str(tmp_path / f"{report.stem}-phone.png"), full_page=False)
         page.close()
     page = _open(browser, tournament, width=PHONE)
@@ -328,6 +330,12 @@ def test_pages_read_in_chinese_on_a_phone(browser: Any, pages: dict[str, tuple[P
     head = _text(page, "h1, p.verdict, table.standings th, table.crosstable th, table.games th")
     assert _cjk_share(head) >= CJK_FLOOR and not PYTHON_VALUES.search(_text(page, "body"))
     assert "after round 1 of 1" in page.locator("p.verdict").inner_text()
+    columns = page.locator("table.standings tr").first.locator("th").all_inner_texts()
+    for name in ("move_ms", "trimmed_ms"):
+        if any(c.endswith(name) for c in columns):  # duplicate standings: durations as m:ss (issue 31 point 11)
+            at = next(i for i, c in enumerate(columns) if c.endswith(name))
+            cells = page.locator(f"table.standings tr td:nth-child({at + 1})").all_inner_texts()
+            assert cells and all(re.fullmatch(r"\d+:\d\d(\.\d+)?|–", c) for c in cells), cells
     page.close()
 
 
