@@ -53,6 +53,8 @@ class GameRecord:
     """Events of the game's tournament stream that name the game (appeals, rulings filed there)."""
     appeals: list[dict[str, Any]] = field(default_factory=list)
     """The game's appeals as `appeal_list` gives them (window, deadline, decision, signature status)."""
+    unsigned: list[Event] = field(default_factory=list)
+    """The game's events after the newest signed checkpoint: not certified, never replayed or shown as fact."""
 
 
 def load_game(root: Path, stream: str, appeals: list[dict[str, Any]] | None = None) -> GameRecord:
@@ -66,9 +68,10 @@ def load_game(root: Path, stream: str, appeals: list[dict[str, Any]] | None = No
         raise ValueError(f"no game stream {stream!r} (a game opens with game.started)")
     start = events[0]
     assert isinstance(start, GameStarted)
+    evidence = prove(root, stream)
+    events, unsigned = events[:len(evidence.entries)], events[len(evidence.entries):]  # nothing unsigned counts
     steps = list(engine(_game(start)).replay(events))
     claims = [e for e in events if isinstance(e, GameEnded)]
-    evidence = prove(root, stream)
     try:
         proof_ok = f"verified: {check_bundle(evidence, load_verifier(root)).statement(evidence)}"
     except BundleError as exc:
@@ -79,7 +82,7 @@ def load_game(root: Path, stream: str, appeals: list[dict[str, Any]] | None = No
 
         appeals = open_session(root, kept=True).db.run("appeal_list", tournament=start.tournament)
     mine = [a for a in appeals or [] if a["game"] == stream]
-    return GameRecord(stream, start, steps, claims[-1] if claims else None, evidence, proof_ok, related, mine)
+    return GameRecord(stream, start, steps, claims[-1] if claims else None, evidence, proof_ok, related, mine, unsigned)
 
 
 REPORT_STAGES = 3
@@ -113,7 +116,7 @@ def render_report(record: GameRecord, back: str | None = None) -> str:
     frames, index = _frames(record.steps, eng)
     timings = [s.event for s in record.steps if isinstance(s.event, MoveTimeUsed)]
     body = [heading("仲裁报告", "Arbitration report", "top", 1), f"<p><code>{e(record.stream)}</code></p>", _nav(back),
-            heading("对局与结果", "Game and result", "result"), _summary(record, eng), legend_table(sheet.legend),
+            heading("对局与结果", "Game and result", "result"), _unsigned(record), _summary(record, eng), legend_table(sheet.legend),
             heading(f"违规与问题 ({sum(len(s.findings) for s in record.steps)})", "Findings", "findings"),
             _findings(record, sheet, frames, index, eng.name),
             heading("申诉与裁决", "Appeals and rulings", "appeals"), _arbitration(record),
@@ -492,6 +495,19 @@ def _data(sheet: Sheet, frames: list[Frame], index: list[int], steps: list[Step]
             "steps": [[s.event.seq, i] for s, i in zip(steps, index)]}
     text = msgspec.json.encode(data).decode().replace("</", "<\\/")
     return f"<script type='application/json' id='frames'>{text}</script>"
+
+
+def _unsigned(record: GameRecord) -> str:
+    """Returns the warning of a game whose last events no signed checkpoint covers yet: they are
+    named by seq and kind only, left out of the replay, the result and every table."""
+    if not record.unsigned:
+        return ""
+    first, last = record.unsigned[0].seq, record.unsigned[-1].seq
+    listed = "、".join(f"seq {ev.seq} {event_kind(ev.kind)}" for ev in record.unsigned)
+    return (f"<p class='bad' id='unsigned'>未签名记录 {len(record.unsigned)} 条（seq {first}–{last}）：最新签名检查点之后，不作为事实，"
+            f"未计入本报告。<br><span lang='en'>{len(record.unsigned)} unsigned entries (seq {first}–{last}) after the newest signed "
+            f"checkpoint: not certified, not shown as fact, left out of this report.</span>"
+            f"<details><summary>列出 list</summary>{e(listed)}</details></p>")
 
 
 def _proof(record: GameRecord) -> str:

@@ -13,10 +13,14 @@ import pytest
 
 from audit.articles import ARTICLES, article_text
 from audit.codes import CODES
+from audit import report
 from audit.report import arbitration_table, related_events
 from audit.terms import RULES, rule
 from replay.junqi.render import AS_CLAIMED
 from replay.protocol import RULE_BOOKS
+from ledger import Ledger, Pending, read_events, read_stream_events
+from schemas import encode
+from schemas.common import GameStarted, Ruling
 from schemas.envelope import Event
 from tests.ledger_support import cli
 
@@ -217,3 +221,29 @@ def test_article_quotes_are_the_rule_books_own_words() -> None:
         if cited and code.article and code.article.startswith("第") and cited != RULE_BOOKS["paohuzi"]:
             assert article_text(cited, code.article), f"{code.code} cites {code.article} of {cited}, which has no quote"
     assert set(RULES) == set(CODES), "every finding code has its rule in Chinese (audit/terms.py)"
+
+
+def test_unsigned_events_are_not_shown_as_fact(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """DESIGN.md "Nothing unsigned counts": events committed after the newest signed checkpoint (as
+    the whole-log read of a ledger without an index returns them) are left out of the replay, the
+    result, the timeline and the appeals and rulings tables; the report names them, seq and kind, as
+    unsigned, and proves only the signed ones."""
+    root, out = tmp_path / "l", tmp_path / "r.html"
+    assert cli("simulate", "checkers", "--games", "1", "--seed", "2", "--ledger", str(root)).exit_code == 0
+    stream = next(e.stream for e in read_events(root) if isinstance(e, GameStarted))
+    signed = read_stream_events(root, stream)
+    last = signed[-1]
+    forged = Ruling(stream=stream, seq=last.seq + 1, ts=last.ts + 1000, corrects=last.seq, text="无签名的改判 an unsigned override",
+                    winners=[0], points=[1, 0])
+    led = Ledger.open(root)
+    try:
+        led.append([Pending(0, forged, encode(forged))], checkpoint=False)
+        assert led.size == led.checkpoint_size + 1
+    finally:
+        led.close()
+    monkeypatch.setattr(report, "read_stream_events", lambda r, s: [*signed, forged] if s == stream else read_stream_events(r, s))
+    report.write_report(root, stream, out)
+    page = out.read_text()
+    assert f"未签名记录 1 条（seq {forged.seq}–{forged.seq}）" in page and "1 unsigned entries" in page
+    assert "无签名的改判" not in page and f"<tr id='s{forged.seq}'" not in page and "生效结果" not in page
+    assert page.count("<tr id='s") == len(signed)
