@@ -504,10 +504,10 @@ def _unsigned(record: GameRecord) -> str:
         return ""
     first, last = record.unsigned[0].seq, record.unsigned[-1].seq
     listed = "、".join(f"seq {ev.seq} {event_kind(ev.kind)}" for ev in record.unsigned)
-    return (f"<p class='bad' id='unsigned'>未签名记录 {len(record.unsigned)} 条（seq {first}–{last}）：最新签名检查点之后，不作为事实，"
+    return (f"<div class='bad' id='unsigned'><p>未签名记录 {len(record.unsigned)} 条（seq {first}–{last}）：最新签名检查点之后，不作为事实，"
             f"未计入本报告。<br><span lang='en'>{len(record.unsigned)} unsigned entries (seq {first}–{last}) after the newest signed "
-            f"checkpoint: not certified, not shown as fact, left out of this report.</span>"
-            f"<details><summary>列出 list</summary>{e(listed)}</details></p>")
+            f"checkpoint: not certified, not shown as fact, left out of this report.</span></p>"
+            f"<details><summary>列出 list</summary>{e(listed)}</details></div>")
 
 
 def _proof(record: GameRecord) -> str:
