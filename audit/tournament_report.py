@@ -15,7 +15,7 @@ from audit.page import e, heading, page, table
 from audit.render import display_cell
 from audit.report import clock, write_report
 from audit.session import Session, open_session
-from audit.standings import Crosstable, Standings, crosstable, explain, standings
+from audit.standings import Crosstable, Standings, crosstable, standings
 from audit.terms import COLUMNS, term, termination
 from ledger import check_output, load_verifier, newest_checkpoint, read_stream_events, write_output
 from schemas.common import TournamentOpened
@@ -39,7 +39,7 @@ class TournamentPage:
     last_ts: int | None = None
     """The server time of the tournament stream's last event."""
     explained: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    """Each ranked player's games as `standings --explain` gives them (seat, result, points counted and whence)."""
+    """Each ranked player's games as `standings --explain` gives them (`player_games`: seat, result, points counted and whence)."""
 
 
 def game_report_path(out: Path, stream: str) -> Path:
@@ -86,7 +86,7 @@ def load_tournament(session: Session, tournament: str) -> TournamentPage:
     ranked = standings(session, tournament)
     games = session.db.run("tournament_games", tournament=tournament)
     names = {r["player"]: r["name"] for r in session.projection.tables()["players"].to_pylist() if r["tournament"] == tournament and r["name"]}
-    explained = {r["player"]: explain(session, tournament, r["player"]).games for r in ranked.rows}
+    explained = {r["player"]: session.db.run("player_games", tournament=tournament, player=r["player"]) for r in ranked.rows}
     return TournamentPage(tournament, ranked, games, crosstable(session, tournament), names,
                           session.db.run("appeal_list", tournament=tournament), explained=explained)
 
