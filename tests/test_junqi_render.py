@@ -157,3 +157,33 @@ def test_refused_move_is_drawn_dashed_on_the_last_legal_position() -> None:
     line = root.find(f".//{NS}g[@class='mark mark-illegal']/{NS}polyline")
     assert line is not None and line.get("stroke-dasharray") == "8 5"
     assert "refused N23>N33 by N" in (root.find(f".//{NS}text[@class='caption']").text or "")  # type: ignore[union-attr]
+
+
+CVD = {  # Machado, Oliveira & Fernandes (2009), severity 1.0, on linear RGB
+    "protanopia": ((0.152286, 1.052583, -0.204868), (0.114503, 0.786281, 0.099216), (-0.003882, -0.048116, 1.051998)),
+    "deuteranopia": ((0.367322, 0.860646, -0.227968), (0.280085, 0.672501, 0.047413), (-0.011820, 0.042940, 0.968881)),
+}
+"""How a colour looks to eyes without red or without green cones."""
+
+
+def _seen(colour: str, matrix: tuple[tuple[float, float, float], ...]) -> float:
+    """Returns the luminance of a colour as an eye of the given deficiency sees it."""
+    def linear(c: int) -> float:
+        v = c / 255
+        return v / 12.92 if v <= 0.04045 else ((v + 0.055) / 1.055) ** 2.4
+    rgb = [linear(int(colour[i:i + 2], 16)) for i in (1, 3, 5)]
+    r, g, b = (max(0.0, min(1.0, sum(m * c for m, c in zip(row, rgb)))) for row in matrix)
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def test_opposing_alliances_stay_apart_for_colour_blind_eyes() -> None:
+    """Issue 31 point 7 (S and W turned the same olive under deuteranopia): the colours of opposing
+    seats (第四条 七, 十: 红蓝 against 绿黑) differ in lightness by a contrast of at least 1.5 for eyes
+    without red or green cones; partners, drawn in one shape, are told apart by their letters."""
+    colours = [render.CSS[c] for c in render.DEFAULT_COLOURS]
+    for name, matrix in CVD.items():
+        for a in range(4):
+            for b in range(a + 1, 4):
+                if a % 2 != b % 2:
+                    x, y = sorted((_seen(colours[a], matrix), _seen(colours[b], matrix)))
+                    assert (y + 0.05) / (x + 0.05) >= 1.5, f"{name}: seats {a} and {b}"
