@@ -19,7 +19,7 @@ import msgspec
 
 from audit.articles import article_text
 from audit.page import e, fields, fields_text, heading, legend_table, page, profile_table, seat_css, swatch, table
-from audit.terms import event_kind, rule, term
+from audit.terms import TERMINATIONS, event_kind, rule, term, termination
 from audit.timechart import time_chart
 from audit.verdict import summary
 from ledger import BundleError, EvidenceBundle, check_bundle, check_output, load_verifier, prove, read_stream_events, write_output
@@ -332,10 +332,10 @@ def _timeline(record: GameRecord) -> str:
     for i, step in enumerate(record.steps):
         ev, facts = step.event, step.facts
         said = fields(ev)
-        own = fields_text({k: v for k, v in said.items() if k not in HIDDEN_FIELDS})
+        own = fields_text(_worded({k: v for k, v in said.items() if k not in HIDDEN_FIELDS}))
         new = {k: v for k, v in facts.items() if k not in ("seat", "action") and (k not in said or said[k] != v) and shown.get(k, ...) != v}
         shown.update(new)
-        derived = fields_text(new)
+        derived = fields_text(_worded(new))
         own, derived, action = (card_names(t, game) for t in (own, derived, e(facts.get("action") or "")))
         problems = "".join(f"<br><b>{_code(f)}</b> {e(card_names(f.message, game))}" for f in step.findings)
         cls = "bad" if step.findings else "claimed" if getattr(step.state, "halted", None) is not None else ""
@@ -345,6 +345,19 @@ def _timeline(record: GameRecord) -> str:
     head = ("<tr><th>步 seq</th><th>时间 m:ss</th><th>事件 event</th><th>座位 seat</th><th>着法 action</th>"
             "<th>内容与推导（只列变化） fields and derived facts (changes only)</th></tr>")
     return f"<table id='timeline'>{head}{''.join(rows)}</table>"
+
+
+def _worded(values: dict[str, Any]) -> dict[str, Any]:
+    """Returns fields with each termination in words (a claim's `FLAG_CAPTURED` as 军旗被夺 flag
+    captured), and a turn that is no seat's (a deal or layout pending, the game over) left out."""
+    out = {}
+    for k, v in values.items():
+        if isinstance(v, str) and v in TERMINATIONS:
+            v = termination(v)
+        elif k in ("to_move", "turn") and isinstance(v, int) and v < 0:
+            continue
+        out[k] = v
+    return out
 
 
 def _since(ms: int) -> str:

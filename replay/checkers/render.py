@@ -78,10 +78,10 @@ def frame(state: CheckersState, attempt: Event | None = None) -> Frame:
     the rules refused) dashed on this last legal position."""
     cells = "".join(key(0) if state.pieces[0] & BIT[i] else key(1) if state.pieces[1] & BIT[i] else EMPTY for i in range(HOLES))
     marks = [Mark("last", tuple(state.last))] if state.last else []
-    caption = _caption(state)
+    caption = _board_caption(state)
     if isinstance(attempt, Moved):
         marks.append(Mark("illegal", tuple(attempt.path or (attempt.from_, attempt.to))))
-        caption += f"; refused {attempt.from_}>{attempt.to} by seat {attempt.seat}"
+        caption += f"；被拒绝的着法 refused {attempt.from_}>{attempt.to} by seat {attempt.seat}"
     return Frame(cells, tuple(marks), caption=caption)
 
 
@@ -89,6 +89,16 @@ def render_svg(state: CheckersState, seat: int | None = None, players: Sequence[
     """Draws the position as SVG with its legend and hole numbers; from `seat`'s view its own camp
     is at the bottom, as on QQ."""
     return compose(sheet(seat, players), frame(state))
+
+
+def _board_caption(state: CheckersState) -> str:
+    """Returns the board's caption, Chinese with English beside: the ply, the side to move or who won
+    (the summary says how, in words)."""
+    if state.outcome is not None:
+        won = "、".join(f"座位 {w} {SEAT_MARK[w]}" for w in state.outcome.winners)
+        return f"第 {state.ply} 手 ply {state.ply}：终局 over，" + (f"{won} 胜 won" if won else "和棋 draw")
+    s = state.to_move
+    return f"第 {state.ply} 手 ply {state.ply}：座位 {s} {COMPASS[s]}方行棋 seat {s} ({SEAT_MARK[s]}) to move"
 
 
 def _caption(state: CheckersState) -> str:

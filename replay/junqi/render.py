@@ -194,18 +194,35 @@ def route(state: JunqiState, start: int, end: int) -> tuple[int, ...]:
     return start, end
 
 
+def _caption(state: JunqiState) -> str:
+    """Returns the board's caption, Chinese with English beside: who is to move, or the end (who won;
+    the summary says how, in words), or where the replay stopped; the step and quiet counters."""
+    if state.outcome is not None:
+        won = "".join(SEAT_NAMES[s] for s in state.outcome.winners)
+        head = f"终局 over：{won} 胜 won" if won else "终局 over：和棋 draw"
+    elif state.halted is not None:
+        head = f"重放停止于 {state.halted} replay stopped at {state.halted}"
+    elif state.to_move == CHANCE:
+        head = "布阵阶段 layout phase"
+    elif state.to_move == TERMINAL:
+        head = "终局 over"
+    else:
+        head = f"{SEAT_NAMES[state.to_move]} {COMPASS[state.to_move]}家行棋 {SEAT_NAMES[state.to_move]} to move"
+    return f"{head}；第 {state.step} 步 step {state.step}，连续无接触 {state.quiet} 步 quiet {state.quiet}"
+
+
 def frame(state: JunqiState, seat: int | None = None, mode: str = "四暗", attempt: Event | None = None) -> Frame:
     """Returns the position as a frame: every piece (hidden from `seat` where `mode` hides it), the
     last move, and `attempt` (a move the rules refused) dashed on this last legal position."""
     cells = "".join(_cell(state, p, seat, mode) for p in range(N_POINTS))
     marks = [Mark("last", route(state, *state.last_move))] if state.last_move is not None else []
-    caption = _status(state) + f"; step {state.step}, quiet {state.quiet}"
+    caption = _caption(state)
     tried = _attempt(state, attempt)
     if tried is not None and isinstance(attempt, Moved):
         marks.append(Mark("illegal", tried))
-        caption += f"; refused {attempt.from_}>{attempt.to} by {SEAT_NAMES[attempt.seat] if attempt.seat is not None else '?'}"
+        caption += f"；被拒绝的着法 refused {attempt.from_}>{attempt.to} by {SEAT_NAMES[attempt.seat] if attempt.seat is not None else '?'}"
     if seat is not None:
-        caption += f"; view of {SEAT_NAMES[seat]} ({mode})"
+        caption += f"；{SEAT_NAMES[seat]} 的视角 view of {SEAT_NAMES[seat]} ({mode})"
     return Frame(cells, tuple(marks), caption=caption)
 
 
