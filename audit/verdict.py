@@ -18,6 +18,9 @@ from schemas.common import GameEnded
 if TYPE_CHECKING:
     from audit.report import GameRecord
 
+UNVERIFIED = "UNVERIFIED"
+"""The termination of a game whose engine derived no result (the declared one stands in)."""
+
 
 @dataclass
 class Verdict:
@@ -68,6 +71,10 @@ def result_words(record: GameRecord, outcome: Outcome | None, game: str) -> tupl
     zh_how, en_how = termination(outcome.termination, "zh"), termination(outcome.termination, "en")
     points = " : ".join(_number(p) for p in outcome.points)
     zh_pts, en_pts = (f"，得分 {points}", f"; points {points}") if points else ("", "")
+    if outcome.termination == UNVERIFIED:  # the engine derived nothing: what stands is the claim
+        zh, en = _who(record, outcome.winners, game) if outcome.winners else ("无胜方", "no winner")
+        return (f"未验证：引擎未能推导结果，按声称结果计入（{zh}{'获胜' if outcome.winners else ''}{zh_pts}）",
+                f"unverified: the engine derived no result; the claimed one stands in ({en}{' won' if outcome.winners else ''}{en_pts})")
     if not outcome.winners:
         return f"无胜方（{zh_how}）{zh_pts}", f"no winner ({en_how}){en_pts}"
     zh, en = _who(record, outcome.winners, game)
@@ -97,6 +104,9 @@ def _sentence(record: GameRecord, v: Verdict, game: str) -> tuple[str, str]:
                     f"Not finished: the replay stopped at seq {seq} by {code}.")
         return f"未终局：记录到 seq {last} 为止，没有终局。", f"Not finished: the record ends at seq {last} without an end."
     zh, en = result_words(record, v.derived, game)
+    if v.derived.termination == UNVERIFIED:
+        at_zh, at_en = (f"；检查于第 {v.end[1]} 手（seq {v.end[0]}）停止", f"; the check stopped at move {v.end[1]} (seq {v.end[0]})") if v.end else ("", "")
+        return f"结果：{zh}{at_zh}。", f"Result: {en}{at_en}."
     at_zh, at_en = (f"，于第 {v.end[1]} 手（seq {v.end[0]}）终局", f" at move {v.end[1]} (seq {v.end[0]})") if v.end else ("", "")
     return f"推导结果：{zh}{at_zh}。", f"Derived result: {en}{at_en}."
 

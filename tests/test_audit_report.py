@@ -18,6 +18,7 @@ from audit.report import arbitration_table, related_events
 from audit.terms import RULES, rule
 from replay.junqi.render import AS_CLAIMED
 from replay.protocol import RULE_BOOKS
+from replay.run import replay_game
 from ledger import Ledger, Pending, read_events, read_stream_events
 from schemas import encode
 from schemas.common import GameStarted, Ruling
@@ -43,6 +44,10 @@ def test_report_of_a_game_with_a_planted_illegal_move(tmp_path: Path) -> None:
     assert "signed by" in page and "check-proof" in page
     assert "<html lang='zh-Hans'>" in page and "Noto Sans CJK SC" in page and "@media print" in page
     assert "<th>设置 setting</th>" in page and "JunqiProfile(" not in page and "CheckersProfile(" not in page, "the profile is a table"
+    replayed = replay_game(read_stream_events(root, bad["stream"]))
+    assert replayed.outcome is not None and replayed.outcome.termination == "UNVERIFIED", "checkers' default: stop_unverified"
+    verdict = page.split("id='verdict'>")[1].split("</p>")[0]
+    assert verdict.startswith("结果：未验证：引擎未能推导结果，按声称结果计入") and "检查于第" in verdict and "the check stopped at move" in verdict
 
 
 def test_report_of_a_long_junqi_game_stays_small(tmp_path: Path) -> None:

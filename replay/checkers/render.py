@@ -94,6 +94,8 @@ def render_svg(state: CheckersState, seat: int | None = None, players: Sequence[
 def _board_caption(state: CheckersState) -> str:
     """Returns the board's caption, Chinese with English beside: the ply, the side to move or who won
     (the summary says how, in words)."""
+    if state.unverified:
+        return f"第 {state.ply} 手 ply {state.ply}：检查停止，未验证 the check stopped: unverified"
     if state.outcome is not None:
         won = "、".join(f"座位 {w} {SEAT_MARK[w]}" for w in state.outcome.winners)
         return f"第 {state.ply} 手 ply {state.ply}：终局 over，" + (f"{won} 胜 won" if won else "和棋 draw")
