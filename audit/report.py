@@ -389,7 +389,13 @@ def _unsigned(record: GameRecord) -> str:
 
 
 def _proof(record: GameRecord) -> str:
+    """Returns whether the game's entries were proved against the signed checkpoint, and how to check it offline."""
     entries = record.proof.entries
-    return (f"<p>{e(record.proof_ok)}; log entries {entries[0].index}–{entries[-1].index}. Check offline with "
+    ok = record.proof_ok.startswith("verified")
+    said = (f"已证明：本局 {len(entries)} 条记录（日志第 {entries[0].index}–{entries[-1].index} 条）均在签名检查点之下，未被篡改。"
+            if ok else "证明失败：本局记录与签名检查点不符。")
+    return (f"<p{'' if ok else ' class=bad'}>{e(said)}<br><span lang='en'>{e(record.proof_ok)}; log entries "
+            f"{entries[0].index}–{entries[-1].index}.</span></p><p>离线核验 Check offline with "
             f"<code>matchledger prove --stream {e(record.stream)} --out FILE</code> and "
-            f"<code>matchledger check-proof FILE --key signer.pub</code>.</p><pre>{e(record.proof.checkpoint)}</pre>")
+            f"<code>matchledger check-proof FILE --key signer.pub</code>.</p>"
+            f"<details><summary>签名检查点 signed checkpoint</summary><pre>{e(record.proof.checkpoint)}</pre></details>")

@@ -42,6 +42,7 @@ def test_report_of_a_game_with_a_planted_illegal_move(tmp_path: Path) -> None:
     assert f"<a href='#s{bad['seq']}'>" in page, "the finding links to its step"
     assert f"<figure id='b{bad['seq']}'>" in page and "mark-illegal" in page, "the board at the finding, the refused move drawn"
     assert "signed by" in page and "check-proof" in page
+    assert "已证明：本局" in page and "<details><summary>签名检查点 signed checkpoint</summary><pre>" in page, "signatures folded away"
     assert "<html lang='zh-Hans'>" in page and "Noto Sans CJK SC" in page and "@media print" in page
     assert "<th>设置 setting</th>" in page and "JunqiProfile(" not in page and "CheckersProfile(" not in page, "the profile is a table"
     replayed = replay_game(read_stream_events(root, bad["stream"]))
