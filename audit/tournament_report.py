@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pyarrow.compute as pc
+
 from audit.page import e, heading, page, table
 from audit.render import display_cell
 from audit.report import clock, write_report
@@ -37,7 +39,7 @@ class TournamentPage:
     checkpoint: tuple[int, str] | None = None
     """The size and root (hex) of the newest signed checkpoint when the page was written."""
     last_ts: int | None = None
-    """The server time of the tournament stream's last event."""
+    """The server time of the last event the checkpoint covers (a note carries no time of its own)."""
     explained: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     """Each ranked player's games as `standings --explain` gives them (`player_games`: seat, result, points counted and whence)."""
 
@@ -57,12 +59,13 @@ def write_tournament_report(root: Path, tournament: str, out: Path, force: bool 
     :raises OutputRefused: when a file to write lies in a ledger, is a link, or exists without `force`.
     """
     check_output(out, force)
-    result = load_tournament(open_session(root, step("replaying games", 0) if step else None, kept=True), tournament)
-    own = read_stream_events(root, tournament)
-    result.opened = next((ev for ev in own if isinstance(ev, TournamentOpened)), None)
-    result.last_ts = own[-1].ts if own else None
+    session = open_session(root, step("replaying games", 0) if step else None, kept=True)
+    result = load_tournament(session, tournament)
+    result.opened = next((ev for ev in read_stream_events(root, tournament) if isinstance(ev, TournamentOpened)), None)
     signed = newest_checkpoint(root, load_verifier(root))
-    result.checkpoint = (signed.size, signed.root.hex()) if signed else None
+    if signed is not None:
+        result.checkpoint = (signed.size, signed.root.hex())
+        result.last_ts = signed_time(session, signed.size)
     for row in result.games:
         check_output(game_report_path(out, row["stream"]), force)
     advance = step("writing the reports", len(result.games) + 1) if step else None
@@ -76,6 +79,13 @@ def write_tournament_report(root: Path, tournament: str, out: Path, force: bool 
     if advance:
         advance(1)
     return result
+
+
+def signed_time(session: Session, size: int) -> int | None:
+    """Returns the server time of the newest event among the first `size` entries of the log."""
+    events = session.projection.tables()["events"]
+    under = events.filter(pc.less(events["entry"], size))
+    return int(pc.max(under["ts"]).as_py()) if under.num_rows else None
 
 
 def load_tournament(session: Session, tournament: str) -> TournamentPage:
@@ -116,7 +126,7 @@ def _header(result: TournamentPage) -> str:
     signed = ("检查点 checkpoint：未签名 none signed" if result.checkpoint is None else
               f"依据已签名检查点 computed from the signed checkpoint：size {result.checkpoint[0]}，root <code>{result.checkpoint[1]}</code>")
     return (f"<p class='verdict'>{name}<code>{e(s.tournament)}</code> · {e(s.game)} · {e(FORMATS.get(s.format, s.format))} · {e(of)}</p>"
-            f"<p>{signed}；赛事最后事件 last tournament event {e(clock(result.last_ts))}</p>")
+            f"<p>{signed}；其最后事件时间 the time of its last event {e(clock(result.last_ts))}</p>")
 
 
 def _player(result: TournamentPage, player: str) -> str:

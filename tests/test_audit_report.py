@@ -87,6 +87,7 @@ def test_tournament_page_lists_standings_crosstable_and_games(tmp_path: Path) ->
         assert f"<span lang='en'>{column}</span>" in page and f"<code>{column}</code>" in page
     assert "<br><span lang='en'>bh</span>" in page and "小分" in page and "累进分" in page, "one term a column (audit/terms.py)"
     assert "after round 2 of 2" in page and "computed from the signed checkpoint" in page
+    assert re.search(r"the time of its last event \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", page), "the checkpoint's size, root and time"
     crosstable = page.split("class='crosstable'")[1].split("</table>")[0]
     assert crosstable.count("<tr>") == 5 and "第1轮 r1" in crosstable and "第2轮 r2" in crosstable
     assert crosstable.count("<small>座位 seat ") == 8, "each round's cell names the seat played"
