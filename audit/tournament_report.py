@@ -40,6 +40,8 @@ class TournamentPage:
     """The size and root (hex) of the newest signed checkpoint when the page was written."""
     last_ts: int | None = None
     """The server time of the last event the checkpoint covers (a note carries no time of its own)."""
+    first: dict[str, int] = field(default_factory=dict)
+    """The seat that moved first in each game whose report was written."""
     explained: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     """Each ranked player's games as `standings --explain` gives them (`player_games`: seat, result, points counted and whence)."""
 
@@ -71,8 +73,9 @@ def write_tournament_report(root: Path, tournament: str, out: Path, force: bool 
     advance = step("writing the reports", len(result.games) + 1) if step else None
     for row in result.games:
         path = game_report_path(out, row["stream"])
-        write_report(root, row["stream"], path, force, appeals=result.appeals, back=out.name)
+        shown = write_report(root, row["stream"], path, force, appeals=result.appeals, back=out.name)
         result.reports[row["stream"]] = path
+        result.first[row["stream"]] = shown.start.first
         if advance:
             advance(1)
     write_output(out, render_tournament(result).encode(), force)
@@ -162,21 +165,22 @@ def _crosstable_title(c: Crosstable) -> str:
 
 
 def _crosstable(result: TournamentPage) -> str:
-    """Returns the crosstable: a row per player in rank order, a column per round (the result and the
-    seat played), the total and status."""
+    """Returns the crosstable: a row per player in rank order, a column per round (the result, the
+    seat played and whether it moved first), the total and status."""
     c = result.crosstable
     if not c.rows:
         return "<p>无 No games between ranked players.</p>"
     total = "大分 big" if c.format == "swiss" else "得分率 r"
     header = ["名次 rank", "选手 player", *(f"第{n}轮 r{n}" for n in c.rounds), total, "成绩状态 status"]
-    seats: dict[tuple[str, int], set[int]] = {}
+    seats: dict[tuple[str, int], list[str]] = {}
     for player, games in result.explained.items():
         for g in games:
-            seats.setdefault((player, g["round"]), set()).add(g["seat"])
+            first = " 先行 first" if result.first.get(g["stream"]) == g["seat"] else ""
+            seats.setdefault((player, g["round"]), []).append(f"{g['seat']}{first}")
 
     def cell(row: dict[str, Any], n: int) -> str:
-        where = ",".join(str(x) for x in sorted(seats.get((row["player"], n), ())))
-        return e(row["rounds"].get(n, "–")) + (f" <small>座位 seat {where}</small>" if where else "")
+        where = ", ".join(seats.get((row["player"], n), ()))
+        return e(row["rounds"].get(n, "–")) + (f" <small>座位 seat {e(where)}</small>" if where else "")
 
     rows = [[e(display_cell(r["rank"])), _player(result, r["player"]), *(cell(r, n) for n in c.rounds),
              e(display_cell(r["total"])), e(term(r["status"]) if r["status"] else "–")] for r in c.rows]
