@@ -146,7 +146,7 @@ def summary(record: GameRecord, eng: Any) -> str:
     zh, en = _sentence(record, v, game)
     where = [label.format(value) for label, value in (("第 {0} 轮 round {0}", start.round), ("第 {0} 桌 table {0}", start.table),
                                                      ("第 {0} 局 game {0}", start.game_no), ("副 board {0}", start.board)) if value is not None]
-    seats = "、".join(f"{h.holder}（座位 {seat_label(game, h.seat)}）" for h in sorted(start.seats, key=lambda h: h.seat))
+    seats = "、".join(f"座位 seat {seat_label(game, h.seat, h.holder)}" for h in sorted(start.seats, key=lambda h: h.seat))  # as every command
     first = next((f"{h.holder}（座位 {seat_label(game, h.seat)}）" for h in start.seats if h.seat == start.first), str(start.first))
     rows = [(term("seat"), e(seats)), (term("first"), e(first)), (term("derived"), _both(result_words(record, v.derived, game)))]
     if record.claim is not None:
