@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from rich import box
 from rich.console import Group, RenderableType
@@ -16,47 +16,13 @@ from rich.table import Table
 from rich.text import Text
 
 from audit.output import Rows, markdown
+from audit.terms import COLUMNS
 from replay.protocol import RULE_BOOKS, Finding, code_name, finding_line, seat_label
 
 if TYPE_CHECKING:
     from audit.certify import Certification
     from audit.standings import Crosstable, Explanation, Standings
 
-
-class Column(NamedTuple):
-    """What a column means, in English and in the rule books' Chinese."""
-
-    en: str
-    zh: str
-
-
-COLUMNS: dict[str, Column] = {
-    # duplicate standings (tournament.md §3, 附录二 二)
-    "rank": Column("rank; equal values share a place", "名次"),
-    "player": Column("player id", "选手"),
-    "r_shown": Column("r: mean MP score rate over the boards played, shown with one decimal (ranks first)", "得分率"),
-    "boards": Column("boards played", "副数"),
-    "opp_r": Column("tie-break 1: mean r of the opponents met", "对手平均得分率"),
-    "beaten_r": Column("tie-break 2: mean r of the opponents beaten", "胜过对手平均得分率"),
-    "move_ms": Column("tie-break 3: own move time in all games, m:ss (less ranks higher)", "总用时"),
-    "trimmed_ms": Column("tie-break 4: mean own move time per game without the longest and shortest, m:ss", "去掉最长最短局的平均用时"),
-    "unresolved": Column("the tie-breaks leave a tie with another player: a play-off decides (加赛)", "未分出名次"),
-    "unverified": Column("games standing on a declared result the engines could not verify", "未验证对局"),
-    "status": Column("final, provisional (an appeal window is open), under_appeal, unresolved or void: the least final of the "
-                     "player's games", "成绩状态"),
-    "void_games": Column("games voided by a ruling, left out of the comparison", "无效对局"),
-    "forfeits": Column("matches forfeited after a withdrawal (第十二条)", "弃权局"),
-    # Swiss standings (tournament.md §5, 第十八条; checkers.md §12)
-    "big": Column("big: match points, win 1, draw 0.5, loss 0", "大分"),
-    "bh": Column("bh: Buchholz, the sum of the 大分 of the opponents met", "小分"),
-    "ps": Column("ps: progressive score, the sum of the running 大分 after each round", "累进分"),
-    "direct_encounter": Column("tie-break 4: points against the tied players, when all of them met (else –)", "直接胜负"),
-    "wins": Column("tie-break 5: games won", "胜局数"),
-    "games": Column("games played", "对局数"),
-    "win_rate": Column("tie-break 6: wins / games", "胜率"),
-    "bh_prev": Column("tie-break 7: Buchholz after the previous round, then the round before, back to round 1", "前轮小分"),
-}
-"""The meaning of every standings column: the legend and `standings --legend` are built from it."""
 
 DURATION_COLUMNS = frozenset({"ms", "time_used"})
 """Columns of milliseconds besides those named `…_ms`: shown as m:ss (raw milliseconds only in JSON)."""

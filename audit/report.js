@@ -8,8 +8,10 @@
   const rows = Array.from(document.querySelectorAll("#timeline tr[data-i]"));
   const bySeq = new Map(D.steps.map(([seq], i) => [seq, i]));
   const esc = (s) => s.replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
+  // as replay/picture.py's _attrs: a ring carries no arrowhead, a line no fill
   const attrs = (kind, ring) => Object.entries(D.styles[kind])
-    .filter(([name]) => !(ring && name === "marker-end")).map(([name, v]) => `${name}="${v}"`).join(" ");
+    .filter(([name]) => !(ring && name === "marker-end") && !(!ring && name === "fill-opacity"))
+    .map(([name, v]) => `${name}="${name === "fill" && !ring ? "none" : v}"`).join(" ");
 
   function mark([kind, path]) {
     const pts = path.map((i) => D.slots[i]);
@@ -32,12 +34,16 @@
     svg.setAttribute("aria-label", caption);
   }
 
-  function select(i, reveal) {
+  const printed = document.getElementById("printstep");
+
+  function select(i, reveal, remember) {
     i = Math.max(0, Math.min(D.steps.length - 1, i));
     const [seq, f] = D.steps[i];
     range.value = String(i);
     draw(f);
     label.textContent = `seq ${seq} · ${rows[i] ? rows[i].dataset.kind : ""}`;
+    if (printed) printed.textContent = `棋盘为 seq ${seq} 之后的局面 the board after seq ${seq} (${rows[i] ? rows[i].dataset.kind : ""})`;
+    if (remember) history.replaceState(null, "", `#s${seq}`); // the step goes into the URL: a link shows this board
     rows.forEach((r) => r.classList.remove("on"));
     if (rows[i]) {
       rows[i].classList.add("on");
@@ -49,20 +55,30 @@
 
   function fromHash() {
     const m = /^#s(\d+)$/.exec(location.hash);
-    if (m && bySeq.has(Number(m[1]))) select(bySeq.get(Number(m[1])), true);
+    if (m && bySeq.has(Number(m[1]))) select(bySeq.get(Number(m[1])), true, false);
+  }
+
+  // A move and its game.move_time claim are one step for ◀/▶: the claim changes no board.
+  const isClaim = (i) => rows[i] && rows[i].dataset.kind === "game.move_time";
+  function step(by) {
+    let i = Number(range.value) + by;
+    while (i > 0 && i < D.steps.length - 1 && isClaim(i)) i += by;
+    select(i, false, true);
   }
 
   range.max = String(D.steps.length - 1);
-  range.addEventListener("input", () => select(Number(range.value), false));
-  document.getElementById("prev").addEventListener("click", () => select(Number(range.value) - 1, false));
-  document.getElementById("next").addEventListener("click", () => select(Number(range.value) + 1, false));
-  rows.forEach((r) => r.addEventListener("click", () => select(Number(r.dataset.i), false)));
+  range.addEventListener("input", () => select(Number(range.value), false, true));
+  document.getElementById("prev").addEventListener("click", () => step(-1));
+  document.getElementById("next").addEventListener("click", () => step(1));
+  rows.forEach((r) => r.addEventListener("click", () => select(Number(r.dataset.i), false, true)));
   window.addEventListener("hashchange", fromHash);
   document.addEventListener("keydown", (ev) => {
     if (ev.target === range) return;
-    if (ev.key === "ArrowLeft") select(Number(range.value) - 1, false);
-    if (ev.key === "ArrowRight") select(Number(range.value) + 1, false);
+    if (ev.key === "ArrowLeft") step(-1);
+    if (ev.key === "ArrowRight") step(1);
+    if (ev.key === "Home") select(0, false, true);
+    if (ev.key === "End") select(D.steps.length - 1, false, true);
   });
-  select(D.steps.length - 1, false);
+  select(D.steps.length - 1, false, false);
   fromHash();
 })();

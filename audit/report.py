@@ -8,18 +8,24 @@ script composes, so a 400-event game is a page of a few hundred kilobytes."""
 
 from __future__ import annotations
 
+import datetime as dt
+import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
-from audit.page import e, fields, fields_text, heading, legend_table, page, profile_table, seat_css, swatch
+from audit.articles import article_text
+from audit.page import e, fields, fields_text, heading, legend_table, page, profile_table, seat_css, swatch, table
+from audit.terms import TERMINATIONS, event_kind, rule, term, termination
 from audit.timechart import time_chart
+from audit.verdict import summary
 from ledger import BundleError, EvidenceBundle, check_bundle, check_output, load_verifier, prove, read_stream_events, write_output
+from replay.paohuzi.cards import card_number, names
 from replay.picture import MARK_STYLES, Frame, Sheet, compose
-from replay.protocol import Finding, Step, code_name, seat_label
+from replay.protocol import RULE_BOOKS, Finding, Step, code_name
 from replay.registry import engine
 from replay.run import is_game_stream
 from schemas.common import GameEnded, GameStarted, MoveTimeUsed
@@ -45,10 +51,15 @@ class GameRecord:
     proof_ok: str
     related: list[Event]
     """Events of the game's tournament stream that name the game (appeals, rulings filed there)."""
+    appeals: list[dict[str, Any]] = field(default_factory=list)
+    """The game's appeals as `appeal_list` gives them (window, deadline, decision, signature status)."""
+    unsigned: list[Event] = field(default_factory=list)
+    """The game's events after the newest signed checkpoint: not certified, never replayed or shown as fact."""
 
 
-def load_game(root: Path, stream: str) -> GameRecord:
-    """Replays one game of a ledger and proves its entries against the latest checkpoint.
+def load_game(root: Path, stream: str, appeals: list[dict[str, Any]] | None = None) -> GameRecord:
+    """Replays one game of a ledger and proves its entries against the latest checkpoint; the
+    game's appeals come from `appeals` (rows of `appeal_list`) or, where it has any, the projection.
 
     :raises ValueError: when the ledger holds no such game.
     """
@@ -57,56 +68,74 @@ def load_game(root: Path, stream: str) -> GameRecord:
         raise ValueError(f"no game stream {stream!r} (a game opens with game.started)")
     start = events[0]
     assert isinstance(start, GameStarted)
+    evidence = prove(root, stream)
+    events, unsigned = events[:len(evidence.entries)], events[len(evidence.entries):]  # nothing unsigned counts
     steps = list(engine(_game(start)).replay(events))
     claims = [e for e in events if isinstance(e, GameEnded)]
-    evidence = prove(root, stream)
     try:
         proof_ok = f"verified: {check_bundle(evidence, load_verifier(root)).statement(evidence)}"
     except BundleError as exc:
         proof_ok = f"PROOF FAILED: {exc}"
     related = related_events(read_stream_events(root, start.tournament), stream) if start.tournament else []
-    return GameRecord(stream, start, steps, claims[-1] if claims else None, evidence, proof_ok, related)
+    if appeals is None and start.tournament and any(ev.kind == "appeal.filed" for ev in related):
+        from audit.session import open_session  # the projection only where the game has appeals
+
+        appeals = open_session(root, kept=True).db.run("appeal_list", tournament=start.tournament)
+    mine = [a for a in appeals or [] if a["game"] == stream]
+    return GameRecord(stream, start, steps, claims[-1] if claims else None, evidence, proof_ok, related, mine, unsigned)
 
 
 REPORT_STAGES = 3
 """The stages of writing one game's report a progress bar counts: read and replay, draw, write."""
 
 
-def write_report(root: Path, stream: str, out: Path, force: bool = False, advance: Callable[[int], None] | None = None) -> GameRecord:
+def write_report(root: Path, stream: str, out: Path, force: bool = False, advance: Callable[[int], None] | None = None,
+                 appeals: list[dict[str, Any]] | None = None, back: str | None = None) -> GameRecord:
     """Writes the arbitration report of one game; returns what it shows. `advance` is told of each
-    of the `REPORT_STAGES` stages done.
+    of the `REPORT_STAGES` stages done; `appeals` are the tournament's rows of `appeal_list`, where
+    the caller has them; `back` is the tournament page the report links back to.
 
     :raises OutputRefused: when `out` lies in a ledger, is a link, or exists without `force`.
     """
     tick = advance or (lambda _n: None)
     check_output(out, force)
-    record = load_game(root, stream)
+    record = load_game(root, stream, appeals)
     tick(1)
-    html = render_report(record).encode()
+    html = render_report(record, back).encode()
     tick(1)
     write_output(out, html, force)
     tick(1)
     return record
 
 
-def render_report(record: GameRecord) -> str:
-    """Returns the arbitration report as one self-contained HTML page."""
+def render_report(record: GameRecord, back: str | None = None) -> str:
+    """Returns the arbitration report as one self-contained HTML page (linking back to the
+    tournament page `back`)."""
     eng = engine(_game(record.start))
     sheet = eng.sheet(record.steps[-1].state, [s.holder for s in sorted(record.start.seats, key=lambda h: h.seat)])
     frames, index = _frames(record.steps, eng)
     timings = [s.event for s in record.steps if isinstance(s.event, MoveTimeUsed)]
-    body = [heading("仲裁报告", "Arbitration report", "top", 1), f"<p><code>{e(record.stream)}</code></p>", _nav(),
-            heading("对局与结果", "Game and result", "result"), _summary(record, eng), legend_table(sheet.legend),
+    body = [heading("仲裁报告", "Arbitration report", "top", 1), f"<p><code>{e(record.stream)}</code></p>", _nav(back),
+            heading("对局与结果", "Game and result", "result"), _unsigned(record), summary(record, eng), legend_table(sheet.legend),
             heading(f"违规与问题 ({sum(len(s.findings) for s in record.steps)})", "Findings", "findings"),
-            _findings(record, sheet, frames, index),
+            _findings(record, sheet, frames, index, eng.name),
             heading("申诉与裁决", "Appeals and rulings", "appeals"), _arbitration(record),
             heading("每步用时", "Time per move", "time"),
-            time_chart(timings, sheet.legend, getattr(record.start.profile, "move_time_limit_s", None)),
+            time_chart(timings, sheet.legend, getattr(record.start.profile, "move_time_limit_s", None), _flagged(record.steps)),
             heading("棋盘与时间线", "Board at every step and timeline", "replay"), _viewer(sheet, frames, index, record),
             heading("规则设置", "Rule profile in force", "profile"), profile_table(record.start.profile),
             heading("记录未被篡改的证明", "Proof that the record was not altered", "proof"), _proof(record),
             sheet.page_defs(), _data(sheet, frames, index, record.steps), f"<script>{SCRIPT}</script>"]
     return page(f"仲裁报告 {record.stream}", "".join(body), seat_css(sheet.legend))
+
+
+def _flagged(steps: list[Step]) -> dict[int, list[str]]:
+    """Returns the codes of the findings at each seq that has any (the time chart marks their bars)."""
+    out: dict[int, list[str]] = {}
+    for step in steps:
+        for f in step.findings:
+            out.setdefault(f.seq, []).append(f.code)
+    return out
 
 
 def _game(start: GameStarted) -> str:
@@ -136,21 +165,31 @@ def _names(value: Any, stream: str) -> bool:
     return value == stream
 
 
-def _nav() -> str:
+def _nav(back: str | None) -> str:
+    up = f"<a href='{e(back)}'>↑ 赛事 tournament</a>" if back else ""
     links = (("result", "结果 result"), ("findings", "问题 findings"), ("appeals", "申诉 appeals"), ("time", "用时 time"),
              ("replay", "棋盘 board"), ("profile", "规则 profile"), ("proof", "证明 proof"))
-    return "<nav>" + "".join(f"<a href='#{a}'>{t}</a>" for a, t in links) + "</nav>"
+    return "<nav>" + up + "".join(f"<a href='#{a}'>{t}</a>" for a, t in links) + "</nav>"
 
 
 def _frames(steps: list[Step], eng: Any) -> tuple[list[Frame], list[int]]:
     """Returns the distinct frames of the game and, per step, the index of the frame it shows: a
     step that changes no state (a move-time claim) shows the frame before it; a step with an error
-    finding shows its refused event dashed on the last legal position."""
+    finding shows its refused event dashed on the last legal position; beyond a halted replay,
+    where the engine can draw it, each move shows the board as the log claims it (not derived)."""
     frames: list[Frame] = []
     index: list[int] = []
-    last_state = None
+    last_state = claimed = None
+    beyond = _beyond_halt(eng.name)
     for step in steps:
         refused = any(f.severity == "error" for f in step.findings)
+        if beyond and not refused and getattr(step.state, "halted", None) is not None:
+            claimed = beyond[0](claimed or step.state, step.event) or claimed
+            frame = beyond[1](claimed, step.event) if claimed is not None and step.event.kind == "junqi.moved" else None
+            if frame is not None and frame != frames[-1]:
+                frames.append(frame)
+            index.append(len(frames) - 1)
+            continue
         if step.state is not last_state or refused or not frames:
             frame = eng.frame(step.state, step.event if refused else None)
             if not frames or frame != frames[-1]:
@@ -160,20 +199,13 @@ def _frames(steps: list[Step], eng: Any) -> tuple[list[Frame], list[int]]:
     return frames, index
 
 
-def _summary(record: GameRecord, eng: Any) -> str:
-    start = record.start
-    outcome = eng.outcome(record.steps[-1].state)
-    derived = f"{outcome.termination}, winners {list(outcome.winners)}, points {list(outcome.points)}" if outcome else "not finished 未终局"
-    claimed = f"{record.claim.termination}, winners {record.claim.winners}, points {record.claim.points}" if record.claim else "none 无"
-    agrees = record.claim is None or (outcome is not None and record.claim.termination == outcome.termination
-                                      and sorted(record.claim.winners) == sorted(outcome.winners))
-    where = [f"{name} {value}" for name, value in (("round", start.round), ("table", start.table), ("game", start.game_no),
-                                                   ("board", start.board)) if value is not None]
-    seats = ", ".join(f"seat {seat_label(eng.name, s.seat, s.holder)}" for s in start.seats)  # escaped with the row
-    rows = [("赛事 tournament", " · ".join([start.tournament or "single game 单局", *where])), ("席位 seats", seats),
-            ("先行 first to move", f"seat {start.first}"), ("推导结果 derived result", derived), ("声称结果 claimed result", claimed)]
-    body = "".join(f"<tr{' class=bad' if k.startswith('声称') and not agrees else ''}><th>{k}</th><td>{e(v)}</td></tr>" for k, v in rows)
-    return f"<div class='wide'><table>{body}</table></div>"
+def _beyond_halt(game: str) -> tuple[Callable[[Any, Event], Any], Callable[[Any, Event], Frame]] | None:
+    """Returns how a game draws the board as the log claims it beyond a halted replay, where it can."""
+    if game != "junqi":
+        return None
+    from replay.junqi.render import as_claimed, claimed_frame
+
+    return as_claimed, claimed_frame
 
 
 def _code(f: Finding) -> str:
@@ -182,36 +214,84 @@ def _code(f: Finding) -> str:
     return e(f.code) + (f" <code>{e(name)}</code>" if name else "")
 
 
-def _findings(record: GameRecord, sheet: Sheet, frames: list[Frame], index: list[int]) -> str:
+def _rule_cell(f: Finding, game: str) -> str:
+    """Returns what a finding's rule says in Chinese, its article and the article's own words."""
+    book = f.rule_book or RULE_BOOKS.get(game)
+    quote = article_text(book, f.article)
+    words = f"<q>{e(quote)}</q>" if quote else ""
+    return f"{e(rule(f.code) or '')}<br><small>{e(f.article or '')} {e(book or '') if f.article else ''}</small>{words}"
+
+
+def _findings(record: GameRecord, sheet: Sheet, frames: list[Frame], index: list[int], game: str) -> str:
     found = [(i, f) for i, s in enumerate(record.steps) for f in s.findings]
     if not found:
-        return "<p>无 None: every event follows the rules.</p>"
-    rows = "".join(f"<tr class='bad'><td><a href='#s{f.seq}'>#{f.seq}</a></td><td>{_code(f)}</td><td>{e(f.article or '')}</td>"
-                   f"<td>{e(f.severity)}</td><td>{e(f.message)}</td></tr>" for _, f in found)
-    head = "<tr><th>步 seq</th><th>代码 code</th><th>条款 article</th><th>级别 severity</th><th>说明 message</th></tr>"
+        return "<p>无违规：每个事件都符合规则 none: every event follows the rules.</p>"
+    rows = "".join(f"<tr class='bad'><td><a href='#s{f.seq}'>#{f.seq}</a></td><td>{_code(f)}</td><td>{e(term(f.severity))}</td>"
+                   f"<td class='rule'>{_rule_cell(f, game)}</td><td class='msg'>{e(card_names(f.message, game))}</td></tr>" for _, f in found)
+    head = "<tr><th>步 seq</th><th>代码 code</th><th>级别 severity</th><th>规则与条文 rule and article</th><th>说明 message</th></tr>"
     figures = []
     for i in sorted({i for i, f in found if f.severity == "error"})[:MAX_FIGURES]:
         seq = record.steps[i].event.seq
         figures.append(f"<figure id='b{seq}'>{compose(sheet, frames[index[i]], standalone=False)}<figcaption>棋盘 board at "
-                       f"<a href='#s{seq}'>seq {seq}</a>: the last legal position, the refused event dashed red</figcaption></figure>")
+                       f"<a href='#s{seq}'>seq {seq}</a>：最后的合法局面，红色虚线为被拒绝的着法 the last legal position, the refused "
+                       f"event dashed red</figcaption></figure>")
     return f"<div class='wide'><table class='findings'>{head}{rows}</table></div>{''.join(figures)}"
 
 
 def _arbitration(record: GameRecord) -> str:
-    """Returns every appeal, decision, ruling and penalty of the game, each with all its fields."""
+    """Returns the game's appeals (in time order, with window, deadline, votes and signature), then
+    every appeal, decision, ruling and penalty event of the game, each with all its fields."""
     own = [s.event for s in record.steps if s.event.kind.startswith(ARBITRATION_KINDS)]
-    return arbitration_table(own + record.related, record.start.ts)
+    return appeals_table(record.appeals, record.related) + arbitration_table(own + record.related)
 
 
-def arbitration_table(events: list[Event], t0: int) -> str:
-    """Returns events as a table of entry, time since `t0`, kind, seat and every field of their own,
-    so that a kind the report does not know still shows in full."""
+def clock(ts: int | None) -> str:
+    """Returns a time of the log as people read it: UTC date and clock time, `2026-05-01 14:03:07 UTC`."""
+    if ts is None:
+        return "–"
+    return dt.datetime.fromtimestamp(ts / 1000, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def appeals_table(appeals: list[dict[str, Any]], related: list[Event]) -> str:
+    """Returns the game's appeals in the order filed: grounds, filed, window end, in time, deadline,
+    decision, the votes as a table, the arbiter and whether the decision's signature verified."""
+    if not appeals:
+        return ""
+    votes = {ev.seq: getattr(ev, "votes", []) for ev in related if ev.kind == "appeal.decided"}
+    rows = []
+    for a in sorted(appeals, key=lambda a: a["filed_ts"]):
+        ballot = "".join(f"<tr><td>{e(v.member)}</td><td>{e(term(v.vote))}</td></tr>" for v in votes.get(a["decision_seq"], []))
+        rows.append([f"{e(a['tournament'])}#{a['seq']}", e(a["player"]), e(a["grounds"]), e(clock(a["filed_ts"])), e(clock(a["window_end_ts"])),
+                     e(term("in_time") if a["in_time"] else term("late")), e(clock(a["deadline_ts"])),
+                     e(term(a["decision"]) if a["decision"] else "待裁决 awaiting decision") + f"<br>{e(clock(a['decided_ts']))}",
+                     f"<table class='votes'>{ballot}</table>" if ballot else "–", e(a["arbiter"] or "–"),
+                     e(_signature(a["signature"]))])
+    head = ["申诉 appeal", "申诉人 player", "理由 grounds", "提出 filed", "时限截止 window end", "是否按时 in time", "答复期限 deadline",
+            "决定 decision", "表决 votes", "仲裁员 arbiter", "签名 signature"]
+    return table(head, rows, "appeals")
+
+
+def _signature(status: str | None) -> str:
+    names = {"valid": "verified", "unsigned": "unsigned", "bad_signature": "bad_signature"}
+    return "–" if status is None else term(names.get(status, status))
+
+
+def arbitration_table(events: list[Event]) -> str:
+    """Returns events as a table of entry, clock time, kind, seat and every field of their own (a
+    signature in a details block), so that a kind the report does not know still shows in full."""
     if not events:
-        return "<p>无 None recorded.</p>"
-    rows = "".join(f"<tr><td>{e(ev.stream)}#{ev.seq}</td><td>{(ev.ts - t0) / 1000:+.1f}s</td><td>{e(ev.kind)}</td>"
-                   f"<td>{'' if ev.seat is None else ev.seat}</td><td>{fields_text(fields(ev))}</td></tr>" for ev in events)
+        return "<p>无记录 none recorded.</p>"
+    rows = "".join(f"<tr><td>{e(ev.stream)}#{ev.seq}</td><td>{e(clock(ev.ts))}</td><td>{e(event_kind(ev.kind))}</td>"
+                   f"<td>{'' if ev.seat is None else ev.seat}</td><td>{_own_fields(ev)}</td></tr>" for ev in sorted(events, key=lambda x: x.ts))
     head = "<tr><th>记录 entry</th><th>时间 time</th><th>事件 event</th><th>座位 seat</th><th>内容 content</th></tr>"
     return f"<div class='wide'><table class='arbitration'>{head}{rows}</table></div>"
+
+
+def _own_fields(ev: Event) -> str:
+    values = fields(ev)
+    signature = values.pop("signature", None)
+    sig = f"<details><summary>签名 signature</summary><code>{e(signature)}</code></details>" if signature else ""
+    return fields_text(values) + sig
 
 
 def _viewer(sheet: Sheet, frames: list[Frame], index: list[int], record: GameRecord) -> str:
@@ -219,25 +299,71 @@ def _viewer(sheet: Sheet, frames: list[Frame], index: list[int], record: GameRec
                 f"value='{len(index) - 1}' aria-label='step'><button id='next' type='button'>下一步 next ▶</button>"
                 "<span id='steplabel'></span></div>")
     board = compose(sheet, frames[index[-1]], standalone=False, element_id="viewer")
+    printed = "<p class='printonly' id='printstep'></p>"
+    if sheet.width > 720:  # a wide table (Paohuzi): the timeline goes under it, at full width
+        return (f"<div class='replay stacked'><div class='pane'>{controls}{board}{printed}</div>"
+                f"<div class='scroll'>{_timeline(record)}</div></div>")
     columns = f"grid-template-columns:minmax(0,{sheet.width:g}px) minmax(320px,1fr)"
-    return f"<div class='replay' style='{columns}'><div class='pane'>{controls}{board}</div><div class='scroll'>{_timeline(record)}</div></div>"
+    return (f"<div class='replay' style='{columns}'><div class='pane'>{controls}{board}{printed}</div>"
+            f"<div class='scroll'>{_timeline(record)}</div></div>")
+
+
+HIDDEN_FIELDS = ("profile", "seats")
+"""Fields of an event the timeline leaves to other sections (the rule profile, the seat legend)."""
+
+
+CARD_RUN = re.compile(r"(?<![0-9A-Za-z])((?:[xd](?:10|[1-9]))+)(?![0-9A-Za-z])")
+"""A run of Paohuzi card codes as the log writes them (`x8`, `d7d8d9`): a person reads 八, 柒捌玖."""
+
+
+def card_names(text: str, game: str) -> str:
+    """Returns text with Paohuzi card codes as the board names the cards (小字 一…十, 大字 壹…拾)."""
+    if game != "paohuzi":
+        return text
+    return CARD_RUN.sub(lambda m: names(card_number(c) for c in re.findall(r"[xd](?:10|[1-9])", m.group(1))), text)
 
 
 def _timeline(record: GameRecord) -> str:
-    t0 = record.start.ts
+    """Returns a row per event: seq, time, kind, seat, action, its own fields, and the facts the
+    engine derived that changed since the row before (a counter that did not move is not repeated)."""
+    t0, game = record.start.ts, _game(record.start)
     rows = []
+    shown: dict[str, Any] = {}
     for i, step in enumerate(record.steps):
         ev, facts = step.event, step.facts
         said = fields(ev)
-        own = fields_text({k: v for k, v in said.items() if k not in ("profile", "seats")})
-        derived = fields_text({k: v for k, v in facts.items() if k not in ("seat", "action") and (k not in said or said[k] != v)})
-        problems = "".join(f"<br><b>{_code(f)}</b> {e(f.message)}" for f in step.findings)
-        rows.append(f"<tr id='s{ev.seq}' data-i='{i}' data-kind='{e(ev.kind)}'{' class=bad' if step.findings else ''}><td>{ev.seq}</td>"
-                    f"<td>{(ev.ts - t0) / 1000:.1f}</td><td>{e(ev.kind)}</td><td>{swatch(ev.seat)}{'' if ev.seat is None else ev.seat}</td>"
-                    f"<td>{e(facts.get('action') or '')}</td><td>{own}{' | ' if own and derived else ''}{derived}{problems}</td></tr>")
-    head = ("<tr><th>步 seq</th><th>秒 s</th><th>事件 event</th><th>座位 seat</th><th>着法 action</th>"
-            "<th>内容与推导 fields and derived facts</th></tr>")
+        own = fields_text(_worded({k: v for k, v in said.items() if k not in HIDDEN_FIELDS}))
+        new = {k: v for k, v in facts.items() if k not in ("seat", "action") and (k not in said or said[k] != v) and shown.get(k, ...) != v}
+        shown.update(new)
+        derived = fields_text(_worded(new))
+        own, derived, action = (card_names(t, game) for t in (own, derived, e(facts.get("action") or "")))
+        problems = "".join(f"<br><b>{_code(f)}</b> {e(card_names(f.message, game))}" for f in step.findings)
+        cls = "bad" if step.findings else "claimed" if getattr(step.state, "halted", None) is not None else ""
+        rows.append(f"<tr id='s{ev.seq}' data-i='{i}' data-kind='{e(ev.kind)}'{f' class={cls}' if cls else ''}><td>{ev.seq}</td>"
+                    f"<td>{_since(ev.ts - t0)}</td><td>{e(event_kind(ev.kind))}</td><td>{swatch(ev.seat)}{'' if ev.seat is None else ev.seat}</td>"
+                    f"<td>{action}</td><td>{own}{' | ' if own and derived else ''}{derived}{problems}</td></tr>")
+    head = ("<tr><th>步 seq</th><th>时间 m:ss</th><th>事件 event</th><th>座位 seat</th><th>着法 action</th>"
+            "<th>内容与推导（只列变化） fields and derived facts (changes only)</th></tr>")
     return f"<table id='timeline'>{head}{''.join(rows)}</table>"
+
+
+def _worded(values: dict[str, Any]) -> dict[str, Any]:
+    """Returns fields with each termination in words (a claim's `FLAG_CAPTURED` as 军旗被夺 flag
+    captured), and a turn that is no seat's (a deal or layout pending, the game over) left out."""
+    out = {}
+    for k, v in values.items():
+        if isinstance(v, str) and v in TERMINATIONS:
+            v = termination(v)
+        elif k in ("to_move", "turn") and isinstance(v, int) and v < 0:
+            continue
+        out[k] = v
+    return out
+
+
+def _since(ms: int) -> str:
+    """Returns the time since the game's start as m:ss.s."""
+    seconds = ms / 1000
+    return f"{int(seconds // 60)}:{seconds % 60:04.1f}"
 
 
 def _data(sheet: Sheet, frames: list[Frame], index: list[int], steps: list[Step]) -> str:
@@ -249,8 +375,27 @@ def _data(sheet: Sheet, frames: list[Frame], index: list[int], steps: list[Step]
     return f"<script type='application/json' id='frames'>{text}</script>"
 
 
+def _unsigned(record: GameRecord) -> str:
+    """Returns the warning of a game whose last events no signed checkpoint covers yet: they are
+    named by seq and kind only, left out of the replay, the result and every table."""
+    if not record.unsigned:
+        return ""
+    first, last = record.unsigned[0].seq, record.unsigned[-1].seq
+    listed = "、".join(f"seq {ev.seq} {event_kind(ev.kind)}" for ev in record.unsigned)
+    return (f"<div class='bad' id='unsigned'><p>未签名记录 {len(record.unsigned)} 条（seq {first}–{last}）：最新签名检查点之后，不作为事实，"
+            f"未计入本报告。<br><span lang='en'>{len(record.unsigned)} unsigned entries (seq {first}–{last}) after the newest signed "
+            f"checkpoint: not certified, not shown as fact, left out of this report.</span></p>"
+            f"<details><summary>列出 list</summary>{e(listed)}</details></div>")
+
+
 def _proof(record: GameRecord) -> str:
+    """Returns whether the game's entries were proved against the signed checkpoint, and how to check it offline."""
     entries = record.proof.entries
-    return (f"<p>{e(record.proof_ok)}; log entries {entries[0].index}–{entries[-1].index}. Check offline with "
+    ok = record.proof_ok.startswith("verified")
+    said = (f"已证明：本局 {len(entries)} 条记录（日志第 {entries[0].index}–{entries[-1].index} 条）均在签名检查点之下，未被篡改。"
+            if ok else "证明失败：本局记录与签名检查点不符。")
+    return (f"<p{'' if ok else ' class=bad'}>{e(said)}<br><span lang='en'>{e(record.proof_ok)}; log entries "
+            f"{entries[0].index}–{entries[-1].index}.</span></p><p>离线核验 Check offline with "
             f"<code>matchledger prove --stream {e(record.stream)} --out FILE</code> and "
-            f"<code>matchledger check-proof FILE --key signer.pub</code>.</p><pre>{e(record.proof.checkpoint)}</pre>")
+            f"<code>matchledger check-proof FILE --key signer.pub</code>.</p>"
+            f"<details><summary>签名检查点 signed checkpoint</summary><pre>{e(record.proof.checkpoint)}</pre></details>")

@@ -4,7 +4,7 @@ legend and the profile's move-time limit as a line."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from audit.page import e
 from replay.picture import FONT_STACK, LegendRow
@@ -48,22 +48,38 @@ def _seat_legend(legend: Sequence[LegendRow]) -> str:
     for i, row in enumerate(legend):
         x = LEFT + i * 190
         out.append(f'<rect x="{x}" y="8" width="12" height="12" fill="{row.colour}"/>'
-                   f'<text x="{x + 16}" y="18" font-size="12">{e(f"seat {row.seat} {row.letter}")}</text>')
+                   f'<text x="{x + 16}" y="18" font-size="12">{e(f"座位 seat {row.seat} {row.letter}")}</text>')
     return "".join(out)
 
 
-def time_chart(timings: Sequence[MoveTimeUsed], legend: Sequence[LegendRow], limit_s: int | None) -> str:
-    """Returns the chart as SVG, or a sentence where the game has no timing events."""
+def _bar(i: int, t: MoveTimeUsed, width: float, top_s: float, colours: dict[int, str], codes: Sequence[str]) -> str:
+    """Returns one bar, a link to its move's step (or its own), outlined and marked where it has findings."""
+    plot_h = HEIGHT - TOP - BOTTOM
+    x, h = LEFT + i * width, t.ms / 1000 / top_s * plot_h
+    y = TOP + plot_h - h
+    flag = ' stroke="#d50000" stroke-width="2.5"' if codes else ""
+    mark = (f'<text x="{x + width / 2:.1f}" y="{y - 3:.1f}" font-size="12" font-weight="bold" text-anchor="middle" fill="#d50000">!</text>'
+            if codes else "")
+    found = f"; {', '.join(codes)}" if codes else ""
+    cls = ' class="flag"' if codes else ""
+    return (f'<a href="#s{t.move_seq if t.move_seq is not None else t.seq}"{cls}>'
+            f'<rect x="{x:.1f}" y="{y:.1f}" width="{max(width - 1, 1):.1f}" height="{h:.1f}" fill="{colours.get(t.seat or 0, "#777")}"{flag}>'
+            f'<title>seq {t.move_seq}: 座位 seat {t.seat}, {t.ms / 1000:g} s{e(found)}</title></rect>{mark}</a>')
+
+
+def time_chart(timings: Sequence[MoveTimeUsed], legend: Sequence[LegendRow], limit_s: int | None,
+               flagged: Mapping[int, Sequence[str]] | None = None) -> str:
+    """Returns the chart as SVG, or a sentence where the game has no timing events. Each bar links
+    to its move's step; a bar whose claim or move has findings (`flagged`: codes by seq) is
+    outlined red and marked `!`."""
     if not timings:
         return "<p>无用时记录 No timing events.</p>"
     colours = {r.seat: r.colour for r in legend}
     top_s = max(max(t.ms for t in timings) / 1000, limit_s or 0, 1) * 1.08
     plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
     bar = plot_w / len(timings)
-    bars = "".join(
-        f'<rect x="{LEFT + i * bar:.1f}" y="{TOP + plot_h - t.ms / 1000 / top_s * plot_h:.1f}" width="{max(bar - 1, 1):.1f}" '
-        f'height="{t.ms / 1000 / top_s * plot_h:.1f}" fill="{colours.get(t.seat or 0, "#777")}"><title>seq {t.move_seq}: seat {t.seat}, '
-        f'{t.ms / 1000:g} s</title></rect>' for i, t in enumerate(timings))
+    bars = "".join(_bar(i, t, bar, top_s, colours, (flagged or {}).get(t.seq, ()) or (flagged or {}).get(t.move_seq or -1, ()))
+                   for i, t in enumerate(timings))
     limit = ""
     if limit_s is not None:
         y = TOP + plot_h - limit_s / top_s * plot_h

@@ -26,13 +26,17 @@ KEYS: Final = string.ascii_letters + string.digits
 """Symbol keys, one character each (safe inside HTML, JSON and a script element)."""
 CAPTION_HEIGHT: Final = 26
 MARK_STYLES: Final[dict[str, dict[str, str]]] = {
-    "last": {"stroke": "#f9a825", "stroke-width": "4", "fill": "none", "stroke-linejoin": "round"},
+    "last": {"stroke": "#f9a825", "stroke-width": "4", "fill": "#f9a825", "fill-opacity": "0.3", "stroke-linejoin": "round",
+             "marker-end": "url(#mark-arrow-last)"},
     "illegal": {"stroke": "#d50000", "stroke-width": "4", "fill": "none", "stroke-dasharray": "8 5",
                 "marker-end": "url(#mark-arrow)"},
 }
-"""How each kind of mark is stroked: the last legal move solid amber, an illegal attempt dashed red."""
+"""How each kind of mark is stroked: the last legal move solid amber, its ends tinted, an illegal
+attempt dashed red; each with an arrowhead giving its direction (a line is never filled)."""
 ARROW: Final = ('<marker id="mark-arrow" viewBox="0 0 10 10" refX="8" refY="5" markerWidth="5" markerHeight="5" '
-                'orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#d50000"/></marker>')
+                'orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#d50000"/></marker>'
+                '<marker id="mark-arrow-last" viewBox="0 0 10 10" refX="8" refY="5" markerWidth="4" markerHeight="4" '
+                'orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#e65100"/></marker>')
 
 
 class LegendRow(NamedTuple):
@@ -113,8 +117,9 @@ def legend_svg(rows: tuple[LegendRow, ...], x: float, y: float, title: str = "å›
 
 
 def _attrs(kind: str, ring: bool = False) -> str:
-    """Returns a mark's stroke attributes; a ring carries no arrowhead."""
-    return " ".join(f'{k}="{v}"' for k, v in MARK_STYLES[kind].items() if not (ring and k == "marker-end"))
+    """Returns a mark's stroke attributes; a ring carries no arrowhead, a line no fill."""
+    return " ".join(f'{k}="{"none" if k == "fill" and not ring else v}"' for k, v in MARK_STYLES[kind].items()
+                    if not (ring and k == "marker-end") and not (not ring and k == "fill-opacity"))
 
 
 def mark_svg(sheet: Sheet, mark: Mark) -> str:

@@ -5,9 +5,23 @@ the game's entries proved against the checkpoint; and the tournament page."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
+from typing import Any
 
+import pytest
+
+from audit.articles import ARTICLES, article_text
+from audit.codes import CODES
+from audit import report
 from audit.report import arbitration_table, related_events
+from audit.terms import RULES, rule
+from replay.junqi.render import AS_CLAIMED
+from replay.protocol import RULE_BOOKS
+from replay.run import replay_game
+from ledger import Ledger, Pending, read_events, read_stream_events
+from schemas import encode
+from schemas.common import GameStarted, Ruling
 from schemas.envelope import Event
 from tests.ledger_support import cli
 
@@ -28,8 +42,13 @@ def test_report_of_a_game_with_a_planted_illegal_move(tmp_path: Path) -> None:
     assert f"<a href='#s{bad['seq']}'>" in page, "the finding links to its step"
     assert f"<figure id='b{bad['seq']}'>" in page and "mark-illegal" in page, "the board at the finding, the refused move drawn"
     assert "signed by" in page and "check-proof" in page
+    assert "已证明：本局" in page and "<details><summary>签名检查点 signed checkpoint</summary><pre>" in page, "signatures folded away"
     assert "<html lang='zh-Hans'>" in page and "Noto Sans CJK SC" in page and "@media print" in page
     assert "<th>设置 setting</th>" in page and "JunqiProfile(" not in page and "CheckersProfile(" not in page, "the profile is a table"
+    replayed = replay_game(read_stream_events(root, bad["stream"]))
+    assert replayed.outcome is not None and replayed.outcome.termination == "UNVERIFIED", "checkers' default: stop_unverified"
+    verdict = page.split("id='verdict'>")[1].split("</p>")[0]
+    assert verdict.startswith("结果：未验证：引擎未能推导结果，按声称结果计入") and "检查于第" in verdict and "the check stopped at move" in verdict
 
 
 def test_report_of_a_long_junqi_game_stays_small(tmp_path: Path) -> None:
@@ -66,11 +85,18 @@ def test_tournament_page_lists_standings_crosstable_and_games(tmp_path: Path) ->
     page = out.read_text()
     for column in ("big", "bh", "ps", "direct_encounter", "wins", "win_rate", "unverified"):
         assert f"<span lang='en'>{column}</span>" in page and f"<code>{column}</code>" in page
-    assert "大分" in page and "小分 BH" in page and "累进分 PS" in page
+    assert "<br><span lang='en'>bh</span>" in page and "小分" in page and "累进分" in page, "one term a column (audit/terms.py)"
+    assert "after round 2 of 2" in page and "computed from the signed checkpoint" in page
+    assert re.search(r"the time of its last event \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", page), "the checkpoint's size, root and time"
     crosstable = page.split("class='crosstable'")[1].split("</table>")[0]
-    assert crosstable.count("<tr>") == 5 and crosstable.count("■") == 4
+    assert crosstable.count("<tr>") == 5 and "第1轮 r1" in crosstable and "第2轮 r2" in crosstable
+    assert crosstable.count("<small>座位 seat ") == 8, "each round's cell names the seat played"
+    assert crosstable.count("先行 first") == made["games"], "and, in each game, who moved first"
+    explained = page.split("id=\"players\"")[1]
+    assert explained.count("<details>") == 4 and explained.count("<table class='explain'>") == 4, "a folded explanation per player"
     for report in summary["reports"]:
         assert f"href='{Path(report).name}'" in page and Path(report).exists()
+        assert f"<a href='{out.name}'>↑ 赛事 tournament</a>" in Path(report).read_text(), "each game links back to the tournament"
 
 
 def test_report_needs_a_game_or_a_tournament(tmp_path: Path) -> None:
@@ -113,7 +139,7 @@ def test_appeals_about_a_game_show_field_by_field() -> None:
                               text="维持 upheld 2–1")]
     related = related_events([*filed, *decided], stream)
     assert [ev.seq for ev in related] == [7, 10]
-    table = arbitration_table(related, 0)
+    table = arbitration_table(related)
     assert "appeal.filed" in table and "grounds: 迟到的 flag reveal" in table and "player: P1" in table
     assert "decision: upheld" in table and "维持 upheld 2–1" in table
     assert "&quot;vote&quot;:&quot;uphold&quot;" in table, "nested fields shown as JSON"
@@ -138,3 +164,94 @@ def test_rulings_and_penalties_of_a_game_show_in_its_report(tmp_path: Path) -> N
     assert f"{stream}#{last + 1}" in section and "game.penalty" in section and "reason: slow play 超时" in section
     assert "game.ruling" in section and f"corrects: {last}" in section and "text: result stands 维持原判" in section
     assert f"<tr id='s{last + 2}'" in page
+
+
+def _frames_of(page: str) -> dict[str, Any]:
+    return dict(json.loads(page.split("<script type='application/json' id='frames'>")[1].split("</script>")[0].replace("<\\/", "</")))
+
+
+def test_beyond_a_halted_replay_the_board_is_shown_as_the_log_claims(tmp_path: Path) -> None:
+    """Issue 31 point 6: after an illegal move halts a Junqi replay (flag_and_stop), each later move
+    still moves the viewer's board, as the log claims it (its claimed combat result), every such
+    board captioned as not derived and its timeline row marked; the summary says where replay stopped."""
+    root, out = tmp_path / "l", tmp_path / "r.html"
+    assert cli("simulate", "junqi", "--tournament", "--players", "8", "--rounds", "1", "--games-per-round", "1", "--seed", "3",
+               "--inject", "illegal-move", "--ledger", str(root)).exit_code == 0
+    audit = json.loads(cli("audit", "--ledger", str(root), "--json").stdout)
+    bad = next(f for f in audit["findings"] if f["severity"] == "error" and f["code"].startswith("junqi."))
+    assert cli("report", "--ledger", str(root), "--game", bad["stream"], "--out", str(out)).exit_code == 0
+    page = out.read_text()
+    data = _frames_of(page)
+    halt = next(i for i, (seq, _) in enumerate(data["steps"]) if seq == bad["seq"])
+    shown = {f for _, f in data["steps"][halt + 1:]} - {data["steps"][halt][1]}
+    assert len(shown) > 10, "the claimed moves move the pieces"
+    assert all(data["frames"][f][3].startswith(AS_CLAIMED) for f in shown), "every board beyond the halt says it is not derived"
+    assert page.count("class=claimed") == len(data["steps"]) - halt - 1
+    assert f"重放在 seq {bad['seq']} 处因 {bad['code']}" in page and f"the replay stopped at seq {bad['seq']} by {bad['code']}" in page
+
+
+def test_findings_quote_their_article_in_chinese(tmp_path: Path) -> None:
+    """Issue 31 point 1: a finding shows its rule in Chinese and quotes its article's own words from
+    the seed rule book (audit/articles.py), not only its number; no Python value reaches the page."""
+    root, out = tmp_path / "l", tmp_path / "r.html"
+    assert cli("simulate", "checkers", "--tournament", "--players", "4", "--rounds", "1", "--seed", "5",
+               "--inject", "illegal-move", "--ledger", str(root)).exit_code == 0
+    bad = json.loads(cli("audit", "--ledger", str(root), "--json").stdout)["findings"][0]
+    assert cli("report", "--ledger", str(root), "--game", bad["stream"], "--out", str(out)).exit_code == 0
+    row = out.read_text().split("<table class='findings'>")[1].split("</table>")[0]
+    quote = article_text(RULE_BOOKS["checkers"], bad["article"])
+    assert quote and f"<q>{quote}</q>" in row and (rule(bad["code"]) or "?") in row
+    assert "True" not in row and "None" not in row and "('" not in row
+
+
+SEEDS = Path("/work/shared/seeds")
+"""The seed rule books the article quotes come from (outside the package; present in the project's workspace)."""
+
+
+def _seed_text(book: str) -> str:
+    """Returns a seed rule book's text as the quotes compare to it: no whitespace, no pinyin glosses."""
+    name = {RULE_BOOKS["junqi"]: "junqi", RULE_BOOKS["paohuzi"]: "paohuzi", RULE_BOOKS["checkers"]: "checkers-1v1"}[book]
+    text = next(SEEDS.glob(f"{name}*.zh.txt")).read_text(encoding="utf-8")
+    return re.sub(r"\s+", "", re.sub(r"\([a-zāáǎàēéěèīíǐìōóǒòūúǔùǖǘǚǜü]+\)", "", text))
+
+
+@pytest.mark.skipif(not SEEDS.is_dir(), reason="the seed rule books are not in this workspace")
+def test_article_quotes_are_the_rule_books_own_words() -> None:
+    """Issue 31 point 1: every quote in audit/articles.py is the seed rule book's text (cut at a
+    sentence, a title set off by `：`), and every article a finding code cites in its own game's
+    rule book has a quote, except Paohuzi articles the surviving fragment lacks."""
+    for (book, article), quote in ARTICLES.items():
+        seed = _seed_text(book)
+        for part in filter(None, re.split(r"[：\s…]", quote)):
+            assert part in seed, f"{book} {article}: {part!r} is not in the seed"
+    for code in CODES.values():
+        cited = RULE_BOOKS.get(code.code.partition(".")[0])
+        if cited and code.article and code.article.startswith("第") and cited != RULE_BOOKS["paohuzi"]:
+            assert article_text(cited, code.article), f"{code.code} cites {code.article} of {cited}, which has no quote"
+    assert set(RULES) == set(CODES), "every finding code has its rule in Chinese (audit/terms.py)"
+
+
+def test_unsigned_events_are_not_shown_as_fact(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """DESIGN.md "Nothing unsigned counts": events committed after the newest signed checkpoint (as
+    the whole-log read of a ledger without an index returns them) are left out of the replay, the
+    result, the timeline and the appeals and rulings tables; the report names them, seq and kind, as
+    unsigned, and proves only the signed ones."""
+    root, out = tmp_path / "l", tmp_path / "r.html"
+    assert cli("simulate", "checkers", "--games", "1", "--seed", "2", "--ledger", str(root)).exit_code == 0
+    stream = next(e.stream for e in read_events(root) if isinstance(e, GameStarted))
+    signed = read_stream_events(root, stream)
+    last = signed[-1]
+    forged = Ruling(stream=stream, seq=last.seq + 1, ts=last.ts + 1000, corrects=last.seq, text="无签名的改判 an unsigned override",
+                    winners=[0], points=[1, 0])
+    led = Ledger.open(root)
+    try:
+        led.append([Pending(0, forged, encode(forged))], checkpoint=False)
+        assert led.size == led.checkpoint_size + 1
+    finally:
+        led.close()
+    monkeypatch.setattr(report, "read_stream_events", lambda r, s: [*signed, forged] if s == stream else read_stream_events(r, s))
+    report.write_report(root, stream, out)
+    page = out.read_text()
+    assert f"未签名记录 1 条（seq {forged.seq}–{forged.seq}）" in page and "1 unsigned entries" in page
+    assert "无签名的改判" not in page and f"<tr id='s{forged.seq}'" not in page and "生效结果" not in page
+    assert page.count("<tr id='s") == len(signed)

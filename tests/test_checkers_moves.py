@@ -157,7 +157,7 @@ def test_svg_numbers_every_hole_and_has_a_legend() -> None:
     numbers = [t.text for t in root.findall(f"{ns}text") if t.get("paint-order") == "stroke"]
     assert numbers == [str(i) for i in range(121)]
     rows = [r.find(f"{ns}text").text for r in root.findall(f"{ns}g[@class='legend-row']")]  # type: ignore[union-attr]
-    assert rows == ["seat 0 · N 北 · ann", "seat 1 · S 南 · bo"]
+    assert rows == ["seat 0 · N 北 深红 · ann", "seat 1 · S 南 浅蓝 · bo"]  # colours in words (issue 31 point 7)
 
 
 def test_refused_move_is_drawn_dashed() -> None:

@@ -2,24 +2,26 @@
 
 from __future__ import annotations
 
+import random
 import xml.etree.ElementTree as ET
 
 from msgspec.structs import replace
 
 from replay.junqi import ENGINE, render
-from replay.junqi.board import INDEX, NAMES
+from replay.junqi.board import INDEX, NAMES, board
 from replay.junqi.perft import load_position
 from replay.junqi.state import Move
-from replay.picture import compose
+from replay.picture import KEYS, MARK_STYLES, compose
 from schemas.junqi import Moved
 
 NS = "{http://www.w3.org/2000/svg}"
 
 
 def _labels(svg: str) -> list[str]:
-    """Returns the names on the pieces drawn: each placed symbol's text, hidden pieces left out."""
+    """Returns the names on the pieces drawn: each placed symbol's name, hidden pieces left out."""
     root = ET.fromstring(svg)
-    symbols = {g.get("id"): "".join(t.text or "" for t in g.iter(f"{NS}text")) for g in root.iter(f"{NS}g") if g.get("id")}
+    symbols = {g.get("id"): "".join(t.text or "" for t in g.iter(f"{NS}text") if t.get("class") == "name")
+               for g in root.iter(f"{NS}g") if g.get("id")}
     uses = [u.get("href", "")[1:] for u in root.iter(f"{NS}use")]
     return [symbols[u] for u in uses if symbols[u]]
 
@@ -87,7 +89,7 @@ def test_every_point_is_labelled_in_the_logs_notation() -> None:
     texts = _texts(ENGINE.render_svg(state))
     assert all(texts.count(name) == 1 for name in NAMES)
     flipped = replace(state, profile=replace(state.profile, official_col_origin="owner_right"))
-    labels = ET.fromstring(ENGINE.render_svg(flipped)).findall(f"{NS}text")  # the point labels first, point by point
+    labels = [t for t in ET.fromstring(ENGINE.render_svg(flipped)).iter(f"{NS}text") if t.get("class") == "point"]  # point by point
     assert labels[INDEX["S11"]].text == "S15", "owner_right counts columns from the owner's right"
 
 
@@ -97,7 +99,51 @@ def test_legend_maps_colour_seat_letter_and_player() -> None:
     rows = ET.fromstring(svg).findall(f"{NS}g[@class='legend-row']")
     assert [r.find(f"{NS}text").text for r in rows] == [  # type: ignore[union-attr]
         "seat 0 · S 南 红 · ann", "seat 1 · W 西 绿 · bo", "seat 2 · N 北 蓝 · cy", "seat 3 · E 东 黑 · di"]
-    assert [r.find(f"{NS}rect").get("fill") for r in rows] == ["#c62828", "#2e7d32", "#1565c0", "#37474f"]  # type: ignore[union-attr]
+    assert [r.find(f"{NS}rect").get("fill") for r in rows] == ["#e34a33", "#00441b", "#2166ac", "#1a1a1a"]  # type: ignore[union-attr]
+
+
+def _luminance(colour: str) -> float:
+    """Returns a colour's relative luminance (WCAG 2), what is left of it in grayscale print."""
+    def linear(c: int) -> float:
+        v = c / 255
+        return v / 12.92 if v <= 0.04045 else ((v + 0.055) / 1.055) ** 2.4
+    r, g, b = (int(colour[i:i + 2], 16) for i in (1, 3, 5))
+    return 0.2126 * linear(r) + 0.7152 * linear(g) + 0.0722 * linear(b)
+
+
+def test_seats_are_told_apart_without_colour() -> None:
+    """Issue 31 point 7: every piece carries its seat's letter (a hidden one the letter alone), the
+    two alliances (第四条 十: 红蓝, 绿黑) differ in shape, and the colours stay apart in grayscale."""
+    root = ET.fromstring(ENGINE.render_svg(load_position(None), seat=0))
+    symbols = {g.get("id"): g for g in root.iter(f"{NS}g") if (g.get("id") or "").startswith("junqi-")}
+    per_seat = len(symbols) // 4
+    for seat, letter in enumerate("SWNE"):
+        own = [symbols[f"junqi-{KEYS[seat * per_seat + k]}"] for k in range(per_seat)]
+        assert all([t.text for t in g.iter(f"{NS}text") if t.get("class") == "seat"] == [letter] for g in own)
+        assert {g.find(f"{NS}rect").get("rx") for g in own} == {"11" if seat % 2 else "2"}  # type: ignore[union-attr]
+    lum = sorted(_luminance(c) for c in render.CSS.values())
+    assert all((b + 0.05) / (a + 0.05) >= 1.4 for a, b in zip(lum, lum[1:])), "the four colours differ in grayscale"
+
+
+def test_moves_are_drawn_along_the_rails() -> None:
+    """Issue 31 point 8: a move along the railways (a 工兵's turns too) is drawn through the points
+    it passed, rail by rail, never as a line across an arm; it has an arrowhead."""
+    seed = 1
+    print(f"seed {seed}")
+    rng, state = random.Random(seed), load_position(None)
+    geo = board(state.profile.arcs_present, state.profile.arc_model, state.profile.arc_straight_for_non_engineer)
+    long_runs = 0
+    for _ in range(300):
+        actions = ENGINE.legal_actions(state)
+        if not actions or ENGINE.is_terminal(state):
+            break
+        state = ENGINE.apply_action(state, rng.choice(actions))
+        path = render.frame(state).marks[0].path if state.last_move else ()
+        if len(path) > 2:
+            long_runs += 1
+            assert all((a, b) in geo.rail_edges or (b, a) in geo.rail_edges for a, b in zip(path, path[1:])), path
+    assert long_runs > 10
+    assert "marker-end" in MARK_STYLES["last"], "the last move has a direction"
 
 
 def test_refused_move_is_drawn_dashed_on_the_last_legal_position() -> None:
@@ -111,3 +157,33 @@ def test_refused_move_is_drawn_dashed_on_the_last_legal_position() -> None:
     line = root.find(f".//{NS}g[@class='mark mark-illegal']/{NS}polyline")
     assert line is not None and line.get("stroke-dasharray") == "8 5"
     assert "refused N23>N33 by N" in (root.find(f".//{NS}text[@class='caption']").text or "")  # type: ignore[union-attr]
+
+
+CVD = {  # Machado, Oliveira & Fernandes (2009), severity 1.0, on linear RGB
+    "protanopia": ((0.152286, 1.052583, -0.204868), (0.114503, 0.786281, 0.099216), (-0.003882, -0.048116, 1.051998)),
+    "deuteranopia": ((0.367322, 0.860646, -0.227968), (0.280085, 0.672501, 0.047413), (-0.011820, 0.042940, 0.968881)),
+}
+"""How a colour looks to eyes without red or without green cones."""
+
+
+def _seen(colour: str, matrix: tuple[tuple[float, float, float], ...]) -> float:
+    """Returns the luminance of a colour as an eye of the given deficiency sees it."""
+    def linear(c: int) -> float:
+        v = c / 255
+        return v / 12.92 if v <= 0.04045 else ((v + 0.055) / 1.055) ** 2.4
+    rgb = [linear(int(colour[i:i + 2], 16)) for i in (1, 3, 5)]
+    r, g, b = (max(0.0, min(1.0, sum(m * c for m, c in zip(row, rgb)))) for row in matrix)
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def test_opposing_alliances_stay_apart_for_colour_blind_eyes() -> None:
+    """Issue 31 point 7 (S and W turned the same olive under deuteranopia): the colours of opposing
+    seats (第四条 七, 十: 红蓝 against 绿黑) differ in lightness by a contrast of at least 1.5 for eyes
+    without red or green cones; partners, drawn in one shape, are told apart by their letters."""
+    colours = [render.CSS[c] for c in render.DEFAULT_COLOURS]
+    for name, matrix in CVD.items():
+        for a in range(4):
+            for b in range(a + 1, 4):
+                if a % 2 != b % 2:
+                    x, y = sorted((_seen(colours[a], matrix), _seen(colours[b], matrix)))
+                    assert (y + 0.05) / (x + 0.05) >= 1.5, f"{name}: seats {a} and {b}"

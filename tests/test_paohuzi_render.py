@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 
 from replay.paohuzi import ENGINE
 from replay.paohuzi.cards import N_VALUES
-from replay.paohuzi.render import HIDDEN, frame, render_svg, render_text, sheet
+from replay.paohuzi.render import HIDDEN, SEAT_COLOURS, frame, render_svg, render_text, sheet
 from replay.picture import key
 from schemas.paohuzi import Discarded
 from tests.test_paohuzi_support import start_event, table
@@ -54,7 +54,8 @@ def test_table_fits_a_1280_px_page_and_has_a_legend() -> None:
     root = ET.fromstring(render_svg(state, players=["ann", "bo", "cy"]))
     ns = "{http://www.w3.org/2000/svg}"
     rows = [t.text for t in root.iter(f"{ns}text") if t.text and t.text.startswith("seat ") and " · " in t.text]
-    assert rows == [f"seat {s} · {'庄 dealer' if s == state.dealer else '闲'} · {p}" for s, p in enumerate(["ann", "bo", "cy"])]
+    colours = ["红", "浅蓝", "黄"]  # the legend names colours in words (issue 31 point 7)
+    assert rows == [f"seat {s} · {'庄 dealer' if s == state.dealer else '闲'} {colours[s]} · {p}" for s, p in enumerate(["ann", "bo", "cy"])]
 
 
 def test_refused_card_is_drawn_dashed_beside_its_seat() -> None:
@@ -65,3 +66,38 @@ def test_refused_card_is_drawn_dashed_beside_its_seat() -> None:
     shown = frame(state, attempt=Discarded(stream="g", seq=9, ts=0, seat=2, card="d2"))
     assert [m.kind for m in shown.marks] == ["illegal"] and "refused paohuzi.discarded 贰 by seat 2" in shown.caption
     assert shown.cells[shown.marks[0].path[0]] == key(11)
+
+
+def test_final_table_shows_the_hu() -> None:
+    """Issue 31 point 5 (第八条, 附录四, 附录五): a finished deal's picture writes out the 胡: who, on
+    which card, 胡息, 名堂, 囤 × 番 and the score, then the decomposition, as the text `show` has it."""
+    state = list(ENGINE.replay(ENGINE.bot_game(start_event(), random.Random(30))))[-1].state
+    assert state.win is not None
+    r = state.win.result
+    texts = [t for _, _, t in frame(state).texts]
+    head = next(t for t in texts if t.startswith("胡 hu："))
+    assert f"座位 seat {state.win.seat}" in head and f"{r.huxi} 胡息" in head
+    assert f"{r.score.tun} 囤 × {r.score.fan} 番 = {r.score.s}" in head and "名堂" in head
+    groups = next(t for t in texts if t.startswith("组牌 groups："))
+    assert groups.count(" · ") == len(r.groups) - 1
+    assert head in frame(state).caption, "the caption under the board says it too"
+    y = max(y for _, y, t in frame(state).texts if t in (head, groups))
+    assert y < sheet(state).height, "written inside the table"
+
+
+def test_seat_markers_carry_their_number_and_stand_out_in_grayscale() -> None:
+    """Issue 31 point 7: each seat's marker on the felt carries its number, and the three seat
+    colours differ in lightness from each other (grayscale print, colour-blind eyes)."""
+    state = list(ENGINE.replay(ENGINE.bot_game(start_event(), random.Random(30))))[-1].state
+    root = ET.fromstring(render_svg(state))
+    ns = "{http://www.w3.org/2000/svg}"
+    numbers = [t.text for t in root.iter(f"{ns}text") if t.get("font-weight") == "bold" and t.text in ("0", "1", "2")]
+    assert numbers == ["0", "1", "2"]
+
+    def luminance(colour: str) -> float:
+        channels = [int(colour[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+        r, g, b = (c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels)
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+    lum = sorted(luminance(c) for c in SEAT_COLOURS)
+    assert all((b + 0.05) / (a + 0.05) >= 1.5 for a, b in zip(lum, lum[1:]))

@@ -16,8 +16,13 @@ from schemas.envelope import Event
 
 SPACING: Final[float] = 30.0
 MARGIN: Final[float] = 20.0
-PIECE_COLOURS: Final[tuple[str, str]] = ("#c0392b", "#1f5fa8")
-"""Seat 0 (north camp) red, seat 1 (south camp) blue."""
+PIECE_COLOURS: Final[tuple[str, str]] = ("#b2182b", "#92c5de")
+"""Seat 0 (north camp) dark red, seat 1 (south camp) light blue: apart in lightness, so that they
+stay apart in grayscale print and for colour-blind eyes; seat 1's pieces are also ringed dark
+(`PIECE_RINGS`), so colour is never the only mark."""
+PIECE_RINGS: Final[tuple[str, str]] = ("#222", "#08306b")
+PALETTE: Final[dict[str, tuple[str, str]]] = {PIECE_COLOURS[0]: ("深红", "dark red"), PIECE_COLOURS[1]: ("浅蓝", "light blue")}
+"""Each colour in words, Chinese and English (the legends name colours, not codes)."""
 CAMP_TINT: Final[dict[str, str]] = {"N": "#f6dcd8", "S": "#d8e4f3", "C": "#fbf6ea"}
 SIDE_TINT: Final[str] = "#eeeeee"
 SEAT_MARK: Final[tuple[str, str]] = ("N", "S")
@@ -35,7 +40,8 @@ def _xy(i: int, flip: bool) -> tuple[float, float]:
 
 def legend(players: Sequence[str] = ()) -> tuple[LegendRow, ...]:
     """Returns the legend: each seat's colour, number, camp letter and holder."""
-    return tuple(LegendRow(PIECE_COLOURS[s], s, f"{SEAT_MARK[s]} {COMPASS[s]}", players[s] if s < len(players) else "") for s in (0, 1))
+    return tuple(LegendRow(PIECE_COLOURS[s], s, f"{SEAT_MARK[s]} {COMPASS[s]} {PALETTE[PIECE_COLOURS[s]][0]}", players[s] if s < len(players) else "")
+                 for s in (0, 1))
 
 
 def _hole(i: int, flip: bool) -> str:
@@ -60,7 +66,8 @@ def sheet(seat: int | None = None, players: Sequence[str] = ()) -> Sheet:
     height = 2 * MARGIN + 16 * math.sqrt(3) / 2 * SPACING
     base = f'<rect width="{width:.0f}" height="{height + CAPTION_HEIGHT:.0f}" fill="#ffffff"/>' + "".join(_hole(i, flip) for i in range(HOLES))
     base += legend_svg(legend(players), 6, 16)
-    symbols = tuple(f'<circle r="{SPACING * 0.34:.1f}" fill="{c}" stroke="#222" stroke-width="0.8"/>' for c in PIECE_COLOURS)
+    symbols = (f'<circle r="{SPACING * 0.34:.1f}" fill="{PIECE_COLOURS[0]}" stroke="{PIECE_RINGS[0]}" stroke-width="0.8"/>',
+               f'<circle r="{SPACING * 0.30:.1f}" fill="{PIECE_COLOURS[1]}" stroke="{PIECE_RINGS[1]}" stroke-width="2.6"/>')
     overlay = "".join(_hole_label(i, flip) for i in range(HOLES))
     slots = tuple((round(x, 1), round(y, 1)) for x, y in (_xy(i, flip) for i in range(HOLES)))
     return Sheet("checkers", round(width), round(height), base, symbols, slots, legend(players), overlay, ring=SPACING * 0.45)
@@ -71,10 +78,10 @@ def frame(state: CheckersState, attempt: Event | None = None) -> Frame:
     the rules refused) dashed on this last legal position."""
     cells = "".join(key(0) if state.pieces[0] & BIT[i] else key(1) if state.pieces[1] & BIT[i] else EMPTY for i in range(HOLES))
     marks = [Mark("last", tuple(state.last))] if state.last else []
-    caption = _caption(state)
+    caption = _board_caption(state)
     if isinstance(attempt, Moved):
         marks.append(Mark("illegal", tuple(attempt.path or (attempt.from_, attempt.to))))
-        caption += f"; refused {attempt.from_}>{attempt.to} by seat {attempt.seat}"
+        caption += f"；被拒绝的着法 refused {attempt.from_}>{attempt.to} by seat {attempt.seat}"
     return Frame(cells, tuple(marks), caption=caption)
 
 
@@ -82,6 +89,18 @@ def render_svg(state: CheckersState, seat: int | None = None, players: Sequence[
     """Draws the position as SVG with its legend and hole numbers; from `seat`'s view its own camp
     is at the bottom, as on QQ."""
     return compose(sheet(seat, players), frame(state))
+
+
+def _board_caption(state: CheckersState) -> str:
+    """Returns the board's caption, Chinese with English beside: the ply, the side to move or who won
+    (the summary says how, in words)."""
+    if state.unverified:
+        return f"第 {state.ply} 手 ply {state.ply}：检查停止，未验证 the check stopped: unverified"
+    if state.outcome is not None:
+        won = "、".join(f"座位 {w} {SEAT_MARK[w]}" for w in state.outcome.winners)
+        return f"第 {state.ply} 手 ply {state.ply}：终局 over，" + (f"{won} 胜 won" if won else "和棋 draw")
+    s = state.to_move
+    return f"第 {state.ply} 手 ply {state.ply}：座位 {s} {COMPASS[s]}方行棋 seat {s} ({SEAT_MARK[s]}) to move"
 
 
 def _caption(state: CheckersState) -> str:

@@ -4,7 +4,10 @@ omniscient view or from one seat's view in 四暗 or 双明 (第五条), with �
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Sequence
+
+from msgspec.structs import replace
 
 from replay.junqi.board import CENTRE, IS_CAMP, IS_HQ, KIND, N_POINTS, NAMES, XY, board
 from replay.junqi.pieces import ASCII, FLAG, KIND_NAMES, kind_of, seat_of
@@ -16,7 +19,12 @@ from schemas.junqi import JunqiProfile, Moved
 
 SEAT_NAMES = "SWNE"
 COMPASS = "南西北东"
-CSS = {"红": "#c62828", "蓝": "#1565c0", "绿": "#2e7d32", "黑": "#37474f"}
+CSS = {"红": "#e34a33", "蓝": "#2166ac", "绿": "#00441b", "黑": "#1a1a1a"}
+"""The four colours of 第四条 十, apart in lightness so that they stay apart in grayscale print and
+for colour-blind eyes; every piece also carries its seat's letter, and the two alliances differ in
+shape (红蓝 square corners, 绿黑 round), so colour is never the only mark."""
+PALETTE = {CSS["红"]: ("红", "red"), CSS["蓝"]: ("蓝", "blue"), CSS["绿"]: ("绿", "green"), CSS["黑"]: ("黑", "black")}
+"""Each colour in words, Chinese and English (the legends name colours, not codes)."""
 DEFAULT_COLOURS = ("红", "绿", "蓝", "黑")
 UNIT, MARGIN = 40, 30
 
@@ -99,7 +107,7 @@ def _label_svg(p: int, profile: JunqiProfile) -> str:
     """The point's name in the log's notation, in the gap below the point, so that a move such as
     `W23>W24` in a finding can be found on the board."""
     x, y = _px(p)
-    return (f'<text x="{x}" y="{y + 20}" font-size="8" text-anchor="middle" fill="#222" stroke="#e8f0d8" stroke-width="2.5" '
+    return (f'<text class="point" x="{x}" y="{y + 22}" font-size="10" text-anchor="middle" fill="#222" stroke="#e8f0d8" stroke-width="2.5" '
             f'paint-order="stroke">{point_name(p, profile)}</text>')
 
 
@@ -114,9 +122,16 @@ def legend(state: JunqiState, players: Sequence[str] = ()) -> tuple[LegendRow, .
                            players[s] if s < len(players) else "") for s in range(4))
 
 
-def _symbol(colour: str, label: str) -> str:
-    text = f'<text y="5" font-size="13" text-anchor="middle" fill="#fff">{label}</text>' if label else ""
-    return f'<rect x="-17" y="-11" width="34" height="22" rx="3" fill="{colour}" stroke="#000"/>{text}'
+def _symbol(colour: str, label: str, seat: int) -> str:
+    """Returns a piece: its seat's colour and shape (the alliance of seats 1 and 3 round), its name,
+    and its seat's letter in a badge (on a hidden piece, the letter alone, large)."""
+    letter = SEAT_NAMES[seat]
+    shape = f'<rect x="-17" y="-11" width="34" height="22" rx="{11 if seat % 2 else 2}" fill="{colour}" stroke="#fff" stroke-width="1.5"/>'
+    if not label:
+        return shape + f'<text class="seat" y="5" font-size="14" font-weight="bold" text-anchor="middle" fill="#fff">{letter}</text>'
+    badge = (f'<circle cx="-15" cy="-10" r="6" fill="#fff" stroke="#000" stroke-width="0.8"/>'
+             f'<text class="seat" x="-15" y="-7" font-size="8.5" font-weight="bold" text-anchor="middle" fill="#000">{letter}</text>')
+    return shape + f'<text class="name" x="2" y="5" font-size="13" text-anchor="middle" fill="#fff">{label}</text>' + badge
 
 
 def sheet(state: JunqiState, players: Sequence[str] = ()) -> Sheet:
@@ -128,10 +143,10 @@ def sheet(state: JunqiState, players: Sequence[str] = ()) -> Sheet:
     parts += [_edge_svg(a, b, False) for a, b in sorted(geo.road_edges)]
     parts += [_edge_svg(a, b, True) for a, b in sorted(geo.rail_edges)]
     parts += [_point_svg(p) for p in range(N_POINTS)]
-    parts += [_label_svg(p, state.profile) for p in range(N_POINTS)]
     parts.append(legend_svg(legend(state, players), 8, 16))
-    symbols = tuple(_symbol(seat_colour(state, s), name) for s in range(4) for name in (*KIND_NAMES, ""))
-    return Sheet("junqi", size, size, "".join(parts), symbols, tuple(_px(p) for p in range(N_POINTS)), legend(state, players))
+    labels = "".join(_label_svg(p, state.profile) for p in range(N_POINTS))  # over the marks: a mark never hides a point's name
+    symbols = tuple(_symbol(seat_colour(state, s), name, s) for s in range(4) for name in (*KIND_NAMES, ""))
+    return Sheet("junqi", size, size, "".join(parts), symbols, tuple(_px(p) for p in range(N_POINTS)), legend(state, players), labels)
 
 
 def _cell(state: JunqiState, p: int, viewer: int | None, mode: str) -> str:
@@ -153,19 +168,91 @@ def _attempt(state: JunqiState, event: Event | None) -> tuple[int, int] | None:
         return None
 
 
+def route(state: JunqiState, start: int, end: int) -> tuple[int, ...]:
+    """Returns the points a move went through: one road step, a straight run along a railway, or
+    else (a 工兵 turning) the shortest way along the railways through points empty now, so that the
+    picture follows the rails rather than a line across an arm."""
+    geo = board(state.profile.arcs_present, state.profile.arc_model, state.profile.arc_straight_for_non_engineer)
+    if (start, end) in geo.road_edges or (end, start) in geo.road_edges:
+        return start, end
+    for between in geo.between.get((start, end), ()):
+        if not any(state.board[p] for p in between):
+            return (start, *between, end)
+    came: dict[int, int] = {start: start}
+    queue = deque([start])
+    while queue:
+        p = queue.popleft()
+        if p == end:
+            path = [end]
+            while path[-1] != start:
+                path.append(came[path[-1]])
+            return tuple(reversed(path))
+        for q in geo.rail_neighbours[p]:
+            if q not in came and (q == end or not state.board[q]):
+                came[q] = p
+                queue.append(q)
+    return start, end
+
+
+def _caption(state: JunqiState) -> str:
+    """Returns the board's caption, Chinese with English beside: who is to move, or the end (who won;
+    the summary says how, in words), or where the replay stopped; the step and quiet counters."""
+    if state.outcome is not None:
+        won = "".join(SEAT_NAMES[s] for s in state.outcome.winners)
+        head = f"终局 over：{won} 胜 won" if won else "终局 over：和棋 draw"
+    elif state.halted is not None:
+        head = f"重放停止于 {state.halted} replay stopped at {state.halted}"
+    elif state.to_move == CHANCE:
+        head = "布阵阶段 layout phase"
+    elif state.to_move == TERMINAL:
+        head = "终局 over"
+    else:
+        head = f"{SEAT_NAMES[state.to_move]} {COMPASS[state.to_move]}家行棋 {SEAT_NAMES[state.to_move]} to move"
+    return f"{head}；第 {state.step} 步 step {state.step}，连续无接触 {state.quiet} 步 quiet {state.quiet}"
+
+
 def frame(state: JunqiState, seat: int | None = None, mode: str = "四暗", attempt: Event | None = None) -> Frame:
     """Returns the position as a frame: every piece (hidden from `seat` where `mode` hides it), the
     last move, and `attempt` (a move the rules refused) dashed on this last legal position."""
     cells = "".join(_cell(state, p, seat, mode) for p in range(N_POINTS))
-    marks = [Mark("last", state.last_move)] if state.last_move is not None else []
-    caption = _status(state) + f"; step {state.step}, quiet {state.quiet}"
+    marks = [Mark("last", route(state, *state.last_move))] if state.last_move is not None else []
+    caption = _caption(state)
     tried = _attempt(state, attempt)
     if tried is not None and isinstance(attempt, Moved):
         marks.append(Mark("illegal", tried))
-        caption += f"; refused {attempt.from_}>{attempt.to} by {SEAT_NAMES[attempt.seat] if attempt.seat is not None else '?'}"
+        caption += f"；被拒绝的着法 refused {attempt.from_}>{attempt.to} by {SEAT_NAMES[attempt.seat] if attempt.seat is not None else '?'}"
     if seat is not None:
-        caption += f"; view of {SEAT_NAMES[seat]} ({mode})"
+        caption += f"；{SEAT_NAMES[seat]} 的视角 view of {SEAT_NAMES[seat]} ({mode})"
     return Frame(cells, tuple(marks), caption=caption)
+
+
+AS_CLAIMED = "按记录所称，未经推导 as the log claims, not derived"
+"""The caption's opening words on a board beyond a halted replay."""
+
+
+def as_claimed(state: JunqiState, event: Event) -> JunqiState | None:
+    """Returns the board after a move as the log claims it, its claimed combat result taken without
+    the rules (the view beyond a halted replay, never a derived position); None where the event is
+    not a move between points of the board."""
+    tried = _attempt(state, event)
+    if tried is None or not isinstance(event, Moved):
+        return None
+    start, end = tried
+    cells = list(state.board)
+    mover, result = cells[start], event.result or ("win" if cells[end] else "move")
+    cells[start] = 0
+    if result in ("move", "win"):
+        cells[end] = mover
+    elif result == "both":
+        cells[end] = 0
+    return replace(state, board=tuple(cells), last_move=(start, end))
+
+
+def claimed_frame(state: JunqiState, event: Event) -> Frame:
+    """Returns a position as the log claims it, its caption saying so and naming the move."""
+    shown = frame(state)
+    what = f"{event.from_}>{event.to}" if isinstance(event, Moved) else event.kind
+    return Frame(shown.cells, shown.marks, shown.texts, f"{AS_CLAIMED}: seq {event.seq} {what}; {shown.caption}")
 
 
 def render_svg(state: JunqiState, seat: int | None = None, mode: str = "四暗", players: Sequence[str] = ()) -> str:

@@ -61,7 +61,7 @@ def render_text(state: State, seat: int | None = None) -> str:
     if state.win is not None:
         r = state.win.result
         on = f" on {names([state.win.card])}" if state.win.card is not None else " on its own cards"
-        lines.append(f"胡 by seat {state.win.seat}{on}: {r.huxi} 胡息, 名堂 {[n for n, _ in r.mingtang] or '-'}, "
+        lines.append(f"胡 by seat {state.win.seat}{on}: {r.huxi} 胡息, 名堂 {'、'.join(n for n, _ in r.mingtang) or '-'}, "
                      f"{r.score.tun} 囤 × {r.score.fan} 番, S = {r.score.s}")
         lines.append("  " + " · ".join(f"{KIND_NAMES[g.kind]} {names(g.cards)}" for g in r.groups))
     if state.exhausted:
@@ -69,11 +69,31 @@ def render_text(state: State, seat: int | None = None) -> str:
     return "\n".join(lines)
 
 
+def win_lines(state: State) -> list[str]:
+    """Returns the 胡 of a finished deal as people read it, Chinese with English beside: who, on
+    which card, 胡息, 名堂, 囤 × 番 and the score; then the decomposition. Empty before a 胡."""
+    if state.win is None:
+        return ["荒庄 wall exhausted: no 胡, a draw"] if state.exhausted else []
+    w, r = state.win, state.win.result
+    on = f"胡 {names([w.card])}" if w.card is not None else "自摸 on its own cards"
+    source = "" if w.card is None else "（摸牌 from the wall）" if w.from_wall else f"（座位 {w.owner} 打出 discarded by seat {w.owner}）"
+    mingtang = "、".join(f"{n} {v}" for n, v in r.mingtang) or "无 none"
+    head = (f"胡 hu：座位 seat {w.seat} {on}{source}；{r.huxi} 胡息；名堂 {mingtang}；"
+            f"{r.score.tun} 囤 × {r.score.fan} 番 = {r.score.s}")
+    return [head, "组牌 groups：" + " · ".join(f"{KIND_NAMES[g.kind]} {names(g.cards)}" for g in r.groups)]
+
+
 _W, _CW, _CH = 1000, 26, 36
 _X0, _ROW, _HAND, _LONG = 110, 150, 24, 34
 """Card rows start at x = 110; a seat's rows take 150 px; a hand row holds 24 cards, a group or
 discard row 34 (so the table never outgrows 1,000 px)."""
-SEAT_COLOURS = ("#c62828", "#1565c0", "#2e7d32")
+_RESULT = 56
+"""The band under the seats where the 胡 of a finished deal is written out."""
+SEAT_COLOURS = ("#d7301f", "#74add1", "#fee090")
+"""Red, light blue and yellow: apart in lightness (grayscale print, colour-blind eyes) and each
+clear on the green felt; every seat's marker also carries its number, so colour is never the only mark."""
+PALETTE = {SEAT_COLOURS[0]: ("红", "red"), SEAT_COLOURS[1]: ("浅蓝", "light blue"), SEAT_COLOURS[2]: ("黄", "yellow")}
+"""Each colour in words, Chinese and English (the legends name colours, not codes)."""
 LIANG_SLOT, OFFER_SLOT = 0, 1
 
 
@@ -84,6 +104,10 @@ def _slot_xy(x: int, y: int, i: int) -> tuple[float, float]:
 
 def _seat_y(seat: int) -> int:
     return 80 + _ROW * seat
+
+
+def _height() -> int:
+    return 90 + _ROW * SEATS + _RESULT
 
 
 @functools.cache
@@ -116,19 +140,20 @@ def _card_symbol(card: int | None) -> str:
 
 def legend(state: State, players: Sequence[str] = ()) -> tuple[LegendRow, ...]:
     """Returns the legend: each seat's colour, number, role (庄 dealer, 闲 the others) and holder."""
-    return tuple(LegendRow(SEAT_COLOURS[s], s, "庄 dealer" if s == state.dealer else "闲", players[s] if s < len(players) else "")
-                 for s in range(SEATS))
+    return tuple(LegendRow(SEAT_COLOURS[s], s, f"{'庄 dealer' if s == state.dealer else '闲'} {PALETTE[SEAT_COLOURS[s]][0]}",
+                           players[s] if s < len(players) else "") for s in range(SEATS))
 
 
 def sheet(state: State, players: Sequence[str] = ()) -> Sheet:
     """Returns the table drawn once: the felt, the row labels of each seat, the legend, and a symbol
     per card (and the back of a face-down card)."""
-    height = 90 + _ROW * SEATS
+    height = _height()
     parts = [f'<rect width="{_W}" height="{height}" fill="#2e6b3f"/>',
              '<text x="10" y="60" font-size="14" fill="#fff">亮张</text>', '<text x="190" y="60" font-size="14" fill="#fff">on offer</text>']
     for s in range(SEATS):
         y = _seat_y(s)
-        parts.append(f'<rect x="10" y="{y + 28}" width="14" height="14" fill="{SEAT_COLOURS[s]}" stroke="#fff"/>')
+        parts.append(f'<rect x="8" y="{y + 26}" width="18" height="18" fill="{SEAT_COLOURS[s]}" stroke="#fff"/>'
+                     f'<text x="17" y="{y + 39}" font-size="12" font-weight="bold" text-anchor="middle" fill="#000">{s}</text>')
         parts += [f'<text x="30" y="{y + dy}" font-size="12" fill="#fff">{label}</text>'
                   for dy, label in ((40, "手牌 hand"), (66, "组 groups"), (124, "弃 discards"))]
     parts.append(f'<g transform="translate(800 0)"><rect width="200" height="{16 * SEATS + 24}" fill="#fff" opacity="0.9"/>'
@@ -170,8 +195,9 @@ def frame(state: State, seat: int | None = None, attempt: Event | None = None) -
             texts.append((_slots()[groups_at + min(at, _LONG - 1)][0] - 11, _seat_y(s) + 96.0, KIND_NAMES[g.kind]))
             at += len(g.cards) + 1
         lay(discards_at, list(state.discards[s]), _LONG)
+    texts += [(10.0, _height() - _RESULT + 20.0 + 20 * i, line) for i, line in enumerate(win_lines(state))]
     marks: tuple[Mark, ...] = ()
-    caption = header
+    caption = " · ".join([header, *win_lines(state)[:1]])
     card = _attempted_card(attempt)
     if card is not None and attempt is not None and attempt.seat is not None and attempt.seat < SEATS:
         slot = _seat_slots(attempt.seat)[1]
