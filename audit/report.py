@@ -11,18 +11,18 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
 from audit.articles import article_text
+from audit.game_record import GameRecord
 from audit.page import e, fields, fields_text, heading, legend_table, page, profile_table, seat_css, swatch, table
 from audit.terms import TERMINATIONS, event_kind, rule, term, termination
 from audit.timechart import time_chart
 from audit.verdict import summary
-from ledger import BundleError, EvidenceBundle, check_bundle, check_output, load_verifier, prove, read_stream_events, write_output
+from ledger import BundleError, check_bundle, check_output, load_verifier, prove, read_stream_events, write_output
 from replay.paohuzi.cards import card_number, names
 from replay.picture import MARK_STYLES, Frame, Sheet, compose
 from replay.protocol import RULE_BOOKS, Finding, Step, code_name
@@ -37,24 +37,6 @@ ARBITRATION_KINDS = ("appeal.", "game.ruling", "game.penalty")
 they carry; events of the tournament's stream show there when they concern the game."""
 MAX_FIGURES = 12
 """Boards drawn in full under the findings (the rest are a click away in the viewer)."""
-
-
-@dataclass
-class GameRecord:
-    """Everything the report shows about one game."""
-
-    stream: str
-    start: GameStarted
-    steps: list[Step]
-    claim: GameEnded | None
-    proof: EvidenceBundle
-    proof_ok: str
-    related: list[Event]
-    """Events of the game's tournament stream that name the game (appeals, rulings filed there)."""
-    appeals: list[dict[str, Any]] = field(default_factory=list)
-    """The game's appeals as `appeal_list` gives them (window, deadline, decision, signature status)."""
-    unsigned: list[Event] = field(default_factory=list)
-    """The game's events after the newest signed checkpoint: not certified, never replayed or shown as fact."""
 
 
 def load_game(root: Path, stream: str, appeals: list[dict[str, Any]] | None = None) -> GameRecord:
@@ -260,7 +242,7 @@ def appeals_table(appeals: list[dict[str, Any]], related: list[Event]) -> str:
     votes = {ev.seq: getattr(ev, "votes", []) for ev in related if ev.kind == "appeal.decided"}
     rows = []
     for a in sorted(appeals, key=lambda a: a["filed_ts"]):
-        ballot = "".join(f"<tr><td>{e(v.member)}</td><td>{e(term(v.vote))}</td></tr>" for v in votes.get(a["decision_seq"], []))
+        ballot = "".join(f"<tr><td>{e(v.member)}</td><td>{e(term('vote:' + v.vote))}</td></tr>" for v in votes.get(a["decision_seq"], []))
         rows.append([f"{e(a['tournament'])}#{a['seq']}", e(a["player"]), e(a["grounds"]), e(clock(a["filed_ts"])), e(clock(a["window_end_ts"])),
                      e(term("in_time") if a["in_time"] else term("late")), e(clock(a["deadline_ts"])),
                      e(term(a["decision"]) if a["decision"] else "待裁决 awaiting decision") + f"<br>{e(clock(a['decided_ts']))}",

@@ -124,9 +124,9 @@ TERMS: dict[str, Term] = {
     "withdrawal": Term("退赛", "withdrawal"),
     "upheld": Term("申诉成立", "upheld"),
     "rejected": Term("申诉驳回", "rejected"),
-    "uphold": Term("支持", "uphold"),
-    "reject": Term("驳回", "reject"),
-    "void": Term("逾期无效", "void as late"),
+    "vote:uphold": Term("支持", "uphold"),  # a committee member's vote (schemas.common Vote), apart from the statuses
+    "vote:reject": Term("驳回", "reject"),
+    "vote:void": Term("逾期无效", "void as late"),
     "void_late": Term("逾期无效", "void as late"),
     "in_time": Term("按时提出", "filed in time"),
     "late": Term("逾期", "late"),

@@ -7,16 +7,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from audit.game_record import GameRecord
 from audit.page import e
 from audit.terms import rule, term, termination
 from replay.protocol import Outcome, seat_label
 from replay.rulings import apply_rulings
 from schemas.common import GameEnded
-
-if TYPE_CHECKING:
-    from audit.report import GameRecord
 
 UNVERIFIED = "UNVERIFIED"
 """The termination of a game whose engine derived no result (the declared one stands in)."""
@@ -105,7 +103,8 @@ def _sentence(record: GameRecord, v: Verdict, game: str) -> tuple[str, str]:
         return f"未终局：记录到 seq {last} 为止，没有终局。", f"Not finished: the record ends at seq {last} without an end."
     zh, en = result_words(record, v.derived, game)
     if v.derived.termination == UNVERIFIED:
-        at_zh, at_en = (f"；检查于第 {v.end[1]} 手（seq {v.end[0]}）停止", f"; the check stopped at move {v.end[1]} (seq {v.end[0]})") if v.end else ("", "")
+        at_zh, at_en = ((f"；检查于第 {v.end[1]} 手（seq {v.end[0]}）停止", f"; the check stopped at move {v.end[1]} (seq {v.end[0]})")
+                        if v.end else ("", ""))
         return f"结果：{zh}{at_zh}。", f"Result: {en}{at_en}."
     at_zh, at_en = (f"，于第 {v.end[1]} 手（seq {v.end[0]}）终局", f" at move {v.end[1]} (seq {v.end[0]})") if v.end else ("", "")
     return f"推导结果：{zh}{at_zh}。", f"Derived result: {en}{at_en}."
