@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ledger.errors import KeyFileError, LedgerCorrupt
-from ledger.layout import PRIVATE_KEY, PUBLIC_KEY
+from ledger.layout import PRIVATE_KEY, PUBLIC_KEY, load_config
 from ledger.notes import Signer, Verifier
 
 ENV = "MATCHLEDGER_LOG_KEY"
@@ -53,10 +53,12 @@ def pinned_key(path: Path | None) -> Iterator[None]:
 def log_key(root: Path) -> LogKey:
     """Returns the key a ledger's signatures are checked with: the pinned one, else the directory's.
 
+    :raises LedgerNotFound: when `root` is not a ledger.
     :raises KeyFileError: when the key file is missing or malformed.
     :raises LedgerCorrupt: when `signer.pub` is not the public key of a readable `signer.key`, or not
         the pinned key.
     """
+    load_config(root)  # a path that is not a ledger is named as such, before any key
     pin = _pinned[-1] if _pinned else (Path(os.environ[ENV]) if os.environ.get(ENV) else None)
     held = _directory_key(root)
     if pin is None:
