@@ -33,7 +33,7 @@ from ledger.read import read_events, read_stream_events
 from ledger.receipts import KeptNodes, ProvedEntry, Receipt, Subtrees, build_receipt, check_receipt, load_evidence, prove_entry
 from ledger.recorder import record
 from ledger.repair import RepairReport, repair
-from ledger.signed import check_signed, newest_signed, signed_stream
+from ledger.signed import check_signed, newest_signed, signed_events, signed_stream
 from ledger.sources import HEADER as SIGNATURE_HEADER
 from ledger.sources import (
     Source,
@@ -88,5 +88,5 @@ __all__ = [
     "verify_signatures", "verify_each", "IndexJob", "repair", "RepairReport",
     "DerivedFiles", "indexed_size", "read_stream_entries", "read_streams", "tree_root",  # derived files the service keeps (live findings)
     "LOG_KEY_ENV", "LogKey", "log_key", "pinned_key",  # the trust anchor: the pinned log key (issue 28.4)
-    "check_signed", "newest_signed", "signed_stream",  # readers check what they read against the signed tree (issue 28.6)
+    "check_signed", "newest_signed", "signed_events", "signed_stream",  # readers check what they read against the signed tree (issue 28.6)
 ]

@@ -3,24 +3,29 @@ way of reading (issue 28.6: a reader never shows an entry edited inside the sign
 
 - The whole log (`standings`, `query`, `replay`): the leaf hashes of the entries read, up to the
   newest checkpoint, must give its signed root.
-- One stream (`show`, `replay --game`): its entries under the newest checkpoint, each with an
+- One stream (`show`, `replay --game`, `report --game`): its entries under the newest checkpoint, each with an
   inclusion proof from the stored tiles against a signed checkpoint and the stream's head under its
   commitment (the evidence bundle's check), so only that stream's entries are hashed.
 """
 
 from __future__ import annotations
 
+from array import array
 from pathlib import Path
 
 from ledger.bundle import check_bundle, prove
 from ledger.checkpoints import Checkpoint, newest_checkpoint
 from ledger.errors import LedgerCorrupt, LedgerError
 from ledger.fastscan import extend, leaf_hashes
-from ledger.frames import StoredEntries
+from ledger.frames import StoredEntries, read_entries
 from ledger.index import load_stream
 from ledger.merkle import CompactRange
 from ledger.store import load_verifier
 from ledger.tiles import TileReader
+from schemas import decode_stored, decode_stored_array
+from schemas.envelope import Event
+
+BATCH = 4096
 
 
 def newest_signed(root: Path) -> Checkpoint:
@@ -80,3 +85,18 @@ def signed_stream(root: Path, stream: str) -> tuple[list[bytes], Checkpoint]:
         raise LedgerCorrupt(None, f"账本已签名部分被改动，拒绝显示 / stream {stream!r} does not match the signed tree: {exc} "
                             f"(run `matchledger verify`)") from None
     return [item.entry.encode() for item in bundle.entries], checked.checkpoint
+
+
+def signed_events(root: Path, stream: str | None = None) -> tuple[list[Event], Checkpoint]:
+    """Returns the events a reader shows, decoded from the very bytes checked against the signed
+    tree (one stream's, or the whole log's), and the checkpoint they were checked against.
+
+    :raises LedgerCorrupt: when what was read does not match the signed root.
+    """
+    if stream is not None:
+        entries, checkpoint = signed_stream(root, stream)
+        return decode_stored(entries), checkpoint
+    log = read_entries(root)
+    checkpoint = check_signed(root, log)
+    return [event for start in range(0, len(log), BATCH)
+            for event in decode_stored_array(log.json_array(array("q", range(start, min(start + BATCH, len(log))))))], checkpoint

@@ -17,9 +17,9 @@ from audit.cli.base import (
     GameArg,
     JsonOpt,
     LedgerOpt,
+    LogKeyOpt,
     QuietOpt,
     UsageError,
-    LogKeyOpt,
     command,
     key_option,
     say_trust,
@@ -163,25 +163,15 @@ def replay(ledger: LedgerOpt = DEFAULT_LEDGER,
 
 
 def _signed_events(ledger: Path, game: str | None, key: Path | None) -> tuple[list[Any], dict[str, Any]]:
-    """Returns the events a reader shows (one game's, or the whole log's), checked against the signed
-    tree under the log's key, and what the output says of that check.
+    """Returns the events a reader shows, checked against the signed tree under the log's key, and
+    what the output says of that check.
 
     :raises LedgerCorrupt: when what was read does not match the signed root (exit 1).
     """
-    from array import array
-
     import ledger as ledger_api
-    from schemas import decode_stored, decode_stored_array
 
     with ledger_api.pinned_key(key):
-        if game is not None:  # one game: its entries through the index, each proved against the signed tree
-            entries, signed = ledger_api.signed_stream(ledger, game)
-            events = decode_stored(entries)
-        else:
-            log = ledger_api.read_entries(ledger)
-            signed = ledger_api.check_signed(ledger, log)
-            events = [e for start in range(0, len(log), 4096)  # decoded from the very bytes checked
-                      for e in decode_stored_array(log.json_array(array("q", range(start, min(start + 4096, len(log))))))]
+        events, signed = ledger_api.signed_events(ledger, game)
         return events, trust_document(ledger, signed)
 
 
