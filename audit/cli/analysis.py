@@ -68,7 +68,7 @@ def audit(ledger: LedgerOpt = DEFAULT_LEDGER,
     else:
         with ledger_api.pinned_key(key), progress_bar("replaying games", 0, quiet=quiet) as advance:  # the bar's total: the games
             cert = certify(existing_ledger(ledger), tournament, advance)  # checked before the verification forks
-            trust = trust_document(ledger)
+            trust = trust_document(ledger, report=cert.log)
     if fmt is not Format.table:
         emit(finding_rows(cert.findings + cert.warnings), fmt, document={
             "ok": cert.ok, "reason": cert.reason, "size": cert.log.size, "root": cert.log.root, "games": cert.games, "trust": trust,

@@ -59,12 +59,17 @@ LogKeyOpt = Annotated[Path | None, key_option("--key", envvar="MATCHLEDGER_LOG_K
 """The trust anchor of every command that reports results (issue 28.4; ledger/anchor.py)."""
 
 
-def trust_document(ledger: Path, signed: Any = None) -> dict[str, Any]:
-    """Returns what an output says of the key the log was checked with and the checkpoint (a
-    `ledger.Checkpoint`, or None) what it read was verified against."""
+def trust_document(ledger: Path, signed: Any = None, report: Any = None) -> dict[str, Any]:
+    """Returns what an output says of the key the log was checked with and the size it verified to:
+    a signed checkpoint's (`ledger.Checkpoint`) what it read was checked against, or a verification's
+    (`ledger.VerifyReport`, when it passed)."""
     from ledger import log_key
 
-    return _trust(log_key(ledger).record(), signed.size if signed is not None else None, signed.root.hex() if signed is not None else None)
+    if signed is not None:
+        return _trust(log_key(ledger).record(), signed.size, signed.root.hex())
+    if report is not None and report.ok:
+        return _trust(log_key(ledger).record(), report.size, report.root)
+    return _trust(log_key(ledger).record(), None, None)
 
 
 def export_trust(key: Path, size: int, root: str) -> dict[str, Any]:

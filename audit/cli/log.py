@@ -55,7 +55,7 @@ def verify(ledger: LedgerOpt = DEFAULT_LEDGER,
     """Re-read every frame, recompute the tree and tiles, check the index, every checkpoint and signature."""
     with ledger_api.pinned_key(key):
         report = ledger_api.verify(existing_ledger(ledger), witness_keys=[Verifier.load(k) for k in witness_key or []])
-        trust = trust_document(ledger)
+        trust = trust_document(ledger, report=report)
     if not json:
         say_trust(trust)
     if json:
