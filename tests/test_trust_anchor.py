@@ -85,7 +85,8 @@ def _forge_projection(root: Path, signer: Signer) -> None:
     projection, _ = cache.load(files, root, log, cache.log_digest(log), newest_signed(root))
     tables = dict(projection.tables())
     games = tables["games"]
-    swapped = pa.array([[1 - w % 2 + 2 * (w // 2) for w in ws] for ws in games["derived_winners"].to_pylist()], games.schema.field("derived_winners").type)
+    kind = games.schema.field("derived_winners").type
+    swapped = pa.array([[1 - w % 2 + 2 * (w // 2) for w in ws] for ws in games["derived_winners"].to_pylist()], kind)
     tables["games"] = games.set_column(games.schema.get_field_index("derived_winners"), "derived_winners", swapped)
     tables["games"] = tables["games"].set_column(games.schema.get_field_index("winners"), "winners", swapped)
     forged = Projection(tables, findings=projection.findings, tournament_events=projection.tournament_events)

@@ -9,8 +9,21 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 import ledger as ledger_api
-from audit.cli.base import DEFAULT_LEDGER, ExitCode, FormatOpt, JsonOpt, LedgerOpt, QuietOpt, UsageError, command, existing_ledger
-from audit.cli.base import LogKeyOpt, export_trust, say_trust, trust_document
+from audit.cli.base import (
+    DEFAULT_LEDGER,
+    ExitCode,
+    FormatOpt,
+    JsonOpt,
+    LedgerOpt,
+    LogKeyOpt,
+    QuietOpt,
+    UsageError,
+    command,
+    existing_ledger,
+    export_trust,
+    say_trust,
+    trust_document,
+)
 from audit.output import Format, Rows, emit, emit_json, progress_bar, progress_steps, say
 
 if TYPE_CHECKING:
