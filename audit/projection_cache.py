@@ -11,6 +11,11 @@ the log's key. A kept projection is used only when all of that holds for the log
 log that grew, an engine that changed, a file altered or a state not signed by the log's key, and
 the projection is built again (and kept again, where the key can be read).
 
+Before a projection is built, the entries read are checked against the newest signed checkpoint
+(`ledger.check_signed`): an entry edited in the signed range is refused, never projected. The state
+records that checkpoint, and a kept projection is used only while it is still the newest: its
+entries, the same bytes, were checked against it when it was kept.
+
 The files are named by their content, so two commands keeping a projection at once never write
 the same name with different bytes; the state is replaced last, whole. `audit` never reads them: a
 certification derives everything from the log.

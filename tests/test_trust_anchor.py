@@ -99,6 +99,13 @@ def _forge_projection(root: Path, signer: Signer) -> None:
         cache.load_signer = original  # type: ignore[assignment]
 
 
+def _winners(root: Path) -> list[list[int]]:
+    """Returns every game's derived winners as a projection built from the log gives them."""
+    from audit.projection import project_ledger
+
+    return project_ledger(root).tables()["games"].sort_by("entry")["derived_winners"].to_pylist()
+
+
 def _edit_ts(root: Path, stream: str, seq: int) -> int:
     """Changes the last digit of the timestamp of one event of a stream; returns its entry."""
     first, path = list_segments(root / "segments")[0]
@@ -185,6 +192,10 @@ def test_forged_kept_projection_signed_by_the_insider_is_not_used(root: Path, ge
     _forge_projection(root, insider)
     assert _standings(root, "--key", genuine)["rows"] == honest  # the forged state is refused and rebuilt
     _forge_projection(root, insider)
+    sql = "SELECT derived_winners FROM games ORDER BY entry"
+    winners = cli("query", "--ledger", str(root), "--key", genuine, sql, "--json")
+    assert json.loads(winners.stdout)["rows"] == [[w] for w in _winners(root)]
+    _forge_projection(root, insider)
     saved = {name: (root / name).read_bytes() for name in (PUBLIC_KEY, PRIVATE_KEY)}
     _resign_notes(root, insider)
     _install(root, insider, private=False)
@@ -227,7 +238,8 @@ def test_an_entry_edited_in_the_signed_range_is_refused_by_every_reader(root: Pa
     assert cli("verify", "--ledger", str(root)).exit_code == 1 and entry > 0  # what audit rejects …
     for args in (["standings", "--tournament", TOURNAMENT, "--quiet"], ["query", "SELECT count(*) FROM games"], ["replay", "--quiet"],
                  ["replay", "--game", game, "--quiet"], ["show", "--game", game],
-                 ["report", "--game", game, "--out", str(root.parent / "r.html")], ["appeals", "--quiet"]):
+                 ["report", "--game", game, "--out", str(root.parent / "r.html")], ["appeals", "--quiet"],
+                 ["report", "--tournament", TOURNAMENT, "--out", str(root.parent / "r.html"), "--quiet"]):
         result = cli(*args, "--ledger", str(root), "--key", genuine)
         assert result.exit_code == 1, (args, result.output)
         assert "the signed range was changed" in flat(result.output) or "does not match the signed tree" in flat(result.output), \
