@@ -24,7 +24,7 @@ from audit.cli.base import (
     say_trust,
     trust_document,
 )
-from audit.output import Format, Rows, emit, emit_json, progress_bar, progress_steps, say
+from audit.output import Format, Rows, emit, emit_json, is_terminal, progress_bar, progress_steps, say
 
 if TYPE_CHECKING:
     from audit.session import Session
@@ -120,6 +120,8 @@ def standings(tournament: Annotated[str, typer.Option(help="Tournament stream id
         with ledger_api.pinned_key(key), progress_bar("replaying games", 0, quiet=quiet) as advance:  # the bar's total: the games
             session = open_session(ledger, advance, kept=True)
             trust = trust_document(ledger, session.signed)
+    if fmt is not Format.json:  # first: the table's last line is its legend
+        say_trust(trust, table=fmt is Format.table)
     if crosstable:
         cross = standings_mod.crosstable(session, tournament)
         emit(crosstable_rows(cross), fmt, document={"tournament": cross.tournament, "format": cross.format, "rounds": cross.rounds,
@@ -135,8 +137,6 @@ def standings(tournament: Annotated[str, typer.Option(help="Tournament stream id
         table = standings_mod.standings(session, tournament)
         emit(standings_rows(table), fmt, document={"tournament": table.tournament, "game": table.game, "format": table.format,
                                                    "rows": table.rows, "trust": trust})
-    if fmt is not Format.json:
-        say_trust(trust, table=fmt is Format.table)
 
 
 @command
@@ -186,8 +186,8 @@ def query(sql: Annotated[str | None, typer.Argument(help="Read-only SQL over the
     except AuditError as exc:  # the SQL given cannot run: a usage error, whatever DuckDB said
         raise UsageError(str(exc)) from None
     emit(Rows(columns, rows), fmt, document={"columns": columns, "rows": [list(r) for r in rows], "trust": trust})
-    if fmt is not Format.json:
-        say_trust(trust, table=fmt is Format.table)
+    if fmt is not Format.json:  # rows piped as plain text stay rows: the lines go to stderr then
+        say_trust(trust, table=fmt is Format.table and is_terminal())
 
 
 def _check_named(name: str, params: dict[str, object]) -> None:

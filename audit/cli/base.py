@@ -21,7 +21,7 @@ from typing import Annotated, Any, TypeVar
 import typer
 
 from audit.cli.examples import EXAMPLES
-from audit.output import Format, fail, fail_note, stdout_console
+from audit.output import Format, fail, fail_note, say, stdout_console
 
 app = typer.Typer(no_args_is_help=True, help="Record, verify, replay and audit competitive games.",
                   context_settings={"help_option_names": ["-h", "--help"]}, rich_markup_mode=None)
@@ -85,7 +85,7 @@ def _trust(key: dict[str, Any], size: int | None, root: str | None) -> dict[str,
 
 def say_trust(trust: dict[str, Any], table: bool = True) -> None:
     """Says which key the log was checked with and the size verified to, zh-Hans first: on stdout
-    beside a table on a terminal, else on stderr (plain rows and machine-readable output stay rows)."""
+    beside text for people (`table`), else on stderr (machine-readable output stays rows)."""
     from ledger import LOG_KEY_ENV
 
     key = trust["key"]
@@ -96,8 +96,13 @@ def say_trust(trust: dict[str, Any], table: bool = True) -> None:
         lines.append(f"已核对至签名检查点 / verified against the signed checkpoint of size {trust['verified_size']} "
                      f"(root {trust['verified_root']})")
     out = stdout_console()
-    for line in lines:  # on a terminal the lines wrap at its width (a path may be long)
-        out.print(line, markup=False, overflow="fold") if table and out.is_terminal else fail_note(line)
+    for line in lines:
+        if not table:
+            fail_note(line)
+        elif out.is_terminal:  # wrapped at the terminal's width (a path may be long)
+            out.print(line, markup=False, soft_wrap=False, overflow="fold")
+        else:
+            say(line)
 
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_NO_HU, EXIT_NOT_CHECKPOINTED = 0, 1, 2, 3, 4

@@ -202,12 +202,12 @@ def show(game: Annotated[str, typer.Option(help="Game stream id.")], ledger: Led
         emit_json({"game": game, "seq": view.seq, "kind": view.kind, "text": text, "svg": str(svg) if svg else None,
                    "seats": [{"seat": n, "label": label} for n, label in seats], "trust": trust})
         return
-    say_trust(trust)
     say(f"{game} after seq {view.seq} ({view.kind})")
     say("seats: " + ", ".join(label for _, label in seats))
     say(text.rstrip("\n"))
     if svg is not None:
         say(f"wrote {svg}")
+    say_trust(trust)
 
 
 @command
@@ -300,12 +300,12 @@ def hu(hand: Annotated[str | None, typer.Option(help="Cards: 一…十, 壹…�
        seat: Annotated[int | None, typer.Option(help="With --game: the seat (default: the one to act).")] = None,
        ledger: LedgerOpt = DEFAULT_LEDGER, json: JsonOpt = False) -> None:
     """Paohuzi arbiter's tool: does this hand win, with which decomposition, 胡息, 名堂 and score (exit 3 if not)."""
-    from ledger import read_events
     from replay import run as run_mod
     from replay.paohuzi import game_hu_report, hu_report
 
     if game is not None:
-        report = game_hu_report(run_mod.position(read_events(ledger), game, at).state, seat, set_ or [], min_huxi)
+        events, _ = _signed_events(ledger, game, None)  # the game's entries, proved against the signed tree
+        report = game_hu_report(run_mod.position(events, game, at).state, seat, set_ or [], min_huxi)
     elif hand is not None:
         report = hu_report(hand, melds, win, source, profile, set_ or [], special or "", min_huxi)
     else:
