@@ -25,7 +25,7 @@ from audit.projection import Projection
 from ledger import PRIVATE_KEY, PUBLIC_KEY, DerivedFiles, LedgerCorrupt, Signer, newest_signed, read_entries
 from ledger.notes import sign_note, split_note
 from ledger.segments import frame, iter_frames, list_segments
-from tests.ledger_support import cli, flat
+from tests.ledger_support import cli, event_line, flat
 
 TOURNAMENT = "junqi-cup-1"
 
@@ -276,6 +276,9 @@ def test_query_parquet_says_which_checkpoint_and_checks_the_events_tree(root: Pa
     out = tmp_path / "old"
     assert cli("export", "--ledger", str(root), "--parquet", str(out), "--quiet").exit_code == 0
     size = newest_signed(root).size
+    (tmp_path / "more.jsonl").write_bytes(event_line("later-stream", 0) + b"\n")
+    assert cli("record", str(tmp_path / "more.jsonl"), "--ledger", str(root)).exit_code == 0
+    assert newest_signed(root).size == size + 1  # the export is now of an older checkpoint
     listed = cli("query", "--parquet", str(out), "--key", genuine, "SELECT count(*) AS n FROM events", "--json")
     assert listed.exit_code == 0, listed.output
     assert json.loads(listed.stdout)["trust"]["verified_size"] == size
