@@ -17,8 +17,8 @@ from ledger.bundle import check_bundle, prove
 from ledger.checkpoints import Checkpoint, newest_checkpoint
 from ledger.errors import LedgerCorrupt, LedgerError
 from ledger.fastscan import extend, leaf_hashes
-from ledger.frames import StoredEntries, read_entries
-from ledger.index import load_stream
+from ledger.frames import StoredEntries, decode_keys, read_entries
+from ledger.index import load_stream, read_head
 from ledger.merkle import CompactRange
 from ledger.store import load_verifier
 from ledger.tiles import TileReader
@@ -75,6 +75,11 @@ def signed_stream(root: Path, stream: str) -> tuple[list[bytes], Checkpoint]:
 
     :raises LedgerCorrupt: when an entry, a tile or the stream's head does not match the signed root.
     """
+    if read_head(root) is None:  # a ledger from before the index: its stream is found in the whole log, checked whole
+        log = read_entries(root)
+        checkpoint = check_signed(root, log)
+        found = [bytes(log.data[log.ends[i]:log.ends[i + 1]]) for i in range(checkpoint.size)]
+        return [data for data, key in zip(found, decode_keys(found, 0)) if key.stream == stream], checkpoint
     newest = newest_signed(root)
     if not any(e < newest.size for e in load_stream(root, stream).entries):
         return [], newest

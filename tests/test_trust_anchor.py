@@ -337,3 +337,15 @@ def test_live_findings_edited_on_disk_are_refused_when_read(root: Path) -> None:
     path.write_bytes(path.read_bytes().replace(b'"P001"', b'"P002"', 1))
     with pytest.raises(LedgerCorrupt, match="finding 1 was changed on disk"):
         store.since(0, 10)
+
+
+def test_a_ledger_from_before_the_index_is_checked_whole(tmp_path: Path) -> None:
+    """28.6: a ledger without tiles or stream index (written before them): a reader of one stream
+    checks the whole log against the signed root, and refuses an edited entry."""
+    root = tmp_path / "legacy"
+    shutil.copytree(Path(__file__).parent / "data" / "legacy-ledger", root)
+    (root / PRIVATE_KEY).chmod(0o600)
+    assert cli("replay", "--ledger", str(root), "--game", "g0").exit_code == 2  # timing streams, no game: as before
+    _edit_ts(root, "g0", 1)
+    result = cli("replay", "--ledger", str(root), "--game", "g0")
+    assert result.exit_code == 1 and "the signed range was changed" in flat(result.output), result.output
