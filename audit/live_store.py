@@ -129,6 +129,7 @@ class LiveStore:
             return []
         data = self.files.read(FINDINGS, offsets[n], offsets[stop] - offsets[n])
         lines = data.splitlines(keepends=True)
+        lines += [b""] * (stop - n - len(lines))  # a file cut short: the missing lines are changed lines
         for k, line in enumerate(lines, n):
             if hashlib.sha256(line).digest() != self._digests[32 * k:32 * k + 32]:
                 raise LedgerCorrupt(None, f"实时结论文件已被改动 / {self.root}/derived/{NAME}/{FINDINGS}: finding {k + 1} was changed on "

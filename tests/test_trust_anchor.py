@@ -337,6 +337,10 @@ def test_live_findings_edited_on_disk_are_refused_when_read(root: Path) -> None:
     path.write_bytes(path.read_bytes().replace(b'"P001"', b'"P002"', 1))
     with pytest.raises(LedgerCorrupt, match="finding 1 was changed on disk"):
         store.since(0, 10)
+    path.write_bytes(path.read_bytes().replace(b'"P002"', b'"P001"', 1).splitlines(keepends=True)[0])
+    assert [f.player for f in store.since(0, 1)] == ["P001"]  # the first line is as written again
+    with pytest.raises(LedgerCorrupt, match="finding 2 was changed on disk"):
+        store.since(0, 10)  # the second was cut off
 
 
 def test_a_ledger_from_before_the_index_is_checked_whole(tmp_path: Path) -> None:
