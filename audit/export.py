@@ -188,7 +188,7 @@ def open_parquet(out: Path, verifier: Verifier) -> tuple[dict[str, pa.Table], tu
     try:
         check_tree(tile_roots(tables["events"]), manifest.checkpoint or {})
     except (TreeMismatch, KeyError) as exc:
-        raise ExportError(f"the export's entries are not the signed log's: {exc}") from None
+        raise ExportError(f"导出的条目与签名日志不符 / the export's entries are not the signed log's: {exc}") from None
     return tables, checkpoint
 
 

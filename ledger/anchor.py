@@ -63,7 +63,7 @@ def log_key(root: Path) -> LogKey:
     held = _directory_key(root)
     if pin is None:
         if held is None:
-            raise KeyFileError(f"verifier key {root / PUBLIC_KEY} is missing; give the log's key with --key PUB or {ENV}")
+            raise KeyFileError(f"缺少日志公钥 / verifier key {root / PUBLIC_KEY} is missing; give the log's key with --key PUB or {ENV}")
         return LogKey(held, root / PUBLIC_KEY, pinned=False)
     key = Verifier.load(pin)
     if held is not None and (held.name, held.public) != (key.name, key.public):

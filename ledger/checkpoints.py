@@ -173,7 +173,7 @@ def cosign_note(root: Path, signer: Signer, size: int, log: Verifier) -> Checkpo
     try:
         parse_checkpoint(note, log)  # first: an arbiter never co-signs what the log's key did not sign
     except SignatureError as exc:
-        raise LedgerCorrupt(None, f"checkpoint of size {size}: {exc}; not co-signed") from None
+        raise LedgerCorrupt(None, f"检查点未经日志密钥签名，拒绝副署 / checkpoint of size {size}: {exc}; not co-signed") from None
     body, sigs = split_note(note)
     verifier = signer.verifier
     if not any(name == verifier.name and blob[:4] == verifier.key_id for name, blob in sigs):
