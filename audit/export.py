@@ -25,7 +25,7 @@ from audit.dictionary import BY_NAME, meaning
 from audit.lake import LAKE, NONE, PARTITIONS, Limits, Places, partitioned, with_timestamps, write_partitions
 from audit.projection import SCHEMAS, Projection
 from audit.trino import TRINO_FILE, registration_sql
-from ledger import PRIVATE_KEY, SignatureError, Signer, Verifier, load_verifier, newest_checkpoint, sign_note, verify_note
+from ledger import PRIVATE_KEY, SignatureError, Signer, Verifier, newest_checkpoint, sign_note, verify_note
 
 if TYPE_CHECKING:
     from audit.db import AuditDB
@@ -80,7 +80,8 @@ def export_parquet(root: Path, projection: Projection, out: Path, db: AuditDB | 
 
     if location is not None and not urlsplit(location).scheme:
         raise ExportError(f"--location {location!r} is not a URI: give its scheme (s3://…, hdfs://…, file:///…)")
-    checkpoint = newest_checkpoint(root, load_verifier(root))
+    signer = Signer.load(root / PRIVATE_KEY)  # first: the checkpoint is judged by the key that signs the manifest
+    checkpoint = newest_checkpoint(root, signer.verifier)
     base = projection.tables()
     derived = (db or AuditDB(base)).derived_tables()
     places = Places.of(base["games"], base["tournaments"])
@@ -99,7 +100,6 @@ def export_parquet(root: Path, projection: Projection, out: Path, db: AuditDB | 
                 "documents": {document: hashlib.sha256(data).hexdigest() for document, data in documents.items()}}
     data = msgspec.json.format(msgspec.json.encode(manifest)) + b"\n"
     (out / MANIFEST).write_bytes(data)
-    signer = Signer.load(root / PRIVATE_KEY)
     (out / MANIFEST_NOTE).write_text(sign_note(f"{signer.name}\n{MANIFEST_FORMAT}\nsha256 {hashlib.sha256(data).hexdigest()}\n", signer))
     return manifest
 
@@ -159,19 +159,58 @@ def _entry_range(meta: pq.FileMetaData, path: Path) -> tuple[int | None, int | N
 
 
 def load_parquet(out: Path, verifier: Verifier) -> dict[str, pa.Table]:
+    """Reads an export back as the projection had it (see `open_parquet`, which also says its checkpoint).
+
+    :raises ExportError: as open_parquet does.
+    """
+    return open_parquet(out, verifier)[0]
+
+
+def open_parquet(out: Path, verifier: Verifier) -> tuple[dict[str, pa.Table], tuple[int, str]]:
     """Reads an export back as the projection had it, after checking the manifest's signature by the
-    ledger's key and every file against the manifest; nothing outside the export is read, and each
-    file is parsed from the very bytes whose hash was checked.
+    ledger's key, every file against the manifest, the checkpoint it names and its `events` (the
+    stored bytes) against that checkpoint's tree, as the Spark path does; nothing outside the export
+    is read, and each file is parsed from the very bytes whose hash was checked. Returns the tables
+    and the checkpoint (size, root hex) the export is of.
 
     :raises ExportError: when the manifest is unsigned, of another format, malformed or names a path
-        outside the export, or a file is missing, extra, changed, or of another schema.
+        outside the export, a file is missing, extra, changed, or of another schema, or the
+        checkpoint does not verify or its tree is not the entries'.
     """
+    from audit.export_tree import TreeMismatch, check_tree, tile_roots
+
     manifest = _checked_manifest(out, verifier)
+    checkpoint = export_checkpoint(manifest, verifier)
     tables = {name: _read_table(out, name, [f for f in manifest.files if f.path.startswith(f"{name}/")]) for name in manifest.tables}
     for f in manifest.files:  # the derived tables' files are not read back, but a changed one is a changed export
         if f.path.split("/")[0] not in tables:
             _verified_bytes(out, f)
-    return tables
+    try:
+        check_tree(tile_roots(tables["events"]), manifest.checkpoint or {})
+    except (TreeMismatch, KeyError) as exc:
+        raise ExportError(f"导出的条目与签名日志不符 / the export's entries are not the signed log's: {exc}") from None
+    return tables, checkpoint
+
+
+def export_checkpoint(manifest: Manifest, verifier: Verifier) -> tuple[int, str]:
+    """Returns the size and root (hex) of the checkpoint an export was made from, once its note is
+    signed by the ledger's key and says what the manifest says.
+
+    :raises ExportError: when there is none, or it is unsigned or disagrees with the manifest.
+    """
+    from ledger.checkpoints import parse_checkpoint
+
+    if manifest.checkpoint is None:
+        raise ExportError("the export names no checkpoint: nothing it holds can be tied to a signed log")
+    try:
+        signed = parse_checkpoint(manifest.checkpoint["note"], verifier)
+    except (SignatureError, KeyError, TypeError) as exc:
+        raise ExportError(f"the export's checkpoint does not verify: {exc}") from None
+    size, root = signed.size, signed.root.hex()
+    if (size, root) != (manifest.checkpoint.get("size"), manifest.checkpoint.get("root")):
+        raise ExportError(f"the manifest says checkpoint size {manifest.checkpoint.get('size')} root {manifest.checkpoint.get('root')}, "
+                          f"its signed note size {size} root {root}")
+    return size, root
 
 
 def verify_export(out: Path, verifier: Verifier) -> Manifest:

@@ -39,7 +39,7 @@ import msgspec
 
 from audit.live import LedgerLog, LiveAuditor, LiveFinding
 from audit.signed_state import StateRefused, code_fingerprint, load_signer, open_state, sign_state
-from ledger import DerivedFiles, LedgerError, Signer, tree_root
+from ledger import DerivedFiles, LedgerCorrupt, LedgerError, Signer, tree_root
 
 NAME = "live"
 FINDINGS, KEYS, GAMES, STATE = "findings", "keys", "games", "state"
@@ -96,6 +96,9 @@ class LiveStore:
         self.published: set[Key] = set()
         self._offsets = array("q", [0])
         """Finding id n is findings[_offsets[n - 1]:_offsets[n]] (only their places are kept, not the findings)."""
+        self._digests = bytearray()
+        """The SHA-256 of each finding's line as written (or as checked against the signed state): a line
+        changed on disk since is refused when read, not served until a restart (issue 28.12)."""
         self._sha = hashlib.sha256()
         self._keys_bytes = self._games_bytes = 0
         self._keys_sha, self._games_sha = hashlib.sha256(), hashlib.sha256()
@@ -125,7 +128,13 @@ class LiveStore:
         if n >= stop:
             return []
         data = self.files.read(FINDINGS, offsets[n], offsets[stop] - offsets[n])
-        return [_finding.decode(line) for line in data.splitlines()]
+        lines = data.splitlines(keepends=True)
+        lines += [b""] * (stop - n - len(lines))  # a file cut short: the missing lines are changed lines
+        for k, line in enumerate(lines, n):
+            if hashlib.sha256(line).digest() != self._digests[32 * k:32 * k + 32]:
+                raise LedgerCorrupt(None, f"实时结论文件已被改动 / {self.root}/derived/{NAME}/{FINDINGS}: finding {k + 1} was changed on "
+                                    f"disk after it was written; it is not served (a restart rebuilds the file from the log)")
+        return [_finding.decode(line) for line in lines]
 
     def add_game(self, tournament: str, stream: str) -> None:
         self._pending_games.append(msgspec.json.encode((tournament, stream)) + b"\n")
@@ -144,6 +153,7 @@ class LiveStore:
     def _write(self) -> None:
         for line in self._pending:
             self._offsets.append(self._offsets[-1] + len(line))
+            self._digests += hashlib.sha256(line).digest()
         self._flush(FINDINGS, self._pending, self._sha)
         self._keys_bytes += self._flush(KEYS, self._pending_keys, self._keys_sha)
         self._games_bytes += self._flush(GAMES, self._pending_games, self._games_sha)
@@ -220,6 +230,7 @@ class LiveStore:
         for name, length in ((FINDINGS, state.findings_bytes), (KEYS, state.keys_bytes), (GAMES, state.games_bytes)):
             self.files.truncate(name, length)  # what was published after the state is published again
         self._offsets, self._sha = offsets, hashlib.sha256(data)
+        self._digests = bytearray(b"".join(hashlib.sha256(line).digest() for line in data.splitlines(keepends=True)))
         self._keys_bytes, self._games_bytes = state.keys_bytes, state.games_bytes
         self._keys_sha, self._games_sha = hashlib.sha256(keys), hashlib.sha256(games)
         self.published = {_key.decode(line) for line in keys.splitlines()}

@@ -11,6 +11,11 @@ the log's key. A kept projection is used only when all of that holds for the log
 log that grew, an engine that changed, a file altered or a state not signed by the log's key, and
 the projection is built again (and kept again, where the key can be read).
 
+Before a projection is built, the entries read are checked against the newest signed checkpoint
+(`ledger.check_signed`): an entry edited in the signed range is refused, never projected. The state
+records that checkpoint, and a kept projection is used only while it is still the newest: its
+entries, the same bytes, were checked against it when it was kept.
+
 The files are named by their content, so two commands keeping a projection at once never write
 the same name with different bytes; the state is replaced last, whole. `audit` never reads them: a
 certification derives everything from the log.
@@ -30,7 +35,7 @@ import pyarrow.compute as pc
 from audit.db import AuditDB
 from audit.projection import Projection, events_table, project
 from audit.signed_state import StateRefused, code_fingerprint, load_signer, open_state, sign_state
-from ledger import DerivedFiles, LedgerError, StoredEntries
+from ledger import Checkpoint, DerivedFiles, LedgerError, StoredEntries, check_signed, newest_signed
 from replay.protocol import Finding
 from schemas import decode_stored_array
 
@@ -55,26 +60,35 @@ class Kept(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """The file of each table and of FINDINGS and TOURNAMENT: its name, then its SHA-256."""
     sizes: dict[str, int]
     """Each file's size (checked before it is read: a file replaced by a huge one is not read)."""
+    signed: tuple[int, str]
+    """The signed checkpoint (size, root hex) the entries were checked against before they were projected."""
 
 
-def projection_of(root: Path, log: StoredEntries, on_game: Callable[[int], None] | None = None) -> tuple[Projection, AuditDB, str]:
+def projection_of(root: Path, log: StoredEntries,
+                  on_game: Callable[[int], None] | None = None) -> tuple[Projection, AuditDB, str, Checkpoint]:
     """Returns the projection of a ledger's log and its database (kept in the ledger and used again
-    while the log and the code do not change), and how they were had: reused, or built (and why)."""
+    while the log and the code do not change), how they were had (reused, or built and why), and the
+    signed checkpoint the entries were checked against.
+
+    :raises LedgerCorrupt: when the entries read do not give the newest signed root.
+    """
     digest = log_digest(log)
+    signed = newest_signed(root)
     try:
-        projection, built = load(DerivedFiles(root, NAME), root, log, digest)
-        return projection, AuditDB(projection.tables(), built=built), "reused"
+        projection, built = load(DerivedFiles(root, NAME), root, log, digest, signed)
+        return projection, AuditDB(projection.tables(), built=built), "reused", signed
     except StateRefused as exc:
         why = str(exc)
     except OSError as exc:  # a link or a directory where a file belongs: what someone else put there is not read
         why = f"its files cannot be read ({exc})"
+    signed = check_signed(root, log)  # before the replay: an edited signed range is refused, never shown
     projection = project(log, on_game)
     db = AuditDB(projection.tables())
     try:
-        keep(DerivedFiles(root, NAME), root, len(log), digest, projection, db.built_tables())
+        keep(DerivedFiles(root, NAME), root, len(log), digest, projection, db.built_tables(), signed)
     except (OSError, LedgerError) as exc:  # a read-only ledger, or no key: nothing is kept
-        return projection, db, f"built ({why}); not kept: {exc}"
-    return projection, db, f"built ({why})"
+        return projection, db, f"built ({why}); not kept: {exc}", signed
+    return projection, db, f"built ({why})", signed
 
 
 def log_digest(log: StoredEntries) -> str:
@@ -84,9 +98,10 @@ def log_digest(log: StoredEntries) -> str:
     return digest.hexdigest()
 
 
-def keep(files: DerivedFiles, root: Path, size: int, digest: str, projection: Projection, built: dict[str, pa.Table]) -> None:
+def keep(files: DerivedFiles, root: Path, size: int, digest: str, projection: Projection, built: dict[str, pa.Table],
+         signed: Checkpoint) -> None:
     """Writes a projection's files and the tables its database built (`AuditDB.built_tables`), then
-    their signed state (files no state names are removed).
+    their signed state, naming the checkpoint its entries were checked against (files no state names are removed).
 
     :raises LedgerError: when the ledger's key cannot be read.
     :raises OSError: when the files cannot be written.
@@ -101,14 +116,16 @@ def keep(files: DerivedFiles, root: Path, size: int, digest: str, projection: Pr
     for name, data in named.items():
         files.replace(kept[name], data)
     state = msgspec.json.encode(Kept(kind=KIND, code=code_fingerprint(), size=size, log_sha256=digest, files=kept,
-                                     sizes={name: len(data) for name, data in named.items()}))
+                                     sizes={name: len(data) for name, data in named.items()},
+                                     signed=(signed.size, signed.root.hex())))
     files.replace(STATE, sign_state(signer, KIND, state))
     for stale in set(files.names()) - {STATE, *kept.values()}:
         files.remove(stale)
 
 
-def load(files: DerivedFiles, root: Path, log: StoredEntries, digest: str) -> tuple[Projection, dict[str, pa.Table]]:
-    """Returns the kept projection of this log and the tables its database built.
+def load(files: DerivedFiles, root: Path, log: StoredEntries, digest: str, signed: Checkpoint) -> tuple[Projection, dict[str, pa.Table]]:
+    """Returns the kept projection of this log and the tables its database built: its entries, the
+    same bytes as when it was kept, were checked then against `signed`, the newest checkpoint now.
 
     :raises StateRefused: naming why it cannot be used.
     """
@@ -120,6 +137,8 @@ def load(files: DerivedFiles, root: Path, log: StoredEntries, digest: str) -> tu
         raise StateRefused(f"it was derived by other code ({kept.code}; this is {code_fingerprint()})")
     if (kept.size, kept.log_sha256) != (len(log), digest):
         raise StateRefused(f"it was derived from another log (size {kept.size}; the log holds {len(log)} entries)")
+    if tuple(kept.signed) != (signed.size, signed.root.hex()):
+        raise StateRefused(f"its entries were checked against checkpoint {kept.signed[0]}; the newest is {signed.size}")
     held = {}
     for name, file in kept.files.items():
         data = files.read(file) if files.size(file) == kept.sizes.get(name) else b""

@@ -15,7 +15,7 @@ import msgspec
 from audit.db import AuditDB
 from audit.projection import Projection, project_ledger
 from audit.projection_cache import projection_of
-from ledger import VerifyReport, check_heads, check_index, read_entries, verify
+from ledger import Checkpoint, VerifyReport, check_heads, check_index, read_entries, verify
 from schemas import decode_stored_array
 
 
@@ -37,6 +37,8 @@ class Session:
     db: Database
     origin: str = "built"
     """How the projection was had: built from the log, or reused as kept beside it (audit.projection_cache)."""
+    signed: Checkpoint | None = None
+    """The signed checkpoint the entries read were checked against (readers say the size they verified to)."""
 
     def tournament_game(self, tournament: str) -> tuple[str, str]:
         """Returns a tournament's game and format.

@@ -5,6 +5,8 @@ Derived files save recomputing, never decide a verdict; but a tool that trusts t
 what someone with write access to the ledger's files and no key put there. So each kind keeps a
 state (a JSON object naming the log it came from and the SHA-256 of its files) followed by a C2SP
 signed note, by the log's key, over the state's SHA-256. A state that does not verify is not used.
+The key it is checked with is the trust anchor's (ledger/anchor.py): the pinned key, or `signer.pub`
+once it is found to be `signer.key`'s where that is readable; never a key that merely lies there.
 
 `code_fingerprint` names the code that derived the files: the SHA-256 of the source of every module
 whose change changes what is derived (the engines, the event contract, the projection), so that an

@@ -19,11 +19,10 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from audit.export import ExportError, Manifest, ManifestFile, verify_export
+from audit.export import ExportError, Manifest, ManifestFile, export_checkpoint, verify_export
 from audit.projection import GAME_OPENER, SCHEMAS, Projection, findings_table, is_orphan, orphan
 from audit.session import Session
-from ledger import SignatureError, Verifier, VerifyReport
-from ledger.checkpoints import parse_checkpoint
+from ledger import Verifier, VerifyReport
 from schemas import decode_stored_array
 from schemas.envelope import Event
 
@@ -45,7 +44,7 @@ def open_export(out: Path, verifier: Verifier, master: str | None = None) -> tup
     from audit.spark_replay import engine_findings, replay_games
 
     manifest = verify_export(out, verifier)
-    checkpoint = _checkpoint(manifest, verifier)
+    checkpoint = export_checkpoint(manifest, verifier)
     spark = spark_session(master)
     files = _files_by_table(manifest)
     read = _materialized({name: read_table(spark, out, name, files[name]) for name in manifest.tables if name not in REPLAYED})
@@ -62,25 +61,6 @@ def open_export(out: Path, verifier: Verifier, master: str | None = None) -> tup
                             tournament_events=[e for found in others.values() for e in found if e.kind.startswith("tournament.")])
     report = VerifyReport(ok=True, size=checkpoint[0], root=checkpoint[1], checkpoints=1, signed=checkpoint[0])
     return report, Session(projection, db, origin="spark")
-
-
-def _checkpoint(manifest: Manifest, verifier: Verifier) -> tuple[int, str]:
-    """Returns the size and root (hex) of the checkpoint an export was made from, once its note is
-    signed by the ledger's key and says what the manifest says.
-
-    :raises ExportError: when there is none, or it is unsigned or disagrees with the manifest.
-    """
-    if manifest.checkpoint is None:
-        raise ExportError("the export names no checkpoint: nothing it holds can be tied to a signed log")
-    try:
-        signed = parse_checkpoint(manifest.checkpoint["note"], verifier)
-    except (SignatureError, KeyError, TypeError) as exc:
-        raise ExportError(f"the export's checkpoint does not verify: {exc}") from None
-    size, root = signed.size, signed.root.hex()
-    if (size, root) != (manifest.checkpoint.get("size"), manifest.checkpoint.get("root")):
-        raise ExportError(f"the manifest says checkpoint size {manifest.checkpoint.get('size')} root {manifest.checkpoint.get('root')}, "
-                          f"its signed note size {size} root {root}")
-    return size, root
 
 
 def _check_tree(events: DataFrame, manifest: Manifest) -> None:

@@ -6,17 +6,10 @@ This module is the ledger's facade: the other packages use only what it exports.
 
 from typing import TYPE_CHECKING, Any
 
+from ledger.anchor import ENV as LOG_KEY_ENV
+from ledger.anchor import LogKey, log_key, pinned_key
 from ledger.batch import Pending
-from ledger.bundle import (
-    BundleError,
-    ConsistencyProof,
-    EvidenceBundle,
-    check_bundle,
-    check_consistency,
-    prove,
-    prove_consistency,
-    verify_senders,
-)
+from ledger.bundle import BundleError, ConsistencyProof, EvidenceBundle, check_bundle, check_consistency, prove, prove_consistency, verify_senders
 from ledger.checkpoints import Checkpoint, newest_checkpoint, stored_checkpoint
 from ledger.commitments import check_heads
 from ledger.derived import DerivedFiles, indexed_size, read_streams, tree_root
@@ -32,6 +25,7 @@ from ledger.read import read_events, read_stream_events
 from ledger.receipts import KeptNodes, ProvedEntry, Receipt, Subtrees, check_receipt, load_evidence, prove_entry
 from ledger.recorder import record
 from ledger.repair import repair
+from ledger.signed import check_signed, newest_signed, signed_events, signed_stream
 from ledger.sources import HEADER as SIGNATURE_HEADER
 from ledger.sources import (
     Source,
@@ -85,6 +79,8 @@ __all__ = [
     "verify_each", "repair",
     "DerivedFiles", "indexed_size", "read_streams", "tree_root",  # derived files the service keeps (live findings)
     "signed_extent", "signed_size",  # nothing unsigned counts: readers read to the newest signed checkpoint
+    "LOG_KEY_ENV", "LogKey", "log_key", "pinned_key",  # the trust anchor: the pinned log key (issue 28.4)
+    "check_signed", "newest_signed", "signed_events", "signed_stream",  # readers check what they read against the signed tree (issue 28.6)
 ]
 
 _GROUP_COMMIT = frozenset({"Batch", "Change", "Refusal", "Writer", "digest_of", "refusal_of"})

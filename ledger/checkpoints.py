@@ -188,13 +188,17 @@ def cosign_note(root: Path, signer: Signer, size: int, log: Verifier) -> Checkpo
     by the same key changes nothing) and keeps the arbiter's verifier key in `witnesses/`.
     The caller holds the writer's lock.
 
-    :raises LedgerCorrupt: when there is no checkpoint of that size.
+    :raises LedgerCorrupt: when there is no checkpoint of that size, or its note is not the log's.
     """
     try:
         note = kept_note(root, size)
     except FileNotFoundError:
         sizes = checkpoint_sizes(root)
         raise LedgerCorrupt(None, f"no checkpoint of size {size}; stored sizes end with {', '.join(map(str, sizes[-5:]))}") from None
+    try:
+        parse_checkpoint(note, log)  # first: an arbiter never co-signs what the log's key did not sign
+    except SignatureError as exc:
+        raise LedgerCorrupt(None, f"检查点未经日志密钥签名，拒绝副署 / checkpoint of size {size}: {exc}; not co-signed") from None
     body, sigs = split_note(note)
     verifier = signer.verifier
     if not any(name == verifier.name and blob[:4] == verifier.key_id for name, blob in sigs):

@@ -19,11 +19,12 @@ from pathlib import Path
 
 import msgspec
 
+from ledger.anchor import log_key
 from ledger.checkpoints import newest_checkpoint, newest_size
 from ledger.errors import LedgerCorrupt, LedgerError
 from ledger.fastscan import SegmentPacked, gather, scan_leaves, segment_packed
 from ledger.index import load_stream
-from ledger.layout import PUBLIC_KEY, SEGMENTS, load_config
+from ledger.layout import SEGMENTS, load_config
 from ledger.notes import Verifier
 from ledger.segments import COMMIT, HEADER, LENGTH_MASK, OVERHEAD, TRAILER, FrameError, fsync_dir, iter_frames, list_segments, segment_path, sync_file
 
@@ -482,15 +483,15 @@ class StoredEntries:
 
 
 def signed_size(root: Path, verifier: Verifier | None = None) -> int:
-    """Returns the tree size of the newest signed checkpoint, its signature checked (by the ledger's
-    `signer.pub` unless a verifier key is given): readers read no further.
+    """Returns the tree size of the newest signed checkpoint, its signature checked (by the log's key,
+    pinned or the directory's, ledger/anchor.py, unless a verifier key is given): readers read no further.
 
     :raises LedgerNotFound: when `root` is not a ledger.
     :raises LedgerCorrupt: when the newest checkpoint does not verify or its notes were tampered with.
     :raises KeyFileError: when the verifier key is missing or malformed.
     """
     load_config(root)  # (a directory that is no ledger is named as such, before its key is looked for)
-    checkpoint = newest_checkpoint(root, verifier or Verifier.load(root / PUBLIC_KEY))
+    checkpoint = newest_checkpoint(root, verifier or log_key(root).verifier)
     return checkpoint.size if checkpoint is not None else 0
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import msgspec
 
+from ledger.anchor import log_key
 from ledger.batch import PIECE, BatchPlan, Pending
 from ledger.checkpoints import (
     Checkpoint,
@@ -107,11 +108,12 @@ def _check_init_target(root: Path) -> None:
 
 
 def load_verifier(root: Path) -> Verifier:
-    """Reads a ledger's public verifier key.
+    """Reads the key a ledger's signatures are checked with: the pinned one, else `signer.pub` (ledger/anchor.py).
 
     :raises KeyFileError: when the file is missing or malformed.
+    :raises LedgerCorrupt: when `signer.pub` is not the pinned key, or not `signer.key`'s.
     """
-    return Verifier.load(root / PUBLIC_KEY)
+    return log_key(root).verifier
 
 
 class Ledger:

@@ -31,12 +31,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ledger.checkpoints import Checkpoint, CheckpointReading, SignatureChecks, list_checkpoint_names, newest_checkpoint, read_checkpoint
+from ledger.checkpoints import parse_checkpoint, read_note_file
 from ledger.commitments import Commitment, check_heads, check_history, commitments
 from ledger.errors import KeyFileError, LedgerCorrupt, SignatureError
 from ledger.fastscan import CHUNK, SegmentScan, extend_roots, scan_file
 from ledger.frames import check_segment_start, committed_end, frame_follows, stream_codes, stream_entries
 from ledger.index import check_index, read_head
 from ledger.layout import CHECKPOINTS, SEGMENTS, load_config
+from ledger.layout import CONFIG, LATEST, config_digest
 from ledger.merkle import EMPTY_ROOT, CompactRange
 from ledger.notelog import NOTES, NoteFile
 from ledger.notes import Verifier, split_note
@@ -107,6 +109,8 @@ def verify(root: Path, index: bool = True, witness_keys: Sequence[Verifier] = ()
         tree = CompactRange()
         try:
             _check_served(root, verifier, checkpoints[-1].size)
+            _check_settings(root, checkpoints)
+            _served_older(root, verifier, checkpoints[-1].size, tail)
             head = read_head(root)
             legacy = head is None  # written before tiles and index: the next writer builds them
             if legacy:
@@ -200,6 +204,26 @@ def _check_served(root: Path, verifier: Verifier, signed: int) -> None:
     if head is not None and head.size > signed:
         raise _Failed(None, f"the index records a checkpoint of size {head.size}, but the newest checkpoint note is of "
                       f"size {signed}: checkpoint notes were removed or rolled back")
+
+
+def _check_settings(root: Path, checkpoints: list[Checkpoint]) -> None:
+    """Checks `ledger.json` against the settings digest every checkpoint note signs."""
+    digest = config_digest(root)
+    for checkpoint in checkpoints:
+        if checkpoint.config_digest not in (None, digest):
+            raise _Failed(None, f"{CONFIG} 在签名后被改动 / {CONFIG} was changed after checkpoint {checkpoint.size} signed it "
+                          f"(sha256 {checkpoint.config_digest}, now {digest})")
+
+
+def _served_older(root: Path, verifier: Verifier, signed: int, tail: list[str]) -> None:
+    """Notes a `checkpoint` file that serves an older note than the newest kept one."""
+    try:
+        served = parse_checkpoint(read_note_file(root / LATEST), verifier).size
+    except (FileNotFoundError, SignatureError):
+        return  # none served, or a bad one: _check_served reports it
+    if served < signed:
+        tail.append(f"`checkpoint` 文件提供的是旧检查点 / the `checkpoint` file serves size {served}, older than the newest "
+                    f"note ({signed}): a crash between the two writes, or the file was rolled back; clients served it see less")
 
 
 def _indexed(root: Path, signed: int, tail: list[str]) -> int:

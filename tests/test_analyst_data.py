@@ -188,7 +188,7 @@ def test_query_over_the_export_still_equals_the_ledger(season: Path, exported: P
     sql = "SELECT stream, tournament, player, points FROM player_results ORDER BY stream, seat"
     from_export = cli("query", "--parquet", str(exported), "--key", str(season / "signer.pub"), sql, "--json")
     assert from_export.exit_code == 0, from_export.output
-    assert json.loads(from_export.stdout) == _query(season, sql)
+    assert json.loads(from_export.stdout) == _query(season, sql, "--key", str(season / "signer.pub"))  # the same key, pinned
 
 
 def test_a_single_game_export_reads_back(tmp_path: Path) -> None:

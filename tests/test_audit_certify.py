@@ -70,7 +70,8 @@ def test_query_is_read_only_and_export_manifest_verifies(tmp_path: Path) -> None
     from_ledger = json.loads(cli("query", "--ledger", str(root), sql, "--json").stdout)
     key = str(root / "signer.pub")
     from_export = json.loads(cli("query", "--parquet", str(out), "--key", key, sql, "--json").stdout)
-    assert from_ledger == from_export and from_ledger["rows"][0][0] == verified["size"]
+    assert from_ledger["rows"] == from_export["rows"] and from_ledger["rows"][0][0] == verified["size"]
+    assert from_ledger["trust"]["verified_size"] == from_export["trust"]["verified_size"] == verified["size"]
     assert sum(f["rows"] for f in manifest["files"] if f["path"].startswith("events/")) == verified["size"]
     victim = out / manifest["files"][0]["path"]
     victim.write_bytes(victim.read_bytes() + b"\0")

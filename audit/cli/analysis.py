@@ -8,8 +8,24 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from audit.cli.base import DEFAULT_LEDGER, ExitCode, FormatOpt, JsonOpt, LedgerOpt, QuietOpt, UsageError, command, existing_ledger, key_option
-from audit.output import Format, Rows, emit, emit_json, progress_bar, progress_steps, say
+import ledger as ledger_api
+from audit.cli.base import (
+    DEFAULT_LEDGER,
+    ExitCode,
+    FormatOpt,
+    JsonOpt,
+    LedgerOpt,
+    LogKeyOpt,
+    QuietOpt,
+    UsageError,
+    command,
+    existing_ledger,
+    export_trust,
+    note_unsigned,
+    say_trust,
+    trust_document,
+)
+from audit.output import Format, Rows, emit, emit_json, is_terminal, progress_bar, progress_steps, say
 
 if TYPE_CHECKING:
     from audit.session import Session
@@ -26,10 +42,9 @@ class Engine(str, enum.Enum):
 EngineOpt = Annotated[Engine, typer.Option(help="duckdb (over --ledger, or --parquet for query) or spark (over --parquet).")]
 MasterOpt = Annotated[str | None, typer.Option(help="With --engine spark: the Spark master URL (default local[2]).")]
 ParquetOpt = Annotated[Path | None, typer.Option(help="A Parquet export (matchledger export --parquet) instead of a ledger.")]
-KeyOpt = Annotated[Path | None, key_option(help="With --parquet: the ledger's verifier key (signer.pub) the manifest is signed by.")]
 
 
-def _export_session(engine: Engine, parquet: Path | None, key: Path | None, master: str | None) -> tuple[VerifyReport, Session] | None:
+def _export_session(engine: Engine, parquet: Path | None, key: Path | None, master: str | None) -> tuple[VerifyReport, Session, Path] | None:
     """Opens the Spark session of an export when --engine spark asks for it (None otherwise).
 
     :raises typer.BadParameter: when --engine spark lacks --parquet or --key, or --master comes without it.
@@ -43,13 +58,13 @@ def _export_session(engine: Engine, parquet: Path | None, key: Path | None, mast
     from audit.spark_audit import open_export
     from ledger import Verifier
 
-    return open_export(parquet, Verifier.load(key), master)
+    return (*open_export(parquet, Verifier.load(key), master), key)
 
 
 @command
 def audit(ledger: LedgerOpt = DEFAULT_LEDGER,
           tournament: Annotated[str | None, typer.Option(help="Audit one tournament only.")] = None,
-          engine: EngineOpt = Engine.duckdb, master: MasterOpt = None, parquet: ParquetOpt = None, key: KeyOpt = None,
+          engine: EngineOpt = Engine.duckdb, master: MasterOpt = None, parquet: ParquetOpt = None, key: LogKeyOpt = None,
           fmt: FormatOpt = Format.table, quiet: QuietOpt = False) -> None:
     """Certify a ledger, or with --engine spark an export: verify, replay every game, run every query, check every claim (exit 1 on findings)."""
     from audit.certify import certify, certify_session
@@ -62,14 +77,15 @@ def audit(ledger: LedgerOpt = DEFAULT_LEDGER,
     if opened is not None:
         if tournament is not None:
             opened[1].tournament_game(tournament)
-        cert = certify_session(*opened, tournament)
+        cert = certify_session(opened[0], opened[1], tournament)
+        trust = export_trust(opened[2], opened[0].size, opened[0].root)
     else:
-        with progress_bar("replaying games", 0, quiet=quiet) as advance:  # the projection counts the games: the bar's total
+        with ledger_api.pinned_key(key), progress_bar("replaying games", 0, quiet=quiet) as advance:  # the bar's total: the games
             cert = certify(existing_ledger(ledger), tournament, advance)  # checked before the verification forks
+            trust = trust_document(ledger, report=cert.log)
     if fmt is not Format.table:
         emit(finding_rows(cert.findings + cert.warnings), fmt, document={
-            "ok": cert.ok, "reason": cert.reason, "size": cert.log.size, "root": cert.log.root, "unsigned": cert.log.unsigned,
-            "games": cert.games,
+            "ok": cert.ok, "reason": cert.reason, "size": cert.log.size, "root": cert.log.root, "unsigned": cert.log.unsigned, "games": cert.games, "trust": trust,
             "checks": [{"check": c.name, "title": c.title, "passed": c.passed, "failed": c.failed, "ran": c.ran,
                         "applies": c.applies, "examples": c.examples} for c in cert.checks],
             "findings": [{**f, "name": code_name(f["code"])} for f in cert.findings],
@@ -78,6 +94,7 @@ def audit(ledger: LedgerOpt = DEFAULT_LEDGER,
         emit(certification_rows(cert), fmt)
         for finding in cert.findings + cert.warnings:
             say(finding_text(finding))
+        say_trust(trust)
         say(cert.verdict())
     if not cert.ok:
         raise ExitCode(1)
@@ -88,7 +105,7 @@ def standings(tournament: Annotated[str, typer.Option(help="Tournament stream id
               explain: Annotated[str | None, typer.Option(help="Show the chain from events to this player's rank.")] = None,
               crosstable: Annotated[bool, typer.Option("--crosstable", help="Show each player's result in every round.")] = False,
               legend: Annotated[bool, typer.Option("--legend", help="Print what every column means, in English and Chinese.")] = False,
-              engine: EngineOpt = Engine.duckdb, master: MasterOpt = None, parquet: ParquetOpt = None, key: KeyOpt = None,
+              engine: EngineOpt = Engine.duckdb, master: MasterOpt = None, parquet: ParquetOpt = None, key: LogKeyOpt = None,
               fmt: FormatOpt = Format.table, quiet: QuietOpt = False) -> None:
     """Print a tournament's ranking with every tie-break column (and a legend of the columns)."""
     from audit import standings as standings_mod
@@ -99,35 +116,34 @@ def standings(tournament: Annotated[str, typer.Option(help="Tournament stream id
         raise typer.BadParameter("standings of an export are computed on Spark: add --engine spark", param_hint="--parquet")
     opened = _export_session(engine, parquet, key, master)
     if opened is not None:
-        session = opened[1]
+        session, trust = opened[1], export_trust(opened[2], opened[0].size, opened[0].root)
     else:
-        from audit.cli.base import note_unsigned
-
-        note_unsigned(ledger)
-        with progress_bar("replaying games", 0, quiet=quiet) as advance:  # the projection counts the games: the bar's total
+        with ledger_api.pinned_key(key), progress_bar("replaying games", 0, quiet=quiet) as advance:  # the bar's total: the games
+            note_unsigned(ledger)  # where the reading stops, under the pinned key
             session = open_session(ledger, advance, kept=True)
+            trust = trust_document(ledger, session.signed)
+    if fmt is not Format.json:  # first: the table's last line is its legend
+        say_trust(trust, table=fmt is Format.table)
     if crosstable:
         cross = standings_mod.crosstable(session, tournament)
         emit(crosstable_rows(cross), fmt, document={"tournament": cross.tournament, "format": cross.format, "rounds": cross.rounds,
-                                                    "rows": cross.rows})
-        return
-    if explain is not None:
+                                                    "rows": cross.rows, "trust": trust})
+    elif explain is not None:
         chain = standings_mod.explain(session, tournament, explain)
         emit(explanation_rows(chain), fmt, document={"player": chain.player, "rank": chain.rank, "games": chain.games,
-                                                     "boards": chain.boards, "seating": chain.seating})
-        return
-    table = standings_mod.standings(session, tournament)
-    if legend:
-        rows = legend_rows(table.columns)
-        emit(rows, fmt, document={"tournament": table.tournament, "legend": rows.records()})
-        return
-    emit(standings_rows(table), fmt, document={"tournament": table.tournament, "game": table.game, "format": table.format,
-                                               "rows": table.rows})
+                                                     "boards": chain.boards, "seating": chain.seating, "trust": trust})
+    elif legend:
+        rows = legend_rows(standings_mod.standings(session, tournament).columns)
+        emit(rows, fmt, document={"tournament": tournament, "legend": rows.records(), "trust": trust})
+    else:
+        table = standings_mod.standings(session, tournament)
+        emit(standings_rows(table), fmt, document={"tournament": table.tournament, "game": table.game, "format": table.format,
+                                                   "rows": table.rows, "trust": trust})
 
 
 @command
 def query(sql: Annotated[str | None, typer.Argument(help="Read-only SQL over the projection (with --describe: a table or view).")] = None,
-          ledger: LedgerOpt = DEFAULT_LEDGER, parquet: ParquetOpt = None, key: KeyOpt = None,
+          ledger: LedgerOpt = DEFAULT_LEDGER, parquet: ParquetOpt = None, key: LogKeyOpt = None,
           engine: EngineOpt = Engine.duckdb, master: MasterOpt = None,
           name: Annotated[str | None, typer.Option("--name", help="Run a named query of --list instead of SQL.")] = None,
           param: Annotated[list[str] | None, typer.Option("--param", help="With --name: PARAM=VALUE (repeatable; a number or a word).")] = None,
@@ -138,7 +154,7 @@ def query(sql: Annotated[str | None, typer.Argument(help="Read-only SQL over the
     """Run read-only SQL or a named query over the projection of a ledger or of a Parquet export; list the queries; describe the columns."""
     from audit.db import AuditDB, AuditError, catalogue
     from audit.dictionary import describe_columns
-    from audit.export import load_parquet
+    from audit.export import open_parquet
     from audit.session import open_session
     from ledger import Verifier
 
@@ -159,19 +175,22 @@ def query(sql: Annotated[str | None, typer.Argument(help="Read-only SQL over the
     opened = _export_session(engine, parquet, key, master)
     if opened is not None:
         db: Any = opened[1].db
+        trust = export_trust(opened[2], opened[0].size, opened[0].root)
     elif parquet is not None and key is not None:
-        db = AuditDB(load_parquet(parquet, Verifier.load(key)))
+        tables, (size, root) = open_parquet(parquet, Verifier.load(key))  # says which checkpoint the export is of (28.12)
+        db, trust = AuditDB(tables), export_trust(key, size, root)
     else:
-        from audit.cli.base import note_unsigned
-
-        note_unsigned(ledger)
-        with progress_bar("replaying games", 0, quiet=quiet) as advance:  # the projection counts the games: the bar's total
-            db = open_session(ledger, advance, kept=True).db
+        with ledger_api.pinned_key(key), progress_bar("replaying games", 0, quiet=quiet) as advance:  # the bar's total: the games
+            note_unsigned(ledger)  # where the reading stops, under the pinned key
+            session = open_session(ledger, advance, kept=True)
+            db, trust = session.db, trust_document(ledger, session.signed)
     try:
         columns, rows = db.run_named(name, params) if name is not None else db.query(sql or "", timeout)
     except AuditError as exc:  # the SQL given cannot run: a usage error, whatever DuckDB said
         raise UsageError(str(exc)) from None
-    emit(Rows(columns, rows), fmt)
+    emit(Rows(columns, rows), fmt, document={"columns": columns, "rows": [list(r) for r in rows], "trust": trust})
+    if fmt is not Format.json:  # rows piped as plain text stay rows: the lines go to stderr then
+        say_trust(trust, table=fmt is Format.table and is_terminal())
 
 
 def _check_named(name: str, params: dict[str, object]) -> None:

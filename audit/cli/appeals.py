@@ -8,7 +8,22 @@ from typing import Annotated, Any
 
 import typer
 
-from audit.cli.base import DEFAULT_LEDGER, FormatOpt, JsonOpt, LedgerOpt, QuietOpt, app, command, epilog, key_option, subcommand
+from audit.cli.base import (
+    DEFAULT_LEDGER,
+    FormatOpt,
+    JsonOpt,
+    LedgerOpt,
+    LogKeyOpt,
+    QuietOpt,
+    app,
+    command,
+    epilog,
+    key_option,
+    note_unsigned,
+    say_trust,
+    subcommand,
+    trust_document,
+)
 from audit.output import Format, Rows, emit, emit_json, progress_bar, say
 
 appeal_app = typer.Typer(no_args_is_help=True, help="Write the arbitration procedure to the log: arbiters, appeals, decisions, rulings.",
@@ -115,13 +130,16 @@ def rule(stream: Annotated[str, typer.Option(help="The game ruled on (the tourna
 def appeals(ledger: LedgerOpt = DEFAULT_LEDGER,
             tournament: Annotated[str | None, typer.Option(help="One tournament only.")] = None,
             open_: Annotated[bool, typer.Option("--open", help="Only the appeals awaiting a decision or, upheld, a correction.")] = False,
-            fmt: FormatOpt = Format.table, quiet: QuietOpt = False) -> None:
+            key: LogKeyOpt = None, fmt: FormatOpt = Format.table, quiet: QuietOpt = False) -> None:
     """List the appeals: game, filing time and window, deadline, decision and votes, the correction."""
     from audit.appeals import list_appeals
-    from audit.cli.base import note_unsigned
+    from ledger import newest_signed, pinned_key
 
-    note_unsigned(ledger)
-    with progress_bar("replaying games", 0, quiet=quiet) as advance:  # the projection counts the games: the bar's total
-        rows = list_appeals(ledger, tournament, open_, advance)
+    with pinned_key(key), progress_bar("replaying games", 0, quiet=quiet) as advance:  # the bar's total: the games
+        note_unsigned(ledger)  # where the reading stops, under the pinned key
+        rows = list_appeals(ledger, tournament, open_, advance)  # the projection is checked against the signed root
+        trust = trust_document(ledger, newest_signed(ledger))
     columns = ["tournament", "seq", "player", "game", "in_time", "decision", "for_decision", "committee", "correction", "open"]
-    emit(Rows(columns, [[r[c] for c in columns] for r in rows], title="appeals"), fmt, document={"appeals": rows})
+    emit(Rows(columns, [[r[c] for c in columns] for r in rows], title="appeals"), fmt, document={"appeals": rows, "trust": trust})
+    if fmt is not Format.json:
+        say_trust(trust, table=fmt is Format.table)

@@ -21,7 +21,7 @@ from typing import Annotated, Any, TypeVar
 import typer
 
 from audit.cli.examples import EXAMPLES
-from audit.output import Format, fail, fail_note
+from audit.output import Format, fail, fail_note, say, stdout_console
 
 app = typer.Typer(no_args_is_help=True, help="Record, verify, replay and audit competitive games.",
                   context_settings={"help_option_names": ["-h", "--help"]}, rich_markup_mode=None)
@@ -38,7 +38,7 @@ GameArg = Annotated[str, typer.Argument(help="checkers, junqi or paohuzi.")]
 DEFAULT_LEDGER = Path("matchledger-data")
 
 
-def key_option(*names: str, help: str) -> Any:  # noqa: A002 - typer's own name for it
+def key_option(*names: str, help: str, envvar: str | None = None) -> Any:  # noqa: A002 - typer's own name for it
     """Returns the option of a key file the command reads: a path that is not a file is a usage
     error the parser reports with the option, the file and what was expected (exit 2)."""
     what = help.rstrip(".").split(" (repeatable")[0]
@@ -50,7 +50,60 @@ def key_option(*names: str, help: str) -> Any:  # noqa: A002 - typer's own name 
                 raise typer.BadParameter(f"{path}: {'a directory' if path.is_dir() else 'no such file'} (expected {expected})")
         return value
 
-    return typer.Option(*names, callback=check, help=help)
+    return typer.Option(*names, callback=check, help=help, envvar=envvar)
+
+
+LogKeyOpt = Annotated[Path | None, key_option("--key", envvar="MATCHLEDGER_LOG_KEY", help=(
+    "The log's public key (signer.pub, from a copy you trust): pins it. Without it the key is taken from the ledger "
+    "directory, unpinned, and the output says so."))]
+"""The trust anchor of every command that reports results (issue 28.4; ledger/anchor.py)."""
+
+
+def trust_document(ledger: Path, signed: Any = None, report: Any = None) -> dict[str, Any]:
+    """Returns what an output says of the key the log was checked with and the size it verified to:
+    a signed checkpoint's (`ledger.Checkpoint`) what it read was checked against, or a verification's
+    (`ledger.VerifyReport`, when it passed)."""
+    from ledger import log_key
+
+    if signed is not None:
+        return _trust(log_key(ledger).record(), signed.size, signed.root.hex())
+    if report is not None and report.ok:
+        return _trust(log_key(ledger).record(), report.size, report.root)
+    return _trust(log_key(ledger).record(), None, None)
+
+
+def export_trust(key: Path, size: int, root: str) -> dict[str, Any]:
+    """Returns the same for an export checked under a key given on the command line (pinned)."""
+    from ledger import LogKey, Verifier
+
+    return _trust(LogKey(Verifier.load(key), key, pinned=True).record(), size, root)
+
+
+def _trust(key: dict[str, Any], size: int | None, root: str | None) -> dict[str, Any]:
+    return {"key": key, "verified_size": size, "verified_root": root}
+
+
+def say_trust(trust: dict[str, Any], table: bool = True) -> None:
+    """Says which key the log was checked with and the size verified to, zh-Hans first: on stdout
+    beside text for people (`table`), else on stderr (machine-readable output stays rows)."""
+    from ledger import LOG_KEY_ENV
+
+    key = trust["key"]
+    lines = [f"日志公钥：已固定 / log key: pinned ({key['from']}, id {key['key_id']})" if key["pinned"] else
+             f"日志公钥：取自账本目录，未固定 / log key: taken from the ledger directory ({key['from']}), unpinned: anyone who can "
+             f"write the directory can replace it; pin it with --key PUB or {LOG_KEY_ENV}"]
+    if trust["verified_size"] is not None:
+        lines.append(f"已核对至签名检查点 / verified against the signed checkpoint of size {trust['verified_size']} "
+                     f"(root {trust['verified_root']})")
+    out = stdout_console()
+    for line in lines:
+        if not table:
+            fail_note(line)
+        elif out.is_terminal:  # wrapped at the terminal's width (a path may be long)
+            out.print(line, markup=False, soft_wrap=False, overflow="fold")
+        else:
+            say(line)
+
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_NO_HU, EXIT_NOT_CHECKPOINTED = 0, 1, 2, 3, 4
 EXIT_CODES: dict[int, str] = {

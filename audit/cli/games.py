@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -17,10 +17,14 @@ from audit.cli.base import (
     GameArg,
     JsonOpt,
     LedgerOpt,
+    LogKeyOpt,
     QuietOpt,
     UsageError,
     command,
     key_option,
+    note_unsigned,
+    say_trust,
+    trust_document,
 )
 from audit.faults import FAULTS
 from audit.output import Format, emit, emit_json, progress_bar, progress_steps, say
@@ -132,16 +136,13 @@ def _simulate_live(url: str, game: str, tables: int, seed: int, admin_key: Path 
 @command
 def replay(ledger: LedgerOpt = DEFAULT_LEDGER,
            game: Annotated[str | None, typer.Option(help="Replay only this game stream.")] = None,
-           fmt: FormatOpt = Format.table, quiet: QuietOpt = False) -> None:
+           key: LogKeyOpt = None, fmt: FormatOpt = Format.table, quiet: QuietOpt = False) -> None:
     """Re-derive every game from the rules and list the findings (exit 1 when there are any)."""
-    from audit.cli.base import note_unsigned
     from audit.render import finding_record, finding_rows, finding_text
-    from ledger import read_events, read_stream_events
     from replay import run as run_mod
     from schemas.common import GameStarted
 
-    note_unsigned(ledger)
-    events = list(read_stream_events(ledger, game) if game is not None else read_events(ledger))  # one game: through the index
+    events, trust = _signed_events(ledger, game, key)
     total = sum(1 for e in events if isinstance(e, GameStarted))
     with progress_bar("replaying games", total, quiet=quiet) as advance:
         summary = run_mod.summarise(events, game, on_game=advance)
@@ -155,9 +156,25 @@ def replay(ledger: LedgerOpt = DEFAULT_LEDGER,
     else:
         emit(finding_rows(summary.findings), fmt, document={
             "games": summary.games, "events": summary.events, "moves": summary.moves,
-            "findings": [finding_record(f) for f in summary.findings], "seconds": round(summary.seconds, 3)})
+            "findings": [finding_record(f) for f in summary.findings], "seconds": round(summary.seconds, 3), "trust": trust})
+    if fmt is not Format.json:
+        say_trust(trust, table=fmt is Format.table)
     if summary.findings:
         raise ExitCode(1)
+
+
+def _signed_events(ledger: Path, game: str | None, key: Path | None) -> tuple[list[Any], dict[str, Any]]:
+    """Returns the events a reader shows, checked against the signed tree under the log's key, and
+    what the output says of that check.
+
+    :raises LedgerCorrupt: when what was read does not match the signed root (exit 1).
+    """
+    import ledger as ledger_api
+
+    with ledger_api.pinned_key(key):
+        note_unsigned(ledger)
+        events, signed = ledger_api.signed_events(ledger, game)
+        return events, trust_document(ledger, signed)
 
 
 @command
@@ -165,19 +182,16 @@ def show(game: Annotated[str, typer.Option(help="Game stream id.")], ledger: Led
          at: Annotated[int | None, typer.Option(help="Show the position after this seq (default: the end).")] = None,
          seat: Annotated[int | None, typer.Option(help="Show only what this seat can see.")] = None,
          svg: Annotated[Path | None, typer.Option(help="Also write the position as SVG.")] = None,
-         force: ForceOpt = False, json: JsonOpt = False) -> None:
+         key: LogKeyOpt = None, force: ForceOpt = False, json: JsonOpt = False) -> None:
     """Show a game's position at any step, as text (and SVG), with the seats and their players."""
-    from ledger import check_output, read_stream_events, write_output
+    from ledger import check_output, write_output
     from replay import run as run_mod
     from replay.protocol import seat_label
     from replay.registry import SEATS
 
     if svg is not None:
         check_output(svg, force)
-    from audit.cli.base import note_unsigned
-
-    note_unsigned(ledger)
-    events = list(read_stream_events(ledger, game))
+    events, trust = _signed_events(ledger, game, key)
     view = run_mod.position(events, game, at)
     count = SEATS[view.engine.name]
     if seat is not None and not 0 <= seat < count:
@@ -188,41 +202,53 @@ def show(game: Annotated[str, typer.Option(help="Game stream id.")], ledger: Led
         write_output(svg, view.engine.render_svg(view.state, seat, players=view.players).encode(), force)
     if json:
         emit_json({"game": game, "seq": view.seq, "kind": view.kind, "text": text, "svg": str(svg) if svg else None,
-                   "seats": [{"seat": n, "label": label} for n, label in seats]})
+                   "seats": [{"seat": n, "label": label} for n, label in seats], "trust": trust})
         return
     say(f"{game} after seq {view.seq} ({view.kind})")
     say("seats: " + ", ".join(label for _, label in seats))
     say(text.rstrip("\n"))
     if svg is not None:
         say(f"wrote {svg}")
+    say_trust(trust)
 
 
 @command
 def report(out: Annotated[Path, typer.Option(help="HTML file to write.")],
            game: Annotated[str | None, typer.Option(help="Game stream id: its arbitration report.")] = None,
            tournament: Annotated[str | None, typer.Option(help="Tournament stream id: its page, each game's report beside it.")] = None,
-           ledger: LedgerOpt = DEFAULT_LEDGER, force: ForceOpt = False, json: JsonOpt = False, quiet: QuietOpt = False) -> None:
+           ledger: LedgerOpt = DEFAULT_LEDGER, key: LogKeyOpt = None, force: ForceOpt = False, json: JsonOpt = False,
+           quiet: QuietOpt = False) -> None:
     """Write a game's arbitration report (findings at their step, appeals, time chart, boards, proofs) or a tournament's page (HTML)."""
+    import ledger as ledger_api
     from audit import report as report_mod
     from audit import tournament_report
 
     if (game is None) == (tournament is None):
         raise typer.BadParameter("give --game ID or --tournament ID")
+    with ledger_api.pinned_key(key):
+        if tournament is not None:
+            with progress_steps(quiet=quiet or json) as step:  # the projection is checked against the signed root
+                page = tournament_report.write_tournament_report(ledger, tournament, out, force, step)
+            trust = trust_document(ledger, ledger_api.newest_signed(ledger))
+        else:
+            assert game is not None
+            _, signed = ledger_api.signed_stream(ledger, game)  # first: an edited signed range is refused, never reported
+            with progress_bar(f"writing the report of {game}", report_mod.REPORT_STAGES, quiet=quiet or json) as advance:
+                record = report_mod.write_report(ledger, game, out, force, advance)
+            trust = trust_document(ledger, signed)
+    if not json:
+        say_trust(trust)
     if tournament is not None:
-        with progress_steps(quiet=quiet or json) as step:
-            page = tournament_report.write_tournament_report(ledger, tournament, out, force, step)
         if json:
             emit_json({"tournament": tournament, "out": str(out), "players": len(page.standings.rows), "games": len(page.games),
-                       "reports": [str(p) for p in page.reports.values()]})
+                       "reports": [str(p) for p in page.reports.values()], "trust": trust})
         else:
             say(f"wrote {out}: {len(page.standings.rows)} players, {len(page.games)} games, each game's report beside it")
         return
-    assert game is not None
-    with progress_bar(f"writing the report of {game}", report_mod.REPORT_STAGES, quiet=quiet or json) as advance:
-        record = report_mod.write_report(ledger, game, out, force, advance)
     findings = sum(len(s.findings) for s in record.steps)
     if json:
-        emit_json({"game": game, "out": str(out), "events": len(record.steps), "findings": findings, "proof": record.proof_ok})
+        emit_json({"game": game, "out": str(out), "events": len(record.steps), "findings": findings, "proof": record.proof_ok,
+                   "trust": trust})
     else:
         say(f"wrote {out}: {len(record.steps)} events, {findings} findings; {record.proof_ok}")
 
@@ -276,12 +302,12 @@ def hu(hand: Annotated[str | None, typer.Option(help="Cards: 一…十, 壹…�
        seat: Annotated[int | None, typer.Option(help="With --game: the seat (default: the one to act).")] = None,
        ledger: LedgerOpt = DEFAULT_LEDGER, json: JsonOpt = False) -> None:
     """Paohuzi arbiter's tool: does this hand win, with which decomposition, 胡息, 名堂 and score (exit 3 if not)."""
-    from ledger import read_events
     from replay import run as run_mod
     from replay.paohuzi import game_hu_report, hu_report
 
     if game is not None:
-        report = game_hu_report(run_mod.position(read_events(ledger), game, at).state, seat, set_ or [], min_huxi)
+        events, _ = _signed_events(ledger, game, None)  # the game's entries, proved against the signed tree
+        report = game_hu_report(run_mod.position(events, game, at).state, seat, set_ or [], min_huxi)
     elif hand is not None:
         report = hu_report(hand, melds, win, source, profile, set_ or [], special or "", min_huxi)
     else:

@@ -12,7 +12,20 @@ import msgspec
 import typer
 
 import ledger as ledger_api
-from audit.cli.base import DEFAULT_LEDGER, ExitCode, ForceOpt, JsonOpt, LedgerOpt, QuietOpt, command, existing_ledger, key_option
+from audit.cli.base import (
+    DEFAULT_LEDGER,
+    ExitCode,
+    ForceOpt,
+    JsonOpt,
+    LedgerOpt,
+    LogKeyOpt,
+    QuietOpt,
+    command,
+    existing_ledger,
+    key_option,
+    say_trust,
+    trust_document,
+)
 from audit.cli.inputs import read_input
 from audit.output import PROGRESS_BYTES, ProgressReader, emit_json, fail, fail_note, progress_bar, progress_steps, say
 from ledger import Signer, Verifier, check_output, write_output
@@ -50,13 +63,16 @@ def record(file: Annotated[str, typer.Argument(help="JSONL file of events, or - 
 @command
 def verify(ledger: LedgerOpt = DEFAULT_LEDGER,
            witness_key: Annotated[list[Path] | None, key_option(help="An arbiter's verifier key to check co-signatures of (repeatable).")] = None,
-           json: JsonOpt = False) -> None:
+           key: LogKeyOpt = None, json: JsonOpt = False) -> None:
     """Re-read every frame, recompute the tree and tiles, check the index, every checkpoint and signature."""
-    report = ledger_api.verify(ledger, witness_keys=[Verifier.load(k) for k in witness_key or []])
+    with ledger_api.pinned_key(key):
+        report = ledger_api.verify(existing_ledger(ledger), witness_keys=[Verifier.load(k) for k in witness_key or []])
+        trust = trust_document(ledger, report=report)
+    if not json:
+        say_trust(trust)
     if json:
-        emit_json({"ok": True, "size": report.size, "root": report.root, "unsigned": report.unsigned, "checkpoints": report.checkpoints,
-                   "notes": report.notes}
-                  if report.ok else {"ok": False, "index": report.index, "error": report.error})
+        emit_json({"ok": True, "size": report.size, "root": report.root, "unsigned": report.unsigned, "checkpoints": report.checkpoints, "notes": report.notes,
+                   "trust": trust} if report.ok else {"ok": False, "index": report.index, "error": report.error, "trust": trust})
     elif report.ok:
         say(f"ok: tree size {report.size}, root {report.root}, {report.checkpoints} checkpoints verified")
         for note in report.notes:
@@ -142,7 +158,7 @@ def export(ledger: LedgerOpt = DEFAULT_LEDGER,
         assert parquet is not None
         check_output(parquet, force, directory=True)
         with progress_bar("replaying games", 0, quiet=quiet or json) as advance:
-            projection, db, _ = projection_of(ledger, ledger_api.read_entries(ledger), advance)
+            projection, db, _, _ = projection_of(ledger, ledger_api.read_entries(ledger), advance)  # checked against the signed root
         manifest = export_parquet(ledger, projection, parquet, db, location)
         summary = {"files": len(manifest["files"]), "parquet": str(parquet), "checkpoint": manifest["checkpoint"]}
         text = (f"wrote {len(manifest['files'])} Parquet files, {', '.join(str(parquet / d) for d in manifest['documents'])}, "
