@@ -26,7 +26,7 @@ from ledger.frames import StoredEntries, read_entries
 from ledger.index import check_index
 from ledger.layout import CONFIG, PRIVATE_KEY, PUBLIC_KEY, load_config
 from ledger.notes import Signer, Verifier, cosigners, sign_note, verify_note
-from ledger.outputs import OutputRefused, check_output, write_output
+from ledger.outputs import OutputDirectory, OutputRefused, check_output, output_directory, stream_file_name, write_output
 from ledger.read import read_events, read_stream_events
 from ledger.receipts import KeptNodes, ProvedEntry, Receipt, Subtrees, build_receipt, check_receipt, load_evidence, prove_entry
 from ledger.recorder import record
@@ -84,4 +84,5 @@ __all__ = [
     "bad_signature", "parse_signature", "sign_batch", "verify_senders", "signed_message", "stored_checkpoint", "KeptNodes",
     "verify_signatures", "verify_each", "IndexJob", "repair", "RepairReport",
     "DerivedFiles", "indexed_size", "read_stream_entries", "read_streams", "tree_root",  # derived files the service keeps (live findings)
+    "OutputDirectory", "output_directory", "stream_file_name",  # directory outputs (exports), written fresh and renamed into place
 ]

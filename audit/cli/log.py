@@ -142,7 +142,7 @@ def export(ledger: LedgerOpt = DEFAULT_LEDGER,
         check_output(parquet, force, directory=True)
         with progress_bar("replaying games", 0, quiet=quiet or json) as advance:
             projection, db, _ = projection_of(ledger, ledger_api.read_entries(ledger), advance)
-        manifest = export_parquet(ledger, projection, parquet, db, location)
+        manifest = export_parquet(ledger, projection, parquet, db, location, force=force)
         summary = {"files": len(manifest["files"]), "parquet": str(parquet), "checkpoint": manifest["checkpoint"]}
         text = (f"wrote {len(manifest['files'])} Parquet files, {', '.join(str(parquet / d) for d in manifest['documents'])}, "
                 f"{parquet / 'manifest.json'} and its signed note")
@@ -174,12 +174,12 @@ def _export_records(ledger: Path, game: str | None, tournament: str | None, out:
     streams = game_streams(read_events(ledger), tournament)
     if not streams:
         raise ValueError(f"no games of tournament {tournament!r} in {ledger}")
-    out.mkdir(parents=True, exist_ok=True)
     name = None
-    for stream in streams:
-        events = read_stream_events(ledger, stream)
-        name = name or _tournament_name(ledger, events[0])
-        write_output(out / record_file_name(stream), game_record(events, name).encode(), force)
+    with ledger_api.output_directory(out, force) as tree:
+        for stream in streams:
+            events = read_stream_events(ledger, stream)
+            name = name or _tournament_name(ledger, events[0])
+            tree.write(record_file_name(stream), game_record(events, name).encode())
     return {"games": len(streams), "out": str(out)}, f"wrote the records of {len(streams)} games of {tournament} to {out}"
 
 
