@@ -1,0 +1,273 @@
+"""Issue 28 point 8, the service under idle connections (threat: a network client that opens many
+connections and reads or sends nothing): unread `/live` streams are capped (503 with Retry-After)
+and pass through a pool of their own, so `/healthz`, `/checkpoint`, `/proof` and the operator's
+signed revoke still answer; silent connections are closed after the read timeout, one address
+holds at most `--max-per-peer` connections, and the service raises its soft open-file limit, so
+1,200 silent connections do not reset a legitimate batch. Real sockets against real services."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import resource
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import ledger as ledger_api
+from audit.http1 import Answer, Request, Server as HttpServer
+from audit.serve import error_body
+from bench.serve import children
+from tests.ledger_support import cli, event_line
+from tests.serve_support import Server, get, make_source, post, signed
+
+GENEROUS = 60.0
+"""Seconds any answer may take here: a slow, loaded machine still passes; a frozen service does not."""
+
+
+@pytest.fixture()
+def ledger_dir(tmp_path: Path) -> Path:
+    root = tmp_path / "L"
+    ledger_api.init(root, "serve.test/log")
+    return root
+
+
+def body_of(stream: str, seq: int) -> bytes:
+    return event_line(stream, seq) + b"\n"
+
+
+def address(url: str) -> tuple[str, int]:
+    host, port = url.removeprefix("http://").split(":")
+    return host, int(port)
+
+
+def head_of(conn: socket.socket) -> tuple[int, dict[str, str]]:
+    """Reads an answer's status line and headers off a connection."""
+    conn.settimeout(GENEROUS)
+    data = b""
+    while b"\r\n\r\n" not in data:
+        more = conn.recv(4096)
+        if not more:
+            raise ConnectionError(f"closed before an answer: {data!r}")
+        data += more
+    lines = data.partition(b"\r\n\r\n")[0].decode("latin-1").split("\r\n")
+    return int(lines[0].split()[1]), {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}
+
+
+def is_closed(conn: socket.socket, within: float) -> bool:
+    """Tells whether the other end closes the connection within `within` seconds (whatever it sent first is read)."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        conn.settimeout(max(0.1, deadline - time.monotonic()))
+        try:
+            if conn.recv(65536) == b"":
+                return True
+        except (ConnectionResetError, BrokenPipeError):
+            return True
+        except TimeoutError:
+            return False
+    return False
+
+
+def wait_live(url: str) -> None:
+    deadline = time.monotonic() + GENEROUS
+    while get(url, "/findings?since=0")[0] == 503 and time.monotonic() < deadline:
+        time.sleep(0.1)  # 503 while the live audit starts
+
+
+def unread_stream(host: str, port: int, source: str = "") -> socket.socket:
+    """Opens `GET /live` on a connection that will read nothing more than its answer's head."""
+    conn = socket.socket()
+    conn.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    if source:
+        conn.bind((source, 0))
+    conn.settimeout(GENEROUS)
+    conn.connect((host, port))
+    conn.sendall(b"GET /live HTTP/1.1\r\nHost: x\r\n\r\n")
+    return conn
+
+
+def soft_file_limit(pid: int) -> tuple[int, int]:
+    """Returns a process's open-file limits (soft, hard) from /proc."""
+    for line in Path(f"/proc/{pid}/limits").read_text().splitlines():
+        if line.startswith("Max open files"):
+            soft, hard = line.split()[3:5]
+            return int(soft), int(hard)
+    raise AssertionError("no open-file limit in /proc")
+
+
+def test_unread_live_streams_freeze_nothing(ledger_dir: Path, tmp_path: Path) -> None:
+    """130 `/live` streams that read nothing: 100 are served and 30 answered 503 with Retry-After
+    (issue 28.8, "a cap on SSE streams"); meanwhile `/healthz`, `/checkpoint`, `/proof/0`, a batch
+    and the operator's signed revoke (`source revoke --url`) are all answered."""
+    venue = make_source(tmp_path, ledger_dir, "venue")
+    make_source(tmp_path, ledger_dir, "leaver")
+    with Server(ledger_dir) as server:
+        wait_live(server.url)
+        host, port = address(server.url)
+        streams = [unread_stream(host, port) for _ in range(130)]
+        try:
+            heads = [head_of(conn) for conn in streams]
+            assert sorted(status for status, _ in heads) == [200] * 100 + [503] * 30
+            assert all(h.get("retry-after") == "5" for status, h in heads if status == 503)
+            status, data = get(server.url, "/healthz")
+            assert status == 200 and json.loads(data)["ok"]
+            status, note = get(server.url, "/checkpoint")
+            assert status == 200 and note.decode().startswith("serve.test/log\n")
+            assert get(server.url, "/proof/0")[0] == 200
+            assert post(server.url, body_of("g", 0), signed(venue, body_of("g", 0)))[0] == 200
+            revoked = cli("source", "revoke", "--url", server.url, "--admin-key", str(ledger_dir / "signer.key"), "--name", "leaver",
+                          "--reason", "left the venue")
+            assert revoked.exit_code == 0, revoked.output
+        finally:
+            for conn in streams:
+                conn.close()
+        refused = [r for r in server.lines if r.get("path") == "/live" and r.get("status") == 503]
+        assert refused and all(r["error"] == "too-many-streams" for r in refused)
+    from schemas.log import SourceRevoked
+
+    assert [e.name for e in ledger_api.read_stream_events(ledger_dir, "log.sources") if isinstance(e, SourceRevoked)] == ["leaver"]
+
+
+@pytest.mark.skipif(not Path("/proc/self/limits").exists(), reason="reads the service's limits in Linux's /proc")
+def test_silent_connections_are_capped_closed_and_reset_no_batch(ledger_dir: Path, tmp_path: Path) -> None:
+    """Started with a soft open-file limit of 1,024, the service raises it to the hard limit (the
+    front inherits it); 1,200 connections from eight addresses that send nothing do not stop a
+    batch or a read from 127.0.0.1; an address past `--max-per-peer` is answered 503 with
+    Retry-After; each silent connection is closed once the read timeout passes."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 4096:
+        pytest.skip(f"the hard open-file limit ({hard}) leaves no room for 1,200 connections")
+    venue = make_source(tmp_path, ledger_dir, "venue")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (1024, hard))  # what the service inherits
+    try:
+        server = Server(ledger_dir, "--read-timeout", "5", "--max-per-peer", "150")
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    silent: list[socket.socket] = []
+    try:
+        (front,) = children(server.proc.pid)
+        for pid in (server.proc.pid, front):
+            assert soft_file_limit(pid)[0] == soft_file_limit(pid)[1] > 1024, pid
+        assert server.wait_for(lambda r: r.get("at") == "started")["files"] > 1024
+        host, port = address(server.url)
+        for n in range(1200):
+            silent.append(socket.create_connection((host, port), timeout=GENEROUS, source_address=(f"127.0.0.{2 + n // 150}", 0)))
+        over = socket.create_connection((host, port), timeout=GENEROUS, source_address=("127.0.0.2", 0))
+        status, headers = head_of(over)
+        assert (status, headers.get("retry-after")) == (503, "1"), "the 151st connection of one address"
+        for seq in range(3):
+            assert post(server.url, body_of("g", seq), signed(venue, body_of("g", seq)))[0] == 200
+        assert get(server.url, "/healthz")[0] == 200 and get(server.url, "/checkpoint")[0] == 200
+        assert all(is_closed(conn, GENEROUS) for conn in silent), "a silent connection outlived the read timeout"
+    finally:
+        for conn in silent:
+            conn.close()
+        server.stop()
+    assert [r["error"] for r in server.lines if r.get("status") == 503] == ["too-many-connections"]
+    assert [e.seq for e in ledger_api.read_stream_events(ledger_dir, "g")] == [0, 1, 2]
+
+
+def test_without_fronts_the_live_cap_holds(ledger_dir: Path) -> None:
+    """`--fronts 0 --max-streams 2`: the writer's process caps `/live` itself (503, Retry-After),
+    and a stream that ends frees its place."""
+    with Server(ledger_dir, "--fronts", "0", "--max-streams", "2") as server:
+        wait_live(server.url)
+        host, port = address(server.url)
+        first, second = unread_stream(host, port), unread_stream(host, port)
+        assert head_of(first)[0] == head_of(second)[0] == 200
+        third = unread_stream(host, port)
+        status, headers = head_of(third)
+        assert (status, headers.get("retry-after")) == (503, "5")
+        first.close()
+        deadline = time.monotonic() + GENEROUS
+        while time.monotonic() < deadline:  # the writer sees the closed stream at its next keep-alive or finding
+            again = unread_stream(host, port)
+            status = head_of(again)[0]
+            again.close()
+            if status == 200:
+                break
+            time.sleep(0.5)
+        assert status == 200
+        second.close()
+
+
+# -- the front's HTTP server alone -------------------------------------------------------------
+
+async def _flood(request: Request, answer: Answer) -> None:
+    """Streams 64 KiB chunks for as long as the client takes them."""
+    answer.start(200, [("Content-Type", "text/event-stream")])
+    while True:
+        await answer.write(b": " + b"x" * 65536 + b"\n\n")
+
+
+@contextmanager
+def http_server(**limits: Any) -> Iterator[tuple[HttpServer, int]]:
+    """The front's HTTP server on a thread of its own, serving `_flood` under the given limits."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)
+    loop = asyncio.new_event_loop()
+    server = HttpServer(_flood, error_body, lambda record: None, 1000, limits.pop("read_timeout", 10.0), **limits)
+    started = threading.Event()
+
+    def run() -> None:
+        asyncio.set_event_loop(loop)
+        loop.run_until_complete(server.start(sock))
+        started.set()
+        loop.run_forever()
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    assert started.wait(GENEROUS)
+    try:
+        yield server, sock.getsockname()[1]
+    finally:
+        asyncio.run_coroutine_threadsafe(server.stop(1.0), loop).result(GENEROUS)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(GENEROUS)
+
+
+def test_a_connection_without_a_first_byte_is_closed_after_the_read_timeout() -> None:
+    """A connection that sends nothing holds nothing past `read_timeout` (not the 75 s idle timeout)."""
+    with http_server(read_timeout=1.0) as (server, port):
+        conn = socket.create_connection(("127.0.0.1", port), timeout=GENEROUS)
+        assert is_closed(conn, GENEROUS)
+        assert not server.connections and not server.peers
+
+
+def test_one_address_holds_at_most_max_per_peer_connections() -> None:
+    """The third connection of an address with `max_per_peer=2` is answered 503 with Retry-After
+    and closed; another address is still served; the count falls as connections close."""
+    with http_server(max_per_peer=2) as (server, port):
+        held = [socket.create_connection(("127.0.0.1", port), timeout=GENEROUS) for _ in range(2)]
+        third = socket.create_connection(("127.0.0.1", port), timeout=GENEROUS)
+        status, headers = head_of(third)
+        assert (status, headers["retry-after"]) == (503, "1") and is_closed(third, GENEROUS)
+        other = socket.create_connection(("127.0.0.1", port), timeout=GENEROUS, source_address=("127.0.0.2", 0))
+        other.sendall(b"GET /live HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert head_of(other)[0] == 200
+        for conn in (*held, other):
+            conn.close()
+        deadline = time.monotonic() + GENEROUS
+        while server.peers and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert server.peers == {}
+
+
+def test_a_stream_its_client_does_not_read_is_cut_off() -> None:
+    """A stream whose client reads nothing is cut off after `idle_timeout`, freeing its connection."""
+    with http_server(idle_timeout=1.0) as (server, port):
+        conn = unread_stream("127.0.0.1", port)
+        assert head_of(conn)[0] == 200
+        deadline = time.monotonic() + GENEROUS
+        while server.connections and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not server.connections
+        conn.close()
