@@ -25,11 +25,11 @@ from audit.dictionary import BY_NAME, meaning
 from audit.lake import LAKE, NONE, PARTITIONS, Limits, Places, partitioned, with_timestamps, write_partitions
 from audit.projection import SCHEMAS, Projection
 from audit.trino import TRINO_FILE, registration_sql
-from ledger import (PRIVATE_KEY, OutputDirectory, SignatureError, Signer, Verifier, load_verifier, newest_checkpoint, output_directory, sign_note,
-                    verify_note)
+from ledger import PRIVATE_KEY, SignatureError, Signer, Verifier, load_verifier, newest_checkpoint, output_directory, sign_note, verify_note
 
 if TYPE_CHECKING:
     from audit.db import AuditDB
+    from ledger import OutputDirectory
 
 MANIFEST = "manifest.json"
 MANIFEST_NOTE = "manifest.note"

@@ -142,8 +142,6 @@ class Front:
     """One front process: POST /batches checked and handed to the writer; all else passed through."""
 
     def __init__(self, settings: dict[str, Any]) -> None:
-        import aiohttp
-
         from audit.http1 import RESERVED_FILES, Server, connection_limit
         from audit.serve import SignatureChecker, error_body, json_log
         from ledger import SourceBook

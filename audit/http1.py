@@ -47,7 +47,7 @@ out of memory)."""
 IDLE_TIMEOUT = 75.0
 """Seconds an idle keep-alive connection is kept (aiohttp's default), and a client that reads
 nothing of what it is sent (an unread stream) is waited for."""
-MAX_PER_PEER = 256
+MAX_PER_PEER = 512
 """Connections one client address may hold at once (a venue's tables behind one NAT stay well under)."""
 RESERVED_FILES = 64
 """Open files a server keeps free of client connections (its listener, the log, the link to the writer)."""

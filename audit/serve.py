@@ -77,7 +77,7 @@ class ServeConfig:
     """HTTP front processes (0: the HTTP server runs in the writer's process, on its interpreter lock)."""
     max_streams: int = 100
     """`/live` streams served at once; one more is answered 503 with Retry-After."""
-    max_per_peer: int = 256
+    max_per_peer: int = 512
     """Connections one client address may hold at once (with fronts)."""
 
 

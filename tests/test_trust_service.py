@@ -21,7 +21,8 @@ from typing import Any
 import pytest
 
 import ledger as ledger_api
-from audit.http1 import Answer, Request, Server as HttpServer
+from audit.http1 import Answer, Request
+from audit.http1 import Server as HttpServer
 from audit.serve import error_body
 from bench.serve import children
 from tests.ledger_support import cli, event_line

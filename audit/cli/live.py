@@ -30,7 +30,7 @@ def serve(ledger: LedgerOpt = DEFAULT_LEDGER,
                                                                   "process).")] = 1,
           max_streams: Annotated[int, typer.Option(min=1, help="/live streams served at once (503 with Retry-After beyond).")] = 100,
           max_per_peer: Annotated[int, typer.Option(min=1, help="Connections one client address may hold at once (503 beyond; "
-                                                    "with fronts).")] = 256) -> None:
+                                                    "with fronts).")] = 512) -> None:
     """Run the recording service: sources POST signed batches and get receipts; anyone may read the log, proofs and live findings.
 
     Holds the writer lock (a second `serve` or a `record` is refused); one JSON line per request on stderr; SIGTERM finishes the commit in flight.
