@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ledger import (
+    AlreadyRegistered,
     Checkpoint,
     EntryReader,
     IndexJob,
@@ -434,6 +435,8 @@ class Writer:
                 self.checkpoint = self.ledger.checkpoint()
                 self._signed.append(self.checkpoint.size)
                 self.book.fold(entry, event)
+        except AlreadyRegistered as done:  # the same registration again (its answer was lost): the one recorded
+            return done.event
         except LedgerError as exc:
             return Refusal(409, "refused", str(exc))
         if self._on_commit:

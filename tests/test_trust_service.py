@@ -272,3 +272,33 @@ def test_a_stream_its_client_does_not_read_is_cut_off() -> None:
             time.sleep(0.1)
         assert not server.connections
         conn.close()
+
+
+# -- issue 33 point 4: a registration sent again ------------------------------------------------
+
+def test_a_registration_sent_again_is_acknowledged_once(ledger_dir: Path, tmp_path: Path) -> None:
+    """Issue 33.4: re-registering after a lost answer (the same name, key and grants) is answered
+    with the registration recorded, online and offline, and appends nothing; another key or other
+    grants under the name, or the name of a revoked source, are still refused ("a name is never reused")."""
+    key, other = tmp_path / "late.key", tmp_path / "other" / "late.key"
+    other.parent.mkdir()
+    assert cli("keygen", "--name", "late", "--out", str(key)).exit_code == 0
+    assert cli("keygen", "--name", "late", "--out", str(other)).exit_code == 0
+    admin = ("--admin-key", str(ledger_dir / "signer.key"))
+    add = ("source", "add", "--name", "late", "--key", str(tmp_path / "late.pub"), "--tournament", "cup", "--json")
+    with Server(ledger_dir) as server:
+        first = cli(*add, "--url", server.url, *admin)
+        again = cli(*add, "--url", server.url, *admin)
+        assert first.exit_code == again.exit_code == 0, again.output
+        assert json.loads(again.stdout) == json.loads(first.stdout)
+        for changed in (["--key", str(other.with_suffix(".pub"))], ["--tournament", "cup-B"]):
+            refused = cli(*add, *changed, "--url", server.url, *admin)
+            assert refused.exit_code == 1 and "a name is never reused" in refused.stderr, refused.output
+        late = ledger_api.Signer.load(key)
+        assert post(server.url, body_of("cup/g", 0), signed(late, body_of("cup/g", 0)))[0] == 200
+    assert cli(*add, "--ledger", str(ledger_dir)).exit_code == 0, "offline, the same registration again"
+    registered = [e for e in ledger_api.read_stream_events(ledger_dir, "log.sources") if e.kind == "source.registered"]
+    assert [e.name for e in registered] == ["late"]
+    assert cli("source", "revoke", "--name", "late", "--ledger", str(ledger_dir)).exit_code == 0
+    after = cli(*add, "--ledger", str(ledger_dir))
+    assert after.exit_code == 1 and "(and revoked)" in after.stderr
