@@ -24,11 +24,12 @@ RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 
 
 class SendError(Exception):
-    """The service refused a batch (`status`, its stable `reason`), or could not be reached."""
+    """The service refused a batch (`status`, its stable `reason`, the batch's `line` where it names
+    one), or could not be reached."""
 
-    def __init__(self, status: int, reason: str, message: str) -> None:
+    def __init__(self, status: int, reason: str, message: str, line: int | None = None) -> None:
         super().__init__(f"{status} {reason}: {message}" if status else f"{reason}: {message}")
-        self.status, self.reason = status, reason
+        self.status, self.reason, self.message, self.line = status, reason, message, line
 
 
 def batch_body(events: Sequence[Event | bytes]) -> bytes:
@@ -114,7 +115,8 @@ def _backoff(attempt: int) -> float:
 def _refusal(status: int, data: bytes) -> SendError:
     try:
         body = msgspec.json.decode(data)
-        return SendError(status, body.get("error", "refused"), body.get("message", ""))
+        line = body.get("line")
+        return SendError(status, body.get("error", "refused"), body.get("message", ""), line if isinstance(line, int) else None)
     except (msgspec.DecodeError, AttributeError):
         return SendError(status, "refused", data[:200].decode(errors="replace"))
 

@@ -85,6 +85,6 @@ __all__ = [
     "bad_signature", "parse_signature", "sign_batch", "verify_senders", "signed_message", "stored_checkpoint", "KeptNodes",
     "verify_signatures", "verify_each", "IndexJob", "repair", "RepairReport",
     "DerivedFiles", "indexed_size", "read_stream_entries", "read_streams", "tree_root",  # derived files the service keeps (live findings)
-    "OutputDirectory", "output_directory", "stream_file_name",
-    "AlreadyRegistered",  # a registration sent again: acknowledged, nothing appended  # directory outputs (exports), written fresh and renamed into place
+    "OutputDirectory", "output_directory", "stream_file_name",  # directory outputs (exports): written fresh, renamed into place
+    "AlreadyRegistered",  # a registration sent again: acknowledged, nothing appended
 ]

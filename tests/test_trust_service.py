@@ -302,3 +302,37 @@ def test_a_registration_sent_again_is_acknowledged_once(ledger_dir: Path, tmp_pa
     assert cli("source", "revoke", "--name", "late", "--ledger", str(ledger_dir)).exit_code == 0
     after = cli(*add, "--ledger", str(ledger_dir))
     assert after.exit_code == 1 and "(and revoked)" in after.stderr
+
+
+# -- issue 33 point 5: receipts ----------------------------------------------------------------
+
+def test_send_keeps_the_receipts_before_a_refusal_and_check_proof_reads_them(ledger_dir: Path, tmp_path: Path) -> None:
+    """Issue 33.5: `send --receipts` writes the receipts of the batches acknowledged before a
+    refused one, the refusal names the line in the file (not in the batch) and the batches
+    acknowledged; `check-proof` reads that file (one receipt a line) and names the line of a
+    receipt that does not verify."""
+    key = tmp_path / "venue.key"
+    assert cli("keygen", "--name", "venue", "--out", str(key)).exit_code == 0
+    assert cli("source", "add", "--ledger", str(ledger_dir), "--name", "venue", "--key", str(tmp_path / "venue.pub")).exit_code == 0
+    events = tmp_path / "events.jsonl"
+    lines = [event_line("g", 0), b"", event_line("g", 1), event_line("g", 2), b"", event_line("g", 3), event_line("g", 4),
+             event_line("g", 9)]  # file lines 1, 3, 4, 6, 7, 8: batches of two, the third's second event (line 8) a gap
+    events.write_bytes(b"\n".join(lines) + b"\n")
+    receipts = tmp_path / "receipts.jsonl"
+    with Server(ledger_dir) as server:
+        sent = cli("send", str(events), "--url", server.url, "--key", str(key), "--batch", "2", "--receipts", str(receipts))
+    assert sent.exit_code == 1
+    message = " ".join(sent.stderr.split())
+    assert "409 seq-gap" in message and f"{events} line 8:" in message and "batch 3 of 3" in message, message
+    assert "batches 1–2 (lines 1–6) were acknowledged" in message and str(receipts) in message, message
+    assert len(receipts.read_bytes().splitlines()) == 2
+    checked = cli("check-proof", str(receipts), "--key", str(ledger_dir / "signer.pub"), "--json")
+    assert checked.exit_code == 0, checked.output
+    assert (json.loads(checked.stdout)["receipts"], json.loads(checked.stdout)["entries"]) == (2, 4)
+    first, second = receipts.read_bytes().splitlines()
+    forged = json.loads(second)
+    forged["entries"][0]["entry"] = forged["entries"][0]["entry"].replace('"ms":', '"ms":1')
+    receipts.write_bytes(first + b"\n" + json.dumps(forged).encode() + b"\n")
+    refused = cli("check-proof", str(receipts), "--key", str(ledger_dir / "signer.pub"))
+    assert refused.exit_code == 1 and f"{receipts} line 2:" in refused.stderr, refused.output
+    assert [e.seq for e in ledger_api.read_stream_events(ledger_dir, "g")] == [0, 1, 2, 3]
