@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,6 +22,10 @@ from schemas import decode_line, encode
 from schemas.envelope import Event
 
 RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
+RETRY_FOR = 120.0
+"""Seconds a client keeps sending a batch again while the service cannot be reached or answers a
+retryable status: a restart takes 3-28 s under load (issue 33), so a restart is ridden out and only
+a longer outage is reported, as one."""
 
 
 class SendError(Exception):
@@ -46,15 +51,17 @@ class Client:
     """Sends signed batches to one service; use as an async context manager.
 
     `log_key` is the log's verifier key: with it each receipt's checkpoint signature is checked,
-    without it only the proofs against the root the receipt's checkpoint states.
+    without it only the proofs against the root the receipt's checkpoint states. A batch is sent
+    again for up to `retry_for` seconds while the service cannot be reached or answers a retryable
+    status.
     """
 
-    def __init__(self, url: str, signer: Signer, log_key: Verifier | None = None, attempts: int = 8,
+    def __init__(self, url: str, signer: Signer, log_key: Verifier | None = None, retry_for: float = RETRY_FOR,
                  timeout: float = 30.0, session: aiohttp.ClientSession | None = None) -> None:
         self.url = url.rstrip("/")
         self.signer = signer
         self.log_key = log_key
-        self.attempts = attempts
+        self.retry_for = retry_for
         self.timeout = aiohttp.ClientTimeout(total=timeout)
         self._session = session
         self._own_session = session is None
@@ -71,7 +78,7 @@ class Client:
     async def send(self, events: Sequence[Event | bytes]) -> Receipt:
         """Sends one batch and returns its checked receipt.
 
-        :raises SendError: when the service refuses it, or stays unreachable for every attempt.
+        :raises SendError: when the service refuses it, or stays unreachable for `retry_for` seconds.
         """
         body = batch_body(events)
         return await self.send_body(body, [line for line in body.split(b"\n") if line])
@@ -79,33 +86,50 @@ class Client:
     async def send_body(self, body: bytes, sent: Sequence[bytes] | None = None) -> Receipt:
         """Sends a body already made (retries re-send exactly it) and returns its checked receipt.
 
-        :raises SendError: when the service refuses it, or stays unreachable for every attempt.
+        :raises SendError: when the service refuses it, or stays unreachable for `retry_for` seconds.
         """
-        headers = {SIGNATURE_HEADER: sign_batch(self.signer, body), "Content-Type": "application/jsonl"}
-        last = SendError(0, "unreachable", f"no answer from {self.url}")
-        for attempt in range(self.attempts):
-            try:
-                status, data, retry_after = await self._post("/batches", body, headers)
-            except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
-                last = SendError(0, "unreachable", f"{self.url}: {type(exc).__name__}: {exc}")
-                await asyncio.sleep(_backoff(attempt))
-                continue
-            if status == 200:
-                receipt = msgspec.json.decode(data, type=Receipt)
-                check_receipt(receipt, self.log_key, sent)
-                return receipt
-            last = _refusal(status, data)
-            if status not in RETRY_STATUSES:
-                raise last
-            await asyncio.sleep(retry_after if retry_after is not None else _backoff(attempt))
-        raise last
-
-    async def _post(self, path: str, body: bytes, headers: dict[str, str]) -> tuple[int, bytes, float | None]:
         assert self._session is not None, "use the client as `async with Client(...)`"
-        async with self._session.post(self.url + path, data=body, headers=headers) as response:
-            data = await response.read()
-            retry = response.headers.get("Retry-After")
-            return response.status, data, float(retry) if retry and retry.isdigit() else None
+        headers = {SIGNATURE_HEADER: sign_batch(self.signer, body), "Content-Type": "application/jsonl"}
+        data = await answered(self._session, self.url, "/batches", body, headers, self.retry_for)
+        receipt = msgspec.json.decode(data, type=Receipt)
+        check_receipt(receipt, self.log_key, sent)
+        return receipt
+
+
+async def answered(session: aiohttp.ClientSession, url: str, path: str, body: bytes, headers: dict[str, str], retry_for: float) -> bytes:
+    """POSTs a body (the very same bytes each time) until the service answers 200 or refuses it for
+    good, for up to `retry_for` seconds while it cannot be reached or answers a retryable status
+    (after its Retry-After, else a growing back-off); returns the 200's body.
+
+    :raises SendError: the refusal, or an outage when the service stayed unreachable.
+    """
+    deadline = time.monotonic() + retry_for
+    attempt = 0
+    while True:
+        retry_after = None
+        try:
+            async with session.post(url + path, data=body, headers=headers) as response:
+                data = await response.read()
+                if response.status == 200:
+                    return data
+                retry = response.headers.get("Retry-After")
+                retry_after = float(retry) if retry and retry.isdigit() else None
+                last = _refusal(response.status, data)
+                if response.status not in RETRY_STATUSES:
+                    raise last
+        except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
+            last = outage(url, retry_for, exc)
+        wait = retry_after if retry_after is not None else _backoff(attempt)
+        if time.monotonic() + wait > deadline:
+            raise last
+        await asyncio.sleep(wait)
+        attempt += 1
+
+
+def outage(url: str, retry_for: float, exc: BaseException) -> SendError:
+    """Returns the error of a service that could not be reached (an outage, not a refusal: status 0)."""
+    return SendError(0, "unreachable", f"服务不可达 / {url} could not be reached for {retry_for:g} s (an outage, not a refusal; "
+                     f"the last error: {type(exc).__name__}: {exc})")
 
 
 def _backoff(attempt: int) -> float:
@@ -121,17 +145,15 @@ def _refusal(status: int, data: bytes) -> SendError:
         return SendError(status, "refused", data[:200].decode(errors="replace"))
 
 
-async def change_source(url: str, log_signer: Signer, change: dict[str, Any]) -> dict[str, Any]:
-    """Registers or revokes a source on a running service, signed with the log's own key.
+async def change_source(url: str, log_signer: Signer, change: dict[str, Any], retry_for: float = RETRY_FOR) -> dict[str, Any]:
+    """Registers or revokes a source on a running service, signed with the log's own key (sent
+    again through a restart, as batches are: the same registration again is acknowledged as done).
 
-    :raises SendError: when the service refuses it.
+    :raises SendError: when the service refuses it, or stays unreachable for `retry_for` seconds.
     """
     body = msgspec.json.encode(change)
     line = sign_batch(log_signer, body)  # the scheme of batches, under the log's own key name
     async with aiohttp.ClientSession() as session:
-        async with session.post(url.rstrip("/") + "/sources", data=body, headers={SIGNATURE_HEADER: line}) as response:
-            data = await response.read()
-            if response.status != 200:
-                raise _refusal(response.status, data)
-            result: dict[str, Any] = msgspec.json.decode(data)
-            return result
+        data = await answered(session, url.rstrip("/"), "/sources", body, {SIGNATURE_HEADER: line}, retry_for)
+    result: dict[str, Any] = msgspec.json.decode(data)
+    return result

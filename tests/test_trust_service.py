@@ -336,3 +336,114 @@ def test_send_keeps_the_receipts_before_a_refusal_and_check_proof_reads_them(led
     refused = cli("check-proof", str(receipts), "--key", str(ledger_dir / "signer.pub"))
     assert refused.exit_code == 1 and f"{receipts} line 2:" in refused.stderr, refused.output
     assert [e.seq for e in ledger_api.read_stream_events(ledger_dir, "g")] == [0, 1, 2, 3]
+
+
+# -- issue 33 point 3: clients ride out a restart ----------------------------------------------
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class LiveRun:
+    """`simulate --url` (audit.live_sim.simulate_live) on a thread; `reached(n)` waits until n events were acknowledged."""
+
+    def __init__(self, url: str, ledger: Path, tables: int, **resume: Any) -> None:
+        from audit.live_sim import simulate_live
+
+        self.acked = 0
+        self._progress = threading.Condition()
+        self.result: dict[str, Any] | None = None
+        self.error: BaseException | None = None
+
+        def progress(events: int) -> None:
+            with self._progress:
+                self.acked += events
+                self._progress.notify_all()
+
+        def run() -> None:
+            try:
+                self.result = simulate_live(url, "checkers", tables, 3, ledger / "signer.key", None, 1, None, progress, **resume)
+            except BaseException as exc:  # noqa: BLE001 - the test reads it
+                self.error = exc
+
+        self.thread = threading.Thread(target=run, daemon=True)
+        self.thread.start()
+
+    def reached(self, events: int) -> None:
+        with self._progress:
+            assert self._progress.wait_for(lambda: self.acked >= events or not self.thread.is_alive(), GENEROUS)
+
+    def join(self) -> None:
+        self.thread.join(300)
+        assert not self.thread.is_alive()
+
+
+def whole(ledger: Path, stream: str) -> bool:
+    """Tells whether a table's game is recorded whole: from game.started to game.ended, seqs dense."""
+    events = ledger_api.read_stream_events(ledger, stream)
+    return bool(events) and [e.seq for e in events] == list(range(len(events))) and events[-1].kind == "game.ended"
+
+
+def complete(ledger: Path, tag: str, tables: int) -> bool:
+    """Tells whether every table's game of a run is recorded whole."""
+    return all(whole(ledger, f"{tag}/t{n}") for n in range(1, tables + 1))
+
+
+def test_a_live_run_rides_out_a_restart_of_the_service(ledger_dir: Path, tmp_path: Path) -> None:
+    """Issue 33.3: the service stopped (SIGTERM) in the middle of a 3-table run and started again
+    on its port 20 s later (past the 6-17 s the client used to retry for): every table sends on
+    (each batch sent again until the service answers), none gives up, each game is recorded whole
+    and once."""
+    port = free_port()
+    server = Server(ledger_dir, "--port", str(port))
+    run = LiveRun(server.url, ledger_dir, 3, tag="ride")
+    try:
+        run.reached(30)
+        assert server.stop() == 0
+        time.sleep(20)  # the service is down: the tables' batches find no one
+        server = Server(ledger_dir, "--port", str(port))
+        run.join()
+    finally:
+        server.stop()
+    assert run.error is None, run.error
+    assert run.result is not None and run.result["tables"] == 3
+    assert complete(ledger_dir, "ride", 3)
+    assert ledger_api.verify(ledger_dir).ok
+
+
+def test_a_table_refused_stops_alone_and_an_outage_is_reported_and_resumed(ledger_dir: Path, tmp_path: Path) -> None:
+    """Issue 33.3: a table whose source is revoked mid-run stops alone (the others finish); a
+    service gone for longer than `retry_for` is reported as an outage (not "refused"), with how to
+    resume; the same command with `--tag` and `--keys` then finishes the run, nothing recorded twice."""
+    from audit.cli.base import error_message
+
+    port = free_port()
+    with Server(ledger_dir, "--port", str(port)) as server:
+        run = LiveRun(server.url, ledger_dir, 3, tag="rev")
+        run.reached(20)
+        assert cli("source", "revoke", "--url", server.url, "--admin-key", str(ledger_dir / "signer.key"), "--name", "rev-t2").exit_code == 0
+        run.join()
+    assert run.error is not None and "1 of 3 tables stopped, the others finished: t2: 403 revoked-source" in str(run.error), run.error
+    assert whole(ledger_dir, "rev/t1") and whole(ledger_dir, "rev/t3") and not whole(ledger_dir, "rev/t2")
+
+    keys = tmp_path / "keys"
+    server = Server(ledger_dir, "--port", str(port))
+    run = LiveRun(server.url, ledger_dir, 2, tag="out", keys=keys, retry_for=1.0)
+    run.reached(20)
+    server.stop()
+    run.join()
+    assert run.error is not None
+    told = error_message(run.error)
+    assert "unreachable" in told and "an outage, not a refusal" in told and not told.startswith("refused"), told
+    assert f"--seed 3 --tag out --keys {keys} to resume" in told, told
+    assert not complete(ledger_dir, "out", 2)
+    with Server(ledger_dir, "--port", str(port)) as server:
+        again = LiveRun(server.url, ledger_dir, 2, tag="out", keys=keys, retry_for=1.0)
+        again.join()
+    assert again.error is None, again.error
+    assert complete(ledger_dir, "out", 2)
+    registered = [e.name for e in ledger_api.read_stream_events(ledger_dir, "log.sources") if e.kind == "source.registered"]
+    assert registered.count("out-t1") == 1 and registered.count("out-t2") == 1
+    assert ledger_api.verify(ledger_dir).ok
