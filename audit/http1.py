@@ -24,7 +24,8 @@ and what a careful server must do:
   answered one at a time, in order, by one task a connection.
 - **Framing** is llhttp's: Content-Length or chunked, never both, no obsolete line folding; a
   malformed head is answered 400 and the connection closed. `Expect: 100-continue` is honoured.
-- **One access-log line per request**, as the service's other requests have.
+- **One access-log line per request**, as the service's other requests have; a request whose client
+  left before its answer is logged 499 (`client-gone`), not 500.
 """
 
 from __future__ import annotations
@@ -49,6 +50,8 @@ IDLE_TIMEOUT = 75.0
 nothing of what it is sent (an unread stream) is waited for."""
 MAX_PER_PEER = 512
 """Connections one client address may hold at once (a venue's tables behind one NAT stay well under)."""
+CLIENT_GONE = 499
+"""The status logged for a request whose client left before its answer (nginx's "client closed request")."""
 RESERVED_FILES = 64
 """Open files a server keeps free of client connections (its listener, the log, the link to the writer)."""
 _REASONS = {s.value: s.phrase.encode() for s in HTTPStatus}
@@ -391,6 +394,9 @@ class Connection(asyncio.Protocol):
             await self.server.handler(request, answer)
         except (ConnectionError, asyncio.CancelledError):
             self._closing = True
+            if not answer.status:  # the client left before its answer: no failure of ours, so no 500 in the log
+                answer.status = CLIENT_GONE
+                request.log["error"] = "client-gone"
             return
         except Exception as exc:  # noqa: BLE001 - the client must get an answer
             refused = Refused(500, "internal-error", f"{type(exc).__name__}: {exc}")

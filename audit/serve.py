@@ -36,8 +36,9 @@ import signal
 import stat
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -56,6 +57,8 @@ if TYPE_CHECKING:
 JSONL = "application/jsonl"
 INLINE_PARSE = 16 * 1024
 """Bodies up to this size are decoded on the event loop; larger ones on a thread, off the loop."""
+FAILED_CHECK_S = 0.5
+"""How often the service looks whether its writer entered the failed state, to log that once."""
 READERS = 4
 """Threads of the read API (tiles, proofs, streams): a pool of their own, so that readers never
 hold up the decoding of large batches."""
@@ -244,7 +247,8 @@ class Service:
         self.config = config
         self.log = log
         self.hub = LiveHub(config.root, log) if config.live else None
-        self.writer = Writer(config.root, self.hub.committed if self.hub else None)
+        with starting("opening the ledger (recovery, index, checkpoint)"):
+            self.writer = Writer(config.root, self.hub.committed if self.hub else None)
         self.limits = RateLimiter(config.rate, config.burst)
         self.verifier = self.writer.ledger.signer.verifier
         self.signatures = SignatureChecker()
@@ -450,7 +454,8 @@ class Service:
         runner = web.AppRunner(self.app, access_log=None, handle_signals=False, shutdown_timeout=5.0)
         await runner.setup()
         if self.hub:  # the log's findings so far, before any batch is taken
-            self.hub.start(loop)
+            with starting("opening the live audit (derived/live)"):
+                self.hub.start(loop)
         stop = asyncio.Event()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)
@@ -468,7 +473,9 @@ class Service:
                   "files": resource.getrlimit(resource.RLIMIT_NOFILE)[0]})
         if ready:
             ready(url)
+        failure = loop.create_task(self._log_failure())
         await stop.wait()
+        failure.cancel()
         self.log({"at": "stopping", "queued": self.writer.queued()})
         await self.writer.stop()  # the commit in flight finishes; batches still waiting get 503
         if self.hub:
@@ -481,6 +488,14 @@ class Service:
         self.log({"at": "stopped", "size": self.writer.checkpoint.size, "commits": self.writer.commits})
         if self.failed:
             raise SystemExit(self.failed)
+
+    async def _log_failure(self) -> None:
+        """Writes one log line when the writer enters the failed state (the ledger could not be
+        written, e.g. a full disk: batches are answered 503 until the service is restarted)."""
+        while self.writer.error is None:
+            await asyncio.sleep(FAILED_CHECK_S)
+        self.log({"at": "failed", "error": self.writer.error, "message": "账本无法写入，批次一律拒收（503），直至重启 / the ledger "
+                  "cannot be written: every batch is refused (503) until the service is restarted"})
 
     # -- front processes -------------------------------------------------------------------------
 
@@ -575,6 +590,20 @@ class Service:
                 await asyncio.wait_for(front.proc.wait(), 30)
             except asyncio.TimeoutError:
                 front.proc.kill()
+
+
+@contextmanager
+def starting(phase: str) -> Iterator[None]:
+    """Names the phase of start-up in a system error raised in it (a full disk says when, the error's file where).
+
+    :raises OSError: the error, its message led by the phase.
+    """
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno is None:
+            raise
+        raise OSError(exc.errno, f"服务启动失败 / start-up, {phase}: {exc.strerror}", exc.filename) from None
 
 
 def too_many_streams(most: int) -> Refusal:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import resource
 import socket
 import threading
@@ -202,20 +203,24 @@ def test_without_fronts_the_live_cap_holds(ledger_dir: Path) -> None:
 # -- the front's HTTP server alone -------------------------------------------------------------
 
 async def _flood(request: Request, answer: Answer) -> None:
-    """Streams 64 KiB chunks for as long as the client takes them."""
+    """Streams 64 KiB chunks for as long as the client takes them (`/slow`: answers after 2 s)."""
+    if request.path == "/slow":
+        await asyncio.sleep(2)
+        answer.send(200, b"late")
+        return
     answer.start(200, [("Content-Type", "text/event-stream")])
     while True:
         await answer.write(b": " + b"x" * 65536 + b"\n\n")
 
 
 @contextmanager
-def http_server(**limits: Any) -> Iterator[tuple[HttpServer, int]]:
-    """The front's HTTP server on a thread of its own, serving `_flood` under the given limits."""
+def http_server(lines: list[dict[str, Any]] | None = None, **limits: Any) -> Iterator[tuple[HttpServer, int]]:
+    """The front's HTTP server on a thread of its own, serving `_flood` under the given limits (its log lines into `lines`)."""
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     sock.listen(64)
     loop = asyncio.new_event_loop()
-    server = HttpServer(_flood, error_body, lambda record: None, 1000, limits.pop("read_timeout", 10.0), **limits)
+    server = HttpServer(_flood, error_body, (lines if lines is not None else []).append, 1000, limits.pop("read_timeout", 10.0), **limits)
     started = threading.Event()
 
     def run() -> None:
@@ -273,6 +278,63 @@ def test_a_stream_its_client_does_not_read_is_cut_off() -> None:
         assert not server.connections
         conn.close()
 
+
+
+def test_a_request_its_client_abandoned_is_logged_499_not_500() -> None:
+    """Issue 33.7: a client that leaves before its answer is no failure of the service: its log line
+    says 499 `client-gone`, not 500."""
+    lines: list[dict[str, Any]] = []
+    with http_server(lines) as (server, port):
+        conn = socket.create_connection(("127.0.0.1", port), timeout=GENEROUS)
+        conn.sendall(b"GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
+        time.sleep(0.5)
+        conn.close()
+        deadline = time.monotonic() + GENEROUS
+        while not lines and time.monotonic() < deadline:
+            time.sleep(0.05)
+    assert [(r["path"], r["status"], r.get("error")) for r in lines] == [("/slow", 499, "client-gone")]
+
+
+def test_entering_the_failed_state_writes_its_own_log_line(ledger_dir: Path, tmp_path: Path) -> None:
+    """Issue 33.7: when the ledger cannot be written (here a file-size limit, EFBIG, as a full disk
+    gives ENOSPC) the service logs `failed` once, with the error, beside the 503s it answers."""
+    venue = make_source(tmp_path, ledger_dir, "venue")
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (200_000, hard))  # what the service inherits
+    try:
+        server = Server(ledger_dir, "--no-live")
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+    with server:
+        status = 200
+        for seq in range(0, 40_000, 50):
+            body = b"".join(body_of("g", s) for s in range(seq, seq + 50))
+            status, _, data = post(server.url, body, signed(venue, body))
+            if status != 200:
+                break
+        assert (status, json.loads(data)["error"]) == (503, "unavailable")
+        failed = server.wait_for(lambda r: r.get("at") == "failed", GENEROUS)
+        assert "cannot be written" in failed["error"] and "File too large" in failed["error"]
+        assert get(server.url, "/healthz")[0] == 503
+    assert [r["at"] for r in server.lines].count("failed") == 1
+
+
+def test_a_start_on_a_full_disk_names_the_phase_and_the_file_and_leaves_no_temporary_file(ledger_dir: Path) -> None:
+    """Issue 33.7: a start that cannot write (a file-size limit of 100 bytes standing in for a full
+    disk) exits 1 naming the phase of start-up and the file, and leaves no temporary file in the ledger."""
+    import subprocess
+    import sys
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (100, resource.RLIM_INFINITY))
+
+    started = subprocess.run([sys.executable, "-c", "from audit.cli import main; main()", "serve", "--ledger", str(ledger_dir),
+                              "--port", "0"], preexec_fn=limited, capture_output=True, timeout=GENEROUS * 2,
+                             cwd=Path(__file__).resolve().parents[1])
+    told = started.stderr.decode()
+    assert started.returncode == 1, told
+    assert re.search(rf"start-up, opening the (ledger|live audit) \([^)]*\): File too large: '{re.escape(str(ledger_dir))}/", told), told
+    assert not [p for p in ledger_dir.rglob("*") if p.name.endswith(".tmp")]
 
 # -- issue 33 point 4: a registration sent again ------------------------------------------------
 
