@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,14 +22,19 @@ from schemas import decode_line, encode
 from schemas.envelope import Event
 
 RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
+RETRY_FOR = 120.0
+"""Seconds a client keeps sending a batch again while the service cannot be reached or answers a
+retryable status: a restart takes 3-28 s under load (issue 33), so a restart is ridden out and only
+a longer outage is reported, as one."""
 
 
 class SendError(Exception):
-    """The service refused a batch (`status`, its stable `reason`), or could not be reached."""
+    """The service refused a batch (`status`, its stable `reason`, the batch's `line` where it names
+    one), or could not be reached."""
 
-    def __init__(self, status: int, reason: str, message: str) -> None:
+    def __init__(self, status: int, reason: str, message: str, line: int | None = None) -> None:
         super().__init__(f"{status} {reason}: {message}" if status else f"{reason}: {message}")
-        self.status, self.reason = status, reason
+        self.status, self.reason, self.message, self.line = status, reason, message, line
 
 
 def batch_body(events: Sequence[Event | bytes]) -> bytes:
@@ -45,18 +51,20 @@ class Client:
     """Sends signed batches to one service; use as an async context manager.
 
     `log_key` is the log's verifier key: with it each receipt's checkpoint signature is checked,
-    without it only the proofs against the root the receipt's checkpoint states. Each batch is
-    signed for the log's origin (scheme `matchledger-batch/2`): `origin`, else the log key's name
-    (the origin the log signs its checkpoints with), else the origin of the service's checkpoint.
+    without it only the proofs against the root the receipt's checkpoint states. A batch is sent
+    again for up to `retry_for` seconds while the service cannot be reached or answers a retryable
+    status. Each batch is signed for the log's origin (scheme `matchledger-batch/2`): `origin`, else
+    the log key's name (the origin the log signs its checkpoints with), else the origin of the
+    service's checkpoint.
     """
 
-    def __init__(self, url: str, signer: Signer, log_key: Verifier | None = None, attempts: int = 8,
+    def __init__(self, url: str, signer: Signer, log_key: Verifier | None = None, retry_for: float = RETRY_FOR,
                  timeout: float = 30.0, session: aiohttp.ClientSession | None = None, origin: str | None = None) -> None:
         self.url = url.rstrip("/")
         self.signer = signer
         self.log_key = log_key
         self.origin = origin or (log_key.name if log_key is not None else None)
-        self.attempts = attempts
+        self.retry_for = retry_for
         self.timeout = aiohttp.ClientTimeout(total=timeout)
         self._session = session
         self._own_session = session is None
@@ -73,7 +81,7 @@ class Client:
     async def send(self, events: Sequence[Event | bytes]) -> Receipt:
         """Sends one batch and returns its checked receipt.
 
-        :raises SendError: when the service refuses it, or stays unreachable for every attempt.
+        :raises SendError: when the service refuses it, or stays unreachable for `retry_for` seconds.
         """
         body = batch_body(events)
         return await self.send_body(body, [line for line in body.split(b"\n") if line])
@@ -81,55 +89,78 @@ class Client:
     async def send_body(self, body: bytes, sent: Sequence[bytes] | None = None) -> Receipt:
         """Sends a body already made (retries re-send exactly it) and returns its checked receipt.
 
-        :raises SendError: when the service refuses it, or stays unreachable for every attempt.
+        :raises SendError: when the service refuses it, or stays unreachable for `retry_for` seconds.
         """
-        headers: dict[str, str] = {}
-        last = SendError(0, "unreachable", f"no answer from {self.url}")
-        for attempt in range(self.attempts):
-            if not headers:  # signed once the log's origin is known; every retry then sends the very same bytes
-                try:
-                    headers = {SIGNATURE_HEADER: sign_batch(self.signer, body, await self._origin()), "Content-Type": "application/jsonl"}
-                except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
-                    last = SendError(0, "unreachable", f"{self.url}: {type(exc).__name__}: {exc}")
-                    await asyncio.sleep(_backoff(attempt))
-                    continue
-            try:
-                status, data, retry_after = await self._post("/batches", body, headers)
-            except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
-                last = SendError(0, "unreachable", f"{self.url}: {type(exc).__name__}: {exc}")
-                await asyncio.sleep(_backoff(attempt))
-                continue
-            if status == 200:
-                receipt = msgspec.json.decode(data, type=Receipt)
-                check_receipt(receipt, self.log_key, sent)
-                return receipt
-            last = _refusal(status, data)
-            if status not in RETRY_STATUSES:
-                raise last
-            await asyncio.sleep(retry_after if retry_after is not None else _backoff(attempt))
-        raise last
+        assert self._session is not None, "use the client as `async with Client(...)`"
+        deadline = time.monotonic() + self.retry_for
+        headers = {SIGNATURE_HEADER: sign_batch(self.signer, body, await self._origin(deadline)), "Content-Type": "application/jsonl"}
+        data = await answered(self._session, self.url, "/batches", body, headers, max(0.0, deadline - time.monotonic()))
+        receipt = msgspec.json.decode(data, type=Receipt)
+        check_receipt(receipt, self.log_key, sent)
+        return receipt
 
-    async def _origin(self) -> str:
+    async def _origin(self, deadline: float) -> str:
         """Returns the origin batches are signed for; without one given, the first line of the
-        service's checkpoint (a server naming another log gets batches that verify only there).
+        service's checkpoint (a server naming another log gets batches that verify only there),
+        asked again until `deadline` while the service cannot be reached.
 
-        :raises SendError: when the service has no checkpoint to give.
+        :raises SendError: when the service has no checkpoint to give, or stays unreachable.
         """
-        if self.origin is None:
-            assert self._session is not None, "use the client as `async with Client(...)`"
-            async with self._session.get(self.url + "/checkpoint") as response:
-                data = await response.read()
-                if response.status != 200:
-                    raise _refusal(response.status, data)
-            self.origin = data.decode(errors="replace").split("\n", 1)[0]
+        assert self._session is not None, "use the client as `async with Client(...)`"
+        attempt = 0
+        while self.origin is None:
+            try:
+                async with self._session.get(self.url + "/checkpoint") as response:
+                    data = await response.read()
+                    if response.status == 200:
+                        self.origin = data.decode(errors="replace").split("\n", 1)[0]
+                        break
+                    if response.status not in RETRY_STATUSES:
+                        raise _refusal(response.status, data)
+                    last = _refusal(response.status, data)
+            except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
+                last = outage(self.url, self.retry_for, exc)
+            if time.monotonic() + _backoff(attempt) > deadline:
+                raise last
+            await asyncio.sleep(_backoff(attempt))
+            attempt += 1
         return self.origin
 
-    async def _post(self, path: str, body: bytes, headers: dict[str, str]) -> tuple[int, bytes, float | None]:
-        assert self._session is not None, "use the client as `async with Client(...)`"
-        async with self._session.post(self.url + path, data=body, headers=headers) as response:
-            data = await response.read()
-            retry = response.headers.get("Retry-After")
-            return response.status, data, float(retry) if retry and retry.isdigit() else None
+
+async def answered(session: aiohttp.ClientSession, url: str, path: str, body: bytes, headers: dict[str, str], retry_for: float) -> bytes:
+    """POSTs a body (the very same bytes each time) until the service answers 200 or refuses it for
+    good, for up to `retry_for` seconds while it cannot be reached or answers a retryable status
+    (after its Retry-After, else a growing back-off); returns the 200's body.
+
+    :raises SendError: the refusal, or an outage when the service stayed unreachable.
+    """
+    deadline = time.monotonic() + retry_for
+    attempt = 0
+    while True:
+        retry_after = None
+        try:
+            async with session.post(url + path, data=body, headers=headers) as response:
+                data = await response.read()
+                if response.status == 200:
+                    return data
+                retry = response.headers.get("Retry-After")
+                retry_after = float(retry) if retry and retry.isdigit() else None
+                last = _refusal(response.status, data)
+                if response.status not in RETRY_STATUSES:
+                    raise last
+        except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
+            last = outage(url, retry_for, exc)
+        wait = retry_after if retry_after is not None else _backoff(attempt)
+        if time.monotonic() + wait > deadline:
+            raise last
+        await asyncio.sleep(wait)
+        attempt += 1
+
+
+def outage(url: str, retry_for: float, exc: BaseException) -> SendError:
+    """Returns the error of a service that could not be reached (an outage, not a refusal: status 0)."""
+    return SendError(0, "unreachable", f"服务不可达 / {url} could not be reached for {retry_for:g} s (an outage, not a refusal; "
+                     f"the last error: {type(exc).__name__}: {exc})")
 
 
 def _backoff(attempt: int) -> float:
@@ -139,22 +170,21 @@ def _backoff(attempt: int) -> float:
 def _refusal(status: int, data: bytes) -> SendError:
     try:
         body = msgspec.json.decode(data)
-        return SendError(status, body.get("error", "refused"), body.get("message", ""))
+        line = body.get("line")
+        return SendError(status, body.get("error", "refused"), body.get("message", ""), line if isinstance(line, int) else None)
     except (msgspec.DecodeError, AttributeError):
         return SendError(status, "refused", data[:200].decode(errors="replace"))
 
 
-async def change_source(url: str, log_signer: Signer, change: dict[str, Any]) -> dict[str, Any]:
-    """Registers or revokes a source on a running service, signed with the log's own key.
+async def change_source(url: str, log_signer: Signer, change: dict[str, Any], retry_for: float = RETRY_FOR) -> dict[str, Any]:
+    """Registers or revokes a source on a running service, signed with the log's own key (sent
+    again through a restart, as batches are: the same registration again is acknowledged as done).
 
-    :raises SendError: when the service refuses it.
+    :raises SendError: when the service refuses it, or stays unreachable for `retry_for` seconds.
     """
     body = msgspec.json.encode(change)
     line = sign_batch(log_signer, body, log_signer.name)  # the scheme of batches, under the log's own key, whose name is the origin
     async with aiohttp.ClientSession() as session:
-        async with session.post(url.rstrip("/") + "/sources", data=body, headers={SIGNATURE_HEADER: line}) as response:
-            data = await response.read()
-            if response.status != 200:
-                raise _refusal(response.status, data)
-            result: dict[str, Any] = msgspec.json.decode(data)
-            return result
+        data = await answered(session, url.rstrip("/"), "/sources", body, {SIGNATURE_HEADER: line}, retry_for)
+    result: dict[str, Any] = msgspec.json.decode(data)
+    return result

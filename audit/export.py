@@ -25,10 +25,11 @@ from audit.dictionary import BY_NAME, meaning
 from audit.lake import LAKE, NONE, PARTITIONS, Limits, Places, partitioned, with_timestamps, write_partitions
 from audit.projection import SCHEMAS, Projection
 from audit.trino import TRINO_FILE, registration_sql
-from ledger import PRIVATE_KEY, SignatureError, Signer, Verifier, newest_checkpoint, sign_note, verify_note
+from ledger import PRIVATE_KEY, SignatureError, Signer, Verifier, newest_checkpoint, output_directory, sign_note, verify_note
 
 if TYPE_CHECKING:
     from audit.db import AuditDB
+    from ledger import OutputDirectory
 
 MANIFEST = "manifest.json"
 MANIFEST_NOTE = "manifest.note"
@@ -68,13 +69,15 @@ class Manifest(msgspec.Struct, frozen=True):
 
 
 def export_parquet(root: Path, projection: Projection, out: Path, db: AuditDB | None = None, location: str | None = None,
-                   limits: Limits = LAKE) -> dict[str, Any]:
+                   limits: Limits = LAKE, force: bool = False) -> dict[str, Any]:
     """Writes every projection table, and every table and view derived from it (by `db`, the
     projection's database, loaded here when not given), under `out/<table>/tournament=…/round=…/`,
     then `schema.json`, `trino.sql` (its tables found at `location`, by default the export's own
-    file:// URI), the manifest and its signed note.
+    file:// URI), the manifest and its signed note: all into a fresh directory renamed to `out`
+    (`output_directory`; with `force` the old export is replaced as a whole, no link in it followed).
 
     :raises ExportError: when `location` is not a URI.
+    :raises OutputRefused: when `out` lies in a ledger, is a link, or exists and is not empty without `force`.
     """
     from audit.db import AuditDB
 
@@ -85,22 +88,23 @@ def export_parquet(root: Path, projection: Projection, out: Path, db: AuditDB | 
     base = projection.tables()
     derived = (db or AuditDB(base)).derived_tables()
     places = Places.of(base["games"], base["tournaments"])
-    files, schemas = [], {}
-    for name, table in {**base, **derived}.items():
-        table = _described(name, partitioned(with_timestamps(table), places))
-        files += [_describe(out, path) for path in write_partitions(table, out / name, limits)]
-        schemas[name] = table.schema
-    documents = {SCHEMA_FILE: msgspec.json.format(msgspec.json.encode({n: _schema_entry(n, s) for n, s in schemas.items()})) + b"\n",
-                 TRINO_FILE: registration_sql(schemas, location or out.resolve().as_uri()).encode()}
-    for document, data in documents.items():
-        (out / document).write_bytes(data)
-    manifest = {"format": MANIFEST_FORMAT, "tables": sorted(base), "checkpoint":
-                {"size": checkpoint.size, "root": checkpoint.root.hex(), "note": checkpoint.note} if checkpoint else None,
-                "files": files, "derived": sorted(derived), "partitioned_by": list(PARTITIONS),
-                "documents": {document: hashlib.sha256(data).hexdigest() for document, data in documents.items()}}
-    data = msgspec.json.format(msgspec.json.encode(manifest)) + b"\n"
-    (out / MANIFEST).write_bytes(data)
-    (out / MANIFEST_NOTE).write_text(sign_note(f"{signer.name}\n{MANIFEST_FORMAT}\nsha256 {hashlib.sha256(data).hexdigest()}\n", signer))
+    with output_directory(out, force) as tree:
+        files, schemas = [], {}
+        for name, table in {**base, **derived}.items():
+            table = _described(name, partitioned(with_timestamps(table), places))
+            files += [_describe(tree, path) for path in write_partitions(table, tree, name, limits)]
+            schemas[name] = table.schema
+        documents = {SCHEMA_FILE: msgspec.json.format(msgspec.json.encode({n: _schema_entry(n, s) for n, s in schemas.items()})) + b"\n",
+                     TRINO_FILE: registration_sql(schemas, location or out.resolve().as_uri()).encode()}
+        for document, data in documents.items():
+            tree.write(document, data)
+        manifest = {"format": MANIFEST_FORMAT, "tables": sorted(base), "checkpoint":
+                    {"size": checkpoint.size, "root": checkpoint.root.hex(), "note": checkpoint.note} if checkpoint else None,
+                    "files": files, "derived": sorted(derived), "partitioned_by": list(PARTITIONS),
+                    "documents": {document: hashlib.sha256(data).hexdigest() for document, data in documents.items()}}
+        data = msgspec.json.format(msgspec.json.encode(manifest)) + b"\n"
+        tree.write(MANIFEST, data)
+        tree.write(MANIFEST_NOTE, sign_note(f"{signer.name}\n{MANIFEST_FORMAT}\nsha256 {hashlib.sha256(data).hexdigest()}\n", signer).encode())
     return manifest
 
 
@@ -127,17 +131,16 @@ def _schema_entry(name: str, schema: pa.Schema) -> dict[str, Any]:
             "columns": [{"name": f.name, "type": str(f.type), "description": _column_meaning(name, f.name)} for f in schema]}
 
 
-def _describe(out: Path, path: Path) -> dict[str, Any]:
+def _describe(tree: OutputDirectory, path: str) -> dict[str, Any]:
     """Returns a written file's manifest row: its hash, rows and entry range, from its bytes and its
     footer (reading each file back whole had doubled the export's reading)."""
-    meta = pq.read_metadata(path)
-    low, high = _entry_range(meta, path)
-    with path.open("rb") as f:
-        digest = hashlib.file_digest(f, "sha256").hexdigest()
-    return {"path": str(path.relative_to(out)), "sha256": digest, "rows": meta.num_rows, "entry_min": low, "entry_max": high}
+    data = tree.read(path)
+    meta = pq.read_metadata(pa.BufferReader(data))
+    low, high = _entry_range(meta, data)
+    return {"path": path, "sha256": hashlib.sha256(data).hexdigest(), "rows": meta.num_rows, "entry_min": low, "entry_max": high}
 
 
-def _entry_range(meta: pq.FileMetaData, path: Path) -> tuple[int | None, int | None]:
+def _entry_range(meta: pq.FileMetaData, data: bytes) -> tuple[int | None, int | None]:
     """Returns the least and greatest `entry` of a file from its row groups' statistics (the column
     alone is read when a row group has none); (None, None) when it has no `entry` column or no rows."""
     names = [meta.schema.column(i).path for i in range(meta.num_columns)]
@@ -151,7 +154,7 @@ def _entry_range(meta: pq.FileMetaData, path: Path) -> tuple[int | None, int | N
         if group.num_rows == 0:
             continue
         if stats is None or not stats.has_min_max:
-            column = pq.read_table(path, columns=["entry"]).column("entry")
+            column = pq.read_table(pa.BufferReader(data), columns=["entry"]).column("entry")
             return pc.min(column).as_py(), pc.max(column).as_py()
         lows.append(stats.min)
         highs.append(stats.max)

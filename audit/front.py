@@ -11,7 +11,10 @@ commit, the receipts and the live audit; the front reads each request whole (siz
 was sent, and hands the batch over a socket pair as one framed message. The writer answers with
 the HTTP status and body (the receipt once committed: a 200 still means durable). Every other
 request (the read API, `/live`, source changes) is passed through to the writer's own aiohttp
-application on a private Unix socket.
+application on a private Unix socket, in one of three pools of its own (issue 28, point 8): `/live`
+streams (at most `max_streams`; one more is answered 503 with Retry-After at once), the operator's
+changes (`POST /sources`: never queued behind readers) and the other reads, each with its own time
+limit, so that unread streams or slow readers cannot hold what the others need.
 
 The writer's process stays the authority: it takes a batch the front verified only when the front
 used the key the writer's book holds for that source, and authenticates anything else itself, so a
@@ -33,12 +36,15 @@ import socket
 import struct
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 import ledger
 from audit.http1 import Answer, Refused, Request
+
+if TYPE_CHECKING:
+    from ledger.group_commit import Refusal
 
 FRAME = struct.Struct("!I")
 _encode = msgspec.msgpack.Encoder().encode
@@ -46,6 +52,14 @@ _decode = msgspec.msgpack.Decoder().decode
 PASSED_HEADERS = ("Content-Type", "Cache-Control", "Retry-After")
 """Response headers the front passes on from the writer's application."""
 SIGNATURE_NAME = ledger.SIGNATURE_HEADER.lower().encode()
+READS = 64
+"""Read requests (`/checkpoint`, `/proof/…`, `/tile/…` …) a front passes to the writer at once."""
+READ_WAIT = 10.0
+"""Seconds a read waits for a place among READS before it is answered 503 (Retry-After)."""
+READ_TIMEOUT = 60.0
+"""Seconds a passed-through read or change may take, answer included (504 after)."""
+ADMIN = 4
+"""The operator's changes (`POST /sources`) passed at once, in a pool no reader uses."""
 HOP_HEADERS = frozenset({"host", "content-length", "connection", "keep-alive", "transfer-encoding", "upgrade", "expect", "te", "trailer"})
 """Request headers not passed through: the connection's own, which the front has already acted on."""
 
@@ -97,13 +111,38 @@ def sources_message(book: Any) -> list[Any]:
     return ["sources", [[s.name, s.verifier.name, s.verifier.public, s.revoked] for s in book.sources.values()], book.origin]
 
 
+class Pool:
+    """Connections of their own to the writer's application for one kind of request: at most
+    `most` requests at once (one more waits `wait` seconds for a place, then is refused), each
+    answered within `timeout` seconds (None: a stream, as long as it lasts)."""
+
+    def __init__(self, internal: str, most: int, wait: float, timeout: float | None) -> None:
+        import aiohttp
+
+        self.most, self.wait = most, wait
+        self.places = asyncio.Semaphore(most)
+        self.session = aiohttp.ClientSession(connector=aiohttp.UnixConnector(path=internal, limit=most), auto_decompress=False,
+                                             timeout=aiohttp.ClientTimeout(total=timeout, sock_connect=30))
+
+    async def take(self) -> bool:
+        """Takes a place (waiting at most `wait` seconds); tells whether it got one."""
+        if not self.places.locked():
+            await self.places.acquire()  # a free place: taken at once
+            return True
+        if self.wait <= 0:
+            return False
+        try:
+            await asyncio.wait_for(self.places.acquire(), self.wait)
+        except TimeoutError:
+            return False
+        return True
+
+
 class Front:
     """One front process: POST /batches checked and handed to the writer; all else passed through."""
 
     def __init__(self, settings: dict[str, Any]) -> None:
-        import aiohttp
-
-        from audit.http1 import Server
+        from audit.http1 import RESERVED_FILES, Server, connection_limit
         from audit.serve import SignatureChecker, error_body, json_log
         from ledger import SourceBook
 
@@ -115,10 +154,14 @@ class Front:
         self._next = 0
         self.stopping = asyncio.Event()
         self.link: Link | None = None
-        self.session = aiohttp.ClientSession(connector=aiohttp.UnixConnector(path=settings["internal"]), auto_decompress=False,
-                                             timeout=aiohttp.ClientTimeout(total=None, sock_connect=30))
+        internal = settings["internal"]
+        self.streams = Pool(internal, settings["max_streams"], 0.0, None)
+        self.admin = Pool(internal, ADMIN, READ_TIMEOUT, READ_TIMEOUT)
+        self.reads = Pool(internal, READS, READ_WAIT, READ_TIMEOUT)
         self.error_body = error_body
-        self.http = Server(self.handle, error_body, self.log, settings["max_body"], settings["read_timeout"])
+        self.http = Server(self.handle, error_body, self.log, settings["max_body"], settings["read_timeout"],
+                           max_per_peer=settings["max_per_peer"],
+                           max_connections=connection_limit(RESERVED_FILES + settings["max_streams"] + ADMIN + READS))
 
     # -- the link to the writer ------------------------------------------------------------------
 
@@ -148,9 +191,7 @@ class Front:
         if request.method == "POST" and request.path == "/batches":
             await self.post_batch(request, answer)
         elif not request.target.startswith("/"):  # an absolute or authority form: this is no proxy
-            refused = Refused(400, "malformed-request", "the request target must be a path")
-            answer.send(400, self.error_body(refused), [("Content-Type", "application/json")])
-            request.log["error"] = refused.reason
+            self._refuse(request, answer, Refused(400, "malformed-request", "the request target must be a path"))
         else:
             await self.pass_through(request, answer)
 
@@ -178,11 +219,30 @@ class Front:
         answer.send(status, data, headers)
 
     async def pass_through(self, request: Request, answer: Answer) -> None:
-        """Passes a request to the writer's application and its answer back (streamed for `/live`)."""
+        """Passes a request to the writer's application, in its pool, and its answer back (streamed
+        for `/live`); a full pool is answered 503 with Retry-After, a pass-through over its time 504."""
+        pool = self.streams if request.path == "/live" else self.reads if request.method in ("GET", "HEAD") else self.admin
+        if not await pool.take():
+            from audit.serve import too_many_streams
+
+            self._refuse(request, answer, too_many_streams(pool.most) if pool is self.streams else Refused(
+                503, "busy", f"服务繁忙 / the service passes {pool.most} requests of this kind at once, all it may: send again later",
+                retry_after=1))
+            return
+        try:
+            await self._passed(pool, request, answer)
+        except TimeoutError:
+            if answer.status:  # a stream that had begun: it ends here
+                raise ConnectionResetError("the pass-through timed out") from None
+            self._refuse(request, answer, Refused(504, "upstream-timeout", f"应答超时 / the answer took over {READ_TIMEOUT:g} s"))
+        finally:
+            pool.places.release()
+
+    async def _passed(self, pool: Pool, request: Request, answer: Answer) -> None:
         from yarl import URL
 
         headers = {k: v for k, v in request.headers.items() if k not in HOP_HEADERS}
-        async with self.session.request(request.method, URL("http://writer" + request.target, encoded=True),
+        async with pool.session.request(request.method, URL("http://writer" + request.target, encoded=True),
                                         data=request.body or None, headers=headers, allow_redirects=False) as upstream:
             passed = [(k, upstream.headers[k]) for k in PASSED_HEADERS if k in upstream.headers]
             if upstream.headers.get("Content-Type", "").startswith("text/event-stream"):
@@ -201,6 +261,14 @@ class Front:
                 pass
         answer.send(upstream.status, data, passed)
 
+    def _refuse(self, request: Request, answer: Answer, refused: Refused | Refusal) -> None:
+        """Answers the front's own refusal of a request (its JSON error, Retry-After when it has one)."""
+        headers = [("Content-Type", "application/json")]
+        if refused.retry_after:
+            headers.append(("Retry-After", str(refused.retry_after)))
+        answer.send(refused.status, self.error_body(refused), headers)
+        request.log["error"] = refused.reason
+
     # -- running ---------------------------------------------------------------------------------
 
     async def run(self) -> None:
@@ -214,7 +282,8 @@ class Front:
         self.link.send(["ready"])
         await self.stopping.wait()
         await self.http.stop()  # no new connections; the answers in flight were all given before "stop"
-        await self.session.close()
+        for pool in (self.streams, self.admin, self.reads):
+            await pool.session.close()
         self.log.flush()
 
 

@@ -14,16 +14,24 @@ and what a careful server must do:
   seconds after it began gets 408 (a slow or stalled client cannot hold anything), an idle
   keep-alive connection is closed after `idle_timeout`. Each of these closes the connection: the
   rest of what it sends cannot be framed any more.
+- **Connections** (issue 28, point 8): one that sends no first byte within `read_timeout` is
+  closed; one address holds at most `max_per_peer` connections and the server at most
+  `max_connections` (its open-file limit less what the process keeps for itself): beyond either a
+  new connection is answered 503 with Retry-After and closed, so silent connections cannot take
+  the files that answers need. A client that reads nothing of its answers (an unread `/live`
+  stream) for `idle_timeout` is cut off.
 - **Order**: pipelined requests are read ahead (a few, then reading pauses) and
   answered one at a time, in order, by one task a connection.
 - **Framing** is llhttp's: Content-Length or chunked, never both, no obsolete line folding; a
   malformed head is answered 400 and the connection closed. `Expect: 100-continue` is honoured.
-- **One access-log line per request**, as the service's other requests have.
+- **One access-log line per request**, as the service's other requests have; a request whose client
+  left before its answer is logged 499 (`client-gone`), not 500.
 """
 
 from __future__ import annotations
 
 import asyncio
+import resource
 import time
 from collections.abc import Awaitable, Callable
 from http import HTTPStatus
@@ -38,7 +46,14 @@ PIPELINED = 4
 holds at most about this many bodies of `max_body` bytes: a pipelining client cannot run the front
 out of memory)."""
 IDLE_TIMEOUT = 75.0
-"""Seconds an idle keep-alive connection is kept (aiohttp's default)."""
+"""Seconds an idle keep-alive connection is kept (aiohttp's default), and a client that reads
+nothing of what it is sent (an unread stream) is waited for."""
+MAX_PER_PEER = 512
+"""Connections one client address may hold at once (a venue's tables behind one NAT stay well under)."""
+CLIENT_GONE = 499
+"""The status logged for a request whose client left before its answer (nginx's "client closed request")."""
+RESERVED_FILES = 64
+"""Open files a server keeps free of client connections (its listener, the log, the link to the writer)."""
 _REASONS = {s.value: s.phrase.encode() for s in HTTPStatus}
 
 
@@ -79,9 +94,9 @@ class Request:
 class Refused(Exception):
     """A request the server itself refuses (limits, framing): status, reason, message."""
 
-    def __init__(self, status: int, reason: str, message: str) -> None:
+    def __init__(self, status: int, reason: str, message: str, retry_after: int = 0) -> None:
         super().__init__(message)
-        self.status, self.reason = status, reason
+        self.status, self.reason, self.retry_after = status, reason, retry_after
         self.line = None  # the shape of the service's refusals: no body line to name
 
 
@@ -127,6 +142,12 @@ def headers_length(headers: list[tuple[str, str]], default: int) -> int:
     return default
 
 
+def connection_limit(reserved: int = RESERVED_FILES) -> int:
+    """Returns how many client connections this process can hold: its open-file limit less `reserved`."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return 1 << 20 if soft == resource.RLIM_INFINITY else max(16, soft - reserved)
+
+
 Handler = Callable[[Request, Answer], Awaitable[None]]
 ErrorBody = Callable[[Refused], bytes]
 Log = Callable[[dict[str, Any]], None]
@@ -137,10 +158,14 @@ class Server:
     the server's own refusals; `log` gets one record per request."""
 
     def __init__(self, handler: Handler, error_body: ErrorBody, log: Log, max_body: int, read_timeout: float,
-                 idle_timeout: float = IDLE_TIMEOUT) -> None:
+                 idle_timeout: float = IDLE_TIMEOUT, max_per_peer: int = MAX_PER_PEER, max_connections: int | None = None) -> None:
         self.handler, self.error_body, self.log = handler, error_body, log
         self.max_body, self.read_timeout, self.idle_timeout = max_body, read_timeout, idle_timeout
+        self.max_per_peer = max_per_peer
+        self.max_connections = connection_limit() if max_connections is None else max_connections
         self.connections: set[Connection] = set()
+        self.peers: dict[str, int] = {}
+        """Connections held by each client address."""
         self._listener: asyncio.AbstractServer | None = None
         self._sweeper: asyncio.TimerHandle | None = None
         self._date = (0, b"")
@@ -197,6 +222,7 @@ class Connection(asyncio.Protocol):
         self._writable: asyncio.Future[None] | None = None
         self.busy = False
         self.streaming = False
+        self.requests = 0  # requests begun: before the first, the connection has `read_timeout` to send a byte
         self.idle_since = time.monotonic()
         self._over: Refused | None = None
         self._reset()
@@ -214,10 +240,23 @@ class Connection(asyncio.Protocol):
         self.transport = transport  # type: ignore[assignment]
         peer = transport.get_extra_info("peername")
         self.remote = peer[0] if isinstance(peer, tuple) else ""
-        self.server.connections.add(self)
+        server = self.server
+        held = server.peers.get(self.remote, 0)
+        server.peers[self.remote] = held + 1
+        server.connections.add(self)
         self._task = asyncio.get_running_loop().create_task(self._answer_all())
+        if held >= server.max_per_peer:
+            self._refuse(Refused(503, "too-many-connections", f"此地址的连接已达上限 / {self.remote} already holds {held} "
+                                 "connections, the most one address may: close idle ones, or send again later", retry_after=1))
+        elif len(server.connections) > server.max_connections:
+            self._refuse(Refused(503, "too-many-connections", f"服务连接已满 / the server holds {server.max_connections} "
+                                 "connections, all it can: send again later", retry_after=1))
 
     def connection_lost(self, exc: Exception | None) -> None:
+        if self in self.server.connections:
+            held = self.server.peers.pop(self.remote, 1) - 1
+            if held:
+                self.server.peers[self.remote] = held
         self.server.connections.discard(self)
         self._closing = True
         if self._task is not None:
@@ -244,15 +283,25 @@ class Connection(asyncio.Protocol):
         self._writable = None
 
     async def drained(self) -> None:
+        """Waits while the client reads slower than it is written to; one that reads nothing for
+        `idle_timeout` is cut off.
+
+        :raises ConnectionResetError: when the client went away or was cut off.
+        """
         if self._writable is not None:
-            await self._writable
-        if self._closing:
+            try:
+                await asyncio.wait_for(self._writable, self.server.idle_timeout)
+            except TimeoutError:
+                self.abort()
+                raise ConnectionResetError(f"the client read nothing for {self.server.idle_timeout:g} s") from None
+        if self._closing or self.transport is None or self.transport.is_closing():
             raise ConnectionResetError("the client went away")
 
     # -- llhttp's callbacks (during feed_data) ---------------------------------------------------
 
     def on_message_begin(self) -> None:
         self._began = time.monotonic()
+        self.requests += 1
 
     def on_url(self, url: bytes) -> None:
         self._target += url
@@ -333,10 +382,10 @@ class Connection(asyncio.Protocol):
                 await self._answer(item)
                 self.busy = False
                 if self._writable is not None:  # the client does not read its answers: read nothing more of it meanwhile
-                    await self._writable
+                    await self.drained()
                 if not item.keep_alive:
                     self._closing = True
-        except asyncio.CancelledError:
+        except (asyncio.CancelledError, ConnectionResetError):
             pass
 
     async def _answer(self, request: Request) -> None:
@@ -345,6 +394,9 @@ class Connection(asyncio.Protocol):
             await self.server.handler(request, answer)
         except (ConnectionError, asyncio.CancelledError):
             self._closing = True
+            if not answer.status:  # the client left before its answer: no failure of ours, so no 500 in the log
+                answer.status = CLIENT_GONE
+                request.log["error"] = "client-gone"
             return
         except Exception as exc:  # noqa: BLE001 - the client must get an answer
             refused = Refused(500, "internal-error", f"{type(exc).__name__}: {exc}")
@@ -360,7 +412,10 @@ class Connection(asyncio.Protocol):
         """Answers the server's own refusal of the request being read (the connection then closes)."""
         started = self._began or time.monotonic()
         body = self.server.error_body(refused)
-        head = self.head(refused.status, [("Content-Type", "application/json"), ("Content-Length", str(len(body)))], False)
+        headers = [("Content-Type", "application/json"), ("Content-Length", str(len(body)))]
+        if refused.retry_after:
+            headers.append(("Retry-After", str(refused.retry_after)))
+        head = self.head(refused.status, headers, False)
         self.write(head + body)
         method = self.parser.get_method().decode("latin-1") if self._began else ""
         self._log(method, self._target.decode("latin-1"), refused.status, started, {"error": refused.reason})
@@ -384,15 +439,18 @@ class Connection(asyncio.Protocol):
     # -- ending ----------------------------------------------------------------------------------
 
     def check(self, now: float) -> None:
-        """Times out a request that is not whole in time (408), or an idle connection."""
+        """Times out a request that is not whole in time (408), a connection that sent no first byte
+        in `read_timeout`, or an idle keep-alive connection."""
         if self._closing:
             return
         if self._began and now - self._began > self.server.read_timeout:
             timeout = self.server.read_timeout
             self._refuse(Refused(408, "body-timeout", f"the request did not arrive within {timeout:g} s"))
-        elif not self._began and not self.queue and not self.busy and now - self.idle_since > self.server.idle_timeout:
-            self._closing = True
-            self._more.set()
+        elif not self._began and not self.queue and not self.busy:
+            idle = self.server.idle_timeout if self.requests else self.server.read_timeout
+            if now - self.idle_since > idle:
+                self._closing = True
+                self._more.set()
 
     def close_when_idle(self) -> None:
         """Closes once the answer being given is given; a stream (`/live`) is ended now."""

@@ -17,12 +17,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import reduce
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+
+from ledger import OutputDirectory
 
 PARTITIONS = ("tournament", "round")
 NONE = "none"
@@ -100,15 +101,16 @@ def with_timestamps(table: pa.Table) -> pa.Table:
     return table
 
 
-def write_partitions(table: pa.Table, directory: Path, limits: Limits) -> list[Path]:
-    """Writes a partitioned table (rows of one partition kept in their order) and returns its files;
-    a table without rows gets one empty file, with its full schema, under the `none` partition."""
+def write_partitions(table: pa.Table, out: OutputDirectory, name: str, limits: Limits) -> list[str]:
+    """Writes a partitioned table under `name/` of an output (rows of one partition kept in their
+    order) and returns its files' paths in it; a table without rows gets one empty file, with its full
+    schema, under the `none` partition."""
     if not table.num_rows:
-        return [_write(table, _partition_dir(directory, (NONE, NONE)) / "part-00000.parquet", limits)]
+        return [_write(table, out, f"{_partition_dir(name, (NONE, NONE))}/part-00000.parquet", limits)]
     files = []
     for key, rows in _partitions(table):
         for n, part in enumerate(_split(rows, limits.file_rows)):
-            files.append(_write(part, _partition_dir(directory, key) / f"part-{n:05d}.parquet", limits))
+            files.append(_write(part, out, f"{_partition_dir(name, key)}/part-{n:05d}.parquet", limits))
     return files
 
 
@@ -147,14 +149,14 @@ def _split(rows: pa.Table, most: int) -> Iterator[pa.Table]:
         low += size + (n < longer)
 
 
-def _write(rows: pa.Table, path: Path, limits: Limits) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(rows, path, row_group_size=limits.group_rows)
+def _write(rows: pa.Table, out: OutputDirectory, path: str, limits: Limits) -> str:
+    with out.open(path) as f:
+        pq.write_table(rows, f, row_group_size=limits.group_rows)
     return path
 
 
-def _partition_dir(directory: Path, key: tuple[Any, ...]) -> Path:
-    return directory.joinpath(*(f"{name}={hive_escape(value)}" for name, value in zip(PARTITIONS, key)))
+def _partition_dir(name: str, key: tuple[Any, ...]) -> str:
+    return "/".join([name, *(f"{column}={hive_escape(value)}" for column, value in zip(PARTITIONS, key))])
 
 
 def hive_escape(value: str) -> str:

@@ -1,6 +1,11 @@
 """`matchledger simulate … --url URL --tables N`: N tables playing at once against a running
 service, each its own source with its own key, registered on the service with the log's key, each
-sending its moves as they are made and checking every receipt."""
+sending its moves as they are made and checking every receipt.
+
+A run rides out a restart of the service (each batch is sent again for `retry_for` seconds); a table
+that gives up stops alone, the others play on. A run resumes where it stopped when started again with
+its `tag` and `keys` (the directory its tables' keys were kept in): the games are the same, the same
+registrations and batches sent again are acknowledged as recorded, and the rest follows."""
 
 from __future__ import annotations
 
@@ -15,7 +20,7 @@ from typing import Any
 
 import aiohttp
 
-from audit.client import Client, change_source
+from audit.client import RETRY_FOR, Client, SendError, change_source
 from ledger import Signer, Verifier, read_verifier_key
 from schemas.envelope import Event
 
@@ -28,9 +33,11 @@ class Table:
     events: list[Event]
 
 
-def make_tables(game: str, tables: int, seed: int, inject: str | None = None, tag: str | None = None) -> tuple[str, list[Table]]:
-    """Returns a run tag and N tables, each a bot game of its own (`<tag>/t<n>`) and a fresh source
-    key named `<tag>-t<n>`; `inject` plants one fault (audit/faults.py) in table 1's game."""
+def make_tables(game: str, tables: int, seed: int, inject: str | None = None, tag: str | None = None,
+                keys: Path | None = None) -> tuple[str, list[Table]]:
+    """Returns a run tag and N tables, each a bot game of its own (`<tag>/t<n>`) and a source key
+    named `<tag>-t<n>` (fresh, or the one kept in `keys` by an earlier run, which keeps new ones
+    there); `inject` plants one fault (audit/faults.py) in table 1's game."""
     from audit.faults import EVENT_FAULTS, plant
     from audit.simulate import START_MS, game_start
     from replay.registry import SEATS, engine
@@ -46,8 +53,21 @@ def make_tables(game: str, tables: int, seed: int, inject: str | None = None, ta
         events = list(engine(game).bot_game(start, random.Random(rng.getrandbits(64))))
         if inject and t == 1:
             events, _ = plant(inject, events, rng)
-        made.append(Table(Signer.generate(f"{tag}-t{t}"), events))
+        made.append(Table(_table_key(f"{tag}-t{t}", keys), events))
     return tag, made
+
+
+def _table_key(name: str, keys: Path | None) -> Signer:
+    """Returns a table's key: the one kept in `keys`, else a fresh one (kept there, owner-only)."""
+    if keys is None:
+        return Signer.generate(name)
+    path = keys / f"{name}.key"
+    if path.exists():
+        return Signer.load(path)
+    keys.mkdir(mode=0o700, parents=True, exist_ok=True)
+    signer = Signer.generate(name)
+    signer.save(path)
+    return signer
 
 
 async def register(url: str, admin: Signer, tag: str, tables: Sequence[Table]) -> None:
@@ -60,15 +80,24 @@ async def register(url: str, admin: Signer, tag: str, tables: Sequence[Table]) -
 Acked = Callable[[int, float], None]
 
 
-async def play(url: str, tables: Sequence[Table], per_batch: int, log_key: Verifier | None, acked: Acked | None = None) -> int:
+async def play(url: str, tables: Sequence[Table], per_batch: int, log_key: Verifier | None, acked: Acked | None = None,
+               retry_for: float = RETRY_FOR) -> tuple[int, dict[int, SendError]]:
     """Sends every table's events at once, each table in order, `per_batch` events a batch; calls
-    `acked(events, seconds)` per receipt; returns the tree size of the last checkpoint seen."""
+    `acked(events, seconds)` per receipt; returns the tree size of the last checkpoint seen and, by
+    table number, the refusal or outage that stopped a table (the others play on)."""
     connector = aiohttp.TCPConnector(limit=0)
     last = 0
+    stopped: dict[int, SendError] = {}
     async with aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=60)) as session:
-        async def table_loop(table: Table) -> None:
+        async def table_loop(n: int, table: Table) -> None:
+            try:
+                await send_table(table)
+            except SendError as exc:
+                stopped[n] = exc
+
+        async def send_table(table: Table) -> None:
             nonlocal last
-            async with Client(url, table.signer, log_key, session=session) as client:
+            async with Client(url, table.signer, log_key, retry_for, session=session) as client:
                 for i in range(0, len(table.events), per_batch):
                     chunk = table.events[i:i + per_batch]
                     start = time.perf_counter()
@@ -77,25 +106,42 @@ async def play(url: str, tables: Sequence[Table], per_batch: int, log_key: Verif
                         acked(len(chunk), time.perf_counter() - start)
                     last = max(last, int(receipt.checkpoint.split("\n")[1]))
 
-        await asyncio.gather(*(table_loop(t) for t in tables))
-    return last
+        await asyncio.gather(*(table_loop(n, t) for n, t in enumerate(tables, start=1)))
+    return last, stopped
 
 
 def simulate_live(url: str, game: str, tables: int, seed: int, admin_key: Path, log_key: Path | None, per_batch: int,
-                  inject: str | None, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
-    """Runs N tables against the service; returns what was recorded."""
+                  inject: str | None, progress: Callable[[int], None] | None = None, tag: str | None = None,
+                  keys: Path | None = None, retry_for: float = RETRY_FOR) -> dict[str, Any]:
+    """Runs N tables against the service (resuming the run `tag` whose keys are in `keys`); returns what was recorded.
+
+    :raises SendError: when a table stopped (the others played on), saying how to resume.
+    """
     admin = Signer.load(admin_key)
     verifier = read_verifier_key(log_key) if log_key else admin.verifier
-    tag, made = make_tables(game, tables, seed, inject)
+    tag, made = make_tables(game, tables, seed, inject, tag, keys)
 
     def acked(events: int, _: float) -> None:
         if progress:
             progress(events)
 
-    async def run() -> int:
+    async def run() -> tuple[int, dict[int, SendError]]:
         await register(url, admin, tag, made)
-        return await play(url, made, per_batch, verifier, acked)
+        return await play(url, made, per_batch, verifier, acked, retry_for)
 
-    size = asyncio.run(run())
+    size, stopped = asyncio.run(run())
+    if stopped:
+        raise _stopped(stopped, tables, tag, keys, seed)
     return {"tag": tag, "tables": tables, "games": tables, "events": sum(len(t.events) for t in made), "size": size,
             "streams": [f"{tag}/t{n}" for n in range(1, tables + 1)]}
+
+
+def _stopped(stopped: dict[int, SendError], tables: int, tag: str, keys: Path | None, seed: int) -> SendError:
+    """Returns the error of a run some of whose tables stopped: each table's reason, and how to resume."""
+    first = stopped[min(stopped)]
+    status = first.status if all(e.status for e in stopped.values()) else 0  # an outage if any table met one
+    reasons = "; ".join(f"t{n}: {exc}" for n, exc in sorted(stopped.items()))
+    again = (f"run it again with --seed {seed} --tag {tag} --keys {keys} to resume" if keys is not None
+             else "give --keys DIR to be able to resume a run")
+    return SendError(status, first.reason if status else "unreachable", f"{len(stopped)} 张桌停止 / {len(stopped)} of {tables} tables "
+                     f"stopped, the others finished: {reasons}; {again}")

@@ -27,6 +27,7 @@ from typing import Any
 
 import msgspec
 
+from ledger import stream_file_name
 from replay.run import GameReplay, replay_game
 from schemas.common import GameEnded, GameStarted, MoveTimeUsed
 from schemas.envelope import Event
@@ -116,8 +117,8 @@ def _escape(value: Any) -> str:
 
 
 def record_file_name(stream: str) -> str:
-    """Returns the file a game's record goes to in a directory: its stream id, `/` as `_`."""
-    return stream.replace("/", "_") + ".txt"
+    """Returns the file a game's record goes to in a directory (one name per stream: `ledger.stream_file_name`)."""
+    return stream_file_name(stream, ".txt")
 
 
 def game_streams(events: Iterable[Event], tournament: str) -> list[str]:

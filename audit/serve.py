@@ -31,11 +31,14 @@ import gc
 import json
 import math
 import os
+import resource
 import signal
 import stat
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -54,6 +57,11 @@ if TYPE_CHECKING:
 JSONL = "application/jsonl"
 INLINE_PARSE = 16 * 1024
 """Bodies up to this size are decoded on the event loop; larger ones on a thread, off the loop."""
+FAILED_CHECK_S = 0.5
+"""How often the service looks whether its writer entered the failed state, to log that once."""
+READERS = 4
+"""Threads of the read API (tiles, proofs, streams): a pool of their own, so that readers never
+hold up the decoding of large batches."""
 
 
 @dataclass(frozen=True)
@@ -70,6 +78,10 @@ class ServeConfig:
     live: bool = True
     fronts: int = 1
     """HTTP front processes (0: the HTTP server runs in the writer's process, on its interpreter lock)."""
+    max_streams: int = 100
+    """`/live` streams served at once; one more is answered 503 with Retry-After."""
+    max_per_peer: int = 512
+    """Connections one client address may hold at once (with fronts)."""
 
 
 class RateLimiter:
@@ -235,10 +247,14 @@ class Service:
         self.config = config
         self.log = log
         self.hub = LiveHub(config.root, log) if config.live else None
-        self.writer = Writer(config.root, self.hub.committed if self.hub else None)
+        with starting("opening the ledger (recovery, index, checkpoint)"):
+            self.writer = Writer(config.root, self.hub.committed if self.hub else None)
         self.limits = RateLimiter(config.rate, config.burst)
         self.verifier = self.writer.ledger.signer.verifier
         self.signatures = SignatureChecker()
+        self.readers = ThreadPoolExecutor(READERS, thread_name_prefix="reader")
+        self.streams = 0
+        """`/live` streams being served."""
         self.fronts: list[_FrontEnd] = []
         self.closing_fronts = False
         self.failed = 0
@@ -340,9 +356,9 @@ class Service:
             raise Refusal(404, "no-such-tile", f"the log of size {size} has no such tile")
         loop = asyncio.get_running_loop()
         if level is None:
-            data = await loop.run_in_executor(None, ledger_api.entry_bundle, self.writer.entries, n, width)
+            data = await loop.run_in_executor(self.readers, ledger_api.entry_bundle, self.writer.entries, n, width)
         else:
-            data = await loop.run_in_executor(None, ledger_api.hash_tile, self.config.root, level, n, width)
+            data = await loop.run_in_executor(self.readers, ledger_api.hash_tile, self.config.root, level, n, width)
         immutable = "public, max-age=31536000, immutable" if width == 256 else "no-cache"
         return web.Response(body=data, content_type="application/octet-stream", headers={"Cache-Control": immutable})
 
@@ -360,13 +376,13 @@ class Service:
             data = self.writer.entries.read(index, 1)[0]
             return ledger_api.prove_entry(ledger_api.TileReader(self.config.root), checkpoint, index, data)
 
-        proved = await asyncio.get_running_loop().run_in_executor(None, prove)
+        proved = await asyncio.get_running_loop().run_in_executor(self.readers, prove)
         return web.json_response({"checkpoint": checkpoint.note, **msgspec.to_builtins(proved)})
 
     async def get_consistency(self, request: web.Request) -> web.Response:
         try:
             old = int(request.query.get("old", ""))
-            proof = await asyncio.get_running_loop().run_in_executor(None, ledger_api.prove_consistency, self.config.root, old, None)
+            proof = await asyncio.get_running_loop().run_in_executor(self.readers, ledger_api.prove_consistency, self.config.root, old, None)
         except ValueError:
             raise Refusal(400, "bad-query", "give ?old=N, the size of a signed checkpoint") from None
         except ledger_api.LedgerError as exc:
@@ -384,7 +400,7 @@ class Service:
             return [{"index": i, "seq": seq, "entry": self.writer.entries.read(i, 1)[0].decode()}
                     for seq, i in enumerate(indexes) if i < size]
 
-        entries = await asyncio.get_running_loop().run_in_executor(None, read)
+        entries = await asyncio.get_running_loop().run_in_executor(self.readers, read)
         if not entries:
             raise Refusal(404, "no-such-stream", f"stream {stream!r} has no entries")
         return web.json_response({"stream": stream, "size": size, "entries": entries})
@@ -405,10 +421,17 @@ class Service:
         return web.Response(body=msgspec.json.encode({"findings": findings, "last": last}), content_type="application/json")
 
     async def get_live(self, request: web.Request) -> web.StreamResponse:
+        """Streams findings as Server-Sent Events; beyond `max_streams` at once, 503 with Retry-After."""
         hub, since = self._live_query(request)
-        response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
-        await response.prepare(request)
-        await hub.stream(response, since)
+        if self.streams >= self.config.max_streams:
+            raise too_many_streams(self.config.max_streams)
+        self.streams += 1
+        try:
+            response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+            await response.prepare(request)
+            await hub.stream(response, since)
+        finally:
+            self.streams -= 1
         return response
 
     def _live_query(self, request: web.Request) -> tuple[LiveHub, int]:
@@ -431,7 +454,8 @@ class Service:
         runner = web.AppRunner(self.app, access_log=None, handle_signals=False, shutdown_timeout=5.0)
         await runner.setup()
         if self.hub:  # the log's findings so far, before any batch is taken
-            self.hub.start(loop)
+            with starting("opening the live audit (derived/live)"):
+                self.hub.start(loop)
         stop = asyncio.Event()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)
@@ -445,21 +469,33 @@ class Service:
         settle_heap()
         url = f"http://{self.config.host}:{port}"
         self.log({"at": "started", "url": url, "ledger": str(self.config.root), "size": self.writer.checkpoint.size,
-                  "recovered": self.writer.recovered, "sources": len(self.writer.book.sources), "fronts": self.config.fronts})
+                  "recovered": self.writer.recovered, "sources": len(self.writer.book.sources), "fronts": self.config.fronts,
+                  "files": resource.getrlimit(resource.RLIMIT_NOFILE)[0]})
         if ready:
             ready(url)
+        failure = loop.create_task(self._log_failure())
         await stop.wait()
+        failure.cancel()
         self.log({"at": "stopping", "queued": self.writer.queued()})
         await self.writer.stop()  # the commit in flight finishes; batches still waiting get 503
         if self.hub:
             self.hub.close()
         await self._stop_fronts()  # after every answer went to them: they finish their responses and exit
         await runner.cleanup()
+        self.readers.shutdown(wait=False)
         if self._private is not None:
             self._private.cleanup()
         self.log({"at": "stopped", "size": self.writer.checkpoint.size, "commits": self.writer.commits})
         if self.failed:
             raise SystemExit(self.failed)
+
+    async def _log_failure(self) -> None:
+        """Writes one log line when the writer enters the failed state (the ledger could not be
+        written, e.g. a full disk: batches are answered 503 until the service is restarted)."""
+        while self.writer.error is None:
+            await asyncio.sleep(FAILED_CHECK_S)
+        self.log({"at": "failed", "error": self.writer.error, "message": "账本无法写入，批次一律拒收（503），直至重启 / the ledger "
+                  "cannot be written: every batch is refused (503) until the service is restarted"})
 
     # -- front processes -------------------------------------------------------------------------
 
@@ -482,7 +518,8 @@ class Service:
         family = socket.AF_INET6 if ":" in self.config.host else socket.AF_INET
         listener = socket.create_server((self.config.host, self.config.port), family=family, backlog=1024)
         settings = {"internal": internal, "listen": listener.fileno(), "max_body": self.config.max_body,
-                    "read_timeout": self.config.read_timeout, "parent": os.getpid()}
+                    "read_timeout": self.config.read_timeout, "parent": os.getpid(), "max_streams": self.config.max_streams,
+                    "max_per_peer": self.config.max_per_peer}
         package = str(Path(__file__).resolve().parents[1])
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (package, os.environ.get("PYTHONPATH")) if p)}
         for _ in range(self.config.fronts):
@@ -553,6 +590,26 @@ class Service:
                 await asyncio.wait_for(front.proc.wait(), 30)
             except asyncio.TimeoutError:
                 front.proc.kill()
+
+
+@contextmanager
+def starting(phase: str) -> Iterator[None]:
+    """Names the phase of start-up in a system error raised in it (a full disk says when, the error's file where).
+
+    :raises OSError: the error, its message led by the phase.
+    """
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno is None:
+            raise
+        raise OSError(exc.errno, f"服务启动失败 / start-up, {phase}: {exc.strerror}", exc.filename) from None
+
+
+def too_many_streams(most: int) -> Refusal:
+    """Returns the refusal of a `/live` stream beyond the `most` served at once (by a front or by this process)."""
+    return Refusal(503, "too-many-streams", f"实时流已满 / the service serves {most} live streams, all it may: read "
+                   "GET /findings?since=N, or send again later", retry_after=5)
 
 
 def warm_up(live: bool) -> None:
@@ -757,11 +814,25 @@ def serve(config: ServeConfig, ready: Callable[[str], None] | None = None) -> No
     :raises LedgerLocked: when another writer (a `serve` or a `record`) holds the ledger.
     """
     log = json_log()
+    raise_file_limit()
     service = Service(config, log)
     try:
         run_loop(service.run(ready))
     finally:
         log.flush()  # the last lines, logged as the loop ended
+
+
+def raise_file_limit() -> int:
+    """Raises the soft open-file limit to the hard one (each connection is an open file; a default
+    soft limit of 1,024 would let some idle connections refuse the batches); returns the limit now.
+    The fronts, started later, inherit it."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != hard:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+        except (ValueError, OSError):  # an unlimited hard limit above the kernel's nr_open: keep the soft one
+            return soft
+    return hard
 
 
 SWITCH_INTERVAL = 0.0005

@@ -20,7 +20,7 @@ from ledger.frames import StoredEntries, read_entries, signed_extent, signed_siz
 from ledger.index import check_index
 from ledger.layout import CONFIG, PRIVATE_KEY, PUBLIC_KEY, load_config
 from ledger.notes import Signer, Verifier, cosigners, sign_note, verify_note
-from ledger.outputs import OutputRefused, check_output, write_output
+from ledger.outputs import OutputDirectory, OutputRefused, check_output, output_directory, stream_file_name, write_output
 from ledger.read import read_events, read_stream_events
 from ledger.receipts import KeptNodes, ProvedEntry, Receipt, Subtrees, check_receipt, load_evidence, prove_entry
 from ledger.recorder import record
@@ -28,6 +28,7 @@ from ledger.repair import repair
 from ledger.signed import check_signed, newest_signed, signed_events, signed_stream
 from ledger.sources import HEADER as SIGNATURE_HEADER
 from ledger.sources import (
+    AlreadyRegistered,
     Source,
     SourceBook,
     SourceRefused,
@@ -81,6 +82,8 @@ __all__ = [
     "signed_extent", "signed_size",  # nothing unsigned counts: readers read to the newest signed checkpoint
     "LOG_KEY_ENV", "LogKey", "log_key", "pinned_key",  # the trust anchor: the pinned log key (issue 28.4)
     "check_signed", "newest_signed", "signed_events", "signed_stream",  # readers check what they read against the signed tree (issue 28.6)
+    "OutputDirectory", "output_directory", "stream_file_name",  # directory outputs (exports): written fresh, renamed into place
+    "AlreadyRegistered",  # a registration sent again: acknowledged, nothing appended
 ]
 
 _GROUP_COMMIT = frozenset({"Batch", "Change", "Refusal", "Writer", "digest_of", "refusal_of"})

@@ -7,10 +7,12 @@ from pathlib import Path
 from ledger.checkpoints import newest_checkpoint
 from ledger.errors import LedgerError
 from ledger.frames import iter_entries, read_entries
-from ledger.outputs import check_output, output_file
+from ledger.outputs import OutputDirectory, output_directory, output_file
 from ledger.store import load_verifier
 from ledger.tiles import WIDTH, TileReader, entries_path, level_count, tile_path
 
+HERE = Path()
+"""The export's own root, for the tile paths relative to it."""
 ENTRY_LIMIT = 0xFFFF
 """An entry bundle prefixes each entry with a big-endian uint16 length (c2sp.org/tlog-tiles)."""
 
@@ -33,32 +35,34 @@ def export_tiles(root: Path, out: Path, force: bool = False) -> int:
     checkpoint at `checkpoint`, the hash tiles at `tile/<L>/<N>[.p/<W>]` and the entry bundles at
     `tile/entries/<N>[.p/<W>]`, all for the checkpoint's tree size; returns that size.
 
+    Written into a fresh directory renamed into place (`output_directory`): with `force` the old
+    directory is replaced as a whole, and no link planted in it is followed.
+
     :raises OutputRefused: when `out` lies in a ledger, is a link, or exists and is not empty without `force`.
     :raises LedgerError: when the log has no checkpoint or an entry is too long for an entry bundle.
     """
-    check_output(out, force, directory=True)
     checkpoint = newest_checkpoint(root, load_verifier(root))
     if checkpoint is None:
         raise LedgerError(f"ledger {root} has no checkpoint to export")
     size = checkpoint.size
-    out.mkdir(parents=True, exist_ok=True)
-    _write(out / "checkpoint", checkpoint.note.encode())
-    reader = TileReader(root)
-    level = 0
-    while level_count(size, level):
-        _export_level(reader, out, level, level_count(size, level))
-        level += 1
-    _export_bundles(root, out, size)
+    with output_directory(out, force) as tree:
+        tree.write("checkpoint", checkpoint.note.encode())
+        reader = TileReader(root)
+        level = 0
+        while level_count(size, level):
+            _export_level(reader, tree, level, level_count(size, level))
+            level += 1
+        _export_bundles(root, tree, size)
     return size
 
 
-def _export_level(reader: TileReader, out: Path, level: int, count: int) -> None:
+def _export_level(reader: TileReader, tree: OutputDirectory, level: int, count: int) -> None:
     for n in range(-(-count // WIDTH)):
         width = min(WIDTH, count - n * WIDTH)
-        _write(tile_path(out, level, n, width), reader.tile(level, n, width))
+        tree.write(str(tile_path(HERE, level, n, width)), reader.tile(level, n, width))
 
 
-def _export_bundles(root: Path, out: Path, size: int) -> None:
+def _export_bundles(root: Path, tree: OutputDirectory, size: int) -> None:
     log = read_entries(root)
     if len(log) < size:
         raise LedgerError(f"the log holds {len(log)} entries, fewer than its checkpoint's {size}")
@@ -69,11 +73,4 @@ def _export_bundles(root: Path, out: Path, size: int) -> None:
             if len(data) > ENTRY_LIMIT:
                 raise LedgerError(f"entry {i} is {len(data)} bytes; an entry bundle holds at most {ENTRY_LIMIT}")
             parts += [len(data).to_bytes(2, "big"), bytes(data)]
-        _write(entries_path(out, n, min(WIDTH, size - n * WIDTH)), b"".join(parts))
-
-
-def _write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data)
-
-
+        tree.write(str(entries_path(HERE, n, min(WIDTH, size - n * WIDTH))), b"".join(parts))

@@ -29,7 +29,7 @@ from ledger.batch import BatchPlan, Pending
 from ledger.checkpoints import Checkpoint, checkpoint_sizes, stored_checkpoint
 from ledger.errors import LedgerError, SequenceError
 from ledger.receipts import KeptNodes, Receipt, Subtrees, build_receipt
-from ledger.sources import Source, SourceBook, SourceRefused, compress_runs, expand_runs, load_source_book, now_ms
+from ledger.sources import AlreadyRegistered, Source, SourceBook, SourceRefused, compress_runs, expand_runs, load_source_book, now_ms
 from ledger.store import IndexJob, Ledger
 from ledger.tlog import EntryReader
 from schemas import decode, encode
@@ -429,6 +429,8 @@ class Writer:
                 self.checkpoint = self.ledger.checkpoint()
                 self._signed.append(self.checkpoint.size)
                 self.book.fold(entry, event)
+        except AlreadyRegistered as done:  # the same registration again (its answer was lost): the one recorded
+            return done.event
         except LedgerError as exc:
             return Refusal(409, "refused", str(exc))
         if self._on_commit:

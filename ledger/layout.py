@@ -78,8 +78,11 @@ def replace_unsynced(path: Path, data: bytes, mode: int = 0o644) -> None:
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, mode)
     try:
         write_all(fd, data)
-    finally:
+    except OSError as exc:  # a full disk: no temporary file left behind, and the file named
         os.close(fd)
+        tmp.unlink(missing_ok=True)
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
+    os.close(fd)
     os.replace(tmp, path)
 
 

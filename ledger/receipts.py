@@ -210,19 +210,44 @@ def _unsigned(note: str) -> Checkpoint:
         raise BundleError(f"checkpoint: not a checkpoint note: {exc}") from None
 
 
+def _receipt_lines(file: Path, data: bytes) -> list[Receipt]:
+    """Reads a file of receipts, one a line (blank lines skipped).
+
+    :raises BundleError: naming the file and the line that is not a receipt.
+    """
+    receipts = []
+    for number, line in enumerate(data.split(b"\n"), start=1):
+        if line.strip():
+            try:
+                receipts.append(msgspec.json.decode(line, type=Receipt))
+            except msgspec.DecodeError as exc:
+                raise BundleError(f"{file} line {number}: not a receipt: {exc}") from None
+    return receipts
+
+
 class _Format(msgspec.Struct):
     format: str
 
 
-def load_evidence(file: Path, data: bytes) -> EvidenceBundle | Receipt:
-    """Reads an evidence bundle or a live service's receipt (the bytes of `file`), whichever its
-    `format` names: one loader for both.
+def _is_receipt(line: bytes) -> bool:
+    """Tells whether a line is a JSON object whose `format` is a receipt's."""
+    try:
+        return msgspec.json.decode(line, type=_Format).format.startswith("matchledger-receipt/")
+    except msgspec.DecodeError:
+        return False
 
-    :raises BundleError: naming the file, when it is neither.
+
+def load_evidence(file: Path, data: bytes) -> EvidenceBundle | Receipt | list[Receipt]:
+    """Reads an evidence bundle, a live service's receipt, or a file of receipts one a line (as
+    `send --receipts` writes it; a list), whichever its `format` names: one loader for all.
+
+    :raises BundleError: naming the file (and the line of a file of receipts), when it is none of them.
     """
     try:
         receipt = msgspec.json.decode(data, type=_Format).format.startswith("matchledger-receipt/")
     except msgspec.DecodeError as exc:
+        if _is_receipt(next((line for line in data.split(b"\n") if line.strip()), b"")):
+            return _receipt_lines(file, data)
         raise BundleError(f"{file}: not an evidence bundle or a receipt: {exc}") from None
     try:
         return msgspec.json.decode(data, type=Receipt) if receipt else msgspec.json.decode(data, type=EvidenceBundle)

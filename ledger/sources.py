@@ -246,6 +246,7 @@ def registration(book: SourceBook, ledger: Ledger, name: str, key: Verifier, tou
                  streams: Sequence[str] = (), ts: int | None = None) -> SourceRegistered:
     """Returns the `source.registered` event that adds a source, at the next seq of `log.sources`.
 
+    :raises AlreadyRegistered: when this very registration is in force (sent again after a lost answer).
     :raises LedgerError: when the name is taken (names are never reused, even after a revocation) or
         the key's name is not the source's (a batch's signature line names both).
     """
@@ -253,6 +254,7 @@ def registration(book: SourceBook, ledger: Ledger, name: str, key: Verifier, tou
         raise LedgerError(f"the key is named {key.name!r}, the source {name!r}: make the key with "
                           f"`matchledger keygen --name {name}` so that the signature line names the source")
     if name in book.sources:
+        _check_not_sent_again(book.sources[name], ledger, key, tournaments, streams)
         raise LedgerError(f"source {name!r} is already registered{' (and revoked)' if book.sources[name].revoked else ''}; "
                           "a name is never reused")
     try:
@@ -261,6 +263,24 @@ def registration(book: SourceBook, ledger: Ledger, name: str, key: Verifier, tou
                                SourceRegistered)
     except msgspec.ValidationError as exc:
         raise LedgerError(f"source registration: {exc}") from None
+
+
+class AlreadyRegistered(LedgerError):
+    """The very registration is recorded already (same key and grants, not revoked): acknowledged, nothing appended."""
+
+    def __init__(self, event: SourceRegistered) -> None:
+        super().__init__(f"source {event.name!r} is already registered with this key and these grants")
+        self.event = event
+
+
+def _check_not_sent_again(source: Source, ledger: Ledger, key: Verifier, tournaments: Sequence[str], streams: Sequence[str]) -> None:
+    """Raises AlreadyRegistered, with the recorded event, when a registration is the one in force sent again."""
+    if source.revoked or str(source.verifier) != str(key) or (set(source.tournaments), set(source.streams)) != (set(tournaments), set(streams)):
+        return
+    for seq in reversed(range(ledger.next_seq(SOURCES_STREAM))):
+        event = decode(ledger.read_stream_entry(SOURCES_STREAM, seq))
+        if isinstance(event, SourceRegistered) and event.name == source.name:
+            raise AlreadyRegistered(event)
 
 
 def revocation(book: SourceBook, ledger: Ledger, name: str, reason: str = "", ts: int | None = None) -> SourceRevoked:
@@ -279,7 +299,10 @@ def revocation(book: SourceBook, ledger: Ledger, name: str, reason: str = "", ts
 def change_sources(root: Path, make: Callable[[SourceBook, Ledger], Event]) -> Event:
     """Appends one registration or revocation to a ledger (taking its writer lock) and signs a checkpoint."""
     with Ledger.open(root) as ledger:
-        event = make(load_source_book(ledger), ledger)
+        try:
+            event = make(load_source_book(ledger), ledger)
+        except AlreadyRegistered as done:
+            return done.event
         ledger.append([Pending(0, event, encode(event), own=True)])
         ledger.checkpoint()
         return event

@@ -17,7 +17,7 @@ import pytest
 from audit.export import MANIFEST_FORMAT, ExportError, export_parquet, load_parquet
 from audit.lake import NONE, PARTITIONS, TIMESTAMP, Limits, hive_escape, write_partitions
 from audit.projection import SCHEMAS, project
-from ledger import read_entries
+from ledger import output_directory, read_entries
 from ledger.notes import Signer, Verifier, sign_note
 from tests.ledger_support import cli
 
@@ -131,8 +131,10 @@ def test_a_partition_is_written_in_entry_order_whatever_the_tables_order(tmp_pat
     """The replay's workers may give `steps` out of log order; each file still holds a run of entries
     (partitions t and u are copied in order, v is a run of the table: a slice)."""
     table = pa.table({"entry": [5, 1, 4, 0, 3, 2, 6, 7], "tournament": ["t", "u", "t", "u", "t", "u", "v", "v"], "round": ["1"] * 8})
-    files = write_partitions(table, tmp_path, Limits(file_rows=2, group_rows=1))
-    written = {str(f.relative_to(tmp_path)): pq.read_table(f).column("entry").to_pylist() for f in files}
+    with output_directory(tmp_path / "out") as tree:
+        paths = write_partitions(table, tree, "steps", Limits(file_rows=2, group_rows=1))
+    files = [tmp_path / "out" / p for p in paths]
+    written = {str(f.relative_to(tmp_path / "out" / "steps")): pq.read_table(f).column("entry").to_pylist() for f in files}
     assert written == {"tournament=t/round=1/part-00000.parquet": [3, 4], "tournament=t/round=1/part-00001.parquet": [5],
                        "tournament=u/round=1/part-00000.parquet": [0, 1], "tournament=u/round=1/part-00001.parquet": [2],
                        "tournament=v/round=1/part-00000.parquet": [6, 7]}

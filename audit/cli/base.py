@@ -225,7 +225,7 @@ def error_message(exc: BaseException) -> str:
     """Returns what a command prints for a project error (after `error: `)."""
     if isinstance(exc, typer.BadParameter):
         return exc.format_message()
-    return f"refused: {exc}" if _is_send_error(exc) else str(exc)
+    return f"refused: {exc}" if _is_send_error(exc) and exc.status else str(exc)  # type: ignore[attr-defined]
 
 
 def _with_json_alias(fn: Callable[..., Any], wrapper: Callable[..., Any]) -> None:

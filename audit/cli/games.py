@@ -53,11 +53,17 @@ def simulate(game: GameArg, ledger: LedgerOpt = DEFAULT_LEDGER,
              admin_key: Annotated[Path | None, key_option(help="Live: the log's private key, to register the tables' "
                                                                  "sources.")] = None,
              per_batch: Annotated[int, typer.Option(min=1, help="Live: events per signed batch.")] = 1,
+             tag: Annotated[str | None, typer.Option(help="Live: the run's tag (its streams `TAG/t<n>`); with --keys, a run "
+                                                          "started before resumes where it stopped.")] = None,
+             keys: Annotated[Path | None, typer.Option(help="Live: the directory the tables' keys are kept in (made if new), "
+                                                             "so that the run can be resumed.")] = None,
+             retry_for: Annotated[float, typer.Option(min=0, help="Live: seconds a batch is sent again while the service cannot be "
+                                                                  "reached (a restart), before the table stops.")] = 120.0,
              json: JsonOpt = False) -> None:
     """Record bot games or a whole tournament through the recorder (a fresh ledger is created if needed),
     or with --url play --tables games at once against a running service."""
     if url is not None:
-        _simulate_live(url, game, tables, seed, admin_key, per_batch, inject, json)
+        _simulate_live(url, game, tables, seed, admin_key, per_batch, inject, json, (tag, keys, retry_for))
         return
     import ledger as ledger_api
     from audit import simulate as simulate_mod
@@ -119,14 +125,14 @@ def _check_simulation(plan: TournamentPlan, tournament: bool, boards: int | None
 
 
 def _simulate_live(url: str, game: str, tables: int, seed: int, admin_key: Path | None, per_batch: int, inject: str | None,
-                   json: bool) -> None:
+                   json: bool, resume: tuple[str | None, Path | None, float]) -> None:
     from audit.live_sim import simulate_live
 
     if admin_key is None:
         raise typer.BadParameter("with --url, give the log's private key (the ledger's signer.key) to register the tables",
                                  param_hint="--admin-key")
     with progress_bar(f"{tables} live {game} tables", 0, quiet=json) as advance:  # a refusal: exit 1 (base.exit_code_of)
-        result = simulate_live(url, game, tables, seed, admin_key, None, per_batch, inject, advance)
+        result = simulate_live(url, game, tables, seed, admin_key, None, per_batch, inject, advance, *resume)
     if json:
         emit_json(result)
     else:

@@ -23,10 +23,14 @@ def serve(ledger: LedgerOpt = DEFAULT_LEDGER,
           max_body: Annotated[int, typer.Option(min=1024, help="Largest request body in bytes (413 beyond).")] = 1 << 20,
           rate: Annotated[float, typer.Option(min=0, help="Batches a second each source may send (429 beyond; 0: no limit).")] = 50.0,
           burst: Annotated[int, typer.Option(min=1, help="Batches a source may send at once before the rate applies.")] = 100,
-          read_timeout: Annotated[float, typer.Option(min=0.1, help="Seconds a client has to send its whole body (408 after).")] = 10.0,
+          read_timeout: Annotated[float, typer.Option(min=0.1, help="Seconds a client has to send its whole request (408 after), "
+                                                      "and a new connection its first byte (closed after).")] = 10.0,
           live: Annotated[bool, typer.Option("--live/--no-live", help="Fold each game as it arrives and publish findings.")] = True,
           fronts: Annotated[int, typer.Option(min=0, max=16, help="HTTP front processes beside the writer's (0: HTTP in the writer's "
-                                                                  "process).")] = 1) -> None:
+                                                                  "process).")] = 1,
+          max_streams: Annotated[int, typer.Option(min=1, help="/live streams served at once (503 with Retry-After beyond).")] = 100,
+          max_per_peer: Annotated[int, typer.Option(min=1, help="Connections one client address may hold at once (503 beyond; "
+                                                    "with fronts).")] = 512) -> None:
     """Run the recording service: sources POST signed batches and get receipts; anyone may read the log, proofs and live findings.
 
     Holds the writer lock (a second `serve` or a `record` is refused); one JSON line per request on stderr; SIGTERM finishes the commit in flight.
@@ -47,7 +51,7 @@ def serve(ledger: LedgerOpt = DEFAULT_LEDGER,
 
     if not (ledger / "ledger.json").exists():
         raise typer.BadParameter(f"{ledger} is not a ledger; create it with `matchledger init --ledger {ledger}`", param_hint="--ledger")
-    run(ServeConfig(ledger, host, port, max_body, rate, burst, read_timeout, live, fronts))
+    run(ServeConfig(ledger, host, port, max_body, rate, burst, read_timeout, live, fronts, max_streams, max_per_peer))
 
 
 def _source_add(name: Annotated[str, typer.Option(help="The source's name (its key's name).")],

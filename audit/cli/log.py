@@ -159,7 +159,7 @@ def export(ledger: LedgerOpt = DEFAULT_LEDGER,
         check_output(parquet, force, directory=True)
         with progress_bar("replaying games", 0, quiet=quiet or json) as advance:
             projection, db, _, _ = projection_of(ledger, ledger_api.read_entries(ledger), advance)  # checked against the signed root
-        manifest = export_parquet(ledger, projection, parquet, db, location)
+        manifest = export_parquet(ledger, projection, parquet, db, location, force=force)
         summary = {"files": len(manifest["files"]), "parquet": str(parquet), "checkpoint": manifest["checkpoint"]}
         text = (f"wrote {len(manifest['files'])} Parquet files, {', '.join(str(parquet / d) for d in manifest['documents'])}, "
                 f"{parquet / 'manifest.json'} and its signed note")
@@ -191,12 +191,12 @@ def _export_records(ledger: Path, game: str | None, tournament: str | None, out:
     streams = game_streams(read_events(ledger), tournament)
     if not streams:
         raise ValueError(f"no games of tournament {tournament!r} in {ledger}")
-    out.mkdir(parents=True, exist_ok=True)
     name = None
-    for stream in streams:
-        events = read_stream_events(ledger, stream)
-        name = name or _tournament_name(ledger, events[0])
-        write_output(out / record_file_name(stream), game_record(events, name).encode(), force)
+    with ledger_api.output_directory(out, force) as tree:
+        for stream in streams:
+            events = read_stream_events(ledger, stream)
+            name = name or _tournament_name(ledger, events[0])
+            tree.write(record_file_name(stream), game_record(events, name).encode())
     return {"games": len(streams), "out": str(out)}, f"wrote the records of {len(streams)} games of {tournament} to {out}"
 
 
@@ -239,6 +239,9 @@ def check_proof(file: Annotated[Path, typer.Argument(help="Evidence bundle or re
     if isinstance(loaded, ledger_api.Receipt):
         _check_receipt(loaded, key, json)
         return
+    if isinstance(loaded, list):
+        _check_receipts(file, loaded, key, json)
+        return
     witnesses = [Verifier.load(k) for k in witness_key or []]
     threshold = len(witnesses) if witness_threshold is None else witness_threshold
     if threshold > len(witnesses):
@@ -253,6 +256,25 @@ def check_proof(file: Annotated[Path, typer.Argument(help="Evidence bundle or re
     if json:
         emit_json({"ok": True, "stream": loaded.stream, "entries": len(loaded.entries), "size": checked.checkpoint.size,
                    "root": checked.checkpoint.root.hex(), "complete": checked.complete, "cosigners": cosigned, "proved": proved})
+    else:
+        say(f"ok: {proved}")
+
+
+def _check_receipts(file: Path, receipts: list[ledger_api.Receipt], key: Path, json: bool) -> None:
+    """Checks a file of receipts (`send --receipts`), one a line.
+
+    :raises BundleError: naming the line of the first receipt that does not verify.
+    """
+    verifier, sizes, entries = Verifier.load(key), [], 0
+    for number, receipt in enumerate(receipts, start=1):
+        try:
+            sizes.append(ledger_api.check_receipt(receipt, verifier).size)
+        except ledger_api.BundleError as exc:
+            raise ledger_api.BundleError(f"{file} line {number}: {exc}") from None
+        entries += len(receipt.entries)
+    proved = f"{len(receipts)} receipts, {entries} events, each batch's entries proved in a checkpoint signed by {verifier.name}"
+    if json:
+        emit_json({"ok": True, "receipts": len(receipts), "entries": entries, "size": max(sizes, default=0), "proved": proved})
     else:
         say(f"ok: {proved}")
 
