@@ -322,7 +322,7 @@ class Service:
             raise Refusal(401, "bad-signature", "changes of the sources must be signed with the log's own key (signer.key)")
         change = _source_change(body)
         event = await self.writer.submit(change)
-        self._tell_fronts_sources()
+        self._tell_fronts_source(event.name)
         return web.json_response(msgspec.to_builtins(event))
 
     # -- reading ---------------------------------------------------------------------------------
@@ -538,11 +538,13 @@ class Service:
             return
         _answer_front(link, n, extra, receipt)
 
-    def _tell_fronts_sources(self) -> None:
-        from audit.front import sources_message
+    def _tell_fronts_source(self, name: str) -> None:
+        """Sends the fronts the one source that changed (never the whole book: issue 33)."""
+        from audit.front import source_message
 
+        message = source_message(self.writer.book.sources[name])
         for front in self.fronts:
-            front.link.send(sources_message(self.writer.book))
+            front.link.send(message)
 
     async def _stop_fronts(self) -> None:
         self.closing_fronts = True
