@@ -4,16 +4,26 @@ running service answers from what is committed."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import random
 import types
 from pathlib import Path
+from typing import Any
 
+import msgspec
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 import ledger as ledger_api
+from audit.serve import parse_body
 from ledger.ed25519 import P, SMALL_ORDER_Y, _add, _decode, has_small_order
+from ledger.index import book_head
+from ledger.sources import load_source_book
+from schemas.log import BATCHES_STREAM
+from tests.ledger_support import event_line
+from tests.serve_support import Server, make_source, post, signed
 
 SEED = 20261203
 
@@ -132,3 +142,109 @@ def test_a_registration_builds_one_verifier_in_the_front(monkeypatch: pytest.Mon
     assert fake.book.sources["s7"].revoked and fake.book.sources["s300"].verifier.public == signers[300].verifier.public
     with pytest.raises(ledger_api.SourceRefused, match="revoked"):
         fake.book.identify(ledger_api.sign_batch(signers[7], b"x", "day.test/log"), b"x")
+
+
+# -- point 2: start-up reads no batch record when the book's index is current ----------------------
+
+
+@pytest.fixture()
+def ledger_dir(tmp_path: Path) -> Path:
+    root = tmp_path / "L"
+    ledger_api.init(root, "day.test/log")
+    return root
+
+
+def _count_record_reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts the `log.batches` entries the ledger reads from now on (a spy on its one stream read)."""
+    reads: list[int] = []
+    original = ledger_api.Ledger.read_stream_entry
+
+    def spy(self: ledger_api.Ledger, stream: str, seq: int) -> bytes:
+        if stream == BATCHES_STREAM:
+            reads.append(seq)
+        return original(self, stream, seq)
+
+    monkeypatch.setattr(ledger_api.Ledger, "read_stream_entry", spy)
+    return reads
+
+
+def _answers(root: Path, bodies: list[bytes], reads: list[int]) -> tuple[dict[str, str], dict[int, list[int]], list[int | None], int]:
+    """Opens the writer's book; returns its owners, its records of batches that brought no new
+    event, the record each body (source `venue`) is known by, and how many records the open read."""
+    reads.clear()
+    with ledger_api.Ledger.open(root) as led:
+        book = load_source_book(led)
+        opened = len(reads)
+        known = [book.batch_record("venue", ledger_api.digest_of(b), parse_body(b, 1 << 20)) for b in bodies]
+        return dict(book.owners), {k: list(v) for k, v in book.resent.items()}, known, opened
+
+
+def _play(root: Path, tmp_path: Path) -> tuple[Any, list[bytes]]:
+    """Sends 40 one-move batches to two games and one batch that brings no new event (the same two
+    events as a JSON array), through the service; stops it gracefully."""
+    venue = make_source(tmp_path, root, "venue", streams=["t/"])
+    bodies = [event_line(f"t/g{i % 2}", i // 2) + b"\n" for i in range(40)]
+    bodies.append(b"[" + event_line("t/g0", 0) + b"," + event_line("t/g1", 0) + b"]")
+    with Server(root, "--no-live") as server:
+        for body in bodies:
+            assert post(server.url, body, signed(venue, body))[0] == 200
+    return venue, bodies
+
+
+def test_start_up_reads_no_batch_record_and_keeps_nothing_per_batch(ledger_dir: Path, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 33 point 2 (start-up and memory grew with every batch ever received): after a clean
+    stop the book's index is current, so opening reads no `source.batch` entry; the book holds an
+    owner per stream and a record per batch that brought no new event, nothing per batch; and it
+    knows every batch again (a re-send after the restart gets the first receipt)."""
+    venue, bodies = _play(ledger_dir, tmp_path)
+    owners, resent, known, opened = _answers(ledger_dir, bodies, _count_record_reads(monkeypatch))
+    assert opened == 0
+    assert owners == {"t/g0": "venue", "t/g1": "venue"} and len(resent) == 1
+    assert all(isinstance(k, int) for k in known) and len(set(known)) == 41
+    assert (ledger_dir / "index" / "book").read_bytes().count(b"\n") == 3
+    with Server(ledger_dir, "--no-live") as server:
+        first = json.loads(post(server.url, bodies[-1], signed(venue, bodies[-1]))[2])
+        again = json.loads(post(server.url, bodies[5], signed(venue, bodies[5]))[2])
+    assert (first["batch"]["index"], again["batch"]["index"]) == (known[-1], known[5])
+
+
+@pytest.mark.parametrize("damage", ["deleted", "cut", "edited", "head of another key"])
+def test_a_damaged_book_index_is_rebuilt_from_the_records(ledger_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          damage: str) -> None:
+    """Issue 33 point 2 (the log is the source of truth; the index is never believed blindly): an
+    index deleted, cut short, edited with its head re-hashed, or headed by someone without the
+    writer's key is rebuilt from every `source.batch` record and gives the same answers; the
+    next open reads none again."""
+    _, bodies = _play(ledger_dir, tmp_path)
+    reads = _count_record_reads(monkeypatch)
+    *expected, opened = _answers(ledger_dir, bodies, reads)
+    assert opened == 0
+    book, head = ledger_dir / "index" / "book", ledger_dir / "index" / "book.head"
+    if damage == "deleted":
+        book.unlink()
+    elif damage == "cut":
+        book.write_bytes(book.read_bytes()[:-5])
+    else:  # an owner changed, the head's hash made to match: only the MAC tells
+        data = book.read_bytes().replace(b'"venue"', b'"thief"', 1)
+        book.write_bytes(data)
+        key = b"k" * 32 if damage == "head of another key" else None
+        stored = msgspec.json.decode(head.read_bytes())
+        fields = (stored["size"], len(data), hashlib.sha256(data).hexdigest())
+        head.write_bytes(msgspec.json.encode(book_head(key, *fields) if key else {**stored, "length": fields[1], "sha256": fields[2]}))
+    *answers, opened = _answers(ledger_dir, bodies, reads)
+    assert answers == expected and opened == 41  # every record read: the index was rebuilt
+    with Server(ledger_dir, "--no-live"):
+        pass  # a clean stop writes the rebuilt index
+    assert list(_answers(ledger_dir, bodies, reads)) == [*expected, 0]
+
+
+def test_offline_source_add_reads_no_batch_record(ledger_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 33 point 2 (offline `source add` paid the whole scan): a registration reads the
+    registry only, and a name already taken is still refused."""
+    _play(ledger_dir, tmp_path)
+    reads = _count_record_reads(monkeypatch)
+    make_source(tmp_path, ledger_dir, "late")
+    with pytest.raises(ledger_api.LedgerError, match="already registered"):
+        make_source(tmp_path, ledger_dir, "venue")
+    assert reads == []
