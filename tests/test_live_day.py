@@ -19,10 +19,10 @@ from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 import ledger as ledger_api
 from audit.serve import parse_body
 from ledger.ed25519 import P, SMALL_ORDER_Y, _add, _decode, has_small_order
-from ledger.index import book_head
+from ledger.index import book_head, read_head
 from ledger.sources import load_source_book
 from schemas.log import BATCHES_STREAM
-from tests.ledger_support import event_line
+from tests.ledger_support import cli, event_line
 from tests.serve_support import Server, make_source, post, signed
 
 SEED = 20261203
@@ -248,3 +248,34 @@ def test_offline_source_add_reads_no_batch_record(ledger_dir: Path, tmp_path: Pa
     with pytest.raises(ledger_api.LedgerError, match="already registered"):
         make_source(tmp_path, ledger_dir, "venue")
     assert reads == []
+
+
+# -- point 6: `prove --ledger` beside a running service ----------------------------------------------
+
+
+def test_prove_beside_a_running_service_answers_from_what_is_committed(ledger_dir: Path, tmp_path: Path) -> None:
+    """Issue 33 point 6 (nothing unsigned counts, and nothing signed is hidden): while the service
+    runs and its stream index on disk lags the log, `prove --ledger` reads the frames past the
+    index head (without the writer's lock) and proves every signed entry of the stream, with the
+    batch records that name who sent them; the bundle checks offline as complete."""
+    venue = make_source(tmp_path, ledger_dir, "venue", streams=["t/"])
+    with Server(ledger_dir, "--no-live") as server:
+        for seq in range(3):
+            body = event_line("t/g", seq) + b"\n"
+            assert post(server.url, body, signed(venue, body))[0] == 200
+        head = read_head(ledger_dir)
+        assert head is not None and head.size <= min(e for e in _signed_entries(ledger_dir, "t/g"))  # the index lags
+        out = tmp_path / "g.json"
+        proved = cli("prove", "--stream", "t/g", "--out", str(out), "--ledger", str(ledger_dir))
+        assert proved.exit_code == 0, proved.output
+        assert server.proc.poll() is None
+    bundle = msgspec.json.decode(out.read_bytes(), type=ledger_api.EvidenceBundle)
+    assert [json.loads(e.entry)["seq"] for e in bundle.entries] == [0, 1, 2] and len(bundle.senders) == 3
+    assert ledger_api.check_bundle(bundle, ledger_api.load_verifier(ledger_dir)).complete
+    checked = cli("check-proof", str(out), "--key", str(ledger_dir / "signer.pub"))
+    assert checked.exit_code == 0, checked.output
+
+
+def _signed_entries(root: Path, stream: str) -> list[int]:
+    """The entries of a stream, found by reading the whole signed log (the reference)."""
+    return [i for i, e in enumerate(ledger_api.read_events(root)) if e.stream == stream]
