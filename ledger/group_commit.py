@@ -188,7 +188,7 @@ class Writer:
                 self._finish_index(wait=True)
                 if self.error is None:
                     self.ledger.checkpoint()  # the stream index made durable too
-                    _save_book(self.root, self.book.snapshot(self.ledger.size))  # the next start reads no batch record
+                    _save_book(self.root, self.book.snapshot())  # the next start reads no batch record
             finally:
                 self.ledger.close()
 
@@ -389,7 +389,7 @@ class Writer:
             return
         self._index_at = now + INDEX_EVERY_S
         job = self.ledger.start_index()
-        book = self.book.snapshot(self.ledger.size)
+        book = self.book.snapshot()
         self._indexing = (job, self._indexer.submit(_index_and_save, job, self.root, book))
 
     def _finish_index(self, wait: bool = False) -> None:

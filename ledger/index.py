@@ -258,13 +258,15 @@ class BookHead(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     size: int
     length: int
     sha256: str
+    root: str
+    """The Merkle root of the log at `size` (hex): a log cut and grown again since is told apart."""
     mac: str = ""
 
 
-def book_head(key: bytes, size: int, length: int, sha256: str) -> BookHead:
+def book_head(key: bytes, size: int, length: int, sha256: str, root: str) -> BookHead:
     """Returns the head of the book's index, its MAC made with the writer's key (`book_key`)."""
-    mac = hmac.new(key, f"{size} {length} {sha256}".encode(), hashlib.sha256).hexdigest()
-    return BookHead(size, length, sha256, mac)
+    mac = hmac.new(key, f"{size} {length} {sha256} {root}".encode(), hashlib.sha256).hexdigest()
+    return BookHead(size, length, sha256, root, mac)
 
 
 def book_key(origin_key: bytes) -> bytes:
@@ -272,8 +274,8 @@ def book_key(origin_key: bytes) -> bytes:
     return hmac.new(origin_key, b"matchledger/book-index/v1", hashlib.sha256).digest()
 
 
-def read_book_index(root: Path, key: bytes) -> tuple[int, bytes] | None:
-    """Returns the size the source book's index covers and its bytes, or None when it is missing,
+def read_book_index(root: Path, key: bytes) -> tuple[BookHead, bytes] | None:
+    """Returns the head of the source book's index and its bytes, or None when it is missing,
     damaged, does not match its head or its head is not this writer's (then the book is rebuilt
     from the entries)."""
     try:
@@ -283,9 +285,9 @@ def read_book_index(root: Path, key: bytes) -> tuple[int, bytes] | None:
         return None
     if len(data) != head.length or hashlib.sha256(data).hexdigest() != head.sha256:
         return None
-    if not hmac.compare_digest(book_head(key, head.size, head.length, head.sha256).mac, head.mac):
+    if not hmac.compare_digest(book_head(key, head.size, head.length, head.sha256, head.root).mac, head.mac):
         return None
-    return head.size, data
+    return head, data
 
 
 def write_book_index(root: Path, at: int, data: bytes, head: BookHead) -> None:

@@ -36,6 +36,7 @@ from ledger.fastscan import verify_signatures
 from ledger.index import BookHead, book_head, book_key, read_book_index
 from ledger.notes import Signer, Verifier
 from ledger.store import Ledger
+from ledger.tiles import TileReader
 from schemas import decode, encode
 from schemas.common import GameStarted
 from schemas.envelope import Event
@@ -200,16 +201,18 @@ class SourceBook:
                 return entry
         return None
 
-    def snapshot(self, size: int) -> tuple[int, bytes, BookHead]:
-        """Returns what to write to the book's index (`write_book_index`) now that it holds the
-        records of the first `size` entries: where, the bytes, the head (MAC'd with the writer's key)."""
-        assert self.ledger is not None
+    def snapshot(self) -> tuple[int, bytes, BookHead]:
+        """Returns what to write to the book's index (`write_book_index`), which holds the records
+        of every entry of its log: where, the bytes, the head (MAC'd with the writer's key)."""
+        ledger = self.ledger
+        assert ledger is not None
         data = b"".join(self.unsaved)
         self.unsaved.clear()
         at, hasher = self.saved
         hasher.update(data)
         self.saved = (at + len(data), hasher)
-        return at, data, book_head(book_key(self.ledger.signer.origin_key()), size, at + len(data), hasher.hexdigest())
+        return at, data, book_head(book_key(ledger.signer.origin_key()), ledger.size, at + len(data), hasher.hexdigest(),
+                                   ledger.root_hash().hex())
 
     def authenticate(self, header: str | None, body: bytes) -> Source:
         """Returns the source whose valid signature the batch carries.
@@ -297,11 +300,22 @@ def load_source_book(ledger: Ledger, batches: bool = True) -> SourceBook:
         return book
     start = 0
     stored = read_book_index(ledger.root, book_key(ledger.signer.origin_key()))
-    if stored is not None and stored[0] <= ledger.size and _take_index(book, stored[1]):
-        start = stored[0]
+    if stored is not None and _is_prefix(ledger, stored[0]) and _take_index(book, stored[1]):
+        start = stored[0].size
     for seq in range(_first_record_from(ledger, start), ledger.next_seq(BATCHES_STREAM)):
         book.fold(ledger.entry_of(BATCHES_STREAM, seq), decode(ledger.read_stream_entry(BATCHES_STREAM, seq)))
     return book
+
+
+def _is_prefix(ledger: Ledger, head: BookHead) -> bool:
+    """Tells whether the log the book's index was written for is this log's first `head.size`
+    entries (the tree's root there, from the tiles): a log cut back since is not."""
+    if head.size > ledger.size:
+        return False
+    try:
+        return head.size == 0 or TileReader(ledger.root).edge(head.size).root().hex() == head.root
+    except (LedgerError, OSError):  # tiles the open could not read: the entries decide
+        return False
 
 
 def _take_index(book: SourceBook, data: bytes) -> bool:
