@@ -230,7 +230,7 @@ def test_a_damaged_book_index_is_rebuilt_from_the_records(ledger_dir: Path, tmp_
         book.write_bytes(data)
         key = b"k" * 32 if damage == "head of another key" else None
         stored = msgspec.json.decode(head.read_bytes())
-        fields = (stored["size"], len(data), hashlib.sha256(data).hexdigest())
+        fields = (stored["size"], len(data), hashlib.sha256(data).hexdigest(), stored["root"])
         head.write_bytes(msgspec.json.encode(book_head(key, *fields) if key else {**stored, "length": fields[1], "sha256": fields[2]}))
     *answers, opened = _answers(ledger_dir, bodies, reads)
     assert answers == expected and opened == 41  # every record read: the index was rebuilt
@@ -279,3 +279,44 @@ def test_prove_beside_a_running_service_answers_from_what_is_committed(ledger_di
 def _signed_entries(root: Path, stream: str) -> list[int]:
     """The entries of a stream, found by reading the whole signed log (the reference)."""
     return [i for i, e in enumerate(ledger_api.read_events(root)) if e.stream == stream]
+
+
+# -- point 8: a front that dies is started again ---------------------------------------------------
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds the front through Linux's /proc")
+def test_a_killed_front_is_started_again_and_the_service_answers(ledger_dir: Path, tmp_path: Path) -> None:
+    """Issue 33 point 8 (a front crash took the whole service down): SIGKILL of the front process,
+    twice; each time the writer's process logs it, starts another front on the same listening
+    socket, and the service goes on answering batches and reads at the same URL."""
+    import os
+    import signal
+    import time
+
+    from bench.serve import children
+
+    venue = make_source(tmp_path, ledger_dir, "venue", streams=["t/"])
+    with Server(ledger_dir, "--no-live") as server:
+        for seq in range(3):
+            front = children(server.proc.pid)
+            assert len(front) == 1, front
+            os.kill(front[0], signal.SIGKILL)
+            server.wait_for(lambda r, n=seq: r.get("at") == "front-started" and len(
+                [x for x in server.lines if x.get("at") == "front-started"]) == n + 1, timeout=60)
+            body = event_line("t/g", seq) + b"\n"
+            deadline = time.monotonic() + 30
+            while (status := _post_or_none(server.url, body, signed(venue, body))) is None and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert status == 200
+            assert children(server.proc.pid) != front and server.proc.poll() is None
+        exited = [r for r in server.lines if r.get("at") == "front-exited"]
+        assert len(exited) == 3 and all(r["code"] == -signal.SIGKILL and "error" not in r for r in exited)
+    assert server.proc.returncode == 0
+    assert [e.seq for e in ledger_api.read_stream_events(ledger_dir, "t/g")] == [0, 1, 2]
+
+
+def _post_or_none(url: str, body: bytes, headers: dict[str, str]) -> int | None:
+    try:
+        return post(url, body, headers)[0]
+    except OSError:  # the connection the killed front held, or none yet
+        return None
