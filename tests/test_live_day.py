@@ -144,6 +144,50 @@ def test_a_registration_builds_one_verifier_in_the_front(monkeypatch: pytest.Mon
         fake.book.identify(ledger_api.sign_batch(signers[7], b"x", "day.test/log"), b"x")
 
 
+def test_a_registration_waits_for_no_index_job(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 33 point 1 (a registration must not pause batches): the service's writer commits a
+    registration as it commits a batch, with a note and no full checkpoint, so it is answered
+    while the stream index is still being made durable on the index thread (before, it waited for
+    that job, and every table's batches waited behind it)."""
+    import asyncio
+    import threading
+
+    from ledger.group_commit import Batch, Change, Writer
+    from ledger.store import IndexJob
+
+    root = tmp_path / "L"
+    ledger_api.init(root, "day.test/log")
+    make_source(tmp_path, root, "venue", streams=["t/"])
+    release = threading.Event()
+    run = IndexJob.run
+    monkeypatch.setattr(IndexJob, "run", lambda job: (release.wait(30), run(job))[1])
+
+    async def play() -> None:
+        writer = Writer(root)
+        try:
+            writer._index_at = 0.0  # the next commit starts an index job
+            body = event_line("t/g", 0) + b"\n"
+            batch = Batch(writer.book.sources["venue"], "venue x", ledger_api.digest_of(body), parse_body(body, 1 << 20), True)
+            await writer.submit(batch)
+            assert writer._indexing is not None and not writer._indexing[1].done()
+            late = ledger_api.Signer.generate("late")
+            change = Change(lambda book, led: ledger_api.registration(book, led, "late", late.verifier))
+            event = await asyncio.wait_for(writer.submit(change), 20)
+            assert event.name == "late" and not writer._indexing[1].done()
+            assert writer.checkpoint.size == writer.ledger.size  # signed at once
+        finally:
+            release.set()
+            await writer.stop()
+
+    asyncio.run(play())
+    assert "late" in _sources_of(root)
+
+
+def _sources_of(root: Path) -> set[str]:
+    with ledger_api.Ledger.open(root) as led:
+        return set(load_source_book(led, batches=False).sources)
+
+
 # -- point 2: start-up reads no batch record when the book's index is current ----------------------
 
 
