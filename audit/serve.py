@@ -8,8 +8,9 @@ on uvloop's event loop where it is installed (`run_loop`).
 Processes: with `fronts` (1 by default) the HTTP connections are taken by front processes
 (`audit/front.py`), which read and check each batch and hand it over a socket pair to this process
 (`Service._forwarded`); this process keeps the ledger, the group commit, the receipts, the live
-audit, and serves the read API to the fronts on a private Unix socket. With `fronts=0` this
-process serves HTTP itself, as the handlers below describe.
+audit, and serves the read API to the fronts on a private Unix socket; a front that exits is
+started again on the same listening socket (`_respawn`). With `fronts=0` this process serves HTTP
+itself, as the handlers below describe.
 
 Write path: POST /batches with a JSONL body (or a JSON array) and the `Matchledger-Signature`
 header. The handler reads the whole body under a time limit, authenticates it, applies the
