@@ -364,3 +364,45 @@ def _post_or_none(url: str, body: bytes, headers: dict[str, str]) -> int | None:
         return post(url, body, headers)[0]
     except OSError:  # the connection the killed front held, or none yet
         return None
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds the front through Linux's /proc")
+def test_a_front_that_keeps_dying_stops_the_service(ledger_dir: Path) -> None:
+    """Issue 33 point 8 (a crash loop is no service): fronts exiting more than FRONT_RESTARTS
+    times within a minute stop the service with exit 1 and a log line that says why, and the port
+    is left free for a supervisor's restart."""
+    import os
+    import signal
+    import socket
+    import time
+
+    from audit.serve import FRONT_RESTARTS
+    from bench.serve import children
+
+    server = Server(ledger_dir, "--no-live")
+    try:
+        deadline = time.monotonic() + 120
+        while server.proc.poll() is None and time.monotonic() < deadline:
+            started = len([r for r in server.lines if r.get("at") in ("front-started", "started")])
+            for pid in children(server.proc.pid):
+                os.kill(pid, signal.SIGKILL)
+            while (server.proc.poll() is None and time.monotonic() < deadline and
+                   len([r for r in server.lines if r.get("at") in ("front-started", "started")]) == started):
+                time.sleep(0.05)
+        assert server.proc.wait(30) == 1
+    finally:
+        if server.proc.poll() is None:
+            server.kill()
+    exited = [r for r in server.lines if r.get("at") == "front-exited"]
+    assert len([r for r in exited if "code" in r]) == FRONT_RESTARTS + 1
+    assert "within a minute; the service stops" in exited[-1]["error"]
+    host, port = server.url.removeprefix("http://").split(":")
+    deadline = time.monotonic() + 10  # the last front exits as the stop message (or its parent's death) reaches it
+    while True:
+        try:
+            socket.create_server((host, int(port))).close()  # free for the supervisor's restart
+            break
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
