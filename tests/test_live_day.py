@@ -283,6 +283,39 @@ def test_a_damaged_book_index_is_rebuilt_from_the_records(ledger_dir: Path, tmp_
     assert list(_answers(ledger_dir, bodies, reads)) == [*expected, 0]
 
 
+def test_after_a_kill_start_up_reads_only_the_records_since_the_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 33 point 2 (start-up in seconds at any size, also after a SIGKILL): the writer writes
+    the book's index with each index job; a writer that stops without its clean close leaves it
+    behind by the last few commits, and the next open reads those records only, and knows what
+    a full rebuild knows."""
+    import asyncio
+
+    from ledger.group_commit import Batch, Writer
+
+    root = tmp_path / "L"
+    ledger_api.init(root, "day.test/log")
+    make_source(tmp_path, root, "venue", streams=["t/"])
+    bodies = [event_line("t/g", seq) + b"\n" for seq in range(6)]
+
+    async def play() -> None:
+        writer = Writer(root)
+        for seq, body in enumerate(bodies):
+            writer._index_at = 0.0 if seq == 3 else float("inf")  # one index job, before the fourth batch's append
+            batch = Batch(writer.book.sources["venue"], "venue x", ledger_api.digest_of(body), parse_body(body, 1 << 20), True)
+            await writer.submit(batch)
+        writer._finish_index(wait=True)  # then no clean close: as after SIGKILL
+        writer.ledger.close()
+        writer._thread.shutdown()
+        writer._indexer.shutdown()
+
+    asyncio.run(play())
+    reads = _count_record_reads(monkeypatch)
+    *answers, opened = _answers(root, bodies, reads)
+    assert opened == 3  # the records of the last three batches, after the index job
+    (root / "index" / "book").unlink()
+    assert list(_answers(root, bodies, reads)) == [*answers, 6]
+
+
 def test_offline_source_add_reads_no_batch_record(ledger_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 33 point 2 (offline `source add` paid the whole scan): a registration reads the
     registry only, and a name already taken is still refused."""
