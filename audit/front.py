@@ -107,8 +107,18 @@ class Link(asyncio.Protocol):
 
 
 def sources_message(book: Any) -> list[Any]:
-    """Returns the message that gives a front the sources it checks signatures against, and the log's origin they sign."""
-    return ["sources", [[s.name, s.verifier.name, s.verifier.public, s.revoked] for s in book.sources.values()], book.origin]
+    """Returns the message that gives a starting front the sources it checks signatures against, and the log's origin they sign."""
+    return ["sources", [_source_row(s) for s in book.sources.values()], book.origin]
+
+
+def source_message(source: Any) -> list[Any]:
+    """Returns the message that tells a front of one source registered or revoked: only the change,
+    so a registration costs the front one key, however many sources the log has (issue 33)."""
+    return ["source", _source_row(source)]
+
+
+def _source_row(source: Any) -> list[Any]:
+    return [source.name, source.verifier.name, source.verifier.public, source.revoked]
 
 
 class Pool:
@@ -172,11 +182,11 @@ class Front:
             if asked is not None and not asked.done():
                 asked.set_result(message)
         elif kind == "sources":
-            from ledger import Source, Verifier
-
-            self.book.sources = {name: Source(name, Verifier(key_name, public), (), (), revoked)
-                                 for name, key_name, public, revoked in message[1]}
+            self.book.sources = dict(map(_front_source, message[1]))
             self.book.origin = message[2]
+        elif kind == "source":
+            name, source = _front_source(message[1])
+            self.book.sources[name] = source
         elif kind == "stop":
             self.stopping.set()
 
@@ -285,6 +295,14 @@ class Front:
         for pool in (self.streams, self.admin, self.reads):
             await pool.session.close()
         self.log.flush()
+
+
+def _front_source(row: list[Any]) -> tuple[str, Any]:
+    """Returns a source as a front keeps it (its name, key and whether it was revoked) from a row of `sources_message`."""
+    from ledger import Source, Verifier
+
+    name, key_name, public, revoked = row
+    return name, Source(name, Verifier(key_name, public), (), (), revoked)
 
 
 def _die_with_parent(parent: int) -> None:

@@ -8,8 +8,9 @@ on uvloop's event loop where it is installed (`run_loop`).
 Processes: with `fronts` (1 by default) the HTTP connections are taken by front processes
 (`audit/front.py`), which read and check each batch and hand it over a socket pair to this process
 (`Service._forwarded`); this process keeps the ledger, the group commit, the receipts, the live
-audit, and serves the read API to the fronts on a private Unix socket. With `fronts=0` this
-process serves HTTP itself, as the handlers below describe.
+audit, and serves the read API to the fronts on a private Unix socket; a front that exits is
+started again on the same listening socket (`_respawn`). With `fronts=0` this process serves HTTP
+itself, as the handlers below describe.
 
 Write path: POST /batches with a JSONL body (or a JSON array) and the `Matchledger-Signature`
 header. The handler reads the whole body under a time limit, authenticates it, applies the
@@ -259,6 +260,8 @@ class Service:
         self.closing_fronts = False
         self.failed = 0
         self._private: Any = None
+        self._front_start: tuple[dict[str, Any], dict[str, str], Any] | None = None  # what starts a front (`_spawn_front`)
+        self._restarts: list[float] = []
         self.app = web.Application(client_max_size=config.max_body, middlewares=[access_log(None if config.fronts else log)])
         self.app.add_routes([
             web.post("/batches", self.post_batch),
@@ -338,7 +341,7 @@ class Service:
             raise Refusal(401, "bad-signature", "changes of the sources must be signed with the log's own key (signer.key)")
         change = _source_change(body)
         event = await self.writer.submit(change)
-        self._tell_fronts_sources()
+        self._tell_fronts_source(event.name)
         return web.json_response(msgspec.to_builtins(event))
 
     # -- reading ---------------------------------------------------------------------------------
@@ -485,6 +488,8 @@ class Service:
         self.readers.shutdown(wait=False)
         if self._private is not None:
             self._private.cleanup()
+        if self._front_start is not None:
+            self._front_start[2].close()
         self.log({"at": "stopped", "size": self.writer.checkpoint.size, "commits": self.writer.commits})
         if self.failed:
             raise SystemExit(self.failed)
@@ -506,9 +511,6 @@ class Service:
         import socket
         import tempfile
 
-        from audit.front import Link, sources_message
-
-        loop = asyncio.get_running_loop()
         _remove_stale_private_dirs()
         self._private = tempfile.TemporaryDirectory(prefix=f"{PRIVATE_PREFIX}{os.getpid()}-")  # 0700: this user's processes only
         internal = os.path.join(self._private.name, "writer.sock")
@@ -522,20 +524,55 @@ class Service:
                     "max_per_peer": self.config.max_per_peer}
         package = str(Path(__file__).resolve().parents[1])
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (package, os.environ.get("PYTHONPATH")) if p)}
+        self._front_start = (settings, env, listener)  # kept open (this process accepts nothing on it): a front that exits is started again on it
         for _ in range(self.config.fronts):
-            mine, theirs = socket.socketpair()
-            front = _FrontEnd(self, stop)
-            _, front.link = await loop.connect_accepted_socket(functools.partial(Link, front.message, front.lost), mine)
-            front.proc = await asyncio.create_subprocess_exec(
-                sys.executable, "-c", "from audit.front import main; main()", json.dumps({**settings, "link": theirs.fileno()}),
-                pass_fds=(listener.fileno(), theirs.fileno()), stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL, env=env)
-            theirs.close()
-            front.link.send(sources_message(self.writer.book))
-            self.fronts.append(front)
-            await asyncio.wait_for(front.ready, 120)
-        port = listener.getsockname()[1]
-        listener.close()  # the fronts hold it; this process takes no connection itself
-        return port
+            await self._spawn_front(stop)
+        return int(listener.getsockname()[1])
+
+    async def _spawn_front(self, stop: asyncio.Event) -> None:
+        """Starts one front process on the service's listening socket and waits until it is ready.
+
+        :raises RuntimeError: when it exits as it starts.
+        """
+        import socket
+
+        from audit.front import Link, sources_message
+
+        settings, env, listener = self._front_start
+        mine, theirs = socket.socketpair()
+        front = _FrontEnd(self, stop)
+        _, front.link = await asyncio.get_running_loop().connect_accepted_socket(functools.partial(Link, front.message, front.lost), mine)
+        front.proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-c", "from audit.front import main; main()", json.dumps({**settings, "link": theirs.fileno()}),
+            pass_fds=(listener.fileno(), theirs.fileno()), stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL, env=env)
+        theirs.close()
+        front.link.send(sources_message(self.writer.book))
+        self.fronts.append(front)
+        await asyncio.wait_for(front.ready, 120)
+
+    async def _respawn(self, front: _FrontEnd) -> None:
+        """Starts a front in the place of one that exited (issue 33): the connections it held are
+        lost (their clients send again: a re-send is acknowledged once), new ones wait in the
+        socket's queue meanwhile. A front that keeps exiting (FRONT_RESTARTS a minute) stops the
+        service, as one that fails to start does."""
+        code = await front.proc.wait()
+        now = time.monotonic()
+        self._restarts = [t for t in self._restarts if now - t < 60] + [now]
+        self.log({"at": "front-exited", "pid": front.proc.pid, "code": code,
+                  "message": "前端进程退出，在同一端口重启 / a front process exited; another starts on the same socket"})
+        if len(self._restarts) > FRONT_RESTARTS:
+            self.log({"at": "front-exited", "error": f"fronts exited {len(self._restarts)} times within a minute; the service stops"})
+            self.failed = 1
+            front.stop.set()
+            return
+        try:
+            await self._spawn_front(front.stop)
+        except (RuntimeError, OSError, asyncio.TimeoutError) as exc:
+            self.log({"at": "front-exited", "error": f"a front could not be started again ({exc}); the service stops"})
+            self.failed = 1
+            front.stop.set()
+            return
+        self.log({"at": "front-started", "pid": self.fronts[-1].proc.pid})
 
     def forward(self, link: Any, message: list[Any]) -> None:
         """Takes a batch a front handed over (on the event loop). A small one the front checked with
@@ -575,11 +612,13 @@ class Service:
             return
         _answer_front(link, n, extra, receipt)
 
-    def _tell_fronts_sources(self) -> None:
-        from audit.front import sources_message
+    def _tell_fronts_source(self, name: str) -> None:
+        """Sends the fronts the one source that changed (never the whole book: issue 33)."""
+        from audit.front import source_message
 
+        message = source_message(self.writer.book.sources[name])
         for front in self.fronts:
-            front.link.send(sources_message(self.writer.book))
+            front.link.send(message)
 
     async def _stop_fronts(self) -> None:
         self.closing_fronts = True
@@ -677,15 +716,16 @@ class _FrontEnd:
             self.ready.set_result(None)
 
     def lost(self) -> None:
-        """The front's socket closed: as it started, it failed to; later, the service cannot go on without it."""
+        """The front's socket closed: as it started, it failed to; later, it exited, and another is started in its place."""
         if not self.ready.done():
             self.ready.set_exception(RuntimeError("a front process exited as it started (its error is on stderr)"))
-        elif not self.service.closing_fronts:
-            self.service.log({"at": "front-exited", "error": "a front process exited; the service stops"})
-            self.service.failed = 1
-            self.stop.set()
+        elif not self.service.closing_fronts and self in self.service.fronts:
+            self.service.fronts.remove(self)
+            asyncio.get_running_loop().create_task(self.service._respawn(self))
 
 
+FRONT_RESTARTS = 5
+"""Fronts started again within a minute before the service gives up and stops (a front that crashes at once would loop)."""
 PRIVATE_PREFIX = "matchledger-serve-"
 """The private directory of a service with fronts: this prefix, the writer's pid, a random part."""
 

@@ -8,8 +8,10 @@ uvloop), receives the very same requests at a minimal endpoint that inserts each
 service's read API, and this bench's peer until the front left aiohttp) is measured too, for
 reference. Each runs in a subprocess; the same client drives them. Prints acknowledged events/s and
 p50/p99 acknowledgement latency of each, the finding latency (an illegal move's POST to its finding
-on /live), and last `serve: ratio X.XX (goal ≥ 1.00)` (events/s, ours over the same-stack peer's,
-the median of the rounds).
+on /live), a tournament day's two figures (the play with 64 sources registered through the service
+meanwhile, and the service under the project's own `simulate --url --tables 64`, whose client CPU
+an operator's machines pay), and last `serve: ratio X.XX (goal ≥ 1.00)` (events/s, ours over the
+same-stack peer's, the median of the rounds).
 
 MATCHLEDGER_BENCH_TABLES (64) and MATCHLEDGER_BENCH_MOVES (moves per table, 60) set the size,
 MATCHLEDGER_BENCH_ROUNDS (5) how many times ours and the peer run, in alternating order (this
@@ -23,6 +25,7 @@ instead of the lean driver.
 from __future__ import annotations
 
 import asyncio
+import calendar
 import json
 import os
 import random
@@ -43,6 +46,8 @@ TABLES = int(os.environ.get("MATCHLEDGER_BENCH_TABLES", "64"))
 MOVES = int(os.environ.get("MATCHLEDGER_BENCH_MOVES", "60"))
 ROUNDS = int(os.environ.get("MATCHLEDGER_BENCH_ROUNDS", "5"))
 PLANTED = 16  # tables whose game carries an illegal move, for the finding latency
+REGISTRATIONS = 64
+"""Sources registered through the service during one play (issue 33: each stalled every table)."""
 
 
 def peer_server(db: str, stack: str) -> None:
@@ -321,10 +326,35 @@ def split_cpu(pid: int, kids: list[int], before: dict[int, dict[int, tuple[float
     return f"event loop {used(pid, [pid])}; {others}{fronts}"
 
 
-def ours(tmp: Path, tag: str, tables: list, requests: list,
-         planted: dict[int, int | None]) -> tuple[float, list[float], float, list[float], float]:
+def serve_args(root: Path) -> list[str]:
+    return ["-c", "from audit.cli import main; main()", "serve", "--ledger", str(root), "--port", "0", "--rate", "0",
+            "--fronts", os.environ.get("MATCHLEDGER_BENCH_FRONTS", "1")]
+
+
+def register_during_play(url: str, root: Path, count: int, ready: threading.Event, took: list[float]) -> None:
+    """Registers `count` new sources through the service (POST /sources, one after another) once the
+    play has begun (`ready`), as an operator adding late tables does; `took` gets each one's seconds."""
+    from audit.client import change_source
+    from ledger import PRIVATE_KEY, Signer
+
+    admin = Signer.load(root / PRIVATE_KEY)
+    ready.wait(60)
+
+    async def run() -> None:
+        for n in range(count):
+            late = Signer.generate(f"late{n}")
+            t0 = time.perf_counter()
+            await change_source(url, admin, {"action": "register", "name": late.name, "key": str(late.verifier), "streams": [f"late/{n}/"]})
+            took.append(time.perf_counter() - t0)
+
+    asyncio.run(run())
+
+
+def ours(tmp: Path, tag: str, tables: list, requests: list, planted: dict[int, int | None],
+         registrations: int = 0) -> tuple[float, list[float], float, list[float], float, list[float]]:
     """Returns the wall time, the acknowledgement latencies, the service's CPU seconds while it was
-    driven, the finding latencies and the driver's CPU seconds."""
+    driven, the finding latencies, the driver's CPU seconds, and the seconds of each of the
+    `registrations` made through the service during the play."""
     import ledger as ledger_api
 
     root = tmp / "ledger"
@@ -332,9 +362,12 @@ def ours(tmp: Path, tag: str, tables: list, requests: list,
     for n, t in enumerate(tables, start=1):
         ledger_api.change_sources(root, lambda book, led, t=t, n=n: ledger_api.registration(book, led, t.signer.name, t.signer.verifier,
                                                                                            (), [f"{tag}/t{n}"]))
-    proc, url = start(["-c", "from audit.cli import main; main()", "serve", "--ledger", str(root), "--port", "0", "--rate", "0",
-                       "--fronts", os.environ.get("MATCHLEDGER_BENCH_FRONTS", "1")],
-                      tmp / "serve.log")
+    proc, url = start(serve_args(root), tmp / "serve.log")
+    took: list[float] = []
+    playing = threading.Event()
+    registrar = threading.Thread(target=register_during_play, args=(url, root, registrations, playing, took))
+    if registrations:
+        registrar.start()
     try:
         sent: dict[int, float] = {}
         found: dict[str, float] = {}
@@ -345,6 +378,7 @@ def ours(tmp: Path, tag: str, tables: list, requests: list,
         kids = children(proc.pid)
         cpu, threads = cpu_seconds(proc.pid, kids), {p: thread_cpu(p) for p in (proc.pid, *kids)}
         try:
+            playing.set()
             wall, latencies, driver = run_load(url, requests, planted, sent)
         except RuntimeError:
             print((tmp / "serve.log").read_text()[-3000:], file=sys.stderr)
@@ -359,10 +393,46 @@ def ours(tmp: Path, tag: str, tables: list, requests: list,
         watcher.join(30)
         finding = [found[f"{tag}/t{n + 1}"] - at for n, at in sent.items() if f"{tag}/t{n + 1}" in found]
     finally:
+        if registrations:
+            registrar.join(120)
         proc.terminate()
         proc.wait(30)
     assert ledger_api.verify(root).ok
-    return wall, latencies, cpu, finding, driver
+    return wall, latencies, cpu, finding, driver, took
+
+
+def simulated(tmp: Path, tables: int) -> tuple[int, float, list[float], float]:
+    """Runs the project's own `matchledger simulate checkers --url --tables N` against the service
+    (a process of its own, as an operator runs it: it registers its tables through the service,
+    sends one event a batch and checks every receipt); returns the events, the wall time of the
+    batches from the first to the last answered (the service's access log), each batch's answer
+    time as that log gives it (ms), and the simulation's own wall time."""
+    import ledger as ledger_api
+
+    root = tmp / "ledger"
+    ledger_api.init(root, ORIGIN)
+    proc, url = start(serve_args(root), tmp / "serve.log")
+    try:
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "from audit.cli import main; main()", "simulate", "checkers", "--url", url,
+                        "--tables", str(tables), "--admin-key", str(root / ledger_api.PRIVATE_KEY), "--json"],
+                       check=True, stdout=subprocess.DEVNULL, cwd=Path(__file__).resolve().parents[1])
+        wall = time.perf_counter() - t0
+    finally:
+        proc.terminate()
+        proc.wait(30)
+    batches = [r for r in map(_record, (tmp / "serve.log").read_bytes().splitlines())
+               if r.get("at") == "request" and r.get("path") == "/batches" and r.get("status") == 200]
+    stamps = sorted(calendar.timegm(time.strptime(r["ts"][:19], "%Y-%m-%dT%H:%M:%S")) + int(r["ts"][20:23]) / 1000 for r in batches)
+    events = sum(r.get("events", 1) for r in batches)
+    return events, max(stamps[-1] - stamps[0], 1e-3), [r["ms"] / 1000 for r in batches], wall
+
+
+def _record(raw: bytes) -> dict:
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError:
+        return {}
 
 
 def peer(tmp: Path, requests: list, stack: str) -> tuple[float, list[float], float, float]:
@@ -402,7 +472,7 @@ def main() -> None:
             here.mkdir()
             first_peer = r % 2 == 1
             same = peer(here, requests, "http1") if first_peer else None
-            wall_o, lat_o, cpu_o, finding, drv_o = ours(here, tag, tables, requests, planted)
+            wall_o, lat_o, cpu_o, finding, drv_o, _ = ours(here, tag, tables, requests, planted)
             same = same or peer(here, requests, "http1")
             print(f"round {r} of {ROUNDS}:")
             a = summary("  matchledger serve", events, wall_o, lat_o, cpu_o, drv_o)
@@ -414,6 +484,7 @@ def main() -> None:
             p99_ok += p99_o <= p99_p
             findings += finding
         old = peer(Path(tmp), requests, "aiohttp")
+        day(Path(tmp), tag, tables, requests, planted, events, a, statistics.quantiles(lat_o, n=100)[98])
     c = summary("SQLite on aiohttp (once)", events, *old)
     print(f"against the peer on aiohttp (the stack of the service's read API, and this bench's peer before): ratio {a / c:.2f} (last round)")
     print(f"ack p99 no worse than the peer's in {p99_ok} of {ROUNDS} rounds")
@@ -426,6 +497,27 @@ def main() -> None:
         print("finding latency: no finding arrived on /live (is the live auditor part of this build?)")
     print(f"ratios by round: {', '.join(f'{x:.2f}' for x in ratios)}")
     print(f"serve: ratio {statistics.median(ratios):.2f} (goal ≥ 1.00; the median of {ROUNDS} rounds)")
+
+
+def day(tmp: Path, tag: str, tables: list, requests: list, planted: dict[int, int | None], events: int, rate: float,
+        p99: float) -> None:
+    """A tournament day's two figures (issue 33): the play with 64 sources registered through the
+    service meanwhile, against the last round's plain play; and the project's own simulator."""
+    here = tmp / "registrations"
+    here.mkdir()
+    wall, latencies, cpu, _, driver, took = ours(here, tag, tables, requests, planted, registrations=REGISTRATIONS)
+    with_regs = summary(f"with {REGISTRATIONS} registrations", events, wall, latencies, cpu, driver)
+    q = statistics.quantiles(took, n=100, method="inclusive")
+    print(f"  {len(took)} registrations during play: p50 {q[49] * 1000:.1f} ms, max {max(took) * 1000:.1f} ms, "
+          f"{sum(took):.2f} s in all; events/s {with_regs / rate:.2f}× the plain play's, ack p99 "
+          f"{statistics.quantiles(latencies, n=100)[98] * 1000:.2f} ms against {p99 * 1000:.2f} ms")
+    here = tmp / "simulate"
+    here.mkdir()
+    sent, span, answers, whole = simulated(here, TABLES)
+    q = statistics.quantiles(answers, n=100)
+    print(f"simulate --url --tables {TABLES} (the project's own client, receipts checked): {sent / span:,.0f} events/s "
+          f"between the first and the last batch, ack p50 {q[49] * 1000:.2f} ms, p99 {q[98] * 1000:.2f} ms (the service's "
+          f"access log); {whole:.1f} s for the whole run (start, {TABLES} registrations, play)")
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--peer"]:

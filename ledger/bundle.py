@@ -14,11 +14,13 @@ import msgspec
 from ledger.checkpoints import Checkpoint, checkpoint_sizes, has_note, kept_note, newest_checkpoint, parse_checkpoint
 from ledger.commitments import UNKNOWN, HeadProof, StreamHead, check_head, open_history, prove_head, read_heads_line
 from ledger.errors import LedgerCorrupt, LedgerError, SignatureError
-from ledger.frames import decode_key, interval_keys, stream_entries
-from ledger.index import load_stream
+from ledger.frames import decode_key, interval_keys, open_regular, stream_entries
+from ledger.index import Head, read_head
 from ledger.merkle import ProofError, consistency_proof, inclusion_proof, leaf_hash, verify_consistency, verify_inclusion
 from ledger.notes import Verifier
+from ledger.segments import FrameError, iter_frames, list_segments
 from ledger.sources import expand_runs, old_message, parse_signature, signed_message
+from ledger.layout import SEGMENTS
 from ledger.store import load_verifier
 from ledger.tiles import TileReader
 from schemas import decode
@@ -88,18 +90,19 @@ def prove(root: Path, stream: str) -> EvidenceBundle:
     newest = newest_checkpoint(root, verifier)
     if newest is None or newest.size == 0:
         raise LedgerError(f"ledger {root} has no non-empty checkpoint to prove against")
-    signed = [e for e in load_stream(root, stream).entries if e < newest.size]
-    if not signed:
+    committed = committed_streams(root, [stream, BATCHES_STREAM], newest.size)
+    if not committed[stream]:
         raise LedgerError(f"stream {stream!r} has no entries in the first {newest.size} entries of the log")
-    checkpoint, head = _covering_checkpoint(root, stream, signed[-1], newest, verifier)
-    mine = stream_entries(root, stream, checkpoint.size)
+    checkpoint, head = _covering_checkpoint(root, stream, committed[stream][-1][0], newest, verifier)
+    mine = [(i, d) for i, d in committed[stream] if i < checkpoint.size]
     tiles = TileReader(root)
     if tiles.edge(checkpoint.size).root() != checkpoint.root:
         raise LedgerCorrupt(None, f"the stored tiles do not give the root of checkpoint {checkpoint.size}")
     def proved(index: int, data: bytes) -> BundleEntry:
         return BundleEntry(index, data.decode(), [base64.b64encode(h).decode() for h in inclusion_proof(index, checkpoint.size, tiles.subtree)])
 
-    senders = [proved(i, d) for i, d in batch_records(root, {i for i, _ in mine}, checkpoint.size)]
+    records = [(i, d) for i, d in committed[BATCHES_STREAM] if i < checkpoint.size]
+    senders = [proved(i, d) for i, d in batch_records(records, {i for i, _ in mine})]
     return EvidenceBundle(FORMAT, stream, checkpoint.note, [proved(i, d) for i, d in mine], head, senders)
 
 
@@ -178,11 +181,61 @@ def _check_complete(bundle: EvidenceBundle, checkpoint: Checkpoint, last: int) -
     return True
 
 
-def batch_records(root: Path, entries: set[int], size: int) -> list[tuple[int, bytes]]:
-    """Returns the `source.batch` records (index, stored bytes) among the first `size` entries that
-    name any of `entries`."""
+def committed_streams(root: Path, streams: list[str], size: int) -> dict[str, list[tuple[int, bytes]]]:
+    """Returns, for each stream, (entry index, stored bytes) of its events among the first `size`
+    entries: through the stream index up to its head, then from the frames after the head, as the
+    writer's open reads them. A running service makes its index durable only every few seconds
+    and not at all while idle, so the index alone lags what is committed and signed (issue 33);
+    this reads without the writer's lock and writes nothing.
+
+    :raises LedgerCorrupt: when the index or the frames are not the streams' events in order.
+    """
+    head = read_head(root)
+    indexed = min(head.size, size) if head is not None else size
+    found = {stream: stream_entries(root, stream, indexed) for stream in streams}
+    if head is None or indexed == size:
+        return found
+    for entry, data in _frames_from(root, head, size - head.size):
+        key = decode_key(data, entry)
+        if key.stream in found:
+            if key.seq != len(found[key.stream]):
+                raise LedgerCorrupt(entry, f"entry {entry} is seq {key.seq} of stream {key.stream!r}, "
+                                           f"seq {len(found[key.stream])} was due")
+            found[key.stream].append((entry, data))
+    return found
+
+
+def _frames_from(root: Path, head: Head, count: int) -> list[tuple[int, bytes]]:
+    """Returns the `count` entries after the index head, read from their segments (each frame's
+    CRC and place checked); frames a writer appends meanwhile, beyond them, are not read.
+
+    :raises LedgerCorrupt: when the frames there are not those entries.
+    """
+    found: list[tuple[int, bytes]] = []
+    for start, path in list_segments(root / SEGMENTS):
+        if start < head.segment or len(found) == count:
+            continue
+        with open_regular(path) as f:
+            f.seek(head.offset if start == head.segment else 0)
+            data = f.read()
+        expected = head.size + len(found)
+        try:
+            for index, _, payload, _ in iter_frames(data, expected):
+                found.append((index, bytes(payload)))
+                if len(found) == count:
+                    break
+        except FrameError as exc:
+            raise LedgerCorrupt(head.size + len(found), f"{exc} in {path.name}") from None
+    if len(found) < count:
+        raise LedgerCorrupt(head.size + len(found), f"the log ends before entry {head.size + count - 1}")
+    return found
+
+
+def batch_records(records: list[tuple[int, bytes]], entries: set[int]) -> list[tuple[int, bytes]]:
+    """Returns the `source.batch` records (index, stored bytes) among `records` (of `log.batches`)
+    that name any of `entries`."""
     found = []
-    for index, data in stream_entries(root, BATCHES_STREAM, size):
+    for index, data in records:
         record = decode(data)
         if isinstance(record, BatchReceived) and entries.intersection(expand_runs(record.entries)):
             found.append((index, data))

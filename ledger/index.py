@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import hmac
 import os
 import struct
 from array import array
@@ -22,7 +23,8 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from ledger.errors import LedgerCorrupt
-from ledger.segments import make_dirs
+from ledger.layout import write_atomic
+from ledger.segments import fsync_dir, make_dirs
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -240,3 +242,69 @@ def _first_difference(stream: str, have: array, want: array) -> str:
     if len(have) < len(want):
         return f"the index of stream {stream!r} stops at seq {len(have) - 1}, the log holds seq {len(want) - 1} at entry {want[len(have)]}"
     return f"the index of stream {stream!r} lists {len(have)} entries, the log holds {len(want)}"
+
+
+# -- the source book's index: what the re-send and ownership checks need, without the log's history --
+
+BOOK = "book"
+BOOK_HEAD = "book.head"
+
+
+class BookHead(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """`index/book` holds, in its first `length` bytes (whose SHA-256 is `sha256`), what the
+    source book folded from the log's first `size` entries (`ledger/sources.py`); `mac` binds the
+    three to the writer's key, so that a file edited by someone without it is rebuilt, not believed."""
+
+    size: int
+    length: int
+    sha256: str
+    root: str
+    """The Merkle root of the log at `size` (hex): a log cut and grown again since is told apart."""
+    mac: str = ""
+
+
+def book_head(key: bytes, size: int, length: int, sha256: str, root: str) -> BookHead:
+    """Returns the head of the book's index, its MAC made with the writer's key (`book_key`)."""
+    mac = hmac.new(key, f"{size} {length} {sha256} {root}".encode(), hashlib.sha256).hexdigest()
+    return BookHead(size, length, sha256, root, mac)
+
+
+def book_key(origin_key: bytes) -> bytes:
+    """Returns the key of the book index's MAC, derived from the writer's proof-of-origin key (domain-separated)."""
+    return hmac.new(origin_key, b"matchledger/book-index/v1", hashlib.sha256).digest()
+
+
+def read_book_index(root: Path, key: bytes) -> tuple[BookHead, bytes] | None:
+    """Returns the head of the source book's index and its bytes, or None when it is missing,
+    damaged, does not match its head or its head is not this writer's (then the book is rebuilt
+    from the entries)."""
+    try:
+        head = msgspec.json.decode(_read_regular(root / INDEX / BOOK_HEAD), type=BookHead)
+        data = _read_regular(root / INDEX / BOOK)[:head.length]
+    except (msgspec.DecodeError, OSError):
+        return None
+    if len(data) != head.length or hashlib.sha256(data).hexdigest() != head.sha256:
+        return None
+    if not hmac.compare_digest(book_head(key, head.size, head.length, head.sha256, head.root).mac, head.mac):
+        return None
+    return head, data
+
+
+def write_book_index(root: Path, at: int, data: bytes, head: BookHead) -> None:
+    """Writes `data` at byte `at` of the book's index (cutting what a crash left beyond), syncs it,
+    then moves the head (temp file, fsync, rename): a crash leaves the old head or the new one,
+    each matching the bytes before it."""
+    base = root / INDEX
+    created = make_dirs(base)
+    fd = os.open(base / BOOK, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o640)
+    try:
+        os.ftruncate(fd, at)
+        done = 0
+        while done < len(data):
+            done += os.pwrite(fd, data[done:], at + done)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    write_atomic(base / BOOK_HEAD, msgspec.json.encode(head))
+    for directory in created:
+        fsync_dir(directory.parent)

@@ -21,18 +21,22 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
 from ledger.batch import Pending, is_log_stream
 from ledger.errors import KeyFileError, LedgerError
 from ledger.fastscan import verify_signatures
+from ledger.index import BookHead, book_head, book_key, read_book_index
 from ledger.notes import Signer, Verifier
 from ledger.store import Ledger
+from ledger.tiles import TileReader
 from schemas import decode, encode
 from schemas.common import GameStarted
 from schemas.envelope import Event
@@ -42,6 +46,9 @@ SCHEME = "matchledger-batch/2"
 OLD_SCHEME = "matchledger-batch/1"
 """The first scheme, which named no log: refused (`old-signature`); recognised to say so."""
 HEADER = "Matchledger-Signature"
+OWNER, RESENT = "owner", "resent"
+"""The items of the book's index, one JSON line each: `["owner", stream, source]` (who wrote the
+stream first), `["resent", last entry, record entry]` (a batch that brought no new event)."""
 
 
 class SourceRefused(LedgerError):
@@ -132,14 +139,25 @@ def signature_refusal(source: Source, body: bytes, signature: bytes, origin: str
 @dataclass
 class SourceBook:
     """What the log says about its sources: who is registered, who wrote each stream first (and so
-    alone may go on writing it), and which batches were accepted, by body digest (an identical
-    re-send gets the same receipt)."""
+    alone may go on writing it), and the records of batches that held no new event.
+
+    No record is kept per batch: an accepted batch's record follows its last new event (the
+    group commit appends each batch's new events, then its record), so an identical re-send, all
+    of whose events the log holds, is known by reading the one entry after the last of them. Only
+    a batch that brought no new event has its record elsewhere: those are kept in `resent`, by
+    their last entry (issue 33: the book held 140 bytes per batch and read every record at start)."""
 
     sources: dict[str, Source] = field(default_factory=dict)
     owners: dict[str, str] = field(default_factory=dict)
-    batches: dict[tuple[str, bytes], int] = field(default_factory=dict)
+    resent: dict[int, list[int]] = field(default_factory=dict)
     origin: str = ""
     """The log's origin, which every batch signature names."""
+    ledger: Ledger | None = field(default=None, repr=False)
+    """The log the book reads records from (`batch_record`)."""
+    unsaved: list[bytes] = field(default_factory=list, repr=False)
+    """What was folded since the book's index was last written (`index/book`: `snapshot`)."""
+    saved: tuple[int, Any] = field(default_factory=lambda: (0, hashlib.sha256()), repr=False)
+    """The length of `index/book` and the running SHA-256 of its bytes."""
 
     def fold(self, entry: int, event: Event) -> None:
         """Takes in one record the writer made in the log's own streams (the registry in
@@ -150,14 +168,51 @@ class SourceBook:
         elif isinstance(event, SourceRevoked) and event.stream == SOURCES_STREAM and event.name in self.sources:
             self.sources[event.name].revoked = True
         elif isinstance(event, BatchReceived) and event.stream == BATCHES_STREAM:
-            self.batches[(event.source, bytes.fromhex(event.digest)[:16])] = entry  # 16 bytes: collision-free in practice, half the memory
+            last = max((first + count - 1 for first, count in event.entries), default=-1)
+            if last + 1 != entry:
+                self._keep([RESENT, last, entry])
             for stream in event.streams:
-                if not is_log_stream(stream):
-                    self.owners.setdefault(stream, event.source)
+                if not is_log_stream(stream) and stream not in self.owners:
+                    self._keep([OWNER, stream, event.source])
 
-    def batch_record(self, source: str, digest: str) -> int | None:
-        """Returns the entry of the record of a batch already accepted, if any."""
-        return self.batches.get((source, bytes.fromhex(digest)[:16]))
+    def _keep(self, item: list[Any]) -> None:
+        self._take(item)
+        self.unsaved.append(msgspec.json.encode(item) + b"\n")
+
+    def _take(self, item: list[Any]) -> None:
+        if item[0] == OWNER:
+            self.owners[item[1]] = item[2]
+        else:
+            self.resent.setdefault(item[1], []).append(item[2])
+
+    def batch_record(self, source: str, digest: str, events: Iterable[tuple[Event, bytes]]) -> int | None:
+        """Returns the entry of the record of a batch already accepted, if any: a batch of `events`
+        whose body has `digest`. A batch with an event the log does not hold was never accepted."""
+        ledger = self.ledger
+        assert ledger is not None, "a book without its log cannot look records up"
+        last = -1
+        for event, _ in events:
+            if event.seq >= ledger.next_seq(event.stream):
+                return None
+            last = max(last, ledger.entry_of(event.stream, event.seq))
+        for entry in (last + 1, *self.resent.get(last, ())):
+            record = _record_at(ledger, entry)
+            if record is not None and (record.source, record.digest) == (source, digest):
+                return entry
+        return None
+
+    def snapshot(self) -> tuple[int, bytes, BookHead]:
+        """Returns what to write to the book's index (`write_book_index`), which holds the records
+        of every entry of its log: where, the bytes, the head (MAC'd with the writer's key)."""
+        ledger = self.ledger
+        assert ledger is not None
+        data = b"".join(self.unsaved)
+        self.unsaved.clear()
+        at, hasher = self.saved
+        hasher.update(data)
+        self.saved = (at + len(data), hasher)
+        return at, data, book_head(book_key(ledger.signer.origin_key()), ledger.size, at + len(data), hasher.hexdigest(),
+                                   ledger.root_hash().hex())
 
     def authenticate(self, header: str | None, body: bytes) -> Source:
         """Returns the source whose valid signature the batch carries.
@@ -233,13 +288,69 @@ def expand_runs(runs: Iterable[Sequence[int]]) -> list[int]:
     return [first + i for first, count in runs for i in range(count)]
 
 
-def load_source_book(ledger: Ledger) -> SourceBook:
-    """Folds a writer's log streams (`log.sources`, `log.batches`) into a source book."""
-    book = SourceBook(origin=ledger.config.origin)
-    for stream in (SOURCES_STREAM, BATCHES_STREAM):
-        for seq in range(ledger.next_seq(stream)):
-            book.fold(ledger.entry_of(stream, seq), decode(ledger.read_stream_entry(stream, seq)))
+def load_source_book(ledger: Ledger, batches: bool = True) -> SourceBook:
+    """Folds a writer's log streams into a source book: the registry (`log.sources`, a record per
+    source) and, with `batches`, the batch records (`log.batches`) from those the book's index
+    (`index/book`) does not cover; a missing or damaged index is rebuilt from every record. A
+    registration needs the registry alone."""
+    book = SourceBook(origin=ledger.config.origin, ledger=ledger)
+    for seq in range(ledger.next_seq(SOURCES_STREAM)):
+        book.fold(ledger.entry_of(SOURCES_STREAM, seq), decode(ledger.read_stream_entry(SOURCES_STREAM, seq)))
+    if not batches:
+        return book
+    start = 0
+    stored = read_book_index(ledger.root, book_key(ledger.signer.origin_key()))
+    if stored is not None and _is_prefix(ledger, stored[0]) and _take_index(book, stored[1]):
+        start = stored[0].size
+    for seq in range(_first_record_from(ledger, start), ledger.next_seq(BATCHES_STREAM)):
+        book.fold(ledger.entry_of(BATCHES_STREAM, seq), decode(ledger.read_stream_entry(BATCHES_STREAM, seq)))
     return book
+
+
+def _is_prefix(ledger: Ledger, head: BookHead) -> bool:
+    """Tells whether the log the book's index was written for is this log's first `head.size`
+    entries (the tree's root there, from the tiles): a log cut back since is not."""
+    if head.size > ledger.size:
+        return False
+    try:
+        return head.size == 0 or TileReader(ledger.root).edge(head.size).root().hex() == head.root
+    except (LedgerError, OSError):  # tiles the open could not read: the entries decide
+        return False
+
+
+def _take_index(book: SourceBook, data: bytes) -> bool:
+    """Takes in the book's index; False (and nothing taken) when a line is not one of its items."""
+    try:
+        items = [msgspec.json.decode(line, type=tuple[str, Any, Any]) for line in data.splitlines()]
+    except msgspec.DecodeError:
+        return False
+    if not all(kind in (OWNER, RESENT) for kind, _, _ in items):
+        return False
+    for item in items:
+        book._take(list(item))
+    book.saved = (len(data), hashlib.sha256(data))
+    return True
+
+
+def _first_record_from(ledger: Ledger, entry: int) -> int:
+    """Returns the seq in `log.batches` of the first record at or after `entry` (its stream index searched)."""
+    low, high = 0, ledger.next_seq(BATCHES_STREAM)
+    while low < high:
+        mid = (low + high) // 2
+        if ledger.entry_of(BATCHES_STREAM, mid) < entry:
+            low = mid + 1
+        else:
+            high = mid
+    return low
+
+
+def _record_at(ledger: Ledger, entry: int) -> BatchReceived | None:
+    """Returns the batch record at `entry`, or None when the entry is not one of `log.batches`."""
+    seq = _first_record_from(ledger, entry)
+    if seq == ledger.next_seq(BATCHES_STREAM) or ledger.entry_of(BATCHES_STREAM, seq) != entry:
+        return None
+    record = decode(ledger.read_stream_entry(BATCHES_STREAM, seq))
+    return record if isinstance(record, BatchReceived) else None
 
 
 def registration(book: SourceBook, ledger: Ledger, name: str, key: Verifier, tournaments: Sequence[str] = (),
@@ -300,7 +411,7 @@ def change_sources(root: Path, make: Callable[[SourceBook, Ledger], Event]) -> E
     """Appends one registration or revocation to a ledger (taking its writer lock) and signs a checkpoint."""
     with Ledger.open(root) as ledger:
         try:
-            event = make(load_source_book(ledger), ledger)
+            event = make(load_source_book(ledger, batches=False), ledger)  # the registry alone: no batch record read
         except AlreadyRegistered as done:
             return done.event
         ledger.append([Pending(0, event, encode(event), own=True)])
