@@ -288,7 +288,7 @@ def seal(payload: bytes, signer: Signer) -> bytes:
     return msgspec.json.format(msgspec.json.encode(envelope)) + b"\n"
 
 
-def audited_checkpoint(root: Path, cert: Certification, log: LogKey) -> Checkpoint:
+def _audited_checkpoint(root: Path, cert: Certification, log: LogKey) -> Checkpoint:
     """Returns the signed checkpoint an audit speaks of: the one it verified the log to, or, when the
     log did not verify, the newest one the log's key signed (whose log it found damaged).
 
@@ -299,7 +299,8 @@ def audited_checkpoint(root: Path, cert: Certification, log: LogKey) -> Checkpoi
     try:
         checkpoint = stored_checkpoint(root, cert.log.size, log.verifier) if cert.log.ok else newest_signed(root)
     except (LedgerError, OSError) as exc:
-        raise CertificateError(f"没有可引用的签名检查点，未写证书 / no certificate written: no signed checkpoint of the log to name ({exc})") from None
+        raise CertificateError(f"没有可引用的签名检查点，未写证书 / no certificate written: no signed checkpoint of the log "
+                               f"to name ({exc})") from None
     if cert.log.ok and checkpoint.root.hex() != cert.log.root:
         raise CertificateError(f"未写证书 / no certificate written: the note of size {checkpoint.size} signs root "
                                f"{checkpoint.root.hex()}, the audit verified {cert.log.root}")
@@ -322,7 +323,7 @@ def issue(root: Path, cert: Certification, log: LogKey, signer: Signer, now: dat
     :raises CertificateError: when no signed checkpoint can be named. :raises ValueError: when the auditor's key is the log's.
     """
     check_keys(signer.verifier, log.verifier)
-    checkpoint = audited_checkpoint(root, cert, log)
+    checkpoint = _audited_checkpoint(root, cert, log)
     made = statement(cert, checkpoint, log, signer.verifier, now or datetime.now(UTC))
     return seal(msgspec.json.encode(made), signer)
 

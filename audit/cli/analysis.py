@@ -46,7 +46,8 @@ MasterOpt = Annotated[str | None, typer.Option(help="With --engine spark: the Sp
 ParquetOpt = Annotated[Path | None, typer.Option(help="A Parquet export (matchledger export --parquet) instead of a ledger.")]
 CertificateOpt = Annotated[Path | None, typer.Option("--certificate", help="Write the audit's certificate (a DSSE-signed in-toto "
                                                       "statement, check it with check-certificate) to this file; with --auditor-key.")]
-AuditorKeyOpt = Annotated[Path | None, key_option("--auditor-key", help="The auditor's private key (matchledger keygen), which signs the certificate.")]
+AuditorKeyOpt = Annotated[Path | None, key_option("--auditor-key", help="The auditor's private key (matchledger keygen), which "
+                                                                     "signs the certificate.")]
 
 
 def _export_session(engine: Engine, parquet: Path | None, key: Path | None, master: str | None) -> tuple[VerifyReport, Session, Path] | None:
