@@ -271,3 +271,17 @@ def test_the_payload_is_what_was_signed(clean: tuple[Path, Path, Doc]) -> None:
     assert statement["_type"] == "https://in-toto.io/Statement/v1"
     assert statement["predicateType"] == "https://slsa.dev/verification_summary/v1"
     assert statement["predicate"]["verifier"]["id"].endswith(envelope["signatures"][0]["keyid"])
+
+
+def test_a_tournament_audit_certifies_its_scope(clean: tuple[Path, Path, Doc], tmp_path: Path) -> None:
+    """Issue 32.3: a certificate of `audit --tournament` names its scope and the profiles of that tournament only;
+    the subject is still the whole log at the signed checkpoint."""
+    root, cert, audited = clean
+    tournament = _open(cert)[1]["predicate"][AUDIT]["profiles"][0]["tournament"]
+    result = cli("audit", "--ledger", str(root), "--tournament", tournament, "--certificate", str(tmp_path / "t.json"),
+                 "--auditor-key", str(cert.with_name("auditor-wu.key")), "-q")
+    assert result.exit_code == 0 and "审计证书已写入" in result.stdout and "certificate written to" in result.stdout
+    checked = json.loads(_check(tmp_path / "t.json", cert.with_name("auditor-wu.pub"), root, "--json").stdout)
+    summary = checked["statement"]["predicate"][AUDIT]
+    assert summary["tournament"] == tournament and {p["tournament"] for p in summary["profiles"]} == {tournament}
+    assert (checked["size"], checked["root"]) == (audited["size"], audited["root"])
