@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -285,3 +286,26 @@ def test_a_tournament_audit_certifies_its_scope(clean: tuple[Path, Path, Doc], t
     summary = checked["statement"]["predicate"][AUDIT]
     assert summary["tournament"] == tournament and {p["tournament"] for p in summary["profiles"]} == {tournament}
     assert (checked["size"], checked["root"]) == (audited["size"], audited["root"])
+
+
+def test_unsigned_entries_are_counted_not_certified(clean: tuple[Path, Path, Doc], tmp_path: Path) -> None:
+    """DESIGN.md "Nothing unsigned counts": frames appended after the newest signed note (no key
+    needed) are counted as unsigned; the subject stays the signed checkpoint."""
+    from ledger import signed_extent
+    from ledger.fastscan import frame_batch
+    from ledger.frames import iter_entries
+    from ledger.layout import SEGMENTS
+    from ledger.segments import list_segments
+
+    root, cert, audited = clean
+    copy = tmp_path / "l"
+    shutil.copytree(root, copy)
+    signed, _ = signed_extent(copy)
+    last = [data for i, data in iter_entries(copy) if i == signed - 1]
+    with open(list_segments(copy / SEGMENTS)[-1][1], "ab") as f:
+        f.write(frame_batch(signed, last, True))
+    code, _ = _certify(copy, tmp_path / "c.json", cert.with_name("auditor-wu.key"))
+    assert code == 0
+    checked = json.loads(_check(tmp_path / "c.json", cert.with_name("auditor-wu.pub"), copy, "--json").stdout)
+    assert checked["size"] == audited["size"] == signed and checked["root"] == audited["root"]
+    assert checked["statement"]["predicate"][AUDIT]["unsigned"] == 1
