@@ -3,6 +3,7 @@ and report each check with its passed and failed counts, the worst examples and 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,6 +50,8 @@ class Certification:
     warnings: list[dict[str, Any]]
     games: int = 0
     tournament: str | None = None
+    profiles: list[dict[str, Any]] = field(default_factory=list)
+    """The rule profiles in force, as recorded (`profiles_in_force`)."""
 
     @property
     def ok(self) -> bool:
@@ -104,7 +107,17 @@ def certify_session(report: VerifyReport, session: Session | None, tournament: s
             result.examples.append(_example(row))
     _count_checked(session, results, tournament)
     return Certification(report, list(results.values()), errors, [r for r in rows if r["severity"] != "error"],
-                         len(_games(session, tournament)), tournament)
+                         len(_games(session, tournament)), tournament, profiles_in_force(session, tournament))
+
+
+def profiles_in_force(session: Session, tournament: str | None) -> list[dict[str, Any]]:
+    """Returns the rule profiles as their start events recorded them (JSON text): each tournament's
+    (with its rules), then each distinct game profile with the number of games played under it."""
+    opened = [{"tournament": t["tournament"], "game": t["game"], "profile": t["profile"], "rules": t["rules"], "games": None}
+              for t in session.projection.tournaments if tournament is None or t["tournament"] == tournament]
+    played = Counter((g["tournament"] or "", g["game"], g["profile"]) for g in _games(session, tournament))
+    return opened + [{"tournament": t or None, "game": game, "profile": profile, "rules": None, "games": n}
+                     for (t, game, profile), n in sorted(played.items())]
 
 
 def collect_findings(session: Session, tournament: str | None) -> list[dict[str, Any]]:

@@ -143,9 +143,13 @@ class Signer:
         """
         return cls(check_key_name(name), Ed25519PrivateKey.generate())
 
+    def sign(self, data: bytes) -> bytes:
+        """Returns the Ed25519 signature of `data` (a DSSE envelope's, audit/certificate.py)."""
+        return self._key.sign(data)
+
     def sign_line(self, text: bytes) -> str:
         """Returns the signature line of a note body."""
-        sig = self._key.sign(text)
+        sig = self.sign(text)
         return f"{SIG_PREFIX}{self.name} {base64.b64encode(self.verifier.key_id + sig).decode()}\n"
 
     def origin_key(self) -> bytes:

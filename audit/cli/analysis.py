@@ -12,6 +12,7 @@ import ledger as ledger_api
 from audit.cli.base import (
     DEFAULT_LEDGER,
     ExitCode,
+    ForceOpt,
     FormatOpt,
     JsonOpt,
     LedgerOpt,
@@ -21,6 +22,7 @@ from audit.cli.base import (
     command,
     existing_ledger,
     export_trust,
+    key_option,
     note_unsigned,
     say_trust,
     trust_document,
@@ -29,7 +31,7 @@ from audit.output import Format, Rows, emit, emit_json, is_terminal, progress_ba
 
 if TYPE_CHECKING:
     from audit.session import Session
-    from ledger import VerifyReport
+    from ledger import Signer, VerifyReport
 
 
 class Engine(str, enum.Enum):
@@ -42,6 +44,10 @@ class Engine(str, enum.Enum):
 EngineOpt = Annotated[Engine, typer.Option(help="duckdb (over --ledger, or --parquet for query) or spark (over --parquet).")]
 MasterOpt = Annotated[str | None, typer.Option(help="With --engine spark: the Spark master URL (default local[2]).")]
 ParquetOpt = Annotated[Path | None, typer.Option(help="A Parquet export (matchledger export --parquet) instead of a ledger.")]
+CertificateOpt = Annotated[Path | None, typer.Option("--certificate", help="Write the audit's certificate (a DSSE-signed in-toto "
+                                                      "statement, check it with check-certificate) to this file; with --auditor-key.")]
+AuditorKeyOpt = Annotated[Path | None, key_option("--auditor-key", help="The auditor's private key (matchledger keygen), which "
+                                                                     "signs the certificate.")]
 
 
 def _export_session(engine: Engine, parquet: Path | None, key: Path | None, master: str | None) -> tuple[VerifyReport, Session, Path] | None:
@@ -65,14 +71,16 @@ def _export_session(engine: Engine, parquet: Path | None, key: Path | None, mast
 def audit(ledger: LedgerOpt = DEFAULT_LEDGER,
           tournament: Annotated[str | None, typer.Option(help="Audit one tournament only.")] = None,
           engine: EngineOpt = Engine.duckdb, master: MasterOpt = None, parquet: ParquetOpt = None, key: LogKeyOpt = None,
+          certificate: CertificateOpt = None, auditor_key: AuditorKeyOpt = None, force: ForceOpt = False,
           fmt: FormatOpt = Format.table, quiet: QuietOpt = False) -> None:
     """Certify a ledger, or with --engine spark an export: verify, replay every game, run every query, check every claim (exit 1 on findings)."""
+    from audit.certificate import finding_records, write_certificate, written_line
     from audit.certify import certify, certify_session
     from audit.render import certification_rows, finding_rows, finding_text
-    from replay.protocol import code_name
 
     if engine is Engine.duckdb and parquet is not None:
         raise typer.BadParameter("an export is audited on Spark: add --engine spark", param_hint="--parquet")
+    auditor, written = _auditor(certificate, auditor_key, engine, force), None
     opened = _export_session(engine, parquet, key, master)
     if opened is not None:
         if tournament is not None:
@@ -83,21 +91,40 @@ def audit(ledger: LedgerOpt = DEFAULT_LEDGER,
         with ledger_api.pinned_key(key), progress_bar("replaying games", 0, quiet=quiet) as advance:  # the bar's total: the games
             cert = certify(existing_ledger(ledger), tournament, advance)  # checked before the verification forks
             trust = trust_document(ledger, report=cert.log)
+            if certificate is not None and auditor is not None:
+                written = write_certificate(certificate, ledger, cert, ledger_api.log_key(ledger), auditor, force)
     if fmt is not Format.table:
         emit(finding_rows(cert.findings + cert.warnings), fmt, document={
             "ok": cert.ok, "reason": cert.reason, "size": cert.log.size, "root": cert.log.root, "unsigned": cert.log.unsigned, "games": cert.games, "trust": trust,
             "checks": [{"check": c.name, "title": c.title, "passed": c.passed, "failed": c.failed, "ran": c.ran,
                         "applies": c.applies, "examples": c.examples} for c in cert.checks],
-            "findings": [{**f, "name": code_name(f["code"])} for f in cert.findings],
-            "warnings": [{**f, "name": code_name(f["code"])} for f in cert.warnings]})
+            "findings": finding_records(cert.findings), "warnings": finding_records(cert.warnings),
+            **({"certificate": written} if written else {})})
     else:
         emit(certification_rows(cert), fmt)
         for finding in cert.findings + cert.warnings:
             say(finding_text(finding))
         say_trust(trust)
         say(cert.verdict())
+        if written:
+            say(written_line(written))
     if not cert.ok:
         raise ExitCode(1)
+
+
+def _auditor(certificate: Path | None, auditor_key: Path | None, engine: Engine, force: bool) -> Signer | None:
+    """Loads the auditor's key and checks where the certificate goes, before the audit reads anything.
+
+    :raises typer.BadParameter: when one of --certificate and --auditor-key comes without the other, or with --engine spark.
+    """
+    if (certificate is None) != (auditor_key is None):
+        raise typer.BadParameter("--certificate FILE and --auditor-key KEY go together", param_hint="--certificate/--auditor-key")
+    if certificate is None or auditor_key is None:
+        return None
+    if engine is Engine.spark:
+        raise typer.BadParameter("a certificate names a ledger's signed checkpoint: audit the ledger (--engine duckdb)", param_hint="--certificate")
+    ledger_api.check_output(certificate, force)
+    return ledger_api.Signer.load(auditor_key)
 
 
 @command

@@ -33,7 +33,8 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "hu": ("matchledger hu --hand 一,二,三,壹,贰,叁,七,八,九 --melds 跑十 --win 九 --source other",
            "matchledger hu --ledger season-2026 --game r1-t1-b2 --at 40 --seat 0"),
     "audit": ("matchledger audit --ledger season-2026",
-              "matchledger audit --ledger season-2026 --tournament spring-open --format json"),
+              "matchledger audit --ledger season-2026 --tournament spring-open --format json",
+              "matchledger audit --ledger season-2026 --key signer.pub --certificate season.cert.json --auditor-key auditor-wu.key"),
     "standings": ("matchledger standings --ledger season-2026 --tournament spring-open",
                   "matchledger standings --ledger season-2026 --tournament spring-open --legend",
                   "matchledger standings --ledger season-2026 --tournament spring-open --explain p07",
@@ -64,6 +65,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "source add": ("matchledger source add --ledger season-2026 --name venue-1 --key venue-1.pub --tournament junqi-cup",
                    "matchledger source add --url http://127.0.0.1:8080 --admin-key season-2026/signer.key --name ai-7 --key ai-7.pub"),
     "source revoke": ("matchledger source revoke --ledger season-2026 --name venue-1 --reason \"key leaked\"",),
+    "check-certificate": ("matchledger check-certificate season.cert.json --auditor-key auditor-wu.pub --key season-2026/signer.pub",),
     "check-consistency": ("matchledger check-consistency old.note new.note proof.json --key season-2026/signer.pub",),
 }
 """Every command's examples, by command name."""

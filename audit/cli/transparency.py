@@ -1,5 +1,5 @@
-"""Commands a log's outside checkers run: check a consistency proof offline, and witness a log
-(remember the last checkpoint seen and prove at each visit that the log only grew)."""
+"""Commands a log's outside checkers run: check a consistency proof or an audit certificate offline,
+and witness a log (remember the last checkpoint seen and prove at each visit that the log only grew)."""
 
 from __future__ import annotations
 
@@ -40,6 +40,22 @@ def check_consistency(old: Annotated[Path, typer.Argument(help="The earlier chec
     else:
         say(f"ok: the log of {last.origin} at {first.size} entries (root {first.root.hex()}) is a prefix of the log at "
             f"{last.size} entries (root {last.root.hex()})")
+
+
+@command
+def check_certificate(file: Annotated[Path, typer.Argument(help="The certificate (`audit --certificate FILE`).")],
+                      auditor_key: Annotated[Path, key_option("--auditor-key", help="The auditor's public key (NAME.pub of keygen).")],
+                      key: KeyOpt, json: JsonOpt = False) -> None:
+    """Check an audit certificate offline: the auditor's signature, the statement, and the log's signed checkpoint it names."""
+    from audit.certificate import check_certificate as check
+    from audit.certificate import checked_lines, checked_record
+    from ledger import Verifier
+
+    checked = check(read_input(file, "an audit certificate (a DSSE envelope)"), Verifier.load(auditor_key), Verifier.load(key), str(file))
+    if json:
+        emit_json(checked_record(checked))
+    else:
+        say("\n".join(checked_lines(checked)))
 
 
 @command
