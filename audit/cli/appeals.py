@@ -121,5 +121,5 @@ def appeals(ledger: LedgerOpt = DEFAULT_LEDGER,
 
     with progress_bar("replaying games", 0, quiet=quiet) as advance:  # the projection counts the games: the bar's total
         rows = list_appeals(ledger, tournament, open_, advance)
-    columns = ["tournament", "seq", "player", "game", "in_time", "decision", "for_decision", "committee", "correction", "open"]
+    columns = ["tournament", "seq", "player", "game", "in_time", "decision", "for_decision", "committee", "correction", "open", "ignored"]
     emit(Rows(columns, [[r[c] for c in columns] for r in rows], title="appeals"), fmt, document={"appeals": rows})

@@ -24,10 +24,11 @@ disagree AS (  -- the software's claim against the result of play
     WHERE g.derived_termination IS DISTINCT FROM c.termination OR list_sort(g.derived_winners) IS DISTINCT FROM list_sort(c.winners)
        OR d.points IS DISTINCT FROM c.points
 ),
-pending AS (  -- appeals of a game without a decision, or upheld and without the ruling that carries the decision out
-    SELECT a.game AS stream FROM appeals a LEFT JOIN decisions d ON d.stream = a.stream AND d.appeal_seq = a.seq
+pending AS (  -- appeals of a game without a signed decision, or upheld and without the signed ruling that carries it out
+    SELECT a.game AS stream FROM appeals a LEFT JOIN decisions d ON d.stream = a.stream AND d.appeal_seq = a.seq AND d.signature = 'valid'
     WHERE d.seq IS NULL
-       OR (d.decision = 'upheld' AND NOT EXISTS (SELECT 1 FROM rulings r WHERE r.appeal_stream = d.stream AND r.appeal_seq = d.seq))
+       OR (d.decision = 'upheld' AND NOT EXISTS (SELECT 1 FROM rulings r WHERE r.appeal_stream = d.stream AND r.appeal_seq = d.seq
+                                                                          AND r.signature = 'valid'))
 )
 SELECT g.stream, g.tournament, g.termination, g.ruled_by, coalesce(e.end_ts, g.ended_ts) AS end_ts,
        coalesce(e.end_ts, g.ended_ts) + coalesce(w.window_ms, 86400000) AS window_end_ts, clock.now_ts,

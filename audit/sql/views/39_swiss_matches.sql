@@ -24,7 +24,7 @@ WITH setting AS (  -- the default of schemas/common.py TournamentRules.void_game
     GROUP BY ALL
 ), withdrawn AS (  -- 第十二条: from this round on, the player's matches not played go to the opponent
     SELECT player, min(from_round) AS from_round FROM rulings
-    WHERE ruling = 'withdrawal' AND stream = t AND player IS NOT NULL GROUP BY player
+    WHERE ruling = 'withdrawal' AND stream = t AND player IS NOT NULL AND signature = 'valid' GROUP BY player
 ), forfeits AS (  -- a table seated with two players, one of them withdrawn by then, where no game was played
     SELECT s.round, s.table_no, s.player, list_filter(list(o.player), lambda x: x <> s.player)[1] AS opponent
     FROM seatings s JOIN seatings o ON o.tournament = s.tournament AND o.round = s.round AND o.table_no = s.table_no
