@@ -5,17 +5,24 @@
 --   contradicts), `under_appeal` (an appeal filed and not decided, or upheld and not yet corrected),
 --   `provisional` (the appeal window still open) or `final`; with the game's end (its last
 --   game.ended claim), the end of its appeal window and the ruling its result rests on (a table)
+--   The window closes appeal_window_*_h after the end, or, for checkers (ArbitrationRules.appeal_window
+--   = game_book or next_round), when the next round's first game starts (a last round: the hours)
 -- implements: Junqi 第十八条 2 (appeal window 24 h online / 3 h at a venue, ArbitrationRules),
+--   checkers sheet 11 (下轮开赛前选手未向组委会提出异议, 默认选手认可本轮比赛成绩),
 --   第十九条, 第十四条 (1); checkers.md §4.7, §5.4a (unverified results flagged, never dropped)
 CREATE TABLE game_status AS
 WITH clock AS (SELECT max(ts) AS now_ts FROM events),
 ended AS (SELECT stream, ts AS end_ts FROM claims),
 windows AS (
-    SELECT tournament,
+    SELECT tournament, game,
+           coalesce(json_extract_string(rules, '$.arbitration.appeal_window'), 'game_book') AS basis,
            3600000 * CASE coalesce(json_extract_string(rules, '$.arbitration.event_type'), 'online')
                        WHEN 'venue' THEN coalesce(CAST(json_extract(rules, '$.arbitration.appeal_window_venue_h') AS BIGINT), 3)
                        ELSE coalesce(CAST(json_extract(rules, '$.arbitration.appeal_window_online_h') AS BIGINT), 24) END AS window_ms
     FROM tournaments
+),
+next_round AS (  -- when each round's next round started: its first game
+    SELECT tournament, round - 1 AS round, min(started_ts) AS next_ts FROM games WHERE tournament IS NOT NULL GROUP BY ALL
 ),
 disagree AS (  -- the software's claim against the result of play
     SELECT c.stream
@@ -31,11 +38,14 @@ pending AS (  -- appeals of a game without a signed decision, or upheld and with
                                                                           AND r.signature = 'valid'))
 )
 SELECT g.stream, g.tournament, g.termination, g.ruled_by, coalesce(e.end_ts, g.ended_ts) AS end_ts,
-       coalesce(e.end_ts, g.ended_ts) + coalesce(w.window_ms, 86400000) AS window_end_ts, clock.now_ts,
+       CASE WHEN (w.basis = 'next_round' OR (w.basis = 'game_book' AND w.game = 'checkers')) AND n.next_ts IS NOT NULL
+            THEN greatest(n.next_ts, coalesce(e.end_ts, g.ended_ts))
+            ELSE coalesce(e.end_ts, g.ended_ts) + coalesce(w.window_ms, 86400000) END AS window_end_ts, clock.now_ts,
        CASE WHEN g.termination IN ('VOID', 'REPLAY_ORDERED') THEN 'void'
             WHEN g.ruled_by IS NULL AND (g.termination IS NULL OR g.termination = 'UNVERIFIED'
                                          OR g.stream IN (SELECT stream FROM disagree)) THEN 'unresolved'
             WHEN g.stream IN (SELECT stream FROM pending) THEN 'under_appeal'
-            WHEN clock.now_ts <= coalesce(e.end_ts, g.ended_ts) + coalesce(w.window_ms, 86400000) THEN 'provisional'
+            WHEN clock.now_ts <= window_end_ts THEN 'provisional'
             ELSE 'final' END AS status
-FROM games g CROSS JOIN clock LEFT JOIN ended e USING (stream) LEFT JOIN windows w USING (tournament);
+FROM games g CROSS JOIN clock LEFT JOIN ended e USING (stream) LEFT JOIN windows w USING (tournament)
+LEFT JOIN next_round n ON n.tournament = g.tournament AND n.round = g.round;
