@@ -106,22 +106,25 @@ def certify_session(report: VerifyReport, session: Session | None, tournament: s
 
 
 def collect_findings(session: Session, tournament: str | None) -> list[dict[str, Any]]:
-    """Gathers SQL, engine and tournament findings (of one tournament's streams, or of all), one per
-    (check, stream, seq), SQL first."""
-    rows: list[dict[str, Any]] = []
+    """Gathers engine, SQL and tournament findings (of one tournament's streams, or of all), one per
+    fault: per (check, stream, seq, code), and a claim the engine found false (with its article,
+    as `replay` reports it) not again as the SQL's audit.C01."""
+    engine = session.projection.findings
+    rows = [_row(f, check_of(f.code), "replay") for f in engine]
+    claims = {(r["stream"], r["seq"]) for r in rows if r["check"] == "claims"}
     for query in QUERIES.values():
         if query.check:
             for row in session.db.run(query.name, tournament=tournament):
-                rows.append({**row, "check": query.check, "severity": "error", "source": f"sql:{query.name}"})
-    engine = session.projection.findings
+                if row["code"] != "audit.C01" or (row["stream"], row["seq"]) not in claims:
+                    rows.append({**row, "check": query.check, "severity": "error", "source": f"sql:{query.name}"})
     python = [("seating", f) for f in seating_findings(session)] + [("deals", f) for f in deal_findings(session)]
-    rows += [_row(f, check_of(f.code), "replay") for f in engine] + [_row(f, check, "tournament") for check, f in python]
+    rows += [_row(f, check, "tournament") for check, f in python]
     streams = _streams(session, tournament)
     books = _rule_books(session)
-    seen: set[tuple[str, str, Any]] = set()
+    seen: set[tuple[str, str, Any, str]] = set()
     unique = []
     for row in rows:
-        key = (row["check"], row["stream"], row["seq"])
+        key = (row["check"], row["stream"], row["seq"], row["code"])
         if (streams is None or row["stream"] in streams) and key not in seen:
             seen.add(key)
             unique.append({**row, "rule_book": books.get(row["stream"])})
