@@ -121,6 +121,15 @@ def arbitration_rows(events: Iterable[tuple[int, Event, bytes]], tournaments: li
     return out
 
 
+def registered_keys(events: Iterable[Event]) -> Known:
+    """Returns the arbiters' keys that log.arbiters's events register, as the audit honours them."""
+    known: Known = {}
+    for ev in events:
+        if isinstance(ev, ArbiterRegistered):
+            _registered(ev, known)
+    return known
+
+
 def _registered(ev: ArbiterRegistered, known: Known) -> dict[str, Any]:
     """Adds a registered key to `known` when the log wrote it in log.arbiters and its key name is
     not another key's; otherwise the row keeps why it is not honoured (issue 28 point 3)."""

@@ -66,12 +66,13 @@ def test_appendix_3_wrong_seating_is_not_certified_in_any_game(tmp_path: Path, g
 
 
 def _late_override(c: Cup, game: str) -> None:
-    """An upheld appeal on a round-1 game, decided and carried out after the last round was seated."""
-    filed = _end(c.root, game) + 6 * HOUR
+    """An upheld appeal on a round-1 game, filed in time (before round 2 started: checkers sheet 11),
+    decided and carried out (recorded) after the last round was seated."""
+    filed = _end(c.root, game) + 60_000
     decided = _decide(c, _file(c, game, filed, "the clock failed"), "upheld", ["li=uphold", "wang=uphold", "zhao=reject"], filed + HOUR)
     claim = [e for e in read_stream_events(c.root, game) if isinstance(e, GameEnded)][-1]
     c.run("appeal", "rule", "--stream", game, "--kind", "result_override", "--corrects", str(claim.seq),
-          "--winners", "1" if claim.winners == [0] else "0", "--text", "corrected", "--appeal", f"{T}#{decided}",
+          "--winners", "1" if claim.winners == [0] else "0", "--text", "corrected", "--carries-out", f"{T}#{decided}",
           "--key", c.key("zhang"), "--at", str(filed + 2 * HOUR))
 
 

@@ -135,11 +135,14 @@ def test_a_registration_outside_log_arbiters_is_not_honoured(cup: Cup, tmp_path:
 
 
 def test_a_key_name_cannot_be_taken_over(cup: Cup, tmp_path: Path) -> None:
-    """Issue 28 point 3: a second key registered under the chief referee's key name `zhang` is refused
-    (its rulings are ignored), and the real chief's later rulings still count (keys by key id)."""
+    """Issue 28 point 3: a second key under the chief referee's key name `zhang` is refused by `appeal
+    register`; written anyway, it is not honoured (its rulings are ignored), and the real chief's
+    later rulings still count (keys by key id)."""
     c = _copy(cup, tmp_path)
     impostor = _keygen(tmp_path / "zhang2.key", "zhang")
-    c.run("appeal", "register", "--pub", str(tmp_path / "zhang2.pub"), "--role", "chief_referee", "--at", "3")
+    refused = cli("appeal", "register", "--pub", str(tmp_path / "zhang2.pub"), "--role", "chief_referee", "--ledger", str(c.root))
+    assert refused.exit_code == 1 and "key name zhang is registered already" in refused.output
+    _register_in(c, ARBITER_STREAM, tmp_path / "zhang2.pub")  # written past the command: not honoured either
     game = c.games["rejected"]
     record(c.root, [encode(_override(c, game, impostor))])
     db = open_session(c.root).db
