@@ -120,11 +120,30 @@ class AuditDB:
 
     def run_named(self, name: str, params: dict[str, Any]) -> tuple[list[str], list[tuple[Any, ...]]]:
         """Runs a named query of `audit/sql/` for a user, with the parameters given (the others
-        NULL), and returns columns and rows.
+        NULL, meaning all): a query of one tournament run without `tournament` runs for each in
+        log order, its rows led by their tournament.
 
-        :raises AuditError: when the query is unknown, a parameter is not one of its own, or it fails.
+        :raises AuditError: when the query is unknown, a parameter is not one of its own, the
+            tournament named is not in the ledger, or it fails.
         """
-        return self._execute(check_call(name, params), params)
+        query = check_call(name, params)
+        if "tournament" not in query.params:
+            return self._execute(query, params)
+        known = [t for (t,) in self._con.execute("SELECT tournament FROM tournaments ORDER BY entry").fetchall()]
+        if params.get("tournament") is not None:
+            if params["tournament"] not in known:
+                raise AuditError(f"no tournament {params['tournament']!r} in the ledger (known: {', '.join(known) or 'none'})")
+            return self._execute(query, params)
+        if _ALL_TOURNAMENTS.search(query.sql):
+            return self._execute(query, params)
+        return self._each_tournament(query, params, known)
+
+    def _each_tournament(self, query: NamedQuery, params: dict[str, Any], known: list[str]) -> tuple[list[str], list[tuple[Any, ...]]]:
+        columns, rows = self._execute(query, params) if not known else ([], [])
+        for tournament in known:
+            columns, found = self._execute(query, {**params, "tournament": tournament})
+            rows += found if "tournament" in columns else [(tournament, *row) for row in found]
+        return (columns if "tournament" in columns else ["tournament", *columns]), rows
 
     def _execute(self, query: NamedQuery, params: dict[str, Any]) -> tuple[list[str], list[tuple[Any, ...]]]:
         try:
@@ -228,6 +247,8 @@ def _named(name: str) -> NamedQuery:
     return QUERIES[name]
 
 
+_ALL_TOURNAMENTS = re.compile(r"\$tournament IS NULL", re.IGNORECASE)
+"""How a named query says it reads every tournament itself when `tournament` is NULL."""
 _READ_ONLY = {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN, duckdb.StatementType.PRAGMA}
 _EXPLAIN = re.compile(r"^\s*EXPLAIN\s+(ANALY[SZ]E\s+)?", re.IGNORECASE)
 _TYPES = "matchledger.duckdb_types"

@@ -164,14 +164,17 @@ def describe_columns(relation: str | None = None) -> list[tuple[str, str, str, s
     """Returns (relation, column, type, meaning) for every column of one relation, or of all of
     them, typed as DuckDB reads them from an empty projection.
 
-    :raises AuditError: when the relation does not exist.
+    :raises ValueError: when the relation does not exist (a name the user gave: exit 2).
     """
-    from audit.db import AuditDB
+    from audit.db import AuditDB, AuditError
     from audit.projection import SCHEMAS
 
     db = AuditDB({name: schema.empty_table() for name, schema in SCHEMAS.items()})
     names = [relation] if relation is not None else [r.name for r in RELATIONS]
-    return [(name, column, kind, meaning(name, column) or "") for name in names for column, kind in db.describe(name)]
+    try:
+        return [(name, column, kind, meaning(name, column) or "") for name in names for column, kind in db.describe(name)]
+    except AuditError as exc:
+        raise ValueError(f"{exc} (query --list lists them)") from None
 
 
 def readme_table() -> str:

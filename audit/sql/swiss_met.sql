@@ -5,7 +5,7 @@
 -- implements: tournament.md §5 (players never meet twice), checkers.md §12.2; TournamentRules.void_game
 SELECT DISTINCT a.player, b.player AS opponent
 FROM seatings a JOIN seatings b ON a.tournament = b.tournament AND a.round = b.round AND a.table_no = b.table_no AND a.player < b.player
-WHERE a.tournament = $tournament AND a.round <= $through
-  AND NOT EXISTS (SELECT 1 FROM swiss_matches($tournament, $through) m
+WHERE a.tournament = $tournament AND a.round <= coalesce($through, 1000000)
+  AND NOT EXISTS (SELECT 1 FROM swiss_matches($tournament, coalesce($through, 1000000)) m
                   WHERE m.round = a.round AND m.player = a.player AND m.kind = 'void' AND NOT m.met)
 ORDER BY 1, 2;
