@@ -5,19 +5,25 @@ through the recorder; and the list of appeals with where each stands."""
 from __future__ import annotations
 
 import datetime as dt
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+import msgspec
 
 from audit.arbitration import SIGNING_ROLES, registered_keys, sign
 from ledger import AppendResult, Signer, Verifier, read_stream_events, record
 from replay.run import replay_game
-from schemas import encode
+from schemas import decode, encode
 from schemas.arbitration import ARBITER_STREAM, AppealDecided, AppealFiled, ArbiterRegistered, Ref, Vote
 from schemas.common import GameEnded, GameStarted, Ruling, TournamentOpened
 from schemas.envelope import Event
+
+
+E = TypeVar("E", bound=Event)
 
 
 class ArbitrationError(ValueError):
@@ -134,8 +140,8 @@ def rule(root: Path, stream: str, kind: str, corrects: int, text: str, key: Path
     if carried is not None:
         fields["appeal"] = _ref(carried)
     signer = Signer.load(key)
-    event = sign(Ruling(stream=stream, seq=len(events), ts=parse_time(at), ruling=kind, corrects=corrects, text=text,  # type: ignore[arg-type]
-                        **fields), signer)
+    event = sign(_checked(Ruling(stream=stream, seq=len(events), ts=parse_time(at), ruling=kind, corrects=corrects,  # type: ignore[arg-type]
+                                 text=text, **fields)), signer)
     problems = _signer_problems(root, signer, "game.ruling")
     if isinstance(events[0], GameStarted):
         problems += _ruling_problems(root, events, event)  # type: ignore[arg-type]
@@ -168,7 +174,9 @@ def _filing_problems(root: Path, game: str, filed: int) -> list[str]:
 
 def _decided_already(events: list[Event], appeal: int) -> list[str]:
     done = [e.seq for e in events if isinstance(e, AppealDecided) and e.appeal == appeal]
-    return [f"申诉已裁决 the appeal at seq {appeal} was decided at seq {done[0]}: the committee's decision is final (第十三条 三)"] if done else []
+    if not done:
+        return []
+    return [f"申诉已裁决 the appeal at seq {appeal} was decided at seq {done[0]}: the committee's decision is final (第十三条 三)"]
 
 
 def _majority(votes: list[Vote], decision: str, committee_min: int) -> list[str]:
@@ -222,6 +230,20 @@ def _basis_problems(root: Path, start: GameStarted, ruling: Ruling) -> list[str]
     return []
 
 
+def _checked(event: E) -> E:
+    """Returns the event once the contract accepts it.
+
+    :raises ValueError: naming the option whose value the contract refuses (a usage error, not a line of a file).
+    """
+    try:
+        decode(encode(event))
+    except msgspec.ValidationError as exc:
+        field = re.search(r"\$\.(\w+)", str(exc))
+        option = f"--{field.group(1).replace('_', '-')}" if field else "an option"
+        raise ValueError(f"{option}: {str(exc).split(' - at ')[0]}") from None
+    return event
+
+
 def _tournament(root: Path, tournament: str) -> list[Event]:
     events = read_stream_events(root, tournament)
     if not events or not isinstance(events[0], TournamentOpened):
@@ -245,7 +267,7 @@ def _ref(text: str) -> Ref:
 
 def _write(root: Path, stream: str, cls: type[Event], at: str | None, signer: Signer | None = None, **fields: Any) -> Written:
     """Builds the stream's next event, signs it when a key is given, and records it."""
-    event = cls(stream=stream, seq=len(read_stream_events(root, stream)), ts=parse_time(at), **fields)
+    event = _checked(cls(stream=stream, seq=len(read_stream_events(root, stream)), ts=parse_time(at), **fields))
     if signer is not None:
         event = sign(event, signer)  # type: ignore[arg-type]
     return Written(event, record(root, [encode(event)]))

@@ -11,7 +11,8 @@ import typer
 from audit.cli.base import DEFAULT_LEDGER, FormatOpt, JsonOpt, LedgerOpt, QuietOpt, app, command, epilog, key_option, subcommand
 from audit.output import Format, Rows, emit, emit_json, progress_bar, say
 
-appeal_app = typer.Typer(name="appeal", no_args_is_help=True, help="Write the arbitration procedure to the log: arbiters, appeals, decisions, rulings.",
+appeal_app = typer.Typer(name="appeal", no_args_is_help=True,
+                         help="Write the arbitration procedure to the log: arbiters, appeals, decisions, rulings.",
                          epilog=epilog("appeal"))
 app.add_typer(appeal_app, name="appeal")
 

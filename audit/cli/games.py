@@ -274,11 +274,15 @@ def hu(hand: Annotated[str | None, typer.Option(help="Cards: 一…十, 壹…�
     from ledger import read_events
     from replay import run as run_mod
     from replay.paohuzi import game_hu_report, hu_report
+    from replay.protocol import InvalidActionError
 
     if game is not None:
         report = game_hu_report(run_mod.position(read_events(ledger), game, at).state, seat, set_ or [], min_huxi)
     elif hand is not None:
-        report = hu_report(hand, melds, win, source, profile, set_ or [], special or "", min_huxi)
+        try:
+            report = hu_report(hand, melds, win, source, profile, set_ or [], special or "", min_huxi)
+        except InvalidActionError as exc:  # an option's value is malformed: misuse (exit 2), not a finding
+            raise UsageError(f"--hand/--melds/--win/--source/--special: {exc}") from None
     else:
         raise typer.BadParameter("give --hand CARDS or --game ID")
     if json:

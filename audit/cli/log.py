@@ -12,7 +12,7 @@ import msgspec
 import typer
 
 import ledger as ledger_api
-from audit.cli.base import DEFAULT_LEDGER, ExitCode, ForceOpt, JsonOpt, LedgerOpt, QuietOpt, command, existing_ledger, key_option
+from audit.cli.base import DEFAULT_LEDGER, ExitCode, ForceOpt, JsonOpt, LedgerOpt, QuietOpt, UsageError, command, existing_ledger, key_option
 from audit.cli.inputs import read_input
 from audit.output import PROGRESS_BYTES, ProgressReader, emit_json, fail, fail_note, progress_bar, progress_steps, say
 from ledger import Signer, Verifier, check_output, write_output
@@ -24,7 +24,12 @@ def init(ledger: LedgerOpt = DEFAULT_LEDGER, origin: Annotated[str | None, typer
          checkpoint_interval: Annotated[int, typer.Option(help="Sign a checkpoint at least every N entries.")] = 100_000,
          json: JsonOpt = False) -> None:
     """Create an empty ledger with a new Ed25519 signing key."""
-    pub = ledger_api.init(ledger, origin, max_entry_bytes=max_entry_bytes, checkpoint_interval=checkpoint_interval)
+    try:
+        pub = ledger_api.init(ledger, origin, max_entry_bytes=max_entry_bytes, checkpoint_interval=checkpoint_interval)
+    except ledger_api.LedgerError as exc:
+        if (ledger / "ledger.json").exists():  # misuse, not damage: exit 2
+            raise UsageError(str(exc)) from None
+        raise
     if json:
         emit_json({"ledger": str(ledger), "public_key": str(pub), "verifier": pub.read_text().strip()})
     else:
@@ -262,7 +267,13 @@ def consistency(old: Annotated[int, typer.Option(help="Tree size of the earlier 
     """Prove that an earlier signed checkpoint is a prefix of a later one (RFC 6962 consistency proof)."""
     if out is not None:
         check_output(out, force)
-    item = ledger_api.prove_consistency(existing_ledger(ledger), old, new)
+    try:
+        item = ledger_api.prove_consistency(existing_ledger(ledger), old, new)
+    except ledger_api.LedgerError as exc:
+        sizes = set(ledger_api.checkpoint_sizes(ledger))
+        if old not in sizes or (new is not None and new not in sizes):  # a size that has no checkpoint: misuse, exit 2
+            raise UsageError(str(exc)) from None
+        raise
     first, last = ledger_api.check_consistency(item, ledger_api.load_verifier(ledger))
     if out is not None:
         write_output(out, ledger_api.encode_consistency(ledger_api.ConsistencyFile(ledger_api.CONSISTENCY_FORMAT, first.size,
