@@ -83,13 +83,15 @@ def certify_session(report: VerifyReport, session: Session | None, tournament: s
     """Runs every check over a session (None when its log did not verify, which stops the audit
     after the log check): a ledger's in DuckDB, or an export's on Spark (audit/spark_audit.py)."""
     results = {c.name: CheckResult(c.name, c.title) for c in CHECKS}
-    results["log"].checked, results["log"].failed = report.size, 0 if report.ok else 1
+    failed = 0 if report.ok else 1  # the entries verified, and the one that did not: passed + failed = checked
+    results["log"].checked, results["log"].failed = report.size + failed, failed
     if session is None:
         results["log"].examples.append(f"entry {report.index}: {report.error}")
         for check in results.values():
             check.ran = check.name == "log"
-        finding = {"check": "log", "stream": None, "seq": report.index, "code": "ledger.V01", "article": None,
-                   "message": report.error, "source": "verify"}
+        where = f" (entry {report.index})" if report.index is not None else ""
+        finding = {"check": "log", "stream": None, "seq": None, "entry": report.index, "code": "ledger.V01", "article": None,
+                   "rule_book": None, "message": f"{report.error}{where}", "severity": "error", "source": "verify"}
         return Certification(report, list(results.values()), [finding], [], tournament=tournament)
     if tournament is not None:
         session.tournament_game(tournament)
