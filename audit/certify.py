@@ -49,6 +49,8 @@ class Certification:
     warnings: list[dict[str, Any]]
     games: int = 0
     tournament: str | None = None
+    as_of: str | None = None
+    """When the games' status was judged (ISO 8601, UTC): the competition's latest event."""
 
     @property
     def ok(self) -> bool:
@@ -103,8 +105,10 @@ def certify_session(report: VerifyReport, session: Session | None, tournament: s
         if len(result.examples) < EXAMPLES:
             result.examples.append(_example(row))
     _count_checked(session, results, tournament)
+    from audit.standings import status_time
+
     return Certification(report, list(results.values()), errors, [r for r in rows if r["severity"] != "error"],
-                         len(_games(session, tournament)), tournament)
+                         len(_games(session, tournament)), tournament, status_time(session))
 
 
 def collect_findings(session: Session, tournament: str | None) -> list[dict[str, Any]]:

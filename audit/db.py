@@ -94,12 +94,20 @@ def catalogue() -> list[tuple[str, str, str, str, str, str]]:
 class AuditDB:
     """An in-memory DuckDB of the projection and what the views derive from it, locked against file access."""
 
-    def __init__(self, tables: dict[str, pa.Table], memory_limit: str = MEMORY_LIMIT, built: dict[str, pa.Table] | None = None) -> None:
+    def __init__(self, tables: dict[str, pa.Table], memory_limit: str = MEMORY_LIMIT, built: dict[str, pa.Table] | None = None,
+                 as_of: int | None = None) -> None:
         """Loads the projection's tables; `built` holds the tables of `audit/sql/views/` as an
-        earlier load built them from the same tables (`built_tables`), read instead of built again."""
+        earlier load built them from the same tables (`built_tables`), read instead of built again;
+        `as_of` (ms) is the time the games' status is judged at (`game_status`), by default the
+        competition's latest event."""
         self._con = duckdb.connect(":memory:")
         for name, table in tables.items():
             self._con.register(name, _few_chunks(table))
+        self._con.execute("CREATE TABLE as_of (ts BIGINT)")
+        if as_of is not None:
+            if built is not None:
+                raise AuditError("a status as of a given time is built afresh, not read from a kept projection")
+            self._con.execute("INSERT INTO as_of VALUES (?)", [as_of])
         for view in VIEWS.values():
             if built is not None and view.kind == "table":
                 self._load_built(view.name, built[view.name])

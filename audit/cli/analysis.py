@@ -68,7 +68,7 @@ def audit(ledger: LedgerOpt = DEFAULT_LEDGER,
             cert = certify(existing_ledger(ledger), tournament, advance)  # checked before the verification forks
     if fmt is not Format.table:
         emit(finding_rows(cert.findings + cert.warnings), fmt, document={
-            "ok": cert.ok, "reason": cert.reason, "size": cert.log.size, "root": cert.log.root, "games": cert.games,
+            "ok": cert.ok, "reason": cert.reason, "size": cert.log.size, "root": cert.log.root, "games": cert.games, "as_of": cert.as_of,
             "checks": [{"check": c.name, "title": c.title, "passed": c.passed, "failed": c.failed, "ran": c.ran,
                         "applies": c.applies, "examples": c.examples} for c in cert.checks],
             "findings": [{**f, "name": code_name(f["code"])} for f in cert.findings],
@@ -78,6 +78,8 @@ def audit(ledger: LedgerOpt = DEFAULT_LEDGER,
         for finding in cert.findings + cert.warnings:
             say(finding_text(finding))
         say(cert.verdict())
+        if cert.as_of:
+            say(f"成绩状态截至 status as of {cert.as_of}")
     if not cert.ok:
         raise ExitCode(1)
 
@@ -88,6 +90,8 @@ def standings(tournament: Annotated[str, typer.Option(help="Tournament stream id
               crosstable: Annotated[bool, typer.Option("--crosstable", help="Show each player's result in every round.")] = False,
               legend: Annotated[bool, typer.Option("--legend", help="Print what every column means, in English and Chinese.")] = False,
               engine: EngineOpt = Engine.duckdb, master: MasterOpt = None, parquet: ParquetOpt = None, key: KeyOpt = None,
+              as_of: Annotated[str | None, typer.Option("--as-of", help="Judge each game's status (final, provisional …) at this "
+                                                        "time: ms or ISO 8601 (default: the competition's latest event).")] = None,
               fmt: FormatOpt = Format.table, quiet: QuietOpt = False) -> None:
     """Print a tournament's ranking with every tie-break column (and a legend of the columns)."""
     from audit import standings as standings_mod
@@ -102,6 +106,14 @@ def standings(tournament: Annotated[str, typer.Option(help="Tournament stream id
     else:
         with progress_bar("replaying games", 0, quiet=quiet) as advance:  # the projection counts the games: the bar's total
             session = open_session(ledger, advance, kept=True)
+    if as_of is not None:
+        from audit.appeals import ArbitrationError, parse_time
+
+        try:
+            moment = parse_time(as_of)
+        except ArbitrationError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--as-of") from None
+        session = standings_mod.as_of(session, moment)
     if crosstable:
         cross = standings_mod.crosstable(session, tournament)
         emit(crosstable_rows(cross), fmt, document={"tournament": cross.tournament, "format": cross.format, "rounds": cross.rounds,
@@ -117,8 +129,10 @@ def standings(tournament: Annotated[str, typer.Option(help="Tournament stream id
         rows = legend_rows(table.columns)
         emit(rows, fmt, document={"tournament": table.tournament, "legend": rows.records()})
         return
+    if fmt is Format.table and table.as_of:
+        say(f"成绩状态截至 status as of {table.as_of}")
     emit(standings_rows(table), fmt, document={"tournament": table.tournament, "game": table.game, "format": table.format,
-                                               "rows": table.rows})
+                                               "as_of": table.as_of, "rows": table.rows})
 
 
 @command

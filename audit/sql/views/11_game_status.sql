@@ -1,6 +1,6 @@
 -- name: game_status
--- computes: every game's standing in the arbitration procedure, as of the log's last timestamp
---   (`now_ts`): `void` (voided, or replay ordered, by a ruling), `unresolved` (no ruling, and the
+-- computes: every game's standing in the arbitration procedure, as of `now_ts`: the time asked
+--   (`--as-of`), else the latest event of the competition (not of the log's own log.* streams): `void` (voided, or replay ordered, by a ruling), `unresolved` (no ruling, and the
 --   engine derived no result, stopped at an illegal event, or derived one the software's claim
 --   contradicts), `under_appeal` (an appeal filed and not decided, or upheld and not yet corrected),
 --   `provisional` (the appeal window still open) or `final`; with the game's end (its last
@@ -11,7 +11,10 @@
 --   checkers sheet 11 (下轮开赛前选手未向组委会提出异议, 默认选手认可本轮比赛成绩),
 --   第十九条, 第十四条 (1); checkers.md §4.7, §5.4a (unverified results flagged, never dropped)
 CREATE TABLE game_status AS
-WITH clock AS (SELECT max(ts) AS now_ts FROM events),
+WITH clock AS (  -- as of the time asked (`as_of`), else the competition's latest event: the log's own streams
+                -- (an arbiter's registration, a source's batch) are not the competition and move no status
+    SELECT coalesce((SELECT max(ts) FROM as_of), (SELECT max(ts) FROM events WHERE stream NOT LIKE 'log.%')) AS now_ts
+),
 ended AS (SELECT stream, ts AS end_ts FROM claims),
 windows AS (
     SELECT tournament, game,
