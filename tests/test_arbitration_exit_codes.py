@@ -36,3 +36,21 @@ def test_an_appeal_option_out_of_the_contract_names_the_option_not_a_line(tmp_pa
     result = cli("appeal", "rule", "--stream", "checkers-cup-1/r1/t1/g1", "--kind", "forfeit", "--winners", "9", "--corrects", "1",
                  "--text", "x", "--key", str(key), "--ledger", str(root))
     assert result.exit_code == 2 and "--winners: Expected `int` <= 3" in result.output and "line 1" not in result.output
+
+
+def test_keygen_never_replaces_a_key_and_names_its_id(tmp_path: Path) -> None:
+    """Issue 30 point 13: keygen has no --force and does not suggest one; its message names the key id."""
+    key = tmp_path / "a.key"
+    made = cli("keygen", "--name", "a", "--out", str(key))
+    assert made.exit_code == 0 and "key id: " in made.output
+    again = cli("keygen", "--name", "a", "--out", str(key))
+    assert again.exit_code == 2 and "--force" not in again.output and "never replaced" in again.output
+
+
+def test_verify_with_a_witness_key_that_never_co_signed_is_not_ok(tmp_path: Path) -> None:
+    """Issue 30 point 13: `verify --witness-key K` where K co-signed nothing says so, naming its key id, and exits 1."""
+    root, key = tmp_path / "l", tmp_path / "w.key"
+    init(root)
+    assert cli("keygen", "--name", "w", "--out", str(key)).exit_code == 0
+    result = cli("verify", "--ledger", str(root), "--witness-key", str(tmp_path / "w.pub"))
+    assert result.exit_code == 1 and "--witness-key w (key id " in result.output and "co-signed no checkpoint" in result.output

@@ -57,18 +57,23 @@ def verify(ledger: LedgerOpt = DEFAULT_LEDGER,
            witness_key: Annotated[list[Path] | None, key_option(help="An arbiter's verifier key to check co-signatures of (repeatable).")] = None,
            json: JsonOpt = False) -> None:
     """Re-read every frame, recompute the tree and tiles, check the index, every checkpoint and signature."""
-    report = ledger_api.verify(ledger, witness_keys=[Verifier.load(k) for k in witness_key or []])
+    witnesses = [Verifier.load(k) for k in witness_key or []]
+    report = ledger_api.verify(ledger, witness_keys=witnesses)
+    cosigners = {name for note in report.notes if "co-signed by " in note for name in note.split("co-signed by ", 1)[1].split(", ")}
+    silent = [f"{w.name} (key id {w.key_id.hex()})" for w in witnesses if w.name not in cosigners]  # asked for, never seen: not ok
     if json:
-        emit_json({"ok": True, "size": report.size, "root": report.root, "checkpoints": report.checkpoints, "notes": report.notes}
-                  if report.ok else {"ok": False, "index": report.index, "error": report.error})
+        emit_json({"ok": not silent, "size": report.size, "root": report.root, "checkpoints": report.checkpoints, "notes": report.notes,
+                   "not_cosigned": silent} if report.ok else {"ok": False, "index": report.index, "error": report.error})
     elif report.ok:
-        say(f"ok: tree size {report.size}, root {report.root}, {report.checkpoints} checkpoints verified")
+        say(f"{'ok' if not silent else 'log ok'}: tree size {report.size}, root {report.root}, {report.checkpoints} checkpoints verified")
         for note in report.notes:
             say(f"note: {note}")
+        for key in silent:
+            fail(f"--witness-key {key} co-signed no checkpoint: none of its co-signatures could be checked")
     else:
         where = f"entry {report.index}: " if report.index is not None else ""
         fail(f"ledger damaged: {where}{report.error}")
-    if not report.ok:
+    if not report.ok or silent:
         raise ExitCode(1)
 
 
@@ -299,6 +304,8 @@ def keygen(name: Annotated[str, typer.Option(help="Key name, e.g. arbiter-zhang.
     if out.suffix == ".pub":
         raise typer.BadParameter("give the private key's file name (its public key goes beside it as NAME.pub), not a .pub file", param_hint="--out")
     for path in (out, pub):
+        if path.exists() or path.is_symlink():  # a key is never replaced: the old one would be lost with what it signed
+            raise UsageError(f"{path} exists: a key file is never replaced; give another --out")
         check_output(path)
     signer = Signer.generate(name)
     signer.save(out)
@@ -306,7 +313,7 @@ def keygen(name: Annotated[str, typer.Option(help="Key name, e.g. arbiter-zhang.
     if json:
         emit_json({"private_key": str(out), "public_key": str(pub), "verifier": str(signer.verifier)})
     else:
-        say(f"private key: {out}\npublic key: {pub}")
+        say(f"private key: {out}\npublic key: {pub}\nkey id: {signer.verifier.key_id.hex()}")
 
 
 @command
