@@ -16,7 +16,7 @@ from audit.cli.inputs import read_input, read_text
 from audit.output import emit_json, say
 
 if TYPE_CHECKING:
-    from ledger import ConsistencyFile
+    from ledger import ConsistencyFile, Verifier
 
 KeyOpt = Annotated[Path, key_option("--key", help="The log's verifier key (signer.pub).")]
 FETCH_TIMEOUT = 30.0
@@ -67,8 +67,13 @@ def witness(state: Annotated[Path, typer.Option(help="File that keeps the last c
     else:
         assert url is not None and key is not None
         verifier = Verifier.load(key)
-        note, source = _fetch(url, "checkpoint").decode(), _UrlProofs(url)
-    seen = ledger_api.observe(state, verifier, note, source)
+        note, source = _fetch(url, "checkpoint").decode(), _UrlProofs(url, verifier)
+    try:
+        seen = ledger_api.observe(state, verifier, note, source)
+    except ledger_api.WitnessError as exc:
+        if str(exc).startswith("consistency from size"):  # the proof fails: the older tree is no prefix of the newer
+            raise ledger_api.WitnessError(f"{exc} (a fork: the log served now does not extend the one seen before)") from None
+        raise
     before, now = seen.before, seen.now
     if json:
         emit_json({"ok": True, "origin": now.origin, "size": now.size, "root": now.root.hex(),
@@ -83,16 +88,26 @@ def witness(state: Annotated[Path, typer.Option(help="File that keeps the last c
 
 
 class _UrlProofs:
-    """Fetches consistency proofs from a log's server."""
+    """Fetches consistency proofs from a log's server: a consistency file (`consistency --out`), or
+    what `serve` answers, the two signed checkpoints and the proof, whose sizes its notes give."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, verifier: Verifier) -> None:
         self.url = url
+        self.verifier = verifier
 
     def __call__(self, old: int, new: int) -> ConsistencyFile:
+        import msgspec
+
         import ledger as ledger_api
 
         where = f"consistency?{urllib.parse.urlencode({'old': old, 'new': new})}"
-        return ledger_api.decode_consistency(_fetch(self.url, where), f"{self.url.rstrip('/')}/{where}")
+        target, data = f"{self.url.rstrip('/')}/{where}", _fetch(self.url, where)
+        try:
+            served = msgspec.json.decode(data, type=ledger_api.ConsistencyProof)
+        except msgspec.DecodeError:
+            return ledger_api.decode_consistency(data, target)
+        first, last = (ledger_api.read_checkpoint_note(n, self.verifier, target) for n in (served.old, served.new))
+        return ledger_api.ConsistencyFile(ledger_api.CONSISTENCY_FORMAT, first.size, last.size, served.proof)
 
 
 def _fetch(url: str, path: str) -> bytes:
