@@ -57,7 +57,7 @@ def as_of(session: Session, entry: int | None) -> Database:
     there are none."""
     tables = session.projection.tables()
     rulings = tables["rulings"]
-    if entry is None or not any(e >= entry for e in rulings["entry"].to_pylist()):
+    if entry is None or not any(e is not None and e >= entry for e in rulings["entry"].to_pylist()):
         return session.db
     tables.update(honoured(tables, keep=lambda r: r["entry"] < entry))
     tables["rulings"] = rulings.filter(pc.less(rulings["entry"], entry))
