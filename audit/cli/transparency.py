@@ -34,7 +34,10 @@ def check_consistency(old: Annotated[Path, typer.Argument(help="The earlier chec
 
     verifier = Verifier.load(key)
     first, last = (ledger_api.read_checkpoint_note(read_text(p, "a checkpoint (signed note)"), verifier, str(p)) for p in (old, new))
-    ledger_api.check_growth(first, last, ledger_api.decode_consistency(read_input(proof, "a consistency proof"), str(proof)))
+    try:
+        ledger_api.check_growth(first, last, ledger_api.decode_consistency(read_input(proof, "a consistency proof"), str(proof)))
+    except ledger_api.WitnessError as exc:
+        raise _fork_named(exc) from None
     if json:
         emit_json({"ok": True, "old": first.size, "new": last.size, "old_root": first.root.hex(), "new_root": last.root.hex()})
     else:
@@ -71,9 +74,7 @@ def witness(state: Annotated[Path, typer.Option(help="File that keeps the last c
     try:
         seen = ledger_api.observe(state, verifier, note, source)
     except ledger_api.WitnessError as exc:
-        if str(exc).startswith("consistency from size"):  # the proof fails: the older tree is no prefix of the newer
-            raise ledger_api.WitnessError(f"{exc} (a fork: the log served now does not extend the one seen before)") from None
-        raise
+        raise _fork_named(exc) from None
     before, now = seen.before, seen.now
     if json:
         emit_json({"ok": True, "origin": now.origin, "size": now.size, "root": now.root.hex(),
@@ -85,6 +86,13 @@ def witness(state: Annotated[Path, typer.Option(help="File that keeps the last c
     else:
         say(f"ok: the log of {now.origin} grew from {before.size} to {now.size} entries and the older tree is a prefix "
             f"of the newer (consistency proof checked); remembered size {now.size} in {state}")
+
+
+def _fork_named(exc: Exception) -> Exception:
+    """Returns a failed consistency check's error, called a fork when the proof does not connect the roots."""
+    if str(exc).startswith("consistency from size"):  # the older tree is no prefix of the newer: two histories
+        return type(exc)(f"{exc} (a fork: the later log does not extend the earlier one)")
+    return exc
 
 
 class _UrlProofs:
