@@ -9,14 +9,17 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import msgspec
+import pyarrow as pa
 
 from ledger import LedgerError, Signer, Verifier
-from schemas import encode
-from schemas.arbitration import AppealDecided, AppealFiled, ArbiterRegistered, ArbitrationRules
+from replay.protocol import Outcome
+from replay.rulings import RESULT_KINDS, apply_rulings
+from schemas import decode_stored, encode
+from schemas.arbitration import ARBITER_STREAM, AppealDecided, AppealFiled, ArbiterRegistered, ArbitrationRules
 from schemas.common import Ruling, TournamentOpened, ruling_kind
 from schemas.envelope import Event
 
@@ -41,22 +44,31 @@ def sign(event: Ruling | AppealDecided, signer: Signer) -> Ruling | AppealDecide
     return msgspec.structs.replace(unsigned, signature=line.rsplit(" ", 1)[1].strip())
 
 
-def signature_status(stored: bytes, event: Ruling | AppealDecided, known: dict[str, tuple[Verifier, str]]) -> str:
-    """Returns `valid`, `unsigned`, `unknown_signer` (no registered key of that name and id, or one
-    registered later), `wrong_role` or `bad_signature`."""
+Known = dict[bytes, tuple[Verifier, str]]
+"""The arbiters' keys registered so far, by key id: the verifier and its role."""
+
+
+def signature_status(stored: bytes, event: Ruling | AppealDecided, known: Known) -> str:
+    """Returns `valid`, `unsigned`, `unknown_signer` (no key of that id registered in log.arbiters
+    before it, or one of another name), `wrong_role` or `bad_signature`."""
     if event.signature is None or event.arbiter is None:
         return "unsigned"
     try:
         blob = base64.b64decode(event.signature, validate=True)
     except ValueError:
         return "bad_signature"
-    found = known.get(event.arbiter)
-    if found is None or found[0].key_id != blob[:4]:
+    found = known.get(blob[:4])
+    if found is None or found[0].name != event.arbiter:
         return "unknown_signer"
     verifier, role = found
     if not verifier.verifies(signed_bytes(stored), blob[4:]):
         return "bad_signature"
     return "valid" if role in SIGNING_ROLES[event.kind] else "wrong_role"
+
+
+IGNORED = {"unsigned": "未签名 unsigned", "unknown_signer": "签名者未登记 signer not registered in log.arbiters",
+           "wrong_role": "签名者无此职权 signer's role may not sign it", "bad_signature": "签名无效 signature does not verify"}
+"""Why a ruling or decision is ignored (not applied), by its signature status, in Chinese and English."""
 
 
 def decision_deadline(filed_ts: int, rules: ArbitrationRules) -> int:
@@ -84,7 +96,7 @@ def arbitration_rows(events: Iterable[tuple[int, Event, bytes]], tournaments: li
     """Returns the rows of the arbitration tables from the log's arbitration events (entry, event,
     stored bytes), in log order; each signature is checked against the keys registered before it."""
     rules = {t.stream: t.rules.arbitration for t in tournaments}
-    known: dict[str, tuple[Verifier, str]] = {}
+    known: Known = {}
     out: dict[str, list[dict[str, Any]]] = {"arbiters": [], "appeals": [], "decisions": [], "rulings": []}
     for entry, ev, stored in events:
         where = {"entry": entry, "stream": ev.stream, "seq": ev.seq, "ts": ev.ts}
@@ -109,15 +121,74 @@ def arbitration_rows(events: Iterable[tuple[int, Event, bytes]], tournaments: li
     return out
 
 
-def _registered(ev: ArbiterRegistered, known: dict[str, tuple[Verifier, str]]) -> dict[str, Any]:
-    """Adds a registered key to `known`; a malformed key is kept as a row with its problem."""
+def registered_keys(events: Iterable[Event]) -> Known:
+    """Returns the arbiters' keys that log.arbiters's events register, as the audit honours them."""
+    known: Known = {}
+    for ev in events:
+        if isinstance(ev, ArbiterRegistered):
+            _registered(ev, known)
+    return known
+
+
+def _registered(ev: ArbiterRegistered, known: Known) -> dict[str, Any]:
+    """Adds a registered key to `known` when the log wrote it in log.arbiters and its key name is
+    not another key's; otherwise the row keeps why it is not honoured (issue 28 point 3)."""
     try:
         verifier = Verifier.parse(ev.verifier)
     except LedgerError as exc:
         return {"key_name": None, "role": ev.role, "name": ev.name, "problem": str(exc)}
-    known[verifier.name] = (verifier, ev.role)
-    return {"key_name": verifier.name, "role": ev.role, "name": ev.name, "problem": None}
+    row = {"key_name": verifier.name, "role": ev.role, "name": ev.name, "problem": None}
+    taken = next((v for v, _ in known.values() if v.name == verifier.name and v.key_id != verifier.key_id), None)
+    if ev.stream != ARBITER_STREAM:
+        row["problem"] = f"登记不在 {ARBITER_STREAM} 中, 不予承认 registered in {ev.stream}, not in {ARBITER_STREAM}: not honoured"
+    elif taken is not None:
+        row["problem"] = (f"密钥名 {verifier.name} 已属另一密钥, 不予承认 key name {verifier.name} is registered already with "
+                          f"key id {taken.key_id.hex()}, not {verifier.key_id.hex()}: not honoured")
+    else:  # the operator may register a key again, with another role: the latest registration holds
+        known[verifier.key_id] = (verifier, ev.role)
+    return row
 
 
 def _backs(vote: str, decision: str) -> bool:
     return {"uphold": "upheld", "reject": "rejected", "void": "void_late"}[vote] == decision
+
+
+def honoured(tables: dict[str, pa.Table], keep: Callable[[dict[str, Any]], bool] | None = None) -> dict[str, pa.Table]:
+    """Returns the `games` and `seats` tables with each game's result after only the rulings that
+    count: those signed by a registered arbiter of the right role (第十四条; issue 28 point 6) and,
+    given `keep`, kept by it (a ruling recorded after a round was seated, say); empty when every
+    result-changing ruling counts. The engine's result of play (`derived_*`) is the starting point,
+    as in the replay (replay/rulings.py)."""
+    rulings = [r for r in tables["rulings"].to_pylist() if r["ruling"] in RESULT_KINDS]
+
+    def counts(r: dict[str, Any]) -> bool:
+        return r["signature"] == "valid" and (keep is None or keep(r))
+
+    hit = {r["stream"] for r in rulings if not counts(r)}
+    if not hit:
+        return {}
+    games, seats = tables["games"].to_pylist(), tables["seats"].to_pylist()
+    outcomes = {g["stream"]: _reruled(tables["events"], g, [s for s in seats if s["stream"] == g["stream"]],
+                                      [r["entry"] for r in rulings if r["stream"] == g["stream"] and counts(r)])
+                for g in games if g["stream"] in hit}
+    for g in games:
+        if g["stream"] in outcomes:
+            outcome, ruled_by = outcomes[g["stream"]]
+            g.update(termination=outcome.termination if outcome else None, winners=list(outcome.winners) if outcome else None,
+                     ruled_by=ruled_by)
+    for seat in seats:
+        if seat["stream"] in outcomes:
+            outcome = outcomes[seat["stream"]][0]
+            seat["points"] = outcome.points[seat["seat"]] if outcome and seat["seat"] < len(outcome.points) else None
+    return {"games": pa.Table.from_pylist(games, schema=tables["games"].schema),
+            "seats": pa.Table.from_pylist(seats, schema=tables["seats"].schema)}
+
+
+def _reruled(events: pa.Table, game: dict[str, Any], seats: list[dict[str, Any]], kept: list[int]) -> tuple[Outcome | None, int | None]:
+    """Returns a game's result after the rulings at entries `kept`, and the seq of the last that changed it."""
+    start, *ruled = decode_stored([body.encode() for body in events["body"].take([game["entry"], *kept]).to_pylist()])
+    points = [s["derived_points"] for s in sorted(seats, key=lambda s: s["seat"])]
+    derived = None if game["derived_termination"] is None or None in points else Outcome(
+        termination=game["derived_termination"], winners=tuple(game["derived_winners"] or ()), points=tuple(points))
+    outcome, applied, _ = apply_rulings(start, derived, ruled)  # type: ignore[arg-type]
+    return outcome, applied[-1]["seq"] if applied else None

@@ -52,6 +52,8 @@ class Certification:
     tournament: str | None = None
     profiles: list[dict[str, Any]] = field(default_factory=list)
     """The rule profiles in force, as recorded (`profiles_in_force`)."""
+    as_of: str | None = None
+    """When the games' status was judged (ISO 8601, UTC): the competition's latest event."""
 
     @property
     def ok(self) -> bool:
@@ -88,13 +90,15 @@ def certify_session(report: VerifyReport, session: Session | None, tournament: s
     """Runs every check over a session (None when its log did not verify, which stops the audit
     after the log check): a ledger's in DuckDB, or an export's on Spark (audit/spark_audit.py)."""
     results = {c.name: CheckResult(c.name, c.title) for c in CHECKS}
-    results["log"].checked, results["log"].failed = report.size, 0 if report.ok else 1
+    failed = 0 if report.ok else 1  # the entries verified, and the one that did not: passed + failed = checked
+    results["log"].checked, results["log"].failed = report.size + failed, failed
     if session is None:
         results["log"].examples.append(f"entry {report.index}: {report.error}")
         for check in results.values():
             check.ran = check.name == "log"
-        finding = {"check": "log", "stream": None, "seq": report.index, "code": "ledger.V01", "article": None,
-                   "message": report.error, "source": "verify"}
+        where = f" (entry {report.index})" if report.index is not None else ""
+        finding = {"check": "log", "stream": None, "seq": None, "entry": report.index, "code": "ledger.V01", "article": None,
+                   "rule_book": None, "message": f"{report.error}{where}", "severity": "error", "source": "verify"}
         return Certification(report, list(results.values()), [finding], [], tournament=tournament)
     if tournament is not None:
         session.tournament_game(tournament)
@@ -106,8 +110,10 @@ def certify_session(report: VerifyReport, session: Session | None, tournament: s
         if len(result.examples) < EXAMPLES:
             result.examples.append(_example(row))
     _count_checked(session, results, tournament)
+    from audit.standings import status_time
+
     return Certification(report, list(results.values()), errors, [r for r in rows if r["severity"] != "error"],
-                         len(_games(session, tournament)), tournament, profiles_in_force(session, tournament))
+                         len(_games(session, tournament)), tournament, profiles_in_force(session, tournament), status_time(session))
 
 
 def profiles_in_force(session: Session, tournament: str | None) -> list[dict[str, Any]]:
@@ -121,22 +127,25 @@ def profiles_in_force(session: Session, tournament: str | None) -> list[dict[str
 
 
 def collect_findings(session: Session, tournament: str | None) -> list[dict[str, Any]]:
-    """Gathers SQL, engine and tournament findings (of one tournament's streams, or of all), one per
-    (check, stream, seq), SQL first."""
-    rows: list[dict[str, Any]] = []
+    """Gathers engine, SQL and tournament findings (of one tournament's streams, or of all), one per
+    fault: per (check, stream, seq, code), and a claim the engine found false (with its article,
+    as `replay` reports it) not again as the SQL's audit.C01."""
+    engine = session.projection.findings
+    rows = [_row(f, check_of(f.code), "replay") for f in engine]
+    claims = {(r["stream"], r["seq"]) for r in rows if r["check"] == "claims"}
     for query in QUERIES.values():
         if query.check:
             for row in session.db.run(query.name, tournament=tournament):
-                rows.append({**row, "check": query.check, "severity": "error", "source": f"sql:{query.name}"})
-    engine = session.projection.findings
+                if row["code"] != "audit.C01" or (row["stream"], row["seq"]) not in claims:
+                    rows.append({**row, "check": query.check, "severity": "error", "source": f"sql:{query.name}"})
     python = [("seating", f) for f in seating_findings(session)] + [("deals", f) for f in deal_findings(session)]
-    rows += [_row(f, check_of(f.code), "replay") for f in engine] + [_row(f, check, "tournament") for check, f in python]
+    rows += [_row(f, check, "tournament") for check, f in python]
     streams = _streams(session, tournament)
     books = _rule_books(session)
-    seen: set[tuple[str, str, Any]] = set()
+    seen: set[tuple[str, str, Any, str]] = set()
     unique = []
     for row in rows:
-        key = (row["check"], row["stream"], row["seq"])
+        key = (row["check"], row["stream"], row["seq"], row["code"])
         if (streams is None or row["stream"] in streams) and key not in seen:
             seen.add(key)
             unique.append({**row, "rule_book": books.get(row["stream"])})

@@ -94,12 +94,20 @@ def catalogue() -> list[tuple[str, str, str, str, str, str]]:
 class AuditDB:
     """An in-memory DuckDB of the projection and what the views derive from it, locked against file access."""
 
-    def __init__(self, tables: dict[str, pa.Table], memory_limit: str = MEMORY_LIMIT, built: dict[str, pa.Table] | None = None) -> None:
+    def __init__(self, tables: dict[str, pa.Table], memory_limit: str = MEMORY_LIMIT, built: dict[str, pa.Table] | None = None,
+                 as_of: int | None = None) -> None:
         """Loads the projection's tables; `built` holds the tables of `audit/sql/views/` as an
-        earlier load built them from the same tables (`built_tables`), read instead of built again."""
+        earlier load built them from the same tables (`built_tables`), read instead of built again;
+        `as_of` (ms) is the time the games' status is judged at (`game_status`), by default the
+        competition's latest event."""
         self._con = duckdb.connect(":memory:")
         for name, table in tables.items():
             self._con.register(name, _few_chunks(table))
+        self._con.execute("CREATE TABLE as_of (ts BIGINT)")
+        if as_of is not None:
+            if built is not None:
+                raise AuditError("a status as of a given time is built afresh, not read from a kept projection")
+            self._con.execute("INSERT INTO as_of VALUES (?)", [as_of])
         for view in VIEWS.values():
             if built is not None and view.kind == "table":
                 self._load_built(view.name, built[view.name])
@@ -120,11 +128,30 @@ class AuditDB:
 
     def run_named(self, name: str, params: dict[str, Any]) -> tuple[list[str], list[tuple[Any, ...]]]:
         """Runs a named query of `audit/sql/` for a user, with the parameters given (the others
-        NULL), and returns columns and rows.
+        NULL, meaning all): a query of one tournament run without `tournament` runs for each in
+        log order, its rows led by their tournament.
 
-        :raises AuditError: when the query is unknown, a parameter is not one of its own, or it fails.
+        :raises AuditError: when the query is unknown, a parameter is not one of its own, the
+            tournament named is not in the ledger, or it fails.
         """
-        return self._execute(check_call(name, params), params)
+        query = check_call(name, params)
+        if "tournament" not in query.params:
+            return self._execute(query, params)
+        known = [t for (t,) in self._con.execute("SELECT tournament FROM tournaments ORDER BY entry").fetchall()]
+        if params.get("tournament") is not None:
+            if params["tournament"] not in known:
+                raise AuditError(f"no tournament {params['tournament']!r} in the ledger (known: {', '.join(known) or 'none'})")
+            return self._execute(query, params)
+        if _ALL_TOURNAMENTS.search(query.sql):
+            return self._execute(query, params)
+        return self._each_tournament(query, params, known)
+
+    def _each_tournament(self, query: NamedQuery, params: dict[str, Any], known: list[str]) -> tuple[list[str], list[tuple[Any, ...]]]:
+        columns, rows = self._execute(query, params) if not known else ([], [])
+        for tournament in known:
+            columns, found = self._execute(query, {**params, "tournament": tournament})
+            rows += found if "tournament" in columns else [(tournament, *row) for row in found]
+        return (columns if "tournament" in columns else ["tournament", *columns]), rows
 
     def _execute(self, query: NamedQuery, params: dict[str, Any]) -> tuple[list[str], list[tuple[Any, ...]]]:
         try:
@@ -228,6 +255,8 @@ def _named(name: str) -> NamedQuery:
     return QUERIES[name]
 
 
+_ALL_TOURNAMENTS = re.compile(r"\$tournament IS NULL", re.IGNORECASE)
+"""How a named query says it reads every tournament itself when `tournament` is NULL."""
 _READ_ONLY = {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN, duckdb.StatementType.PRAGMA}
 _EXPLAIN = re.compile(r"^\s*EXPLAIN\s+(ANALY[SZ]E\s+)?", re.IGNORECASE)
 _TYPES = "matchledger.duckdb_types"

@@ -138,12 +138,14 @@ RELATIONS = [
         "status": "final when every game is final, else the least final of its games"}),
     Relation("swiss_matches", "macro", "checkers Swiss player × round through round n: `swiss_matches(t, n)`", {
         "opponent": "the opponent (NULL for a bye)", "game_points": "game points of the match",
-        "won": "games won", "played": "games played", "unverified": "games whose declared result stands in",
-        "mp": "大分: match points of the round", "kind": "match, bye, or forfeit after a withdrawal (第十二条)"}),
+        "won": "games won (a forfeit win: one)", "played": "games counted: played, or one for a forfeit",
+        "unverified": "games whose declared result stands in",
+        "mp": "大分: match points of the round", "kind": "match, bye, forfeit after a withdrawal (第十二条), or void (every game voided)",
+        "met": "whether the opponent counts as met (Buchholz, direct encounter, no second pairing); a void match per void_game"}),
     Relation("swiss", "macro", "player of a checkers Swiss tournament through round n: `swiss(t, n)`", {
         "big": "大分: match points", "bh": "小分: Buchholz (opponents' final 大分)", "ps": "累进分: sum of running totals",
-        "direct_encounter": "points against the tied group when all of it has met", "wins": "games won over the board",
-        "win_rate": "games won / games played", "bh_prev": "Buchholz after the last round played − 1",
+        "direct_encounter": "points against the tied group when all of it has met",
+        "wins": "games won, forfeit wins included (§12.3)", "win_rate": "games won / games counted (a forfeit is one game)", "bh_prev": "Buchholz after the last round played − 1",
         "de_or_wins": "the fourth tie-break as applied: direct encounter, else games won",
         "unverified": "games whose declared result stands in",
         "forfeits": "matches forfeited after a withdrawal (第十二条)",
@@ -162,14 +164,17 @@ def describe_columns(relation: str | None = None) -> list[tuple[str, str, str, s
     """Returns (relation, column, type, meaning) for every column of one relation, or of all of
     them, typed as DuckDB reads them from an empty projection.
 
-    :raises AuditError: when the relation does not exist.
+    :raises ValueError: when the relation does not exist (a name the user gave: exit 2).
     """
-    from audit.db import AuditDB
+    from audit.db import AuditDB, AuditError
     from audit.projection import SCHEMAS
 
     db = AuditDB({name: schema.empty_table() for name, schema in SCHEMAS.items()})
     names = [relation] if relation is not None else [r.name for r in RELATIONS]
-    return [(name, column, kind, meaning(name, column) or "") for name in names for column, kind in db.describe(name)]
+    try:
+        return [(name, column, kind, meaning(name, column) or "") for name in names for column, kind in db.describe(name)]
+    except AuditError as exc:
+        raise ValueError(f"{exc} (query --list lists them)") from None
 
 
 def readme_table() -> str:

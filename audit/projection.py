@@ -38,7 +38,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from audit.arbitration import KINDS as ARBITRATION_KINDS
-from audit.arbitration import arbitration_rows
+from audit.arbitration import arbitration_rows, honoured
 from audit.checks import check_of
 from audit.jsonsplit import split
 from ledger import StoredEntries, read_entries
@@ -233,6 +233,7 @@ def _assemble(log: StoredEntries, streams: dict[str, tuple[str, array]], heads: 
     arrow.update({name: tournament.table(name) for name in tournament.columns})
     arrow["events"] = events_table(heads, log)
     arrow.update(_arbitration_tables(log, heads, [e for e in tournament_events if isinstance(e, TournamentOpened)]))
+    arrow.update(honoured(arrow))  # a ruling no registered arbiter of its role signed changes no result (第十四条)
     found = sorted(findings, key=lambda f: log_place(f, streams[f.stream][1]))  # whichever pass found them
     return Projection(arrow, findings=found + orphans, tournament_events=tournament_events)
 

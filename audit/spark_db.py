@@ -100,6 +100,7 @@ class SparkDB:
         self.spark = spark
         for name, frame in tables.items():
             frame.cache().createOrReplaceTempView(name)
+        spark.sql("SELECT CAST(NULL AS BIGINT) AS ts WHERE false").createOrReplaceTempView("as_of")  # game_status: the default time
         for relation in spark_relations():
             made = spark.sql(relation.select)
             if relation.kept:

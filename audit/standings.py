@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,6 +18,8 @@ class Standings:
     format: str
     columns: list[str]
     rows: list[dict[str, Any]]
+    as_of: str | None = None
+    """When each row's `status` is judged (ISO 8601, UTC): `--as-of`, else the competition's latest event."""
 
 
 @dataclass
@@ -49,8 +52,22 @@ def standings(session: Session, tournament: str) -> Standings:
     game, fmt = session.tournament_game(tournament)
     if fmt == "swiss":
         rows = session.db.run("swiss_standings", tournament=tournament, through=1_000_000)
-        return Standings(tournament, game, fmt, SWISS_COLUMNS, rows)
-    return Standings(tournament, game, fmt, DUPLICATE_COLUMNS, session.db.run("ranking", tournament=tournament))
+        return Standings(tournament, game, fmt, SWISS_COLUMNS, rows, status_time(session))
+    return Standings(tournament, game, fmt, DUPLICATE_COLUMNS, session.db.run("ranking", tournament=tournament), status_time(session))
+
+
+def status_time(session: Session) -> str | None:
+    """Returns the time the games' status is judged at, ISO 8601 in UTC (None for a log without games)."""
+    rows = session.db.run("status_as_of")
+    ms = rows[0]["as_of_ts"] if rows else None
+    return None if ms is None else dt.datetime.fromtimestamp(ms / 1000, dt.timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def as_of(session: Session, ms: int) -> Session:
+    """Returns the session with every game's status judged at `ms` (the projection's tables loaded afresh)."""
+    from audit.db import AuditDB
+
+    return Session(session.projection, AuditDB(session.projection.tables(), as_of=ms), session.origin)
 
 
 @dataclass

@@ -5,7 +5,9 @@ with timings and claims, round closings, and optionally one planted fault."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -171,8 +173,37 @@ def tournament_game_start(plan: TournamentPlan, n: int, table: int, game_no: int
 
 
 def simulate_tournament(root: Path, plan: TournamentPlan, ranker: Ranker, progress: Progress | None = None) -> SimResult:
-    """Records a whole duplicate or Swiss tournament."""
+    """Records a whole duplicate or Swiss tournament.
+
+    :raises ValueError: before writing anything, for a plan the seating rules cannot serve.
+    """
     plan.check()
+    if plan.game == "checkers" and plan.rounds > plan.players // 2:
+        _rehearse(plan, ranker)
+    return _play(root, plan, ranker, progress)
+
+
+def _rehearse(plan: TournamentPlan, ranker: Ranker) -> None:
+    """Plays the plan into a scratch ledger first. Up to ⌊players/2⌋ rounds a Swiss pairing without
+    repeats always exists (each player has at least half the field left to meet: Dirac's theorem
+    gives a perfect matching); beyond that it depends on the results, which only playing shows.
+
+    :raises ValueError: naming the round that cannot be paired (checkers.md §12.2: no repeat pairings).
+    """
+    from ledger import init
+
+    with tempfile.TemporaryDirectory(prefix="matchledger-rehearsal-") as scratch:
+        root = Path(scratch) / "ledger"
+        init(root)
+        try:
+            _play(root, dataclasses.replace(plan, inject=None if plan.inject == "bad-byte" else plan.inject), ranker, None)
+        except ValueError as exc:
+            raise ValueError(f"{plan.players} players cannot play {plan.rounds} Swiss rounds with seed {plan.seed}: {exc} "
+                             f"(checkers.md §12.2: no repeat pairings; {plan.players // 2} rounds can always be paired); "
+                             f"nothing was written") from None
+
+
+def _play(root: Path, plan: TournamentPlan, ranker: Ranker, progress: Progress | None) -> SimResult:
     met: set[frozenset[str]] = set()
     had_bye: set[str] = set()
     with Ledger.open(root) as ledger:
@@ -182,7 +213,10 @@ def simulate_tournament(root: Path, plan: TournamentPlan, ranker: Ranker, progre
         ranked = None if n == 1 else ranker(root, plan.tournament, n - 1)
         with Ledger.open(root) as ledger:
             writer.ledger = ledger
-            tables, draw = _seating(plan, writer.players, ranked, met, had_bye)
+            try:
+                tables, draw = _seating(plan, writer.players, ranked, met, had_bye)
+            except ValueError as exc:
+                raise ValueError(f"round {n}: {exc}") from None
             if plan.inject == "wrong-seating" and n == 2:
                 tables = faults.misseat(tables)
                 writer.planted = faults.Planted("wrong-seating", plan.tournament, writer.seq)

@@ -30,6 +30,12 @@ class ArbitrationRules(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown
     """Hours after the game's end within which an appeal of an online event must be filed (第十八条 2)."""
     appeal_window_venue_h: Hours = 3
     """Hours after the game's end within which an appeal at a venue must be filed (第十八条 2)."""
+    appeal_window: Literal["game_book", "hours", "next_round"] = "game_book"
+    """When the appeal window closes: `hours` after the game's end (the two settings above), or at the
+    start of the next round (`next_round`: the checkers sheet, item 11, 下轮开赛前; a last round has no
+    next round and takes the hours); `game_book` takes each game's own book: checkers next_round,
+    Junqi hours (第十八条 2), Paohuzi hours (its seed names no window: the Junqi book's is taken, the
+    rules of the same national body, with the same committee and 申诉 procedure) [INF]."""
     committee_min: Annotated[int, msgspec.Meta(ge=1)] = 3
     """The smallest arbitration committee: an odd number, at least three (第十三条 三)."""
     decision_days: Annotated[int, msgspec.Meta(ge=0)] = 2

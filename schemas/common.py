@@ -46,6 +46,12 @@ class TournamentRules(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_
     tie-break chain (`tiebreak_chain`)."""
     arbitration: ArbitrationRules = msgspec.field(default_factory=ArbitrationRules)
     """The appeal procedure: window, committee, deadline (Junqi 第十八–十九条)."""
+    void_game: Literal["met", "unplayed"] = "met"
+    """What a game voided by a ruling leaves (Swiss and duplicate alike): it scores nothing either way;
+    under `met` its players still met (Buchholz and opponents' R count each other, direct encounter
+    and the no-repeat pairing rule too: they were paired, as forfeits are, checkers.md §12.3), under
+    `unplayed` they did not meet at all. Swiss progressive score carries the running total over the
+    round either way (§12.3: the sum of the running totals after each round)."""
 
 
 class TournamentOpened(Event, frozen=True, kw_only=True, tag="tournament.opened"):

@@ -45,7 +45,7 @@ def test_list_names_each_query_view_and_table_once() -> None:
 @pytest.mark.parametrize("name", sorted(QUERIES))
 def test_every_named_query_runs_by_name_with_its_parameters(season: Path, name: str) -> None:
     """Datasette's canned queries: each `-- name:` file of audit/sql/ runs with --name and --param."""
-    params = {"tournament": TOURNAMENT, "through": 2, "round": 1, "player": "P001"}
+    params = {"tournament": TOURNAMENT, "through": 2, "round": 1, "player": "P001", "game": f"{TOURNAMENT}/r1/t1/g1"}
     given = [f"--param={p}={params[p]}" for p in QUERIES[name].params]
     out = _query(season, "--name", name, *given)
     assert out["columns"], name
@@ -83,7 +83,7 @@ def test_describe_lists_a_tables_columns_with_types_and_meanings() -> None:
     rows = {r[1]: r for r in out["rows"]}
     assert "game type" in rows["game"][3] and "id of the game" in rows["stream"][3]
     assert rows["started_ts"][2] == "BIGINT"
-    assert cli("query", "--describe", "nowhere").exit_code == 1
+    assert cli("query", "--describe", "nowhere").exit_code == 2  # issue 30 point 14: what does not exist
 
 
 def test_readme_table_of_the_projection_is_generated_from_the_dictionary() -> None:

@@ -111,9 +111,9 @@ def test_simulate_says_where_it_planted_the_fault_and_the_audit_finds_it_there(t
     planted = json.loads(result.stdout)["planted"]
     assert planted["kind"] == kind
     audited = json.loads(cli("audit", "--ledger", str(root), "--json").stdout)
-    findings = audited["findings"] + audited["warnings"]  # a seating off the movement is a warning (W04)
+    findings = audited["findings"] + audited["warnings"]
     if kind == "bad-byte":
-        assert planted["entry"] is not None and [f["seq"] for f in findings] == [planted["entry"]]
+        assert planted["entry"] is not None and [f["entry"] for f in findings] == [planted["entry"]]  # an entry, never a seq
     elif kind == "tampered-deal":  # the deals check compares the tables of a board: it names the board's other table
         board = re.sub(r"/t\d+/", "/", planted["stream"])
         assert [(re.sub(r"/t\d+/", "/", f["stream"]), f["seq"]) for f in findings] == [(board, planted["seq"])]

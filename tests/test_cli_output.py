@@ -212,13 +212,13 @@ def test_every_code_follows_one_scheme() -> None:
     assert line.startswith("error checkers.M03 (E_OCCUPIED) (第一条, 传统1v1跳棋竞赛规则(2017)): g seq 4: "), line
 
 
-def test_w04_is_a_warning() -> None:
-    """Issue 16: audit.W04 (a table seated otherwise than the movement gives) is a warning, not an error."""
-    from audit.tournament_checks import _compare
+def test_w04_is_an_error() -> None:
+    """Issue 30 point 4 (附录三): a table seated otherwise than the movement gives is an error in every game."""
+    from audit.tournament_checks import Expected, _compare
 
-    (finding,) = _compare("t", 5, 2, [["a", "b", "c", "d"], ["e", "f", "g", "h"]],
+    (finding,) = _compare("t", 5, 2, Expected([["a", "b", "c", "d"], ["e", "f", "g", "h"]]),
                           [["a", "b", "c", "d"], ["h", "f", "g", "e"]], "duplicate")
-    assert (finding.code, finding.severity) == ("audit.W04", "warning") and CODES["audit.W04"].severity == "warning"
+    assert (finding.code, finding.severity) == ("audit.W04", "error") and CODES["audit.W04"].severity == "error"
 
 
 def test_replay_json_carries_the_findings_in_one_format(tmp_path: Path) -> None:

@@ -253,7 +253,7 @@ def test_verify_trusts_no_key_lying_in_the_ledger(grown: Path, cosigned: tuple[P
     shutil.copy(b, grown / "witnesses" / "planted.pub")
     result = cli("verify", "--ledger", str(grown), "--json")
     assert result.exit_code == 0 and json.loads(result.stdout)["ok"] is True
-    assert cli("verify", "--ledger", str(grown), "--witness-key", str(b)).exit_code == 0  # B co-signed nothing: no claim to check
+    assert cli("verify", "--ledger", str(grown), "--witness-key", str(b)).exit_code == 1  # B co-signed nothing: not ok (issue 30 point 13)
     stripped = grown / "checkpoints" / f"{12:020d}.note"
     stripped.write_text("".join(line + "\n" for line in stripped.read_text().splitlines() if "arbiter-a" not in line))
     failed = cli("verify", "--ledger", str(grown), "--json")

@@ -95,7 +95,8 @@ def audit(ledger: LedgerOpt = DEFAULT_LEDGER,
                 written = write_certificate(certificate, ledger, cert, ledger_api.log_key(ledger), auditor, force)
     if fmt is not Format.table:
         emit(finding_rows(cert.findings + cert.warnings), fmt, document={
-            "ok": cert.ok, "reason": cert.reason, "size": cert.log.size, "root": cert.log.root, "unsigned": cert.log.unsigned, "games": cert.games, "trust": trust,
+            "ok": cert.ok, "reason": cert.reason, "size": cert.log.size, "root": cert.log.root, "unsigned": cert.log.unsigned,
+            "games": cert.games, "as_of": cert.as_of, "trust": trust,
             "checks": [{"check": c.name, "title": c.title, "passed": c.passed, "failed": c.failed, "ran": c.ran,
                         "applies": c.applies, "examples": c.examples} for c in cert.checks],
             "findings": finding_records(cert.findings), "warnings": finding_records(cert.warnings),
@@ -108,6 +109,8 @@ def audit(ledger: LedgerOpt = DEFAULT_LEDGER,
         say(cert.verdict())
         if written:
             say(written_line(written))
+        if cert.as_of:
+            say(f"成绩状态截至 status as of {cert.as_of}")
     if not cert.ok:
         raise ExitCode(1)
 
@@ -133,6 +136,8 @@ def standings(tournament: Annotated[str, typer.Option(help="Tournament stream id
               crosstable: Annotated[bool, typer.Option("--crosstable", help="Show each player's result in every round.")] = False,
               legend: Annotated[bool, typer.Option("--legend", help="Print what every column means, in English and Chinese.")] = False,
               engine: EngineOpt = Engine.duckdb, master: MasterOpt = None, parquet: ParquetOpt = None, key: LogKeyOpt = None,
+              as_of: Annotated[str | None, typer.Option("--as-of", help="Judge each game's status (final, provisional …) at this "
+                                                        "time: ms or ISO 8601 (default: the competition's latest event).")] = None,
               fmt: FormatOpt = Format.table, quiet: QuietOpt = False) -> None:
     """Print a tournament's ranking with every tie-break column (and a legend of the columns)."""
     from audit import standings as standings_mod
@@ -151,6 +156,14 @@ def standings(tournament: Annotated[str, typer.Option(help="Tournament stream id
             trust = trust_document(ledger, session.signed)
     if fmt is not Format.json:  # first: the table's last line is its legend
         say_trust(trust, table=fmt is Format.table)
+    if as_of is not None:
+        from audit.appeals import ArbitrationError, parse_time
+
+        try:
+            moment = parse_time(as_of)
+        except ArbitrationError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--as-of") from None
+        session = standings_mod.as_of(session, moment)
     if crosstable:
         cross = standings_mod.crosstable(session, tournament)
         emit(crosstable_rows(cross), fmt, document={"tournament": cross.tournament, "format": cross.format, "rounds": cross.rounds,
@@ -159,13 +172,16 @@ def standings(tournament: Annotated[str, typer.Option(help="Tournament stream id
         chain = standings_mod.explain(session, tournament, explain)
         emit(explanation_rows(chain), fmt, document={"player": chain.player, "rank": chain.rank, "games": chain.games,
                                                      "boards": chain.boards, "seating": chain.seating, "trust": trust})
-    elif legend:
-        rows = legend_rows(standings_mod.standings(session, tournament).columns)
-        emit(rows, fmt, document={"tournament": tournament, "legend": rows.records(), "trust": trust})
-    else:
-        table = standings_mod.standings(session, tournament)
-        emit(standings_rows(table), fmt, document={"tournament": table.tournament, "game": table.game, "format": table.format,
-                                                   "rows": table.rows, "trust": trust})
+        return
+    table = standings_mod.standings(session, tournament)
+    if legend:
+        rows = legend_rows(table.columns)
+        emit(rows, fmt, document={"tournament": table.tournament, "legend": rows.records(), "trust": trust})
+        return
+    if fmt is Format.table and table.as_of:
+        say(f"成绩状态截至 status as of {table.as_of}")
+    emit(standings_rows(table), fmt, document={"tournament": table.tournament, "game": table.game, "format": table.format,
+                                               "as_of": table.as_of, "rows": table.rows, "trust": trust})
 
 
 @command

@@ -26,7 +26,8 @@ from audit.cli.base import (
 )
 from audit.output import Format, Rows, emit, emit_json, progress_bar, say
 
-appeal_app = typer.Typer(no_args_is_help=True, help="Write the arbitration procedure to the log: arbiters, appeals, decisions, rulings.",
+appeal_app = typer.Typer(name="appeal", no_args_is_help=True,
+                         help="Write the arbitration procedure to the log: arbiters, appeals, decisions, rulings.",
                          epilog=epilog("appeal"))
 app.add_typer(appeal_app, name="appeal")
 
@@ -35,6 +36,8 @@ DECISIONS = ("upheld", "rejected", "void_late")
 KINDS = ("result_override", "authorised_skip", "penalty", "forfeit", "withdrawal", "void_game", "replay_from", "score_correction")
 AtOpt = Annotated[str | None, typer.Option("--at", help="When it happened: ms since the epoch or ISO 8601 (now by default).")]
 KeyOpt = Annotated[Path, key_option("--key", help="The arbiter's private key (matchledger keygen), registered with `appeal register`.")]
+AnywayOpt = Annotated[bool, typer.Option("--record-anyway", help="Record it even though the audit will reject it (as evidence); "
+                                                                "without it a check that fails writes nothing (exit 1).")]
 
 
 def _choice(value: str, allowed: tuple[str, ...], option: str) -> str:
@@ -81,24 +84,28 @@ def file(tournament: Annotated[str, typer.Option(help="The tournament stream (it
          player: Annotated[str, typer.Option(help="The player who appeals.")],
          grounds: Annotated[str, typer.Option(help="The written grounds (申诉材料).")],
          ruling: Annotated[int | None, typer.Option(help="The seq of the game.ruling appealed against, if any.")] = None,
-         ledger: LedgerOpt = DEFAULT_LEDGER, at: AtOpt = None, json: JsonOpt = False) -> None:
-    """File a player's appeal on a game (第十八条); the time filed decides whether it is in time."""
+         ledger: LedgerOpt = DEFAULT_LEDGER, at: AtOpt = None, record_anyway: AnywayOpt = False, json: JsonOpt = False) -> None:
+    """File a player's appeal on a game (第十八条): refused when filed before the game ended or after its appeal window."""
     from audit.appeals import file_appeal
 
-    _report(file_appeal(ledger, tournament, game, player, grounds, ruling, at), json)
+    _report(file_appeal(ledger, tournament, game, player, grounds, ruling, at, record_anyway), json)
 
 
 @subcommand(appeal_app)
 def decide(tournament: Annotated[str, typer.Option(help="The tournament stream holding the appeal.")],
-           appeal: Annotated[int, typer.Option(help="The seq of the appeal.filed.")],
+           appeal: Annotated[int, typer.Option(help="The appeal decided: the seq of its appeal.filed in the tournament's stream.")],
            decision: Annotated[str, typer.Option(help="upheld, rejected or void_late.")],
-           vote: Annotated[list[str], typer.Option(help="MEMBER=uphold|reject|void, one per committee member (repeatable).")],
+           vote: Annotated[list[str], typer.Option(metavar="MEMBER=VOTE", help="One per committee member (repeatable): MEMBER is the "
+                                                   "member's name as the committee lists it, VOTE uphold, reject or void.")],
            text: Annotated[str, typer.Option(help="The decision's text.")],
-           key: KeyOpt, ledger: LedgerOpt = DEFAULT_LEDGER, at: AtOpt = None, json: JsonOpt = False) -> None:
-    """Record the committee's decision with every vote (第十九条), signed by a committee member."""
+           key: KeyOpt, ledger: LedgerOpt = DEFAULT_LEDGER, at: AtOpt = None, record_anyway: AnywayOpt = False,
+           json: JsonOpt = False) -> None:
+    """Record the committee's decision with every vote (第十九条), signed by a committee member: refused
+    when decided already, without a valid majority of an odd committee, or signed by another key."""
     from audit.appeals import decide_appeal
 
-    _report(decide_appeal(ledger, tournament, appeal, _choice(decision, DECISIONS, "--decision"), vote, text, key, at), json)
+    _report(decide_appeal(ledger, tournament, appeal, _choice(decision, DECISIONS, "--decision"), vote, text, key, at, record_anyway),
+            json)
 
 
 @subcommand(appeal_app)
@@ -111,19 +118,22 @@ def rule(stream: Annotated[str, typer.Option(help="The game ruled on (the tourna
          winners: Annotated[str | None, typer.Option(help="Winning seats, e.g. 0,2.")] = None,
          points: Annotated[str | None, typer.Option(help="Points of every seat, e.g. 1,0 (penalty: points added).")] = None,
          termination: Annotated[str | None, typer.Option(help="The termination the ruling gives.")] = None,
-         appeal: Annotated[str | None, typer.Option(help="The decision carried out, STREAM#SEQ.")] = None,
+         carries_out: Annotated[str | None, typer.Option(help="The committee's decision it carries out, STREAM#SEQ of the "
+                                                         "appeal.decided.")] = None,
          player: Annotated[str | None, typer.Option(help="Withdrawal: the player.")] = None,
          from_round: Annotated[int | None, typer.Option(min=1, help="Withdrawal: the first round left unplayed.")] = None,
          from_seq: Annotated[int | None, typer.Option(min=0, help="replay_from: the event after which the game is replayed.")] = None,
          article: Annotated[str | None, typer.Option(help="The rule book's article.")] = None,
-         ledger: LedgerOpt = DEFAULT_LEDGER, at: AtOpt = None, json: JsonOpt = False) -> None:
-    """Record a referee's ruling of a kind (第十四条), signed by the referee: it changes the result as its kind says."""
+         ledger: LedgerOpt = DEFAULT_LEDGER, at: AtOpt = None, record_anyway: AnywayOpt = False, json: JsonOpt = False) -> None:
+    """Record a referee's ruling of a kind (第十四条), signed by the referee: it changes the result as its kind
+    says; refused when the key is no referee's, it cannot apply to the game, or it overrides an ended game
+    on no upheld appeal."""
     from audit.appeals import rule as rule_fn
 
     fields = {"seat": seat, "winners": _numbers(winners, "--winners", int), "points": _numbers(points, "--points"),
-              "termination": termination, "appeal": appeal, "player": player, "from_round": from_round, "from_seq": from_seq,
-              "article": article}
-    _report(rule_fn(ledger, stream, _choice(kind, KINDS, "--kind"), corrects, text, key, at, **fields), json)
+              "termination": termination, "carries_out": carries_out, "player": player, "from_round": from_round,
+              "from_seq": from_seq, "article": article}
+    _report(rule_fn(ledger, stream, _choice(kind, KINDS, "--kind"), corrects, text, key, at, record_anyway, **fields), json)
 
 
 @command
@@ -139,7 +149,7 @@ def appeals(ledger: LedgerOpt = DEFAULT_LEDGER,
         note_unsigned(ledger)  # where the reading stops, under the pinned key
         rows = list_appeals(ledger, tournament, open_, advance)  # the projection is checked against the signed root
         trust = trust_document(ledger, newest_signed(ledger))
-    columns = ["tournament", "seq", "player", "game", "in_time", "decision", "for_decision", "committee", "correction", "open"]
+    columns = ["tournament", "seq", "player", "game", "in_time", "decision", "for_decision", "committee", "correction", "open", "ignored"]
     emit(Rows(columns, [[r[c] for c in columns] for r in rows], title="appeals"), fmt, document={"appeals": rows, "trust": trust})
     if fmt is not Format.json:
         say_trust(trust, table=fmt is Format.table)

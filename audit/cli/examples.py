@@ -51,7 +51,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "appeal decide": ("matchledger appeal decide --ledger season-2026 --tournament junqi-cup --appeal 41 --decision upheld "
                       "--vote zhang=uphold --vote li=uphold --vote wang=reject --text \"upheld 2–1\" --key arbiter-zhang.key",),
     "appeal rule": ("matchledger appeal rule --ledger season-2026 --stream junqi-cup/r2/t3/g1 --kind result_override --corrects 230 "
-                    "--winners 1,3 --appeal junqi-cup#42 --text \"flag was revealed late\" --key referee-li.key",),
+                    "--winners 1,3 --carries-out junqi-cup#42 --text \"flag was revealed late\" --key referee-li.key",),
     "appeals": ("matchledger appeals --ledger season-2026 --open",
                 "matchledger appeals --ledger season-2026 --tournament junqi-cup --format csv"),
     "watch": ("matchledger watch --url http://127.0.0.1:8080",

@@ -310,12 +310,16 @@ def hu(hand: Annotated[str | None, typer.Option(help="Cards: 一…十, 壹…�
     """Paohuzi arbiter's tool: does this hand win, with which decomposition, 胡息, 名堂 and score (exit 3 if not)."""
     from replay import run as run_mod
     from replay.paohuzi import game_hu_report, hu_report
+    from replay.protocol import InvalidActionError
 
     if game is not None:
         events, _ = _signed_events(ledger, game, None)  # the game's entries, proved against the signed tree
         report = game_hu_report(run_mod.position(events, game, at).state, seat, set_ or [], min_huxi)
     elif hand is not None:
-        report = hu_report(hand, melds, win, source, profile, set_ or [], special or "", min_huxi)
+        try:
+            report = hu_report(hand, melds, win, source, profile, set_ or [], special or "", min_huxi)
+        except InvalidActionError as exc:  # an option's value is malformed: misuse (exit 2), not a finding
+            raise UsageError(f"--hand/--melds/--win/--source/--special: {exc}") from None
     else:
         raise typer.BadParameter("give --hand CARDS or --game ID")
     if json:

@@ -20,6 +20,7 @@ from audit.cli.base import (
     LedgerOpt,
     LogKeyOpt,
     QuietOpt,
+    UsageError,
     command,
     existing_ledger,
     key_option,
@@ -37,7 +38,12 @@ def init(ledger: LedgerOpt = DEFAULT_LEDGER, origin: Annotated[str | None, typer
          checkpoint_interval: Annotated[int, typer.Option(help="Sign a checkpoint at least every N entries.")] = 100_000,
          json: JsonOpt = False) -> None:
     """Create an empty ledger with a new Ed25519 signing key."""
-    pub = ledger_api.init(ledger, origin, max_entry_bytes=max_entry_bytes, checkpoint_interval=checkpoint_interval)
+    try:
+        pub = ledger_api.init(ledger, origin, max_entry_bytes=max_entry_bytes, checkpoint_interval=checkpoint_interval)
+    except ledger_api.LedgerError as exc:
+        if (ledger / "ledger.json").exists():  # misuse, not damage: exit 2
+            raise UsageError(str(exc)) from None
+        raise
     if json:
         emit_json({"ledger": str(ledger), "public_key": str(pub), "verifier": pub.read_text().strip()})
     else:
@@ -65,22 +71,28 @@ def verify(ledger: LedgerOpt = DEFAULT_LEDGER,
            witness_key: Annotated[list[Path] | None, key_option(help="An arbiter's verifier key to check co-signatures of (repeatable).")] = None,
            key: LogKeyOpt = None, json: JsonOpt = False) -> None:
     """Re-read every frame, recompute the tree and tiles, check the index, every checkpoint and signature."""
+    witnesses = [Verifier.load(k) for k in witness_key or []]
     with ledger_api.pinned_key(key):
-        report = ledger_api.verify(existing_ledger(ledger), witness_keys=[Verifier.load(k) for k in witness_key or []])
+        report = ledger_api.verify(existing_ledger(ledger), witness_keys=witnesses)
         trust = trust_document(ledger, report=report)
+    cosigners = {name for note in report.notes if "co-signed by " in note for name in note.split("co-signed by ", 1)[1].split(", ")}
+    silent = [f"{w.name} (key id {w.key_id.hex()})" for w in witnesses if w.name not in cosigners]  # asked for, never seen: not ok
     if not json:
         say_trust(trust)
     if json:
-        emit_json({"ok": True, "size": report.size, "root": report.root, "unsigned": report.unsigned, "checkpoints": report.checkpoints, "notes": report.notes,
-                   "trust": trust} if report.ok else {"ok": False, "index": report.index, "error": report.error, "trust": trust})
+        emit_json({"ok": not silent, "size": report.size, "root": report.root, "unsigned": report.unsigned, "checkpoints": report.checkpoints,
+                   "notes": report.notes, "not_cosigned": silent, "trust": trust}
+                  if report.ok else {"ok": False, "index": report.index, "error": report.error, "trust": trust})
     elif report.ok:
-        say(f"ok: tree size {report.size}, root {report.root}, {report.checkpoints} checkpoints verified")
+        say(f"{'ok' if not silent else 'log ok'}: tree size {report.size}, root {report.root}, {report.checkpoints} checkpoints verified")
         for note in report.notes:
             say(f"note: {note}")
+        for key in silent:
+            fail(f"--witness-key {key} co-signed no checkpoint: none of its co-signatures could be checked")
     else:
         where = f"entry {report.index}: " if report.index is not None else ""
         fail(f"ledger damaged: {where}{report.error}")
-    if not report.ok:
+    if not report.ok or silent:
         raise ExitCode(1)
 
 
@@ -301,7 +313,13 @@ def consistency(old: Annotated[int, typer.Option(help="Tree size of the earlier 
     """Prove that an earlier signed checkpoint is a prefix of a later one (RFC 6962 consistency proof)."""
     if out is not None:
         check_output(out, force)
-    item = ledger_api.prove_consistency(existing_ledger(ledger), old, new)
+    try:
+        item = ledger_api.prove_consistency(existing_ledger(ledger), old, new)
+    except ledger_api.LedgerError as exc:
+        sizes = set(ledger_api.checkpoint_sizes(ledger))
+        if old not in sizes or (new is not None and new not in sizes):  # a size that has no checkpoint: misuse, exit 2
+            raise UsageError(str(exc)) from None
+        raise
     first, last = ledger_api.check_consistency(item, ledger_api.load_verifier(ledger))
     if out is not None:
         write_output(out, ledger_api.encode_consistency(ledger_api.ConsistencyFile(ledger_api.CONSISTENCY_FORMAT, first.size,
@@ -327,6 +345,8 @@ def keygen(name: Annotated[str, typer.Option(help="Key name, e.g. arbiter-zhang.
     if out.suffix == ".pub":
         raise typer.BadParameter("give the private key's file name (its public key goes beside it as NAME.pub), not a .pub file", param_hint="--out")
     for path in (out, pub):
+        if path.exists() or path.is_symlink():  # a key is never replaced: the old one would be lost with what it signed
+            raise UsageError(f"{path} exists: a key file is never replaced; give another --out")
         check_output(path)
     signer = Signer.generate(name)
     signer.save(out)
@@ -334,7 +354,7 @@ def keygen(name: Annotated[str, typer.Option(help="Key name, e.g. arbiter-zhang.
     if json:
         emit_json({"private_key": str(out), "public_key": str(pub), "verifier": str(signer.verifier)})
     else:
-        say(f"private key: {out}\npublic key: {pub}")
+        say(f"private key: {out}\npublic key: {pub}\nkey id: {signer.verifier.key_id.hex()}")
 
 
 @command

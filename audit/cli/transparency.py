@@ -16,7 +16,7 @@ from audit.cli.inputs import read_input, read_text
 from audit.output import emit_json, say
 
 if TYPE_CHECKING:
-    from ledger import ConsistencyFile
+    from ledger import ConsistencyFile, Verifier
 
 KeyOpt = Annotated[Path, key_option("--key", help="The log's verifier key (signer.pub).")]
 FETCH_TIMEOUT = 30.0
@@ -34,7 +34,10 @@ def check_consistency(old: Annotated[Path, typer.Argument(help="The earlier chec
 
     verifier = Verifier.load(key)
     first, last = (ledger_api.read_checkpoint_note(read_text(p, "a checkpoint (signed note)"), verifier, str(p)) for p in (old, new))
-    ledger_api.check_growth(first, last, ledger_api.decode_consistency(read_input(proof, "a consistency proof"), str(proof)))
+    try:
+        ledger_api.check_growth(first, last, ledger_api.decode_consistency(read_input(proof, "a consistency proof"), str(proof)))
+    except ledger_api.WitnessError as exc:
+        raise _fork_named(exc) from None
     if json:
         emit_json({"ok": True, "old": first.size, "new": last.size, "old_root": first.root.hex(), "new_root": last.root.hex()})
     else:
@@ -83,8 +86,11 @@ def witness(state: Annotated[Path, typer.Option(help="File that keeps the last c
     else:
         assert url is not None and key is not None
         verifier = Verifier.load(key)
-        note, source = _fetch(url, "checkpoint").decode(), _UrlProofs(url)
-    seen = ledger_api.observe(state, verifier, note, source)
+        note, source = _fetch(url, "checkpoint").decode(), _UrlProofs(url, verifier)
+    try:
+        seen = ledger_api.observe(state, verifier, note, source)
+    except ledger_api.WitnessError as exc:
+        raise _fork_named(exc) from None
     before, now = seen.before, seen.now
     if json:
         emit_json({"ok": True, "origin": now.origin, "size": now.size, "root": now.root.hex(),
@@ -98,17 +104,34 @@ def witness(state: Annotated[Path, typer.Option(help="File that keeps the last c
             f"of the newer (consistency proof checked); remembered size {now.size} in {state}")
 
 
-class _UrlProofs:
-    """Fetches consistency proofs from a log's server."""
+def _fork_named(exc: Exception) -> Exception:
+    """Returns a failed consistency check's error, called a fork when the proof does not connect the roots."""
+    if str(exc).startswith("consistency from size"):  # the older tree is no prefix of the newer: two histories
+        return type(exc)(f"{exc} (a fork: the later log does not extend the earlier one)")
+    return exc
 
-    def __init__(self, url: str) -> None:
+
+class _UrlProofs:
+    """Fetches consistency proofs from a log's server: a consistency file (`consistency --out`), or
+    what `serve` answers, the two signed checkpoints and the proof, whose sizes its notes give."""
+
+    def __init__(self, url: str, verifier: Verifier) -> None:
         self.url = url
+        self.verifier = verifier
 
     def __call__(self, old: int, new: int) -> ConsistencyFile:
+        import msgspec
+
         import ledger as ledger_api
 
         where = f"consistency?{urllib.parse.urlencode({'old': old, 'new': new})}"
-        return ledger_api.decode_consistency(_fetch(self.url, where), f"{self.url.rstrip('/')}/{where}")
+        target, data = f"{self.url.rstrip('/')}/{where}", _fetch(self.url, where)
+        try:
+            served = msgspec.json.decode(data, type=ledger_api.ConsistencyProof)
+        except msgspec.DecodeError:
+            return ledger_api.decode_consistency(data, target)
+        first, last = (ledger_api.read_checkpoint_note(n, self.verifier, target) for n in (served.old, served.new))
+        return ledger_api.ConsistencyFile(ledger_api.CONSISTENCY_FORMAT, first.size, last.size, served.proof)
 
 
 def _fetch(url: str, path: str) -> bytes:

@@ -11,5 +11,5 @@ WITH setting AS (
     SELECT player, row_number() OVER (ORDER BY entry, player) AS seed FROM players WHERE tournament = $tournament
 )
 SELECT p.player, p.seed, coalesce(s.big, 0) AS big, s.movement_rank
-FROM seeds p LEFT JOIN swiss($tournament, $through) s USING (player), setting
+FROM seeds p LEFT JOIN swiss($tournament, coalesce($through, 1000000)) s USING (player), setting
 ORDER BY CASE WHEN setting.pairing_order = 'tiebreak_chain' THEN s.movement_rank END NULLS LAST, big DESC, p.seed;

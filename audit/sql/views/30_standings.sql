@@ -8,13 +8,15 @@
 --   back on player number. `unverified` counts the player's games whose declared result stands in
 --   for one the engine could not derive (see `results`); `status` is the least settled of the
 --   player's games (unresolved, under_appeal, provisional, else final; see `game_status`) and
---   `void_games` counts the games a ruling voided (they leave the comparison)
--- implements: tournament.md §3 (附录二 二; PARAMs opponents, trimmed_few_games) and §4 (附录三:
+--   `void_games` counts the games a ruling voided (they leave the comparison; their opponents count
+--   as met or not as TournamentRules.void_game says)
+-- implements: tournament.md §3 (附录二 二; PARAMs opponents, trimmed_few_games, void_game) and §4 (附录三:
 --   cumulative R between rounds)
 CREATE MACRO standings(t, n) AS TABLE
 WITH rules AS (  -- the tournament's settings, with the defaults of schemas/common.py TournamentRules
     SELECT coalesce(max(json_extract_string(rules, '$.opponents')), 'distinct') AS opponents,
-           coalesce(max(json_extract_string(rules, '$.trimmed_few_games')), 'none') AS few_games
+           coalesce(max(json_extract_string(rules, '$.trimmed_few_games')), 'none') AS few_games,
+           coalesce(max(json_extract_string(rules, '$.void_game')), 'met') AS void_game
     FROM tournaments WHERE tournament = t
 ), r AS (  -- averages are summed in a fixed order, so that float rounding never depends on the threads
     SELECT player, avg(r ORDER BY stream, seat) AS r_mean, count(*) AS boards
@@ -25,11 +27,13 @@ WITH rules AS (  -- the tournament's settings, with the defaults of schemas/comm
            CASE WHEN bool_or(status = 'unresolved') THEN 'unresolved' WHEN bool_or(status = 'under_appeal') THEN 'under_appeal'
                 WHEN bool_or(status = 'provisional') THEN 'provisional' ELSE 'final' END AS status
     FROM results WHERE tournament = t AND round <= n GROUP BY player
-), met AS (  -- each opponent with the games met and the games in which this player scored more
+), met AS (  -- each opponent with the games met and the games in which this player scored more; a
+             -- voided game (no points) is a game met under void_game = met, none under unplayed
     SELECT a.player, b.player AS opponent, count(*) AS games, count(*) FILTER (WHERE a.points > b.points) AS beaten
-    FROM results a JOIN results b ON a.stream = b.stream AND a.seat <> b.seat
+    FROM results a JOIN results b ON a.stream = b.stream AND a.seat <> b.seat, rules
     WHERE a.tournament = t AND a.round <= n AND (a.game <> 'junqi' OR a.seat % 2 <> b.seat % 2)
-    GROUP BY ALL
+      AND (a.source <> 'void' OR rules.void_game = 'met')
+    GROUP BY a.player, b.player
 ), weighted AS (  -- how often each opponent counts: once (distinct), or once per game (per_game)
     SELECT m.player, m.opponent, r.r_mean,
            CASE WHEN rules.opponents = 'per_game' THEN m.games ELSE 1 END AS met_weight,
