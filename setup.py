@@ -60,9 +60,15 @@ C_EXTENSIONS = [
 ]
 
 
+_TOLD: set[str] = set()
+
+
 def tell(message: str) -> None:
-    """Shows a build message to the person installing: on stderr (which pip shows only with -v or
-    on failure) and on the terminal itself, which pip does not capture."""
+    """Shows a build message to the person installing, once: on stderr (which pip shows only with -v
+    or on failure) and on the terminal itself, which pip does not capture."""
+    if message in _TOLD:  # setuptools finalizes build_ext more than once
+        return
+    _TOLD.add(message)
     print(f"matchledger build: {message}", file=sys.stderr, flush=True)
     if sys.stderr.isatty():
         return
