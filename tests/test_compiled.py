@@ -250,7 +250,9 @@ def _setup(tree: Path, *args: str, **env: str) -> subprocess.CompletedProcess[st
                 "; print(json.dumps({g.game: [g.inputs(), g.modules] for g in setup_module['GROUPS']}))")
     code = f"import sys; sys.modules['mypyc'] = sys.modules['mypyc.build'] = None; sys.argv = ['setup.py', *{list(args)!r}]; {main}"
     environment = {k: v for k, v in os.environ.items() if k != "MATCHLEDGER_NO_MYPYC"} | env
-    return subprocess.run([sys.executable, "-c", code], cwd=tree, env=environment, capture_output=True, text=True, check=True, timeout=600)
+    # a new session has no terminal, so the build's messages stay in stderr and off the tester's screen
+    return subprocess.run([sys.executable, "-c", code], cwd=tree, env=environment, capture_output=True, text=True, check=True, timeout=600,
+                          start_new_session=True)
 
 
 def test_a_build_that_skips_a_group_is_reported_by_the_first_run(tmp_path: Path) -> None:
