@@ -111,6 +111,18 @@ def is_built(package: Path, modules: Sequence[str]) -> bool:
     return bool(modules) and all(any((package / f"{m}{suffix}").exists() for suffix in EXTENSION_SUFFIXES) for m in modules)
 
 
+def partly_built(root: Path, prefix: str) -> dict[str, Path]:
+    """Returns the modules of each recorded group of which some, not all, have a compiled build
+    (a file lost since the build), to import from their sources: a game's modules never mix builds."""
+    groups: dict[str, dict[str, Any]] = (build_record(root) or {}).get("groups", {})
+    sources: dict[str, Path] = {}
+    for game, group in groups.items():
+        modules = list(group.get("modules", []))
+        if not is_built(root / game, modules) and any(is_built(root / game, [m]) for m in modules):
+            sources.update({f"{prefix}.{game}.{m}": root / game / f"{m}.py" for m in modules})
+    return sources
+
+
 def group_states(root: Path, prefix: str, sources: dict[str, Path], changed: list[str], everywhere: bool) -> list[GroupState]:
     """Returns, per game the build knows, whether its compiled modules run and, if not, why."""
     record = build_record(root)
@@ -143,6 +155,7 @@ def use_sources_where_needed() -> list[GroupState]:
     and warns about them and about a group the build should have compiled but did not."""
     prefix, everywhere = __package__ or "replay", bool(os.environ.get("MATCHLEDGER_NO_MYPYC"))
     sources, changed = sources_to_run(ROOT, prefix, everywhere)
+    sources |= partly_built(ROOT, prefix)
     if sources:
         sys.meta_path.insert(0, SourceFinder(sources))
     if changed:

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from replay import _compiled
-from replay._compiled import MANIFEST, GroupState, SourceFinder, group_states, sources_to_run
+from replay._compiled import MANIFEST, GroupState, SourceFinder, group_states, partly_built, sources_to_run
 
 REPO = Path(__file__).resolve().parents[1]
 GAMES = ("junqi", "paohuzi")
@@ -209,6 +209,22 @@ def test_a_group_the_build_skipped_is_reported_with_the_builds_reason(tmp_path: 
     _record(tmp_path, True, alpha="skipped")
     [state] = group_states(tmp_path, "pkg", {}, [], everywhere=False)
     assert state == GroupState("alpha", False, "构建时跳过 skipped by the build: no mypyc (ImportError())", missing=True)
+
+
+def test_a_group_that_lost_one_compiled_file_runs_all_from_its_sources(tmp_path: Path) -> None:
+    """Compiled modules call each other natively: with one file of a game's build gone, every module
+    of that game imports from its source (not a mix), and the group is reported missing."""
+    alpha = _package(tmp_path, "alpha", {"a": "A = 1\n", "b": "B = 2\n"})
+    beta = _package(tmp_path, "beta", {"c": "C = 3\n"})
+    _build(alpha, "a")
+    _build(beta, "c")
+    record = {"mypyc": True, "c": {}, "groups": {"alpha": {"state": "compiled", "modules": ["a", "b"]},
+                                                 "beta": {"state": "compiled", "modules": ["c"]}}}
+    (tmp_path / _compiled.RECORD).write_text(json.dumps(record), encoding="utf-8")
+    sources = partly_built(tmp_path, "pkg")
+    assert sources == {"pkg.alpha.a": alpha / "a.py", "pkg.alpha.b": alpha / "b.py"}
+    assert [(s.game, s.compiled, s.missing) for s in group_states(tmp_path, "pkg", sources, [], everywhere=False)] == [
+        ("alpha", False, True), ("beta", True, False)]
 
 
 def test_a_build_without_mypyc_on_purpose_is_not_a_fault(tmp_path: Path) -> None:
