@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from audit.accelerators import Accelerator, accelerators, summary
 from audit.certify import Certification, certify
 from audit.session import movement_ranking, open_session
 from audit.standings import Standings, standings
@@ -32,6 +33,11 @@ class Demo:
         self.certification: Certification | None = None
         self.standings: list[Standings] = []
         self.proof: EvidenceBundle | None = None
+        self.accelerators: list[Accelerator] = accelerators()
+
+    def accelerator_line(self) -> str:
+        """Returns the accelerators this run used, as one line."""
+        return summary(self.accelerators)
 
     def summary(self) -> dict[str, Any]:
         """Returns the machine-readable summary printed by `demo --json`."""
@@ -39,7 +45,8 @@ class Demo:
         return {"ok": self.log.ok and self.certification.ok, "size": self.log.size, "root": self.log.root,
                 "tournaments": self.tournaments, "games": self.certification.games,
                 "findings": len(self.certification.findings),
-                "checks": {c.name: {"passed": c.passed, "failed": c.failed} for c in self.certification.checks}}
+                "checks": {c.name: {"passed": c.passed, "failed": c.failed} for c in self.certification.checks},
+                "accelerators": {a.name: a.in_use for a in self.accelerators}}
 
 
 def fresh_ledger(root: Path) -> Path:

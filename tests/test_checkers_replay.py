@@ -46,7 +46,7 @@ def _transcript(events: list[Event]) -> str:
     return "\n".join(lines) + "\n" + ENGINE.render_text(step.state) + "\n"
 
 
-def test_golden_playthrough() -> None:
+def test_golden_playthrough(regen_golden: bool) -> None:
     """A fixed-seed bot game: its events, facts and outcome match the stored files (regenerate
     with MATCHLEDGER_REGEN_GOLDEN=1 after a deliberate rule change)."""
     events = ENGINE.bot_game(start(), random.Random(GOLDEN_SEED))
@@ -56,7 +56,7 @@ def test_golden_playthrough() -> None:
     facts_file = DATA / f"golden-seed-{GOLDEN_SEED}.txt"
     outcome_file = DATA / f"golden-seed-{GOLDEN_SEED}.outcome.json"
     outcome = ENGINE.outcome(final(list(ENGINE.replay(events))))
-    if os.environ.get("MATCHLEDGER_REGEN_GOLDEN"):
+    if regen_golden:
         event_file.write_bytes(encoded)
         facts_file.write_text(transcript)
         outcome_file.write_bytes(msgspec.json.format(msgspec.json.encode(outcome)) + b"\n")

@@ -25,7 +25,7 @@ README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
 
 def test_version() -> None:
     result = cli("--version")
-    assert result.exit_code == 0 and result.stdout == f"matchledger {version('matchledger')}\n"
+    assert result.exit_code == 0 and result.stdout.startswith(f"matchledger {version('matchledger')}\n加速模块 accelerators:\n")
 
 
 def test_completion_is_installable() -> None:

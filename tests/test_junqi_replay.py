@@ -50,14 +50,14 @@ def _transcript(events: list[Event]) -> str:
     return "\n".join(lines) + "\n" + ENGINE.render_text(step.state)
 
 
-def test_golden_playthrough() -> None:
+def test_golden_playthrough(regen_golden: bool) -> None:
     """A fixed-seed bot game: its events and the replay's facts match the stored transcript
     (regenerate with MATCHLEDGER_REGEN_GOLDEN=1 after a deliberate rule change)."""
     events = ENGINE.bot_game(start(), random.Random(GOLDEN_SEED))
     encoded = b"".join(schemas.encode(e) + b"\n" for e in events)
     transcript = _transcript(events)
     event_file, facts_file = DATA / f"golden_seed{GOLDEN_SEED}.jsonl", DATA / f"golden_seed{GOLDEN_SEED}.txt"
-    if os.environ.get("MATCHLEDGER_REGEN_GOLDEN"):
+    if regen_golden:
         event_file.write_bytes(encoded)
         facts_file.write_text(transcript, encoding="utf-8")
     assert encoded == event_file.read_bytes()

@@ -21,14 +21,14 @@ GAMES = int(os.environ.get("MATCHLEDGER_GAMES", "150"))
 GOLDEN_SEED = 20260101
 
 
-def test_golden_playthrough() -> None:
+def test_golden_playthrough(regen_golden: bool) -> None:
     """Golden transcript: the seeded bot deal is byte-identical to the stored JSONL, and its replay
-    ends in the stored table view (regenerate both with MATCHLEDGER_REGEN=1 after a deliberate change)."""
+    ends in the stored table view (regenerate both with MATCHLEDGER_REGEN_GOLDEN=1 after a deliberate change)."""
     print(f"golden seed={GOLDEN_SEED}")
     events = ENGINE.bot_game(start_event(dealer=1), random.Random(GOLDEN_SEED))
     lines = b"".join(schemas.encode(e) + b"\n" for e in events)
     final = ENGINE.render_text(list(ENGINE.replay(events))[-1].state) + "\n"
-    if os.environ.get("MATCHLEDGER_REGEN"):
+    if regen_golden:
         (DATA / "golden.jsonl").write_bytes(lines)
         (DATA / "golden.txt").write_text(final, encoding="utf-8")
     assert lines == (DATA / "golden.jsonl").read_bytes()

@@ -23,13 +23,6 @@ from tests.ledger_support import cli, event_line, snapshot
 from tests.serve_support import Server, get, make_source, post, signed
 
 
-@pytest.fixture()
-def ledger_dir(tmp_path: Path) -> Path:
-    root = tmp_path / "L"
-    ledger_api.init(root, "serve.test/log")
-    return root
-
-
 def lines_body(*lines: bytes) -> bytes:
     return b"".join(line + b"\n" for line in lines)
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import aiohttp
 import msgspec
+import pytest
 
 import ledger as ledger_api
 from tests.ledger_support import event_line
@@ -44,6 +45,7 @@ async def send_until_refused(url: str, signer: ledger_api.Signer, bodies: list[b
         return len(bodies)
 
 
+@pytest.mark.slow
 def test_sigkill_under_load_loses_no_acknowledged_event_and_lands_resends_once(tmp_path: Path) -> None:
     seed = random.randrange(1 << 30)
     print(f"seed {seed}, {TRIALS} trials")

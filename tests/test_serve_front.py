@@ -25,13 +25,6 @@ from tests.ledger_support import cli, event_line
 from tests.serve_support import Server, get, make_source, post, signed
 
 
-@pytest.fixture()
-def ledger_dir(tmp_path: Path) -> Path:
-    root = tmp_path / "L"
-    ledger_api.init(root, "serve.test/log")
-    return root
-
-
 def alive(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]

@@ -159,6 +159,7 @@ def test_a_changed_export_is_refused_before_spark_starts(exported: tuple[Path, P
     assert result.exit_code == 1 and expected in result.stderr and started == []
 
 
+@pytest.mark.slow
 def test_entries_that_do_not_hash_to_the_signed_root_are_refused(exported: tuple[Path, Path], tmp_path: Path, spark_ready: None) -> None:
     """An export whose manifest is signed (here: re-signed with the ledger's own key after an event
     was changed) but whose entries are not those the checkpoint signs is refused before any query."""
@@ -241,6 +242,7 @@ def _json(*args: str) -> tuple[int, dict]:
 CASES = ["clean", *FAULTS]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fault", CASES)
 def test_spark_audit_gives_the_duckdb_audits_json(tmp_path: Path, fault: str, spark_ready: None) -> None:
     """A tournament of each game in one ledger, the fault planted in every game it applies to."""
@@ -258,6 +260,7 @@ def test_spark_audit_gives_the_duckdb_audits_json(tmp_path: Path, fault: str, sp
         assert _json("standings", "--tournament", tournament, *spark) == _json("standings", "--tournament", tournament, "--ledger", str(root))
 
 
+@pytest.mark.slow
 def test_spark_audit_of_the_demo_event_gives_the_duckdb_audits_json(tmp_path: Path, spark_ready: None) -> None:
     root, out = tmp_path / "l", tmp_path / "pq"
     demo = cli("demo", "--ledger", str(root), "--json")
@@ -269,6 +272,7 @@ def test_spark_audit_of_the_demo_event_gives_the_duckdb_audits_json(tmp_path: Pa
         assert _json("standings", "--tournament", tournament, *spark) == _json("standings", "--tournament", tournament, "--ledger", str(root))
 
 
+@pytest.mark.slow
 def test_spark_query_runs_named_queries_and_refuses_writes(exported: tuple[Path, Path], spark_ready: None) -> None:
     root, out = exported
     spark = ("--engine", "spark", "--parquet", str(out), "--key", str(root / "signer.pub"))

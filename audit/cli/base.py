@@ -157,13 +157,15 @@ def _version(value: bool) -> None:
     if value:
         from importlib.metadata import version
 
-        typer.echo(f"matchledger {version('matchledger')}")
+        from audit.accelerators import describe
+
+        typer.echo(f"matchledger {version('matchledger')}\n{describe()}")
         raise typer.Exit()
 
 
 @app.callback()
 def _root(version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
-                                                help="Print the version and exit.")] = False) -> None:
+                                                help="Print the version and the accelerators in use, and exit.")] = False) -> None:
     """Record, verify, replay and audit competitive games (四国军棋, 跑胡子, 跳棋).
 
     Start with `matchledger demo`; every command has examples in its --help.
