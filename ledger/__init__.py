@@ -51,6 +51,7 @@ from ledger.witness import (
     WitnessError,
     check_growth,
     consistency_file,
+    consistency_from_tiles,
     decode_consistency,
     encode_consistency,
     observe,
@@ -68,7 +69,7 @@ __all__ = [
     "newest_checkpoint", "prove", "prove_consistency", "read_entries", "read_events", "read_stream_events", "record", "sign_note",
     "verify", "verify_note", "write_output",
     # witnessing: consistency files and the last checkpoint seen
-    "CONSISTENCY_FORMAT", "ConsistencyFile", "WitnessError", "check_growth", "consistency_file", "cosigners",
+    "CONSISTENCY_FORMAT", "ConsistencyFile", "WitnessError", "check_growth", "consistency_file", "consistency_from_tiles", "cosigners",
     "decode_consistency", "encode_consistency", "observe", "read_checkpoint_note",
     # the live service's one writer (group commit) and its refusals
     "Batch", "Change", "Refusal", "Writer", "digest_of", "refusal_of",

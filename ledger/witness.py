@@ -19,13 +19,18 @@ from ledger.bundle import BundleError, check_consistency, prove_consistency
 from ledger.checkpoints import Checkpoint, parse_checkpoint
 from ledger.errors import SignatureError
 from ledger.layout import write_atomic
-from ledger.merkle import ProofError, verify_consistency
+from ledger.merkle import ProofError, consistency_proof, verify_consistency
 from ledger.notes import Verifier
 from ledger.store import load_verifier
+from ledger.tiles import HASH, WIDTH, TileReader, index_path, level_count
 
 CONSISTENCY_FORMAT = "matchledger-consistency/1"
 ProofSource = Callable[[int, int], "ConsistencyFile"]
 """Fetches the consistency proof between two tree sizes (from a ledger, or from a log's URL)."""
+
+
+TileFetch = Callable[[str], bytes]
+"""Fetches one file of a tlog-tiles layout by its path (`tile/0/x001/234.p/17`), e.g. over HTTP."""
 
 
 class WitnessError(BundleError):
@@ -142,3 +147,38 @@ def observe(state: Path, verifier: Verifier, note: str, proof_for: ProofSource) 
     if before is None or before.note != now.note:
         write_atomic(state, now.note.encode())
     return Observation(before, now)
+
+
+class _RemoteTiles(TileReader):
+    """The hash tiles of one signed tree size as a tlog-tiles client fetches them: the full tiles
+    and that size's own partial tiles, by their paths, nothing listed or computed from entries."""
+
+    def __init__(self, fetch: TileFetch, size: int) -> None:
+        super().__init__(Path("."))
+        self._fetch = fetch
+        self._size = size
+
+    def _load(self, level: int, n: int, width: int) -> bytes:
+        count = level_count(self._size, level)
+        stored = WIDTH if n < count // WIDTH else count % WIDTH  # the only partial tile a client may ask for
+        path = f"tile/{level}/{index_path(n)}" + ("" if stored == WIDTH else f".p/{stored}")
+        data = self._fetch(path)
+        if width > stored or len(data) != stored * HASH:
+            raise WitnessError(f"tile {path} holds {len(data)} bytes, not the {stored * HASH} of the tree of size {self._size}")
+        return data
+
+
+def consistency_from_tiles(fetch: TileFetch, new: Checkpoint, old: int) -> ConsistencyFile:
+    """Computes the consistency proof from size `old` to the signed checkpoint `new` out of the tree's
+    hash tiles, as tlog-tiles clients do where no proof is served (a static `export --tiles`
+    directory). The tiles are checked first: their tree of `new.size` must have the signed root, so a
+    wrong tile is named as such and never taken for a fork.
+
+    :raises WitnessError: when a tile is missing or short, or the tiles do not give the signed root.
+    """
+    tiles = _RemoteTiles(fetch, new.size)
+    if tiles.subtree(0, new.size) != new.root:
+        raise WitnessError(f"the hash tiles of size {new.size} do not give the signed root {new.root.hex()}: they are not this log's")
+    proof = consistency_proof(old, new.size, tiles.subtree) if 0 < old < new.size else []
+    return ConsistencyFile(CONSISTENCY_FORMAT, old, new.size, [base64.b64encode(h).decode() for h in proof])
+

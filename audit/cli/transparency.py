@@ -86,7 +86,8 @@ def witness(state: Annotated[Path, typer.Option(help="File that keeps the last c
     else:
         assert url is not None and key is not None
         verifier = Verifier.load(key)
-        note, source = _fetch(url, "checkpoint").decode(), _UrlProofs(url, verifier)
+        note = _fetch(url, "checkpoint").decode()
+        source = _UrlProofs(url, verifier, note)
     try:
         seen = ledger_api.observe(state, verifier, note, source)
     except ledger_api.WitnessError as exc:
@@ -113,11 +114,14 @@ def _fork_named(exc: Exception) -> Exception:
 
 class _UrlProofs:
     """Fetches consistency proofs from a log's server: a consistency file (`consistency --out`), or
-    what `serve` answers, the two signed checkpoints and the proof, whose sizes its notes give."""
+    what `serve` answers, the two signed checkpoints and the proof, whose sizes its notes give;
+    where none is served (a static `export --tiles` directory: 404), computes the proof from the
+    tree's hash tiles, as tlog-tiles clients do."""
 
-    def __init__(self, url: str, verifier: Verifier) -> None:
+    def __init__(self, url: str, verifier: Verifier, note: str) -> None:
         self.url = url
         self.verifier = verifier
+        self.note = note
 
     def __call__(self, old: int, new: int) -> ConsistencyFile:
         import msgspec
@@ -125,7 +129,12 @@ class _UrlProofs:
         import ledger as ledger_api
 
         where = f"consistency?{urllib.parse.urlencode({'old': old, 'new': new})}"
-        target, data = f"{self.url.rstrip('/')}/{where}", _fetch(self.url, where)
+        target = f"{self.url.rstrip('/')}/{where}"
+        try:
+            data = _fetch(self.url, where)
+        except FileNotFoundError:
+            checkpoint = ledger_api.read_checkpoint_note(self.note, self.verifier, f"{self.url.rstrip('/')}/checkpoint")
+            return ledger_api.consistency_from_tiles(lambda path: _fetch(self.url, path), checkpoint, old)
         try:
             served = msgspec.json.decode(data, type=ledger_api.ConsistencyProof)
         except msgspec.DecodeError:
@@ -146,6 +155,6 @@ def _fetch(url: str, path: str) -> bytes:
         with urllib.request.urlopen(target, timeout=FETCH_TIMEOUT) as response:  # noqa: S310 - http(s) only, checked above
             return bytes(response.read())
     except urllib.error.HTTPError as exc:
-        raise OSError(f"GET {target}: HTTP {exc.code} {exc.reason}") from None
+        raise (FileNotFoundError if exc.code == 404 else OSError)(f"GET {target}: HTTP {exc.code} {exc.reason}") from None
     except (urllib.error.URLError, TimeoutError) as exc:
         raise OSError(f"GET {target}: {getattr(exc, 'reason', exc)}") from None
