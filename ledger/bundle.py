@@ -16,11 +16,11 @@ from ledger.commitments import UNKNOWN, HeadProof, StreamHead, check_head, open_
 from ledger.errors import LedgerCorrupt, LedgerError, SignatureError
 from ledger.frames import decode_key, interval_keys, open_regular, stream_entries
 from ledger.index import Head, read_head
+from ledger.layout import SEGMENTS
 from ledger.merkle import ProofError, consistency_proof, inclusion_proof, leaf_hash, verify_consistency, verify_inclusion
-from ledger.notes import Verifier
+from ledger.notes import Verifier, split_note
 from ledger.segments import FrameError, iter_frames, list_segments
 from ledger.sources import expand_runs, old_message, parse_signature, signed_message
-from ledger.layout import SEGMENTS
 from ledger.store import load_verifier
 from ledger.tiles import TileReader
 from schemas import decode
@@ -39,6 +39,15 @@ class BundleEntry(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     proof: list[str]
 
 
+class Anchor(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """For a bundle proved against a later checkpoint than the one that first covers its stream (one
+    an arbiter co-signed, say): that covering checkpoint, whose commitment holds the stream's head,
+    and the consistency proof from it to the bundle's checkpoint (base64 hashes)."""
+
+    checkpoint: str
+    consistency: list[str]
+
+
 class EvidenceBundle(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """A stream's entries, each with an inclusion proof against the signed checkpoint; the stream's
     head under the checkpoint's stream commitment, which proves there are no others; and `senders`,
@@ -51,6 +60,7 @@ class EvidenceBundle(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     entries: list[BundleEntry]
     head: HeadProof | None = None
     senders: list[BundleEntry] = []
+    anchor: Anchor | None = None
 
 
 @dataclass(frozen=True)
@@ -79,12 +89,16 @@ class BundleError(LedgerError):
 
 
 
-def prove(root: Path, stream: str) -> EvidenceBundle:
+def prove(root: Path, stream: str, size: int | None = None, cosigned: bool = False) -> EvidenceBundle:
     """Builds the evidence bundle of one stream against the checkpoint that first covers its last
     entry (whose stream commitment holds the stream's head), reading the stream's entries through
     the index, O(log n) hashes per proof from the tiles, and the frames of that checkpoint's interval.
+    With `size`, against the kept note of that size instead, and with `cosigned`, against the newest
+    kept note that an arbiter co-signed: their co-signatures travel with the bundle (a later note
+    than the covering one proves inclusion only: its commitment names other streams' heads).
 
-    :raises LedgerError: when the stream has no entries under the newest checkpoint.
+    :raises LedgerError: when the stream has no entries under the newest checkpoint, or the note
+        asked for does not exist or does not cover the stream's last entry.
     """
     verifier = load_verifier(root)
     newest = newest_checkpoint(root, verifier)
@@ -93,7 +107,15 @@ def prove(root: Path, stream: str) -> EvidenceBundle:
     committed = committed_streams(root, [stream, BATCHES_STREAM], newest.size)
     if not committed[stream]:
         raise LedgerError(f"stream {stream!r} has no entries in the first {newest.size} entries of the log")
-    checkpoint, head = _covering_checkpoint(root, stream, committed[stream][-1][0], newest, verifier)
+    last = committed[stream][-1][0]
+    checkpoint, head = _covering_checkpoint(root, stream, last, newest, verifier)
+    chosen = _chosen_checkpoint(root, verifier, last, newest, size, cosigned)
+    anchor_of: Checkpoint | None = None
+    if chosen is not None and chosen.size != checkpoint.size:
+        anchor_of = checkpoint if head is not None else None  # completeness stays proved by the covering commitment
+        checkpoint = chosen
+    elif chosen is not None:
+        checkpoint = chosen  # the covering size's note, with the co-signatures its file holds
     mine = [(i, d) for i, d in committed[stream] if i < checkpoint.size]
     tiles = TileReader(root)
     if tiles.edge(checkpoint.size).root() != checkpoint.root:
@@ -103,7 +125,32 @@ def prove(root: Path, stream: str) -> EvidenceBundle:
 
     records = [(i, d) for i, d in committed[BATCHES_STREAM] if i < checkpoint.size]
     senders = [proved(i, d) for i, d in batch_records(records, {i for i, _ in mine})]
-    return EvidenceBundle(FORMAT, stream, checkpoint.note, [proved(i, d) for i, d in mine], head, senders)
+    anchor = None
+    if anchor_of is not None:
+        proof = consistency_proof(anchor_of.size, checkpoint.size, tiles.subtree)
+        anchor = Anchor(anchor_of.note, [base64.b64encode(h).decode() for h in proof])
+    return EvidenceBundle(FORMAT, stream, checkpoint.note, [proved(i, d) for i, d in mine], head, senders, anchor)
+
+
+def _chosen_checkpoint(root: Path, verifier: Verifier, last: int, newest: Checkpoint, size: int | None, cosigned: bool) -> Checkpoint | None:
+    """Returns the checkpoint `prove --size` or `--cosigned` asks for (None: the covering one).
+
+    :raises LedgerError: when there is no such kept note, or it does not cover entry `last`.
+    """
+    if size is None and not cosigned:
+        return None
+    sizes = [size] if size is not None else [s for s in reversed(checkpoint_sizes(root)) if last < s <= newest.size]
+    for candidate in sizes:
+        try:
+            checkpoint = parse_checkpoint(kept_note(root, candidate), verifier)
+        except FileNotFoundError:
+            raise LedgerError(f"no checkpoint of size {candidate} is kept (sizes signed: checkpoints/)") from None
+        if not cosigned or any(name != verifier.name for name, _ in split_note(checkpoint.note)[1]):
+            if checkpoint.size <= last:
+                raise LedgerError(f"checkpoint {checkpoint.size} does not cover the stream's last entry ({last}): "
+                                  f"give a size above {last}")
+            return checkpoint
+    raise LedgerError(f"no co-signed checkpoint covers the stream's last entry ({last}): run `matchledger cosign` first")
 
 
 def _covering_checkpoint(root: Path, stream: str, last: int, newest: Checkpoint, verifier: Verifier) -> tuple[Checkpoint, HeadProof | None]:
@@ -154,7 +201,23 @@ def check_bundle(bundle: EvidenceBundle, verifier: Verifier) -> BundleCheck:
             raise BundleError(f"entry {item.index}: {exc}") from None
         last = item.index
     _check_senders(bundle, checkpoint)
-    return BundleCheck(checkpoint, _check_complete(bundle, checkpoint, last))
+    return BundleCheck(checkpoint, _check_complete(bundle, _anchor(bundle, checkpoint, verifier), last))
+
+
+def _anchor(bundle: EvidenceBundle, checkpoint: Checkpoint, verifier: Verifier) -> Checkpoint:
+    """Returns the checkpoint whose commitment holds the stream's head: the bundle's own, or its
+    anchor, once the anchor's signature and its consistency with the bundle's checkpoint check out.
+
+    :raises BundleError: when the anchor does not verify or is not a prefix of the checkpoint.
+    """
+    if bundle.anchor is None:
+        return checkpoint
+    try:
+        anchor = parse_checkpoint(bundle.anchor.checkpoint, verifier)
+        verify_consistency(anchor.size, checkpoint.size, anchor.root, checkpoint.root, [base64.b64decode(h) for h in bundle.anchor.consistency])
+    except (SignatureError, ProofError, ValueError) as exc:
+        raise BundleError(f"anchor: {exc}") from None
+    return anchor
 
 
 def _check_complete(bundle: EvidenceBundle, checkpoint: Checkpoint, last: int) -> bool:

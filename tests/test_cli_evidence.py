@@ -42,6 +42,42 @@ def test_a_bundle_against_an_older_checkpoint_carries_only_its_cosignatures(tmp_
     assert cli("check-proof", str(newer), *key, "--witness-key", str(tmp_path / "two.pub")).exit_code == 0
 
 
+def test_prove_against_a_cosigned_or_chosen_checkpoint(tmp_path: Path) -> None:
+    """Issue 30.13: `prove --cosigned` (or `--size N`) proves a stream against a later checkpoint an
+    arbiter co-signed, so the bundle carries that co-signature; a size that does not cover the stream,
+    or one never signed, is refused."""
+    root = tmp_path / "l"
+    assert cli("init", "--ledger", str(root)).exit_code == 0
+    assert cli("keygen", "--name", "arbiter-two", "--out", str(tmp_path / "two.key")).exit_code == 0
+    _record(root, tmp_path, "ga")
+    _record(root, tmp_path, "gb")
+    assert cli("cosign", "--ledger", str(root), "--key", str(tmp_path / "two.key")).exit_code == 0
+    key, two = ["--key", str(root / "signer.pub")], ["--witness-key", str(tmp_path / "two.pub")]
+    for how in (["--cosigned"], ["--size", "10"]):
+        bundle = tmp_path / f"ga{len(how)}.json"
+        assert cli("prove", "--ledger", str(root), "--stream", "ga", "--out", str(bundle), *how).exit_code == 0
+        assert json.loads(bundle.read_text())["checkpoint"].split("\n")[1] == "10"
+        checked = cli("check-proof", str(bundle), *key, *two, "--json")
+        assert checked.exit_code == 0 and json.loads(checked.stdout)["cosigners"] == ["arbiter-two"], checked.output
+    anchored = json.loads((tmp_path / "ga1.json").read_text())  # completeness: the covering checkpoint (5) and its consistency to 10
+    assert anchored["anchor"]["checkpoint"].split("\n")[1] == "5" and anchored["head"]["count"] == 5
+    for name, change in (("short", lambda b: b["entries"].pop()), ("unanchored", lambda b: b.pop("anchor")),
+                         ("forked", lambda b: b["anchor"]["consistency"].reverse())):
+        broken = json.loads(json.dumps(anchored))
+        change(broken)
+        (tmp_path / f"{name}.json").write_text(json.dumps(broken))
+        assert cli("check-proof", str(tmp_path / f"{name}.json"), *key).exit_code == 1, name
+    plain = tmp_path / "plain.json"
+    assert cli("prove", "--ledger", str(root), "--stream", "ga", "--out", str(plain)).exit_code == 0
+    assert cli("check-proof", str(plain), *key, *two).exit_code == 1  # the covering checkpoint (5) was not co-signed
+    for size, said in (("5", None), ("3", "no checkpoint of size 3"), ("4", "no checkpoint of size 4")):
+        result = cli("prove", "--ledger", str(root), "--stream", "gb", "--out", str(tmp_path / f"x{size}.json"), "--size", size)
+        if said is None:
+            assert result.exit_code == 1 and "does not cover the stream's last entry" in result.stderr, result.output
+        else:
+            assert result.exit_code == 1 and said in result.stderr, result.output
+
+
 def test_check_proof_names_a_file_that_is_neither_a_bundle_nor_a_receipt(tmp_path: Path) -> None:
     root = tmp_path / "l"
     assert cli("init", "--ledger", str(root)).exit_code == 0

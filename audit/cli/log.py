@@ -226,10 +226,13 @@ def _tournament_name(ledger: Path, start: Any) -> str | None:
 @command
 def prove(stream: Annotated[str, typer.Option(help="Stream (game or tournament) id.")],
           out: Annotated[Path, typer.Option(help="Where to write the evidence bundle.")],
-          ledger: LedgerOpt = DEFAULT_LEDGER, force: ForceOpt = False, json: JsonOpt = False) -> None:
+          ledger: LedgerOpt = DEFAULT_LEDGER,
+          size: Annotated[int | None, typer.Option(help="Prove against the kept checkpoint of this tree size (e.g. one an arbiter co-signed).")] = None,
+          cosigned: Annotated[bool, typer.Option("--cosigned", help="Prove against the newest checkpoint an arbiter co-signed.")] = False,
+          force: ForceOpt = False, json: JsonOpt = False) -> None:
     """Write an evidence bundle: a stream's entries with inclusion proofs and a signed checkpoint."""
     check_output(out, force)
-    built = ledger_api.prove(existing_ledger(ledger), stream)
+    built = ledger_api.prove(existing_ledger(ledger), stream, size, cosigned)
     write_output(out, msgspec.json.format(msgspec.json.encode(built)) + b"\n", force)
     if json:
         emit_json({"stream": stream, "entries": len(built.entries), "out": str(out)})
