@@ -10,7 +10,7 @@ from ledger.anchor import ENV as LOG_KEY_ENV
 from ledger.anchor import LogKey, log_key, pinned_key
 from ledger.batch import Pending
 from ledger.bundle import BundleError, ConsistencyProof, EvidenceBundle, check_bundle, check_consistency, prove, prove_consistency, verify_senders
-from ledger.checkpoints import Checkpoint, newest_checkpoint, stored_checkpoint
+from ledger.checkpoints import Checkpoint, checkpoint_sizes, newest_checkpoint, stored_checkpoint
 from ledger.commitments import check_heads
 from ledger.derived import DerivedFiles, indexed_size, read_streams, tree_root
 from ledger.errors import CheckpointError, LedgerCorrupt, LedgerError, LedgerLocked, LedgerNotFound, SequenceError, SignatureError
@@ -77,7 +77,7 @@ __all__ = [
     "SIGNATURE_HEADER", "EntryReader", "ProvedEntry", "Receipt", "Source", "SourceBook", "SourceRefused", "Subtrees", "TilePathError", "TileReader",
     "change_sources", "check_receipt", "covered", "entry_bundle", "hash_tile",
     "load_evidence", "parse_tile_path", "prove_entry", "read_verifier_key", "registration", "revocation",
-    "parse_signature", "sign_batch", "signature_refusal", "verify_senders", "signed_message", "stored_checkpoint", "KeptNodes",
+    "parse_signature", "sign_batch", "signature_refusal", "verify_senders", "signed_message", "stored_checkpoint", "checkpoint_sizes", "KeptNodes",
     "verify_each", "repair",
     "DerivedFiles", "indexed_size", "read_streams", "tree_root",  # derived files the service keeps (live findings)
     "signed_extent", "signed_size",  # nothing unsigned counts: readers read to the newest signed checkpoint
