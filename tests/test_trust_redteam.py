@@ -1,0 +1,153 @@
+"""Issue 28 attacked again, through the command line, by someone who did not write the fixes.
+
+An insider who can write the ledger's files but holds no `signer.key` either edits an entry inside
+the signed range (a valid frame and CRC) or appends committed frames after the newest signed note.
+The readers that `standings`, `show` and `replay` already guard were joined by the exports and
+`prove`: each must refuse what does not match the signed tree, stop at the signed size, and say the
+size it verified to and whether the log's key was pinned (DESIGN.md "Nothing unsigned counts").
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from ledger import PUBLIC_KEY, signed_extent
+from ledger.fastscan import frame_batch
+from ledger.layout import SEGMENTS
+from ledger.segments import frame, iter_frames, list_segments
+from schemas import encode
+from schemas.common import MoveTimeUsed
+from tests.ledger_support import cli, flat
+
+TOURNAMENT = "checkers-cup-7"
+GAME = f"{TOURNAMENT}/r1/t1/g1"
+UNPINNED = "log key: taken from the ledger directory"
+PINNED = "log key: pinned"
+CHANGED = ("the signed range was changed", "does not match the signed tree")
+
+
+@pytest.fixture(scope="module")
+def season(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("redteam") / "ledger"
+    made = cli("simulate", "checkers", "--tournament", "--players", "4", "--rounds", "1", "--games-per-round", "1", "--seed", "7",
+               "--ledger", str(root), "--json")
+    assert made.exit_code == 0, made.output
+    shutil.copy(root / PUBLIC_KEY, root.parent / "genuine.pub")
+    return root
+
+
+@pytest.fixture
+def root(season: Path, tmp_path: Path) -> Path:
+    copy = tmp_path / "ledger"
+    shutil.copytree(season, copy)
+    return copy
+
+
+@pytest.fixture
+def genuine(season: Path) -> str:
+    return str(season.parent / "genuine.pub")
+
+
+def _flip_winner(root: Path) -> int:
+    """The insider's edit: the claimed result of GAME reversed, in place, with a valid frame and CRC; returns its entry."""
+    first, path = list_segments(root / SEGMENTS)[0]
+    data = path.read_bytes()
+    for index, offset, payload, commit in iter_frames(data, first):
+        event = json.loads(payload.tobytes())
+        if event["stream"] == GAME and event["kind"] == "game.ended":
+            old = frame(index, payload.tobytes(), commit)
+            text = payload.tobytes()
+            edited = text.replace(b'"points":[1.0,0.0]', b'"points":[0.0,1.0]') if b'"points":[1.0,0.0]' in text else \
+                text.replace(b'"points":[0.0,1.0]', b'"points":[1.0,0.0]')
+            assert edited != text and len(edited) == len(text)
+            path.write_bytes(data[:offset] + frame(index, edited, commit) + data[offset + len(old):])
+            return index
+    raise AssertionError("no game.ended in the first segment")
+
+
+def _forge_tail(root: Path, count: int = 3) -> int:
+    """The insider's forgery: committed frames with valid CRCs after the last entry (no key needed); returns the signed size."""
+    signed, unsigned = signed_extent(root)
+    assert unsigned == 0
+    payloads = [encode(MoveTimeUsed(stream="forged/g1", seq=seq, ts=1_000 + seq, seat=0, ms=500)) for seq in range(count)]
+    with open(list_segments(root / SEGMENTS)[-1][1], "ab") as f:
+        f.write(frame_batch(signed, payloads, True))
+    return signed
+
+
+def _exports(root: Path, out: Path) -> dict[str, list[str]]:
+    return {"jsonl": ["export", "--jsonl", str(out / "log.jsonl")],
+            "tiles": ["export", "--tiles", str(out / "tiles")],
+            "record-game": ["export", "--format", "record", "--game", GAME, "--out", str(out / "g1.txt")],
+            "record-tournament": ["export", "--format", "record", "--tournament", TOURNAMENT, "--out", str(out / "records")],
+            "prove": ["prove", "--stream", GAME, "--out", str(out / "g1.proof.json")],
+            "parquet": ["export", "--parquet", str(out / "lake")]}
+
+
+@pytest.mark.parametrize("command", ["jsonl", "tiles", "record-game", "record-tournament", "prove"])
+def test_an_entry_edited_in_the_signed_range_is_refused_by_the_exports_and_prove(root: Path, genuine: str, tmp_path: Path,
+                                                                                  command: str) -> None:
+    """28.6: the claimed result of a game rewritten inside the signed range (valid frame and CRC) is
+    refused (exit 1, the signed range named) by `export --jsonl/--tiles/--format record` and `prove`,
+    and nothing is written: an export never hands on what `verify` rejects."""
+    _flip_winner(root)
+    out = tmp_path / "out"
+    out.mkdir()
+    result = cli(*_exports(root, out)[command], "--ledger", str(root), "--key", genuine)
+    assert result.exit_code == 1, result.output
+    assert any(words in flat(result.output) for words in CHANGED), result.output
+    assert list(out.iterdir()) == []
+
+
+def test_the_exports_stop_at_the_signed_size_after_a_forged_tail(root: Path, genuine: str, tmp_path: Path) -> None:
+    """28.1: frames an insider appended after the newest signed note are not exported as entries of
+    the log: `export --jsonl` writes the signed entries only and says how many unsigned ones it left."""
+    signed = _forge_tail(root)
+    out = tmp_path / "log.jsonl"
+    result = cli("export", "--jsonl", str(out), "--ledger", str(root), "--key", genuine)
+    assert result.exit_code == 0, result.output
+    lines = out.read_bytes().splitlines()
+    assert len(lines) == signed and not any(b"forged/g1" in line for line in lines)
+    assert "the 3 unsigned entries after it are not shown" in flat(result.output)
+
+
+@pytest.mark.parametrize("command", ["jsonl", "tiles", "record-game", "record-tournament", "prove", "parquet"])
+def test_the_exports_and_prove_say_the_size_verified_to_and_whether_the_key_was_pinned(root: Path, genuine: str, tmp_path: Path,
+                                                                                         command: str) -> None:
+    """28.4/28.6: every command that hands on results says which key checked them (pinned with --key,
+    else taken from the directory and said to be unpinned) and the signed size it verified to."""
+    size = signed_extent(root)[0]
+    for pin, words in (([], UNPINNED), (["--key", genuine], PINNED)):
+        out = tmp_path / f"out{len(pin)}"
+        out.mkdir()
+        result = cli(*_exports(root, out)[command], "--ledger", str(root), *pin)
+        assert result.exit_code == 0, result.output
+        text = flat(result.output)
+        assert words in text and f"verified against the signed checkpoint of size " in text, (command, result.output)
+        said = int(text.split("verified against the signed checkpoint of size ")[1].split()[0])
+        assert 0 < said <= size
+
+
+@pytest.mark.parametrize("command", ["jsonl", "record-game", "prove"])
+def test_a_swapped_signer_pub_is_refused_by_the_exports_under_the_pinned_key(root: Path, genuine: str, tmp_path: Path,
+                                                                                command: str) -> None:
+    """28.4: with the insider's key put in `signer.pub` (and `signer.key` not readable here), an export
+    under the pinned key (--key or MATCHLEDGER_LOG_KEY) refuses instead of exporting."""
+    from ledger import PRIVATE_KEY, Signer
+    from ledger.notes import sign_note, split_note
+
+    insider = Signer.generate(Signer.load(root / PRIVATE_KEY).name)
+    for path in [*sorted((root / "checkpoints").glob("*.note")), root / "checkpoint"]:
+        body, _ = split_note(path.read_text())
+        path.write_text(sign_note(body, insider))
+    (root / PUBLIC_KEY).write_text(str(insider.verifier) + "\n")
+    (root / PRIVATE_KEY).unlink()
+    out = tmp_path / "out"
+    out.mkdir()
+    result = cli(*_exports(root, out)[command], "--ledger", str(root), "--key", genuine)
+    assert result.exit_code == 1 and "is not the pinned key" in flat(result.output), result.output
+    assert list(out.iterdir()) == []
