@@ -720,11 +720,16 @@ def _check_config_bound(checkpoint: Checkpoint | None, digest: str) -> None:
 
 def _check_not_rolled_back(root: Path, checkpoint: Checkpoint | None) -> None:
     """Refuses a log whose newest checkpoint is older than a note it keeps: the `checkpoint` file or
-    `index/checkpoints` was rolled back, and signing on would sign a second root for a size.
+    `index/checkpoints` was rolled back, and signing on would sign a second root for a size; and one
+    with entries but no note at all (every note removed).
 
-    :raises LedgerCorrupt: naming both sizes.
+    :raises LedgerCorrupt: naming both sizes, or the missing notes.
     """
     kept, served = newest_size(root), checkpoint.size if checkpoint else 0
+    if checkpoint is None and any(path.stat().st_size for _, path in list_segments(root / SEGMENTS)):  # init signs size 0
+        raise LedgerCorrupt(None, "账本有条目却没有任何检查点签名记录：签名记录被删除，拒绝重新签署 / the ledger holds entries but no "
+                            "checkpoint note (init signs the empty tree's): the notes were removed; the writer refuses to open "
+                            "rather than sign the log again as if a crash had left it unsigned")
     if kept > served:
         raise LedgerCorrupt(None, f"{CHECKPOINTS}/ keeps a note of size {kept}, newer than the newest checkpoint the log "
                             f"serves (size {served}): the `checkpoint` file or index/checkpoints was rolled back; "

@@ -151,3 +151,24 @@ def test_a_swapped_signer_pub_is_refused_by_the_exports_under_the_pinned_key(roo
     result = cli(*_exports(root, out)[command], "--ledger", str(root), "--key", genuine)
     assert result.exit_code == 1 and "is not the pinned key" in flat(result.output), result.output
     assert list(out.iterdir()) == []
+
+
+def test_a_writer_refuses_a_log_whose_every_note_was_removed(root: Path, tmp_path: Path) -> None:
+    """28.1/28.7 (missing checkpoints are damage): an insider removes every checkpoint note, the served
+    `checkpoint`, the index and the tiles; the writer (`record`, `repair`) refuses to open instead of
+    signing the whole log again as a crash tail (after which `verify` could never pass again), and
+    changes nothing."""
+    from tests.ledger_support import snapshot
+
+    for path in [*(root / "checkpoints").glob("*.note"), root / "checkpoint"]:
+        path.unlink()
+    shutil.rmtree(root / "index")
+    shutil.rmtree(root / "tile")
+    before = snapshot(root)
+    empty = tmp_path / "none.jsonl"
+    empty.write_bytes(b"")
+    for args in (["record", str(empty)], ["repair"]):
+        result = cli(*args, "--ledger", str(root))
+        assert result.exit_code == 1 and "the notes were removed" in flat(result.output), (args, result.output)
+        assert snapshot(root) == before, args
+    assert not list((root / "checkpoints").glob("*.note"))
