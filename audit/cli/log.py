@@ -309,18 +309,20 @@ def consistency(old: Annotated[int, typer.Option(help="Tree size of the earlier 
                 ledger: LedgerOpt = DEFAULT_LEDGER,
                 new: Annotated[int | None, typer.Option(help="Tree size of the later checkpoint (the latest by default).")] = None,
                 out: Annotated[Path | None, typer.Option(help="Also write the proof to this file, for check-consistency.")] = None,
-                force: ForceOpt = False, json: JsonOpt = False) -> None:
+                key: LogKeyOpt = None, force: ForceOpt = False, json: JsonOpt = False) -> None:
     """Prove that an earlier signed checkpoint is a prefix of a later one (RFC 6962 consistency proof)."""
     if out is not None:
         check_output(out, force)
-    item = ledger_api.prove_consistency(existing_ledger(ledger), old, new)
-    first, last = ledger_api.check_consistency(item, ledger_api.load_verifier(ledger))
+    with ledger_api.pinned_key(key):
+        item = ledger_api.prove_consistency(existing_ledger(ledger), old, new)
+        first, last = ledger_api.check_consistency(item, ledger_api.load_verifier(ledger))
+        trust = trust_document(ledger, last)
     if out is not None:
         write_output(out, ledger_api.encode_consistency(ledger_api.ConsistencyFile(ledger_api.CONSISTENCY_FORMAT, first.size,
                                                                                      last.size, item.proof)), force)
     if json:
         emit_json({"old": first.size, "new": last.size, "old_root": first.root.hex(), "new_root": last.root.hex(), "proof": item.proof,
-                   "out": str(out) if out else None})
+                   "out": str(out) if out else None, "trust": trust})
     else:
         say(f"ok: the log at {first.size} entries (root {first.root.hex()}) is a prefix of the log at {last.size} "
             f"(root {last.root.hex()}); proof of {len(item.proof)} hashes:")
@@ -328,6 +330,7 @@ def consistency(old: Annotated[int, typer.Option(help="Tree size of the earlier 
             say(f"  {h}")
         if out is not None:
             say(f"wrote the proof to {out}")
+        say_trust(trust)
 
 
 @command
