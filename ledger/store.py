@@ -21,7 +21,7 @@ from pathlib import Path
 
 import msgspec
 
-from ledger.anchor import log_key
+from ledger.anchor import check_writer_key, log_key
 from ledger.batch import PIECE, BatchPlan, Pending
 from ledger.checkpoints import (
     Checkpoint,
@@ -139,6 +139,7 @@ class Ledger:
         try:
             self._ops = ops or FileOps()
             self.signer = Signer.load(root / PRIVATE_KEY)
+            check_writer_key(self.signer)
             self.recovered: str | None = None
             self._streams: dict[str, StreamIndex] = {}
             self._dirty: set[str] = set()

@@ -197,3 +197,30 @@ def test_a_batch_for_another_log_with_the_same_origin_string_is_refused(tmp_path
     assert books[0].authenticate(header, body).name == "venue"  # staging takes it
     with pytest.raises(SourceRefused):
         books[1].authenticate(header, body)
+
+
+def test_a_writer_refuses_a_replaced_key_pair_under_the_pinned_key(root: Path, genuine: str, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """28.4 (trust is anchored in a pinned key): an insider replaces `signer.key` and `signer.pub` with a
+    pair of their own and re-signs every note. With the log's key pinned (MATCHLEDGER_LOG_KEY), the
+    operator's writer (`record`, `appeal register`: one open) refuses to sign with it; nothing changes."""
+    from ledger import PRIVATE_KEY, Signer
+    from ledger.notes import sign_note, split_note
+    from tests.ledger_support import event_line, snapshot
+
+    insider = Signer.generate(Signer.load(root / PRIVATE_KEY).name)
+    for path in [*sorted((root / "checkpoints").glob("*.note")), root / "checkpoint"]:
+        body, _ = split_note(path.read_text())
+        path.write_text(sign_note(body, insider))
+    (root / PUBLIC_KEY).write_text(str(insider.verifier) + "\n")
+    (root / PRIVATE_KEY).unlink()
+    insider.save(root / PRIVATE_KEY)
+    events = tmp_path / "events.jsonl"
+    events.write_bytes(event_line("late/g1", 0) + b"\n")
+    monkeypatch.setenv("MATCHLEDGER_LOG_KEY", genuine)
+    before = snapshot(root)
+    result = cli("record", str(events), "--ledger", str(root))  # reads no log key of its own: the writer's open refuses
+    assert result.exit_code == 1 and "is not the private key of the pinned key" in flat(result.output), result.output
+    result = cli("appeal", "register", "--pub", genuine, "--role", "chief_referee", "--name", "X", "--ledger", str(root))
+    assert result.exit_code == 1 and "the pinned key" in flat(result.output), result.output
+    assert snapshot(root) == before
