@@ -224,3 +224,47 @@ def test_a_writer_refuses_a_replaced_key_pair_under_the_pinned_key(root: Path, g
     result = cli("appeal", "register", "--pub", genuine, "--role", "chief_referee", "--name", "X", "--ledger", str(root))
     assert result.exit_code == 1 and "the pinned key" in flat(result.output), result.output
     assert snapshot(root) == before
+
+
+@pytest.mark.parametrize("accelerated", [True, False], ids=["accelerated", "pure"])
+def test_a_source_cannot_smuggle_the_logs_own_kinds_in_a_json_array_body(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                           accelerated: bool) -> None:
+    """28.2 (only the writer writes the log's own records): the JSON-array form of a batch body, with a
+    `source.batch`, `source.registered` or `arbiter.registered` among ordinary events, or an event in
+    a `log.*` stream, is refused whole (403) like the JSONL form, on both the accelerated and the
+    pure-Python path; a stream named `<tournament>/log.sources` is only data."""
+    import hashlib
+
+    import ledger as ledger_api
+    from ledger import Signer
+    from schemas.log import BatchReceived
+    from tests.ledger_support import event_line, snapshot
+    from tests.serve_support import Server, make_source, post, signed
+
+    if not accelerated:
+        monkeypatch.setenv("MATCHLEDGER_NO_ACCEL", "1")
+    root = tmp_path / "L"
+    ledger_api.init(root, "redteam.test/log")
+    attacker = make_source(tmp_path, root, "attacker", tournaments=["cup-B"])
+    key = str(Signer.generate("evil").verifier)
+    record = encode(BatchReceived(stream="cup-B/g", seq=1, ts=1, source="victim", signature="x", digest=hashlib.sha256(b"x").hexdigest(),
+                                  entries=[(0, 1)], streams=["log.sources"], canonical=True))
+    smuggled = {"source.batch": record,
+                "source.registered": event_line("cup-B/g", 1, "source.registered", name="evil", key=key),
+                "arbiter.registered": event_line("cup-B/g", 1, "arbiter.registered", verifier=key, role="chief_referee"),
+                "log.arbiters": event_line("log.arbiters", 0)}
+    with Server(root, "--no-live") as server:
+        first = b"[" + event_line("cup-B/g", 0) + b"]"
+        assert post(server.url, first, signed(attacker, first))[0] == 200
+        before = snapshot(root)
+        for name, event in smuggled.items():
+            body = b"[" + event_line("cup-B/h", 0) + b"," + event + b"]"
+            status, _, data = post(server.url, body, signed(attacker, body))
+            assert status == 403 and json.loads(data)["error"] in ("log-kind", "log-stream"), (name, status, data)
+            assert snapshot(root) == before, name
+        body = b"[" + event_line("cup-B/log.sources", 0) + b"]"
+        assert post(server.url, body, signed(attacker, body))[0] == 200
+    with ledger_api.Ledger.open(root) as led:
+        from ledger.sources import load_source_book
+
+        assert set(load_source_book(led).sources) == {"attacker"}
