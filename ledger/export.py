@@ -6,10 +6,11 @@ from pathlib import Path
 
 from ledger.checkpoints import Checkpoint
 from ledger.errors import LedgerError
+from ledger.fastscan import leaf_hashes
 from ledger.frames import StoredEntries, read_entries
 from ledger.outputs import check_output, output_file
 from ledger.signed import check_signed
-from ledger.tiles import WIDTH, TileReader, entries_path, level_count, tile_path
+from ledger.tiles import WIDTH, entries_path, tile_path, tiles_of
 
 ENTRY_LIMIT = 0xFFFF
 """An entry bundle prefixes each entry with a big-endian uint16 length (c2sp.org/tlog-tiles)."""
@@ -34,8 +35,8 @@ def export_jsonl(root: Path, out: Path, force: bool = False) -> Checkpoint:
 def export_tiles(root: Path, out: Path, force: bool = False) -> Checkpoint:
     """Lays out the log as a tlog-tiles client fetches it over plain HTTP file serving: the latest
     checkpoint at `checkpoint`, the hash tiles at `tile/<L>/<N>[.p/<W>]` and the entry bundles at
-    `tile/entries/<N>[.p/<W>]`, all for the checkpoint's tree size, once its entries give its root;
-    returns that checkpoint.
+    `tile/entries/<N>[.p/<W>]`, all for the checkpoint's tree size, once its entries give its root
+    (the tiles are computed from them); returns that checkpoint.
 
     :raises OutputRefused: when `out` lies in a ledger, is a link, or exists and is not empty without `force`.
     :raises LedgerCorrupt: when the log has no checkpoint or its entries do not give the signed root.
@@ -47,19 +48,11 @@ def export_tiles(root: Path, out: Path, force: bool = False) -> Checkpoint:
     size = checkpoint.size
     out.mkdir(parents=True, exist_ok=True)
     _write(out / "checkpoint", checkpoint.note.encode())
-    reader = TileReader(root)
-    level = 0
-    while level_count(size, level):
-        _export_level(reader, out, level, level_count(size, level))
-        level += 1
+    leaves = leaf_hashes([bytes(log.data[log.ends[i]:log.ends[i + 1]]) for i in range(size)])
+    for level, n, width, hashes in tiles_of(leaves):  # from the checked entries: a stored tile may have been edited
+        _write(tile_path(out, level, n, width), hashes)
     _export_bundles(log, out, size)
     return checkpoint
-
-
-def _export_level(reader: TileReader, out: Path, level: int, count: int) -> None:
-    for n in range(-(-count // WIDTH)):
-        width = min(WIDTH, count - n * WIDTH)
-        _write(tile_path(out, level, n, width), reader.tile(level, n, width))
 
 
 def _export_bundles(log: StoredEntries, out: Path, size: int) -> None:

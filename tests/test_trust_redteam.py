@@ -268,3 +268,22 @@ def test_a_source_cannot_smuggle_the_logs_own_kinds_in_a_json_array_body(tmp_pat
         from ledger.sources import load_source_book
 
         assert set(load_source_book(led).sources) == {"attacker"}
+
+
+def test_export_tiles_computes_the_tiles_from_the_checked_entries(root: Path, genuine: str, tmp_path: Path) -> None:
+    """28.6 (nothing that does not match the signed tree is handed on): an insider flips a bit of a
+    stored hash tile (`verify` names it); `export --tiles` still lays out the tiles of the signed tree,
+    byte for byte those of the untouched log, computed from the entries it checked."""
+    clean = tmp_path / "clean"
+    assert cli("export", "--tiles", str(clean), "--ledger", str(root), "--key", genuine).exit_code == 0
+    tile = root / "tile" / "0" / "000"
+    data = bytearray(tile.read_bytes())
+    data[32 * 3] ^= 1
+    tile.write_bytes(bytes(data))
+    assert "tile/0/000: hash 3 differs" in flat(cli("verify", "--ledger", str(root)).output)
+    out = tmp_path / "out"
+    result = cli("export", "--tiles", str(out), "--ledger", str(root), "--key", genuine)
+    assert result.exit_code == 0, result.output
+    files = sorted(p.relative_to(clean) for p in clean.rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(out) for p in out.rglob("*") if p.is_file())
+    assert all((clean / f).read_bytes() == (out / f).read_bytes() for f in files)
