@@ -287,3 +287,17 @@ def test_export_tiles_computes_the_tiles_from_the_checked_entries(root: Path, ge
     files = sorted(p.relative_to(clean) for p in clean.rglob("*") if p.is_file())
     assert files == sorted(p.relative_to(out) for p in out.rglob("*") if p.is_file())
     assert all((clean / f).read_bytes() == (out / f).read_bytes() for f in files)
+
+
+def test_hu_on_a_recorded_game_says_the_key_and_the_size_verified_to(tmp_path: Path) -> None:
+    """28.4/28.6 (every command that shows results says the size it verified to and whether the key
+    was pinned): `hu --game` judges a hand from the game's entries proved against the signed tree,
+    and now says so, unpinned or under `--key`."""
+    root = tmp_path / "P"
+    assert cli("simulate", "paohuzi", "--games", "1", "--ledger", str(root)).exit_code == 0
+    args = ["hu", "--game", "sim-paohuzi-1-g1", "--at", "10", "--ledger", str(root)]
+    result = cli(*args)
+    assert result.exit_code in (0, 3) and UNPINNED in flat(result.output), result.output
+    result = cli(*args, "--key", str(root / PUBLIC_KEY), "--json")
+    trust = json.loads(result.stdout)["trust"]
+    assert trust["key"]["pinned"] and trust["verified_size"] == signed_extent(root)[0]
