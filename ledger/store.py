@@ -43,6 +43,7 @@ from ledger.layout import CHECKPOINTS, CONFIG, LOCK, PRIVATE_KEY, PUBLIC_KEY, SE
 from ledger.merkle import CompactRange
 from ledger.notelog import NoteWriter
 from ledger.notes import Signer, Verifier
+from ledger.outputs import OutputRefused, ledger_holding
 from ledger.segments import OVERHEAD, FileOps, OriginProofs, SegmentWriter, fsync_dir, list_segments, segment_path, sync_file
 from ledger.tiles import WIDTH, TileReader, TileWriter
 from schemas import decode, encode
@@ -101,6 +102,9 @@ def _check_init_target(root: Path) -> None:
         raise LedgerError("give the new ledger's directory with --ledger DIR (not the working directory)")
     if (root / CONFIG).exists():
         raise LedgerError(f"{root} already holds a ledger")
+    outer = ledger_holding(root.parent)
+    if outer is not None:  # a ledger made in another's `segments/` or `checkpoints/` breaks that one
+        raise OutputRefused(f"{root} lies inside the ledger {outer}; only its recorder writes there, choose another place")
     if root.is_symlink() or (root.exists() and not root.is_dir()):
         raise LedgerError(f"{root} exists and is not a directory")
     if root.exists() and any(root.iterdir()):

@@ -301,3 +301,19 @@ def test_hu_on_a_recorded_game_says_the_key_and_the_size_verified_to(tmp_path: P
     result = cli(*args, "--key", str(root / PUBLIC_KEY), "--json")
     trust = json.loads(result.stdout)["trust"]
     assert trust["key"]["pinned"] and trust["verified_size"] == signed_extent(root)[0]
+
+
+@pytest.mark.parametrize("inside", ["segments/00000000000000099999.seg", "checkpoints/x", "inner"])
+def test_no_ledger_is_made_inside_another(root: Path, inside: str) -> None:
+    """DESIGN.md threats (no output option writes inside a ledger directory): a careless `init` or
+    `simulate --ledger` naming a path inside an existing ledger made a ledger there; one named like the
+    next segment broke every reader and writer of the outer log ("segment … is not a regular file").
+    It is refused (exit 2) and the outer ledger still verifies."""
+    from tests.ledger_support import snapshot
+
+    before = snapshot(root)
+    for args in (["init"], ["simulate", "checkers", "--games", "1"]):
+        result = cli(*args, "--ledger", str(root / inside))
+        assert result.exit_code == 2 and "lies inside the ledger" in flat(result.output), (args, result.output)
+        assert not (root / inside).exists() and snapshot(root) == before
+    assert cli("verify", "--ledger", str(root)).exit_code == 0
