@@ -93,14 +93,15 @@ def _exports(root: Path, out: Path) -> dict[str, list[str]]:
 def test_an_entry_edited_in_the_signed_range_is_refused_by_the_exports_and_prove(root: Path, genuine: str, tmp_path: Path,
                                                                                   command: str) -> None:
     """28.6: the claimed result of a game rewritten inside the signed range (valid frame and CRC) is
-    refused (exit 1, the signed range named) by `export --jsonl/--tiles/--format record` and `prove`,
-    and nothing is written: an export never hands on what `verify` rejects."""
-    _flip_winner(root)
+    refused (exit 1, naming the entry: its hash differs from the one the tiles hold) by `export
+    --jsonl/--tiles/--format record` and `prove`, and nothing is written: an export never hands on
+    what `verify` rejects."""
+    entry = _flip_winner(root)
     out = tmp_path / "out"
     out.mkdir()
     result = cli(*_exports(root, out)[command], "--ledger", str(root), "--key", genuine)
     assert result.exit_code == 1, result.output
-    assert any(words in flat(result.output) for words in CHANGED), result.output
+    assert any(words in flat(result.output) for words in CHANGED) and f"entry {entry}" in flat(result.output), result.output
     assert list(out.iterdir()) == []
 
 
