@@ -318,3 +318,25 @@ def test_no_ledger_is_made_inside_another(root: Path, inside: str) -> None:
         assert result.exit_code == 2 and "lies inside the ledger" in flat(result.output), (args, result.output)
         assert not (root / inside).exists() and snapshot(root) == before
     assert cli("verify", "--ledger", str(root)).exit_code == 0
+
+
+@pytest.mark.xfail(strict=True, reason="open: a frame's commit bit is not covered by its leaf hash, and verify does not check "
+                   "that each checkpoint ends at a commit mark; the fix belongs in verify's segment scan (SegmentScan/_fastscan.c)")
+def test_a_commit_mark_removed_inside_the_signed_range_is_damage(root: Path) -> None:
+    """DESIGN.md reliability (every change inside a checkpointed range is detected) and 28.1: an insider
+    clears the commit bit of the last frame the newest checkpoint signs and appends forged committed
+    frames, so that one batch straddles the note. No writer ever does that (a note follows a commit
+    mark), yet `verify` says ok; once a writer moves the forged frames aside, the log can never verify
+    again. `verify` must call the missing commit mark damage at once."""
+    signed = _forge_tail(root)
+    first, path = list_segments(root / SEGMENTS)[-1]
+    data = path.read_bytes()
+    for index, offset, payload, commit in iter_frames(data, first):
+        if index == signed - 1:
+            assert commit
+            old = frame(index, payload.tobytes(), True)
+            path.write_bytes(data[:offset] + frame(index, payload.tobytes(), False) + data[offset + len(old):])
+            break
+    else:
+        raise AssertionError("no frame of the last signed entry in the last segment")
+    assert cli("verify", "--ledger", str(root)).exit_code == 1
