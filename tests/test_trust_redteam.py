@@ -340,3 +340,16 @@ def test_a_commit_mark_removed_inside_the_signed_range_is_damage(root: Path) -> 
     else:
         raise AssertionError("no frame of the last signed entry in the last segment")
     assert cli("verify", "--ledger", str(root)).exit_code == 1
+
+
+@pytest.mark.parametrize("stream", ["cup\u2010B/r1/t1/g1", "cup-\uff22/r1/t1/g1", "cup-B/r1/t1/g1 ", " cup-B/r1/t1/g1", "cup-B/r1/t1/g1\t",
+                                    "cup-B/r1/t1/g1\r", "./cup-B/g1", "cup-B/./g1", "cup-B/r1/.", "cup-B\\..\\cup-C"])
+def test_look_alike_stream_ids_are_refused_by_the_contract(stream: str) -> None:
+    """28.9/28.12 (stream squatting, stream ids): a stream id that reads like another (a Unicode
+    hyphen or full-width letter, a space, tab or carriage return at an end, a `.` segment, a
+    backslash path) is refused by the contract, naming the line and the field."""
+    from schemas import ContractError, decode_line
+
+    line = json.dumps({"kind": "game.move_time", "stream": stream, "seq": 0, "ts": 1, "seat": 0, "ms": 5}).encode()
+    with pytest.raises(ContractError, match=r"^line 4: Expected a stream id.* - at `\$\.stream`$"):
+        decode_line(line, 4)
