@@ -86,7 +86,8 @@ def _exports(root: Path, out: Path) -> dict[str, list[str]]:
             "record-tournament": ["export", "--format", "record", "--tournament", TOURNAMENT, "--out", str(out / "records")],
             "prove": ["prove", "--stream", GAME, "--out", str(out / "g1.proof.json")],
             "parquet": ["export", "--parquet", str(out / "lake")],
-            "consistency": ["consistency", "--old", "5", "--out", str(out / "c.json")]}
+            "consistency": ["consistency", "--old", "5", "--out", str(out / "c.json")],
+            "witness": ["witness", "--state", str(out / "w.state")]}
 
 
 @pytest.mark.parametrize("command", ["jsonl", "tiles", "record-game", "record-tournament", "prove"])
@@ -117,7 +118,7 @@ def test_the_exports_stop_at_the_signed_size_after_a_forged_tail(root: Path, gen
     assert "the 3 unsigned entries after it are not shown" in flat(result.output)
 
 
-@pytest.mark.parametrize("command", ["jsonl", "tiles", "record-game", "record-tournament", "prove", "parquet", "consistency"])
+@pytest.mark.parametrize("command", ["jsonl", "tiles", "record-game", "record-tournament", "prove", "parquet", "consistency", "witness"])
 def test_the_exports_and_prove_say_the_size_verified_to_and_whether_the_key_was_pinned(root: Path, genuine: str, tmp_path: Path,
                                                                                          command: str) -> None:
     """28.4/28.6: every command that hands on results says which key checked them (pinned with --key,
@@ -134,7 +135,7 @@ def test_the_exports_and_prove_say_the_size_verified_to_and_whether_the_key_was_
         assert 0 < said <= size
 
 
-@pytest.mark.parametrize("command", ["jsonl", "record-game", "prove", "consistency"])
+@pytest.mark.parametrize("command", ["jsonl", "record-game", "prove", "consistency", "witness"])
 def test_a_swapped_signer_pub_is_refused_by_the_exports_under_the_pinned_key(root: Path, genuine: str, tmp_path: Path,
                                                                                 command: str) -> None:
     """28.4: with the insider's key put in `signer.pub` (and `signer.key` not readable here), an export
