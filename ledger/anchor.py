@@ -59,7 +59,7 @@ def log_key(root: Path) -> LogKey:
         the pinned key.
     """
     load_config(root)  # a path that is not a ledger is named as such, before any key
-    pin = _pinned[-1] if _pinned else (Path(os.environ[ENV]) if os.environ.get(ENV) else None)
+    pin = _pin()
     held = _directory_key(root)
     if pin is None:
         if held is None:
@@ -70,6 +70,26 @@ def log_key(root: Path) -> LogKey:
         raise LedgerCorrupt(None, f"{PUBLIC_KEY} 不是固定的日志公钥 / the ledger's {PUBLIC_KEY} (id {held.key_id.hex()}) is not "
                             f"the pinned key {pin} (id {key.key_id.hex()}): it was replaced")
     return LogKey(key, pin, pinned=True)
+
+
+def check_writer_key(signer: Signer) -> None:
+    """Refuses to let a writer sign with a `signer.key` that is not the pinned log key: an insider who
+    replaced the key pair and re-signed every note would get the operator's writer to sign on with it.
+
+    :raises LedgerCorrupt: when a key is pinned and `signer.key` is not its private key.
+    """
+    pin = _pin()
+    if pin is None:
+        return
+    key, own = Verifier.load(pin), signer.verifier
+    if (key.name, key.public) != (own.name, own.public):
+        raise LedgerCorrupt(None, f"{PRIVATE_KEY} 不是固定的日志公钥的私钥，拒绝签署 / the ledger's {PRIVATE_KEY} (id {own.key_id.hex()}) is "
+                            f"not the private key of the pinned key {pin} (id {key.key_id.hex()}): it was replaced; nothing is signed")
+
+
+def _pin() -> Path | None:
+    """Returns the pinned key's file: the command's `--key`, else the setting, else None."""
+    return _pinned[-1] if _pinned else (Path(os.environ[ENV]) if os.environ.get(ENV) else None)
 
 
 def _directory_key(root: Path) -> Verifier | None:

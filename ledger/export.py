@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ledger.checkpoints import newest_checkpoint
+from ledger.checkpoints import Checkpoint
 from ledger.errors import LedgerError
-from ledger.frames import iter_entries, read_entries
+from ledger.fastscan import leaf_hashes
+from ledger.frames import StoredEntries, read_entries
 from ledger.outputs import OutputDirectory, output_directory, output_file
-from ledger.store import load_verifier
-from ledger.tiles import WIDTH, TileReader, entries_path, level_count, tile_path
+from ledger.signed import check_signed
+from ledger.tiles import WIDTH, entries_path, tile_path, tiles_of
 
 HERE = Path()
 """The export's own root, for the tile paths relative to it."""
@@ -17,55 +18,47 @@ ENTRY_LIMIT = 0xFFFF
 """An entry bundle prefixes each entry with a big-endian uint16 length (c2sp.org/tlog-tiles)."""
 
 
-def export_jsonl(root: Path, out: Path, force: bool = False) -> int:
-    """Writes every entry exactly as stored, one per line; returns how many.
+def export_jsonl(root: Path, out: Path, force: bool = False) -> Checkpoint:
+    """Writes the signed entries exactly as stored, one per line, once they give the newest signed
+    root (nothing unsigned is exported); returns the checkpoint they were checked against.
 
     :raises OutputRefused: when `out` lies in a ledger, is a link, or exists without `force`.
+    :raises LedgerCorrupt: when the entries do not give the signed root.
     """
-    count = 0
-    with output_file(out, force) as f:
-        for _, data in iter_entries(root):
-            f.write(data + b"\n")
-            count += 1
-    return count
+    log = read_entries(root)
+    checkpoint = check_signed(root, log)
+    with output_file(out, force) as f:  # checks the output first
+        for i in range(checkpoint.size):
+            f.write(bytes(log.data[log.ends[i]:log.ends[i + 1]]) + b"\n")
+    return checkpoint
 
 
-def export_tiles(root: Path, out: Path, force: bool = False) -> int:
+def export_tiles(root: Path, out: Path, force: bool = False) -> Checkpoint:
     """Lays out the log as a tlog-tiles client fetches it over plain HTTP file serving: the latest
     checkpoint at `checkpoint`, the hash tiles at `tile/<L>/<N>[.p/<W>]` and the entry bundles at
-    `tile/entries/<N>[.p/<W>]`, all for the checkpoint's tree size; returns that size.
+    `tile/entries/<N>[.p/<W>]`, all for the checkpoint's tree size, once its entries give its root
+    (the tiles are computed from them); returns that checkpoint.
 
     Written into a fresh directory renamed into place (`output_directory`): with `force` the old
     directory is replaced as a whole, and no link planted in it is followed.
 
     :raises OutputRefused: when `out` lies in a ledger, is a link, or exists and is not empty without `force`.
-    :raises LedgerError: when the log has no checkpoint or an entry is too long for an entry bundle.
+    :raises LedgerCorrupt: when the log has no checkpoint or its entries do not give the signed root.
+    :raises LedgerError: when an entry is too long for an entry bundle.
     """
-    checkpoint = newest_checkpoint(root, load_verifier(root))
-    if checkpoint is None:
-        raise LedgerError(f"ledger {root} has no checkpoint to export")
+    log = read_entries(root)
+    checkpoint = check_signed(root, log)
     size = checkpoint.size
+    leaves = leaf_hashes([bytes(log.data[log.ends[i]:log.ends[i + 1]]) for i in range(size)])
     with output_directory(out, force) as tree:
         tree.write("checkpoint", checkpoint.note.encode())
-        reader = TileReader(root)
-        level = 0
-        while level_count(size, level):
-            _export_level(reader, tree, level, level_count(size, level))
-            level += 1
-        _export_bundles(root, tree, size)
-    return size
+        for level, n, width, hashes in tiles_of(leaves):  # from the checked entries: a stored tile may have been edited
+            tree.write(str(tile_path(HERE, level, n, width)), hashes)
+        _export_bundles(log, tree, size)
+    return checkpoint
 
 
-def _export_level(reader: TileReader, tree: OutputDirectory, level: int, count: int) -> None:
-    for n in range(-(-count // WIDTH)):
-        width = min(WIDTH, count - n * WIDTH)
-        tree.write(str(tile_path(HERE, level, n, width)), reader.tile(level, n, width))
-
-
-def _export_bundles(root: Path, tree: OutputDirectory, size: int) -> None:
-    log = read_entries(root)
-    if len(log) < size:
-        raise LedgerError(f"the log holds {len(log)} entries, fewer than its checkpoint's {size}")
+def _export_bundles(log: StoredEntries, tree: OutputDirectory, size: int) -> None:
     for n in range(-(-size // WIDTH)):
         parts = []
         for i in range(n * WIDTH, min(size, (n + 1) * WIDTH)):

@@ -21,7 +21,7 @@ from ledger.frames import StoredEntries, decode_keys, read_entries
 from ledger.index import load_stream, read_head
 from ledger.merkle import CompactRange
 from ledger.store import load_verifier
-from ledger.tiles import TileReader
+from ledger.tiles import WIDTH, TileReader
 from schemas import decode_stored, decode_stored_array
 from schemas.envelope import Event
 
@@ -62,8 +62,9 @@ def check_signed(root: Path, log: StoredEntries) -> Checkpoint:
 
 def _first_changed(root: Path, leaves: bytes, size: int) -> int | None:
     """Returns the first entry whose leaf hash is not the stored tiles' (None when the tiles agree or cannot be read)."""
-    try:
-        stored = TileReader(root).hashes(0, 0, size)
+    reader = TileReader(root)
+    try:  # tile by tile: `TileReader.hashes` reads within one tile
+        stored = b"".join(reader.tile(0, n, min(WIDTH, size - n * WIDTH)) for n in range(-(-size // WIDTH)))
     except (LedgerError, OSError):
         return None
     return next((i for i in range(size) if leaves[32 * i:32 * i + 32] != stored[32 * i:32 * i + 32]), None)

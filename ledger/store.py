@@ -21,7 +21,7 @@ from pathlib import Path
 
 import msgspec
 
-from ledger.anchor import log_key
+from ledger.anchor import check_writer_key, log_key
 from ledger.batch import PIECE, BatchPlan, Pending
 from ledger.checkpoints import (
     Checkpoint,
@@ -43,6 +43,7 @@ from ledger.layout import CHECKPOINTS, CONFIG, LOCK, PRIVATE_KEY, PUBLIC_KEY, SE
 from ledger.merkle import CompactRange
 from ledger.notelog import NoteWriter
 from ledger.notes import Signer, Verifier
+from ledger.outputs import OutputRefused, ledger_holding
 from ledger.segments import OVERHEAD, FileOps, OriginProofs, SegmentWriter, fsync_dir, list_segments, segment_path, sync_file
 from ledger.tiles import WIDTH, TileReader, TileWriter
 from schemas import decode, encode
@@ -101,6 +102,9 @@ def _check_init_target(root: Path) -> None:
         raise LedgerError("give the new ledger's directory with --ledger DIR (not the working directory)")
     if (root / CONFIG).exists():
         raise LedgerError(f"{root} already holds a ledger")
+    outer = ledger_holding(root.parent)
+    if outer is not None:  # a ledger made in another's `segments/` or `checkpoints/` breaks that one
+        raise OutputRefused(f"{root} lies inside the ledger {outer}; only its recorder writes there, choose another place")
     if root.is_symlink() or (root.exists() and not root.is_dir()):
         raise LedgerError(f"{root} exists and is not a directory")
     if root.exists() and any(root.iterdir()):
@@ -139,6 +143,7 @@ class Ledger:
         try:
             self._ops = ops or FileOps()
             self.signer = Signer.load(root / PRIVATE_KEY)
+            check_writer_key(self.signer)
             self.recovered: str | None = None
             self._streams: dict[str, StreamIndex] = {}
             self._dirty: set[str] = set()
@@ -720,11 +725,16 @@ def _check_config_bound(checkpoint: Checkpoint | None, digest: str) -> None:
 
 def _check_not_rolled_back(root: Path, checkpoint: Checkpoint | None) -> None:
     """Refuses a log whose newest checkpoint is older than a note it keeps: the `checkpoint` file or
-    `index/checkpoints` was rolled back, and signing on would sign a second root for a size.
+    `index/checkpoints` was rolled back, and signing on would sign a second root for a size; and one
+    with entries but no note at all (every note removed).
 
-    :raises LedgerCorrupt: naming both sizes.
+    :raises LedgerCorrupt: naming both sizes, or the missing notes.
     """
     kept, served = newest_size(root), checkpoint.size if checkpoint else 0
+    if checkpoint is None and any(path.stat().st_size for _, path in list_segments(root / SEGMENTS)):  # init signs size 0
+        raise LedgerCorrupt(None, "账本有条目却没有任何检查点签名记录：签名记录被删除，拒绝重新签署 / the ledger holds entries but no "
+                            "checkpoint note (init signs the empty tree's): the notes were removed; the writer refuses to open "
+                            "rather than sign the log again as if a crash had left it unsigned")
     if kept > served:
         raise LedgerCorrupt(None, f"{CHECKPOINTS}/ keeps a note of size {kept}, newer than the newest checkpoint the log "
                             f"serves (size {served}): the `checkpoint` file or index/checkpoints was rolled back; "

@@ -200,6 +200,17 @@ class _TileLevels:
             hashes, level = roots, level + 1
 
 
+def tiles_of(leaves: bytes | memoryview) -> Iterator[tuple[int, int, int, bytes]]:
+    """Yields (level, index, width, hashes) of every tile of the tree of these leaf hashes, full tiles
+    then the partial ones, computed from the leaves (never read from the stored tiles)."""
+    levels = _TileLevels(0, [])
+    for level, n, tile in levels._fill(leaves):
+        yield level, n, WIDTH, tile
+    for level, held in enumerate(levels._held):
+        if held:
+            yield level, levels._full[level], len(held) // HASH, bytes(held)
+
+
 class TileWriter(_TileLevels):
     """Keeps the tiles not yet full in memory as leaves are appended, writes each tile when it
     fills, and the partial tiles of the current size when asked (at a checkpoint).

@@ -86,7 +86,7 @@ def _upheld_appeal(base: Path, tournament: str, game: str) -> int:
                    "--vote=li=uphold", "--vote=wang=uphold", "--vote=zhao=reject", "--text", "申诉成立 upheld",
                    "--key", str(keys / "li.key"), "--at", str(filed + HOUR))["seq"]
     ruled = _run(root, "appeal", "rule", "--stream", game, "--kind", "result_override", "--corrects", str(claim.seq), "--winners", "1",
-                 "--text", "改判 result corrected after the upheld appeal", "--appeal", f"{tournament}#{decided}",
+                 "--text", "改判 result corrected after the upheld appeal", "--carries-out", f"{tournament}#{decided}",
                  "--key", str(keys / "zhang.key"), "--at", str(filed + 2 * HOUR))
     return int(ruled["seq"])
 

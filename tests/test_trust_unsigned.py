@@ -77,7 +77,7 @@ def genuine(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[bytes]
                    "--vote=eve=uphold", "--vote=a=uphold", "--vote=b=reject", "--text", "upheld", "--key", str(keys / "eve.key"),
                    "--at", str(filed + HOUR))["seq"]
     _run(scratch, "appeal", "rule", "--stream", game, "--kind", "result_override", "--corrects", str(claim.seq),
-         "--winners", "1" if claim.winners == [0] else "0", "--text", "overridden", "--appeal", f"{T}#{decided}",
+         "--winners", "1" if claim.winners == [0] else "0", "--text", "overridden", "--carries-out", f"{T}#{decided}",
          "--key", str(keys / "mallory.key"), "--at", str(filed + 2 * HOUR))
     forged = [data for i, data in iter_entries(scratch) if i >= size]
     kinds = [json.loads(d)["kind"] for d in forged]

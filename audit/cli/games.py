@@ -306,14 +306,15 @@ def hu(hand: Annotated[str | None, typer.Option(help="Cards: 一…十, 壹…�
        game: Annotated[str | None, typer.Option(help="Instead of --hand: a recorded game's stream id.")] = None,
        at: Annotated[int | None, typer.Option(help="With --game: the step (seq) to judge.")] = None,
        seat: Annotated[int | None, typer.Option(help="With --game: the seat (default: the one to act).")] = None,
-       ledger: LedgerOpt = DEFAULT_LEDGER, json: JsonOpt = False) -> None:
+       ledger: LedgerOpt = DEFAULT_LEDGER, key: LogKeyOpt = None, json: JsonOpt = False) -> None:
     """Paohuzi arbiter's tool: does this hand win, with which decomposition, 胡息, 名堂 and score (exit 3 if not)."""
     from replay import run as run_mod
     from replay.paohuzi import game_hu_report, hu_report
     from replay.protocol import InvalidActionError
 
+    trust = None
     if game is not None:
-        events, _ = _signed_events(ledger, game, None)  # the game's entries, proved against the signed tree
+        events, trust = _signed_events(ledger, game, key)  # the game's entries, proved against the signed tree
         report = game_hu_report(run_mod.position(events, game, at).state, seat, set_ or [], min_huxi)
     elif hand is not None:
         try:
@@ -323,12 +324,15 @@ def hu(hand: Annotated[str | None, typer.Option(help="Cards: 一…十, 壹…�
     else:
         raise typer.BadParameter("give --hand CARDS or --game ID")
     if json:
-        emit_json({k: report[k] for k in ("hu", "huxi", "red", "big", "small", "mingtang", "score", "reason")})
+        emit_json({**{k: report[k] for k in ("hu", "huxi", "red", "big", "small", "mingtang", "score", "reason")},
+                   **({"trust": trust} if trust is not None else {})})
     else:
         say(("胡 (wins)" if report["hu"] else "no hu") + f": {report['reason']}")
         if report["decomposition"]:
             say("decomposition: " + " | ".join(report["decomposition"]))
         say(f"胡息 {report['huxi']}; red {report['red']}, big {report['big']}, small {report['small']}")
         say(f"名堂: {', '.join(report['mingtang']) or 'none'}; score {report['score']}")
+        if trust is not None:
+            say_trust(trust)
     if not report["hu"]:
         raise ExitCode(EXIT_NO_HU)

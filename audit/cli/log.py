@@ -24,6 +24,7 @@ from audit.cli.base import (
     command,
     existing_ledger,
     key_option,
+    note_unsigned,
     say_trust,
     trust_document,
 )
@@ -145,24 +146,35 @@ def export(ledger: LedgerOpt = DEFAULT_LEDGER,
                                                                 "clock times).")] = None,
            out: Annotated[Path | None, typer.Option(help="With --format record: the file (--game; stdout without it) or "
                                                     "directory (--tournament).")] = None,
-           force: ForceOpt = False, json: JsonOpt = False, quiet: QuietOpt = False) -> None:
+           key: LogKeyOpt = None, force: ForceOpt = False, json: JsonOpt = False, quiet: QuietOpt = False) -> None:
     """Export the entries as stored (--jsonl), the projection as Parquet (--parquet), the log as tlog-tiles (--tiles) or game
     records (--format record)."""
+    with ledger_api.pinned_key(key):  # every export is of the signed log, checked under the pinned key
+        _export(ledger, jsonl, parquet, location, tiles, game, tournament, format_, out, force, json, quiet)
+
+
+def _export(ledger: Path, jsonl: Path | None, parquet: Path | None, location: str | None, tiles: Path | None, game: str | None,
+            tournament: str | None, format_: ExportFormat | None, out: Path | None, force: bool, json: bool, quiet: bool) -> None:
+    """Runs `export` under the key it was given; says the key and the signed size the export was checked against."""
+    trust = None
     if location is not None and parquet is None:
         raise typer.BadParameter("--location goes with --parquet", param_hint="--location")
     if format_ is not None or game is not None or tournament is not None:
         if any(x is not None for x in (jsonl, parquet, tiles)) or format_ is None or (game is None) == (tournament is None):
             raise typer.BadParameter("a record export takes --format record with exactly one of --game ID or --tournament ID")
-        summary, text = _export_records(ledger, game, tournament, out, force)
+        summary, text, signed = _export_records(ledger, game, tournament, out, force)
+        trust = trust_document(ledger, signed)
     elif sum(x is not None for x in (jsonl, parquet, tiles)) != 1:
         raise typer.BadParameter("give exactly one of --jsonl FILE, --parquet DIR, --tiles DIR or --format record")
     elif jsonl is not None:
-        count = ledger_api.export_jsonl(ledger, jsonl, force)
-        summary, text = {"entries": count, "jsonl": str(jsonl)}, f"wrote {count} entries to {jsonl}"
+        note_unsigned(ledger)
+        signed = ledger_api.export_jsonl(ledger, jsonl, force)
+        summary, text = {"entries": signed.size, "jsonl": str(jsonl)}, f"wrote {signed.size} entries to {jsonl}"
+        trust = trust_document(ledger, signed)
     elif tiles is not None:
-        size = ledger_api.export_tiles(ledger, tiles, force)
-        summary = {"size": size, "tiles": str(tiles)}
-        text = f"wrote the checkpoint, tiles and entry bundles of the log at size {size} to {tiles} (serve it as static files)"
+        signed = ledger_api.export_tiles(ledger, tiles, force)
+        summary, trust = {"size": signed.size, "tiles": str(tiles)}, trust_document(ledger, signed)
+        text = f"wrote the checkpoint, tiles and entry bundles of the log at size {signed.size} to {tiles} (serve it as static files)"
     else:
         from audit.export import export_parquet
         from audit.projection_cache import projection_of
@@ -170,74 +182,96 @@ def export(ledger: LedgerOpt = DEFAULT_LEDGER,
         assert parquet is not None
         check_output(parquet, force, directory=True)
         with progress_bar("replaying games", 0, quiet=quiet or json) as advance:
-            projection, db, _, _ = projection_of(ledger, ledger_api.read_entries(ledger), advance)  # checked against the signed root
+            projection, db, _, signed = projection_of(ledger, ledger_api.read_entries(ledger), advance)  # checked against the signed root
+        note_unsigned(ledger)
+        trust = trust_document(ledger, signed)
         manifest = export_parquet(ledger, projection, parquet, db, location, force=force)
         summary = {"files": len(manifest["files"]), "parquet": str(parquet), "checkpoint": manifest["checkpoint"]}
         text = (f"wrote {len(manifest['files'])} Parquet files, {', '.join(str(parquet / d) for d in manifest['documents'])}, "
                 f"{parquet / 'manifest.json'} and its signed note")
+    if trust is not None:
+        summary["trust"] = trust
     if json:
         emit_json(summary)
     elif text:
         say(text)
+    if trust is not None and not json:
+        say_trust(trust, table=bool(text))  # (a record written to stdout keeps stdout to itself)
 
 
-def _export_records(ledger: Path, game: str | None, tournament: str | None, out: Path | None, force: bool) -> tuple[dict[str, Any], str]:
-    """Writes one game's record (to `out` or stdout) or every game of a tournament (one file each in `out`)."""
+def _export_records(ledger: Path, game: str | None, tournament: str | None, out: Path | None,
+                    force: bool) -> tuple[dict[str, Any], str, ledger_api.Checkpoint]:
+    """Writes one game's record (to `out` or stdout) or every game of a tournament (one file each in
+    `out`), read from the signed log (ledger.signed_events); returns the checkpoint it was checked against."""
     from audit.record_format import game_record, game_streams, record_file_name
-    from ledger import read_events, read_stream_events
 
+    if tournament is not None and out is None:
+        raise typer.BadParameter("a tournament's records go one file per game into a directory: give --out DIR", param_hint="--out")
+    if out is not None:
+        check_output(out, force, directory=game is None)
+    note_unsigned(ledger)
     if game is not None:
-        events = read_stream_events(ledger, game)
+        events, signed = ledger_api.signed_events(ledger, game)
         if not events:
             raise ValueError(f"no game stream {game!r} in {ledger}")
         record = game_record(events, _tournament_name(ledger, events[0]))
         if out is None:
             sys.stdout.write(record)
-            return {"games": 1, "out": None}, ""
+            return {"games": 1, "out": None}, "", signed
         write_output(out, record.encode(), force)
-        return {"games": 1, "out": str(out)}, f"wrote the record of {game} to {out}"
-    assert tournament is not None
-    if out is None:
-        raise typer.BadParameter("a tournament's records go one file per game into a directory: give --out DIR", param_hint="--out")
-    check_output(out, force, directory=True)
-    streams = game_streams(read_events(ledger), tournament)
+        return {"games": 1, "out": str(out)}, f"wrote the record of {game} to {out}", signed
+    assert tournament is not None and out is not None
+    log, signed = ledger_api.signed_events(ledger)
+    streams = game_streams(log, tournament)
     if not streams:
         raise ValueError(f"no games of tournament {tournament!r} in {ledger}")
+    by_stream: dict[str, list[Any]] = {}
+    for event in log:
+        by_stream.setdefault(event.stream, []).append(event)
     name = None
     with ledger_api.output_directory(out, force) as tree:
         for stream in streams:
-            events = read_stream_events(ledger, stream)
-            name = name or _tournament_name(ledger, events[0])
+            events = by_stream[stream]
+            name = name or _tournament_name(ledger, events[0], by_stream.get(tournament))
             tree.write(record_file_name(stream), game_record(events, name).encode())
-    return {"games": len(streams), "out": str(out)}, f"wrote the records of {len(streams)} games of {tournament} to {out}"
+    return {"games": len(streams), "out": str(out)}, f"wrote the records of {len(streams)} games of {tournament} to {out}", signed
 
 
-def _tournament_name(ledger: Path, start: Any) -> str | None:
-    """Returns the name the tournament of a game was opened with, if the game has one."""
-    from ledger import read_stream_events
+def _tournament_name(ledger: Path, start: Any, opened: list[Any] | None = None) -> str | None:
+    """Returns the name the tournament of a game was opened with, if the game has one (from the
+    tournament's signed events, read here unless given)."""
     from schemas.common import TournamentOpened
 
     if start.tournament is None:
         return None
-    opened = read_stream_events(ledger, start.tournament)[:1]
+    if opened is None:
+        opened = ledger_api.signed_events(ledger, start.tournament)[0]
     return opened[0].name if opened and isinstance(opened[0], TournamentOpened) else None
 
 
 @command
 def prove(stream: Annotated[str, typer.Option(help="Stream (game or tournament) id.")],
           out: Annotated[Path, typer.Option(help="Where to write the evidence bundle.")],
-          ledger: LedgerOpt = DEFAULT_LEDGER,
+          ledger: LedgerOpt = DEFAULT_LEDGER, key: LogKeyOpt = None,
           size: Annotated[int | None, typer.Option(help="Prove against the kept checkpoint of this tree size (e.g. one an arbiter co-signed).")] = None,
           cosigned: Annotated[bool, typer.Option("--cosigned", help="Prove against the newest checkpoint an arbiter co-signed.")] = False,
           force: ForceOpt = False, json: JsonOpt = False) -> None:
     """Write an evidence bundle: a stream's entries with inclusion proofs and a signed checkpoint."""
     check_output(out, force)
-    built = ledger_api.prove(existing_ledger(ledger), stream, size, cosigned)
+    with ledger_api.pinned_key(key):
+        built = ledger_api.prove(existing_ledger(ledger), stream, size, cosigned)
+        try:  # a bundle handed on is one `check-proof` accepts: an entry edited in the signed range is refused here
+            checked = ledger_api.check_bundle(built, ledger_api.load_verifier(ledger))
+        except ledger_api.LedgerError as exc:
+            raise ledger_api.LedgerCorrupt(None, f"账本已签名部分被改动，拒绝出具证据 / stream {stream!r} does not match the signed tree: "
+                                           f"{exc} (run `matchledger verify`)") from None
+        trust = trust_document(ledger, checked.checkpoint)
     write_output(out, msgspec.json.format(msgspec.json.encode(built)) + b"\n", force)
     if json:
-        emit_json({"stream": stream, "entries": len(built.entries), "out": str(out)})
+        emit_json({"stream": stream, "entries": len(built.entries), "out": str(out), "trust": trust})
     else:
         say(f"wrote {len(built.entries)} entries of {stream} with inclusion proofs to {out}")
+        say_trust(trust)
 
 
 @command
@@ -312,24 +346,26 @@ def consistency(old: Annotated[int, typer.Option(help="Tree size of the earlier 
                 ledger: LedgerOpt = DEFAULT_LEDGER,
                 new: Annotated[int | None, typer.Option(help="Tree size of the later checkpoint (the latest by default).")] = None,
                 out: Annotated[Path | None, typer.Option(help="Also write the proof to this file, for check-consistency.")] = None,
-                force: ForceOpt = False, json: JsonOpt = False) -> None:
+                key: LogKeyOpt = None, force: ForceOpt = False, json: JsonOpt = False) -> None:
     """Prove that an earlier signed checkpoint is a prefix of a later one (RFC 6962 consistency proof)."""
     if out is not None:
         check_output(out, force)
-    try:
-        item = ledger_api.prove_consistency(existing_ledger(ledger), old, new)
-    except ledger_api.LedgerError as exc:
-        sizes = set(ledger_api.checkpoint_sizes(ledger))
-        if old not in sizes or (new is not None and new not in sizes):  # a size that has no checkpoint: misuse, exit 2
-            raise UsageError(str(exc)) from None
-        raise
-    first, last = ledger_api.check_consistency(item, ledger_api.load_verifier(ledger))
+    with ledger_api.pinned_key(key):
+        try:
+            item = ledger_api.prove_consistency(existing_ledger(ledger), old, new)
+        except ledger_api.LedgerError as exc:
+            sizes = set(ledger_api.checkpoint_sizes(ledger))
+            if old not in sizes or (new is not None and new not in sizes):  # a size that has no checkpoint: misuse, exit 2
+                raise UsageError(str(exc)) from None
+            raise
+        first, last = ledger_api.check_consistency(item, ledger_api.load_verifier(ledger))
+        trust = trust_document(ledger, last)
     if out is not None:
         write_output(out, ledger_api.encode_consistency(ledger_api.ConsistencyFile(ledger_api.CONSISTENCY_FORMAT, first.size,
                                                                                      last.size, item.proof)), force)
     if json:
         emit_json({"old": first.size, "new": last.size, "old_root": first.root.hex(), "new_root": last.root.hex(), "proof": item.proof,
-                   "out": str(out) if out else None})
+                   "out": str(out) if out else None, "trust": trust})
     else:
         say(f"ok: the log at {first.size} entries (root {first.root.hex()}) is a prefix of the log at {last.size} "
             f"(root {last.root.hex()}); proof of {len(item.proof)} hashes:")
@@ -337,6 +373,7 @@ def consistency(old: Annotated[int, typer.Option(help="Tree size of the earlier 
             say(f"  {h}")
         if out is not None:
             say(f"wrote the proof to {out}")
+        say_trust(trust)
 
 
 @command

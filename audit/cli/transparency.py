@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from audit.cli.base import JsonOpt, command, existing_ledger, key_option
+from audit.cli.base import JsonOpt, command, existing_ledger, export_trust, key_option, say_trust, trust_document
 from audit.cli.inputs import read_input, read_text
 from audit.output import emit_json, say
 
@@ -78,10 +78,12 @@ def witness(state: Annotated[Path, typer.Option(help="File that keeps the last c
         raise typer.BadParameter("a served log is checked against a key you hold: give --key PUB", param_hint="--key")
     if ledger is not None:
         existing_ledger(ledger)
-        verifier = Verifier.load(key) if key is not None else ledger_api.load_verifier(ledger)
-        checkpoint = ledger_api.newest_checkpoint(ledger, verifier)
-        if checkpoint is None:
-            raise ledger_api.LedgerError(f"ledger {ledger} has no checkpoint yet")
+        with ledger_api.pinned_key(key):  # the anchor's one path: a directory's signer.pub other than the pin is refused
+            verifier = ledger_api.load_verifier(ledger)
+            checkpoint = ledger_api.newest_checkpoint(ledger, verifier)
+            if checkpoint is None:
+                raise ledger_api.LedgerError(f"ledger {ledger} has no checkpoint yet")
+            trust = trust_document(ledger, checkpoint)
         note, source = checkpoint.note, (lambda a, b: ledger_api.consistency_file(ledger, a, b))
     else:
         assert url is not None and key is not None
@@ -93,9 +95,12 @@ def witness(state: Annotated[Path, typer.Option(help="File that keeps the last c
     except ledger_api.WitnessError as exc:
         raise _fork_named(exc) from None
     before, now = seen.before, seen.now
+    if url is not None:
+        assert key is not None
+        trust = export_trust(key, now.size, now.root.hex())
     if json:
         emit_json({"ok": True, "origin": now.origin, "size": now.size, "root": now.root.hex(),
-                   "previous_size": before.size if before else None, "state": str(state)})
+                   "previous_size": before.size if before else None, "state": str(state), "trust": trust})
     elif before is None:
         say(f"first visit: remembered the checkpoint of {now.origin} at size {now.size} (root {now.root.hex()}) in {state}")
     elif before.size == now.size:
@@ -103,6 +108,8 @@ def witness(state: Annotated[Path, typer.Option(help="File that keeps the last c
     else:
         say(f"ok: the log of {now.origin} grew from {before.size} to {now.size} entries and the older tree is a prefix "
             f"of the newer (consistency proof checked); remembered size {now.size} in {state}")
+    if not json:
+        say_trust(trust)
 
 
 def _fork_named(exc: Exception) -> Exception:
