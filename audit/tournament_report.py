@@ -5,7 +5,7 @@ game linked to its arbitration report, written beside the page and linking back.
 
 from __future__ import annotations
 
-import re
+import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,8 +19,9 @@ from audit.report import clock, write_report
 from audit.session import Session, open_session
 from audit.standings import Crosstable, Standings, crosstable, standings
 from audit.terms import COLUMNS, term, termination
-from ledger import check_output, load_verifier, newest_checkpoint, read_stream_events, write_output
+from ledger import check_output, load_verifier, newest_checkpoint, read_stream_events, stream_file_name, write_output
 from schemas.common import TournamentOpened
+
 
 @dataclass
 class TournamentPage:
@@ -47,8 +48,14 @@ class TournamentPage:
 
 
 def game_report_path(out: Path, stream: str) -> Path:
-    """Returns where a game's report goes beside the tournament page `out`."""
-    return out.with_name(f"{out.stem}-{re.sub(r'[^A-Za-z0-9._-]', '_', stream)}.html")
+    """Returns where a game's report goes beside the tournament page `out`: named as every per-stream
+    output is (`stream_file_name`), so no two streams share a file (`a/b` and `a_b`)."""
+    return out.with_name(f"{out.stem}-{stream_file_name(stream, '.html')}")
+
+
+def _link(path: Path) -> str:
+    """Returns a report's file name as a relative URL (its `%XX` escapes escaped in turn)."""
+    return e(urllib.parse.quote(path.name))
 
 
 def write_tournament_report(root: Path, tournament: str, out: Path, force: bool = False,
@@ -191,7 +198,7 @@ def _games(result: TournamentPage) -> str:
     rows = []
     for g in result.games:
         path = result.reports.get(g["stream"])
-        name = f"<a href='{e(path.name)}'>{e(g['stream'])}</a>" if path else e(g["stream"])
+        name = f"<a href='{_link(path)}'>{e(g['stream'])}</a>" if path else e(g["stream"])
         seats = "<br>".join(f"{i}: {_player(result, p)} — {e(display_cell(pts))}" for i, (p, pts) in enumerate(zip(g["players"], g["points"])))
         rows.append([name, str(g["round"] or ""), str(g["table_no"] or ""), str(g["game_no"] or ""), e(g["board"] or ""),
                      e(termination(g["termination"])), seats, e(term("unverified")) if g["unverified"] else "", str(g["findings"])])
@@ -215,7 +222,7 @@ def _explanations(result: TournamentPage) -> str:
         rows = []
         for g in result.explained.get(r["player"], []):
             path = result.reports.get(g["stream"])
-            game = f"<a href='{e(path.name)}'>{e(g['stream'])}</a>" if path else e(g["stream"])
+            game = f"<a href='{_link(path)}'>{e(g['stream'])}</a>" if path else e(g["stream"])
             rows.append([e(display_cell(g["round"])), game, e(display_cell(g["seat"])), e(termination(g["termination"])),
                          e(display_cell(g["derived_points"])), e(g["ruling"] or "–"), e(display_cell(g["counted_points"])),
                          e(SOURCES.get(g["counted_from"], g["counted_from"] or "–")), e(term(g["status"]) if g["status"] else "–"),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import urllib.parse
 from pathlib import Path
 
 import pytest
@@ -132,3 +133,14 @@ def test_a_failed_output_leaves_nothing_and_a_link_is_refused(tmp_path: Path) ->
     (tmp_path / "link").symlink_to(tmp_path / "real")
     with pytest.raises(OutputRefused, match="symbolic link"), output_directory(tmp_path / "link", force=True):
         pass
+
+
+def test_game_reports_of_two_streams_never_share_a_file() -> None:
+    """Issue 28.11: the tournament page's game reports are named as every per-stream output (`a/b`
+    and `a_b` apart), and the page links to the name as written (its `%XX` escaped for the URL)."""
+    from audit.tournament_report import _link, game_report_path
+
+    page = Path("/tmp/out/cup.html")
+    one, two = game_report_path(page, "cup/a/b"), game_report_path(page, "cup/a_b")
+    assert one != two and one.parent == two.parent == page.parent
+    assert urllib.parse.unquote(_link(two)) == two.name and "%255F" in _link(two)
