@@ -305,16 +305,19 @@ def read_tail(root: Path, segment: int, offset: int, size: int, signed: int) -> 
     return tail
 
 
-def check_frame_ends(path: Path, end: int, entry: int) -> None:
-    """Checks that the frame of `entry` ends at byte `end` of a segment."""
+def check_frame_ends(path: Path, end: int, entry: int, committed: bool = False) -> None:
+    """Checks that the frame of `entry` ends at byte `end` of a segment and, with `committed`, that it
+    carries a commit mark (a checkpoint's last entry always does: a note follows a commit)."""
     if end < OVERHEAD:
         raise LedgerCorrupt(entry, f"no frame of entry {entry} can end at byte {end} of {path.name}")
     with open_regular(path) as f:
         if end > os.fstat(f.fileno()).st_size:
             raise LedgerCorrupt(entry, f"{path.name} is shorter than the index head says: entries were removed")
         f.seek(end - TRAILER.size)
-        word = f.read(TRAILER.size)
-    read_frame(path, end - OVERHEAD - (int.from_bytes(word, "little") & LENGTH_MASK), entry)
+        word = int.from_bytes(f.read(TRAILER.size), "little")
+    read_frame(path, end - OVERHEAD - (word & LENGTH_MASK), entry)
+    if committed and not word & COMMIT:
+        raise LedgerCorrupt(entry, f"the frame of entry {entry}, the last a checkpoint signs, carries no commit mark")
 
 
 def _read_segment_tail(tail: Tail, path: Path, start: int, expected: int, signed: int, later: int,
