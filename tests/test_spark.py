@@ -99,7 +99,7 @@ def test_translation_rewrites_what_the_dialects_lack(duckdb: str, spark: str) ->
 def test_a_table_macro_call_becomes_its_body_with_the_arguments() -> None:
     steps = spark_query("ranking_through", {"tournament": "cup-1", "through": 2})
     text = " ".join(select for _, select in steps.ctes)
-    assert "tournament = 'cup-1'" in text and "round <= 2" in text
+    assert "tournament = 'cup-1'" in text and "round <= COALESCE(2, 1000000)" in text  # $through NULL: every round
     assert [name for name, _ in steps.ctes][:2] == ["ranking_through__standings__rules", "ranking_through__standings__r"]
     assert "FROM (SELECT" in steps.select and "standings(" not in steps.select
 
@@ -252,12 +252,12 @@ def test_spark_audit_gives_the_duckdb_audits_json(tmp_path: Path, fault: str, sp
         _simulate(root, game, *planted)
     assert cli("export", "--ledger", str(root), "--parquet", str(out)).exit_code == 0
     spark = ("--engine", "spark", "--parquet", str(out), "--key", str(root / "signer.pub"))
-    local = _json("audit", "--ledger", str(root))
+    local = _json("audit", "--ledger", str(root), "--key", str(root / "signer.pub"))
     assert _json("audit", *spark) == local
     assert (local[0] == 0) == (fault == "clean"), local[1]["reason"]  # a Swiss round seated wrongly is an error, not a warning
     for game in sorted(PLAYERS):
         tournament = f"{game}-cup-{SEED}"  # the simulator names a tournament after its game and seed
-        assert _json("standings", "--tournament", tournament, *spark) == _json("standings", "--tournament", tournament, "--ledger", str(root))
+        assert _json("standings", "--tournament", tournament, *spark) == _json("standings", "--tournament", tournament, "--ledger", str(root), "--key", str(root / "signer.pub"))
 
 
 @pytest.mark.slow
@@ -267,9 +267,9 @@ def test_spark_audit_of_the_demo_event_gives_the_duckdb_audits_json(tmp_path: Pa
     assert demo.exit_code == 0, demo.output
     assert cli("export", "--ledger", str(root), "--parquet", str(out)).exit_code == 0
     spark = ("--engine", "spark", "--parquet", str(out), "--key", str(root / "signer.pub"))
-    assert _json("audit", *spark) == _json("audit", "--ledger", str(root))
+    assert _json("audit", *spark) == _json("audit", "--ledger", str(root), "--key", str(root / "signer.pub"))
     for tournament in json.loads(demo.stdout)["tournaments"]:
-        assert _json("standings", "--tournament", tournament, *spark) == _json("standings", "--tournament", tournament, "--ledger", str(root))
+        assert _json("standings", "--tournament", tournament, *spark) == _json("standings", "--tournament", tournament, "--ledger", str(root), "--key", str(root / "signer.pub"))
 
 
 @pytest.mark.slow
@@ -277,9 +277,9 @@ def test_spark_query_runs_named_queries_and_refuses_writes(exported: tuple[Path,
     root, out = exported
     spark = ("--engine", "spark", "--parquet", str(out), "--key", str(root / "signer.pub"))
     named = ("--name", "step_counts")
-    assert _json("query", *named, *spark) == _json("query", *named, "--ledger", str(root))
+    assert _json("query", *named, *spark) == _json("query", *named, "--ledger", str(root), "--key", str(root / "signer.pub"))
     sql = "SELECT stream, count(*) AS n FROM steps GROUP BY stream ORDER BY stream"
-    assert _json("query", sql, *spark) == _json("query", sql, "--ledger", str(root))
+    assert _json("query", sql, *spark) == _json("query", sql, "--ledger", str(root), "--key", str(root / "signer.pub"))
     for sql, refusal in [("DELETE FROM events", "only read-only queries are allowed"),
                          ("SELECT reflect('java.lang.System', 'getenv', 'HOME')", "calls into the JVM are not allowed"),
                          (f'SELECT * FROM parquet."{out}/events"', ""), (f"SELECT * FROM read_parquet('{out}/events/*/*/*.parquet')", "")]:
