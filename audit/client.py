@@ -17,7 +17,7 @@ from typing import Any
 import aiohttp
 import msgspec
 
-from ledger import SIGNATURE_HEADER, Receipt, Signer, Verifier, check_receipt, sign_batch
+from ledger import SIGNATURE_HEADER, Receipt, Signer, Verifier, check_receipt, log_identity, note_identity, sign_batch
 from schemas import decode_line, encode
 from schemas.envelope import Event
 
@@ -53,9 +53,8 @@ class Client:
     `log_key` is the log's verifier key: with it each receipt's checkpoint signature is checked,
     without it only the proofs against the root the receipt's checkpoint states. A batch is sent
     again for up to `retry_for` seconds while the service cannot be reached or answers a retryable
-    status. Each batch is signed for the log's origin (scheme `matchledger-batch/2`): `origin`, else
-    the log key's name (the origin the log signs its checkpoints with), else the origin of the
-    service's checkpoint.
+    status. Each batch is signed for the log (scheme `matchledger-batch/2`: its origin and key id,
+    `ledger.log_identity`): `origin`, else the log key's, else that of the service's checkpoint.
     """
 
     def __init__(self, url: str, signer: Signer, log_key: Verifier | None = None, retry_for: float = RETRY_FOR,
@@ -63,7 +62,7 @@ class Client:
         self.url = url.rstrip("/")
         self.signer = signer
         self.log_key = log_key
-        self.origin = origin or (log_key.name if log_key is not None else None)
+        self.origin = origin or (log_identity(log_key.name, log_key.key_id) if log_key is not None else None)
         self.retry_for = retry_for
         self.timeout = aiohttp.ClientTimeout(total=timeout)
         self._session = session
@@ -113,7 +112,7 @@ class Client:
                 async with self._session.get(self.url + "/checkpoint") as response:
                     data = await response.read()
                     if response.status == 200:
-                        self.origin = data.decode(errors="replace").split("\n", 1)[0]
+                        self.origin = note_identity(data.decode(errors="replace"))
                         break
                     if response.status not in RETRY_STATUSES:
                         raise _refusal(response.status, data)
@@ -183,7 +182,7 @@ async def change_source(url: str, log_signer: Signer, change: dict[str, Any], re
     :raises SendError: when the service refuses it, or stays unreachable for `retry_for` seconds.
     """
     body = msgspec.json.encode(change)
-    line = sign_batch(log_signer, body, log_signer.name)  # the scheme of batches, under the log's own key, whose name is the origin
+    line = sign_batch(log_signer, body, log_identity(log_signer.name, log_signer.verifier.key_id))  # the scheme of batches, under the log's own key
     async with aiohttp.ClientSession() as session:
         data = await answered(session, url.rstrip("/"), "/sources", body, {SIGNATURE_HEADER: line}, retry_for)
     result: dict[str, Any] = msgspec.json.decode(data)

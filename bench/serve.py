@@ -29,6 +29,7 @@ import calendar
 import json
 import os
 import random
+import shutil
 import socket
 import sqlite3
 import statistics
@@ -118,6 +119,30 @@ def start(args: list[str], log: Path) -> tuple[subprocess.Popen, str]:
 
 ORIGIN = "bench.local/serve"
 """The bench log's origin, which every batch signature names (signed before the log exists)."""
+
+
+_TEMPLATE: list[Path] = []
+
+
+def fresh_ledger(root: Path) -> None:
+    """Makes a fresh, empty ledger at `root`, always under the bench's one log key (a copy of one made
+    once), so that the batches, which are signed for the log's origin and key, are signed once before
+    the clock starts and are the very same bytes in every round."""
+    import ledger as ledger_api
+
+    if not _TEMPLATE:
+        base = Path(tempfile.mkdtemp(prefix="matchledger-bench-log-")) / "ledger"
+        ledger_api.init(base, ORIGIN)
+        _TEMPLATE.append(base)
+    shutil.copytree(_TEMPLATE[0], root)
+
+
+def log_signed_for() -> str:
+    """Returns the log identity every round's ledger has (`ledger.log_identity`)."""
+    import ledger as ledger_api
+
+    fresh_ledger(Path(tempfile.mkdtemp(prefix="matchledger-bench-probe-")) / "ledger")
+    return ledger_api.log_identity(ORIGIN, ledger_api.load_verifier(_TEMPLATE[0]).key_id)
 
 
 def tables_and_keys() -> tuple[str, list, dict[int, int | None]]:
@@ -358,7 +383,7 @@ def ours(tmp: Path, tag: str, tables: list, requests: list, planted: dict[int, i
     import ledger as ledger_api
 
     root = tmp / "ledger"
-    ledger_api.init(root, ORIGIN)
+    fresh_ledger(root)
     for n, t in enumerate(tables, start=1):
         ledger_api.change_sources(root, lambda book, led, t=t, n=n: ledger_api.registration(book, led, t.signer.name, t.signer.verifier,
                                                                                            (), [f"{tag}/t{n}"]))
@@ -410,7 +435,7 @@ def simulated(tmp: Path, tables: int) -> tuple[int, float, list[float], float]:
     import ledger as ledger_api
 
     root = tmp / "ledger"
-    ledger_api.init(root, ORIGIN)
+    fresh_ledger(root)
     proc, url = start(serve_args(root), tmp / "serve.log")
     try:
         t0 = time.perf_counter()
@@ -459,8 +484,9 @@ def main() -> None:
     from ledger import SIGNATURE_HEADER, sign_batch
 
     tag, tables, planted = tables_and_keys()
+    log = log_signed_for()
     # signed before the clock starts: the load stands in for 64 machines, whose signing is not the server's work
-    requests = [[(body, {SIGNATURE_HEADER: sign_batch(t.signer, body, ORIGIN)}) for body in (batch_body([e]) for e in t.events)]
+    requests = [[(body, {SIGNATURE_HEADER: sign_batch(t.signer, body, log)}) for body in (batch_body([e]) for e in t.events)]
                 for t in tables]
     events = sum(len(r) for r in requests)
     driver = "aiohttp's client" if os.environ.get("MATCHLEDGER_BENCH_DRIVER") == "aiohttp" else "lean keep-alive HTTP/1.1"

@@ -33,6 +33,8 @@ from ledger.sources import (
     SourceBook,
     SourceRefused,
     change_sources,
+    log_identity,
+    note_identity,
     parse_signature,
     read_verifier_key,
     registration,
@@ -76,7 +78,7 @@ __all__ = [
     # the live service (issue 14): sources, signed batches, receipts, the tlog-tiles read side
     "SIGNATURE_HEADER", "EntryReader", "ProvedEntry", "Receipt", "Source", "SourceBook", "SourceRefused", "Subtrees", "TilePathError", "TileReader",
     "change_sources", "check_receipt", "covered", "entry_bundle", "hash_tile",
-    "load_evidence", "parse_tile_path", "prove_entry", "read_verifier_key", "registration", "revocation",
+    "load_evidence", "parse_tile_path", "prove_entry", "read_verifier_key", "registration", "revocation", "log_identity", "note_identity",
     "parse_signature", "sign_batch", "signature_refusal", "verify_senders", "signed_message", "stored_checkpoint", "checkpoint_sizes", "KeptNodes",
     "verify_each", "repair",
     "DerivedFiles", "indexed_size", "read_streams", "tree_root",  # derived files the service keeps (live findings)

@@ -20,7 +20,7 @@ from ledger.layout import SEGMENTS
 from ledger.merkle import ProofError, consistency_proof, inclusion_proof, leaf_hash, verify_consistency, verify_inclusion
 from ledger.notes import Verifier, split_note
 from ledger.segments import FrameError, iter_frames, list_segments
-from ledger.sources import expand_runs, old_message, parse_signature, signed_message
+from ledger.sources import expand_runs, note_identity, old_message, parse_signature, signed_message
 from ledger.store import load_verifier
 from ledger.tiles import TileReader
 from schemas import decode
@@ -329,7 +329,10 @@ def verify_senders(bundle: EvidenceBundle, keys: dict[str, Verifier]) -> dict[in
 
     :raises BundleError: when a checkable signature does not verify, or a source's key is not given.
     """
-    origin = bundle.checkpoint.split("\n", 1)[0]
+    try:
+        origin = note_identity(bundle.checkpoint)  # the log the batches were signed for: origin and key id
+    except SignatureError as exc:
+        raise BundleError(str(exc)) from None
     by_index = {item.index: item for item in bundle.entries}
     seq_of = {item.index: n for n, item in enumerate(bundle.entries)}
     proved: dict[int, str] = {}

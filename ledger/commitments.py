@@ -283,7 +283,10 @@ def check_history(root: Path, sizes: list[int], starts: list[int]) -> str | None
         try:
             if segment not in starts:
                 raise LedgerCorrupt(None, "no such segment")
-            check_frame_ends(segment_path(root / "segments", segment), offset, size - 1, committed=True)
-        except LedgerCorrupt as exc:
-            return f"index/checkpoints: checkpoint {size} does not end at a committed frame at byte {offset} of segment {segment} ({exc})"
+            committed = check_frame_ends(segment_path(root / "segments", segment), offset, size - 1)
+        except LedgerCorrupt:
+            return f"index/checkpoints: checkpoint {size} does not end at byte {offset} of segment {segment}"
+        if not committed:
+            return (f"the frame of entry {size - 1}, the last checkpoint {size} signs, carries no commit mark "
+                    f"(byte {offset} of segment {segment}): a note always follows a commit")
     return None

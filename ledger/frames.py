@@ -305,9 +305,9 @@ def read_tail(root: Path, segment: int, offset: int, size: int, signed: int) -> 
     return tail
 
 
-def check_frame_ends(path: Path, end: int, entry: int, committed: bool = False) -> None:
-    """Checks that the frame of `entry` ends at byte `end` of a segment and, with `committed`, that it
-    carries a commit mark (a checkpoint's last entry always does: a note follows a commit)."""
+def check_frame_ends(path: Path, end: int, entry: int) -> bool:
+    """Checks that the frame of `entry` ends at byte `end` of a segment; returns whether it carries a
+    commit mark (a checkpoint's last entry always does: a note follows a commit)."""
     if end < OVERHEAD:
         raise LedgerCorrupt(entry, f"no frame of entry {entry} can end at byte {end} of {path.name}")
     with open_regular(path) as f:
@@ -316,8 +316,7 @@ def check_frame_ends(path: Path, end: int, entry: int, committed: bool = False) 
         f.seek(end - TRAILER.size)
         word = int.from_bytes(f.read(TRAILER.size), "little")
     read_frame(path, end - OVERHEAD - (word & LENGTH_MASK), entry)
-    if committed and not word & COMMIT:
-        raise LedgerCorrupt(entry, f"the frame of entry {entry}, the last a checkpoint signs, carries no commit mark")
+    return bool(word & COMMIT)
 
 
 def _read_segment_tail(tail: Tail, path: Path, start: int, expected: int, signed: int, later: int,

@@ -6,14 +6,16 @@ A source (a venue server, an online platform, an AI seat's harness) is registere
 
 The batch signature scheme, `matchledger-batch/2`: the signed message is
 
-    matchledger-batch/2 LF <the log's origin> LF <source name> LF <the request body's exact bytes>
+    matchledger-batch/2 LF <the log's origin>+<its key id> LF <source name> LF <the request body's exact bytes>
 
 signed with Ed25519 by the source's key; the request carries it in the header
 `Matchledger-Signature: <source name> <base64(key id ‖ signature)>`, which is a C2SP signed-note
 signature line (c2sp.org/signed-note) without its leading em dash (HTTP header values are ASCII).
 The key id is the note key id of the source's verifier key, so a key rotated under the same name
-is told apart. The prefix, the origin and the name bind the signature to this use, to this log (a
-batch captured on a staging log does not verify on production) and to the sender. The first
+is told apart. The prefix, the log (its origin and the id of its key, as C2SP names a verifier key:
+two logs given the same origin by mistake still differ by key) and the name bind the signature to
+this use, to this log (a batch captured on a staging log does not verify on production) and to the
+sender. The first
 scheme, `matchledger-batch/1`, named no log: a batch signed so is refused, saying why.
 """
 
@@ -31,10 +33,10 @@ from typing import Any
 import msgspec
 
 from ledger.batch import Pending, is_log_stream
-from ledger.errors import KeyFileError, LedgerError
+from ledger.errors import KeyFileError, LedgerError, SignatureError
 from ledger.fastscan import verify_signatures
 from ledger.index import BookHead, book_head, book_key, read_book_index
-from ledger.notes import Signer, Verifier
+from ledger.notes import Signer, Verifier, split_note
 from ledger.store import Ledger
 from ledger.tiles import TileReader
 from schemas import decode, encode
@@ -61,9 +63,28 @@ class SourceRefused(LedgerError):
         self.reason = reason
 
 
-def signed_message(source: str, body: bytes, origin: str) -> bytes:
-    """Returns the bytes a source signs for a batch body to the log of `origin` (scheme `matchledger-batch/2`)."""
-    return f"{SCHEME}\n{origin}\n{source}\n".encode() + body
+def log_identity(origin: str, key_id: bytes) -> str:
+    """Returns the log a batch is signed for: its origin and its key's id, `origin+1a2b3c4d`."""
+    return f"{origin}+{key_id.hex()}"
+
+
+def note_identity(note: str) -> str:
+    """Returns the identity of the log that signed a checkpoint note: its origin line and the key id
+    of the signature line under that name (a note carries co-signatures under other names too).
+
+    :raises SignatureError: when the note has no signature line of its origin.
+    """
+    body, signatures = split_note(note)
+    origin = body.split("\n", 1)[0]
+    key_id = next((blob[:4] for name, blob in signatures if name == origin), None)
+    if key_id is None:
+        raise SignatureError(f"the checkpoint carries no signature of its origin {origin!r}")
+    return log_identity(origin, key_id)
+
+
+def signed_message(source: str, body: bytes, log: str) -> bytes:
+    """Returns the bytes a source signs for a batch body to the log `log` (`log_identity`; scheme `matchledger-batch/2`)."""
+    return f"{SCHEME}\n{log}\n{source}\n".encode() + body
 
 
 def sign_batch(signer: Signer, body: bytes, origin: str) -> str:
@@ -151,7 +172,7 @@ class SourceBook:
     owners: dict[str, str] = field(default_factory=dict)
     resent: dict[int, list[int]] = field(default_factory=dict)
     origin: str = ""
-    """The log's origin, which every batch signature names."""
+    """The log's identity (`log_identity`: origin and key id), which every batch signature names."""
     ledger: Ledger | None = field(default=None, repr=False)
     """The log the book reads records from (`batch_record`)."""
     unsaved: list[bytes] = field(default_factory=list, repr=False)
@@ -293,7 +314,7 @@ def load_source_book(ledger: Ledger, batches: bool = True) -> SourceBook:
     source) and, with `batches`, the batch records (`log.batches`) from those the book's index
     (`index/book`) does not cover; a missing or damaged index is rebuilt from every record. A
     registration needs the registry alone."""
-    book = SourceBook(origin=ledger.config.origin, ledger=ledger)
+    book = SourceBook(origin=log_identity(ledger.config.origin, ledger.signer.verifier.key_id), ledger=ledger)
     for seq in range(ledger.next_seq(SOURCES_STREAM)):
         book.fold(ledger.entry_of(SOURCES_STREAM, seq), decode(ledger.read_stream_entry(SOURCES_STREAM, seq)))
     if not batches:

@@ -162,7 +162,10 @@ class _RemoteTiles(TileReader):
         count = level_count(self._size, level)
         stored = WIDTH if n < count // WIDTH else count % WIDTH  # the only partial tile a client may ask for
         path = f"tile/{level}/{index_path(n)}" + ("" if stored == WIDTH else f".p/{stored}")
-        data = self._fetch(path)
+        try:
+            data = self._fetch(path)
+        except OSError as exc:  # a tile the server does not have: the proof cannot be made, which is a failure, not misuse
+            raise WitnessError(f"the tile {path} of the tree of size {self._size} cannot be read: {exc}") from None
         if width > stored or len(data) != stored * HASH:
             raise WitnessError(f"tile {path} holds {len(data)} bytes, not the {stored * HASH} of the tree of size {self._size}")
         return data

@@ -85,10 +85,15 @@ ORIGINS: dict[bytes, str] = {}
 """The origin of the log each source made here was registered in (by public key): `signed` signs for it."""
 
 
+def log_of(ledger: Path) -> str:
+    """Returns the log identity batches to `ledger` are signed for (its origin and key id)."""
+    return ledger_api.log_identity(ledger_api.load_config(ledger).origin, ledger_api.load_verifier(ledger).key_id)
+
+
 def make_source(tmp: Path, ledger: Path, name: str, **grants: list[str]) -> Signer:
     """Creates a source's key pair and registers it in the (stopped) ledger."""
     signer = Signer.generate(name)
-    ORIGINS[signer.verifier.public] = ledger_api.load_config(ledger).origin
+    ORIGINS[signer.verifier.public] = log_of(ledger)
     ledger_api.change_sources(ledger, lambda book, led: ledger_api.registration(book, led, name, signer.verifier,
                                                                                 grants.get("tournaments", []), grants.get("streams", [])))
     return signer
@@ -114,7 +119,7 @@ def get(url: str, path: str) -> tuple[int, bytes]:
 
 
 def signed(signer: Signer, body: bytes, origin: str | None = None) -> dict[str, str]:
-    """Returns the signature header of a body, signed for the log of `origin` (by default the log
-    the source was registered in, else one no log has)."""
+    """Returns the signature header of a body, signed for the log `origin` (`log_of`; by default the
+    log the source was registered in, else one no log has)."""
     origin = origin or ORIGINS.get(signer.verifier.public, "unregistered.example/none")
     return {ledger_api.SIGNATURE_HEADER: ledger_api.sign_batch(signer, body, origin)}

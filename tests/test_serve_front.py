@@ -22,7 +22,7 @@ import ledger as ledger_api
 from audit.serve import PRIVATE_PREFIX
 from bench.serve import children
 from tests.ledger_support import cli, event_line
-from tests.serve_support import Server, get, make_source, post, signed
+from tests.serve_support import Server, get, log_of, make_source, post, signed
 
 
 def alive(pid: int) -> bool:
@@ -142,8 +142,8 @@ def test_a_source_registered_through_the_service_sends_at_once(ledger_dir: Path,
         added = cli("source", "add", "--url", server.url, "--admin-key", str(ledger_dir / "signer.key"), "--name", "late",
                     "--key", str(tmp_path / "late.pub"))
         assert added.exit_code == 0, added.output
-        assert post(server.url, body_of("late/g", 0), signed(late, body_of("late/g", 0), "serve.test/log"))[0] == 200
-        status, _, data = post(server.url, body_of("late/g", 1), signed(forger, body_of("late/g", 1), "serve.test/log"))
+        assert post(server.url, body_of("late/g", 0), signed(late, body_of("late/g", 0), log_of(ledger_dir)))[0] == 200
+        status, _, data = post(server.url, body_of("late/g", 1), signed(forger, body_of("late/g", 1), log_of(ledger_dir)))
         assert (status, json.loads(data)["error"]) == (401, "bad-signature")
     assert [e.seq for e in ledger_api.read_stream_events(ledger_dir, "late/g")] == [0]
 

@@ -201,10 +201,17 @@ def test_witness_over_http_reads_checkpoint_and_consistency(grown: Path, tmp_pat
     assert grew.exit_code == 0, grew.output
     assert json.loads(grew.stdout)["previous_size"] == 12 and json.loads(grew.stdout)["size"] == 15
     _record(grown, tmp_path, "d", 2)
-    _publish(grown, site, [])  # the server cannot prove 15 → 17
+    _publish(grown, site, [])  # no proof served for 15 → 17: the witness computes it from the tiles (tlog-tiles)
+    shutil.rmtree(site / "tile" / "1", ignore_errors=True)
+    for tile in (site / "tile" / "0").rglob("*"):  # and without the tiles, it cannot
+        if tile.is_file():
+            tile.unlink()
     missing = cli("witness", "--url", url, "--state", str(state), "--key", key)
-    assert missing.exit_code == 1 and "consistency?old=15&new=17: HTTP 404" in flat(missing.output)
+    assert missing.exit_code == 1 and "HTTP 404" in flat(missing.output), missing.output
     assert "\n15\n" in state.read_text()
+    _publish(grown, site, [])
+    tiles = cli("witness", "--url", url, "--state", str(state), "--key", key, "--json")
+    assert tiles.exit_code == 0 and json.loads(tiles.stdout)["size"] == 17, tiles.output
 
 
 def test_witness_options_are_checked(grown: Path, tmp_path: Path) -> None:

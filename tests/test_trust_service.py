@@ -27,7 +27,7 @@ from audit.http1 import Server as HttpServer
 from audit.serve import error_body
 from bench.serve import children
 from tests.ledger_support import cli, event_line
-from tests.serve_support import Server, get, make_source, post, signed
+from tests.serve_support import Server, get, log_of, make_source, post, signed
 
 GENEROUS = 60.0
 """Seconds any answer may take here: a slow, loaded machine still passes; a frozen service does not."""
@@ -358,7 +358,7 @@ def test_a_registration_sent_again_is_acknowledged_once(ledger_dir: Path, tmp_pa
             refused = cli(*add, *changed, "--url", server.url, *admin)
             assert refused.exit_code == 1 and "a name is never reused" in refused.stderr, refused.output
         late = ledger_api.Signer.load(key)
-        assert post(server.url, body_of("cup/g", 0), signed(late, body_of("cup/g", 0), ledger_api.load_config(ledger_dir).origin))[0] == 200
+        assert post(server.url, body_of("cup/g", 0), signed(late, body_of("cup/g", 0), log_of(ledger_dir)))[0] == 200
     assert cli(*add, "--ledger", str(ledger_dir)).exit_code == 0, "offline, the same registration again"
     registered = [e for e in ledger_api.read_stream_events(ledger_dir, "log.sources") if e.kind == "source.registered"]
     assert [e.name for e in registered] == ["late"]

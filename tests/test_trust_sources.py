@@ -252,7 +252,7 @@ def test_a_batch_signed_for_another_log_or_the_old_scheme_is_refused(ledger_dir:
     venue = make_source(tmp_path, staging, "venue", streams=["g/"])
     ledger_api.change_sources(ledger_dir, lambda book, led: ledger_api.registration(book, led, "venue", venue.verifier, (), ["g/"]))
     body = lines(event_line("g/1", 0))
-    header = signed(venue, body, "trust.test/staging")
+    header = signed(venue, body)  # for the log it was registered in: staging (its origin and key id)
     with Server(staging, "--no-live") as server:
         assert post(server.url, body, header)[0] == 200
     with Server(ledger_dir, "--no-live") as server:
