@@ -175,7 +175,8 @@ _AUDIT = _codes("audit", [
     ("W01", "E", "附录三", "the round-1 draw is reproducible from its seed", "no seed, a seed missing its commitment, or an unknown method"),
     ("W02", "E", "第十八条", "Swiss pairing by the tournament rules' algorithm, no repeats", "a pairing or algorithm other than the rules give"),
     ("W03", "E", "附录三", "each game seats the players of the round's seating", "a game's seat holds another player than the seating"),
-    ("W04", "E", "附录三", "snake seating by rank (瑞士移位法); where ties leave the order open, any order among the tied", "a table seated otherwise than the movement allows"),
+    ("W04", "E", "附录三", "snake seating by rank (瑞士移位法); where ties leave the order open, any order among the tied",
+     "a table seated otherwise than the movement allows"),
 ])
 
 _LEDGER = _codes("ledger", [

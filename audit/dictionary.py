@@ -145,7 +145,8 @@ RELATIONS = [
     Relation("swiss", "macro", "player of a checkers Swiss tournament through round n: `swiss(t, n)`", {
         "big": "大分: match points", "bh": "小分: Buchholz (opponents' final 大分)", "ps": "累进分: sum of running totals",
         "direct_encounter": "points against the tied group when all of it has met",
-        "wins": "games won, forfeit wins included (§12.3)", "win_rate": "games won / games counted (a forfeit is one game)", "bh_prev": "Buchholz after the last round played − 1",
+        "wins": "games won, forfeit wins included (§12.3)", "win_rate": "games won / games counted (a forfeit is one game)",
+        "bh_prev": "Buchholz after the last round played − 1",
         "de_or_wins": "the fourth tie-break as applied: direct encounter, else games won",
         "unverified": "games whose declared result stands in",
         "forfeits": "matches forfeited after a withdrawal (第十二条)",

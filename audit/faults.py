@@ -11,7 +11,6 @@ from pathlib import Path
 from msgspec.structs import replace
 
 from ledger import EntryReader, load_verifier, newest_checkpoint
-
 from schemas.common import GameEnded, MoveTimeUsed
 from schemas.envelope import Event
 

@@ -20,7 +20,8 @@ CSS = """*{box-sizing:border-box}
 body{font-family:%(fonts)s;margin:0 auto;padding:1em 1.5em;max-width:1240px;color:#1b1b1b;line-height:1.45}
 h1{font-size:1.6em;margin:.3em 0}h2{font-size:1.25em;margin:1.4em 0 .4em;border-bottom:2px solid #ddd}h2 .en,h1 .en{color:#555;font-weight:normal}
 table{border-collapse:collapse;max-width:100%%}td,th{border:1px solid #ccc;padding:2px 6px;font-size:13px;vertical-align:top;text-align:left}
-th{background:#f3f3f3}.bad{background:#fde0dc}tr.claimed td{background:repeating-linear-gradient(135deg,#fff,#fff 6px,#eee 6px,#eee 12px);color:#555}.changed{background:#fff4d6}.num{text-align:right}
+th{background:#f3f3f3}.bad{background:#fde0dc}.changed{background:#fff4d6}.num{text-align:right}
+tr.claimed td{background:repeating-linear-gradient(135deg,#fff,#fff 6px,#eee 6px,#eee 12px);color:#555}
 .wide{overflow-x:auto;max-width:100%%}.scroll{max-height:28em;overflow:auto;border:1px solid #ddd}
 svg{max-width:100%%;height:auto}p,figcaption,td.msg,td.rule,pre,code{overflow-wrap:anywhere}pre{background:#f6f6f6;padding:8px;overflow:auto;white-space:pre-wrap;word-break:break-all}
 .sw{display:inline-block;width:.9em;height:.9em;border:1px solid #000;vertical-align:middle;margin-right:3px}
@@ -32,7 +33,8 @@ td q{display:block;color:#444;font-size:12px;margin-top:2px}td q:before{content:
 table.votes td{border:0;padding:0 4px}.printonly{display:none}
 .replay{display:grid;gap:12px;align-items:start}.replay>.pane{position:sticky;top:0}.replay .scroll{max-height:calc(100vh - 2em)}
 @media (max-width:1000px){.replay{display:block}}
-@media (max-width:700px){.pane,figure{overflow-x:auto}.pane svg.board,figure svg.board{max-width:none}}.replay.stacked{display:block}.replay.stacked>.pane{position:static}
+@media (max-width:700px){.pane,figure{overflow-x:auto}.pane svg.board,figure svg.board{max-width:none}}
+.replay.stacked{display:block}.replay.stacked>.pane{position:static}
 @media print{body{max-width:none;padding:0;font-size:11pt}.printonly{display:block}
 #timeline td,#timeline th{font-size:8pt;padding:0 3px;line-height:1.2}nav,.controls,.noprint{display:none}.replay{display:block}
 .scroll,.replay .scroll{max-height:none;overflow:visible;border:0}.replay>.pane{position:static}.wide{overflow:visible}h2{break-after:avoid}

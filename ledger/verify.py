@@ -30,15 +30,22 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ledger.checkpoints import Checkpoint, CheckpointReading, SignatureChecks, list_checkpoint_names, newest_checkpoint, read_checkpoint
-from ledger.checkpoints import parse_checkpoint, read_note_file
+from ledger.checkpoints import (
+    Checkpoint,
+    CheckpointReading,
+    SignatureChecks,
+    list_checkpoint_names,
+    newest_checkpoint,
+    parse_checkpoint,
+    read_checkpoint,
+    read_note_file,
+)
 from ledger.commitments import Commitment, check_heads, check_history, commitments
 from ledger.errors import KeyFileError, LedgerCorrupt, SignatureError
 from ledger.fastscan import CHUNK, SegmentScan, extend_roots, scan_file
 from ledger.frames import check_segment_start, committed_end, frame_follows, stream_codes, stream_entries
 from ledger.index import check_index, read_head
-from ledger.layout import CHECKPOINTS, SEGMENTS, load_config
-from ledger.layout import CONFIG, LATEST, config_digest
+from ledger.layout import CHECKPOINTS, CONFIG, LATEST, SEGMENTS, config_digest, load_config
 from ledger.merkle import EMPTY_ROOT, CompactRange
 from ledger.notelog import NOTES, NoteFile
 from ledger.notes import Verifier, split_note

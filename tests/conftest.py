@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -36,3 +37,13 @@ def ledger_dir(tmp_path: Path) -> Path:
     root = tmp_path / "L"
     init(root, "serve.test/log")
     return root
+
+
+@pytest.fixture(scope="module")
+def cup(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The arbitrated checkers tournament of tests/test_arbitration.py (appeals, decisions, rulings
+    already recorded), built once per module that uses it."""
+    from tests.test_arbitration import build_cup
+
+    return build_cup(tmp_path_factory)
+

@@ -69,8 +69,8 @@ def _keys(path: Path) -> Path:
     return path
 
 
-@pytest.fixture(scope="module")
-def cup(tmp_path_factory: pytest.TempPathFactory) -> Cup:
+def build_cup(tmp_path_factory: pytest.TempPathFactory) -> Cup:
+    """The arbitrated checkers tournament several modules test against (the `cup` fixture, tests/conftest.py)."""
     base = tmp_path_factory.mktemp("cup")
     c = Cup(base / "ledger", _keys(base / "keys"))
     init(c.root)

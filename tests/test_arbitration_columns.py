@@ -10,7 +10,7 @@ import pytest
 
 from tests.audit_rows import HandBuilt
 from tests.test_audit_swiss import EXPECTED, RESULTS
-from tests.test_audit_tournament_rules import PAOHUZI, T, match, swiss, swiss_event
+from tests.test_audit_tournament_rules import PAOHUZI, T, match, swiss_event
 
 
 def _example(b: HandBuilt, skip: tuple[int, str] | None = None) -> None:

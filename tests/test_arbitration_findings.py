@@ -14,7 +14,7 @@ from ledger import Signer, read_stream_events, record
 from schemas import encode
 from schemas.common import GameEnded, Ruling
 from tests.ledger_support import cli
-from tests.test_arbitration import HOUR, T, Cup, cup  # noqa: F401  (a fixture)
+from tests.test_arbitration import HOUR, Cup, T
 
 
 def test_a_ruling_that_cannot_be_applied_is_in_the_audit_beside_its_other_fault(cup: Cup, tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ import pytest
 from ledger import read_events, read_stream_events
 from schemas.common import GameEnded
 from tests.ledger_support import cli
-from tests.test_arbitration import HOUR, T, Cup, _end, _player, cup  # noqa: F401  (a fixture)
+from tests.test_arbitration import HOUR, Cup, T, _end, _player
 
 
 def _decided(c: Cup) -> int:

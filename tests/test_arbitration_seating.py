@@ -18,7 +18,7 @@ from audit.tournament_sim import TournamentPlan, simulate_tournament
 from ledger import init, read_stream_events
 from schemas.common import GameEnded
 from tests.audit_rows import HandBuilt
-from tests.test_arbitration import HOUR, T, Cup, _decide, _end, _file, _played, cup  # noqa: F401  (a fixture)
+from tests.test_arbitration import HOUR, Cup, T, _decide, _end, _file, _played
 from tests.test_audit_ranking_chain import board
 
 

@@ -21,7 +21,7 @@ from schemas import encode
 from schemas.arbitration import ARBITER_STREAM, ArbiterRegistered
 from schemas.common import GameEnded, GameStarted, Ruling
 from tests.ledger_support import cli
-from tests.test_arbitration import HOUR, T, Cup, cup  # noqa: F401  (the arbitrated tournament, a fixture)
+from tests.test_arbitration import HOUR, Cup, T
 
 
 def _copy(c: Cup, tmp_path: Path) -> Cup:

@@ -11,15 +11,15 @@ from typing import Any
 
 import pytest
 
+from audit import report
 from audit.articles import ARTICLES, article_text
 from audit.codes import CODES
-from audit import report
 from audit.report import arbitration_table, related_events
 from audit.terms import RULES, rule
+from ledger import Ledger, Pending, read_events, read_stream_events
 from replay.junqi.render import AS_CLAIMED
 from replay.protocol import RULE_BOOKS
 from replay.run import replay_game
-from ledger import Ledger, Pending, read_events, read_stream_events
 from schemas import encode
 from schemas.common import GameStarted, Ruling
 from schemas.envelope import Event
@@ -94,9 +94,9 @@ def test_tournament_page_lists_standings_crosstable_and_games(tmp_path: Path) ->
     assert crosstable.count("先行 first") == made["games"], "and, in each game, who moved first"
     explained = page.split("id=\"players\"")[1]
     assert explained.count("<details>") == 4 and explained.count("<table class='explain'>") == 4, "a folded explanation per player"
-    for report in summary["reports"]:
-        assert f"href='{Path(report).name}'" in page and Path(report).exists()
-        assert f"<a href='{out.name}'>↑ 赛事 tournament</a>" in Path(report).read_text(), "each game links back to the tournament"
+    for written in summary["reports"]:
+        assert f"href='{Path(written).name}'" in page and Path(written).exists()
+        assert f"<a href='{out.name}'>↑ 赛事 tournament</a>" in Path(written).read_text(), "each game links back to the tournament"
 
 
 def test_report_needs_a_game_or_a_tournament(tmp_path: Path) -> None:

@@ -116,7 +116,8 @@ def test_consistency_between_stored_checkpoints(ledger: Path, tmp_path: Path) ->
     assert (json.loads(result.stdout)["old"], json.loads(result.stdout)["new"]) == (9, 27)
     assert cli("consistency", "--ledger", str(ledger), "--old", "18").exit_code == 0
     missing = cli("consistency", "--ledger", str(ledger), "--old", "10")
-    assert missing.exit_code == 2 and "no checkpoint of size 10; 4 are stored, the nearest: 0, 9, 18, 27" in missing.stderr  # a size never signed: misuse (README: 2)
+    # a size never signed: misuse (README: 2)
+    assert missing.exit_code == 2 and "no checkpoint of size 10; 4 are stored, the nearest: 0, 9, 18, 27" in missing.stderr
 
 
 def test_ledger_defaults_to_the_environment_variable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -18,7 +18,7 @@ from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 import ledger as ledger_api
 from audit.serve import parse_body
-from ledger.ed25519 import P, SMALL_ORDER_Y, _add, _decode, has_small_order
+from ledger.ed25519 import SMALL_ORDER_Y, P, _add, _decode, has_small_order
 from ledger.index import book_head, read_head
 from ledger.sources import load_source_book
 from schemas.log import BATCHES_STREAM

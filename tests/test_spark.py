@@ -233,6 +233,11 @@ def _simulate(root: Path, game: str, *extra: str) -> None:
     assert result.exit_code == 0, result.output
 
 
+def pinned(root: Path) -> tuple[str, ...]:
+    """The ledger side's options: the same key pinned as the export side's `--key` (the outputs say which key)."""
+    return ("--ledger", str(root), "--key", str(root / "signer.pub"))
+
+
 def _json(*args: str) -> tuple[int, dict]:
     result = cli(*args, "--format", "json")
     assert result.exit_code in (0, 1), result.output
@@ -252,12 +257,12 @@ def test_spark_audit_gives_the_duckdb_audits_json(tmp_path: Path, fault: str, sp
         _simulate(root, game, *planted)
     assert cli("export", "--ledger", str(root), "--parquet", str(out)).exit_code == 0
     spark = ("--engine", "spark", "--parquet", str(out), "--key", str(root / "signer.pub"))
-    local = _json("audit", "--ledger", str(root), "--key", str(root / "signer.pub"))
+    local = _json("audit", *pinned(root))
     assert _json("audit", *spark) == local
     assert (local[0] == 0) == (fault == "clean"), local[1]["reason"]  # a Swiss round seated wrongly is an error, not a warning
     for game in sorted(PLAYERS):
         tournament = f"{game}-cup-{SEED}"  # the simulator names a tournament after its game and seed
-        assert _json("standings", "--tournament", tournament, *spark) == _json("standings", "--tournament", tournament, "--ledger", str(root), "--key", str(root / "signer.pub"))
+        assert _json("standings", "--tournament", tournament, *spark) == _json("standings", "--tournament", tournament, *pinned(root))
 
 
 @pytest.mark.slow
@@ -267,9 +272,9 @@ def test_spark_audit_of_the_demo_event_gives_the_duckdb_audits_json(tmp_path: Pa
     assert demo.exit_code == 0, demo.output
     assert cli("export", "--ledger", str(root), "--parquet", str(out)).exit_code == 0
     spark = ("--engine", "spark", "--parquet", str(out), "--key", str(root / "signer.pub"))
-    assert _json("audit", *spark) == _json("audit", "--ledger", str(root), "--key", str(root / "signer.pub"))
+    assert _json("audit", *spark) == _json("audit", *pinned(root))
     for tournament in json.loads(demo.stdout)["tournaments"]:
-        assert _json("standings", "--tournament", tournament, *spark) == _json("standings", "--tournament", tournament, "--ledger", str(root), "--key", str(root / "signer.pub"))
+        assert _json("standings", "--tournament", tournament, *spark) == _json("standings", "--tournament", tournament, *pinned(root))
 
 
 @pytest.mark.slow
@@ -277,9 +282,9 @@ def test_spark_query_runs_named_queries_and_refuses_writes(exported: tuple[Path,
     root, out = exported
     spark = ("--engine", "spark", "--parquet", str(out), "--key", str(root / "signer.pub"))
     named = ("--name", "step_counts")
-    assert _json("query", *named, *spark) == _json("query", *named, "--ledger", str(root), "--key", str(root / "signer.pub"))
+    assert _json("query", *named, *spark) == _json("query", *named, *pinned(root))
     sql = "SELECT stream, count(*) AS n FROM steps GROUP BY stream ORDER BY stream"
-    assert _json("query", sql, *spark) == _json("query", sql, "--ledger", str(root), "--key", str(root / "signer.pub"))
+    assert _json("query", sql, *spark) == _json("query", sql, *pinned(root))
     for sql, refusal in [("DELETE FROM events", "only read-only queries are allowed"),
                          ("SELECT reflect('java.lang.System', 'getenv', 'HOME')", "calls into the JVM are not allowed"),
                          (f'SELECT * FROM parquet."{out}/events"', ""), (f"SELECT * FROM read_parquet('{out}/events/*/*/*.parquet')", "")]:

@@ -130,7 +130,7 @@ def test_the_exports_and_prove_say_the_size_verified_to_and_whether_the_key_was_
         result = cli(*_exports(root, out)[command], "--ledger", str(root), *pin)
         assert result.exit_code == 0, result.output
         text = flat(result.output)
-        assert words in text and f"verified against the signed checkpoint of size " in text, (command, result.output)
+        assert words in text and "verified against the signed checkpoint of size " in text, (command, result.output)
         said = int(text.split("verified against the signed checkpoint of size ")[1].split()[0])
         assert 0 < said <= size
 

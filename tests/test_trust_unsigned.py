@@ -173,8 +173,8 @@ def test_a_writer_refuses_to_sign_a_forged_tail_and_moves_it_aside(victim: tuple
 def test_the_service_and_source_registry_refuse_a_forged_tail_too(victim: tuple[Path, list[bytes]], writer: str) -> None:
     """`serve` (its Writer) and `source add` open the log through the same `Ledger` open: no signature
     over frames without a proof of origin, the frames moved aside, the signed notes unchanged."""
-    from ledger.group_commit import Writer
     from ledger import change_sources
+    from ledger.group_commit import Writer
 
     root, forged = victim
     notes = snapshot(root / CHECKPOINTS)

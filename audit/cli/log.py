@@ -253,7 +253,8 @@ def _tournament_name(ledger: Path, start: Any, opened: list[Any] | None = None) 
 def prove(stream: Annotated[str, typer.Option(help="Stream (game or tournament) id.")],
           out: Annotated[Path, typer.Option(help="Where to write the evidence bundle.")],
           ledger: LedgerOpt = DEFAULT_LEDGER, key: LogKeyOpt = None,
-          size: Annotated[int | None, typer.Option(help="Prove against the kept checkpoint of this tree size (e.g. one an arbiter co-signed).")] = None,
+          size: Annotated[int | None, typer.Option(help="Prove against the kept checkpoint of this tree size "
+                                                   "(e.g. one an arbiter co-signed).")] = None,
           cosigned: Annotated[bool, typer.Option("--cosigned", help="Prove against the newest checkpoint an arbiter co-signed.")] = False,
           force: ForceOpt = False, json: JsonOpt = False) -> None:
     """Write an evidence bundle: a stream's entries with inclusion proofs and a signed checkpoint."""
