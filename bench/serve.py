@@ -128,20 +128,19 @@ def fresh_ledger(root: Path) -> None:
     """Makes a fresh, empty ledger at `root`, always under the bench's one log key (a copy of one made
     once), so that the batches, which are signed for the log's origin and key, are signed once before
     the clock starts and are the very same bytes in every round."""
+    log_signed_for()  # makes the one template ledger on first use
+    shutil.copytree(_TEMPLATE[0], root)
+
+
+def log_signed_for() -> str:
+    """Returns the log identity every round's ledger has (`ledger.log_identity`), making the template
+    ledger they are copied from on first use."""
     import ledger as ledger_api
 
     if not _TEMPLATE:
         base = Path(tempfile.mkdtemp(prefix="matchledger-bench-log-")) / "ledger"
         ledger_api.init(base, ORIGIN)
         _TEMPLATE.append(base)
-    shutil.copytree(_TEMPLATE[0], root)
-
-
-def log_signed_for() -> str:
-    """Returns the log identity every round's ledger has (`ledger.log_identity`)."""
-    import ledger as ledger_api
-
-    fresh_ledger(Path(tempfile.mkdtemp(prefix="matchledger-bench-probe-")) / "ledger")
     return ledger_api.log_identity(ORIGIN, ledger_api.load_verifier(_TEMPLATE[0]).key_id)
 
 

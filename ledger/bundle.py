@@ -144,13 +144,13 @@ def _chosen_checkpoint(root: Path, verifier: Verifier, last: int, newest: Checkp
         try:
             checkpoint = parse_checkpoint(kept_note(root, candidate), verifier)
         except FileNotFoundError:
-            raise LedgerError(f"no checkpoint of size {candidate} is kept (sizes signed: checkpoints/)") from None
+            raise LedgerError(f"没有该大小的检查点 / no checkpoint of size {candidate} is kept (sizes signed: checkpoints/)") from None
         if not cosigned or any(name != verifier.name for name, _ in split_note(checkpoint.note)[1]):
             if checkpoint.size <= last:
-                raise LedgerError(f"checkpoint {checkpoint.size} does not cover the stream's last entry ({last}): "
+                raise LedgerError(f"该检查点未涵盖此流的最后条目 / checkpoint {checkpoint.size} does not cover the stream's last entry ({last}): "
                                   f"give a size above {last}")
             return checkpoint
-    raise LedgerError(f"no co-signed checkpoint covers the stream's last entry ({last}): run `matchledger cosign` first")
+    raise LedgerError(f"没有涵盖此流的联署检查点 / no co-signed checkpoint covers the stream's last entry ({last}): run `matchledger cosign` first")
 
 
 def _covering_checkpoint(root: Path, stream: str, last: int, newest: Checkpoint, verifier: Verifier) -> tuple[Checkpoint, HeadProof | None]:

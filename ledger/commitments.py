@@ -287,6 +287,6 @@ def check_history(root: Path, sizes: list[int], starts: list[int]) -> str | None
         except LedgerCorrupt:
             return f"index/checkpoints: checkpoint {size} does not end at byte {offset} of segment {segment}"
         if not committed:
-            return (f"the frame of entry {size - 1}, the last checkpoint {size} signs, carries no commit mark "
+            return (f"检查点所签最后条目缺少提交标记 / the frame of entry {size - 1}, the last checkpoint {size} signs, carries no commit mark "
                     f"(byte {offset} of segment {segment}): a note always follows a commit")
     return None

@@ -78,7 +78,7 @@ def note_identity(note: str) -> str:
     origin = body.split("\n", 1)[0]
     key_id = next((blob[:4] for name, blob in signatures if name == origin), None)
     if key_id is None:
-        raise SignatureError(f"the checkpoint carries no signature of its origin {origin!r}")
+        raise SignatureError(f"检查点缺少日志自身的签名 / the checkpoint carries no signature of its origin {origin!r}")
     return log_identity(origin, key_id)
 
 

@@ -165,9 +165,9 @@ class _RemoteTiles(TileReader):
         try:
             data = self._fetch(path)
         except OSError as exc:  # a tile the server does not have: the proof cannot be made, which is a failure, not misuse
-            raise WitnessError(f"the tile {path} of the tree of size {self._size} cannot be read: {exc}") from None
+            raise WitnessError(f"无法读取哈希瓦片 / the tile {path} of the tree of size {self._size} cannot be read: {exc}") from None
         if width > stored or len(data) != stored * HASH:
-            raise WitnessError(f"tile {path} holds {len(data)} bytes, not the {stored * HASH} of the tree of size {self._size}")
+            raise WitnessError(f"哈希瓦片长度不符 / tile {path} holds {len(data)} bytes, not the {stored * HASH} of the tree of size {self._size}")
         return data
 
 
@@ -181,7 +181,8 @@ def consistency_from_tiles(fetch: TileFetch, new: Checkpoint, old: int) -> Consi
     """
     tiles = _RemoteTiles(fetch, new.size)
     if tiles.subtree(0, new.size) != new.root:
-        raise WitnessError(f"the hash tiles of size {new.size} do not give the signed root {new.root.hex()}: they are not this log's")
+        raise WitnessError(f"哈希瓦片与签名根不符 / the hash tiles of size {new.size} do not give the signed root {new.root.hex()}: "
+                           "they are not this log's")
     proof = consistency_proof(old, new.size, tiles.subtree) if 0 < old < new.size else []
     return ConsistencyFile(CONSISTENCY_FORMAT, old, new.size, [base64.b64encode(h).decode() for h in proof])
 
