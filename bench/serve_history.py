@@ -16,7 +16,8 @@ its peak RSS (`/usr/bin/time -v`):
   the peer, the old way's cost, measured in the same run).
 
 Last line: `serve history: clean start X s / Y MB at the largest size over Z s at the smallest: ratio R`
-(start-up must not grow with the log: goal ≤ 1.5)."""
+(start-up must not grow with the log: goal ≤ 1.5). MATCHLEDGER_BENCH_HISTORY_KEEP=DIR fills the ledger
+there and leaves it."""
 
 from __future__ import annotations
 
@@ -131,7 +132,7 @@ def main() -> None:
           f"load average {os.getloadavg()[0]:.2f}", flush=True)
     results: list[tuple[int, dict, dict, dict]] = []
     with tempfile.TemporaryDirectory(prefix="bench-history-") as tmp:
-        root = Path(tmp) / "ledger"
+        root = Path(os.environ.get("MATCHLEDGER_BENCH_HISTORY_KEEP") or Path(tmp) / "ledger")  # kept there, to look into
         venue = Venue(root)
         for size in SIZES:
             fill(venue, root, size, Path(tmp) / "fill.log")
