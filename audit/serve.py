@@ -249,7 +249,7 @@ class Service:
         self.log = log
         self.hub = LiveHub(config.root, log) if config.live else None
         with starting("opening the ledger (recovery, index, checkpoint)"):
-            self.writer = Writer(config.root, self.hub.committed if self.hub else None)
+            self.writer = Writer(config.root, self.hub.grew if self.hub else None)
         self.limits = RateLimiter(config.rate, config.burst)
         self.verifier = self.writer.ledger.signer.verifier
         self.signatures = SignatureChecker()

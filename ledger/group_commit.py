@@ -120,8 +120,9 @@ class _Stage:
     failed: Refusal | None = None
 
 
-Committed = Callable[[list[tuple[int, Event]], Checkpoint], None]
-"""What a commit hands the live audit: its entries and the checkpoint that covers them."""
+Grew = Callable[[Checkpoint], None]
+"""What a commit tells a follower (the live audit): only that the log grew, to the size this
+checkpoint signs; the follower reads the entries itself."""
 Outcome = Any
 """What a group commit answers an item with: its Receipt (or the registry change's event), or a Refusal."""
 
@@ -130,7 +131,7 @@ class Writer:
     """The ledger's one writer. On the event loop: `submit` a batch or a registry change and await
     what it returns, `await stop()` to finish and close. Commits run on the writer's own thread."""
 
-    def __init__(self, root: Path, on_commit: Committed | None = None) -> None:
+    def __init__(self, root: Path, on_commit: Grew | None = None) -> None:
         self.root = root
         self.ledger = Ledger.open(root)
         self.lock = threading.Lock()  # held while the ledger changes; readers of its index take it too
@@ -259,7 +260,7 @@ class Writer:
         return stage
 
     async def _written(self, stage: _Stage) -> None:
-        """Waits for a group's write; hands its entries to the live audit at once."""
+        """Waits for a group's write; tells the live audit at once that the log grew."""
         if stage.writing is None or stage.failed:
             return
         try:
@@ -271,8 +272,8 @@ class Writer:
         except Exception as exc:  # noqa: BLE001
             self._failed(stage, exc)
             return
-        if self._on_commit:  # the live audit folds (on its own thread) while the receipts are built
-            self._on_commit([(i, p[0]) for i, p in stage.committed], stage.checkpoint)  # type: ignore[arg-type]
+        if self._on_commit and stage.checkpoint is not None:  # the live audit reads and folds while the receipts are built
+            self._on_commit(stage.checkpoint)
 
     def _finish(self, stage: _Stage) -> None:
         """Builds a written group's receipts and answers each of its items."""
@@ -438,7 +439,7 @@ class Writer:
         except LedgerError as exc:
             return Refusal(409, "refused", str(exc))
         if self._on_commit:
-            self._on_commit([(entry, event)], self.checkpoint)
+            self._on_commit(self.checkpoint)
         return event
 
 
