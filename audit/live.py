@@ -29,8 +29,8 @@ from typing import Any, Protocol
 
 import msgspec
 
-from audit.jsonsplit import split
 from audit.follow import FrameReader
+from audit.jsonsplit import split
 from ledger import StoredEntries, indexed_size, read_entries, read_streams
 from replay.protocol import Finding, GameEngine, Outcome, Step
 from replay.registry import engine
@@ -185,7 +185,8 @@ def game_of(start: GameStarted) -> str:
 class LogReader(Protocol):
     """Where the live audit reads back entries it no longer holds; `entries_read` counts them."""
 
-    entries_read: int
+    @property
+    def entries_read(self) -> int: ...
 
     def add(self, entry: int, event: Event) -> None:
         """Takes note of an entry as it is folded."""

@@ -57,7 +57,8 @@ def test_the_group_commit_checks_and_hashes_each_entry_once(ledger_dir: Path, tm
         writer = Writer(ledger_dir)
         try:
             source = writer.book.sources["venue"]
-            checked.clear(), hashed.clear()  # (opening reads the registry: no append)
+            checked.clear()  # (opening reads the registry: no append)
+            hashed.clear()
             futures = [writer.submit(Batch(source, signed(venue, body)[ledger_api.SIGNATURE_HEADER], digest_of(body),
                                            parse_body(body, 1 << 20), True)) for body in bodies]
             return list(await asyncio.gather(*futures))
@@ -211,7 +212,7 @@ def test_the_live_audit_resumes_from_its_persisted_position(ledger_dir: Path, mo
     auditor, opened = open_auditor(ledger_dir, half)
     assert not opened.resumed
     auditor.catch_up(half)
-    auditor.book.save(auditor)
+    auditor.book.save(auditor)  # type: ignore[attr-defined]
 
     size = _record(ledger_dir, events[len(events) // 2:])
     reads.clear()
