@@ -14,9 +14,11 @@ The service's auditor keeps in memory only what is still open: the games under w
 fold is dropped at its `game.ended`, and taken up again from its entries, read through the stream
 index, should a later event of the game arrive) and the few streams that are not games
 (tournaments, sources, appeals). A round close reads the games of its tournament through the index
-(`LogReader`): nothing keeps every entry's bytes or events. What it has published is kept in the
-ledger by `audit/live_store.py`, so that a restart reads the open games and the entries recorded
-since, not the whole season.
+(`LedgerLog`, over `audit/follow.py`'s reader): nothing keeps every entry's bytes or events. In the
+service the auditor follows the log: told only that it grew, it reads the new entries itself
+(`catch_up`). What it has published, and how far it read, is kept in the ledger by
+`audit/live_store.py`, so that a restart reads the open games and the entries recorded since, not
+the whole season.
 """
 
 from __future__ import annotations

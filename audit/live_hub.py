@@ -34,7 +34,7 @@ folded on the auditor's thread."""
 
 
 class LiveHub:
-    """Feeds committed entries to the live auditor and fans its findings out."""
+    """Tells the live auditor that the log grew, and fans its findings out."""
 
     def __init__(self, root: Path, log: Callable[[dict[str, Any]], None] | None = None) -> None:
         self.root = root
