@@ -41,8 +41,11 @@ class FrameReader:
         if limit is None:
             end = self.size()
             found: Iterator[tuple[int, bytes]] = islice(iter_entries(self.root, start), max(0, end - start))
+        elif limit > 0:  # a follower reads from the last checkpoint on: scanned from where it ends, not from its tile's start
+            self._reader.start_near(start)
+            found = enumerate(self._reader.read(start, limit), start)
         else:
-            found = enumerate(self._reader.read(start, limit), start) if limit > 0 else iter(())
+            found = iter(())
         for item in found:
             self.entries_read += 1
             yield item
