@@ -263,3 +263,30 @@ def test_the_service_tells_the_live_audit_only_that_the_log_grew(ledger_dir: Pat
 
     size = asyncio.run(run())
     assert told and all(isinstance(c, ledger_api.Checkpoint) for c in told) and told[-1].size == size
+
+
+def test_the_follower_reader_reads_signed_entries_and_whole_streams(ledger_dir: Path) -> None:
+    """Issue 29 point 3 and "Nothing unsigned counts": the follower's reader (`size`, `entries`,
+    `stream`, as `ledger/reader.py` will name them) gives the signed size, reads no entry past it
+    without a limit, and gives a stream's events from a seq on, those the stream index on disk
+    covers and those after it alike, in seq order."""
+    from audit.follow import FrameReader
+
+    def pending(stream: str, seqs: range) -> list[Any]:
+        return [ledger_api.Pending(n, *_decoded(event_line(stream, n))) for n in seqs]
+
+    with ledger_api.Ledger.open(ledger_dir) as led:
+        led.append(pending("g", range(0, 3)) + pending("h", range(0, 2)), checkpoint=False)
+        led.checkpoint()  # signed, the index on disk covers entries 0 … 4
+        led.append(pending("g", range(3, 5)) + pending("h", range(2, 3)), checkpoint=False)
+        led.checkpoint(index=False)  # signed, the index lags
+        led.append(pending("g", range(5, 6)), checkpoint=False)  # committed, never signed
+        reader = FrameReader(ledger_dir)
+        assert reader.size() == 8 and ledger_api.indexed_size(ledger_dir) == 5
+        assert [i for i, _ in reader.entries()] == list(range(8))
+        assert [i for i, _ in reader.entries(6)] == [6, 7]
+        assert [i for i, _ in reader.entries(2, 3)] == [2, 3, 4]
+        g = list(reader.stream("g", after=1))
+        assert [i for i, _ in g] == [1, 2, 5, 6]
+        assert [_decoded(data)[0].seq for _, data in g] == [1, 2, 3, 4]
+        assert [i for i, _ in reader.stream("h", upto=7)] == [3, 4]
