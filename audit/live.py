@@ -14,9 +14,11 @@ The service's auditor keeps in memory only what is still open: the games under w
 fold is dropped at its `game.ended`, and taken up again from its entries, read through the stream
 index, should a later event of the game arrive) and the few streams that are not games
 (tournaments, sources, appeals). A round close reads the games of its tournament through the index
-(`LogReader`): nothing keeps every entry's bytes or events. What it has published is kept in the
-ledger by `audit/live_store.py`, so that a restart reads the open games and the entries recorded
-since, not the whole season.
+(`LedgerLog`, over `audit/follow.py`'s reader): nothing keeps every entry's bytes or events. In the
+service the auditor follows the log: told only that it grew, it reads the new entries itself
+(`catch_up`). What it has published, and how far it read, is kept in the ledger by
+`audit/live_store.py`, so that a restart reads the open games and the entries recorded since, not
+the whole season.
 """
 
 from __future__ import annotations
@@ -29,8 +31,9 @@ from typing import Any, Protocol
 
 import msgspec
 
+from audit.follow import FrameReader
 from audit.jsonsplit import split
-from ledger import EntryReader, StoredEntries, indexed_size, read_entries, read_streams
+from ledger import StoredEntries, indexed_size, read_entries, read_streams
 from replay.protocol import Finding, GameEngine, Outcome, Step
 from replay.registry import engine
 from replay.rulings import apply_rulings
@@ -184,7 +187,8 @@ def game_of(start: GameStarted) -> str:
 class LogReader(Protocol):
     """Where the live audit reads back entries it no longer holds; `entries_read` counts them."""
 
-    entries_read: int
+    @property
+    def entries_read(self) -> int: ...
 
     def add(self, entry: int, event: Event) -> None:
         """Takes note of an entry as it is folded."""
@@ -233,21 +237,27 @@ class MemoryLog:
 
 
 class LedgerLog:
-    """A ledger's entries read back as needed: a stream through the stream index, a run of entries
-    by index. The service flushes the index on disk every few seconds, so the entries fed since the
-    index last covered are kept too (and dropped once it covers them); nothing else is kept."""
+    """A ledger's entries read back as needed, through its reader (`audit/follow.py`): a stream
+    through the stream index, a run of entries by index. The service flushes the index on disk every
+    few seconds, so for the entries folded since the index last covered, the log notes each stream's
+    entry numbers (dropped once the index covers them) and reads their stored bytes back when a
+    stream is asked for; it keeps no event and no bytes."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, reader: FrameReader | None = None) -> None:
         self.root = root
-        self.reader = EntryReader(root)
-        self.entries_read = 0
+        self.reader = reader if reader is not None else FrameReader(root)
         self._indexed = indexed_size(root)
-        self._recent: dict[str, list[tuple[int, Event]]] = {}
+        self._recent: dict[str, array] = {}
         self._kept = 0
+
+    @property
+    def entries_read(self) -> int:
+        """Counts the entries read back through the reader."""
+        return self.reader.entries_read
 
     def add(self, entry: int, event: Event) -> None:
         if entry >= self._indexed:
-            self._recent.setdefault(event.stream, []).append((entry, event))
+            self._recent.setdefault(event.stream, array("q")).append(entry)
             self._kept += 1
             if self._kept >= TRIM_EVERY:
                 self._trim()
@@ -256,53 +266,48 @@ class LedgerLog:
         return self.streams([stream], size)[stream]
 
     def streams(self, streams: Sequence[str], size: int) -> dict[str, View]:
-        """Returns several streams as `stream` does, each segment opened once for them all."""
+        """Returns several streams as `stream` does, each segment opened once for them all, and the
+        entries after the index read back in one run."""
         self._trim()
         read = read_streams(self.root, streams, min(size, self._indexed))
-        return {stream: self._view(stream, found, size) for stream, found in read.items()}
+        self.reader.entries_read += sum(map(len, read.values()))
+        recent = {stream: [e for e in self._recent.get(stream, ()) if e < size] for stream in streams}
+        tail = self._tail(sorted(e for entries in recent.values() for e in entries))
+        return {stream: self._view(found + [(e, tail[e]) for e in recent[stream]]) for stream, found in read.items()}
 
-    def _view(self, stream: str, found: list[tuple[int, bytes]], size: int) -> View:
-        self.entries_read += len(found)
+    def _tail(self, wanted: list[int]) -> dict[int, bytes]:
+        """Returns the stored bytes of some entries after the index, read in one run from the first."""
+        if not wanted:
+            return {}
+        keep = set(wanted)
+        return {e: data for e, data in self.reader.entries(wanted[0], wanted[-1] + 1 - wanted[0]) if e in keep}
+
+    @staticmethod
+    def _view(found: list[tuple[int, bytes]]) -> View:
         stored = [data for _, data in found]
-        view = View(array("q", (entry for entry, _ in found)), decode_stored(stored), stored=stored)
-        recent = [(entry, event) for entry, event in self._recent.get(stream, ()) if entry < size]
-        if recent:
-            view.entries.extend(entry for entry, _ in recent)
-            view.events += [event for _, event in recent]
-            view.stored += split_entries(msgspec.json.encode([event for _, event in recent]))
-        return view
-
-    def prime(self, size: int) -> None:
-        """Reads back the entries the index on disk does not cover, up to `size` (at start-up: the
-        writer flushes the index when it opens, so there are none but after a writer that did not)."""
-        first = self._indexed
-        while first < size:
-            count = min(READ_BATCH, size - first)
-            for entry, event in enumerate(self.read(first, count, size), start=first):
-                self.add(entry, event)
-            first += count
+        return View(array("q", (entry for entry, _ in found)), decode_stored(stored), stored=stored)
 
     def _trim(self) -> None:
         indexed = indexed_size(self.root)
         if indexed > self._indexed:
             self._indexed = indexed
             self._recent = {stream: kept for stream, entries in self._recent.items()
-                            if (kept := [(e, ev) for e, ev in entries if e >= indexed])}
+                            if (kept := array("q", (e for e in entries if e >= indexed)))}
         self._kept = sum(map(len, self._recent.values()))
 
-    def read(self, first: int, count: int, size: int) -> list[Event]:
-        """Returns the events of entries first … first + count − 1 of a log of `size` entries. One
-        more entry is read when there is one: the reader notes where it starts, so that reading the
-        next run starts there instead of at its segment's start."""
-        stored = self.reader.read(first, min(count + 1, size - first))[:count]
-        self.entries_read += len(stored)
-        return decode_stored(stored)
+    def prime(self, size: int) -> None:
+        """Notes the streams of the entries the index on disk does not cover, up to `size` (at start-up:
+        the writer flushes the index when it opens, so there are none but after a writer that did not)."""
+        first = self._indexed
+        while first < size:
+            count = min(READ_BATCH, size - first)
+            for entry, event in enumerate(self.read(first, count), start=first):
+                self.add(entry, event)
+            first += count
 
-
-def split_entries(array_json: bytes) -> list[bytes]:
-    """Returns the elements of an encoded JSON array of events, each as the recorder stores it."""
-    data, ends = split(array_json)
-    return [bytes(data[ends[i]:ends[i + 1]]) for i in range(len(ends) - 1)]
+    def read(self, first: int, count: int) -> list[Event]:
+        """Returns the events of entries first … first + count − 1, each decoded once from its stored bytes."""
+        return decode_stored([data for _, data in self.reader.entries(first, count)])
 
 
 class FindingBook(Protocol):
@@ -437,7 +442,7 @@ class LiveAuditor:
             raise FeedError(f"entry {size} fed where entry {self.size} is the next of the log")
         while self.size < size:
             first = self.size
-            for entry, event in enumerate(self.log.read(first, min(READ_BATCH, size - first), size), start=first):
+            for entry, event in enumerate(self.log.read(first, min(READ_BATCH, size - first)), start=first):
                 self._fold(entry, event)
             self.book.fed(self)
             if progress:

@@ -1,9 +1,11 @@
-"""Live findings in the service: the live auditor fed each commit on its own thread, its findings
+"""Live findings in the service: the live auditor follows the log on its own thread, its findings
 published to `/findings` readers and `/live` subscribers (Server-Sent Events) the moment they exist.
 
 The auditor itself (each game's fold, the tournament checks) is `audit/live.py`, what it keeps in
-the ledger `audit/live_store.py`; this module opens it, moves entries to it and findings from it,
-off the event loop and off the writer. Opening reads the games under way and the entries since the
+the ledger `audit/live_store.py`; this module opens it and moves findings from it, off the event
+loop and off the writer. The writer only says that the log grew (the checkpoint that signs the new
+size); the auditor reads the committed bytes from its own position (tessera's Follower), each
+entry decoded once. Opening reads the games under way and the entries since the
 last state; when the kept files must be rebuilt (or many entries came since), the log is folded on
 the auditor's thread while the service already takes batches, and findings are published once it
 is done (`/healthz` says how far it is).
@@ -29,11 +31,10 @@ SYNC_TAIL = 16384
 batches, so that /live and /findings answer from the first batch on; more (a crash during a
 rebuild, entries recorded while the service was down, a season-sized log without its files) are
 folded on the auditor's thread."""
-Entries = list[tuple[int, Any]]
 
 
 class LiveHub:
-    """Feeds committed entries to the live auditor and fans its findings out."""
+    """Tells the live auditor that the log grew, and fans its findings out."""
 
     def __init__(self, root: Path, log: Callable[[dict[str, Any]], None] | None = None) -> None:
         self.root = root
@@ -41,7 +42,7 @@ class LiveHub:
         self._count = 0
         """Findings 1 … _count are published to readers (ids are dense from 1)."""
         self._subscribers: set[asyncio.Queue[Any]] = set()
-        self._queue: queue.Queue[tuple[Entries, Any] | None] = queue.Queue()
+        self._queue: queue.Queue[Any] = queue.Queue()
         self._status = "starting"
         self._auditor: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -93,11 +94,11 @@ class LiveHub:
         """Returns `ready`, or why findings are not published."""
         return self._status
 
-    def committed(self, entries: Entries, checkpoint: Any = None) -> None:
-        """Takes the entries of one commit and the checkpoint that covers them (called on the
-        writer's thread: it only queues them)."""
+    def grew(self, checkpoint: Any) -> None:
+        """Takes note that the log grew to a signed checkpoint's size (called on the writer's thread:
+        it only queues the checkpoint; the auditor reads the entries)."""
         if self._auditor is not None:
-            self._queue.put((entries, checkpoint))
+            self._queue.put(checkpoint)
 
     def close(self) -> None:
         """Stops the auditor's thread (which writes its state) and ends every `/live` stream."""
@@ -112,16 +113,23 @@ class LiveHub:
                 why, opened, started, size = rebuild
                 self._auditor.catch_up(size, lambda n: setattr(self, "_status", f"{why}: {n} of {size} entries"))
                 self._ready(opened, started, threaded=True)
-            while (item := self._queue.get()) is not None:
-                entries, checkpoint = item
-                if checkpoint is not None:  # the state saved after this feed names the log's root at its size: known here
-                    self._auditor.book.known_root(checkpoint.size, checkpoint.root)
-                found = self._auditor.feed(entries)
+            while (checkpoint := self._newest()) is not None:
+                # the state saved after this reading names the log's root at its size: known here
+                self._auditor.book.known_root(checkpoint.size, checkpoint.root)
+                found = self._auditor.catch_up(checkpoint.size)
                 if found and self._loop is not None:
                     self._loop.call_soon_threadsafe(self._publish, found)
             self._auditor.book.save(self._auditor)
         except Exception as exc:  # noqa: BLE001 - a fold that breaks must not stop the recording
             self._status = f"the live auditor failed: {type(exc).__name__}: {exc}"
+
+    def _newest(self) -> Any:
+        """Waits for the log to grow; returns the newest checkpoint queued (the sizes before it are
+        read with it, in one reading), or None once the hub closes."""
+        newest = self._queue.get()
+        while newest is not None and not self._queue.empty():
+            newest = self._queue.get()
+        return newest
 
     def _publish(self, found: list[Any]) -> None:
         self._count = max(self._count, found[-1].id)

@@ -7,7 +7,7 @@ on uvloop's event loop where it is installed (`run_loop`).
 
 Processes: with `fronts` (1 by default) the HTTP connections are taken by front processes
 (`audit/front.py`), which read and check each batch and hand it over a socket pair to this process
-(`Service._forwarded`); this process keeps the ledger, the group commit, the receipts, the live
+(`Service.forward`, through the one ingress `Service.ingress`); this process keeps the ledger, the group commit, the receipts, the live
 audit, and serves the read API to the fronts on a private Unix socket; a front that exits is
 started again on the same listening socket (`_respawn`). With `fronts=0` this process serves HTTP
 itself, as the handlers below describe.
@@ -249,7 +249,7 @@ class Service:
         self.log = log
         self.hub = LiveHub(config.root, log) if config.live else None
         with starting("opening the ledger (recovery, index, checkpoint)"):
-            self.writer = Writer(config.root, self.hub.committed if self.hub else None)
+            self.writer = Writer(config.root, self.hub.grew if self.hub else None)
         self.limits = RateLimiter(config.rate, config.burst)
         self.verifier = self.writer.ledger.signer.verifier
         self.signatures = SignatureChecker()
@@ -281,26 +281,46 @@ class Service:
     async def post_batch(self, request: web.Request) -> web.Response:
         """Accepts one signed batch; answers with its receipt (a refusal raised answers with its reason)."""
         body = await read_body(request, self.config.max_body, self.config.read_timeout)
-        header = request.headers.get(ledger_api.SIGNATURE_HEADER)
-        source = await self._authenticate(header, body)
-        receipt = await self.accept(source, header or "", body, request["log"])
+        receipt = await self.ingress(request.headers.get(ledger_api.SIGNATURE_HEADER), body, None, request["log"])
         return web.Response(body=msgspec.json.encode(receipt), content_type="application/json")
 
-    async def accept(self, source: ledger_api.Source, header: str, body: bytes, log: dict[str, Any]) -> ledger_api.Receipt:
-        """Takes an authenticated batch through the rate limit, decodes it and commits it; returns its
-        receipt. `log` gets what the request's log line names (source, events, entries).
+    def ingress(self, header: str | None, body: bytes, public: bytes | None, log: dict[str, Any]) -> Awaitable[ledger_api.Receipt]:
+        """The one way a batch enters the writer, from this process's HTTP server or from a front:
+        authenticated (unless a front checked it with the key this book holds: `public`), rate
+        limited, decoded once and submitted; returns what to await for its receipt. `log` gets
+        what the request's log line names (source, events, entries).
 
-        :raises Refusal: 429 over the source's rate, 400 on a malformed body, or the writer's refusal.
+        A small batch a front checked is decoded and submitted at once and its receipt is the
+        commit's own future: no coroutine nor task per batch (they cost the loop more than the
+        batch's hand-over to the writer). Any other is taken in a coroutine (`_accept`).
+
+        :raises Refusal: (here or from what it returns) 401 or 403 as the source book refuses, 429 over
+            the source's rate, 400 on a malformed body, or the writer's refusal.
         """
+        source = self._checked_source(header or "", public)
+        if source is None or len(body) > INLINE_PARSE:
+            return self._accept(source, header, body, log)
+        self._admit(source, log)
+        return self._submit(source, header or "", body, parse_body(body, self.writer.ledger.config.max_entry_bytes), log)
+
+    async def _accept(self, source: ledger_api.Source | None, header: str | None, body: bytes, log: dict[str, Any]) -> ledger_api.Receipt:
+        """Takes a batch the way `ingress` does, authenticating it here when no front could, a large
+        body decoded off the event loop."""
+        source = source or await self._authenticate(header, body)
         self._admit(source, log)
         limit = self.writer.ledger.config.max_entry_bytes
         if len(body) <= INLINE_PARSE:  # a move or a few: decoded here, cheaper than a hop to a thread
             events = parse_body(body, limit)
         else:
             events = await asyncio.get_running_loop().run_in_executor(None, parse_body, body, limit)
-        receipt = await self.writer.submit(self._batch(source, header, body, events, log))
-        _log_entries(log, receipt)
-        return receipt
+        return await self._submit(source, header or "", body, events, log)
+
+    def _submit(self, source: ledger_api.Source, header: str, body: bytes, events: list[tuple[Any, bytes]],
+                log: dict[str, Any]) -> asyncio.Future[ledger_api.Receipt]:
+        """Hands a decoded batch to the writer; its receipt's entries go to the log line once committed."""
+        done = self.writer.submit(self._batch(source, header, body, events, log))
+        done.add_done_callback(functools.partial(_log_receipt, log))
+        return done
 
     def _admit(self, source: ledger_api.Source, log: dict[str, Any]) -> None:
         """Applies the source's rate limit.
@@ -575,42 +595,23 @@ class Service:
         self.log({"at": "front-started", "pid": self.fronts[-1].proc.pid})
 
     def forward(self, link: Any, message: list[Any]) -> None:
-        """Takes a batch a front handed over (on the event loop). A small one the front checked with
-        the key this book holds for its source goes to the writer at once, and is answered from the
-        commit's future: no task per batch (a task, its coroutine and its wake-up cost the loop more
-        than the batch's hand-over to the writer). Any other goes through `_forwarded`."""
-        _, n, header, body, public = message
-        source = self._checked_source(header, public)
-        if source is None or len(body) > INLINE_PARSE:
-            asyncio.get_running_loop().create_task(self._forwarded(link, message))
-            return
-        extra: dict[str, Any] = {}
-        try:
-            self._admit(source, extra)
-            batch = self._batch(source, header, body, parse_body(body, self.writer.ledger.config.max_entry_bytes), extra)
-        except Exception as exc:  # noqa: BLE001 - the front must get an answer
-            _answer_front(link, n, extra, exc)
-            return
-        self.writer.submit(batch).add_done_callback(functools.partial(_answered, link, n, extra))
-
-    def _checked_source(self, header: str, public: bytes | None) -> ledger_api.Source | None:
-        """Returns the source of a batch the front checked with the key this book holds for it, else None."""
-        source = self.writer.book.sources.get(header.strip().partition(" ")[0]) if public else None
-        return source if source is not None and source.verifier.public == public else None
-
-    async def _forwarded(self, link: Any, message: list[Any]) -> None:
-        """Answers a batch a front handed over. The front names the key it checked the signature
+        """Takes a batch a front handed over (on the event loop) through the one ingress, and answers
+        the front once the writer settled it. The front names the key it checked the signature
         with; a batch it could not check, or checked with another key than this book's, is
         authenticated here."""
         _, n, header, body, public = message
         extra: dict[str, Any] = {}
         try:
-            source = self._checked_source(header, public) or await self._authenticate(header or None, body)
-            receipt = await self.accept(source, header, body, extra)
+            receipt = asyncio.ensure_future(self.ingress(header or None, body, public, extra))  # (a future stays itself: no task)
         except Exception as exc:  # noqa: BLE001 - the front must get an answer
             _answer_front(link, n, extra, exc)
             return
-        _answer_front(link, n, extra, receipt)
+        receipt.add_done_callback(functools.partial(_answered, link, n, extra))
+
+    def _checked_source(self, header: str, public: bytes | None) -> ledger_api.Source | None:
+        """Returns the source of a batch the front checked with the key this book holds for it, else None."""
+        source = self.writer.book.sources.get(header.strip().partition(" ")[0]) if public else None
+        return source if source is not None and source.verifier.public == public else None
 
     def _tell_fronts_source(self, name: str) -> None:
         """Sends the fronts the one source that changed (never the whole book: issue 33)."""
@@ -676,15 +677,16 @@ def settle_heap() -> None:
     gc.freeze()
 
 
-def _log_entries(log: dict[str, Any], receipt: ledger_api.Receipt) -> None:
-    log["entries"] = [receipt.entries[0].index, receipt.entries[-1].index] if receipt.entries else []
+def _log_receipt(log: dict[str, Any], done: asyncio.Future[ledger_api.Receipt]) -> None:
+    """Names a committed batch's entries in its request's log line (a future's callback)."""
+    if not done.cancelled() and done.exception() is None:
+        receipt = done.result()
+        log["entries"] = [receipt.entries[0].index, receipt.entries[-1].index] if receipt.entries else []
 
 
 def _answered(link: Any, n: int, extra: dict[str, Any], done: asyncio.Future[ledger_api.Receipt]) -> None:
     """Answers a front's batch once the writer settled it (a future's callback, on the event loop)."""
     outcome: Any = Refusal(500, "internal-error", "the commit was cancelled") if done.cancelled() else done.exception() or done.result()
-    if isinstance(outcome, ledger_api.Receipt):
-        _log_entries(extra, outcome)
     _answer_front(link, n, extra, outcome)
 
 

@@ -120,8 +120,9 @@ class _Stage:
     failed: Refusal | None = None
 
 
-Committed = Callable[[list[tuple[int, Event]], Checkpoint], None]
-"""What a commit hands the live audit: its entries and the checkpoint that covers them."""
+Grew = Callable[[Checkpoint], None]
+"""What a commit tells a follower (the live audit): only that the log grew, to the size this
+checkpoint signs; the follower reads the entries itself."""
 Outcome = Any
 """What a group commit answers an item with: its Receipt (or the registry change's event), or a Refusal."""
 
@@ -130,7 +131,7 @@ class Writer:
     """The ledger's one writer. On the event loop: `submit` a batch or a registry change and await
     what it returns, `await stop()` to finish and close. Commits run on the writer's own thread."""
 
-    def __init__(self, root: Path, on_commit: Committed | None = None) -> None:
+    def __init__(self, root: Path, on_commit: Grew | None = None) -> None:
         self.root = root
         self.ledger = Ledger.open(root)
         self.lock = threading.Lock()  # held while the ledger changes; readers of its index take it too
@@ -249,9 +250,9 @@ class Writer:
                     stage.outcomes[id(change)] = outcome
             batches = [item for item in group if isinstance(item, Batch)]
             if batches:
-                stage.plans, stage.resent, pending = self._plan(batches, stage.outcomes)
+                stage.plans, stage.resent, rules, pending = self._plan(batches, stage.outcomes)
                 if pending:
-                    stage.writing = loop.run_in_executor(self._thread, self._write, pending)
+                    stage.writing = loop.run_in_executor(self._thread, self._write, rules, pending)
             if stage.writing is None:  # re-sends and refusals only: answered against the log as it is now
                 stage.checkpoint = self.checkpoint
         except Exception as exc:  # noqa: BLE001 - a bug must not leave clients waiting forever
@@ -259,7 +260,7 @@ class Writer:
         return stage
 
     async def _written(self, stage: _Stage) -> None:
-        """Waits for a group's write; hands its entries to the live audit at once."""
+        """Waits for a group's write; tells the live audit at once that the log grew."""
         if stage.writing is None or stage.failed:
             return
         try:
@@ -271,8 +272,8 @@ class Writer:
         except Exception as exc:  # noqa: BLE001
             self._failed(stage, exc)
             return
-        if self._on_commit:  # the live audit folds (on its own thread) while the receipts are built
-            self._on_commit([(i, p[0]) for i, p in stage.committed], stage.checkpoint)  # type: ignore[arg-type]
+        if self._on_commit and stage.checkpoint is not None:  # the live audit reads and folds while the receipts are built
+            self._on_commit(stage.checkpoint)
 
     def _finish(self, stage: _Stage) -> None:
         """Builds a written group's receipts and answers each of its items."""
@@ -288,11 +289,12 @@ class Writer:
         self.error = f"the writer failed: {type(exc).__name__}: {exc}; restart the service to recover"
         stage.failed = Refusal(500, "internal-error", self.error)
 
-    def _plan(self, batches: list[Batch], outcomes: dict[int, Outcome]) -> tuple[list[_Plan], list[tuple[Batch, Any]], list[tuple[Event, Pending]]]:
+    def _plan(self, batches: list[Batch], outcomes: dict[int, Outcome]) -> tuple[list[_Plan], list[tuple[Batch, Any]], BatchPlan,
+                                                                                 list[tuple[Event, Pending]]]:
         """Plans every batch against the log and the batches before it (a refused one gets its
-        outcome); returns the plans, the identical re-sends, and what to append: the acceptable
-        batches' fresh events, each batch followed by its record. Runs between commits: the log
-        does not change meanwhile."""
+        outcome); returns the plans, the identical re-sends, the group's one `BatchPlan` and what it
+        appends: the acceptable batches' fresh events, each batch followed by its record. Runs
+        between commits: the log does not change meanwhile, so the append takes the plan as it is."""
         ledger = self.ledger
         planner = _Planner(ledger, self.book)
         plans: list[_Plan] = []
@@ -319,20 +321,19 @@ class Writer:
             pending.append((record, mark))
             planner.digests[(batch.source.name, batch.digest)] = plan
             plans.append(plan)
-        return plans, resent, pending
+        return plans, resent, planner.rules, pending
 
     # -- the thread ------------------------------------------------------------------------------
 
-    def _write(self, pending: list[tuple[Event, Pending]]) -> tuple[list[tuple[int, Any]], Checkpoint, bytes]:
-        """Appends a group's events and records in one append, syncs, signs a checkpoint (on the
-        writer's thread); returns the committed (entry, (event, pending)) pairs, the checkpoint and
-        the entries' leaf hashes."""
+    def _write(self, rules: BatchPlan, pending: list[tuple[Event, Pending]]) -> tuple[list[tuple[int, Any]], Checkpoint, bytes]:
+        """Appends a group's events and records as planned, in one append (the rules are not run nor
+        the entries hashed again), syncs, signs a checkpoint (on the writer's thread); returns the
+        committed (entry, (event, pending)) pairs, the checkpoint and the entries' leaf hashes."""
         with self.lock:
             self._finish_index()
             self._start_index()
             base = self.ledger.size
-            result = self.ledger.append([p for _, p in pending], checkpoint=False)  # (a game's end: the note below)
-            assert result.appended == len(pending), "the planner and the store disagree on what is fresh"
+            result = self.ledger.append_planned(rules, [p for _, p in pending], checkpoint=False)  # (a game's end: the note below)
             self.checkpoint = self.ledger.checkpoint(index=False)
             self._signed.append(self.checkpoint.size)
             committed = list(enumerate(pending, base))
@@ -438,7 +439,7 @@ class Writer:
         except LedgerError as exc:
             return Refusal(409, "refused", str(exc))
         if self._on_commit:
-            self._on_commit([(entry, event)], self.checkpoint)
+            self._on_commit(self.checkpoint)
         return event
 
 
@@ -482,8 +483,7 @@ class _Planner:
 
     def __init__(self, ledger: Ledger, book: SourceBook) -> None:
         self.book = book
-        self.rules = BatchPlan(ledger.size, ledger.next_seq, ledger.read_stream_entry, ledger.config.max_entry_bytes,
-                               ledger.entry_of)
+        self.rules = ledger.plan()
         self.claimed: dict[str, str] = {}
         self.digests: dict[tuple[str, str], _Plan] = {}
 

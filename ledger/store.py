@@ -13,7 +13,7 @@ import os
 import shutil
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import islice
@@ -386,14 +386,33 @@ class Ledger:
         :raises SequenceError: on a gap or a conflict, naming the input line; nothing is appended.
         :raises DiskError: when the batch cannot be made durable; nothing is acknowledged.
         """
-        assert self._writer is not None
-        plan = BatchPlan(self.size, self.next_seq, self.read_stream_entry, self.config.max_entry_bytes)
-        began = (list(self._segment_starts), self._writer.size)
+        plan = self.plan()
         events = iter(batch)
-        held: list[Pending] = []  # the last fresh piece, written once it is known whether more follow
+        return self._append(plan, (plan.check(piece) for piece in iter(lambda: list(islice(events, PIECE)), [])), checkpoint)
+
+    def plan(self) -> BatchPlan:
+        """Returns an empty plan of a batch after the log's last entry, under the ledger's one set of append rules."""
+        return BatchPlan(self.size, self.next_seq, self.read_stream_entry, self.config.max_entry_bytes, self.entry_of)
+
+    def append_planned(self, plan: BatchPlan, fresh: Sequence[Pending], checkpoint: bool = True) -> AppendResult:
+        """Appends the fresh events a plan of this ledger has checked (the service's group commit plans
+        on its event loop), as `append` does, without checking or hashing them again.
+
+        :raises LedgerError: when the log grew since the plan was made (it would no longer hold).
+        :raises DiskError: as `append`.
+        """
+        if plan.first != self.size or plan.placed or len(fresh) != plan.count:
+            raise LedgerError(f"a plan of {plan.count} entries after entry {plan.first - 1} cannot be appended to a log of "
+                              f"{self.size} entries ({len(fresh)} given, {plan.placed} placed)")
+        return self._append(plan, (fresh[lo:lo + PIECE] for lo in range(0, len(fresh), PIECE)), checkpoint)
+
+    def _append(self, plan: BatchPlan, pieces: Iterable[Sequence[Pending]], checkpoint: bool) -> AppendResult:
+        """Writes the fresh pieces of a plan (each checked as it is taken), commits and indexes them."""
+        assert self._writer is not None
+        began = (list(self._segment_starts), self._writer.size)
+        held: Sequence[Pending] = []  # the last fresh piece, written once it is known whether more follow
         try:
-            while piece := list(islice(events, PIECE)):
-                fresh = plan.check(piece)
+            for fresh in pieces:
                 if fresh:
                     self._write(held, plan, commit=False)
                     held = fresh
@@ -408,7 +427,7 @@ class Ledger:
                 self.checkpoint()
         return AppendResult(plan.count, plan.duplicates, self.size, self.recovered, bytes(plan.leaves))
 
-    def _write(self, fresh: list[Pending], plan: BatchPlan, commit: bool) -> None:
+    def _write(self, fresh: Sequence[Pending], plan: BatchPlan, commit: bool) -> None:
         """Frames and writes a piece of a batch, going on in a new segment when the current one is
         full (a frame longer than a segment gets one of its own); syncs it when it ends the batch."""
         assert self._writer is not None
