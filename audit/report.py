@@ -163,11 +163,11 @@ def _frames(steps: list[Step], eng: Any) -> tuple[list[Frame], list[int]]:
     index: list[int] = []
     last_state = claimed = None
     beyond = _beyond_halt(eng.name)
-    for step in steps:
+    for step, past in zip(steps, beyond_halt(steps)):
         refused = any(f.severity == "error" for f in step.findings)
-        if beyond and not refused and getattr(step.state, "halted", None) is not None:
+        if beyond and past and not refused:
             claimed = beyond[0](claimed or step.state, step.event) or claimed
-            frame = beyond[1](claimed, step.event) if claimed is not None and step.event.kind == "junqi.moved" else None
+            frame = beyond[1](claimed, step.event) if claimed is not None and step.event.kind.endswith(".moved") else None
             if frame is not None and frame != frames[-1]:
                 frames.append(frame)
             index.append(len(frames) - 1)
@@ -181,13 +181,34 @@ def _frames(steps: list[Step], eng: Any) -> tuple[list[Frame], list[int]]:
     return frames, index
 
 
+def is_stopped(state: Any) -> bool:
+    """Tells whether a replay derives nothing more: Junqi halted (flag_and_stop), checkers' check
+    stopped as unverified (stop_unverified)."""
+    return getattr(state, "halted", None) is not None or bool(getattr(state, "unverified", False))
+
+
+def beyond_halt(steps: list[Step]) -> list[bool]:
+    """Tells, per step, whether it lies beyond the event that stopped the replay (after a refused
+    event, the state stopped): what the log claims there is not derived."""
+    out, stopped = [], False
+    for step in steps:
+        out.append(stopped)
+        stopped = stopped or (is_stopped(step.state) and any(f.severity == "error" for f in step.findings))
+    return out
+
+
 def _beyond_halt(game: str) -> tuple[Callable[[Any, Event], Any], Callable[[Any, Event], Frame]] | None:
     """Returns how a game draws the board as the log claims it beyond a halted replay, where it can."""
-    if game != "junqi":
-        return None
-    from replay.junqi.render import as_claimed, claimed_frame
+    if game == "junqi":
+        from replay.junqi.render import as_claimed, claimed_frame
 
-    return as_claimed, claimed_frame
+        return as_claimed, claimed_frame
+    if game == "checkers":
+        from replay.checkers.render import as_claimed as checkers_claimed
+        from replay.checkers.render import claimed_frame as checkers_frame
+
+        return checkers_claimed, checkers_frame
+    return None
 
 
 def _code(f: Finding) -> str:
@@ -311,6 +332,7 @@ def _timeline(record: GameRecord) -> str:
     t0, game = record.start.ts, _game(record.start)
     rows = []
     shown: dict[str, Any] = {}
+    past = beyond_halt(record.steps)
     for i, step in enumerate(record.steps):
         ev, facts = step.event, step.facts
         said = fields(ev)
@@ -320,7 +342,7 @@ def _timeline(record: GameRecord) -> str:
         derived = fields_text(_worded(new))
         own, derived, action = (card_names(t, game) for t in (own, derived, e(facts.get("action") or "")))
         problems = "".join(f"<br><b>{_code(f)}</b> {e(card_names(f.message, game))}" for f in step.findings)
-        cls = "bad" if step.findings else "claimed" if getattr(step.state, "halted", None) is not None else ""
+        cls = "bad" if step.findings else "claimed" if past[i] else ""
         rows.append(f"<tr id='s{ev.seq}' data-i='{i}' data-kind='{e(ev.kind)}'{f' class={cls}' if cls else ''}><td>{ev.seq}</td>"
                     f"<td>{_since(ev.ts - t0)}</td><td>{e(event_kind(ev.kind))}</td><td>{swatch(ev.seat)}{'' if ev.seat is None else ev.seat}</td>"
                     f"<td>{action}</td><td>{own}{' | ' if own and derived else ''}{derived}{problems}</td></tr>")

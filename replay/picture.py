@@ -25,6 +25,8 @@ EMPTY: Final = "."
 KEYS: Final = string.ascii_letters + string.digits
 """Symbol keys, one character each (safe inside HTML, JSON and a script element)."""
 CAPTION_HEIGHT: Final = 26
+AS_CLAIMED: Final = "按记录所称，未经推导 as the log claims, not derived"
+"""The caption's opening words on a board beyond a halted replay (every engine's claimed frames)."""
 MARK_STYLES: Final[dict[str, dict[str, str]]] = {
     "last": {"stroke": "#f9a825", "stroke-width": "4", "fill": "#f9a825", "fill-opacity": "0.3", "stroke-linejoin": "round",
              "marker-end": "url(#mark-arrow-last)"},

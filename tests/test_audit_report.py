@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ from audit.codes import CODES
 from audit.report import arbitration_table, related_events
 from audit.terms import RULES, rule
 from ledger import Ledger, Pending, read_events, read_stream_events
-from replay.junqi.render import AS_CLAIMED
+from replay.picture import AS_CLAIMED
 from replay.protocol import RULE_BOOKS
 from replay.run import replay_game
 from schemas import encode
@@ -188,6 +189,26 @@ def test_beyond_a_halted_replay_the_board_is_shown_as_the_log_claims(tmp_path: P
     assert all(data["frames"][f][3].startswith(AS_CLAIMED) for f in shown), "every board beyond the halt says it is not derived"
     assert page.count("class=claimed") == len(data["steps"]) - halt - 1
     assert f"重放在 seq {bad['seq']} 处因 {bad['code']}" in page and f"the replay stopped at seq {bad['seq']} by {bad['code']}" in page
+
+
+def test_beyond_a_stopped_checkers_check_the_board_is_shown_as_the_log_claims(tmp_path: Path) -> None:
+    """Issue 31 point 6, checkers.md §4.7 (stop_unverified): after an illegal move stops the check,
+    each later move still moves the viewer's board, as the log claims it, every such board
+    captioned as not derived, its timeline row marked, and the pieces still 10 a side."""
+    root, out = tmp_path / "l", tmp_path / "r.html"
+    assert cli("simulate", "checkers", "--tournament", "--players", "4", "--rounds", "1", "--games-per-round", "1", "--seed", "3",
+               "--inject", "illegal-move", "--ledger", str(root)).exit_code == 0
+    audit = json.loads(cli("audit", "--ledger", str(root), "--json").stdout)
+    bad = next(f for f in audit["findings"] if f["severity"] == "error" and f["code"].startswith("checkers."))
+    assert cli("report", "--ledger", str(root), "--game", bad["stream"], "--out", str(out)).exit_code == 0
+    page = out.read_text()
+    data = _frames_of(page)
+    halt = next(i for i, (seq, _) in enumerate(data["steps"]) if seq == bad["seq"])
+    shown = {f for _, f in data["steps"][halt + 1:]} - {data["steps"][halt][1]}
+    assert len(shown) > 10, "the claimed moves move the pieces"
+    assert all(data["frames"][f][3].startswith(AS_CLAIMED) for f in shown), "every board beyond the stop says it is not derived"
+    assert all(sorted(Counter(data["frames"][f][0].replace(".", "")).values()) == [10, 10] for f in shown), "10 pieces a side"
+    assert page.count("class=claimed") == len(data["steps"]) - halt - 1
 
 
 def test_findings_quote_their_article_in_chinese(tmp_path: Path) -> None:

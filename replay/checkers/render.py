@@ -8,9 +8,11 @@ import math
 from collections.abc import Sequence
 from typing import Final
 
+import msgspec
+
 from replay.checkers.board import BIT, COORDS, HOLES, ROW_OF, ZONES, rowcol
 from replay.checkers.state import CheckersState
-from replay.picture import CAPTION_HEIGHT, EMPTY, Frame, LegendRow, Mark, Sheet, compose, key, legend_svg
+from replay.picture import AS_CLAIMED, CAPTION_HEIGHT, EMPTY, Frame, LegendRow, Mark, Sheet, compose, key, legend_svg
 from schemas.checkers import Moved
 from schemas.envelope import Event
 
@@ -83,6 +85,26 @@ def frame(state: CheckersState, attempt: Event | None = None) -> Frame:
         marks.append(Mark("illegal", tuple(attempt.path or (attempt.from_, attempt.to))))
         caption += f"；被拒绝的着法 refused {attempt.from_}>{attempt.to} by seat {attempt.seat}"
     return Frame(cells, tuple(marks), caption=caption)
+
+
+def as_claimed(state: CheckersState, event: Event) -> CheckersState | None:
+    """Returns the board after a move as the log claims it, taken without the rules (the view beyond
+    a check stopped by an illegal move, never a derived position): the piece on `from` (the mover's
+    where the hole is empty) goes to `to`; None where the event is not a move between holes."""
+    if not isinstance(event, Moved) or not (0 <= event.from_ < HOLES and 0 <= event.to < HOLES):
+        return None
+    owner = next((s for s in (0, 1) if state.pieces[s] & BIT[event.from_]), event.seat)
+    pieces = [p & ~BIT[event.from_] & ~BIT[event.to] for p in state.pieces]
+    pieces[owner] |= BIT[event.to]
+    path = tuple(h for h in (event.path or (event.from_, event.to)) if 0 <= h < HOLES)
+    return msgspec.structs.replace(state, pieces=(pieces[0], pieces[1]), last=path, ply=state.ply + 1, to_move=1 - event.seat)
+
+
+def claimed_frame(state: CheckersState, event: Event) -> Frame:
+    """Returns a position as the log claims it, its caption saying so and naming the move."""
+    shown = frame(state)
+    what = f"{event.from_}>{event.to}" if isinstance(event, Moved) else event.kind
+    return Frame(shown.cells, shown.marks, shown.texts, f"{AS_CLAIMED}: seq {event.seq} {what}; {shown.caption}")
 
 
 def render_svg(state: CheckersState, seat: int | None = None, players: Sequence[str] = ()) -> str:

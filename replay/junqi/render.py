@@ -12,7 +12,7 @@ from msgspec.structs import replace
 from replay.junqi.board import CENTRE, IS_CAMP, IS_HQ, KIND, N_POINTS, NAMES, XY, board
 from replay.junqi.pieces import ASCII, FLAG, KIND_NAMES, kind_of, seat_of
 from replay.junqi.state import JunqiState, partner, point_index, point_name
-from replay.picture import CAPTION_HEIGHT, EMPTY, Frame, LegendRow, Mark, Sheet, compose, key, legend_svg
+from replay.picture import AS_CLAIMED, CAPTION_HEIGHT, EMPTY, Frame, LegendRow, Mark, Sheet, compose, key, legend_svg
 from replay.protocol import CHANCE, TERMINAL
 from schemas.envelope import Event
 from schemas.junqi import JunqiProfile, Moved
@@ -224,10 +224,6 @@ def frame(state: JunqiState, seat: int | None = None, mode: str = "四暗", atte
     if seat is not None:
         caption += f"；{SEAT_NAMES[seat]} 的视角 view of {SEAT_NAMES[seat]} ({mode})"
     return Frame(cells, tuple(marks), caption=caption)
-
-
-AS_CLAIMED = "按记录所称，未经推导 as the log claims, not derived"
-"""The caption's opening words on a board beyond a halted replay."""
 
 
 def as_claimed(state: JunqiState, event: Event) -> JunqiState | None:
