@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ import msgspec
 from audit.articles import article_text
 from audit.game_record import GameRecord
 from audit.page import e, fields, fields_text, heading, legend_table, page, profile_table, seat_css, swatch, table
+from audit.render import finding_text
 from audit.terms import TERMINATIONS, event_kind, rule, term, termination
 from audit.timechart import time_chart
 from audit.verdict import summary
@@ -239,6 +241,41 @@ def _findings(record: GameRecord, sheet: Sheet, frames: list[Frame], index: list
                        f"<a href='#s{seq}'>seq {seq}</a>：最后的合法局面，红色虚线为被拒绝的着法 the last legal position, the refused "
                        f"event dashed red</figcaption></figure>")
     return f"<div class='wide'><table class='findings'>{head}{rows}</table></div>{''.join(figures)}"
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """An event the rules refused and its error findings (`show --at` its seq)."""
+
+    event: Event
+    findings: list[Finding]
+
+
+def refusal_at(events: list[Event], seq: int) -> Refusal | None:
+    """Returns the event `seq` of a game (its events, game.started first) with its error findings
+    where the rules refused it, else None."""
+    last = None
+    for step in engine(_game(events[0])).replay(events[: seq + 1]):  # type: ignore[arg-type]
+        last = step
+    errors = [f for f in last.findings if f.severity == "error"] if last is not None else []
+    return Refusal(last.event, errors) if last is not None and errors else None
+
+
+def refusal_svg(refusal: Refusal, eng: Any, state: Any, players: Sequence[str]) -> str:
+    """Returns the last legal position with the refused event dashed on it, as the report draws a finding's board."""
+    return compose(eng.sheet(state, players), eng.frame(state, refusal.event))
+
+
+def refusal_text(refusal: Refusal, game: str) -> str:
+    """Returns what the terminal says of a refused event: each finding with its rule in Chinese and
+    the article's own words; the board above it is the last legal position."""
+    lines = [f"被拒绝的事件 refused event: seq {refusal.event.seq} {event_kind(refusal.event.kind)}；"
+             f"上图为之前最后的合法局面 the board above is the last legal position"]
+    for f in refusal.findings:
+        quote = article_text(f.rule_book or RULE_BOOKS.get(game), f.article)
+        lines.append("  " + card_names(finding_text(f), game))
+        lines.append(f"  规则 rule: {rule(f.code) or f.code}" + (f"；{f.article}：「{quote}」" if quote else ""))
+    return "\n".join(lines)
 
 
 def _arbitration(record: GameRecord) -> str:

@@ -190,6 +190,8 @@ def show(game: Annotated[str, typer.Option(help="Game stream id.")], ledger: Led
          svg: Annotated[Path | None, typer.Option(help="Also write the position as SVG.")] = None,
          key: LogKeyOpt = None, force: ForceOpt = False, json: JsonOpt = False) -> None:
     """Show a game's position at any step, as text (and SVG), with the seats and their players."""
+    from audit import report as report_mod
+    from audit.render import finding_record
     from ledger import check_output, write_output
     from replay import run as run_mod
     from replay.protocol import seat_label
@@ -204,15 +206,21 @@ def show(game: Annotated[str, typer.Option(help="Game stream id.")], ledger: Led
         raise typer.BadParameter(f"{game} is a {view.engine.name} game: its seats are 0–{count - 1}, not {seat}", param_hint="--seat")
     text = view.engine.render_board(view.state, seat)
     seats = [(h.seat, seat_label(view.engine.name, h.seat, h.holder)) for h in events[0].seats]  # type: ignore[attr-defined]
+    refused = report_mod.refusal_at([e for e in events if e.stream == game], view.seq) if at is not None else None
     if svg is not None:
-        write_output(svg, view.engine.render_svg(view.state, seat, players=view.players).encode(), force)
+        picture = (report_mod.refusal_svg(refused, view.engine, view.state, view.players) if refused and seat is None
+                   else view.engine.render_svg(view.state, seat, players=view.players))
+        write_output(svg, picture.encode(), force)
     if json:
         emit_json({"game": game, "seq": view.seq, "kind": view.kind, "text": text, "svg": str(svg) if svg else None,
-                   "seats": [{"seat": n, "label": label} for n, label in seats], "trust": trust})
+                   "seats": [{"seat": n, "label": label} for n, label in seats], "trust": trust,
+                   "refused": [finding_record(f) for f in refused.findings] if refused else []})
         return
     say(f"{game} after seq {view.seq} ({view.kind})")
     say("seats: " + ", ".join(label for _, label in seats))
     say(text.rstrip("\n"))
+    if refused:
+        say(report_mod.refusal_text(refused, view.engine.name))
     if svg is not None:
         say(f"wrote {svg}")
     say_trust(trust)
