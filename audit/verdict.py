@@ -143,13 +143,16 @@ def summary(record: GameRecord, eng: Any) -> str:
     start, game = record.start, eng.name
     v = verdict(record, eng)
     zh, en = _sentence(record, v, game)
+    differs = _claim_differs(record.claim, v.derived) if record.claim is not None else []
+    if differs and v.derived is not None:  # the claim the software made is not what the rules give: said in the opening sentence too
+        zh += f"软件声称的{'、'.join(DIFFERS[d].split()[0] for d in differs)}与推导不同。"
+        en += f" The software's claimed {', '.join(DIFFERS[d].split()[1] for d in differs)} differ from the derived."
     where = [label.format(value) for label, value in (("第 {0} 轮 round {0}", start.round), ("第 {0} 桌 table {0}", start.table),
                                                      ("第 {0} 局 game {0}", start.game_no), ("副 board {0}", start.board)) if value is not None]
     seats = "、".join(f"座位 seat {seat_label(game, h.seat, h.holder)}" for h in sorted(start.seats, key=lambda h: h.seat))  # as every command
     first = next((f"{h.holder}（座位 {seat_label(game, h.seat)}）" for h in start.seats if h.seat == start.first), str(start.first))
     rows = [(term("seat"), e(seats)), (term("first"), e(first)), (term("derived"), _both(result_words(record, v.derived, game)))]
     if record.claim is not None:
-        differs = _claim_differs(record.claim, v.derived)
         claim = Outcome(termination=record.claim.termination, winners=tuple(record.claim.winners),
                         points=tuple(float(p) for p in record.claim.points))
         note = f"<br><b>≠ 与推导不同 differs: {e('、'.join(DIFFERS[d] for d in differs))}</b>" if differs else "<br>＝ 与推导一致 agrees"

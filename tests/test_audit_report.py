@@ -276,3 +276,19 @@ def test_unsigned_events_are_not_shown_as_fact(tmp_path: Path, monkeypatch: pyte
     assert f"未签名记录 1 条（seq {forged.seq}–{forged.seq}）" in page and "1 unsigned entries" in page
     assert "无签名的改判" not in page and f"<tr id='s{forged.seq}'" not in page and "生效结果" not in page
     assert page.count("<tr id='s") == len(signed)
+
+
+def test_a_claimed_score_that_differs_is_marked(tmp_path: Path) -> None:
+    """Issue 31 point 4, 竞技跑胡子 第十条 (paohuzi.E01): a claim whose winner and termination agree but
+    whose points do not is marked in the result table (≠ 得分 points) and said in the opening sentence."""
+    root, out = tmp_path / "l", tmp_path / "r.html"
+    made = cli("simulate", "paohuzi", "--tournament", "--players", "6", "--rounds", "1", "--games-per-round", "1", "--seed", "3",
+               "--inject", "wrong-score", "--ledger", str(root), "--json")
+    assert made.exit_code == 0, made.output
+    stream = json.loads(made.stdout)["planted"]["stream"]
+    assert cli("report", "--ledger", str(root), "--game", stream, "--out", str(out)).exit_code == 0
+    page = out.read_text()
+    verdict = page.split("id='verdict'>")[1].split("</p>")[0]
+    assert verdict.startswith("推导结果：") and "软件声称的得分与推导不同。" in verdict and "claimed points differ from the derived" in verdict
+    claimed = page.split("<th>声称结果 claimed result</th>")[1].split("</tr>")[0]
+    assert "≠ 与推导不同 differs: 得分 points</b>" in claimed and "胜方" not in claimed and "<tr class=bad><th>声称结果" in page
