@@ -201,7 +201,7 @@ def _games(result: TournamentPage) -> str:
         name = f"<a href='{_link(path)}'>{e(g['stream'])}</a>" if path else e(g["stream"])
         seats = "<br>".join(f"{i}: {_player(result, p)} — {e(display_cell(pts))}" for i, (p, pts) in enumerate(zip(g["players"], g["points"])))
         rows.append([name, str(g["round"] or ""), str(g["table_no"] or ""), str(g["game_no"] or ""), e(g["board"] or ""),
-                     e(termination(g["termination"])), seats, e(term("unverified")) if g["unverified"] else "", str(g["findings"])])
+                     e(termination(g["termination"])), seats, e(term("unverified") if g["unverified"] else SOURCES["derived"]), str(g["findings"])])
     header = ["对局 game", "轮 round", "桌 table", "局 game", "副 board", "结果 termination", "座位: 选手 — 得分 seat: player — points",
               "核实 verified", "问题 findings"]
     return table(header, rows, "games")

@@ -93,6 +93,8 @@ def test_tournament_page_lists_standings_crosstable_and_games(tmp_path: Path) ->
     assert crosstable.count("<tr>") == 5 and "第1轮 r1" in crosstable and "第2轮 r2" in crosstable
     assert crosstable.count("<small>座位 seat ") == 8, "each round's cell names the seat played"
     assert crosstable.count("先行 first") == made["games"], "and, in each game, who moved first"
+    games = page.split("<table class='games'>")[1].split("</table>")[0]
+    assert "<td></td>" not in games and games.count("<td>推导 derived</td>") == made["games"], "every game says it was derived, no blank cell"
     explained = page.split("id=\"players\"")[1]
     assert explained.count("<details>") == 4 and explained.count("<table class='explain'>") == 4, "a folded explanation per player"
     for written in summary["reports"]:
