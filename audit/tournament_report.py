@@ -14,7 +14,7 @@ from typing import Any
 import pyarrow.compute as pc
 
 from audit.page import e, heading, page, table
-from audit.render import display_cell
+from audit.render import display_cell, is_duration
 from audit.report import clock, write_report
 from audit.session import Session, open_session
 from audit.standings import Crosstable, Standings, crosstable, standings
@@ -150,6 +150,8 @@ def page_cell(value: Any, column: str) -> str:
         return "是 yes" if value else "否 no"
     if column == "status" and isinstance(value, str):
         return term(value)
+    if is_duration(column) and isinstance(value, float):
+        value = round(value)  # a mean of milliseconds: a person reads it to the millisecond (JSON keeps it exact)
     return display_cell(value, column)
 
 

@@ -294,3 +294,12 @@ def test_a_claimed_score_that_differs_is_marked(tmp_path: Path) -> None:
     assert verdict.startswith("推导结果：") and "软件声称的得分与推导不同。" in verdict and "claimed points differ from the derived" in verdict
     claimed = page.split("<th>声称结果 claimed result</th>")[1].split("</tr>")[0]
     assert "≠ 与推导不同 differs: 得分 points</b>" in claimed and "胜方" not in claimed and "<tr class=bad><th>声称结果" in page
+
+
+def test_page_durations_read_to_the_millisecond() -> None:
+    """Issue 31 points 11, 14: a mean move time (tie-break trimmed_ms) reads m:ss.mmm on the page,
+    not 3:56.52725; a whole count of milliseconds keeps its value."""
+    from audit.tournament_report import page_cell
+
+    assert page_cell(236_527.25, "trimmed_ms") == "3:56.527" and page_cell(1_000_000, "move_ms") == "16:40"
+    assert page_cell(61_500, "move_ms") == "1:01.500" and page_cell(True, "unresolved") == "是 yes"

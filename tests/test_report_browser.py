@@ -341,7 +341,7 @@ def test_pages_read_in_chinese_on_a_phone(browser: Any, pages: dict[str, tuple[P
         if any(c.endswith(name) for c in columns):  # duplicate standings: durations as m:ss (issue 31 point 11)
             at = next(i for i, c in enumerate(columns) if c.endswith(name))
             cells = page.locator(f"table.standings tr td:nth-child({at + 1})").all_inner_texts()
-            assert cells and all(re.fullmatch(r"\d+:\d\d(\.\d+)?|–", c) for c in cells), cells
+            assert cells and all(re.fullmatch(r"\d+:\d\d(\.\d{3})?|–", c) for c in cells), cells
     page.close()
 
 
