@@ -373,7 +373,7 @@ def _timeline(record: GameRecord) -> str:
     for i, step in enumerate(record.steps):
         ev, facts = step.event, step.facts
         said = fields(ev)
-        own = fields_text(_worded({k: v for k, v in said.items() if k not in HIDDEN_FIELDS}))
+        own = fields_text(_worded(_own(said, str(facts.get("action") or ""), record.steps[i - 1].event.seq if i else None)))
         new = {k: v for k, v in facts.items() if k not in ("seat", "action") and (k not in said or said[k] != v) and shown.get(k, ...) != v}
         shown.update(new)
         derived = fields_text(_worded(new))
@@ -386,6 +386,18 @@ def _timeline(record: GameRecord) -> str:
     head = ("<tr><th>步 seq</th><th>时间 m:ss</th><th>事件 event</th><th>座位 seat</th><th>着法 action</th>"
             "<th>内容与推导（只列变化） fields and derived facts (changes only)</th></tr>")
     return f"<table id='timeline'>{head}{''.join(rows)}</table>"
+
+
+NAMED_IN_ACTION = ("from", "to", "card")
+"""Fields of an event the action column already names (a move's ends, the card played): not repeated."""
+
+
+def _own(said: dict[str, Any], action: str, before: int | None) -> dict[str, Any]:
+    """Returns the fields of its own an event's row shows: not the rule profile or the seats, not
+    what its action names, nor a move-time claim's `move_seq` where that is the row just before."""
+    words = set(re.split(r"[\s>,:;()]+", action))
+    return {k: v for k, v in said.items() if k not in HIDDEN_FIELDS and not (k in NAMED_IN_ACTION and str(v) in words)
+            and not (k == "move_seq" and v == before)}
 
 
 def _worded(values: dict[str, Any]) -> dict[str, Any]:

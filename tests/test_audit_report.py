@@ -303,3 +303,13 @@ def test_page_durations_read_to_the_millisecond() -> None:
 
     assert page_cell(236_527.25, "trimmed_ms") == "3:56.527" and page_cell(1_000_000, "move_ms") == "16:40"
     assert page_cell(61_500, "move_ms") == "1:01.500" and page_cell(True, "unresolved") == "是 yes"
+
+
+def test_timeline_rows_do_not_repeat_the_action() -> None:
+    """Issue 31 point 9: a move's row does not repeat in its fields the ends its action names, nor a
+    move-time claim the seq of the move just before it; what the action does not name stays."""
+    own = report._own({"from": "E42", "to": "E52", "result": "move", "piece": "司令"}, "E42>E52", 7)
+    assert own == {"result": "move", "piece": "司令"}
+    assert report._own({"ms": 1542, "move_seq": 401}, "", 401) == {"ms": 1542}
+    assert report._own({"ms": 1542, "move_seq": 399}, "", 401) == {"ms": 1542, "move_seq": 399}, "a claim about another move says so"
+    assert report._own({"from": 4, "to": 16}, "4>15", 3) == {"to": 16}
