@@ -8,7 +8,6 @@ script composes, so a 400-event game is a page of a few hundred kilobytes."""
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -20,7 +19,7 @@ import msgspec
 from audit.articles import article_text
 from audit.game_record import GameRecord
 from audit.page import e, fields, fields_text, heading, legend_table, page, profile_table, seat_css, swatch, table
-from audit.render import finding_text
+from audit.render import clock, finding_text, signature_status
 from audit.terms import TERMINATIONS, event_kind, rule, term, termination
 from audit.timechart import time_chart
 from audit.verdict import summary
@@ -285,13 +284,6 @@ def _arbitration(record: GameRecord) -> str:
     return appeals_table(record.appeals, record.related) + arbitration_table(own + record.related)
 
 
-def clock(ts: int | None) -> str:
-    """Returns a time of the log as people read it: UTC date and clock time, `2026-05-01 14:03:07 UTC`."""
-    if ts is None:
-        return "–"
-    return dt.datetime.fromtimestamp(ts / 1000, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
-
-
 def appeals_table(appeals: list[dict[str, Any]], related: list[Event]) -> str:
     """Returns the game's appeals in the order filed: grounds, filed, window end, in time, deadline,
     decision, the votes as a table, the arbiter and whether the decision's signature verified."""
@@ -305,15 +297,10 @@ def appeals_table(appeals: list[dict[str, Any]], related: list[Event]) -> str:
                      e(term("in_time") if a["in_time"] else term("late")), e(clock(a["deadline_ts"])),
                      e(term(a["decision"]) if a["decision"] else "待裁决 awaiting decision") + f"<br>{e(clock(a['decided_ts']))}",
                      f"<table class='votes'>{ballot}</table>" if ballot else "–", e(a["arbiter"] or "–"),
-                     e(_signature(a["signature"]))])
+                     e(signature_status(a["signature"]))])
     head = ["申诉 appeal", "申诉人 player", "理由 grounds", "提出 filed", "时限截止 window end", "是否按时 in time", "答复期限 deadline",
             "决定 decision", "表决 votes", "仲裁员 arbiter", "签名 signature"]
     return table(head, rows, "appeals")
-
-
-def _signature(status: str | None) -> str:
-    names = {"valid": "verified", "unsigned": "unsigned", "bad_signature": "bad_signature"}
-    return "–" if status is None else term(names.get(status, status))
 
 
 def arbitration_table(events: list[Event]) -> str:

@@ -14,8 +14,8 @@ from typing import Any
 import pyarrow.compute as pc
 
 from audit.page import e, heading, page, table
-from audit.render import display_cell, is_duration
-from audit.report import clock, write_report
+from audit.render import clock, display_cell, is_duration
+from audit.report import write_report
 from audit.session import Session, open_session
 from audit.standings import Crosstable, Standings, crosstable, standings
 from audit.terms import COLUMNS, term, termination
