@@ -360,7 +360,7 @@ def _timeline(record: GameRecord) -> str:
     for i, step in enumerate(record.steps):
         ev, facts = step.event, step.facts
         said = fields(ev)
-        own = fields_text(_worded(_own(said, str(facts.get("action") or ""), record.steps[i - 1].event.seq if i else None)))
+        own = fields_text(_worded(_own(ev, said, str(facts.get("action") or ""), record.steps[i - 1].event.seq if i else None)))
         new = {k: v for k, v in facts.items() if k not in ("seat", "action") and (k not in said or said[k] != v) and shown.get(k, ...) != v}
         shown.update(new)
         derived = fields_text(_worded(new))
@@ -379,12 +379,15 @@ NAMED_IN_ACTION = ("from", "to", "card")
 """Fields of an event the action column already names (a move's ends, the card played): not repeated."""
 
 
-def _own(said: dict[str, Any], action: str, before: int | None) -> dict[str, Any]:
-    """Returns the fields of its own an event's row shows: not the rule profile or the seats, not
-    what its action names, nor a move-time claim's `move_seq` where that is the row just before."""
+def _own(ev: Event, said: dict[str, Any], action: str, before: int | None) -> dict[str, Any]:
+    """Returns the fields of its own an event's row shows: not the rule profile or the seats, none
+    at its declared default (a move the platform did not make), not what its action names (a move's
+    ends, a one-step path), nor a move-time claim's `move_seq` where that is the row just before."""
     words = set(re.split(r"[\s>,:;()]+", action))
+    defaults = {f.encode_name: f.default for f in msgspec.structs.fields(type(ev)) if f.default is not msgspec.NODEFAULT}
     return {k: v for k, v in said.items() if k not in HIDDEN_FIELDS and not (k in NAMED_IN_ACTION and str(v) in words)
-            and not (k == "move_seq" and v == before)}
+            and not (k == "path" and isinstance(v, (list, tuple)) and len(v) == 2 and {str(h) for h in v} <= words)
+            and not (k in defaults and v == defaults[k]) and not (k == "move_seq" and v == before)}
 
 
 def _worded(values: dict[str, Any]) -> dict[str, Any]:

@@ -307,12 +307,18 @@ def test_page_durations_read_to_the_millisecond() -> None:
 
 def test_timeline_rows_do_not_repeat_the_action() -> None:
     """Issue 31 point 9: a move's row does not repeat in its fields the ends its action names, nor a
-    move-time claim the seq of the move just before it; what the action does not name stays."""
-    own = report._own({"from": "E42", "to": "E52", "result": "move", "piece": "司令"}, "E42>E52", 7)
-    assert own == {"result": "move", "piece": "司令"}
-    assert report._own({"ms": 1542, "move_seq": 401}, "", 401) == {"ms": 1542}
-    assert report._own({"ms": 1542, "move_seq": 399}, "", 401) == {"ms": 1542, "move_seq": 399}, "a claim about another move says so"
-    assert report._own({"from": 4, "to": 16}, "4>15", 3) == {"to": 16}
+    one-step path, nor a field at its default (a move the platform did not make), nor a move-time
+    claim the seq of the move just before it; what the action does not name stays."""
+    from schemas.checkers import Moved as CheckersMoved
+    from schemas.common import MoveTimeUsed
+
+    moved = CheckersMoved(stream="g", seq=8, ts=1, seat=0, from_=4, to=15, path=(4, 15))
+    assert report._own(moved, report.fields(moved), "4>15", 7) == {}
+    hops = CheckersMoved(stream="g", seq=8, ts=1, seat=0, from_=79, to=117, path=(79, 104, 117), system=True)
+    assert report._own(hops, report.fields(hops), "79>117", 7) == {"path": (79, 104, 117), "system": True}
+    claim = MoveTimeUsed(stream="g", seq=9, ts=2, seat=0, ms=1542, move_seq=8)
+    assert "move_seq" not in report._own(claim, report.fields(claim), "", 8) and "ms" in report._own(claim, report.fields(claim), "", 8)
+    assert report._own(claim, report.fields(claim), "", 5)["move_seq"] == 8, "a claim about another move says so"
 
 
 def test_the_terminal_appeals_list_says_times_arbiter_and_signature(cup: Any) -> None:
