@@ -23,7 +23,7 @@ import pytest
 
 from audit.tournament_report import game_report_path
 from ledger import read_events, read_stream_events
-from replay.picture import KEYS
+from replay.picture import AS_CLAIMED, KEYS
 from replay.run import replay_game
 from schemas.common import GameEnded, GameStarted
 from tests.ledger_support import cli
@@ -183,6 +183,10 @@ def test_game_report_in_the_browser(browser: Any, pages: dict[str, tuple[Path, s
     box, view = illegal.bounding_box(), page.viewport_size
     assert box is not None and 0 <= box["y"] < view["height"], "the board at the finding is on screen"
     page.screenshot(path=str(tmp_path / f"{game}-finding.png"))
+    page.locator("#next").click()  # issue 31 point 6: beyond a halted replay the board is the log's claim, said so
+    beyond = page.locator("#viewer .caption").text_content() or ""
+    assert beyond.startswith(AS_CLAIMED) == (game != "paohuzi"), f"{game}: {beyond}"  # a Paohuzi deal goes on derived
+    page.locator(f"table.findings a[href='#s{seq}']").first.click()
     _check_stepping(page)
     assert page.locator(f"#b{seq} .mark-illegal").count() == 1, "the board at the finding is drawn under the findings"
     limit = page.locator("svg.timechart .limit")  # checkers has a move-time limit by default, the others none
