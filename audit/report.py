@@ -9,7 +9,7 @@ script composes, so a 400-event game is a page of a few hundred kilobytes."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,7 +25,7 @@ from audit.timechart import time_chart
 from audit.verdict import summary
 from ledger import BundleError, check_bundle, check_output, load_verifier, prove, read_stream_events, write_output
 from replay.paohuzi.cards import card_number, names
-from replay.picture import MARK_STYLES, Frame, Sheet, compose
+from replay.picture import AS_CLAIMED, MARK_STYLES, Frame, Sheet, compose
 from replay.protocol import RULE_BOOKS, Finding, Step, code_name
 from replay.registry import engine
 from replay.run import is_game_stream
@@ -162,15 +162,12 @@ def _frames(steps: list[Step], eng: Any) -> tuple[list[Frame], list[int]]:
     where the engine can draw it, each move shows the board as the log claims it (not derived)."""
     frames: list[Frame] = []
     index: list[int] = []
-    last_state = claimed = None
-    beyond = _beyond_halt(eng.name)
-    for step, past in zip(steps, beyond_halt(steps)):
+    last_state = None
+    for step, claim in zip(steps, claimed_boards(steps, eng.name)):
         refused = any(f.severity == "error" for f in step.findings)
-        if beyond and past and not refused:
-            claimed = beyond[0](claimed or step.state, step.event) or claimed
-            frame = beyond[1](claimed, step.event) if claimed is not None and step.event.kind.endswith(".moved") else None
-            if frame is not None and frame != frames[-1]:
-                frames.append(frame)
+        if claim is not None:
+            if claim[1] is not None and claim[1] != frames[-1]:
+                frames.append(claim[1])
             index.append(len(frames) - 1)
             continue
         if step.state is not last_state or refused or not frames:
@@ -180,6 +177,21 @@ def _frames(steps: list[Step], eng: Any) -> tuple[list[Frame], list[int]]:
             last_state = None if refused else step.state
         index.append(len(frames) - 1)
     return frames, index
+
+
+def claimed_boards(steps: list[Step], game: str) -> Iterator[tuple[Any, Frame | None] | None]:
+    """Yields, per step, None where its board is derived (or the engine cannot draw a claim), else
+    the board as the log claims it after the step and the frame of the move it made (None where it
+    moved nothing): beyond a halted replay, each move taken as the log states it."""
+    draw = _beyond_halt(game)
+    claimed = None
+    for step, past in zip(steps, beyond_halt(steps)):
+        if draw is None or not past or any(f.severity == "error" for f in step.findings):
+            yield None
+            continue
+        moved = draw[0](claimed or step.state, step.event)
+        claimed = moved or claimed
+        yield claimed or step.state, (draw[1](moved, step.event) if moved is not None else None)
 
 
 def is_stopped(state: Any) -> bool:
@@ -243,38 +255,54 @@ def _findings(record: GameRecord, sheet: Sheet, frames: list[Frame], index: list
 
 
 @dataclass(frozen=True)
-class Refusal:
-    """An event the rules refused and its error findings (`show --at` its seq)."""
+class AtStep:
+    """What `show --at` adds to the derived position: the refused event at that step with its error
+    findings, or, beyond a halted replay, the board as the log claims it and the refusal that halted it."""
 
-    event: Event
-    findings: list[Finding]
+    refusal: Step | None
+    """The step whose event the rules refused: this one, or the one that halted the replay."""
+    claimed: Any = None
+    """The board as the log claims it (never derived), beyond a halted replay."""
+    frame: Frame | None = None
+    """The claimed board's frame: its last claimed move drawn."""
+
+    def svg(self, eng: Any, state: Any, players: Sequence[str]) -> str:
+        """Returns the picture: the claimed board, else the last legal position with the refused event dashed."""
+        assert self.refusal is not None
+        shown = self.frame or eng.frame(state, self.refusal.event)
+        return compose(eng.sheet(self.claimed or state, players), shown)
+
+    def text(self, game: str) -> str:
+        """Returns what the terminal says under the board: the refused event's findings, each with its
+        rule in Chinese and the article's own words; beyond the halt, that the board is the log's claim."""
+        assert self.refusal is not None
+        ev = self.refusal.event
+        if self.claimed is not None:
+            lines = [f"{AS_CLAIMED}：重放已于 seq {ev.seq} 停止 the replay stopped at seq {ev.seq}"]
+        else:
+            lines = [f"被拒绝的事件 refused event: seq {ev.seq} {event_kind(ev.kind)}；"
+                     "上图为之前最后的合法局面 the board above is the last legal position"]
+        for f in self.refusal.findings:
+            if f.severity == "error":
+                quote = article_text(f.rule_book or RULE_BOOKS.get(game), f.article)
+                lines.append("  " + card_names(finding_text(f), game))
+                lines.append(f"  规则 rule: {rule(f.code) or f.code}" + (f"；{f.article}：「{quote}」" if quote else ""))
+        return "\n".join(lines)
 
 
-def refusal_at(events: list[Event], seq: int) -> Refusal | None:
-    """Returns the event `seq` of a game (its events, game.started first) with its error findings
-    where the rules refused it, else None."""
-    last = None
-    for step in engine(_game(events[0])).replay(events[: seq + 1]):  # type: ignore[arg-type]
-        last = step
-    errors = [f for f in last.findings if f.severity == "error"] if last is not None else []
-    return Refusal(last.event, errors) if last is not None and errors else None
-
-
-def refusal_svg(refusal: Refusal, eng: Any, state: Any, players: Sequence[str]) -> str:
-    """Returns the last legal position with the refused event dashed on it, as the report draws a finding's board."""
-    return compose(eng.sheet(state, players), eng.frame(state, refusal.event))
-
-
-def refusal_text(refusal: Refusal, game: str) -> str:
-    """Returns what the terminal says of a refused event: each finding with its rule in Chinese and
-    the article's own words; the board above it is the last legal position."""
-    lines = [f"被拒绝的事件 refused event: seq {refusal.event.seq} {event_kind(refusal.event.kind)}；"
-             f"上图为之前最后的合法局面 the board above is the last legal position"]
-    for f in refusal.findings:
-        quote = article_text(f.rule_book or RULE_BOOKS.get(game), f.article)
-        lines.append("  " + card_names(finding_text(f), game))
-        lines.append(f"  规则 rule: {rule(f.code) or f.code}" + (f"；{f.article}：「{quote}」" if quote else ""))
-    return "\n".join(lines)
+def at_step(events: list[Event], seq: int) -> AtStep | None:
+    """Returns, for the step `seq` of a game (its events, game.started first), the refused event
+    there, or the board as the log claims it beyond a halted replay; None where the step is derived."""
+    game = _game(events[0])  # type: ignore[arg-type]
+    steps = list(engine(game).replay(events[: seq + 1]))
+    if any(f.severity == "error" for f in steps[-1].findings):
+        return AtStep(steps[-1])
+    claims = list(claimed_boards(steps, game))
+    if claims[-1] is None:
+        return None
+    halted = next(i for i, c in enumerate(claims) if c is not None) - 1
+    frame = next((c[1] for c in reversed(claims) if c is not None and c[1] is not None), None)
+    return AtStep(steps[halted], claims[-1][0], frame) if frame is not None else AtStep(steps[halted])
 
 
 def _arbitration(record: GameRecord) -> str:

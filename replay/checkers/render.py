@@ -165,14 +165,15 @@ TEXT_LEGEND = (
 
 
 def render_board(state: CheckersState, seat: int | None = None) -> str:
-    """Returns the text diagram for people: each line of holes led by its row and hole ids, and a legend."""
+    """Returns the text diagram for people: the caption in words, each line of holes led by its row
+    and hole ids, and a legend."""
     flip = seat == 0
     lines: dict[int, list[tuple[int, int]]] = {}
     for i, (q, r) in enumerate(COORDS):
         row, col = (-r, -(2 * q + r)) if flip else (r, 2 * q + r)
         lines.setdefault(row, []).append((col, i))
-    caption, *diagram = render_text(state, seat).split("\n")
-    out = [caption]
+    _, *diagram = render_text(state, seat).split("\n")
+    out = [_board_caption(state)]  # in words, as under the SVG (render_text's caption is the golden transcripts')
     for (_, holes), line in zip(sorted(lines.items()), diagram):
         holes.sort()
         first, last = holes[0][1], holes[-1][1]
