@@ -68,8 +68,8 @@ def display_cell(value: Any, column: str = "") -> str:
         return duration(value)
     if isinstance(value, float):  # rates keep three decimals, large figures one
         return f"{value:.1f}" if abs(value) >= 100 or value == int(value) else f"{value:.3f}".rstrip("0")
-    if isinstance(value, (list, tuple)):
-        return ", ".join(display_cell(v, column) for v in value)
+    if isinstance(value, (list, tuple)):  # an empty list (bh_prev in round 1) is none, never a blank cell
+        return ", ".join(display_cell(v, column) for v in value) or "–"
     if isinstance(value, dict):
         return json.dumps(value, ensure_ascii=False)
     return str(value)

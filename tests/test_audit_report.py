@@ -303,6 +303,7 @@ def test_page_durations_read_to_the_millisecond() -> None:
 
     assert page_cell(236_527.25, "trimmed_ms") == "3:56.527" and page_cell(1_000_000, "move_ms") == "16:40"
     assert page_cell(61_500, "move_ms") == "1:01.500" and page_cell(True, "unresolved") == "是 yes"
+    assert page_cell([], "bh_prev") == page_cell(None, "bh_prev") == "–", "round 1 has no previous round: never a blank cell"
 
 
 def test_timeline_rows_do_not_repeat_the_action() -> None:
