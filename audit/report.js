@@ -84,4 +84,6 @@
   });
   select(D.steps.length - 1, false, false);
   fromHash();
+  // a link to a step opens the page there: after the browser's own jump to the row, show the board
+  window.addEventListener("load", () => setTimeout(fromHash, 0));
 })();

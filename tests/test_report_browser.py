@@ -349,6 +349,24 @@ def test_pages_read_in_chinese_on_a_phone(browser: Any, pages: dict[str, tuple[P
     page.close()
 
 
+@pytest.mark.parametrize("game", list(GAMES))
+def test_a_link_to_a_step_opens_on_its_board_on_a_phone(browser: Any, pages: dict[str, tuple[Path, str, int]], game: str) -> None:
+    """Issue 31 points 9, 10: a permalink to a step (`report.html#s57`) opens a 390-px phone on the
+    board at that step, not on its timeline row; on a phone the board does not stick over the
+    timeline (it scrolls away with the page)."""
+    report, seq = _game_report(pages, game)
+    page = browser.new_page(viewport={"width": PHONE, "height": 844})
+    page.goto(report.as_uri() + f"#s{seq}")
+    page.wait_for_load_state("load")
+    page.wait_for_function(f"document.querySelector('#s{seq}').classList.contains('on')")
+    page.wait_for_timeout(100)
+    box = page.locator("#viewer").bounding_box()
+    assert box is not None and -1 <= box["y"] < 200, f"the board is at {box}"
+    assert f"seq {seq}" in page.locator("#steplabel").inner_text()
+    assert page.locator(".replay > .pane").evaluate("e => getComputedStyle(e).position") == "static"
+    page.close()
+
+
 def test_a_ruling_in_force_heads_the_summary(browser: Any, pages: dict[str, tuple[Path, str, int]]) -> None:
     """Issue 31 point 4, 13 (第十四条 (1), 第十九条): after an upheld appeal and the ruling that carried it
     out, the report's summary gives the result in force, the ruling and the appeal decision behind
