@@ -50,6 +50,8 @@ def test_show_at_a_refused_event_draws_it_and_names_the_finding(planted: tuple[P
     said = json.loads(cli("show", "--ledger", str(root), "--game", found["stream"], "--at", str(found["seq"]), "--json").stdout)
     assert [f["code"] for f in said["refused"]] == [found["code"]] and not said["as_claimed"]
     assert not re.search(r"\b[A-Z]+_[A-Z_]+\b|UNVERIFIED", result.stdout.split("被拒绝")[0]), "the board's caption in words"
+    end = cli("show", "--ledger", str(root), "--game", found["stream"]).stdout
+    assert not re.search(r"\b[A-Z]+_[A-Z_]+\b|UNVERIFIED|winners=", end.split("legend")[0]), "the end in words, not FLAG_CAPTURED"
 
 
 def test_show_at_a_legal_event_shows_no_refusal(planted: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:

@@ -291,9 +291,11 @@ def _margins() -> tuple[list[str], list[str], list[str]]:
 
 
 def render_board(state: JunqiState, seat: int | None = None, mode: str = "四暗") -> str:
-    """Returns the text diagram for people: the status lines, the board framed with each arm's rows
-    and columns, and a legend of its letters."""
+    """Returns the text diagram for people: the caption in words and the status lines, the board
+    framed with each arm's rows and columns, and a legend of its letters."""
     text = render_text(state, seat, mode).rstrip("\n").split("\n")
+    last = f"；上一着 last {NAMES[state.last_move[0]]}>{NAMES[state.last_move[1]]}" if state.last_move is not None else ""
+    text[0] = _caption(state) + last  # in words, as under the SVG (render_text's status line is the golden transcripts')
     grid_at = len(text) - 17
     top, bottom, right = _margins()
     rows = [f"{line:<51}  {label}".rstrip() for line, label in zip(text[grid_at:], right)]
