@@ -159,6 +159,12 @@ def summary(record: GameRecord, eng: Any) -> str:
         rows.append((term("claimed"), _both(result_words(record, claim, game)) + note))
     if v.rulings:
         rows.append((term("in_force"), _both(result_words(record, v.in_force, game))))
+    if game == "paohuzi":  # the 胡 as the final board writes it out: who, on which card, 胡息, 名堂, 囤 × 番, the groups
+        from replay.paohuzi.render import win_lines
+
+        shown = win_lines(record.steps[-1].state)
+        if shown:
+            rows.append(("胡牌 hu", "<br>".join(e(line) for line in shown)))
     if start.tournament:
         rows.insert(0, ("赛事 tournament", e(" · ".join([start.tournament, *where]))))
     body = "".join(f"<tr{' class=bad' if '≠' in value else ''}><th>{e(k)}</th><td>{value}</td></tr>" for k, value in rows)

@@ -282,7 +282,8 @@ def test_unsigned_events_are_not_shown_as_fact(tmp_path: Path, monkeypatch: pyte
 
 def test_a_claimed_score_that_differs_is_marked(tmp_path: Path) -> None:
     """Issue 31 point 4, 竞技跑胡子 第十条 (paohuzi.E01): a claim whose winner and termination agree but
-    whose points do not is marked in the result table (≠ 得分 points) and said in the opening sentence."""
+    whose points do not is marked in the result table (≠ 得分 points) and said in the opening sentence;
+    point 5: the result table writes out the 胡 (who, on which card, 胡息, 名堂, 囤 × 番, the groups)."""
     root, out = tmp_path / "l", tmp_path / "r.html"
     made = cli("simulate", "paohuzi", "--tournament", "--players", "6", "--rounds", "1", "--games-per-round", "1", "--seed", "3",
                "--inject", "wrong-score", "--ledger", str(root), "--json")
@@ -294,6 +295,9 @@ def test_a_claimed_score_that_differs_is_marked(tmp_path: Path) -> None:
     assert verdict.startswith("推导结果：") and "软件声称的得分与推导不同。" in verdict and "claimed points differ from the derived" in verdict
     claimed = page.split("<th>声称结果 claimed result</th>")[1].split("</tr>")[0]
     assert "≠ 与推导不同 differs: 得分 points</b>" in claimed and "胜方" not in claimed and "<tr class=bad><th>声称结果" in page
+    hu = page.split("<th>胡牌 hu</th><td>")[1].split("</td>")[0]
+    assert re.search(r"胡 hu：座位 seat \d .*；\d+ 胡息；名堂 .*；\d+ 囤 × \d+ 番 = \d+<br>组牌 groups：", hu), hu
+    assert not re.search(r"\b[xd](10|[1-9])\b", hu), "cards by their names, not the log's codes"
 
 
 def test_page_durations_read_to_the_millisecond() -> None:
