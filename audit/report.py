@@ -300,7 +300,7 @@ def at_step(events: list[Event], seq: int) -> AtStep | None:
     claims = list(claimed_boards(steps, game))
     if claims[-1] is None:
         return None
-    halted = next(i for i, c in enumerate(claims) if c is not None) - 1
+    halted = beyond_halt(steps).index(True) - 1  # the refused step that stopped the replay
     frame = next((c[1] for c in reversed(claims) if c is not None and c[1] is not None), None)
     return AtStep(steps[halted], claims[-1][0], frame) if frame is not None else AtStep(steps[halted])
 
