@@ -143,7 +143,8 @@ def summary(record: GameRecord, eng: Any) -> str:
     start, game = record.start, eng.name
     v = verdict(record, eng)
     zh, en = _sentence(record, v, game)
-    differs = _claim_differs(record.claim, v.derived) if record.claim is not None else []
+    unverified = v.derived is not None and v.derived.termination == UNVERIFIED  # the claim stands in: nothing to compare it with
+    differs = _claim_differs(record.claim, v.derived) if record.claim is not None and not unverified else []
     if differs and v.derived is not None:  # the claim the software made is not what the rules give: said in the opening sentence too
         zh += f"软件声称的{'、'.join(DIFFERS[d].split()[0] for d in differs)}与推导不同。"
         en += f" The software's claimed {', '.join(DIFFERS[d].split()[1] for d in differs)} differ from the derived."
@@ -155,7 +156,8 @@ def summary(record: GameRecord, eng: Any) -> str:
     if record.claim is not None:
         claim = Outcome(termination=record.claim.termination, winners=tuple(record.claim.winners),
                         points=tuple(float(p) for p in record.claim.points))
-        note = f"<br><b>≠ 与推导不同 differs: {e('、'.join(DIFFERS[d] for d in differs))}</b>" if differs else "<br>＝ 与推导一致 agrees"
+        note = (f"<br><b>≠ 与推导不同 differs: {e('、'.join(DIFFERS[d] for d in differs))}</b>" if differs
+                else "<br>未验证，无从比较 unverified: nothing derived to compare it with" if unverified else "<br>＝ 与推导一致 agrees")
         rows.append((term("claimed"), _both(result_words(record, claim, game)) + note))
     if v.rulings:
         rows.append((term("in_force"), _both(result_words(record, v.in_force, game))))

@@ -50,6 +50,8 @@ def test_report_of_a_game_with_a_planted_illegal_move(tmp_path: Path) -> None:
     assert replayed.outcome is not None and replayed.outcome.termination == "UNVERIFIED", "checkers' default: stop_unverified"
     verdict = page.split("id='verdict'>")[1].split("</p>")[0]
     assert verdict.startswith("结果：未验证：引擎未能推导结果，按声称结果计入") and "检查于第" in verdict and "the check stopped at move" in verdict
+    claimed = page.split("<th>声称结果 claimed result</th>")[1].split("</tr>")[0]
+    assert "未验证，无从比较" in claimed and "≠" not in claimed and "与推导不同" not in verdict, "an unverified game's claim is not 'different'"
 
 
 def test_report_of_a_long_junqi_game_stays_small(tmp_path: Path) -> None:
