@@ -182,18 +182,32 @@ def _crosstable(result: TournamentPage) -> str:
     total = "大分 big" if c.format == "swiss" else "得分率 r"
     header = ["名次 rank", "选手 player", *(f"第{n}轮 r{n}" for n in c.rounds), total, "成绩状态 status"]
     seats: dict[tuple[str, int], list[str]] = {}
+    met: dict[tuple[str, int], list[str]] = {}
+    players = {g["stream"]: g["players"] for g in result.games}
     for player, games in result.explained.items():
         for g in games:
             first = " 先行 first" if result.first.get(g["stream"]) == g["seat"] else ""
             seats.setdefault((player, g["round"]), []).append(f"{g['seat']}{first}")
+            against = met.setdefault((player, g["round"]), [])
+            against.extend(o for o in _opponents(players.get(g["stream"], []), g["seat"]) if o not in against)
 
     def cell(row: dict[str, Any], n: int) -> str:
         where = ", ".join(seats.get((row["player"], n), ()))
-        return e(row["rounds"].get(n, "–")) + (f" <small>座位 seat {e(where)}</small>" if where else "")
+        vs = "、".join(met.get((row["player"], n), ())) if c.format != "swiss" else ""  # a Swiss cell names its opponent already
+        notes = (f"座位 seat {e(where)}" if where else "") + (f" · 对 vs {e(vs)}" if vs else "")
+        return e(row["rounds"].get(n, "–")) + (f" <small>{notes}</small>" if notes else "")
 
     rows = [[e(display_cell(r["rank"])), _player(result, r["player"]), *(cell(r, n) for n in c.rounds),
              e(display_cell(r["total"])), e(term(r["status"]) if r["status"] else "–")] for r in c.rows]
     return table(header, rows, "crosstable")
+
+
+def _opponents(players: list[str], seat: int) -> list[str]:
+    """Returns who played against `seat` in a game: in 四国军棋 the two seats of the other alliance
+    (seats 0 and 2 play with each other against 1 and 3), in the other games every other seat."""
+    if len(players) == 4:
+        return [players[(seat + 1) % 4], players[(seat + 3) % 4]]
+    return [p for s, p in enumerate(players) if s != seat]
 
 
 def _games(result: TournamentPage) -> str:

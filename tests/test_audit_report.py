@@ -347,3 +347,25 @@ def test_the_terminal_appeals_list_says_times_arbiter_and_signature(cup: Any) ->
     assert decided and all(r[at["signature"]] == "签名有效 signature verified" and r[at["arbiter"]] != "–" for r in decided)
     assert {r[at["in_time"]] for r in rows} == {"按时提出 filed in time", "逾期 late"}
     assert all(isinstance(a["filed_ts"], int) for a in listed)
+
+
+def test_duplicate_crosstable_names_the_opponents(tmp_path: Path) -> None:
+    """Issue 31 point 11: each round's cell of a duplicate (Junqi) crosstable names the seat played
+    and the two players of the other alliance (seats 0 and 2 against 1 and 3), never the partner."""
+    from audit.tournament_report import _opponents
+
+    assert _opponents(["a", "b", "c", "d"], 0) == ["b", "d"] and _opponents(["a", "b", "c", "d"], 3) == ["a", "c"]
+    assert _opponents(["a", "b", "c"], 1) == ["a", "c"] and _opponents(["a", "b"], 0) == ["b"]
+    root, out = tmp_path / "l", tmp_path / "site" / "t.html"
+    out.parent.mkdir()
+    made = json.loads(cli("simulate", "junqi", "--tournament", "--players", "8", "--rounds", "1", "--games-per-round", "1",
+                          "--seed", "3", "--ledger", str(root), "--json").stdout)
+    assert cli("report", "--ledger", str(root), "--tournament", made["tournament"], "--out", str(out)).exit_code == 0
+    crosstable = out.read_text().split("class='crosstable'")[1].split("</table>")[0]
+    seated = {e.stream: {h.seat: h.holder for h in e.seats} for e in read_events(root) if isinstance(e, GameStarted)}
+    for row in crosstable.split("<tr>")[2:]:
+        player = re.search(r"<td>(P\d+)", row).group(1)  # type: ignore[union-attr]
+        vs = set(re.search(r"对 vs ([^<]+)</small>", row).group(1).split("、"))  # type: ignore[union-attr]
+        holders = next(h for h in seated.values() if player in h.values())
+        seat = next(s for s, p in holders.items() if p == player)
+        assert vs == {holders[(seat + 1) % 4], holders[(seat + 3) % 4]}, (player, vs)
