@@ -31,8 +31,8 @@ figure{margin:.5em 0;break-inside:avoid}figcaption{font-size:13px;color:#333}
 .verdict{font-size:1.15em;font-weight:600;margin:.4em 0}.verdict span{font-weight:normal;color:#333;font-size:.9em}
 td q{display:block;color:#444;font-size:12px;margin-top:2px}td q:before{content:"「"}td q:after{content:"」"}
 table.votes td{border:0;padding:0 4px}.printonly{display:none}
-.replay{display:grid;gap:12px;align-items:start}.replay>.pane{position:sticky;top:0}.replay .scroll{max-height:calc(100vh - 2em)}
-@media (max-width:1000px){.replay{display:block}}
+.replay{display:grid;gap:12px;align-items:start}.replay>.pane{position:sticky;top:0;background:#fff}.replay .scroll{max-height:calc(100vh - 2em)}
+@media (max-width:1000px){.replay{display:block}.replay>.pane{position:static}.controls{flex-wrap:wrap}.controls input{min-width:100%%;order:3}}
 @media (max-width:700px){.pane,figure{overflow-x:auto}.pane svg.board,figure svg.board{max-width:none}}
 .replay.stacked{display:block}.replay.stacked>.pane{position:static}
 @media print{body{max-width:none;padding:0;font-size:11pt}.printonly{display:block}

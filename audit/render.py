@@ -5,6 +5,7 @@ explanations and findings.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 from collections.abc import Sequence
@@ -16,7 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from audit.output import Rows, markdown
-from audit.terms import COLUMNS
+from audit.terms import COLUMNS, term
 from replay.protocol import RULE_BOOKS, Finding, code_name, finding_line, seat_label
 
 if TYPE_CHECKING:
@@ -67,8 +68,8 @@ def display_cell(value: Any, column: str = "") -> str:
         return duration(value)
     if isinstance(value, float):  # rates keep three decimals, large figures one
         return f"{value:.1f}" if abs(value) >= 100 or value == int(value) else f"{value:.3f}".rstrip("0")
-    if isinstance(value, (list, tuple)):
-        return ", ".join(display_cell(v, column) for v in value)
+    if isinstance(value, (list, tuple)):  # an empty list (bh_prev in round 1) is none, never a blank cell
+        return ", ".join(display_cell(v, column) for v in value) or "–"
     if isinstance(value, dict):
         return json.dumps(value, ensure_ascii=False)
     return str(value)
@@ -278,6 +279,37 @@ def finding_rows(findings: Sequence[Finding | dict[str, Any]]) -> Rows:
     """Returns findings as rows, for CSV, TSV and NDJSON."""
     records = [finding_record(f) for f in findings]
     return Rows(FINDING_COLUMNS, [[r[c] for c in FINDING_COLUMNS] for r in records], title="findings")
+
+
+def clock(ts: int | None) -> str:
+    """Returns a time of the log as people read it: UTC date and clock time, `2026-05-01 14:03:07 UTC`."""
+    if ts is None:
+        return "–"
+    return dt.datetime.fromtimestamp(ts / 1000, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def signature_status(status: str | None) -> str:
+    """Returns whether a decision's signature verified, in words (– where nothing was decided)."""
+    names = {"valid": "verified", "unsigned": "unsigned", "bad_signature": "bad_signature"}
+    return "–" if status is None else term(names.get(status, status))
+
+
+APPEAL_COLUMNS = ["tournament", "seq", "player", "game", "grounds", "filed", "window_end", "in_time", "deadline", "decision",
+                  "decided", "for_decision", "committee", "arbiter", "signature", "correction", "open", "ignored"]
+"""What `appeals` lists of each appeal, in time order (Junqi 第十八–十九条): grounds, clock times, the
+committee's decision, who signed it and whether the signature verified, the correction."""
+
+
+def appeal_rows(appeals: Sequence[dict[str, Any]]) -> Rows:
+    """Returns appeals (rows of `appeal_list`) in the order filed, with clock times and words for people."""
+    shown = {"filed": "filed_ts", "window_end": "window_end_ts", "deadline": "deadline_ts", "decided": "decided_ts"}
+    rows = []
+    for a in sorted(appeals, key=lambda a: (a["filed_ts"], a["seq"])):
+        cell = {**a, **{c: clock(a[k]) for c, k in shown.items()}, "in_time": term("in_time" if a["in_time"] else "late"),
+                "decision": term(a["decision"]) if a["decision"] else "待裁决 awaiting decision",
+                "arbiter": a["arbiter"] or "–", "signature": signature_status(a["signature"])}
+        rows.append([cell[c] for c in APPEAL_COLUMNS])
+    return Rows(APPEAL_COLUMNS, rows, title="appeals")
 
 
 def legend_markdown() -> str:

@@ -30,7 +30,10 @@
     svg.querySelector(".cells").innerHTML = uses;
     svg.querySelector(".marks").innerHTML = marks.map(mark).join("");
     svg.querySelector(".texts").innerHTML = texts.map(([x, y, t]) => `<text x="${x}" y="${y}" font-size="11" fill="#fff">${esc(t)}</text>`).join("");
-    svg.querySelector(".caption").textContent = caption;
+    // two lines, split as replay/picture.py's caption_lines: up to the first clause break, then the rest
+    const at = [caption.indexOf("；"), caption.indexOf("; ")].filter((i) => i >= 0).reduce((a, b) => Math.min(a, b), Infinity);
+    const lines = at === Infinity ? [caption, ""] : [caption.slice(0, at + 1), caption.slice(at + 1).trimStart()];
+    svg.querySelector(".caption").innerHTML = lines.map((l, n) => `<tspan x="10" dy="${n * 18}">${esc(l)}</tspan>`).join("");
     svg.setAttribute("aria-label", caption);
   }
 
@@ -81,4 +84,6 @@
   });
   select(D.steps.length - 1, false, false);
   fromHash();
+  // a link to a step opens the page there: after the browser's own jump to the row, show the board
+  window.addEventListener("load", () => setTimeout(fromHash, 0));
 })();

@@ -8,9 +8,9 @@ script composes, so a 400-event game is a page of a few hundred kilobytes."""
 
 from __future__ import annotations
 
-import datetime as dt
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,12 +19,13 @@ import msgspec
 from audit.articles import article_text
 from audit.game_record import GameRecord
 from audit.page import e, fields, fields_text, heading, legend_table, page, profile_table, seat_css, swatch, table
+from audit.render import clock, finding_text, signature_status
 from audit.terms import TERMINATIONS, event_kind, rule, term, termination
 from audit.timechart import time_chart
 from audit.verdict import summary
 from ledger import BundleError, check_bundle, check_output, load_verifier, prove, read_stream_events, write_output
 from replay.paohuzi.cards import card_number, names
-from replay.picture import MARK_STYLES, Frame, Sheet, compose
+from replay.picture import AS_CLAIMED, MARK_STYLES, Frame, Sheet, compose
 from replay.protocol import RULE_BOOKS, Finding, Step, code_name
 from replay.registry import engine
 from replay.run import is_game_stream
@@ -161,15 +162,12 @@ def _frames(steps: list[Step], eng: Any) -> tuple[list[Frame], list[int]]:
     where the engine can draw it, each move shows the board as the log claims it (not derived)."""
     frames: list[Frame] = []
     index: list[int] = []
-    last_state = claimed = None
-    beyond = _beyond_halt(eng.name)
-    for step in steps:
+    last_state = None
+    for step, claim in zip(steps, claimed_boards(steps, eng.name)):
         refused = any(f.severity == "error" for f in step.findings)
-        if beyond and not refused and getattr(step.state, "halted", None) is not None:
-            claimed = beyond[0](claimed or step.state, step.event) or claimed
-            frame = beyond[1](claimed, step.event) if claimed is not None and step.event.kind == "junqi.moved" else None
-            if frame is not None and frame != frames[-1]:
-                frames.append(frame)
+        if claim is not None:
+            if claim[1] is not None and claim[1] != frames[-1]:
+                frames.append(claim[1])
             index.append(len(frames) - 1)
             continue
         if step.state is not last_state or refused or not frames:
@@ -181,13 +179,49 @@ def _frames(steps: list[Step], eng: Any) -> tuple[list[Frame], list[int]]:
     return frames, index
 
 
+def claimed_boards(steps: list[Step], game: str) -> Iterator[tuple[Any, Frame | None] | None]:
+    """Yields, per step, None where its board is derived (or the engine cannot draw a claim), else
+    the board as the log claims it after the step and the frame of the move it made (None where it
+    moved nothing): beyond a halted replay, each move taken as the log states it."""
+    draw = _beyond_halt(game)
+    claimed = None
+    for step, past in zip(steps, beyond_halt(steps)):
+        if draw is None or not past or any(f.severity == "error" for f in step.findings):
+            yield None
+            continue
+        moved = draw[0](claimed or step.state, step.event)
+        claimed = moved or claimed
+        yield claimed or step.state, (draw[1](moved, step.event) if moved is not None else None)
+
+
+def is_stopped(state: Any) -> bool:
+    """Tells whether a replay derives nothing more: Junqi halted (flag_and_stop), checkers' check
+    stopped as unverified (stop_unverified)."""
+    return getattr(state, "halted", None) is not None or bool(getattr(state, "unverified", False))
+
+
+def beyond_halt(steps: list[Step]) -> list[bool]:
+    """Tells, per step, whether it lies beyond the event that stopped the replay (after a refused
+    event, the state stopped): what the log claims there is not derived."""
+    out, stopped = [], False
+    for step in steps:
+        out.append(stopped)
+        stopped = stopped or (is_stopped(step.state) and any(f.severity == "error" for f in step.findings))
+    return out
+
+
 def _beyond_halt(game: str) -> tuple[Callable[[Any, Event], Any], Callable[[Any, Event], Frame]] | None:
     """Returns how a game draws the board as the log claims it beyond a halted replay, where it can."""
-    if game != "junqi":
-        return None
-    from replay.junqi.render import as_claimed, claimed_frame
+    if game == "junqi":
+        from replay.junqi.render import as_claimed, claimed_frame
 
-    return as_claimed, claimed_frame
+        return as_claimed, claimed_frame
+    if game == "checkers":
+        from replay.checkers.render import as_claimed as checkers_claimed
+        from replay.checkers.render import claimed_frame as checkers_frame
+
+        return checkers_claimed, checkers_frame
+    return None
 
 
 def _code(f: Finding) -> str:
@@ -220,18 +254,62 @@ def _findings(record: GameRecord, sheet: Sheet, frames: list[Frame], index: list
     return f"<div class='wide'><table class='findings'>{head}{rows}</table></div>{''.join(figures)}"
 
 
+@dataclass(frozen=True)
+class AtStep:
+    """What `show --at` adds to the derived position: the refused event at that step with its error
+    findings, or, beyond a halted replay, the board as the log claims it and the refusal that halted it."""
+
+    refusal: Step | None
+    """The step whose event the rules refused: this one, or the one that halted the replay."""
+    claimed: Any = None
+    """The board as the log claims it (never derived), beyond a halted replay."""
+    frame: Frame | None = None
+    """The claimed board's frame: its last claimed move drawn."""
+
+    def svg(self, eng: Any, state: Any, players: Sequence[str]) -> str:
+        """Returns the picture: the claimed board, else the last legal position with the refused event dashed."""
+        assert self.refusal is not None
+        shown = self.frame or eng.frame(state, self.refusal.event)
+        return compose(eng.sheet(self.claimed or state, players), shown)
+
+    def text(self, game: str) -> str:
+        """Returns what the terminal says under the board: the refused event's findings, each with its
+        rule in Chinese and the article's own words; beyond the halt, that the board is the log's claim."""
+        assert self.refusal is not None
+        ev = self.refusal.event
+        if self.claimed is not None:
+            lines = [f"{AS_CLAIMED}：重放已于 seq {ev.seq} 停止 the replay stopped at seq {ev.seq}"]
+        else:
+            lines = [f"被拒绝的事件 refused event: seq {ev.seq} {event_kind(ev.kind)}；"
+                     "上图为之前最后的合法局面 the board above is the last legal position"]
+        for f in self.refusal.findings:
+            if f.severity == "error":
+                quote = article_text(f.rule_book or RULE_BOOKS.get(game), f.article)
+                lines.append("  " + card_names(finding_text(f), game))
+                lines.append(f"  规则 rule: {rule(f.code) or f.code}" + (f"；{f.article}：「{quote}」" if quote else ""))
+        return "\n".join(lines)
+
+
+def at_step(events: list[Event], seq: int) -> AtStep | None:
+    """Returns, for the step `seq` of a game (its events, game.started first), the refused event
+    there, or the board as the log claims it beyond a halted replay; None where the step is derived."""
+    game = _game(events[0])  # type: ignore[arg-type]
+    steps = list(engine(game).replay(events[: seq + 1]))
+    if any(f.severity == "error" for f in steps[-1].findings):
+        return AtStep(steps[-1])
+    claims = list(claimed_boards(steps, game))
+    if claims[-1] is None:
+        return None
+    halted = beyond_halt(steps).index(True) - 1  # the refused step that stopped the replay
+    frame = next((c[1] for c in reversed(claims) if c is not None and c[1] is not None), None)
+    return AtStep(steps[halted], claims[-1][0], frame) if frame is not None else AtStep(steps[halted])
+
+
 def _arbitration(record: GameRecord) -> str:
     """Returns the game's appeals (in time order, with window, deadline, votes and signature), then
     every appeal, decision, ruling and penalty event of the game, each with all its fields."""
     own = [s.event for s in record.steps if s.event.kind.startswith(ARBITRATION_KINDS)]
     return appeals_table(record.appeals, record.related) + arbitration_table(own + record.related)
-
-
-def clock(ts: int | None) -> str:
-    """Returns a time of the log as people read it: UTC date and clock time, `2026-05-01 14:03:07 UTC`."""
-    if ts is None:
-        return "–"
-    return dt.datetime.fromtimestamp(ts / 1000, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def appeals_table(appeals: list[dict[str, Any]], related: list[Event]) -> str:
@@ -247,15 +325,10 @@ def appeals_table(appeals: list[dict[str, Any]], related: list[Event]) -> str:
                      e(term("in_time") if a["in_time"] else term("late")), e(clock(a["deadline_ts"])),
                      e(term(a["decision"]) if a["decision"] else "待裁决 awaiting decision") + f"<br>{e(clock(a['decided_ts']))}",
                      f"<table class='votes'>{ballot}</table>" if ballot else "–", e(a["arbiter"] or "–"),
-                     e(_signature(a["signature"]))])
+                     e(signature_status(a["signature"]))])
     head = ["申诉 appeal", "申诉人 player", "理由 grounds", "提出 filed", "时限截止 window end", "是否按时 in time", "答复期限 deadline",
             "决定 decision", "表决 votes", "仲裁员 arbiter", "签名 signature"]
     return table(head, rows, "appeals")
-
-
-def _signature(status: str | None) -> str:
-    names = {"valid": "verified", "unsigned": "unsigned", "bad_signature": "bad_signature"}
-    return "–" if status is None else term(names.get(status, status))
 
 
 def arbitration_table(events: list[Event]) -> str:
@@ -311,22 +384,38 @@ def _timeline(record: GameRecord) -> str:
     t0, game = record.start.ts, _game(record.start)
     rows = []
     shown: dict[str, Any] = {}
+    past = beyond_halt(record.steps)
     for i, step in enumerate(record.steps):
         ev, facts = step.event, step.facts
         said = fields(ev)
-        own = fields_text(_worded({k: v for k, v in said.items() if k not in HIDDEN_FIELDS}))
+        own = fields_text(_worded(_own(ev, said, str(facts.get("action") or ""), record.steps[i - 1].event.seq if i else None)))
         new = {k: v for k, v in facts.items() if k not in ("seat", "action") and (k not in said or said[k] != v) and shown.get(k, ...) != v}
         shown.update(new)
         derived = fields_text(_worded(new))
         own, derived, action = (card_names(t, game) for t in (own, derived, e(facts.get("action") or "")))
         problems = "".join(f"<br><b>{_code(f)}</b> {e(card_names(f.message, game))}" for f in step.findings)
-        cls = "bad" if step.findings else "claimed" if getattr(step.state, "halted", None) is not None else ""
+        cls = "bad" if step.findings else "claimed" if past[i] else ""
         rows.append(f"<tr id='s{ev.seq}' data-i='{i}' data-kind='{e(ev.kind)}'{f' class={cls}' if cls else ''}><td>{ev.seq}</td>"
                     f"<td>{_since(ev.ts - t0)}</td><td>{e(event_kind(ev.kind))}</td><td>{swatch(ev.seat)}{'' if ev.seat is None else ev.seat}</td>"
                     f"<td>{action}</td><td>{own}{' | ' if own and derived else ''}{derived}{problems}</td></tr>")
     head = ("<tr><th>步 seq</th><th>时间 m:ss</th><th>事件 event</th><th>座位 seat</th><th>着法 action</th>"
             "<th>内容与推导（只列变化） fields and derived facts (changes only)</th></tr>")
     return f"<table id='timeline'>{head}{''.join(rows)}</table>"
+
+
+NAMED_IN_ACTION = ("from", "to", "card")
+"""Fields of an event the action column already names (a move's ends, the card played): not repeated."""
+
+
+def _own(ev: Event, said: dict[str, Any], action: str, before: int | None) -> dict[str, Any]:
+    """Returns the fields of its own an event's row shows: not the rule profile or the seats, none
+    at its declared default (a move the platform did not make), not what its action names (a move's
+    ends, a one-step path), nor a move-time claim's `move_seq` where that is the row just before."""
+    words = set(re.split(r"[\s>,:;()]+", action))
+    defaults = {f.encode_name: f.default for f in msgspec.structs.fields(type(ev)) if f.default is not msgspec.NODEFAULT}
+    return {k: v for k, v in said.items() if k not in HIDDEN_FIELDS and not (k in NAMED_IN_ACTION and str(v) in words)
+            and not (k == "path" and isinstance(v, (list, tuple)) and len(v) == 2 and {str(h) for h in v} <= words)
+            and not (k in defaults and v == defaults[k]) and not (k == "move_seq" and v == before)}
 
 
 def _worded(values: dict[str, Any]) -> dict[str, Any]:

@@ -14,8 +14,8 @@ from typing import Any
 import pyarrow.compute as pc
 
 from audit.page import e, heading, page, table
-from audit.render import display_cell
-from audit.report import clock, write_report
+from audit.render import clock, display_cell, is_duration
+from audit.report import write_report
 from audit.session import Session, open_session
 from audit.standings import Crosstable, Standings, crosstable, standings
 from audit.terms import COLUMNS, term, termination
@@ -150,6 +150,8 @@ def page_cell(value: Any, column: str) -> str:
         return "是 yes" if value else "否 no"
     if column == "status" and isinstance(value, str):
         return term(value)
+    if is_duration(column) and isinstance(value, float):
+        value = round(value)  # a mean of milliseconds: a person reads it to the millisecond (JSON keeps it exact)
     return display_cell(value, column)
 
 
@@ -180,18 +182,32 @@ def _crosstable(result: TournamentPage) -> str:
     total = "大分 big" if c.format == "swiss" else "得分率 r"
     header = ["名次 rank", "选手 player", *(f"第{n}轮 r{n}" for n in c.rounds), total, "成绩状态 status"]
     seats: dict[tuple[str, int], list[str]] = {}
+    met: dict[tuple[str, int], list[str]] = {}
+    players = {g["stream"]: g["players"] for g in result.games}
     for player, games in result.explained.items():
         for g in games:
             first = " 先行 first" if result.first.get(g["stream"]) == g["seat"] else ""
             seats.setdefault((player, g["round"]), []).append(f"{g['seat']}{first}")
+            against = met.setdefault((player, g["round"]), [])
+            against.extend(o for o in _opponents(players.get(g["stream"], []), g["seat"]) if o not in against)
 
     def cell(row: dict[str, Any], n: int) -> str:
         where = ", ".join(seats.get((row["player"], n), ()))
-        return e(row["rounds"].get(n, "–")) + (f" <small>座位 seat {e(where)}</small>" if where else "")
+        vs = "、".join(met.get((row["player"], n), ())) if c.format != "swiss" else ""  # a Swiss cell names its opponent already
+        notes = (f"座位 seat {e(where)}" if where else "") + (f" · 对 vs {e(vs)}" if vs else "")
+        return e(row["rounds"].get(n, "–")) + (f" <small>{notes}</small>" if notes else "")
 
     rows = [[e(display_cell(r["rank"])), _player(result, r["player"]), *(cell(r, n) for n in c.rounds),
              e(display_cell(r["total"])), e(term(r["status"]) if r["status"] else "–")] for r in c.rows]
     return table(header, rows, "crosstable")
+
+
+def _opponents(players: list[str], seat: int) -> list[str]:
+    """Returns who played against `seat` in a game: in 四国军棋 the two seats of the other alliance
+    (seats 0 and 2 play with each other against 1 and 3), in the other games every other seat."""
+    if len(players) == 4:
+        return [players[(seat + 1) % 4], players[(seat + 3) % 4]]
+    return [p for s, p in enumerate(players) if s != seat]
 
 
 def _games(result: TournamentPage) -> str:
@@ -201,7 +217,7 @@ def _games(result: TournamentPage) -> str:
         name = f"<a href='{_link(path)}'>{e(g['stream'])}</a>" if path else e(g["stream"])
         seats = "<br>".join(f"{i}: {_player(result, p)} — {e(display_cell(pts))}" for i, (p, pts) in enumerate(zip(g["players"], g["points"])))
         rows.append([name, str(g["round"] or ""), str(g["table_no"] or ""), str(g["game_no"] or ""), e(g["board"] or ""),
-                     e(termination(g["termination"])), seats, e(term("unverified")) if g["unverified"] else "", str(g["findings"])])
+                     e(termination(g["termination"])), seats, e(term("unverified") if g["unverified"] else SOURCES["derived"]), str(g["findings"])])
     header = ["对局 game", "轮 round", "桌 table", "局 game", "副 board", "结果 termination", "座位: 选手 — 得分 seat: player — points",
               "核实 verified", "问题 findings"]
     return table(header, rows, "games")

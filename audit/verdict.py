@@ -143,19 +143,30 @@ def summary(record: GameRecord, eng: Any) -> str:
     start, game = record.start, eng.name
     v = verdict(record, eng)
     zh, en = _sentence(record, v, game)
+    unverified = v.derived is not None and v.derived.termination == UNVERIFIED  # the claim stands in: nothing to compare it with
+    differs = _claim_differs(record.claim, v.derived) if record.claim is not None and not unverified else []
+    if differs and v.derived is not None:  # the claim the software made is not what the rules give: said in the opening sentence too
+        zh += f"软件声称的{'、'.join(DIFFERS[d].split()[0] for d in differs)}与推导不同。"
+        en += f" The software's claimed {', '.join(DIFFERS[d].split()[1] for d in differs)} differ from the derived."
     where = [label.format(value) for label, value in (("第 {0} 轮 round {0}", start.round), ("第 {0} 桌 table {0}", start.table),
                                                      ("第 {0} 局 game {0}", start.game_no), ("副 board {0}", start.board)) if value is not None]
     seats = "、".join(f"座位 seat {seat_label(game, h.seat, h.holder)}" for h in sorted(start.seats, key=lambda h: h.seat))  # as every command
     first = next((f"{h.holder}（座位 {seat_label(game, h.seat)}）" for h in start.seats if h.seat == start.first), str(start.first))
     rows = [(term("seat"), e(seats)), (term("first"), e(first)), (term("derived"), _both(result_words(record, v.derived, game)))]
     if record.claim is not None:
-        differs = _claim_differs(record.claim, v.derived)
         claim = Outcome(termination=record.claim.termination, winners=tuple(record.claim.winners),
                         points=tuple(float(p) for p in record.claim.points))
-        note = f"<br><b>≠ 与推导不同 differs: {e('、'.join(DIFFERS[d] for d in differs))}</b>" if differs else "<br>＝ 与推导一致 agrees"
+        note = (f"<br><b>≠ 与推导不同 differs: {e('、'.join(DIFFERS[d] for d in differs))}</b>" if differs
+                else "<br>未验证，无从比较 unverified: nothing derived to compare it with" if unverified else "<br>＝ 与推导一致 agrees")
         rows.append((term("claimed"), _both(result_words(record, claim, game)) + note))
     if v.rulings:
         rows.append((term("in_force"), _both(result_words(record, v.in_force, game))))
+    if game == "paohuzi":  # the 胡 as the final board writes it out: who, on which card, 胡息, 名堂, 囤 × 番, the groups
+        from replay.paohuzi.render import win_lines
+
+        shown = win_lines(record.steps[-1].state)
+        if shown:
+            rows.append(("胡牌 hu", "<br>".join(e(line) for line in shown)))
     if start.tournament:
         rows.insert(0, ("赛事 tournament", e(" · ".join([start.tournament, *where]))))
     body = "".join(f"<tr{' class=bad' if '≠' in value else ''}><th>{e(k)}</th><td>{value}</td></tr>" for k, value in rows)

@@ -24,7 +24,10 @@ EMPTY: Final = "."
 """The cell of an empty slot in `Frame.cells`."""
 KEYS: Final = string.ascii_letters + string.digits
 """Symbol keys, one character each (safe inside HTML, JSON and a script element)."""
-CAPTION_HEIGHT: Final = 26
+CAPTION_HEIGHT: Final = 44
+"""Room for the caption's two lines under a board (`caption_lines`)."""
+AS_CLAIMED: Final = "按记录所称，未经推导 as the log claims, not derived"
+"""The caption's opening words on a board beyond a halted replay (every engine's claimed frames)."""
 MARK_STYLES: Final[dict[str, dict[str, str]]] = {
     "last": {"stroke": "#f9a825", "stroke-width": "4", "fill": "#f9a825", "fill-opacity": "0.3", "stroke-linejoin": "round",
              "marker-end": "url(#mark-arrow-last)"},
@@ -116,6 +119,17 @@ def legend_svg(rows: tuple[LegendRow, ...], x: float, y: float, title: str = "�
     return "".join(out)
 
 
+def caption_lines(caption: str) -> tuple[str, str]:
+    """Returns a caption as the two lines drawn under a board: up to its first clause break (`；` or
+    `; `), then the rest, so that a refused move or a claimed result is never cut off at the edge;
+    report.js splits it the same way."""
+    breaks = [i for i in (caption.find("；"), caption.find("; ")) if i >= 0]
+    if not breaks:
+        return caption, ""
+    at = min(breaks)
+    return caption[:at + 1], caption[at + 1:].lstrip()
+
+
 def _attrs(kind: str, ring: bool = False) -> str:
     """Returns a mark's stroke attributes; a ring carries no arrowhead, a line no fill."""
     return " ".join(f'{k}="{"none" if k == "fill" and not ring else v}"' for k, v in MARK_STYLES[kind].items()
@@ -139,7 +153,8 @@ def frame_svg(sheet: Sheet, frame: Frame) -> str:
                    for i, c in enumerate(frame.cells) if c != EMPTY)
     marks = "".join(mark_svg(sheet, m) for m in frame.marks)
     texts = "".join(f'<text x="{x:g}" y="{y:g}" font-size="11" fill="#fff">{escape(t)}</text>' for x, y, t in frame.texts)
-    caption = f'<text class="caption" x="10" y="{sheet.height + 18:g}" font-size="14">{escape(frame.caption)}</text>'
+    lines = "".join(f'<tspan x="10" dy="{dy}">{escape(line)}</tspan>' for dy, line in zip((0, 18), caption_lines(frame.caption)))
+    caption = f'<text class="caption" x="10" y="{sheet.height + 18:g}" font-size="14">{lines}</text>'
     return f'<g class="cells">{uses}</g><g class="marks">{marks}</g><g class="texts">{texts}</g>{caption}'
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ from audit.codes import CODES
 from audit.report import arbitration_table, related_events
 from audit.terms import RULES, rule
 from ledger import Ledger, Pending, read_events, read_stream_events
-from replay.junqi.render import AS_CLAIMED
+from replay.picture import AS_CLAIMED
 from replay.protocol import RULE_BOOKS
 from replay.run import replay_game
 from schemas import encode
@@ -49,6 +50,8 @@ def test_report_of_a_game_with_a_planted_illegal_move(tmp_path: Path) -> None:
     assert replayed.outcome is not None and replayed.outcome.termination == "UNVERIFIED", "checkers' default: stop_unverified"
     verdict = page.split("id='verdict'>")[1].split("</p>")[0]
     assert verdict.startswith("结果：未验证：引擎未能推导结果，按声称结果计入") and "检查于第" in verdict and "the check stopped at move" in verdict
+    claimed = page.split("<th>声称结果 claimed result</th>")[1].split("</tr>")[0]
+    assert "未验证，无从比较" in claimed and "≠" not in claimed and "与推导不同" not in verdict, "an unverified game's claim is not 'different'"
 
 
 def test_report_of_a_long_junqi_game_stays_small(tmp_path: Path) -> None:
@@ -92,6 +95,8 @@ def test_tournament_page_lists_standings_crosstable_and_games(tmp_path: Path) ->
     assert crosstable.count("<tr>") == 5 and "第1轮 r1" in crosstable and "第2轮 r2" in crosstable
     assert crosstable.count("<small>座位 seat ") == 8, "each round's cell names the seat played"
     assert crosstable.count("先行 first") == made["games"], "and, in each game, who moved first"
+    games = page.split("<table class='games'>")[1].split("</table>")[0]
+    assert "<td></td>" not in games and games.count("<td>推导 derived</td>") == made["games"], "every game says it was derived, no blank cell"
     explained = page.split("id=\"players\"")[1]
     assert explained.count("<details>") == 4 and explained.count("<table class='explain'>") == 4, "a folded explanation per player"
     for written in summary["reports"]:
@@ -190,6 +195,26 @@ def test_beyond_a_halted_replay_the_board_is_shown_as_the_log_claims(tmp_path: P
     assert f"重放在 seq {bad['seq']} 处因 {bad['code']}" in page and f"the replay stopped at seq {bad['seq']} by {bad['code']}" in page
 
 
+def test_beyond_a_stopped_checkers_check_the_board_is_shown_as_the_log_claims(tmp_path: Path) -> None:
+    """Issue 31 point 6, checkers.md §4.7 (stop_unverified): after an illegal move stops the check,
+    each later move still moves the viewer's board, as the log claims it, every such board
+    captioned as not derived, its timeline row marked, and the pieces still 10 a side."""
+    root, out = tmp_path / "l", tmp_path / "r.html"
+    assert cli("simulate", "checkers", "--tournament", "--players", "4", "--rounds", "1", "--games-per-round", "1", "--seed", "3",
+               "--inject", "illegal-move", "--ledger", str(root)).exit_code == 0
+    audit = json.loads(cli("audit", "--ledger", str(root), "--json").stdout)
+    bad = next(f for f in audit["findings"] if f["severity"] == "error" and f["code"].startswith("checkers."))
+    assert cli("report", "--ledger", str(root), "--game", bad["stream"], "--out", str(out)).exit_code == 0
+    page = out.read_text()
+    data = _frames_of(page)
+    halt = next(i for i, (seq, _) in enumerate(data["steps"]) if seq == bad["seq"])
+    shown = {f for _, f in data["steps"][halt + 1:]} - {data["steps"][halt][1]}
+    assert len(shown) > 10, "the claimed moves move the pieces"
+    assert all(data["frames"][f][3].startswith(AS_CLAIMED) for f in shown), "every board beyond the stop says it is not derived"
+    assert all(sorted(Counter(data["frames"][f][0].replace(".", "")).values()) == [10, 10] for f in shown), "10 pieces a side"
+    assert page.count("class=claimed") == len(data["steps"]) - halt - 1
+
+
 def test_findings_quote_their_article_in_chinese(tmp_path: Path) -> None:
     """Issue 31 point 1: a finding shows its rule in Chinese and quotes its article's own words from
     the seed rule book (audit/articles.py), not only its number; no Python value reaches the page."""
@@ -255,3 +280,92 @@ def test_unsigned_events_are_not_shown_as_fact(tmp_path: Path, monkeypatch: pyte
     assert f"未签名记录 1 条（seq {forged.seq}–{forged.seq}）" in page and "1 unsigned entries" in page
     assert "无签名的改判" not in page and f"<tr id='s{forged.seq}'" not in page and "生效结果" not in page
     assert page.count("<tr id='s") == len(signed)
+
+
+def test_a_claimed_score_that_differs_is_marked(tmp_path: Path) -> None:
+    """Issue 31 point 4, 竞技跑胡子 第十条 (paohuzi.E01): a claim whose winner and termination agree but
+    whose points do not is marked in the result table (≠ 得分 points) and said in the opening sentence;
+    point 5: the result table writes out the 胡 (who, on which card, 胡息, 名堂, 囤 × 番, the groups)."""
+    root, out = tmp_path / "l", tmp_path / "r.html"
+    made = cli("simulate", "paohuzi", "--tournament", "--players", "6", "--rounds", "1", "--games-per-round", "1", "--seed", "3",
+               "--inject", "wrong-score", "--ledger", str(root), "--json")
+    assert made.exit_code == 0, made.output
+    stream = json.loads(made.stdout)["planted"]["stream"]
+    assert cli("report", "--ledger", str(root), "--game", stream, "--out", str(out)).exit_code == 0
+    page = out.read_text()
+    verdict = page.split("id='verdict'>")[1].split("</p>")[0]
+    assert verdict.startswith("推导结果：") and "软件声称的得分与推导不同。" in verdict and "claimed points differ from the derived" in verdict
+    claimed = page.split("<th>声称结果 claimed result</th>")[1].split("</tr>")[0]
+    assert "≠ 与推导不同 differs: 得分 points</b>" in claimed and "胜方" not in claimed and "<tr class=bad><th>声称结果" in page
+    hu = page.split("<th>胡牌 hu</th><td>")[1].split("</td>")[0]
+    assert re.search(r"胡 hu：座位 seat \d .*；\d+ 胡息；名堂 .*；\d+ 囤 × \d+ 番 = \d+<br>组牌 groups：", hu), hu
+    assert not re.search(r"\b[xd](10|[1-9])\b", hu), "cards by their names, not the log's codes"
+
+
+def test_page_durations_read_to_the_millisecond() -> None:
+    """Issue 31 points 11, 14: a mean move time (tie-break trimmed_ms) reads m:ss.mmm on the page,
+    not 3:56.52725; a whole count of milliseconds keeps its value."""
+    from audit.tournament_report import page_cell
+
+    assert page_cell(236_527.25, "trimmed_ms") == "3:56.527" and page_cell(1_000_000, "move_ms") == "16:40"
+    assert page_cell(61_500, "move_ms") == "1:01.500" and page_cell(True, "unresolved") == "是 yes"
+    assert page_cell([], "bh_prev") == page_cell(None, "bh_prev") == "–", "round 1 has no previous round: never a blank cell"
+
+
+def test_timeline_rows_do_not_repeat_the_action() -> None:
+    """Issue 31 point 9: a move's row does not repeat in its fields the ends its action names, nor a
+    one-step path, nor a field at its default (a move the platform did not make), nor a move-time
+    claim the seq of the move just before it; what the action does not name stays."""
+    from schemas.checkers import Moved as CheckersMoved
+    from schemas.common import MoveTimeUsed
+
+    moved = CheckersMoved(stream="g", seq=8, ts=1, seat=0, from_=4, to=15, path=(4, 15))
+    assert report._own(moved, report.fields(moved), "4>15", 7) == {}
+    hops = CheckersMoved(stream="g", seq=8, ts=1, seat=0, from_=79, to=117, path=(79, 104, 117), system=True)
+    assert report._own(hops, report.fields(hops), "79>117", 7) == {"path": (79, 104, 117), "system": True}
+    claim = MoveTimeUsed(stream="g", seq=9, ts=2, seat=0, ms=1542, move_seq=8)
+    assert "move_seq" not in report._own(claim, report.fields(claim), "", 8) and "ms" in report._own(claim, report.fields(claim), "", 8)
+    assert report._own(claim, report.fields(claim), "", 5)["move_seq"] == 8, "a claim about another move says so"
+
+
+def test_the_terminal_appeals_list_says_times_arbiter_and_signature(cup: Any) -> None:
+    """Issue 31 point 13 (Junqi 第十八–十九条): `appeals` lists each appeal in the order filed with its
+    grounds, clock times (filed, window end, deadline, decided), the in-time verdict, the decision, its
+    arbiter and whether its signature verified; JSON keeps the raw values."""
+    from tests.test_arbitration import T
+
+    said = cli("appeals", "--ledger", str(cup.root), "--tournament", T, "--format", "tsv")
+    assert said.exit_code == 0, said.output
+    head, *rows = [line.split("\t") for line in said.stdout.splitlines() if line]
+    for column in ("grounds", "filed", "window_end", "deadline", "decided", "arbiter", "signature"):
+        assert column in head, head
+    at = {c: head.index(c) for c in head}
+    listed = json.loads(cli("appeals", "--ledger", str(cup.root), "--tournament", T, "--json").stdout.splitlines()[-1])["appeals"]
+    assert [r[at["seq"]] for r in rows] == [str(a["seq"]) for a in sorted(listed, key=lambda a: (a["filed_ts"], a["seq"]))]
+    assert all(re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", r[at["filed"]]) for r in rows)
+    decided = [r for r in rows if r[at["decided"]] != "–"]
+    assert decided and all(r[at["signature"]] == "签名有效 signature verified" and r[at["arbiter"]] != "–" for r in decided)
+    assert {r[at["in_time"]] for r in rows} == {"按时提出 filed in time", "逾期 late"}
+    assert all(isinstance(a["filed_ts"], int) for a in listed)
+
+
+def test_duplicate_crosstable_names_the_opponents(tmp_path: Path) -> None:
+    """Issue 31 point 11: each round's cell of a duplicate (Junqi) crosstable names the seat played
+    and the two players of the other alliance (seats 0 and 2 against 1 and 3), never the partner."""
+    from audit.tournament_report import _opponents
+
+    assert _opponents(["a", "b", "c", "d"], 0) == ["b", "d"] and _opponents(["a", "b", "c", "d"], 3) == ["a", "c"]
+    assert _opponents(["a", "b", "c"], 1) == ["a", "c"] and _opponents(["a", "b"], 0) == ["b"]
+    root, out = tmp_path / "l", tmp_path / "site" / "t.html"
+    out.parent.mkdir()
+    made = json.loads(cli("simulate", "junqi", "--tournament", "--players", "8", "--rounds", "1", "--games-per-round", "1",
+                          "--seed", "3", "--ledger", str(root), "--json").stdout)
+    assert cli("report", "--ledger", str(root), "--tournament", made["tournament"], "--out", str(out)).exit_code == 0
+    crosstable = out.read_text().split("class='crosstable'")[1].split("</table>")[0]
+    seated = {e.stream: {h.seat: h.holder for h in e.seats} for e in read_events(root) if isinstance(e, GameStarted)}
+    for row in crosstable.split("<tr>")[2:]:
+        player = re.search(r"<td>(P\d+)", row).group(1)  # type: ignore[union-attr]
+        vs = set(re.search(r"对 vs ([^<]+)</small>", row).group(1).split("、"))  # type: ignore[union-attr]
+        holders = next(h for h in seated.values() if player in h.values())
+        seat = next(s for s, p in holders.items() if p == player)
+        assert vs == {holders[(seat + 1) % 4], holders[(seat + 3) % 4]}, (player, vs)

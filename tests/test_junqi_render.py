@@ -156,7 +156,7 @@ def test_refused_move_is_drawn_dashed_on_the_last_legal_position() -> None:
     root = ET.fromstring(compose(render.sheet(state), frame))
     line = root.find(f".//{NS}g[@class='mark mark-illegal']/{NS}polyline")
     assert line is not None and line.get("stroke-dasharray") == "8 5"
-    assert "refused N23>N33 by N" in (root.find(f".//{NS}text[@class='caption']").text or "")  # type: ignore[union-attr]
+    assert "refused N23>N33 by N" in "".join(root.find(f".//{NS}text[@class='caption']").itertext())  # type: ignore[union-attr]
 
 
 CVD = {  # Machado, Oliveira & Fernandes (2009), severity 1.0, on linear RGB

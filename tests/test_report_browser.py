@@ -23,7 +23,7 @@ import pytest
 
 from audit.tournament_report import game_report_path
 from ledger import read_events, read_stream_events
-from replay.picture import KEYS
+from replay.picture import AS_CLAIMED, KEYS
 from replay.run import replay_game
 from schemas.common import GameEnded, GameStarted
 from tests.ledger_support import cli
@@ -183,6 +183,10 @@ def test_game_report_in_the_browser(browser: Any, pages: dict[str, tuple[Path, s
     box, view = illegal.bounding_box(), page.viewport_size
     assert box is not None and 0 <= box["y"] < view["height"], "the board at the finding is on screen"
     page.screenshot(path=str(tmp_path / f"{game}-finding.png"))
+    page.locator("#next").click()  # issue 31 point 6: beyond a halted replay the board is the log's claim, said so
+    beyond = page.locator("#viewer .caption").text_content() or ""
+    assert beyond.startswith(AS_CLAIMED) == (game != "paohuzi"), f"{game}: {beyond}"  # a Paohuzi deal goes on derived
+    page.locator(f"table.findings a[href='#s{seq}']").first.click()
     _check_stepping(page)
     assert page.locator(f"#b{seq} .mark-illegal").count() == 1, "the board at the finding is drawn under the findings"
     limit = page.locator("svg.timechart .limit")  # checkers has a move-time limit by default, the others none
@@ -341,7 +345,25 @@ def test_pages_read_in_chinese_on_a_phone(browser: Any, pages: dict[str, tuple[P
         if any(c.endswith(name) for c in columns):  # duplicate standings: durations as m:ss (issue 31 point 11)
             at = next(i for i, c in enumerate(columns) if c.endswith(name))
             cells = page.locator(f"table.standings tr td:nth-child({at + 1})").all_inner_texts()
-            assert cells and all(re.fullmatch(r"\d+:\d\d(\.\d+)?|–", c) for c in cells), cells
+            assert cells and all(re.fullmatch(r"\d+:\d\d(\.\d{3})?|–", c) for c in cells), cells
+    page.close()
+
+
+@pytest.mark.parametrize("game", list(GAMES))
+def test_a_link_to_a_step_opens_on_its_board_on_a_phone(browser: Any, pages: dict[str, tuple[Path, str, int]], game: str) -> None:
+    """Issue 31 points 9, 10: a permalink to a step (`report.html#s57`) opens a 390-px phone on the
+    board at that step, not on its timeline row; on a phone the board does not stick over the
+    timeline (it scrolls away with the page)."""
+    report, seq = _game_report(pages, game)
+    page = browser.new_page(viewport={"width": PHONE, "height": 844})
+    page.goto(report.as_uri() + f"#s{seq}")
+    page.wait_for_load_state("load")
+    page.wait_for_function(f"document.querySelector('#s{seq}').classList.contains('on')")
+    page.wait_for_timeout(100)
+    box = page.locator("#viewer").bounding_box()
+    assert box is not None and -1 <= box["y"] < 200, f"the board is at {box}"
+    assert f"seq {seq}" in page.locator("#steplabel").inner_text()
+    assert page.locator(".replay > .pane").evaluate("e => getComputedStyle(e).position") == "static"
     page.close()
 
 

@@ -190,6 +190,8 @@ def show(game: Annotated[str, typer.Option(help="Game stream id.")], ledger: Led
          svg: Annotated[Path | None, typer.Option(help="Also write the position as SVG.")] = None,
          key: LogKeyOpt = None, force: ForceOpt = False, json: JsonOpt = False) -> None:
     """Show a game's position at any step, as text (and SVG), with the seats and their players."""
+    from audit import report as report_mod
+    from audit.render import finding_record
     from ledger import check_output, write_output
     from replay import run as run_mod
     from replay.protocol import seat_label
@@ -202,17 +204,26 @@ def show(game: Annotated[str, typer.Option(help="Game stream id.")], ledger: Led
     count = SEATS[view.engine.name]
     if seat is not None and not 0 <= seat < count:
         raise typer.BadParameter(f"{game} is a {view.engine.name} game: its seats are 0–{count - 1}, not {seat}", param_hint="--seat")
-    text = view.engine.render_board(view.state, seat)
+    extra = report_mod.at_step([e for e in events if e.stream == game], view.seq) if at is not None else None  # a refusal, a claim
+    state = extra.claimed if extra is not None and extra.claimed is not None else view.state
+    text = view.engine.render_board(state, seat)
     seats = [(h.seat, seat_label(view.engine.name, h.seat, h.holder)) for h in events[0].seats]  # type: ignore[attr-defined]
     if svg is not None:
-        write_output(svg, view.engine.render_svg(view.state, seat, players=view.players).encode(), force)
+        picture = (extra.svg(view.engine, view.state, view.players) if extra is not None and seat is None
+                   else view.engine.render_svg(state, seat, players=view.players))
+        write_output(svg, picture.encode(), force)
     if json:
+        halt = [finding_record(f) for f in extra.refusal.findings if f.severity == "error"] if extra and extra.refusal else []
+        claimed = extra is not None and extra.claimed is not None
         emit_json({"game": game, "seq": view.seq, "kind": view.kind, "text": text, "svg": str(svg) if svg else None,
-                   "seats": [{"seat": n, "label": label} for n, label in seats], "trust": trust})
+                   "seats": [{"seat": n, "label": label} for n, label in seats], "trust": trust,
+                   "refused": [] if claimed else halt, "as_claimed": claimed})
         return
     say(f"{game} after seq {view.seq} ({view.kind})")
     say("seats: " + ", ".join(label for _, label in seats))
     say(text.rstrip("\n"))
+    if extra is not None:
+        say(extra.text(view.engine.name))
     if svg is not None:
         say(f"wrote {svg}")
     say_trust(trust)

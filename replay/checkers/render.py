@@ -8,9 +8,11 @@ import math
 from collections.abc import Sequence
 from typing import Final
 
+import msgspec
+
 from replay.checkers.board import BIT, COORDS, HOLES, ROW_OF, ZONES, rowcol
 from replay.checkers.state import CheckersState
-from replay.picture import CAPTION_HEIGHT, EMPTY, Frame, LegendRow, Mark, Sheet, compose, key, legend_svg
+from replay.picture import AS_CLAIMED, CAPTION_HEIGHT, EMPTY, Frame, LegendRow, Mark, Sheet, compose, key, legend_svg
 from schemas.checkers import Moved
 from schemas.envelope import Event
 
@@ -85,6 +87,26 @@ def frame(state: CheckersState, attempt: Event | None = None) -> Frame:
     return Frame(cells, tuple(marks), caption=caption)
 
 
+def as_claimed(state: CheckersState, event: Event) -> CheckersState | None:
+    """Returns the board after a move as the log claims it, taken without the rules (the view beyond
+    a check stopped by an illegal move, never a derived position): the piece on `from` (the mover's
+    where the hole is empty) goes to `to`; None where the event is not a move between holes."""
+    if not isinstance(event, Moved) or not (0 <= event.from_ < HOLES and 0 <= event.to < HOLES):
+        return None
+    owner = next((s for s in (0, 1) if state.pieces[s] & BIT[event.from_]), event.seat)
+    pieces = [p & ~BIT[event.from_] & ~BIT[event.to] for p in state.pieces]
+    pieces[owner] |= BIT[event.to]
+    path = tuple(h for h in (event.path or (event.from_, event.to)) if 0 <= h < HOLES)
+    return msgspec.structs.replace(state, pieces=(pieces[0], pieces[1]), last=path, ply=state.ply + 1, to_move=1 - event.seat)
+
+
+def claimed_frame(state: CheckersState, event: Event) -> Frame:
+    """Returns a position as the log claims it, its caption saying so and naming the move."""
+    shown = frame(state)
+    what = f"{event.from_}>{event.to}" if isinstance(event, Moved) else event.kind
+    return Frame(shown.cells, shown.marks, shown.texts, f"{AS_CLAIMED}: seq {event.seq} {what}; {shown.caption}")
+
+
 def render_svg(state: CheckersState, seat: int | None = None, players: Sequence[str] = ()) -> str:
     """Draws the position as SVG with its legend and hole numbers; from `seat`'s view its own camp
     is at the bottom, as on QQ."""
@@ -143,14 +165,15 @@ TEXT_LEGEND = (
 
 
 def render_board(state: CheckersState, seat: int | None = None) -> str:
-    """Returns the text diagram for people: each line of holes led by its row and hole ids, and a legend."""
+    """Returns the text diagram for people: the caption in words, each line of holes led by its row
+    and hole ids, and a legend."""
     flip = seat == 0
     lines: dict[int, list[tuple[int, int]]] = {}
     for i, (q, r) in enumerate(COORDS):
         row, col = (-r, -(2 * q + r)) if flip else (r, 2 * q + r)
         lines.setdefault(row, []).append((col, i))
-    caption, *diagram = render_text(state, seat).split("\n")
-    out = [caption]
+    _, *diagram = render_text(state, seat).split("\n")
+    out = [_board_caption(state)]  # in words, as under the SVG (render_text's caption is the golden transcripts')
     for (_, holes), line in zip(sorted(lines.items()), diagram):
         holes.sort()
         first, last = holes[0][1], holes[-1][1]

@@ -12,7 +12,7 @@ from msgspec.structs import replace
 from replay.junqi.board import CENTRE, IS_CAMP, IS_HQ, KIND, N_POINTS, NAMES, XY, board
 from replay.junqi.pieces import ASCII, FLAG, KIND_NAMES, kind_of, seat_of
 from replay.junqi.state import JunqiState, partner, point_index, point_name
-from replay.picture import CAPTION_HEIGHT, EMPTY, Frame, LegendRow, Mark, Sheet, compose, key, legend_svg
+from replay.picture import AS_CLAIMED, CAPTION_HEIGHT, EMPTY, Frame, LegendRow, Mark, Sheet, compose, key, legend_svg
 from replay.protocol import CHANCE, TERMINAL
 from schemas.envelope import Event
 from schemas.junqi import JunqiProfile, Moved
@@ -226,10 +226,6 @@ def frame(state: JunqiState, seat: int | None = None, mode: str = "四暗", atte
     return Frame(cells, tuple(marks), caption=caption)
 
 
-AS_CLAIMED = "按记录所称，未经推导 as the log claims, not derived"
-"""The caption's opening words on a board beyond a halted replay."""
-
-
 def as_claimed(state: JunqiState, event: Event) -> JunqiState | None:
     """Returns the board after a move as the log claims it, its claimed combat result taken without
     the rules (the view beyond a halted replay, never a derived position); None where the event is
@@ -295,9 +291,11 @@ def _margins() -> tuple[list[str], list[str], list[str]]:
 
 
 def render_board(state: JunqiState, seat: int | None = None, mode: str = "四暗") -> str:
-    """Returns the text diagram for people: the status lines, the board framed with each arm's rows
-    and columns, and a legend of its letters."""
+    """Returns the text diagram for people: the caption in words and the status lines, the board
+    framed with each arm's rows and columns, and a legend of its letters."""
     text = render_text(state, seat, mode).rstrip("\n").split("\n")
+    last = f"；上一着 last {NAMES[state.last_move[0]]}>{NAMES[state.last_move[1]]}" if state.last_move is not None else ""
+    text[0] = _caption(state) + last  # in words, as under the SVG (render_text's status line is the golden transcripts')
     grid_at = len(text) - 17
     top, bottom, right = _margins()
     rows = [f"{line:<51}  {label}".rstrip() for line, label in zip(text[grid_at:], right)]
