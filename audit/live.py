@@ -30,7 +30,9 @@ from typing import Any, Protocol
 import msgspec
 
 from audit.jsonsplit import split
-from ledger import EntryReader, StoredEntries, indexed_size, read_entries, read_streams
+from ledger.derived import indexed_size
+from ledger.reader import LogReader as LedgerReader
+from ledger.reader import StoredEntries
 from replay.protocol import Finding, GameEngine, Outcome, Step
 from replay.registry import engine
 from replay.rulings import apply_rulings
@@ -239,7 +241,7 @@ class LedgerLog:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.reader = EntryReader(root)
+        self.reader = LedgerReader(root)
         self.entries_read = 0
         self._indexed = indexed_size(root)
         self._recent: dict[str, list[tuple[int, Event]]] = {}
@@ -258,7 +260,7 @@ class LedgerLog:
     def streams(self, streams: Sequence[str], size: int) -> dict[str, View]:
         """Returns several streams as `stream` does, each segment opened once for them all."""
         self._trim()
-        read = read_streams(self.root, streams, min(size, self._indexed))
+        read = self.reader.streams(streams, min(size, self._indexed))
         return {stream: self._view(stream, found, size) for stream, found in read.items()}
 
     def _view(self, stream: str, found: list[tuple[int, bytes]], size: int) -> View:
@@ -291,10 +293,8 @@ class LedgerLog:
         self._kept = sum(map(len, self._recent.values()))
 
     def read(self, first: int, count: int, size: int) -> list[Event]:
-        """Returns the events of entries first … first + count − 1 of a log of `size` entries. One
-        more entry is read when there is one: the reader notes where it starts, so that reading the
-        next run starts there instead of at its segment's start."""
-        stored = self.reader.read(first, min(count + 1, size - first))[:count]
+        """Returns the events of entries first … first + count − 1 of a log of `size` entries."""
+        stored = [data for _, data in self.reader.entries(first, min(count, size - first))]
         self.entries_read += len(stored)
         return decode_stored(stored)
 
@@ -385,7 +385,7 @@ class LiveAuditor:
 
         :raises LedgerCorrupt: when a damaged frame stops the reading.
         """
-        log = read_entries(ledger_dir)
+        log = LedgerReader(ledger_dir).packed()
         auditor = cls(MemoryLog(log))  # the stored bytes, never re-encoded
         for lo in range(0, len(log), READ_BATCH):
             at = array("q", range(lo, min(lo + READ_BATCH, len(log))))

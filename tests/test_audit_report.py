@@ -16,7 +16,7 @@ from audit.articles import ARTICLES, article_text
 from audit.codes import CODES
 from audit.report import arbitration_table, related_events
 from audit.terms import RULES, rule
-from ledger import Ledger, Pending, read_events, read_stream_events
+from ledger import Ledger, LogReader, Pending
 from replay.junqi.render import AS_CLAIMED
 from replay.protocol import RULE_BOOKS
 from replay.run import replay_game
@@ -45,7 +45,7 @@ def test_report_of_a_game_with_a_planted_illegal_move(tmp_path: Path) -> None:
     assert "已证明：本局" in page and "<details><summary>签名检查点 signed checkpoint</summary><pre>" in page, "signatures folded away"
     assert "<html lang='zh-Hans'>" in page and "Noto Sans CJK SC" in page and "@media print" in page
     assert "<th>设置 setting</th>" in page and "JunqiProfile(" not in page and "CheckersProfile(" not in page, "the profile is a table"
-    replayed = replay_game(read_stream_events(root, bad["stream"]))
+    replayed = replay_game(list(LogReader(root).events(bad["stream"])))
     assert replayed.outcome is not None and replayed.outcome.termination == "UNVERIFIED", "checkers' default: stop_unverified"
     verdict = page.split("id='verdict'>")[1].split("</p>")[0]
     assert verdict.startswith("结果：未验证：引擎未能推导结果，按声称结果计入") and "检查于第" in verdict and "the check stopped at move" in verdict
@@ -238,8 +238,8 @@ def test_unsigned_events_are_not_shown_as_fact(tmp_path: Path, monkeypatch: pyte
     unsigned, and proves only the signed ones."""
     root, out = tmp_path / "l", tmp_path / "r.html"
     assert cli("simulate", "checkers", "--games", "1", "--seed", "2", "--ledger", str(root)).exit_code == 0
-    stream = next(e.stream for e in read_events(root) if isinstance(e, GameStarted))
-    signed = read_stream_events(root, stream)
+    stream = next(e.stream for e in LogReader(root).events() if isinstance(e, GameStarted))
+    signed = list(LogReader(root).events(stream))
     last = signed[-1]
     forged = Ruling(stream=stream, seq=last.seq + 1, ts=last.ts + 1000, corrects=last.seq, text="无签名的改判 an unsigned override",
                     winners=[0], points=[1, 0])
@@ -249,7 +249,7 @@ def test_unsigned_events_are_not_shown_as_fact(tmp_path: Path, monkeypatch: pyte
         assert led.size == led.checkpoint_size + 1
     finally:
         led.close()
-    monkeypatch.setattr(report, "read_stream_events", lambda r, s: [*signed, forged] if s == stream else read_stream_events(r, s))
+    monkeypatch.setattr(report, "read_stream_events", lambda r, s: [*signed, forged] if s == stream else list(LogReader(r).events(s)))
     report.write_report(root, stream, out)
     page = out.read_text()
     assert f"未签名记录 1 条（seq {forged.seq}–{forged.seq}）" in page and "1 unsigned entries" in page

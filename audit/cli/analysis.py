@@ -28,6 +28,7 @@ from audit.cli.base import (
     trust_document,
 )
 from audit.output import Format, Rows, emit, emit_json, is_terminal, progress_bar, progress_steps, say
+from ledger import anchor as ledger_anchor
 
 if TYPE_CHECKING:
     from audit.session import Session
@@ -92,7 +93,7 @@ def audit(ledger: LedgerOpt = DEFAULT_LEDGER,
             cert = certify(existing_ledger(ledger), tournament, advance)  # checked before the verification forks
             trust = trust_document(ledger, report=cert.log)
             if certificate is not None and auditor is not None:
-                written = write_certificate(certificate, ledger, cert, ledger_api.log_key(ledger), auditor, force)
+                written = write_certificate(certificate, ledger, cert, ledger_anchor.log_key(ledger), auditor, force)
     if fmt is not Format.table:
         emit(finding_rows(cert.findings + cert.warnings), fmt, document={
             "ok": cert.ok, "reason": cert.reason, "size": cert.log.size, "root": cert.log.root, "unsigned": cert.log.unsigned,

@@ -143,12 +143,12 @@ def appeals(ledger: LedgerOpt = DEFAULT_LEDGER,
             key: LogKeyOpt = None, fmt: FormatOpt = Format.table, quiet: QuietOpt = False) -> None:
     """List the appeals: game, filing time and window, deadline, decision and votes, the correction."""
     from audit.appeals import list_appeals
-    from ledger import newest_signed, pinned_key
+    from ledger import LogReader, pinned_key
 
     with pinned_key(key), progress_bar("replaying games", 0, quiet=quiet) as advance:  # the bar's total: the games
         note_unsigned(ledger)  # where the reading stops, under the pinned key
         rows = list_appeals(ledger, tournament, open_, advance)  # the projection is checked against the signed root
-        trust = trust_document(ledger, newest_signed(ledger))
+        trust = trust_document(ledger, LogReader(ledger).signed())
     columns = ["tournament", "seq", "player", "game", "in_time", "decision", "for_decision", "committee", "correction", "open", "ignored"]
     emit(Rows(columns, [[r[c] for c in columns] for r in rows], title="appeals"), fmt, document={"appeals": rows, "trust": trust})
     if fmt is not Format.json:

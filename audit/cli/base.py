@@ -63,7 +63,7 @@ def trust_document(ledger: Path, signed: Any = None, report: Any = None) -> dict
     """Returns what an output says of the key the log was checked with and the size it verified to:
     a signed checkpoint's (`ledger.Checkpoint`) what it read was checked against, or a verification's
     (`ledger.VerifyReport`, when it passed)."""
-    from ledger import log_key
+    from ledger.anchor import log_key
 
     if signed is not None:
         return _trust(log_key(ledger).record(), signed.size, signed.root.hex())
@@ -74,7 +74,8 @@ def trust_document(ledger: Path, signed: Any = None, report: Any = None) -> dict
 
 def export_trust(key: Path, size: int, root: str) -> dict[str, Any]:
     """Returns the same for an export checked under a key given on the command line (pinned)."""
-    from ledger import LogKey, Verifier
+    from ledger import Verifier
+    from ledger.anchor import LogKey
 
     return _trust(LogKey(Verifier.load(key), key, pinned=True).record(), size, root)
 
@@ -86,7 +87,7 @@ def _trust(key: dict[str, Any], size: int | None, root: str | None) -> dict[str,
 def say_trust(trust: dict[str, Any], table: bool = True) -> None:
     """Says which key the log was checked with and the size verified to, zh-Hans first: on stdout
     beside text for people (`table`), else on stderr (machine-readable output stays rows)."""
-    from ledger import LOG_KEY_ENV
+    from ledger.anchor import ENV as LOG_KEY_ENV
 
     key = trust["key"]
     lines = [f"日志公钥：已固定 / log key: pinned ({key['from']}, id {key['key_id']})" if key["pinned"] else
@@ -137,7 +138,7 @@ def existing_ledger(path: Path) -> Path:
 
     :raises LedgerNotFound: when it holds none (exit 2).
     """
-    from ledger import load_config
+    from ledger.layout import load_config
 
     load_config(path)
     return path
@@ -145,9 +146,9 @@ def existing_ledger(path: Path) -> Path:
 
 def note_unsigned(ledger: Path) -> None:
     """Says on stderr where a reader stopped (the newest signed checkpoint) when unsigned entries follow it."""
-    from ledger import signed_extent
+    from ledger import LogReader
 
-    signed, unsigned = signed_extent(ledger)
+    signed, unsigned = LogReader(ledger).extent()
     if unsigned:
         fail_note(f"读取至最新签名检查点（大小 {signed}），其后 {unsigned} 个未签名条目不计 / read to the newest signed checkpoint "
                   f"(size {signed}); the {unsigned} unsigned entries after it are not shown")
@@ -185,7 +186,8 @@ def _project_errors() -> tuple[type[BaseException], ...]:
 def _usage_errors() -> tuple[type[BaseException], ...]:
     """The errors that mean the command line asked for something the command cannot do (a
     `--ledger` that is not a ledger among them: a wrong path, for every command)."""
-    from ledger import LedgerNotFound, OutputRefused
+    from ledger import LedgerNotFound
+    from ledger.outputs import OutputRefused
     from replay.checkers.board import NotationError
     from replay.checkers.perft import MoveListError
     from replay.junqi.perft import PositionError
@@ -201,7 +203,7 @@ def exit_code_of(exc: BaseException) -> int | None:
     tournament or player), so it is a usage error; its subclasses are errors of the data. A live
     service's refusal of a batch (`SendError`) is data refused.
     """
-    from ledger import CheckpointError
+    from ledger.errors import CheckpointError
 
     if isinstance(exc, CheckpointError):
         return EXIT_NOT_CHECKPOINTED
