@@ -23,7 +23,6 @@ from audit.cli.base import (
     existing_ledger,
     export_trust,
     key_option,
-    note_unsigned,
     say_trust,
     trust_document,
 )
@@ -152,7 +151,6 @@ def standings(tournament: Annotated[str, typer.Option(help="Tournament stream id
         session, trust = opened[1], export_trust(opened[2], opened[0].size, opened[0].root)
     else:
         with ledger_api.pinned_key(key), progress_bar("replaying games", 0, quiet=quiet) as advance:  # the bar's total: the games
-            note_unsigned(ledger)  # where the reading stops, under the pinned key
             session = open_session(ledger, advance, kept=True)
             trust = trust_document(ledger, session.signed)
     if fmt is not Format.json:  # first: the table's last line is its legend
@@ -225,7 +223,6 @@ def query(sql: Annotated[str | None, typer.Argument(help="Read-only SQL over the
         db, trust = AuditDB(tables), export_trust(key, size, root)
     else:
         with ledger_api.pinned_key(key), progress_bar("replaying games", 0, quiet=quiet) as advance:  # the bar's total: the games
-            note_unsigned(ledger)  # where the reading stops, under the pinned key
             session = open_session(ledger, advance, kept=True)
             db, trust = session.db, trust_document(ledger, session.signed)
     try:

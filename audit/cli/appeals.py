@@ -19,7 +19,6 @@ from audit.cli.base import (
     command,
     epilog,
     key_option,
-    note_unsigned,
     say_trust,
     subcommand,
     trust_document,
@@ -146,7 +145,6 @@ def appeals(ledger: LedgerOpt = DEFAULT_LEDGER,
     from ledger import LogReader, pinned_key
 
     with pinned_key(key), progress_bar("replaying games", 0, quiet=quiet) as advance:  # the bar's total: the games
-        note_unsigned(ledger)  # where the reading stops, under the pinned key
         rows = list_appeals(ledger, tournament, open_, advance)  # the projection is checked against the signed root
         trust = trust_document(ledger, LogReader(ledger).signed())
     columns = ["tournament", "seq", "player", "game", "in_time", "decision", "for_decision", "committee", "correction", "open", "ignored"]

@@ -22,7 +22,6 @@ from audit.cli.base import (
     UsageError,
     command,
     key_option,
-    note_unsigned,
     say_trust,
     trust_document,
 )
@@ -178,7 +177,6 @@ def _signed_events(ledger: Path, game: str | None, key: Path | None) -> tuple[li
     import ledger as ledger_api
 
     with ledger_api.pinned_key(key):
-        note_unsigned(ledger)
         events, signed = ledger_api.LogReader(ledger).checked_events(game)
         return events, trust_document(ledger, signed)
 

@@ -24,7 +24,6 @@ from audit.cli.base import (
     command,
     existing_ledger,
     key_option,
-    note_unsigned,
     say_trust,
     trust_document,
 )
@@ -37,6 +36,7 @@ from ledger import export as ledger_export
 from ledger import notes as ledger_notes
 from ledger import outputs as ledger_outputs
 from ledger import receipts as ledger_receipts
+from ledger import repair as ledger_repair
 from ledger import witness as ledger_witness
 
 
@@ -108,7 +108,7 @@ def verify(ledger: LedgerOpt = DEFAULT_LEDGER,
 def repair(ledger: LedgerOpt = DEFAULT_LEDGER, json: JsonOpt = False, quiet: QuietOpt = False) -> None:
     """Rebuild the tiles, stream index and head from the entries (checked against the signed checkpoints), then verify."""
     with progress_steps(quiet=quiet or json) as step:
-        report = ledger_api.repair(ledger, lambda label: step(label, 0))
+        report = ledger_repair.repair(ledger, lambda label: step(label, 0))
     verified = report.verified
     ok = verified is not None and verified.ok and report.refused is None
     if json:
@@ -174,7 +174,6 @@ def _export(ledger: Path, jsonl: Path | None, parquet: Path | None, location: st
     elif sum(x is not None for x in (jsonl, parquet, tiles)) != 1:
         raise typer.BadParameter("give exactly one of --jsonl FILE, --parquet DIR, --tiles DIR or --format record")
     elif jsonl is not None:
-        note_unsigned(ledger)
         signed = ledger_export.export_jsonl(ledger, jsonl, force)
         summary, text = {"entries": signed.size, "jsonl": str(jsonl)}, f"wrote {signed.size} entries to {jsonl}"
         trust = trust_document(ledger, signed)
@@ -190,7 +189,6 @@ def _export(ledger: Path, jsonl: Path | None, parquet: Path | None, location: st
         check_output(parquet, force, directory=True)
         with progress_bar("replaying games", 0, quiet=quiet or json) as advance:
             projection, db, _, signed = projection_of(ledger, ledger_api.LogReader(ledger).packed(), advance)  # checked against the signed root
-        note_unsigned(ledger)
         trust = trust_document(ledger, signed)
         manifest = export_parquet(ledger, projection, parquet, db, location, force=force)
         summary = {"files": len(manifest["files"]), "parquet": str(parquet), "checkpoint": manifest["checkpoint"]}
@@ -216,7 +214,6 @@ def _export_records(ledger: Path, game: str | None, tournament: str | None, out:
         raise typer.BadParameter("a tournament's records go one file per game into a directory: give --out DIR", param_hint="--out")
     if out is not None:
         check_output(out, force, directory=game is None)
-    note_unsigned(ledger)
     if game is not None:
         events, signed = ledger_api.LogReader(ledger).checked_events(game)
         if not events:
