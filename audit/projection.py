@@ -3,7 +3,7 @@
 DuckDB reads these tables; they are disposable and rebuilt from the ledger, the only source of
 truth. Every row names the log entry it rests on.
 
-The log is read once into one buffer (ledger.frames.read_entries). The work then runs in two passes
+The log is read once into one buffer (ledger.reader.LogReader.packed). The work then runs in two passes
 over it, in forked worker processes when there is enough of it (they share the parent's buffer):
 
 1. ranges: a worker decodes a range of entries under the full event contract, gives their

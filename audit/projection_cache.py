@@ -12,7 +12,7 @@ log that grew, an engine that changed, a file altered or a state not signed by t
 the projection is built again (and kept again, where the key can be read).
 
 Before a projection is built, the entries read are checked against the newest signed checkpoint
-(`ledger.check_signed`): an entry edited in the signed range is refused, never projected. The state
+(`ledger.reader.LogReader.check`): an entry edited in the signed range is refused, never projected. The state
 records that checkpoint, and a kept projection is used only while it is still the newest: its
 entries, the same bytes, were checked against it when it was kept.
 

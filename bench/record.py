@@ -22,11 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from audit.session import movement_ranking  # noqa: E402
 from audit.tournament_sim import TournamentPlan, simulate_tournament  # noqa: E402
 from bench.common import CACHE  # noqa: E402
-from ledger import (  # noqa: E402
-    LogReader,  # noqa: E402
-    bundle,
-    store,
-)
+from ledger import LogReader, bundle, store  # noqa: E402
 from ledger.recorder import record  # noqa: E402
 from replay import run as run_mod  # noqa: E402
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -249,7 +250,12 @@ def test_unsigned_events_are_not_shown_as_fact(tmp_path: Path, monkeypatch: pyte
         assert led.size == led.checkpoint_size + 1
     finally:
         led.close()
-    monkeypatch.setattr(report, "read_stream_events", lambda r, s: [*signed, forged] if s == stream else list(LogReader(r).events(s)))
+
+    class WithUnsigned(LogReader):  # as the whole-log read of a ledger without an index would return them
+        def events(self, name: str | None = None) -> Iterator[Event]:
+            return iter([*signed, forged]) if name == stream else super().events(name)
+
+    monkeypatch.setattr(report, "LogReader", WithUnsigned)
     report.write_report(root, stream, out)
     page = out.read_text()
     assert f"未签名记录 1 条（seq {forged.seq}–{forged.seq}）" in page and "1 unsigned entries" in page

@@ -207,7 +207,7 @@ def _export(ledger: Path, jsonl: Path | None, parquet: Path | None, location: st
 def _export_records(ledger: Path, game: str | None, tournament: str | None, out: Path | None,
                     force: bool) -> tuple[dict[str, Any], str, ledger_api.Checkpoint]:
     """Writes one game's record (to `out` or stdout) or every game of a tournament (one file each in
-    `out`), read from the signed log (ledger.signed_events); returns the checkpoint it was checked against."""
+    `out`), read from the signed log (LogReader.checked_events); returns the checkpoint it was checked against."""
     from audit.record_format import game_record, game_streams, record_file_name
 
     if tournament is not None and out is None:
