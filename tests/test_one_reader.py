@@ -254,6 +254,6 @@ def test_one_trust_line_says_the_signed_size_and_the_unsigned_count(tmp_path: Pa
     result = cli("replay", "--ledger", str(root))
     lines = [line for line in result.output.splitlines() if "verified against the signed checkpoint" in line]
     assert len(lines) == 1, result.output
-    assert lines[0].startswith("已核对至签名检查点") and "其后 7 个未签名条目不计" in lines[0]
-    assert "size 30" in lines[0] and "the 7 unsigned entries after it are not shown" in flat(lines[0])
-    assert sum("unsigned entries after it are not shown" in line for line in result.output.splitlines()) == 1
+    assert lines[0].startswith("已核对至签名检查点") and "最新签名检查点之后 7 个未签名条目不计" in lines[0]
+    assert "size 30" in lines[0] and "the 7 unsigned entries after the newest signed checkpoint are not shown" in flat(lines[0])
+    assert sum("未签名条目" in line or "unsigned entries" in line for line in result.output.splitlines()) == 1  # no second note

@@ -115,7 +115,7 @@ def test_the_exports_stop_at_the_signed_size_after_a_forged_tail(root: Path, gen
     assert result.exit_code == 0, result.output
     lines = out.read_bytes().splitlines()
     assert len(lines) == signed and not any(b"forged/g1" in line for line in lines)
-    assert "the 3 unsigned entries after it are not shown" in flat(result.output)
+    assert "the 3 unsigned entries after the newest signed checkpoint are not shown" in flat(result.output)
 
 
 @pytest.mark.parametrize("command", ["jsonl", "tiles", "record-game", "record-tournament", "prove", "parquet", "consistency", "witness"])

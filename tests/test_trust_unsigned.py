@@ -134,8 +134,8 @@ def test_verify_and_audit_call_a_forged_tail_unsigned_and_standings_ignore_it(vi
     assert len(_events(root)) == signed
     for command in (["standings", "--tournament", T], ["replay"], ["appeals"]):
         result = cli(*command, "--ledger", str(root))
-        assert f"read to the newest signed checkpoint (size {signed}); the {len(forged)} unsigned entries after it are not shown" \
-            in flat(result.output), (command, result.output)
+        assert f"verified against the signed checkpoint of size {signed}" in flat(result.output), (command, result.output)
+        assert f"the {len(forged)} unsigned entries after the newest signed checkpoint are not shown" in flat(result.output), command
 
 
 @pytest.mark.parametrize("new_segment", [False, True], ids=["last-segment", "extra-segment"])

@@ -99,8 +99,8 @@ def say_trust(trust: dict[str, Any], table: bool = True) -> None:
              f"write the directory can replace it; pin it with --key PUB or {LOG_KEY_ENV}"]
     size, unsigned = trust["verified_size"], trust["unsigned"]
     if size is not None:
-        left = (f"；其后 {unsigned} 个未签名条目不计 / read to the newest signed checkpoint (size {size}); the {unsigned} unsigned "
-                f"entries after it are not shown") if unsigned else ""
+        left = (f"；最新签名检查点之后 {unsigned} 个未签名条目不计 / the {unsigned} unsigned entries after the newest signed checkpoint "
+                f"are not shown") if unsigned else ""
         lines.append(f"已核对至签名检查点 / verified against the signed checkpoint of size {size} (root {trust['verified_root']}){left}")
     out = stdout_console()
     for line in lines:
