@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 import msgspec
 
 from audit.arbitration import SIGNING_ROLES, registered_keys, sign
-from ledger import AppendResult, Signer, Verifier, read_stream_events, record
+from ledger import AppendResult, LogReader, Signer, Verifier, record
 from replay.run import replay_game
 from schemas import decode, encode
 from schemas.arbitration import ARBITER_STREAM, AppealDecided, AppealFiled, ArbiterRegistered, Ref, Vote
@@ -63,7 +63,7 @@ def register_arbiter(root: Path, public_key: Path, role: str, name: str | None, 
     :raises ArbitrationError: when the key's name is registered already with another key (issue 28 point 3).
     """
     verifier = Verifier.load(public_key)
-    taken = next((v for v, _ in registered_keys(read_stream_events(root, ARBITER_STREAM)).values()
+    taken = next((v for v, _ in registered_keys(list(LogReader(root).events(ARBITER_STREAM))).values()
                   if v.name == verifier.name and v.key_id != verifier.key_id), None)
     if taken is not None:
         raise ArbitrationError(f"密钥名 {verifier.name} 已登记另一密钥 key name {verifier.name} is registered already with key id "
@@ -79,7 +79,7 @@ def file_appeal(root: Path, tournament: str, game: str, player: str, grounds: st
     :raises ArbitrationError: when it is filed before the game ended or after its appeal window (unless `record_anyway`).
     """
     _tournament(root, tournament)
-    events = read_stream_events(root, game)
+    events = list(LogReader(root).events(game))
     start = events[0] if events else None
     if not isinstance(start, GameStarted) or start.tournament != tournament:
         raise ValueError(f"{game!r} is not a game of {tournament!r}")
@@ -124,7 +124,7 @@ def rule(root: Path, stream: str, kind: str, corrects: int, text: str, key: Path
         referee's, the ruling cannot be applied to the game, or it changes an ended game's result on no
         upheld appeal of it (第十四条 (1)).
     """
-    events = read_stream_events(root, stream)
+    events = list(LogReader(root).events(stream))
     if not events:
         raise ValueError(f"no stream {stream!r} in the ledger")
     if kind == "withdrawal" and not isinstance(events[0], TournamentOpened):
@@ -193,7 +193,7 @@ def _majority(votes: list[Vote], decision: str, committee_min: int) -> list[str]
 
 def _signer_problems(root: Path, signer: Signer, kind: str) -> list[str]:
     """Says when a key is not registered in log.arbiters, or not in a role that may sign `kind` (第十四条, 第十三条 三)."""
-    found = registered_keys(read_stream_events(root, ARBITER_STREAM)).get(signer.verifier.key_id)
+    found = registered_keys(list(LogReader(root).events(ARBITER_STREAM))).get(signer.verifier.key_id)
     who = f"key {signer.name} ({signer.verifier.key_id.hex()})"
     if found is None or found[0].name != signer.name:
         return [f"签名密钥未登记 {who} is not registered in {ARBITER_STREAM} (matchledger appeal register)"]
@@ -219,7 +219,7 @@ def _basis_problems(root: Path, start: GameStarted, ruling: Ruling) -> list[str]
     if ruling.appeal is None:
         return ["改判须有支持的申诉 a result override after the game's end carries out an upheld appeal: "
                 "name the decision with --carries-out STREAM#SEQ (第十四条 (1))"]
-    stream = read_stream_events(root, ruling.appeal.stream)
+    stream = list(LogReader(root).events(ruling.appeal.stream))
     decision = stream[ruling.appeal.seq] if ruling.appeal.seq < len(stream) else None
     filed = stream[decision.appeal] if isinstance(decision, AppealDecided) and decision.appeal < len(stream) else None
     if not isinstance(decision, AppealDecided) or not isinstance(filed, AppealFiled) or filed.game != start.stream:
@@ -244,7 +244,7 @@ def _checked(event: E) -> E:
 
 
 def _tournament(root: Path, tournament: str) -> list[Event]:
-    events = read_stream_events(root, tournament)
+    events = list(LogReader(root).events(tournament))
     if not events or not isinstance(events[0], TournamentOpened):
         raise ValueError(f"no tournament {tournament!r} in the ledger")
     return events
@@ -268,7 +268,7 @@ def _write(root: Path, stream: str, cls: type[Event], at: str | None, signer: Si
            **fields: Any) -> Written:
     """Builds the stream's next event, signs it when a key is given, and records it (`own`: the
     operator's registration of an arbiter, one of the log's own records)."""
-    event = _checked(cls(stream=stream, seq=len(read_stream_events(root, stream)), ts=parse_time(at), **fields))
+    event = _checked(cls(stream=stream, seq=len(list(LogReader(root).events(stream))), ts=parse_time(at), **fields))
     if signer is not None:
         event = sign(event, signer)  # type: ignore[arg-type]
     return Written(event, record(root, [encode(event)], own=own))

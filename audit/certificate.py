@@ -25,7 +25,10 @@ from typing import Any
 import msgspec
 
 from audit.certify import Certification
-from ledger import Checkpoint, LogKey, Signer, Verifier, read_checkpoint_note, stored_checkpoint
+from ledger import Checkpoint, Signer, Verifier
+from ledger.anchor import LogKey
+from ledger.checkpoints import stored_checkpoint
+from ledger.witness import read_checkpoint_note
 
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 PREDICATE_TYPE = "https://slsa.dev/verification_summary/v1"
@@ -294,10 +297,10 @@ def _audited_checkpoint(root: Path, cert: Certification, log: LogKey) -> Checkpo
 
     :raises CertificateError: when no signed checkpoint can be named.
     """
-    from ledger import LedgerError, newest_signed
+    from ledger import LedgerError, LogReader
 
     try:
-        checkpoint = stored_checkpoint(root, cert.log.size, log.verifier) if cert.log.ok else newest_signed(root)
+        checkpoint = stored_checkpoint(root, cert.log.size, log.verifier) if cert.log.ok else LogReader(root).signed()
     except (LedgerError, OSError) as exc:
         raise CertificateError(f"没有可引用的签名检查点，未写证书 / no certificate written: no signed checkpoint of the log "
                                f"to name ({exc})") from None

@@ -17,7 +17,9 @@ from typing import Any
 import aiohttp
 import msgspec
 
-from ledger import SIGNATURE_HEADER, Receipt, Signer, Verifier, check_receipt, log_identity, note_identity, sign_batch
+from ledger import Receipt, Signer, Verifier, check_receipt
+from ledger.sources import HEADER as SIGNATURE_HEADER
+from ledger.sources import log_identity, note_identity, sign_batch
 from schemas import decode_line, encode
 from schemas.envelope import Event
 

@@ -13,7 +13,8 @@ from audit.certify import Certification, certify
 from audit.session import movement_ranking, open_session
 from audit.standings import Standings, standings
 from audit.tournament_sim import TournamentPlan, simulate_tournament
-from ledger import CONFIG, EvidenceBundle, LedgerError, VerifyReport, check_bundle, init, load_config, load_verifier, prove, verify
+from ledger import EvidenceBundle, LedgerError, VerifyReport, check_bundle, init, load_verifier, prove, verify
+from ledger.layout import CONFIG, load_config
 
 ORIGIN = "matchledger.demo/local"
 PLANS = (

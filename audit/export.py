@@ -25,11 +25,15 @@ from audit.dictionary import BY_NAME, meaning
 from audit.lake import LAKE, NONE, PARTITIONS, Limits, Places, partitioned, with_timestamps, write_partitions
 from audit.projection import SCHEMAS, Projection
 from audit.trino import TRINO_FILE, registration_sql
-from ledger import PRIVATE_KEY, SignatureError, Signer, Verifier, newest_checkpoint, output_directory, sign_note, verify_note
+from ledger import Signer, Verifier, newest_checkpoint
+from ledger.errors import SignatureError
+from ledger.layout import PRIVATE_KEY
+from ledger.notes import sign_note, verify_note
+from ledger.outputs import output_directory
 
 if TYPE_CHECKING:
     from audit.db import AuditDB
-    from ledger import OutputDirectory
+    from ledger.outputs import OutputDirectory
 
 MANIFEST = "manifest.json"
 MANIFEST_NOTE = "manifest.note"

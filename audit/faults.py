@@ -10,7 +10,7 @@ from pathlib import Path
 
 from msgspec.structs import replace
 
-from ledger import EntryReader, load_verifier, newest_checkpoint
+from ledger import LogReader, load_verifier, newest_checkpoint
 from schemas.common import GameEnded, MoveTimeUsed
 from schemas.envelope import Event
 
@@ -118,7 +118,7 @@ def flip_byte(root: Path, rng: random.Random) -> int:
     if checkpoint is None or not checkpoint.size:
         raise ValueError(f"no checkpoint of {root} covers an entry")
     index = rng.randrange(checkpoint.size)
-    data = EntryReader(root).read(index, 1)[0]
+    _, data = next(LogReader(root).entries(index, 1))
     for path in sorted((root / "segments").iterdir()):  # the insider knows the layout: the entry's bytes lie in a frame as stored
         stored = bytearray(path.read_bytes())
         at = stored.find(data)

@@ -1,28 +1,25 @@
-"""The reader a follower (the live audit) reads the committed log through, in the shape of the
-ledger's one reader (`ledger/reader.py` `LogReader`: `size`, `entries`, `stream`), over today's
-readers: swapping it for `LogReader(root)` is a change of one import (issue 29 point 3).
+"""The live audit's view of the log: the ledger's one reader (`ledger/reader.py` `LogReader`:
+`size`, `entries`, `stream`, `streams`) with a count of the entries it handed out, so that a test
+can show what a restart reads again (issue 29 point 3: the auditor follows the committed log from its
+own position).
 
-Nothing unsigned counts: `size` is the newest signed checkpoint's, and `entries` without a limit
-reads no further. `entries_read` counts the entries handed out, so a test can show what a restart
-reads again.
+Nothing unsigned counts: every read stops at the newest signed checkpoint's size.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from itertools import islice
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from ledger import EntryReader, indexed_size, read_streams, signed_size
-from ledger.frames import decode_key, iter_entries
+from ledger.reader import LogReader
 
 
 class FrameReader:
-    """A ledger's committed entries by index and by stream, read from its segments as needed."""
+    """A ledger's signed entries by index and by stream, counted as they are handed out."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self._reader = EntryReader(root)
+        self._log = LogReader(root)
         self.entries_read = 0
 
     def size(self) -> int:
@@ -30,41 +27,28 @@ class FrameReader:
 
         :raises LedgerCorrupt: when that checkpoint does not verify.
         """
-        return signed_size(self.root)
+        return self._log.size()
 
     def entries(self, start: int = 0, limit: int | None = None) -> Iterator[tuple[int, bytes]]:
-        """Yields (index, stored bytes) of the entries from `start`, at most `limit` of them (all up to
-        the signed size when None); a limit past the committed entries is an error, not a short read.
+        """Yields (index, stored bytes) of the signed entries from `start`, at most `limit` of them.
 
         :raises LedgerCorrupt: when an entry cannot be read.
         """
-        if limit is None:
-            end = self.size()
-            found: Iterator[tuple[int, bytes]] = islice(iter_entries(self.root, start), max(0, end - start))
-        elif limit > 0:  # a follower reads from the last checkpoint on: scanned from where it ends, not from its tile's start
-            self._reader.start_near(start)
-            found = enumerate(self._reader.read(start, limit), start)
-        else:
-            found = iter(())
-        for item in found:
+        for item in self._log.entries(start, limit):
             self.entries_read += 1
             yield item
 
     def stream(self, name: str, after: int = 0, upto: int | None = None) -> Iterator[tuple[int, bytes]]:
-        """Yields (index, stored bytes) of a stream's events from seq `after` on, among the first `upto`
-        entries (the signed size when None): those the stream index on disk covers through it, the
-        rest from the entries after it.
+        """Yields (index, stored bytes) of a stream's events from seq `after` on, among the first `upto` entries.
 
         :raises LedgerCorrupt: when the index or an entry cannot be read.
         """
-        upto = self.size() if upto is None else upto
-        indexed = min(indexed_size(self.root), upto)
-        found = read_streams(self.root, [name], indexed)[name]
-        seq = len(found)
-        self.entries_read += len(found)
-        yield from found[after:]
-        for entry, data in self.entries(indexed, upto - indexed):
-            if decode_key(data, entry).stream == name:
-                if seq >= after:
-                    yield entry, data
-                seq += 1
+        for item in self._log.stream(name, after, upto):
+            self.entries_read += 1
+            yield item
+
+    def streams(self, names: Sequence[str], upto: int | None = None) -> dict[str, list[tuple[int, bytes]]]:
+        """Returns several streams at once, each segment opened once for them all."""
+        found = self._log.streams(names, upto)
+        self.entries_read += sum(map(len, found.values()))
+        return found

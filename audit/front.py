@@ -40,8 +40,8 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-import ledger
 from audit.http1 import Answer, Refused, Request
+from ledger import sources as ledger_sources
 
 if TYPE_CHECKING:
     from ledger.group_commit import Refusal
@@ -51,7 +51,7 @@ _encode = msgspec.msgpack.Encoder().encode
 _decode = msgspec.msgpack.Decoder().decode
 PASSED_HEADERS = ("Content-Type", "Cache-Control", "Retry-After")
 """Response headers the front passes on from the writer's application."""
-SIGNATURE_NAME = ledger.SIGNATURE_HEADER.lower().encode()
+SIGNATURE_NAME = ledger_sources.HEADER.lower().encode()
 READS = 64
 """Read requests (`/checkpoint`, `/proof/…`, `/tile/…` …) a front passes to the writer at once."""
 READ_WAIT = 10.0
@@ -154,7 +154,7 @@ class Front:
     def __init__(self, settings: dict[str, Any]) -> None:
         from audit.http1 import RESERVED_FILES, Server, connection_limit
         from audit.serve import SignatureChecker, error_body, json_log
-        from ledger import SourceBook
+        from ledger.sources import SourceBook
 
         self.settings = settings
         self.log = json_log()
@@ -212,7 +212,7 @@ class Front:
         public = b""
         try:
             source, message, signature = self.book.identify(header, body)
-        except ledger.SourceRefused:
+        except ledger_sources.SourceRefused:
             pass  # the writer's process refuses it with the reason, from its own book
         else:
             if await self.signatures.check(source.verifier, message, signature):
@@ -299,7 +299,8 @@ class Front:
 
 def _front_source(row: list[Any]) -> tuple[str, Any]:
     """Returns a source as a front keeps it (its name, key and whether it was revoked) from a row of `sources_message`."""
-    from ledger import Source, Verifier
+    from ledger import Verifier
+    from ledger.sources import Source
 
     name, key_name, public, revoked = row
     return name, Source(name, Verifier(key_name, public), (), (), revoked)

@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ledger import OutputDirectory
+from ledger.outputs import OutputDirectory
 
 PARTITIONS = ("tournament", "round")
 NONE = "none"

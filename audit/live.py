@@ -33,7 +33,8 @@ import msgspec
 
 from audit.follow import FrameReader
 from audit.jsonsplit import split
-from ledger import StoredEntries, indexed_size, read_entries, read_streams
+from ledger.derived import indexed_size
+from ledger.reader import LogReader, StoredEntries
 from replay.protocol import Finding, GameEngine, Outcome, Step
 from replay.registry import engine
 from replay.rulings import apply_rulings
@@ -184,7 +185,7 @@ def game_of(start: GameStarted) -> str:
     return str(start.profile.__struct_config__.tag)  # type: ignore[attr-defined]
 
 
-class LogReader(Protocol):
+class ReadBack(Protocol):
     """Where the live audit reads back entries it no longer holds; `entries_read` counts them."""
 
     @property
@@ -269,8 +270,7 @@ class LedgerLog:
         """Returns several streams as `stream` does, each segment opened once for them all, and the
         entries after the index read back in one run."""
         self._trim()
-        read = read_streams(self.root, streams, min(size, self._indexed))
-        self.reader.entries_read += sum(map(len, read.values()))
+        read = self.reader.streams(streams, min(size, self._indexed))
         recent = {stream: [e for e in self._recent.get(stream, ()) if e < size] for stream in streams}
         tail = self._tail(sorted(e for entries in recent.values() for e in entries))
         return {stream: self._view(found + [(e, tail[e]) for e in recent[stream]]) for stream, found in read.items()}
@@ -365,8 +365,8 @@ class LiveAuditor:
     round's games and the entries since a restart are read back through `log`; `book` keeps the findings.
     """
 
-    def __init__(self, log: LogReader | None = None, book: FindingBook | None = None) -> None:
-        self.log: LogReader = log if log is not None else MemoryLog()
+    def __init__(self, log: ReadBack | None = None, book: FindingBook | None = None) -> None:
+        self.log: ReadBack = log if log is not None else MemoryLog()
         self.book: FindingBook = book if book is not None else MemoryBook()
         self.size = 0
         """The entries folded: the next entry fed must be this one."""
@@ -390,7 +390,7 @@ class LiveAuditor:
 
         :raises LedgerCorrupt: when a damaged frame stops the reading.
         """
-        log = read_entries(ledger_dir)
+        log = LogReader(ledger_dir).packed()
         auditor = cls(MemoryLog(log))  # the stored bytes, never re-encoded
         for lo in range(0, len(log), READ_BATCH):
             at = array("q", range(lo, min(lo + READ_BATCH, len(log))))

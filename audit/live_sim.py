@@ -21,7 +21,8 @@ from typing import Any
 import aiohttp
 
 from audit.client import RETRY_FOR, Client, SendError, change_source
-from ledger import Signer, Verifier, read_verifier_key
+from ledger import Signer, Verifier
+from ledger.sources import read_verifier_key
 from schemas.envelope import Event
 
 

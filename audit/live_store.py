@@ -39,7 +39,8 @@ import msgspec
 
 from audit.live import LedgerLog, LiveAuditor, LiveFinding
 from audit.signed_state import StateRefused, code_fingerprint, load_signer, open_state, sign_state
-from ledger import DerivedFiles, LedgerCorrupt, LedgerError, Signer, tree_root
+from ledger import LedgerCorrupt, LedgerError, Signer
+from ledger.derived import DerivedFiles, tree_root
 
 NAME = "live"
 FINDINGS, KEYS, GAMES, STATE = "findings", "keys", "games", "state"

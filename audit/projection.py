@@ -3,7 +3,7 @@
 DuckDB reads these tables; they are disposable and rebuilt from the ledger, the only source of
 truth. Every row names the log entry it rests on.
 
-The log is read once into one buffer (ledger.frames.read_entries). The work then runs in two passes
+The log is read once into one buffer (ledger.reader.LogReader.packed). The work then runs in two passes
 over it, in forked worker processes when there is enough of it (they share the parent's buffer):
 
 1. ranges: a worker decodes a range of entries under the full event contract, gives their
@@ -41,7 +41,8 @@ from audit.arbitration import KINDS as ARBITRATION_KINDS
 from audit.arbitration import arbitration_rows, honoured
 from audit.checks import check_of
 from audit.jsonsplit import split
-from ledger import StoredEntries, read_entries
+from ledger import LogReader
+from ledger.reader import StoredEntries
 from replay.protocol import Finding, Outcome
 from replay.run import GameReplay, replay_game
 from schemas import ALL_EVENTS, decode_stored_array
@@ -162,7 +163,7 @@ class Projection:
 
 def project_ledger(root: Path, on_game: Callable[[int], None] | None = None, workers: int | None = None) -> Projection:
     """Builds the projection of a ledger directory (see `project` for `on_game`)."""
-    return project(read_entries(root), on_game, workers)
+    return project(LogReader(root).packed(), on_game, workers)
 
 
 def project(log: StoredEntries, on_game: Callable[[int], None] | None = None, workers: int | None = None) -> Projection:

@@ -12,7 +12,7 @@ log that grew, an engine that changed, a file altered or a state not signed by t
 the projection is built again (and kept again, where the key can be read).
 
 Before a projection is built, the entries read are checked against the newest signed checkpoint
-(`ledger.check_signed`): an entry edited in the signed range is refused, never projected. The state
+(`ledger.reader.LogReader.check`): an entry edited in the signed range is refused, never projected. The state
 records that checkpoint, and a kept projection is used only while it is still the newest: its
 entries, the same bytes, were checked against it when it was kept.
 
@@ -35,7 +35,9 @@ import pyarrow.compute as pc
 from audit.db import AuditDB
 from audit.projection import Projection, events_table, project
 from audit.signed_state import StateRefused, code_fingerprint, load_signer, open_state, sign_state
-from ledger import Checkpoint, DerivedFiles, LedgerError, StoredEntries, check_signed, newest_signed
+from ledger import Checkpoint, LedgerError, LogReader
+from ledger.derived import DerivedFiles
+from ledger.reader import StoredEntries
 from replay.protocol import Finding
 from schemas import decode_stored_array
 
@@ -73,7 +75,7 @@ def projection_of(root: Path, log: StoredEntries,
     :raises LedgerCorrupt: when the entries read do not give the newest signed root.
     """
     digest = log_digest(log)
-    signed = newest_signed(root)
+    signed = LogReader(root).signed()
     try:
         projection, built = load(DerivedFiles(root, NAME), root, log, digest, signed)
         return projection, AuditDB(projection.tables(), built=built), "reused", signed
@@ -81,7 +83,7 @@ def projection_of(root: Path, log: StoredEntries,
         why = str(exc)
     except OSError as exc:  # a link or a directory where a file belongs: what someone else put there is not read
         why = f"its files cannot be read ({exc})"
-    signed = check_signed(root, log)  # before the replay: an edited signed range is refused, never shown
+    signed = LogReader(root).check(log)  # before the replay: an edited signed range is refused, never shown
     projection = project(log, on_game)
     db = AuditDB(projection.tables())
     try:

@@ -27,7 +27,7 @@ from typing import Any
 
 import msgspec
 
-from ledger import stream_file_name
+from ledger.outputs import stream_file_name
 from replay.run import GameReplay, replay_game
 from schemas.common import GameEnded, GameStarted, MoveTimeUsed
 from schemas.envelope import Event

@@ -23,7 +23,7 @@ from audit.render import clock, finding_text, signature_status
 from audit.terms import TERMINATIONS, event_kind, rule, term, termination
 from audit.timechart import time_chart
 from audit.verdict import summary
-from ledger import BundleError, check_bundle, check_output, load_verifier, prove, read_stream_events, write_output
+from ledger import BundleError, LogReader, check_bundle, check_output, load_verifier, prove, write_output
 from replay.paohuzi.cards import card_number, names
 from replay.picture import AS_CLAIMED, MARK_STYLES, Frame, Sheet, compose
 from replay.protocol import RULE_BOOKS, Finding, Step, code_name
@@ -46,7 +46,7 @@ def load_game(root: Path, stream: str, appeals: list[dict[str, Any]] | None = No
 
     :raises ValueError: when the ledger holds no such game.
     """
-    events = read_stream_events(root, stream)
+    events = list(LogReader(root).events(stream))
     if not is_game_stream(events):
         raise ValueError(f"no game stream {stream!r} (a game opens with game.started)")
     start = events[0]
@@ -59,7 +59,7 @@ def load_game(root: Path, stream: str, appeals: list[dict[str, Any]] | None = No
         proof_ok = f"verified: {check_bundle(evidence, load_verifier(root)).statement(evidence)}"
     except BundleError as exc:
         proof_ok = f"PROOF FAILED: {exc}"
-    related = related_events(read_stream_events(root, start.tournament), stream) if start.tournament else []
+    related = related_events(list(LogReader(root).events(start.tournament)), stream) if start.tournament else []
     if appeals is None and start.tournament and any(ev.kind == "appeal.filed" for ev in related):
         from audit.session import open_session  # the projection only where the game has appeals
 

@@ -10,7 +10,8 @@ from typing import Any
 import msgspec
 
 from audit.client import Client, SendError
-from ledger import Receipt, Signer, Verifier, check_output, read_verifier_key, write_output
+from ledger import Receipt, Signer, Verifier, check_output, write_output
+from ledger.sources import read_verifier_key
 from schemas.codec import DEFAULT_MAX_ENTRY_BYTES, decode_line
 
 

@@ -49,7 +49,13 @@ from aiohttp import web
 
 import ledger as ledger_api
 from audit.live_hub import LiveHub
-from ledger import Batch, Change, Refusal, Writer, digest_of, refusal_of
+from ledger import bundle as ledger_bundle
+from ledger import fastscan as ledger_fastscan
+from ledger import receipts as ledger_receipts
+from ledger import sources as ledger_sources
+from ledger import tiles as ledger_tiles
+from ledger import tlog as ledger_tlog
+from ledger.group_commit import Batch, Change, Refusal, Writer, digest_of, refusal_of
 from schemas.codec import ContractError, decode_line
 
 if TYPE_CHECKING:
@@ -229,7 +235,7 @@ class SignatureChecker:
         if self._asked:
             loop.call_soon(self._check_asked, loop)
         try:
-            verdicts = ledger_api.verify_each([v for v, _, _, _ in asked], [m for _, m, _, _ in asked],
+            verdicts = ledger_fastscan.verify_each([v for v, _, _, _ in asked], [m for _, m, _, _ in asked],
                                               [s for _, _, s, _ in asked], self._threads)
         except Exception as exc:  # noqa: BLE001 - every waiting handler hears of it
             for *_, verdict in asked:
@@ -281,7 +287,7 @@ class Service:
     async def post_batch(self, request: web.Request) -> web.Response:
         """Accepts one signed batch; answers with its receipt (a refusal raised answers with its reason)."""
         body = await read_body(request, self.config.max_body, self.config.read_timeout)
-        receipt = await self.ingress(request.headers.get(ledger_api.SIGNATURE_HEADER), body, None, request["log"])
+        receipt = await self.ingress(request.headers.get(ledger_sources.HEADER), body, None, request["log"])
         return web.Response(body=msgspec.json.encode(receipt), content_type="application/json")
 
     def ingress(self, header: str | None, body: bytes, public: bytes | None, log: dict[str, Any]) -> Awaitable[ledger_api.Receipt]:
@@ -303,7 +309,7 @@ class Service:
         self._admit(source, log)
         return self._submit(source, header or "", body, parse_body(body, self.writer.ledger.config.max_entry_bytes), log)
 
-    async def _accept(self, source: ledger_api.Source | None, header: str | None, body: bytes, log: dict[str, Any]) -> ledger_api.Receipt:
+    async def _accept(self, source: ledger_sources.Source | None, header: str | None, body: bytes, log: dict[str, Any]) -> ledger_api.Receipt:
         """Takes a batch the way `ingress` does, authenticating it here when no front could, a large
         body decoded off the event loop."""
         source = source or await self._authenticate(header, body)
@@ -315,14 +321,14 @@ class Service:
             events = await asyncio.get_running_loop().run_in_executor(None, parse_body, body, limit)
         return await self._submit(source, header or "", body, events, log)
 
-    def _submit(self, source: ledger_api.Source, header: str, body: bytes, events: list[tuple[Any, bytes]],
+    def _submit(self, source: ledger_sources.Source, header: str, body: bytes, events: list[tuple[Any, bytes]],
                 log: dict[str, Any]) -> asyncio.Future[ledger_api.Receipt]:
         """Hands a decoded batch to the writer; its receipt's entries go to the log line once committed."""
         done = self.writer.submit(self._batch(source, header, body, events, log))
         done.add_done_callback(functools.partial(_log_receipt, log))
         return done
 
-    def _admit(self, source: ledger_api.Source, log: dict[str, Any]) -> None:
+    def _admit(self, source: ledger_sources.Source, log: dict[str, Any]) -> None:
         """Applies the source's rate limit.
 
         :raises Refusal: 429 over the source's rate.
@@ -333,12 +339,12 @@ class Service:
             raise Refusal(429, "rate-limited", f"source {source.name!r} sends more than {self.config.rate:g} batches a "
                           f"second; send again after {math.ceil(wait)} s", retry_after=math.ceil(wait))
 
-    def _batch(self, source: ledger_api.Source, header: str, body: bytes, events: list[tuple[Any, bytes]], log: dict[str, Any]) -> Batch:
+    def _batch(self, source: ledger_sources.Source, header: str, body: bytes, events: list[tuple[Any, bytes]], log: dict[str, Any]) -> Batch:
         log["events"] = len(events)
         canonical = body == b"".join(data + b"\n" for _, data in events)
         return Batch(source, header.strip(), digest_of(body), events, canonical)
 
-    async def _authenticate(self, header: str | None, body: bytes) -> ledger_api.Source:
+    async def _authenticate(self, header: str | None, body: bytes) -> ledger_sources.Source:
         """Returns the source whose valid signature the batch carries (as `SourceBook.authenticate`,
         the check itself off the loop).
 
@@ -346,18 +352,18 @@ class Service:
         """
         try:
             source, message, signature = self.writer.book.identify(header, body)
-        except ledger_api.SourceRefused as exc:
+        except ledger_sources.SourceRefused as exc:
             raise refusal_of(exc) from None
         if not await self.signatures.check(source.verifier, message, signature):
-            raise refusal_of(ledger_api.signature_refusal(source, body, signature, self.writer.book.origin))
+            raise refusal_of(ledger_sources.signature_refusal(source, body, signature, self.writer.book.origin))
         return source
 
     async def post_sources(self, request: web.Request) -> web.Response:
         """Registers or revokes a source; the body must be signed with the log's own key (the operator's)."""
         body = await read_body(request, self.config.max_body, self.config.read_timeout)
-        name, key_id, signature = _log_signature(request.headers.get(ledger_api.SIGNATURE_HEADER))
+        name, key_id, signature = _log_signature(request.headers.get(ledger_sources.HEADER))
         if name != self.verifier.name or key_id != self.verifier.key_id or not self.verifier.verifies(
-                ledger_api.signed_message(name, body, self.writer.book.origin), signature):
+                ledger_sources.signed_message(name, body, self.writer.book.origin), signature):
             raise Refusal(401, "bad-signature", "changes of the sources must be signed with the log's own key (signer.key)")
         change = _source_change(body)
         event = await self.writer.submit(change)
@@ -371,17 +377,17 @@ class Service:
 
     async def get_tile(self, request: web.Request) -> web.Response:
         try:
-            level, n, width = ledger_api.parse_tile_path(request.match_info["path"])
-        except ledger_api.TilePathError as exc:
+            level, n, width = ledger_tlog.parse_tile_path(request.match_info["path"])
+        except ledger_tlog.TilePathError as exc:
             raise Refusal(404, "not-a-tile", str(exc)) from None
         size = self.writer.checkpoint.size
-        if not ledger_api.covered(level, n, width, size):
+        if not ledger_tlog.covered(level, n, width, size):
             raise Refusal(404, "no-such-tile", f"the log of size {size} has no such tile")
         loop = asyncio.get_running_loop()
         if level is None:
-            data = await loop.run_in_executor(self.readers, ledger_api.entry_bundle, self.writer.entries, n, width)
+            data = await loop.run_in_executor(self.readers, ledger_tlog.entry_bundle, self.writer.entries, n, width)
         else:
-            data = await loop.run_in_executor(self.readers, ledger_api.hash_tile, self.config.root, level, n, width)
+            data = await loop.run_in_executor(self.readers, ledger_tlog.hash_tile, self.config.root, level, n, width)
         immutable = "public, max-age=31536000, immutable" if width == 256 else "no-cache"
         return web.Response(body=data, content_type="application/octet-stream", headers={"Cache-Control": immutable})
 
@@ -394,10 +400,10 @@ class Service:
         if not 0 <= index < checkpoint.size:
             raise Refusal(404, "no-such-entry", f"entries are 0 … {checkpoint.size - 1}")
 
-        def prove() -> ledger_api.ProvedEntry:
+        def prove() -> ledger_receipts.ProvedEntry:
             self.writer.entries.start_near(index)  # read from the checkpoint before it, not from its segment's start
             data = self.writer.entries.read(index, 1)[0]
-            return ledger_api.prove_entry(ledger_api.TileReader(self.config.root), checkpoint, index, data)
+            return ledger_receipts.prove_entry(ledger_tiles.TileReader(self.config.root), checkpoint, index, data)
 
         proved = await asyncio.get_running_loop().run_in_executor(self.readers, prove)
         return web.json_response({"checkpoint": checkpoint.note, **msgspec.to_builtins(proved)})
@@ -405,7 +411,7 @@ class Service:
     async def get_consistency(self, request: web.Request) -> web.Response:
         try:
             old = int(request.query.get("old", ""))
-            proof = await asyncio.get_running_loop().run_in_executor(self.readers, ledger_api.prove_consistency, self.config.root, old, None)
+            proof = await asyncio.get_running_loop().run_in_executor(self.readers, ledger_bundle.prove_consistency, self.config.root, old, None)
         except ValueError:
             raise Refusal(400, "bad-query", "give ?old=N, the size of a signed checkpoint") from None
         except ledger_api.LedgerError as exc:
@@ -608,7 +614,7 @@ class Service:
             return
         receipt.add_done_callback(functools.partial(_answered, link, n, extra))
 
-    def _checked_source(self, header: str, public: bytes | None) -> ledger_api.Source | None:
+    def _checked_source(self, header: str, public: bytes | None) -> ledger_sources.Source | None:
         """Returns the source of a batch the front checked with the key this book holds for it, else None."""
         source = self.writer.book.sources.get(header.strip().partition(" ")[0]) if public else None
         return source if source is not None and source.verifier.public == public else None
@@ -771,8 +777,8 @@ def _since(request: web.Request) -> int | None:
 
 def _log_signature(header: str | None) -> tuple[str, bytes, bytes]:
     try:
-        return ledger_api.parse_signature(header)
-    except ledger_api.SourceRefused as exc:
+        return ledger_sources.parse_signature(header)
+    except ledger_sources.SourceRefused as exc:
         raise refusal_of(exc) from None
 
 
@@ -795,9 +801,9 @@ def _source_change(body: bytes) -> Change:
         change = msgspec.json.decode(body, type=_SourceChange)
         if change.action == "register":
             key = ledger_api.Verifier.parse(change.key or "")
-            return Change(lambda book, ledger: ledger_api.registration(book, ledger, change.name, key, change.tournaments, change.streams))
+            return Change(lambda book, ledger: ledger_sources.registration(book, ledger, change.name, key, change.tournaments, change.streams))
         if change.action == "revoke":
-            return Change(lambda book, ledger: ledger_api.revocation(book, ledger, change.name, change.reason))
+            return Change(lambda book, ledger: ledger_sources.revocation(book, ledger, change.name, change.reason))
     except (msgspec.DecodeError, ledger_api.LedgerError) as exc:
         raise Refusal(400, "malformed-body", f"not a source change: {exc}") from None
     raise Refusal(400, "malformed-body", f"unknown action {change.action!r}: register or revoke")

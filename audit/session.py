@@ -15,7 +15,9 @@ import msgspec
 from audit.db import AuditDB
 from audit.projection import Projection, project_ledger
 from audit.projection_cache import projection_of
-from ledger import Checkpoint, VerifyReport, check_heads, check_index, read_entries, verify
+from ledger import Checkpoint, LogReader, VerifyReport, verify
+from ledger.commitments import check_heads
+from ledger.index import check_index
 from schemas import decode_stored_array
 
 
@@ -57,7 +59,7 @@ def open_session(root: Path, progress: Callable[[int], None] | None = None, kept
     projection kept beside a log that did not change is used instead of replaying it, and a
     projection built is kept (what the read-only commands ask: standings, query, appeals)."""
     if kept:
-        return Session(*projection_of(root, read_entries(root), progress))
+        return Session(*projection_of(root, LogReader(root).packed(), progress))
     projection = project_ledger(root, progress)
     return Session(projection, AuditDB(projection.tables()))
 
@@ -86,7 +88,7 @@ def open_verified_session(root: Path, progress: Callable[[int], None] | None = N
 
 def _first_unreadable(root: Path) -> tuple[int | None, str]:
     """Finds the first entry the contract no longer accepts (a log recorded before a bound existed)."""
-    log = read_entries(root)
+    log = LogReader(root).packed()
     for i in range(len(log)):
         try:
             decode_stored_array(b"[" + bytes(log.data[log.ends[i]:log.ends[i + 1]]) + b"]")

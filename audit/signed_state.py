@@ -20,7 +20,10 @@ import hashlib
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-from ledger import PRIVATE_KEY, LedgerError, SignatureError, Signer, load_verifier, sign_note, verify_note
+from ledger import LedgerError, Signer, load_verifier
+from ledger.errors import SignatureError
+from ledger.layout import PRIVATE_KEY
+from ledger.notes import sign_note, verify_note
 
 _PACKAGE = Path(__file__).resolve().parents[1]
 _DERIVING = ("replay", "schemas", "audit/sql", "audit/projection.py", "audit/arbitration.py", "audit/checks.py", "audit/db.py",

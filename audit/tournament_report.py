@@ -19,7 +19,8 @@ from audit.report import write_report
 from audit.session import Session, open_session
 from audit.standings import Crosstable, Standings, crosstable, standings
 from audit.terms import COLUMNS, term, termination
-from ledger import check_output, load_verifier, newest_checkpoint, read_stream_events, stream_file_name, write_output
+from ledger import LogReader, check_output, load_verifier, newest_checkpoint, write_output
+from ledger.outputs import stream_file_name
 from schemas.common import TournamentOpened
 
 
@@ -70,7 +71,7 @@ def write_tournament_report(root: Path, tournament: str, out: Path, force: bool 
     check_output(out, force)
     session = open_session(root, step("replaying games", 0) if step else None, kept=True)
     result = load_tournament(session, tournament)
-    result.opened = next((ev for ev in read_stream_events(root, tournament) if isinstance(ev, TournamentOpened)), None)
+    result.opened = next((ev for ev in list(LogReader(root).events(tournament)) if isinstance(ev, TournamentOpened)), None)
     signed = newest_checkpoint(root, load_verifier(root))
     if signed is not None:
         result.checkpoint = (signed.size, signed.root.hex())

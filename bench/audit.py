@@ -26,8 +26,7 @@ from audit.session import movement_ranking, open_verified_session  # noqa: E402
 from audit.simulate import record_events  # noqa: E402
 from audit.tournament_sim import TournamentPlan, simulate_tournament  # noqa: E402
 from bench.common import CACHE, best_rate, chess_games, replay_chess  # noqa: E402
-from ledger import store  # noqa: E402
-from ledger.read import read_events  # noqa: E402
+from ledger import LogReader, store  # noqa: E402
 from ledger.store import Ledger  # noqa: E402
 from ledger.verify import verify  # noqa: E402
 from schemas.envelope import Event  # noqa: E402
@@ -62,7 +61,7 @@ def interleave(source: Path, root: Path) -> None:
     games: list[Event] = []
     tournament: list[Event] = []
     with Ledger.open(root) as ledger:
-        for event in read_events(source):
+        for event in LogReader(source).events():
             if event.kind.startswith("tournament."):
                 _record(ledger, sorted(games, key=lambda e: e.ts))
                 games.clear()

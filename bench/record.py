@@ -22,8 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from audit.session import movement_ranking  # noqa: E402
 from audit.tournament_sim import TournamentPlan, simulate_tournament  # noqa: E402
 from bench.common import CACHE  # noqa: E402
-from ledger import bundle, store  # noqa: E402
-from ledger.read import read_stream_events  # noqa: E402
+from ledger import LogReader, bundle, store  # noqa: E402
 from ledger.recorder import record  # noqa: E402
 from replay import run as run_mod  # noqa: E402
 
@@ -77,7 +76,7 @@ def measure(root: Path, games: int) -> dict[str, float]:
         seq[0] += 1
 
     def show_one() -> None:
-        run_mod.position(read_stream_events(root, game), game, None)
+        run_mod.position(list(LogReader(root).events(game)), game, None)
 
     figures = {"entries": float(size), "record": median_ms(record_one), "prove": median_ms(lambda: bundle.prove(root, game)),
                "show": median_ms(show_one)}

@@ -43,14 +43,14 @@ def inner(what: str, times: int, root: Path) -> None:
     import replay.checkers.fold  # noqa: F401
     import replay.junqi.fold  # noqa: F401
     import replay.paohuzi.fold  # noqa: F401
-    from ledger import read_events
+    from ledger import LogReader
     from replay import run as run_mod
 
     for _ in range(times):
         if what == "replay":
-            run_mod.summarise(read_events(root))
+            run_mod.summarise(LogReader(root).events())
         else:
-            list(read_events(root))
+            list(LogReader(root).events())
 
 
 def main() -> None:

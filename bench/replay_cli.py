@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from audit.simulate import simulate_games  # noqa: E402
 from bench.common import CACHE, chess_games, replay_chess  # noqa: E402
-from ledger import init, read_events  # noqa: E402
+from ledger import LogReader, init  # noqa: E402
 from replay import run as run_mod  # noqa: E402
 
 GOAL = 1.00
@@ -67,7 +67,7 @@ def replay_rates(root: Path, peer: list[list[str]], repeat: int) -> Rates:
     moves = [0]
 
     def run() -> int:
-        summary = run_mod.summarise(read_events(root))
+        summary = run_mod.summarise(LogReader(root).events())
         moves[0] = summary.moves
         return summary.moves
 

@@ -136,12 +136,13 @@ def log_signed_for() -> str:
     """Returns the log identity every round's ledger has (`ledger.log_identity`), making the template
     ledger they are copied from on first use."""
     import ledger as ledger_api
+    from ledger import sources as ledger_sources
 
     if not _TEMPLATE:
         base = Path(tempfile.mkdtemp(prefix="matchledger-bench-log-")) / "ledger"
         ledger_api.init(base, ORIGIN)
         _TEMPLATE.append(base)
-    return ledger_api.log_identity(ORIGIN, ledger_api.load_verifier(_TEMPLATE[0]).key_id)
+    return ledger_sources.log_identity(ORIGIN, ledger_api.load_verifier(_TEMPLATE[0]).key_id)
 
 
 def tables_and_keys() -> tuple[str, list, dict[int, int | None]]:
@@ -359,7 +360,8 @@ def register_during_play(url: str, root: Path, count: int, ready: threading.Even
     """Registers `count` new sources through the service (POST /sources, one after another) once the
     play has begun (`ready`), as an operator adding late tables does; `took` gets each one's seconds."""
     from audit.client import change_source
-    from ledger import PRIVATE_KEY, Signer
+    from ledger import Signer
+    from ledger.layout import PRIVATE_KEY
 
     admin = Signer.load(root / PRIVATE_KEY)
     ready.wait(60)
@@ -380,11 +382,12 @@ def ours(tmp: Path, tag: str, tables: list, requests: list, planted: dict[int, i
     driven, the finding latencies, the driver's CPU seconds, and the seconds of each of the
     `registrations` made through the service during the play."""
     import ledger as ledger_api
+    from ledger import sources as ledger_sources
 
     root = tmp / "ledger"
     fresh_ledger(root)
     for n, t in enumerate(tables, start=1):
-        ledger_api.change_sources(root, lambda book, led, t=t, n=n: ledger_api.registration(book, led, t.signer.name, t.signer.verifier,
+        ledger_sources.change_sources(root, lambda book, led, t=t, n=n: ledger_sources.registration(book, led, t.signer.name, t.signer.verifier,
                                                                                            (), [f"{tag}/t{n}"]))
     proc, url = start(serve_args(root), tmp / "serve.log")
     took: list[float] = []
@@ -431,7 +434,7 @@ def simulated(tmp: Path, tables: int) -> tuple[int, float, list[float], float]:
     sends one event a batch and checks every receipt); returns the events, the wall time of the
     batches from the first to the last answered (the service's access log), each batch's answer
     time as that log gives it (ms), and the simulation's own wall time."""
-    import ledger as ledger_api
+    from ledger import layout as ledger_layout
 
     root = tmp / "ledger"
     fresh_ledger(root)
@@ -439,7 +442,7 @@ def simulated(tmp: Path, tables: int) -> tuple[int, float, list[float], float]:
     try:
         t0 = time.perf_counter()
         subprocess.run([sys.executable, "-c", "from audit.cli import main; main()", "simulate", "checkers", "--url", url,
-                        "--tables", str(tables), "--admin-key", str(root / ledger_api.PRIVATE_KEY), "--json"],
+                        "--tables", str(tables), "--admin-key", str(root / ledger_layout.PRIVATE_KEY), "--json"],
                        check=True, stdout=subprocess.DEVNULL, cwd=Path(__file__).resolve().parents[1])
         wall = time.perf_counter() - t0
     finally:
@@ -480,7 +483,8 @@ def summary(name: str, events: int, wall: float, latencies: list[float], cpu: fl
 
 def main() -> None:
     from audit.client import batch_body
-    from ledger import SIGNATURE_HEADER, sign_batch
+    from ledger.sources import HEADER as SIGNATURE_HEADER
+    from ledger.sources import sign_batch
 
     tag, tables, planted = tables_and_keys()
     log = log_signed_for()

@@ -49,13 +49,13 @@ class Venue:
 
     def __init__(self, root: Path) -> None:
         import ledger as ledger_api
-        from ledger.sources import log_identity
+        from ledger.sources import change_sources, log_identity, registration
 
         ledger_api.init(root, ORIGIN)
         self.log = log_identity(ORIGIN, ledger_api.load_verifier(root).key_id)
         self.signers = [ledger_api.Signer.generate(f"t{n}") for n in range(TABLES)]
         for n, signer in enumerate(self.signers):
-            ledger_api.change_sources(root, lambda book, led, s=signer, n=n: ledger_api.registration(book, led, s.name, s.verifier, (),
+            change_sources(root, lambda book, led, s=signer, n=n: registration(book, led, s.name, s.verifier, (),
                                                                                                    [f"day/t{n}"]))
         self.seq = [0] * TABLES
 

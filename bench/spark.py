@@ -24,7 +24,8 @@ from audit.projection_cache import projection_of  # noqa: E402
 from audit.spark_audit import open_export  # noqa: E402
 from bench.audit import GAMES, build  # noqa: E402
 from bench.common import CACHE  # noqa: E402
-from ledger import PUBLIC_KEY, Verifier, read_entries  # noqa: E402
+from ledger import LogReader, Verifier
+from ledger.layout import PUBLIC_KEY
 
 MASTER = os.environ.get("MATCHLEDGER_BENCH_MASTER", "local[2]")
 _TICKS = os.sysconf("SC_CLK_TCK")
@@ -43,7 +44,7 @@ def prepare() -> tuple[Path, Path]:
     if not _current(out):
         print(f"exporting {ledger} to {out} (once per export format) …", flush=True)
         shutil.rmtree(out, ignore_errors=True)
-        projection, db, _ = projection_of(ledger, read_entries(ledger))
+        projection, db, _ = projection_of(ledger, LogReader(ledger).packed())
         export_parquet(ledger, projection, out, db)
     return ledger, out
 

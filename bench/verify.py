@@ -12,7 +12,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import CACHE, move_time_lines  # noqa: E402
-from ledger import frames, store  # noqa: E402
+from ledger import LogReader, store  # noqa: E402
 from ledger.recorder import validate_lines  # noqa: E402
 from ledger.verify import verify  # noqa: E402
 
@@ -53,7 +53,7 @@ def main() -> None:
     if not (root / "ledger.json").exists():
         print(f"building {ENTRIES:,} entries in {root} (once) …", flush=True)
         build(root)
-    payloads = [data for _, data in frames.iter_entries(root)]
+    payloads = [data for _, data in LogReader(root).entries()]
     ours = limit = 0.0
     for _ in range(REPEAT):  # alternate the two and keep the best of each: the machine is shared
         ours, limit = max(ours, verify_rate(root)), max(limit, sha256_limit(payloads))

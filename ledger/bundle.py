@@ -14,12 +14,9 @@ import msgspec
 from ledger.checkpoints import Checkpoint, checkpoint_sizes, has_note, kept_note, newest_checkpoint, parse_checkpoint
 from ledger.commitments import UNKNOWN, HeadProof, StreamHead, check_head, open_history, prove_head, read_heads_line
 from ledger.errors import LedgerCorrupt, LedgerError, SignatureError
-from ledger.frames import decode_key, interval_keys, open_regular, stream_entries
-from ledger.index import Head, read_head
-from ledger.layout import SEGMENTS
+from ledger.frames import committed_streams, decode_key, interval_keys
 from ledger.merkle import ProofError, consistency_proof, inclusion_proof, leaf_hash, verify_consistency, verify_inclusion
 from ledger.notes import Verifier, split_note
-from ledger.segments import FrameError, iter_frames, list_segments
 from ledger.sources import expand_runs, note_identity, old_message, parse_signature, signed_message
 from ledger.store import load_verifier
 from ledger.tiles import TileReader
@@ -242,56 +239,6 @@ def _check_complete(bundle: EvidenceBundle, checkpoint: Checkpoint, last: int) -
         raise BundleError(f"the log had {head.count} entries of {bundle.stream!r} at size {checkpoint.size}, the last at entry "
                           f"{head.last}; the bundle holds {len(bundle.entries)}, the last at entry {last}: entries were removed")
     return True
-
-
-def committed_streams(root: Path, streams: list[str], size: int) -> dict[str, list[tuple[int, bytes]]]:
-    """Returns, for each stream, (entry index, stored bytes) of its events among the first `size`
-    entries: through the stream index up to its head, then from the frames after the head, as the
-    writer's open reads them. A running service makes its index durable only every few seconds
-    and not at all while idle, so the index alone lags what is committed and signed (issue 33);
-    this reads without the writer's lock and writes nothing.
-
-    :raises LedgerCorrupt: when the index or the frames are not the streams' events in order.
-    """
-    head = read_head(root)
-    indexed = min(head.size, size) if head is not None else size
-    found = {stream: stream_entries(root, stream, indexed) for stream in streams}
-    if head is None or indexed == size:
-        return found
-    for entry, data in _frames_from(root, head, size - head.size):
-        key = decode_key(data, entry)
-        if key.stream in found:
-            if key.seq != len(found[key.stream]):
-                raise LedgerCorrupt(entry, f"entry {entry} is seq {key.seq} of stream {key.stream!r}, "
-                                           f"seq {len(found[key.stream])} was due")
-            found[key.stream].append((entry, data))
-    return found
-
-
-def _frames_from(root: Path, head: Head, count: int) -> list[tuple[int, bytes]]:
-    """Returns the `count` entries after the index head, read from their segments (each frame's
-    CRC and place checked); frames a writer appends meanwhile, beyond them, are not read.
-
-    :raises LedgerCorrupt: when the frames there are not those entries.
-    """
-    found: list[tuple[int, bytes]] = []
-    for start, path in list_segments(root / SEGMENTS):
-        if start < head.segment or len(found) == count:
-            continue
-        with open_regular(path) as f:
-            f.seek(head.offset if start == head.segment else 0)
-            data = f.read()
-        expected = head.size + len(found)
-        try:
-            for index, _, payload, _ in iter_frames(data, expected):
-                found.append((index, bytes(payload)))
-                if len(found) == count:
-                    break
-        except FrameError as exc:
-            raise LedgerCorrupt(head.size + len(found), f"{exc} in {path.name}") from None
-    if len(found) < count:
-        raise LedgerCorrupt(head.size + len(found), f"the log ends before entry {head.size + count - 1}")
-    return found
 
 
 def batch_records(records: list[tuple[int, bytes]], entries: set[int]) -> list[tuple[int, bytes]]:

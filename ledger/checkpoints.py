@@ -77,12 +77,6 @@ def checkpoint_path(root: Path, size: int) -> Path:
     return root / CHECKPOINTS / f"{size:020d}.note"
 
 
-def list_checkpoint_files(root: Path) -> list[tuple[int, Path]]:
-    """Returns the stored checkpoints as (size, path), smallest first."""
-    directory = root / CHECKPOINTS
-    return [(size, directory / name) for size, name in list_checkpoint_names(root)]
-
-
 def list_checkpoint_names(root: Path) -> list[tuple[int, str]]:
     """Returns the stored checkpoints as (size, file name in the checkpoints directory), smallest first."""
     try:

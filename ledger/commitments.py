@@ -20,10 +20,10 @@ import base64
 import os
 import struct
 from array import array
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import msgspec
 
@@ -33,8 +33,6 @@ from ledger.merkle import CompactRange, ProofError, SubtreeHasher, inclusion_pro
 
 if TYPE_CHECKING:
     import pyarrow as pa
-
-    from ledger.checkpoints import Checkpoint
 
 HEADS_LINE = "matchledger-streams "
 """The checkpoint extension line: `matchledger-streams <count> <base64 root>`."""
@@ -224,7 +222,18 @@ Commitment = tuple[int, "tuple[int, bytes] | None"]
 """A checkpoint's size and its stream commitment (number of heads, root), None where it has none."""
 
 
-def commitments(checkpoints: list[Checkpoint]) -> list[Commitment]:
+class Signed(Protocol):
+    """What `commitments` reads of a checkpoint (`ledger.checkpoints.Checkpoint`; no import: that
+    module reads the history this one keeps)."""
+
+    @property
+    def size(self) -> int: ...
+
+    @property
+    def extensions(self) -> tuple[str, ...]: ...
+
+
+def commitments(checkpoints: Sequence[Signed]) -> list[Commitment]:
     """Returns each checkpoint's size and stream commitment."""
     return [(c.size, read_heads_line(c.extensions)) for c in checkpoints]
 

@@ -7,24 +7,19 @@ a symbolic link, appended or truncated in place, a small file replaced whole (te
 rename). They are not synced: a crash may cut one short, so a reader checks each against what it
 records of the log and rebuilds it when they disagree. `verify` never reads them.
 
-Also here: reading one stream's entries through the stream index (entry indexes and stored bytes),
-how far the index on disk goes, and the log's Merkle root at a size, which is how a derived file is tied to the log it came from.
+Also here: how far the index on disk goes, and the log's Merkle root at a size, which is how a
+derived file is tied to the log it came from.
 """
 
 from __future__ import annotations
 
-import bisect
 import os
 import shutil
 import stat
-from collections.abc import Iterable
 from pathlib import Path
 
-from ledger.errors import LedgerCorrupt
-from ledger.frames import decode_key, open_regular
-from ledger.index import load_stream, read_head
-from ledger.layout import SEGMENTS, replace_unsynced, write_all
-from ledger.segments import HEADER, LENGTH_MASK, TRAILER, FrameError, iter_frames, list_segments, segment_path
+from ledger.index import read_head
+from ledger.layout import replace_unsynced, write_all
 from ledger.tiles import TileReader
 
 DERIVED = "derived"
@@ -106,64 +101,6 @@ class DerivedFiles:
         """Removes every file of this kind (they are rebuilt from the log)."""
         if self.directory.is_dir() and not self.directory.is_symlink():
             shutil.rmtree(self.directory)
-
-
-def read_stream_entries(root: Path, stream: str, size: int) -> list[tuple[int, bytes]]:
-    """Returns (entry index, stored bytes) of one stream's events among the first `size` entries,
-    read through the stream index: only that stream's frames are read.
-
-    :raises LedgerCorrupt: when the index points at anything but the stream's events in order.
-    """
-    return read_streams(root, [stream], size)[stream]
-
-
-def read_streams(root: Path, streams: Iterable[str], size: int) -> dict[str, list[tuple[int, bytes]]]:
-    """Returns, for each stream, (entry index, stored bytes) of its events among the first `size`
-    entries, read through the stream index as `ledger.frames.stream_entries` reads them (each
-    frame's place, CRC and key checked), each segment opened once for all of them.
-
-    :raises LedgerCorrupt: when the index points at anything but a stream's events in order.
-    """
-    starts = [first for first, _ in list_segments(root / SEGMENTS)]
-    files: dict[int, int] = {}
-    found: dict[str, list[tuple[int, bytes]]] = {}
-    try:
-        for stream in streams:
-            index = load_stream(root, stream)
-            entries = found[stream] = []
-            for seq, (entry, offset) in enumerate(zip(index.entries, index.offsets)):
-                if entry >= size:
-                    break
-                first = starts[bisect.bisect_right(starts, entry) - 1] if starts else 0
-                if first not in files:
-                    with open_regular(segment_path(root / SEGMENTS, first)) as f:
-                        files[first] = os.dup(f.fileno())
-                data = _frame(files[first], offset, entry)
-                key = decode_key(data, entry)
-                if (key.stream, key.seq) != (stream, seq):
-                    raise LedgerCorrupt(entry, f"the index gives seq {seq} of stream {stream!r} here, "
-                                               f"the entry is seq {key.seq} of {key.stream!r}")
-                entries.append((entry, data))
-    finally:
-        for fd in files.values():
-            os.close(fd)
-    return found
-
-
-def _frame(fd: int, offset: int, entry: int) -> bytes:
-    """Returns the payload of the frame of `entry` at `offset` of an open segment, its CRC and place checked."""
-    try:
-        head = os.pread(fd, HEADER.size, offset)
-        length = int.from_bytes(head[:4], "little") & LENGTH_MASK if len(head) == HEADER.size else 0
-        data = head + os.pread(fd, length + TRAILER.size, offset + HEADER.size)
-        frame = next(iter_frames(data, entry), None)
-    except OSError as exc:
-        raise LedgerCorrupt(entry, f"cannot read its segment: {exc.strerror or exc}") from None
-    except FrameError as exc:
-        raise LedgerCorrupt(entry, f"{exc} (offset {offset})") from None
-    if frame is None:
-        raise LedgerCorrupt(entry, f"no frame at offset {offset}")
-    return bytes(frame[2])
 
 
 def indexed_size(root: Path) -> int:

@@ -7,9 +7,8 @@ from pathlib import Path
 from ledger.checkpoints import Checkpoint
 from ledger.errors import LedgerError
 from ledger.fastscan import leaf_hashes
-from ledger.frames import StoredEntries, read_entries
 from ledger.outputs import OutputDirectory, output_directory, output_file
-from ledger.signed import check_signed
+from ledger.reader import LogReader, StoredEntries
 from ledger.tiles import WIDTH, entries_path, tile_path, tiles_of
 
 HERE = Path()
@@ -25,8 +24,9 @@ def export_jsonl(root: Path, out: Path, force: bool = False) -> Checkpoint:
     :raises OutputRefused: when `out` lies in a ledger, is a link, or exists without `force`.
     :raises LedgerCorrupt: when the entries do not give the signed root.
     """
-    log = read_entries(root)
-    checkpoint = check_signed(root, log)
+    reader = LogReader(root)
+    log = reader.packed()
+    checkpoint = reader.check(log)
     with output_file(out, force) as f:  # checks the output first
         for i in range(checkpoint.size):
             f.write(bytes(log.data[log.ends[i]:log.ends[i + 1]]) + b"\n")
@@ -46,8 +46,9 @@ def export_tiles(root: Path, out: Path, force: bool = False) -> Checkpoint:
     :raises LedgerCorrupt: when the log has no checkpoint or its entries do not give the signed root.
     :raises LedgerError: when an entry is too long for an entry bundle.
     """
-    log = read_entries(root)
-    checkpoint = check_signed(root, log)
+    reader = LogReader(root)
+    log = reader.packed()
+    checkpoint = reader.check(log)
     size = checkpoint.size
     leaves = leaf_hashes([bytes(log.data[log.ends[i]:log.ends[i + 1]]) for i in range(size)])
     with output_directory(out, force) as tree:

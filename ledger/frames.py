@@ -1,9 +1,9 @@
-"""The one reader of a ledger's frames: every consumer (the writer's recovery, verify, the
-projection, replay, show, export, prove) reads entries through this module.
+"""The frame parser of a ledger's segments, behind the one reader (`ledger/reader.py`): only the
+reader and the writer's own recovery, repair and `verify` call it (tests/test_one_reader.py).
 
-Three ways in: the whole log packed into one buffer (`read_entries`, `iter_packed`) for the
-consumers of every entry; one frame at a known place (`read_frame`) for the index's lookups; and
-the frames beyond the index head (`read_tail`) for the writer's recovery.
+Ways in: the segments packed one at a time (`iter_packed`) for the consumers of every entry; one
+frame at a known place (`read_frame`); streams through the index and the frames after its head
+(`committed_streams`); and the frames beyond the index head (`read_tail`) for the writer's recovery.
 """
 
 from __future__ import annotations
@@ -13,19 +13,16 @@ import os
 import stat
 import time
 from array import array
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import msgspec
 
-from ledger.anchor import log_key
-from ledger.checkpoints import newest_checkpoint, newest_size
 from ledger.errors import LedgerCorrupt, LedgerError
-from ledger.fastscan import SegmentPacked, gather, scan_leaves, segment_packed
-from ledger.index import load_stream
+from ledger.fastscan import SegmentPacked, scan_leaves, segment_packed
+from ledger.index import Head, load_stream, read_head
 from ledger.layout import SEGMENTS, load_config
-from ledger.notes import Verifier
 from ledger.segments import COMMIT, HEADER, LENGTH_MASK, OVERHEAD, TRAILER, FrameError, fsync_dir, iter_frames, list_segments, segment_path, sync_file
 
 
@@ -79,7 +76,7 @@ def stream_codes(root: Path, count: int):  # noqa: ANN201 - pyarrow arrays (pyar
     import pyarrow as pa  # only here: the writer's path needs no Arrow
 
     chunks, starts = [], []
-    for first, part in iter_packed(root):
+    for first, part in iter_packed(root, count):
         stop = min(part.last_commit, max(0, count - first))
         chunks.append(_segment_streams(part, first, stop).dictionary_encode())
         starts.append(_frame_starts(part, stop))
@@ -214,24 +211,102 @@ def open_regular(path: Path):  # noqa: ANN201 - a binary file object
         raise
 
 
-def stream_entries(root: Path, stream: str, size: int) -> list[tuple[int, bytes]]:
-    """Returns (entry index, stored bytes) of a stream's events among the first `size` entries,
-    found through the index; each frame's place and CRC, and its key, are checked.
+def indexed_streams(root: Path, streams: Iterable[str], size: int) -> dict[str, list[tuple[int, bytes]]]:
+    """Returns, for each stream, (entry index, stored bytes) of its events among the first `size`
+    entries found through the stream index (each frame's place, CRC and key checked), each
+    segment opened once for all of them.
 
-    :raises LedgerCorrupt: when the index points at anything but the stream's events in order.
+    :raises LedgerCorrupt: when the index points at anything but a stream's events in order.
     """
-    index = load_stream(root, stream)
     starts = [first for first, _ in list_segments(root / SEGMENTS)]
-    found = []
-    for seq, (entry, offset) in enumerate(zip(index.entries, index.offsets)):
-        if entry >= size:
-            break
-        first = starts[bisect.bisect_right(starts, entry) - 1] if starts else 0
-        data = read_frame(segment_path(root / SEGMENTS, first), offset, entry)
+    files: dict[int, int] = {}
+    found: dict[str, list[tuple[int, bytes]]] = {}
+    try:
+        for stream in streams:
+            index = load_stream(root, stream)
+            entries = found[stream] = []
+            for seq, (entry, offset) in enumerate(zip(index.entries, index.offsets)):
+                if entry >= size:
+                    break
+                first = starts[bisect.bisect_right(starts, entry) - 1] if starts else 0
+                if first not in files:
+                    with open_regular(segment_path(root / SEGMENTS, first)) as f:
+                        files[first] = os.dup(f.fileno())
+                data = _frame_at(files[first], offset, entry)
+                key = decode_key(data, entry)
+                if (key.stream, key.seq) != (stream, seq):
+                    raise LedgerCorrupt(entry, f"the index gives seq {seq} of stream {stream!r} here, "
+                                               f"the entry is seq {key.seq} of {key.stream!r}")
+                entries.append((entry, data))
+    finally:
+        for fd in files.values():
+            os.close(fd)
+    return found
+
+
+def _frame_at(fd: int, offset: int, entry: int) -> bytes:
+    """Returns the payload of the frame of `entry` at `offset` of an open segment, its CRC and place checked."""
+    try:
+        head = os.pread(fd, HEADER.size, offset)
+        length = int.from_bytes(head[:4], "little") & LENGTH_MASK if len(head) == HEADER.size else 0
+        data = head + os.pread(fd, length + TRAILER.size, offset + HEADER.size)
+        frame = next(iter_frames(data, entry), None)
+    except OSError as exc:
+        raise LedgerCorrupt(entry, f"cannot read its segment: {exc.strerror or exc}") from None
+    except FrameError as exc:
+        raise LedgerCorrupt(entry, f"{exc} (offset {offset})") from None
+    if frame is None:
+        raise LedgerCorrupt(entry, f"no frame at offset {offset}")
+    return bytes(frame[2])
+
+
+def committed_streams(root: Path, streams: list[str], size: int) -> dict[str, list[tuple[int, bytes]]]:
+    """Returns, for each stream, (entry index, stored bytes) of its events among the first `size`
+    entries: through the stream index up to its head, then from the frames after the head, as the
+    writer's open reads them. A running service makes its index durable only every few seconds
+    and not at all while idle, so the index alone lags what is committed and signed (issue 33);
+    this reads without the writer's lock and writes nothing.
+
+    :raises LedgerCorrupt: when the index or the frames are not the streams' events in order.
+    """
+    head = read_head(root)
+    indexed = min(head.size, size) if head is not None else size
+    found = indexed_streams(root, streams, indexed)
+    if head is None or indexed == size:
+        return found
+    for entry, data in _frames_from(root, head, size - head.size):
         key = decode_key(data, entry)
-        if (key.stream, key.seq) != (stream, seq):
-            raise LedgerCorrupt(entry, f"the index gives seq {seq} of stream {stream!r} here, the entry is seq {key.seq} of {key.stream!r}")
-        found.append((entry, data))
+        if key.stream in found:
+            if key.seq != len(found[key.stream]):
+                raise LedgerCorrupt(entry, f"entry {entry} is seq {key.seq} of stream {key.stream!r}, "
+                                           f"seq {len(found[key.stream])} was due")
+            found[key.stream].append((entry, data))
+    return found
+
+
+def _frames_from(root: Path, head: Head, count: int) -> list[tuple[int, bytes]]:
+    """Returns the `count` entries after the index head, read from their segments (each frame's
+    CRC and place checked); frames a writer appends meanwhile, beyond them, are not read.
+
+    :raises LedgerCorrupt: when the frames there are not those entries.
+    """
+    found: list[tuple[int, bytes]] = []
+    for start, path in list_segments(root / SEGMENTS):
+        if start < head.segment or len(found) == count:
+            continue
+        with open_regular(path) as f:
+            f.seek(head.offset if start == head.segment else 0)
+            data = f.read()
+        expected = head.size + len(found)
+        try:
+            for index, _, payload, _ in iter_frames(data, expected):
+                found.append((index, bytes(payload)))
+                if len(found) == count:
+                    break
+        except FrameError as exc:
+            raise LedgerCorrupt(head.size + len(found), f"{exc} in {path.name}") from None
+    if len(found) < count:
+        raise LedgerCorrupt(head.size + len(found), f"the log ends before entry {head.size + count - 1}")
     return found
 
 
@@ -443,93 +518,9 @@ def frame_follows(data: bytes, offset: int, index: int) -> bool:
 
 
 
-# -- the whole log -------------------------------------------------------------------------------
+# -- the whole log, a segment at a time -----------------------------------------------------------
 
-def iter_entries(root: Path, start: int = 0) -> Iterator[tuple[int, bytes]]:
-    """Yields (index, stored bytes) of every committed entry from `start`, without taking the lock.
-
-    :raises LedgerCorrupt: when a damaged frame stops the reading before the last checkpoint.
-    """
-    for first, payloads in iter_payloads(root):
-        for i in range(max(0, start - first), len(payloads)):
-            yield first + i, payloads[i]
-
-
-def iter_payloads(root: Path) -> Iterator[tuple[int, list[bytes]]]:
-    """Yields (first index, stored bytes of its committed entries) one segment at a time.
-
-    :raises LedgerCorrupt: when a damaged frame stops the reading before the last checkpoint.
-    """
-    for first, part in iter_packed(root):
-        yield first, part.payloads(part.last_commit)
-
-
-@dataclass(frozen=True)
-class StoredEntries:
-    """The signed entries of a log back to back in one buffer: entry i is data[ends[i]:ends[i+1]]."""
-
-    data: bytes | memoryview
-    ends: array
-    unsigned: int = 0
-    """Committed entries after the newest signed checkpoint, left out: nothing unsigned counts."""
-
-    def __len__(self) -> int:
-        return len(self.ends) - 1
-
-    def json_array(self, indexes: array) -> bytes:
-        """Returns the stored bytes of some entries (an int64 array of indexes) as one JSON array.
-
-        :raises IndexError: when an index is not an entry.
-        """
-        return gather(self.data, self.ends, indexes)
-
-
-def signed_size(root: Path, verifier: Verifier | None = None) -> int:
-    """Returns the tree size of the newest signed checkpoint, its signature checked (by the log's key,
-    pinned or the directory's, ledger/anchor.py, unless a verifier key is given): readers read no further.
-
-    :raises LedgerNotFound: when `root` is not a ledger.
-    :raises LedgerCorrupt: when the newest checkpoint does not verify or its notes were tampered with.
-    :raises KeyFileError: when the verifier key is missing or malformed.
-    """
-    load_config(root)  # (a directory that is no ledger is named as such, before its key is looked for)
-    checkpoint = newest_checkpoint(root, verifier or log_key(root).verifier)
-    return checkpoint.size if checkpoint is not None else 0
-
-
-def signed_extent(root: Path, verifier: Verifier | None = None) -> tuple[int, int]:
-    """Returns (the newest signed checkpoint's size, how many committed entries follow it unsigned),
-    reading the last frames only.
-
-    :raises LedgerCorrupt: as `signed_size`.
-    """
-    signed = signed_size(root, verifier)
-    return signed, max(0, committed_end(_segment_sizes(root)) - signed)
-
-
-def read_entries(root: Path, verifier: Verifier | None = None) -> StoredEntries:
-    """Reads the signed entries of a ledger into one buffer: those up to the newest signed
-    checkpoint (`signed_size`); the committed entries after it are counted in `unsigned`.
-
-    :raises LedgerCorrupt: when a damaged frame stops the reading before the last checkpoint, or
-        the newest checkpoint does not verify.
-    """
-    # One buffer with room for every segment's bytes, which are more than their payloads: each
-    # segment's payloads land right after the last's, with no join afterwards.
-    load_config(root)
-    segments = _segment_sizes(root)  # read no further than these sizes, whatever a writer adds meanwhile
-    into = bytearray(sum(size for _, _, size in segments))
-    ends = array("q", [0])
-    signed = signed_size(root, verifier)
-    for _, part in _iter_packed(root, segments, 0, into):
-        ends += part.ends[1:part.last_commit + 1]
-    unsigned = max(0, len(ends) - 1 - signed)
-    if unsigned:
-        del ends[signed + 1:]
-    return StoredEntries(memoryview(into).toreadonly()[:ends[-1]], ends, unsigned)
-
-
-def _segment_sizes(root: Path) -> list[tuple[int, Path, int]]:
+def segment_sizes(root: Path) -> list[tuple[int, Path, int]]:
     """Returns (first index, path, size in bytes) of every segment, in order."""
     return [(first, path, path.stat().st_size) for first, path in list_segments(root / SEGMENTS)]
 
@@ -544,23 +535,22 @@ def _read_into(path: Path, buffer: memoryview) -> memoryview:
     return buffer[:held]
 
 
-def iter_packed(root: Path, base: int = 0) -> Iterator[tuple[int, SegmentPacked]]:
+def iter_packed(root: Path, checkpointed: int, base: int = 0) -> Iterator[tuple[int, SegmentPacked]]:
     """Yields (first index, its entries back to back) one segment at a time; only the entries up
     to the segment's `last_commit` are committed (counting those a later segment's commit mark
     commits: see `committed_end`). Offsets count from `base` and go on from one
     segment's committed entries to the next, as if their buffers were joined.
 
-    :raises LedgerCorrupt: when a damaged frame stops the reading before the last checkpoint.
+    :raises LedgerCorrupt: when a damaged frame stops the reading before entry `checkpointed`.
     """
     load_config(root)
-    return _iter_packed(root, _segment_sizes(root), base, None)
+    return packed_segments(segment_sizes(root), checkpointed, base, None)
 
 
-def _iter_packed(root: Path, segments: list[tuple[int, Path, int]], base: int,
-                 into: bytearray | None) -> Iterator[tuple[int, SegmentPacked]]:
+def packed_segments(segments: list[tuple[int, Path, int]], checkpointed: int, base: int,
+                    into: bytearray | None) -> Iterator[tuple[int, SegmentPacked]]:
     """As iter_packed, over the segments listed (each read up to its listed size); given `into`,
     with room for their bytes, the entries are written there at their offsets."""
-    checkpointed = newest_size(root)
     horizon = committed_end(segments)
     expected = 0
     scratch = bytearray(max((size for _, _, size in segments), default=0))

@@ -3,7 +3,9 @@ tiles and entry bundles read for any signed size, and entries read by index.
 
 Hash tiles are files of the ledger (`ledger/tiles.py`). Entry bundles are not stored (the
 segments hold the entries): they are cut from the segments on request. Reading an entry by index
-scans its segment once and keeps where every 256th entry starts, so later reads start there.
+(`EntryReader`) scans its segment once and keeps where every 256th entry starts, so later reads
+start there: it is speed code behind the one reader (`ledger.reader.LogReader.entries`), used
+directly only by the writer, which reads entries it has committed and not signed yet.
 """
 
 from __future__ import annotations

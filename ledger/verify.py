@@ -43,7 +43,7 @@ from ledger.checkpoints import (
 from ledger.commitments import Commitment, check_heads, check_history, commitments
 from ledger.errors import KeyFileError, LedgerCorrupt, SignatureError
 from ledger.fastscan import CHUNK, SegmentScan, extend_roots, scan_file
-from ledger.frames import check_segment_start, committed_end, frame_follows, stream_codes, stream_entries
+from ledger.frames import check_segment_start, committed_end, frame_follows, indexed_streams, stream_codes
 from ledger.index import check_index, read_head
 from ledger.layout import CHECKPOINTS, CONFIG, LATEST, SEGMENTS, config_digest, load_config
 from ledger.merkle import EMPTY_ROOT, CompactRange
@@ -167,7 +167,7 @@ def recorded_witnesses(root: Path) -> list[tuple[Verifier, int, int]]:
     :raises LedgerCorrupt: when a record is unreadable.
     """
     found = []
-    for entry, data in stream_entries(root, WITNESS_STREAM, 2**63):
+    for entry, data in indexed_streams(root, [WITNESS_STREAM], 2**63)[WITNESS_STREAM]:
         event = decode(data)
         if not isinstance(event, WitnessAdded):
             raise LedgerCorrupt(entry, f"{event.kind} in the witness stream")

@@ -41,3 +41,12 @@ def flat(output: str) -> str:
 def cli(*args: str, input: bytes | None = None):  # noqa: ANN201 - click's Result
     """Runs the command line in-process."""
     return CliRunner().invoke(app, list(args), input=input)
+
+
+def committed_entries(root: Path) -> list[tuple[int, bytes]]:
+    """Returns (index, stored bytes) of every committed entry, signed or not, read by the frame parser:
+    the attacks below need the unsigned tail that `LogReader` never shows (tests/test_one_reader.py
+    lists this module as the tests' one exception)."""
+    from ledger.frames import iter_packed
+
+    return [(first + k, data) for first, part in iter_packed(root, 0) for k, data in enumerate(part.payloads(part.last_commit))]

@@ -17,6 +17,8 @@ from typing import Any
 
 import ledger as ledger_api
 from ledger import Signer
+from ledger import layout as ledger_layout
+from ledger import sources as ledger_sources
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -87,14 +89,14 @@ ORIGINS: dict[bytes, str] = {}
 
 def log_of(ledger: Path) -> str:
     """Returns the log identity batches to `ledger` are signed for (its origin and key id)."""
-    return ledger_api.log_identity(ledger_api.load_config(ledger).origin, ledger_api.load_verifier(ledger).key_id)
+    return ledger_sources.log_identity(ledger_layout.load_config(ledger).origin, ledger_api.load_verifier(ledger).key_id)
 
 
 def make_source(tmp: Path, ledger: Path, name: str, **grants: list[str]) -> Signer:
     """Creates a source's key pair and registers it in the (stopped) ledger."""
     signer = Signer.generate(name)
     ORIGINS[signer.verifier.public] = log_of(ledger)
-    ledger_api.change_sources(ledger, lambda book, led: ledger_api.registration(book, led, name, signer.verifier,
+    ledger_sources.change_sources(ledger, lambda book, led: ledger_sources.registration(book, led, name, signer.verifier,
                                                                                 grants.get("tournaments", []), grants.get("streams", [])))
     return signer
 
@@ -122,4 +124,4 @@ def signed(signer: Signer, body: bytes, origin: str | None = None) -> dict[str, 
     """Returns the signature header of a body, signed for the log `origin` (`log_of`; by default the
     log the source was registered in, else one no log has)."""
     origin = origin or ORIGINS.get(signer.verifier.public, "unregistered.example/none")
-    return {ledger_api.SIGNATURE_HEADER: ledger_api.sign_batch(signer, body, origin)}
+    return {ledger_sources.HEADER: ledger_sources.sign_batch(signer, body, origin)}

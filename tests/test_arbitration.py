@@ -21,7 +21,7 @@ from audit.certify import certify
 from audit.session import movement_ranking, open_session
 from audit.standings import crosstable, explain, standings
 from audit.tournament_sim import TournamentPlan, simulate_tournament
-from ledger import Signer, init, read_events, read_stream_events, record
+from ledger import LogReader, Signer, init, record
 from schemas import decode, encode
 from schemas.arbitration import ArbitrationRules
 from schemas.common import GameEnded, GameStarted, RoundSeated, Ruling
@@ -51,15 +51,15 @@ class Cup:
 
 
 def _end(root: Path, game: str) -> int:
-    return next(e.ts for e in read_stream_events(root, game) if isinstance(e, GameEnded))
+    return next(e.ts for e in list(LogReader(root).events(game)) if isinstance(e, GameEnded))
 
 
 def _claim(root: Path, game: str) -> GameEnded:
-    return [e for e in read_stream_events(root, game) if isinstance(e, GameEnded)][-1]
+    return [e for e in list(LogReader(root).events(game)) if isinstance(e, GameEnded)][-1]
 
 
 def _played(root: Path, rnd: int) -> list[str]:
-    return sorted(e.stream for e in read_events(root) if isinstance(e, GameStarted) and e.round == rnd)
+    return sorted(e.stream for e in LogReader(root).events() if isinstance(e, GameStarted) and e.round == rnd)
 
 
 def _keys(path: Path) -> Path:
@@ -90,7 +90,7 @@ def build_cup(tmp_path_factory: pytest.TempPathFactory) -> Cup:
 
 
 def _player(c: Cup, game: str, seat: int) -> str:
-    start = read_stream_events(c.root, game)[0]
+    start = list(LogReader(c.root).events(game))[0]
     assert isinstance(start, GameStarted)
     return start.seats[seat].holder
 
@@ -144,7 +144,7 @@ def _forfeit(c: Cup, game: str) -> None:
 
 def _withdrawal(c: Cup) -> None:
     """第十二条: P001 leaves before round 3; its round-3 match goes to the opponent."""
-    seated = next(e for e in read_stream_events(c.root, T) if isinstance(e, RoundSeated) and e.round == 3)
+    seated = next(e for e in list(LogReader(c.root).events(T)) if isinstance(e, RoundSeated) and e.round == 3)
     c.run("appeal", "rule", "--stream", T, "--kind", "withdrawal", "--player", WITHDRAWN, "--from-round", "3",
           "--corrects", str(seated.seq), "--text", "P001 withdrew", "--key", c.key("zhang"), "--at", str(seated.ts + 60_000))
 
@@ -194,7 +194,7 @@ def test_forfeit_and_withdrawal_apply_to_the_standings(cup: Cup) -> None:
     forfeit = cup.games["forfeit"]
     points = db.query(f"SELECT seat, points, source FROM results WHERE stream = '{forfeit}' ORDER BY seat")[1]
     assert points == [(0, 0.0, "ruling"), (1, 1.0, "ruling")]
-    seated = next(e for e in read_stream_events(cup.root, T) if isinstance(e, RoundSeated) and e.round == 3)
+    seated = next(e for e in list(LogReader(cup.root).events(T)) if isinstance(e, RoundSeated) and e.round == 3)
     opponent = next(s.holder for t in seated.tables if any(s.holder == WITHDRAWN for s in t.seats) for s in t.seats if s.holder != WITHDRAWN)
     rows = {r["player"]: r for r in standings(open_session(cup.root), T).rows}
     assert rows[opponent]["forfeits"] == 1 and rows[WITHDRAWN]["forfeits"] == 1
@@ -207,9 +207,9 @@ def test_withdrawal_forfeits_agree_with_the_match_rules(cup: Cup) -> None:
     `replay.checkers.match.withdrawal_forfeits` gives for the seated schedule."""
     from replay.checkers.match import ScheduledMatch, withdrawal_forfeits
 
-    played = {(e.round, e.table) for e in read_events(cup.root) if isinstance(e, GameStarted)}
+    played = {(e.round, e.table) for e in LogReader(cup.root).events() if isinstance(e, GameStarted)}
     schedule = [ScheduledMatch(e.round, t.seats[0].holder, t.seats[1].holder, (e.round, t.table) in played)
-                for e in read_stream_events(cup.root, T) if isinstance(e, RoundSeated) for t in e.tables if len(t.seats) == 2]
+                for e in list(LogReader(cup.root).events(T)) if isinstance(e, RoundSeated) for t in e.tables if len(t.seats) == 2]
     expected = {(f.round, f.winner, 1.0) for f in withdrawal_forfeits(schedule, WITHDRAWN)}
     expected |= {(f.round, f.loser, 0.0) for f in withdrawal_forfeits(schedule, WITHDRAWN)}
     rows = open_session(cup.root).db.run("crosstable_swiss", tournament=T)
@@ -281,7 +281,7 @@ def _late_appeal_heard(c: Cup) -> None:
 def _ruling_event(c: Cup, signer: Signer | None) -> None:
     """A yellow card (a penalty without points: no result change) signed by `signer`, or unsigned."""
     game = c.games["rejected"]
-    seq = len(read_stream_events(c.root, game))
+    seq = len(list(LogReader(c.root).events(game)))
     ruling = Ruling(stream=game, seq=seq, ts=_end(c.root, game) + HOUR, corrects=1, text="yellow card", ruling="penalty", seat=0)
     record(c.root, [encode(sign(ruling, signer) if signer else ruling)])
 
@@ -297,7 +297,7 @@ def _unknown_signer(c: Cup) -> None:
 def _forged_signature(c: Cup) -> None:
     """A signed ruling whose points were changed after signing: the signature no longer verifies."""
     game = c.games["rejected"]
-    seq = len(read_stream_events(c.root, game))
+    seq = len(list(LogReader(c.root).events(game)))
     ruling = sign(Ruling(stream=game, seq=seq, ts=_end(c.root, game) + HOUR, corrects=1, text="yellow card", ruling="penalty",
                          seat=0, points=[0, 0]), Signer.load(c.keys / "zhang.key"))
     record(c.root, [encode(msgspec.structs.replace(ruling, points=[-1, 0]))])
@@ -377,7 +377,7 @@ def test_appeal_window_by_event_type() -> None:
 def test_appeal_commands_naming_what_does_not_exist_exit_2_and_leave_the_log_unchanged(cup: Cup) -> None:
     """Issue 30 point 14 (README's exit codes: 2 for what does not exist or is misused): an unknown game
     or player, `--appeal 99`, `--corrects 9999`, a bad `--decision`."""
-    size = sum(1 for _ in read_events(cup.root))
+    size = sum(1 for _ in LogReader(cup.root).events())
     game = cup.games["rejected"]
     bad = [
         ("appeal", "file", "--tournament", T, "--game", "nope", "--player", "P002", "--grounds", "x"),
@@ -391,7 +391,7 @@ def test_appeal_commands_naming_what_does_not_exist_exit_2_and_leave_the_log_unc
     for args in bad:
         result = cli(*args, "--ledger", str(cup.root))
         assert result.exit_code == 2, (args, result.output)
-    assert sum(1 for _ in read_events(cup.root)) == size
+    assert sum(1 for _ in LogReader(cup.root).events()) == size
 
 
 # -- a voided game in a duplicate event ------------------------------------------------------------

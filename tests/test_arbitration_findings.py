@@ -10,7 +10,7 @@ from pathlib import Path
 
 from audit.arbitration import sign
 from audit.certify import certify
-from ledger import Signer, read_stream_events, record
+from ledger import LogReader, Signer, record
 from schemas import encode
 from schemas.common import GameEnded, Ruling
 from tests.ledger_support import cli
@@ -23,7 +23,7 @@ def test_a_ruling_that_cannot_be_applied_is_in_the_audit_beside_its_other_fault(
     root = tmp_path / "ledger"
     shutil.copytree(cup.root, root)
     game = cup.games["rejected"]
-    events = read_stream_events(root, game)
+    events = list(LogReader(root).events(game))
     claim = [e for e in events if isinstance(e, GameEnded)][-1]
     ruling = Ruling(stream=game, seq=len(events), ts=claim.ts + HOUR, corrects=claim.seq, text="x", ruling="result_override", winners=[3])
     record(root, [encode(sign(ruling, Signer.load(cup.keys / "zhang.key")))])

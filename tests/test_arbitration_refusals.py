@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ledger import read_events, read_stream_events
+from ledger import LogReader
 from schemas.common import GameEnded
 from tests.ledger_support import cli
 from tests.test_arbitration import HOUR, Cup, T, _end, _player
@@ -18,7 +18,7 @@ from tests.test_arbitration import HOUR, Cup, T, _end, _player
 
 def _decided(c: Cup) -> int:
     """The seq of an appeal the committee has decided (the rejected one)."""
-    rows = [e for e in read_stream_events(c.root, T) if e.kind == "appeal.decided"]
+    rows = [e for e in list(LogReader(c.root).events(T)) if e.kind == "appeal.decided"]
     return rows[-1].appeal  # type: ignore[attr-defined, no-any-return]
 
 
@@ -31,7 +31,7 @@ def _open_appeal(c: Cup) -> int:
 
 
 def _claim(c: Cup, game: str) -> GameEnded:
-    return [e for e in read_stream_events(c.root, game) if isinstance(e, GameEnded)][-1]
+    return [e for e in list(LogReader(c.root).events(game)) if isinstance(e, GameEnded)][-1]
 
 
 def _decide(c: Cup, appeal: int, votes: list[str], key: str = "li") -> list[str]:
@@ -82,11 +82,11 @@ def test_the_command_refuses_what_the_audit_would_reject(cup: Cup, tmp_path: Pat
     c.games = cup.games
     args, reason = CASES[case]
     command = args(c)
-    size = sum(1 for _ in read_events(c.root))
+    size = sum(1 for _ in LogReader(c.root).events())
     refused = cli(*command, "--ledger", str(c.root))
     assert refused.exit_code == 1, refused.output
     assert "refused, nothing written" in refused.output and reason in refused.output, refused.output
-    assert sum(1 for _ in read_events(c.root)) == size
+    assert sum(1 for _ in LogReader(c.root).events()) == size
     kept = cli(*command, "--record-anyway", "--ledger", str(c.root))
     assert kept.exit_code == 0, kept.output
-    assert sum(1 for _ in read_events(c.root)) == size + 1
+    assert sum(1 for _ in LogReader(c.root).events()) == size + 1

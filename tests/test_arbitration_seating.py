@@ -15,7 +15,7 @@ from audit.certify import certify
 from audit.session import movement_ranking
 from audit.tournament_checks import _compare, _expected
 from audit.tournament_sim import TournamentPlan, simulate_tournament
-from ledger import init, read_stream_events
+from ledger import LogReader, init
 from schemas.common import GameEnded
 from tests.audit_rows import HandBuilt
 from tests.test_arbitration import HOUR, Cup, T, _decide, _end, _file, _played
@@ -70,7 +70,7 @@ def _late_override(c: Cup, game: str) -> None:
     decided and carried out (recorded) after the last round was seated."""
     filed = _end(c.root, game) + 60_000
     decided = _decide(c, _file(c, game, filed, "the clock failed"), "upheld", ["li=uphold", "wang=uphold", "zhao=reject"], filed + HOUR)
-    claim = [e for e in read_stream_events(c.root, game) if isinstance(e, GameEnded)][-1]
+    claim = [e for e in list(LogReader(c.root).events(game)) if isinstance(e, GameEnded)][-1]
     c.run("appeal", "rule", "--stream", game, "--kind", "result_override", "--corrects", str(claim.seq),
           "--winners", "1" if claim.winners == [0] else "0", "--text", "corrected", "--carries-out", f"{T}#{decided}",
           "--key", c.key("zhang"), "--at", str(filed + 2 * HOUR))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ledger import init, read_events
+from ledger import LogReader, init
 from tests.ledger_support import cli
 
 
@@ -13,11 +13,11 @@ def test_a_swiss_field_that_cannot_be_paired_is_refused_before_anything_is_writt
     """7 players, 6 rounds, seed 6: round 6 has no pairing without repeats; exit 2, the ledger as it was."""
     root = tmp_path / "l"
     init(root)
-    before = sum(1 for _ in read_events(root))
+    before = sum(1 for _ in LogReader(root).events())
     result = cli("simulate", "checkers", "--tournament", "--players", "7", "--rounds", "6", "--seed", "6", "--ledger", str(root))
     assert result.exit_code == 2, result.output
     assert "no Swiss pairing without repeats" in result.output and "nothing was written" in result.output
-    assert sum(1 for _ in read_events(root)) == before
+    assert sum(1 for _ in LogReader(root).events()) == before
 
 
 def test_a_swiss_field_that_can_be_paired_is_played(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from audit.arbitration import arbitration_rows, sign
 from audit.certify import certify
 from audit.session import open_session
 from audit.standings import explain, standings
-from ledger import Signer, Verifier, read_stream_events, record
+from ledger import LogReader, Signer, Verifier, record
 from schemas import encode
 from schemas.arbitration import ARBITER_STREAM, ArbiterRegistered
 from schemas.common import GameEnded, GameStarted, Ruling
@@ -33,7 +33,7 @@ def _copy(c: Cup, tmp_path: Path) -> Cup:
 
 def _override(c: Cup, game: str, signer: Signer | None, **change: object) -> Ruling:
     """A result override giving the game to the seat that lost it, signed by `signer` (or unsigned)."""
-    events = read_stream_events(c.root, game)
+    events = list(LogReader(c.root).events(game))
     claim = [e for e in events if isinstance(e, GameEnded)][-1]
     ruling = Ruling(stream=game, seq=len(events), ts=claim.ts + HOUR, corrects=claim.seq, text="override", ruling="result_override",
                     winners=[1 if claim.winners == [0] else 0])
@@ -46,8 +46,8 @@ def _table(root: Path) -> dict[str, tuple[float, float]]:
 
 
 def _loser(c: Cup, game: str) -> str:
-    start = read_stream_events(c.root, game)[0]
-    claim = [e for e in read_stream_events(c.root, game) if isinstance(e, GameEnded)][-1]
+    start = list(LogReader(c.root).events(game))[0]
+    claim = [e for e in list(LogReader(c.root).events(game)) if isinstance(e, GameEnded)][-1]
     assert isinstance(start, GameStarted)
     return start.seats[1 if claim.winners == [0] else 0].holder
 
@@ -58,7 +58,7 @@ def _keygen(path: Path, name: str) -> Signer:
 
 
 def _register_in(c: Cup, stream: str, pub: Path, role: str = "chief_referee") -> None:
-    seq = len(read_stream_events(c.root, stream))
+    seq = len(list(LogReader(c.root).events(stream)))
     # own: as the ledger's own command writes it (a sender may not: tests/test_trust_sources.py), but past its checks
     record(c.root, [encode(ArbiterRegistered(stream=stream, seq=seq, ts=2, verifier=str(Verifier.load(pub)), role=role))], own=True)
 
@@ -150,7 +150,7 @@ def test_a_key_name_cannot_be_taken_over(cup: Cup, tmp_path: Path) -> None:
     assert db.query(f"SELECT signature FROM rulings WHERE stream = '{game}'")[1] == [("unknown_signer",)]
     (problem,) = [p for (p,) in db.query("SELECT problem FROM arbiters WHERE problem IS NOT NULL")[1]]
     assert problem.startswith("密钥名 zhang 已属另一密钥") and Verifier.load(c.keys / "zhang.pub").key_id.hex() in problem
-    record(c.root, [encode(_override(c, c.games["rejected"], Signer.load(c.keys / "zhang.key"), seq=len(read_stream_events(c.root, game))))])
+    record(c.root, [encode(_override(c, c.games["rejected"], Signer.load(c.keys / "zhang.key"), seq=len(list(LogReader(c.root).events(game)))))])
     assert open_session(c.root).db.query(f"SELECT signature FROM rulings WHERE stream = '{game}' ORDER BY seq")[1] == [
         ("unknown_signer",), ("valid",)]
 

@@ -16,6 +16,7 @@ import msgspec
 import pytest
 
 import ledger as ledger_api
+from ledger import bundle as ledger_bundle
 from tests.ledger_support import cli
 
 
@@ -33,7 +34,7 @@ class _Served(http.server.BaseHTTPRequestHandler):
             body = checkpoint.note.encode() if checkpoint else b""
         else:
             old = int(urllib.parse.parse_qs(url.query)["old"][0])
-            proof = ledger_api.prove_consistency(self.root, old, None)
+            proof = ledger_bundle.prove_consistency(self.root, old, None)
             if self.tamper:
                 proof = msgspec.structs.replace(proof, proof=[_forged_hash()] * len(proof.proof))
             body = msgspec.json.encode(msgspec.to_builtins(proof))

@@ -19,8 +19,7 @@ from audit.projection import Projection, project_ledger
 from audit.session import movement_ranking, open_verified_session
 from audit.simulate import record_events, simulate_games
 from audit.tournament_sim import TournamentPlan, simulate_tournament
-from ledger.frames import iter_entries
-from ledger.read import read_events
+from ledger import LogReader
 from ledger.store import Ledger, init
 from ledger.verify import verify
 from schemas.common import Resigned, Ruling
@@ -43,8 +42,8 @@ def ledger(tmp_path_factory: pytest.TempPathFactory) -> Path:
     simulate_tournament(root, TournamentPlan("checkers", players=4, rounds=2, games_per_round=1, seed=SEED), movement_ranking)
     with Ledger.open(root) as log:
         record_events(log, [Resigned(stream="stray", seq=0, ts=1, seat=0)])
-        first = next(e for e in read_events(root) if e.stream == LATE)
-        last = max(e.seq for e in read_events(root) if e.stream == LATE)
+        first = next(e for e in LogReader(root).events() if e.stream == LATE)
+        last = max(e.seq for e in LogReader(root).events() if e.stream == LATE)
         record_events(log, [Ruling(stream=LATE, seq=last + 1, ts=first.ts + 10**7, corrects=last, text="late ruling")])
         log.checkpoint()
     return root
@@ -72,11 +71,11 @@ def test_forked_workers_build_the_same_tables_as_one_process(ledger: Path, monke
 
 
 def test_every_entry_is_an_event_row_with_its_stored_bytes(ledger: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    stored = [data.decode() for _, data in iter_entries(ledger)]
+    stored = [data.decode() for _, data in LogReader(ledger).entries()]
     events = _forked(ledger, monkeypatch).tables()["events"]
     assert events["entry"].to_pylist() == list(range(len(stored)))
     assert events["body"].to_pylist() == stored
-    decoded = list(read_events(ledger))
+    decoded = list(LogReader(ledger).events())
     assert events.select(["stream", "seq", "kind"]).to_pylist() == [{"stream": e.stream, "seq": e.seq, "kind": e.kind} for e in decoded]
 
 
@@ -88,7 +87,7 @@ def test_stray_stream_is_a_finding_not_a_game(ledger: Path) -> None:
 
 def test_every_game_stream_is_a_game(ledger: Path) -> None:
     proj = project_ledger(ledger, workers=1)
-    starts = {e.stream for e in read_events(ledger) if e.kind == "game.started"}
+    starts = {e.stream for e in LogReader(ledger).events() if e.kind == "game.started"}
     assert sorted(g["stream"] for g in proj.games) == sorted(starts) and len(starts) == 9 + 4
 
 
@@ -146,7 +145,7 @@ def test_interleaved_games_give_the_same_rows(ledger: Path, tmp_path: Path, monk
     send them, give the same rows as when each game's events follow one another: ranges whose
     streams change at almost every entry are grouped entry by entry."""
     streams: dict[str, list[Event]] = {}
-    for event in read_events(ledger):
+    for event in LogReader(ledger).events():
         streams.setdefault(event.stream, []).append(event)
     mixed = [e for turn in itertools.zip_longest(*streams.values()) for e in turn if e is not None]
     root = tmp_path / "interleaved"

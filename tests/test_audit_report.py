@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ from audit.articles import ARTICLES, article_text
 from audit.codes import CODES
 from audit.report import arbitration_table, related_events
 from audit.terms import RULES, rule
-from ledger import Ledger, Pending, read_events, read_stream_events
+from ledger import Ledger, LogReader, Pending
 from replay.picture import AS_CLAIMED
 from replay.protocol import RULE_BOOKS
 from replay.run import replay_game
@@ -46,7 +47,7 @@ def test_report_of_a_game_with_a_planted_illegal_move(tmp_path: Path) -> None:
     assert "已证明：本局" in page and "<details><summary>签名检查点 signed checkpoint</summary><pre>" in page, "signatures folded away"
     assert "<html lang='zh-Hans'>" in page and "Noto Sans CJK SC" in page and "@media print" in page
     assert "<th>设置 setting</th>" in page and "JunqiProfile(" not in page and "CheckersProfile(" not in page, "the profile is a table"
-    replayed = replay_game(read_stream_events(root, bad["stream"]))
+    replayed = replay_game(list(LogReader(root).events(bad["stream"])))
     assert replayed.outcome is not None and replayed.outcome.termination == "UNVERIFIED", "checkers' default: stop_unverified"
     verdict = page.split("id='verdict'>")[1].split("</p>")[0]
     assert verdict.startswith("结果：未验证：引擎未能推导结果，按声称结果计入") and "检查于第" in verdict and "the check stopped at move" in verdict
@@ -263,8 +264,8 @@ def test_unsigned_events_are_not_shown_as_fact(tmp_path: Path, monkeypatch: pyte
     unsigned, and proves only the signed ones."""
     root, out = tmp_path / "l", tmp_path / "r.html"
     assert cli("simulate", "checkers", "--games", "1", "--seed", "2", "--ledger", str(root)).exit_code == 0
-    stream = next(e.stream for e in read_events(root) if isinstance(e, GameStarted))
-    signed = read_stream_events(root, stream)
+    stream = next(e.stream for e in LogReader(root).events() if isinstance(e, GameStarted))
+    signed = list(LogReader(root).events(stream))
     last = signed[-1]
     forged = Ruling(stream=stream, seq=last.seq + 1, ts=last.ts + 1000, corrects=last.seq, text="无签名的改判 an unsigned override",
                     winners=[0], points=[1, 0])
@@ -274,7 +275,12 @@ def test_unsigned_events_are_not_shown_as_fact(tmp_path: Path, monkeypatch: pyte
         assert led.size == led.checkpoint_size + 1
     finally:
         led.close()
-    monkeypatch.setattr(report, "read_stream_events", lambda r, s: [*signed, forged] if s == stream else read_stream_events(r, s))
+
+    class WithUnsigned(LogReader):  # as the whole-log read of a ledger without an index would return them
+        def events(self, name: str | None = None) -> Iterator[Event]:
+            return iter([*signed, forged]) if name == stream else super().events(name)
+
+    monkeypatch.setattr(report, "LogReader", WithUnsigned)
     report.write_report(root, stream, out)
     page = out.read_text()
     assert f"未签名记录 1 条（seq {forged.seq}–{forged.seq}）" in page and "1 unsigned entries" in page
@@ -362,7 +368,7 @@ def test_duplicate_crosstable_names_the_opponents(tmp_path: Path) -> None:
                           "--seed", "3", "--ledger", str(root), "--json").stdout)
     assert cli("report", "--ledger", str(root), "--tournament", made["tournament"], "--out", str(out)).exit_code == 0
     crosstable = out.read_text().split("class='crosstable'")[1].split("</table>")[0]
-    seated = {e.stream: {h.seat: h.holder for h in e.seats} for e in read_events(root) if isinstance(e, GameStarted)}
+    seated = {e.stream: {h.seat: h.holder for h in e.seats} for e in LogReader(root).events() if isinstance(e, GameStarted)}
     for row in crosstable.split("<tr>")[2:]:
         player = re.search(r"<td>(P\d+)", row).group(1)  # type: ignore[union-attr]
         vs = set(re.search(r"对 vs ([^<]+)</small>", row).group(1).split("、"))  # type: ignore[union-attr]

@@ -13,8 +13,7 @@ import msgspec
 
 from audit.session import open_session
 from audit.simulate import record_events
-from ledger import store
-from ledger.read import read_events
+from ledger import LogReader, store
 from ledger.store import Ledger
 from schemas import decode_stored
 from schemas.checkers import CheckersProfile
@@ -146,7 +145,7 @@ def test_checkers_s12_2_round_records_another_pairing(tmp_path: Path) -> None:
     source, root = tmp_path / "source", tmp_path / "l"
     simulate(source, "checkers", 6, 2, 3, "--games-per-round", "1")
     events = [msgspec.structs.replace(e, pairing="other-swiss/2") if isinstance(e, RoundSeated) and e.round == 2 else e
-              for e in read_events(source)]
+              for e in LogReader(source).events()]
     store.init(root)
     with Ledger.open(root) as log:
         record_events(log, events)

@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from audit.certificate import canonical, code_fingerprint, pae, seal
-from ledger import Signer, sign_note
+from ledger import Signer
+from ledger.notes import sign_note
 from tests.ledger_support import cli, flat
 
 Doc = dict[str, Any]
@@ -291,17 +292,16 @@ def test_a_tournament_audit_certifies_its_scope(clean: tuple[Path, Path, Doc], t
 def test_unsigned_entries_are_counted_not_certified(clean: tuple[Path, Path, Doc], tmp_path: Path) -> None:
     """DESIGN.md "Nothing unsigned counts": frames appended after the newest signed note (no key
     needed) are counted as unsigned; the subject stays the signed checkpoint."""
-    from ledger import signed_extent
+    from ledger import LogReader
     from ledger.fastscan import frame_batch
-    from ledger.frames import iter_entries
     from ledger.layout import SEGMENTS
     from ledger.segments import list_segments
 
     root, cert, audited = clean
     copy = tmp_path / "l"
     shutil.copytree(root, copy)
-    signed, _ = signed_extent(copy)
-    last = [data for i, data in iter_entries(copy) if i == signed - 1]
+    signed, _ = LogReader(copy).extent()
+    last = [data for _, data in LogReader(copy).entries(signed - 1, 1)]
     with open(list_segments(copy / SEGMENTS)[-1][1], "ab") as f:
         f.write(frame_batch(signed, last, True))
     code, _ = _certify(copy, tmp_path / "c.json", cert.with_name("auditor-wu.key"))

@@ -51,10 +51,10 @@ def _bars(stderr: str, label: str) -> set[tuple[int, str]]:
 def test_count_games_is_the_number_of_games_replayed(tournament: tuple[Path, str, int]) -> None:
     """The total comes from one pass over the stored bytes, and is the projection's own game count."""
     from audit.projection import count_games, project
-    from ledger import read_entries
+    from ledger import LogReader
 
     root, _, games = tournament
-    log = read_entries(root)
+    log = LogReader(root).packed()
     told: list[int] = []
     done: list[int] = []
 

@@ -17,8 +17,9 @@ import pytest
 from audit.export import MANIFEST_FORMAT, ExportError, export_parquet, load_parquet
 from audit.lake import NONE, PARTITIONS, TIMESTAMP, Limits, hive_escape, write_partitions
 from audit.projection import SCHEMAS, project
-from ledger import output_directory, read_entries
+from ledger import LogReader
 from ledger.notes import Signer, Verifier, sign_note
+from ledger.outputs import output_directory
 from tests.ledger_support import cli
 
 TOURNAMENT = "junqi-cup-4"
@@ -39,7 +40,7 @@ def season(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def exported(season: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("lake") / "out"
-    export_parquet(season, project(read_entries(season)), out, limits=SMALL)
+    export_parquet(season, project(LogReader(season).packed()), out, limits=SMALL)
     return out
 
 
@@ -78,7 +79,7 @@ def test_every_file_is_under_its_tables_tournament_and_round(exported: Path) -> 
 
 def test_games_are_partitioned_by_their_tournament_and_round(season: Path, exported: Path) -> None:
     """A game of a tournament sits in its round's partition; a game outside any sits under `none`."""
-    games = project(read_entries(season)).tables()["games"].to_pylist()
+    games = project(LogReader(season).packed()).tables()["games"].to_pylist()
     expected = {(g["tournament"] or NONE, str(g["round"]) if g["round"] is not None else NONE) for g in games}
     assert expected == {(TOURNAMENT, "1"), (TOURNAMENT, "2"), (NONE, NONE)}
     assert set(_files_by_partition(exported, "games")) == expected
@@ -172,7 +173,7 @@ def test_every_integer_timestamp_has_a_typed_twin_and_every_timestamp_is_ms_utc(
 
 def test_load_parquet_gives_back_the_projection(season: Path, exported: Path) -> None:
     """Row for row and type for type, partition value `none` back to NULL and the added columns dropped."""
-    base = project(read_entries(season)).tables()
+    base = project(LogReader(season).packed()).tables()
     loaded = load_parquet(exported, _verifier(season))
     assert set(loaded) == set(base)
     for name, table in loaded.items():

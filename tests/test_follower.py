@@ -14,7 +14,9 @@ import pytest
 import ledger as ledger_api
 import ledger.batch as batch_module
 from audit.serve import parse_body
-from ledger import Batch, Writer, digest_of
+from ledger.derived import indexed_size
+from ledger.group_commit import Batch, Refusal, Writer, digest_of
+from ledger.sources import HEADER as SIGNATURE_HEADER
 from tests.ledger_support import event_line
 from tests.serve_support import make_source, signed
 
@@ -59,7 +61,7 @@ def test_the_group_commit_checks_and_hashes_each_entry_once(ledger_dir: Path, tm
             source = writer.book.sources["venue"]
             checked.clear()  # (opening reads the registry: no append)
             hashed.clear()
-            futures = [writer.submit(Batch(source, signed(venue, body)[ledger_api.SIGNATURE_HEADER], digest_of(body),
+            futures = [writer.submit(Batch(source, signed(venue, body)[SIGNATURE_HEADER], digest_of(body),
                                            parse_body(body, 1 << 20), True)) for body in bodies]
             return list(await asyncio.gather(*futures))
         finally:
@@ -128,7 +130,7 @@ def test_an_event_is_decoded_once_on_its_way_into_the_log(ledger_dir: Path, tmp_
 
     venue = make_source(tmp_path, ledger_dir, "venue")
     body = lines(event_line("g", 0), event_line("g", 1), event_line("h", 0))
-    header = signed(venue, body)[ledger_api.SIGNATURE_HEADER]
+    header = signed(venue, body)[SIGNATURE_HEADER]
     service = Service(ServeConfig(ledger_dir, live=False, fronts=0), lambda record: None)
 
     async def run() -> tuple[Any, dict[str, Any]]:
@@ -151,11 +153,10 @@ def test_the_ingress_refuses_a_forged_batch_a_front_did_not_check(ledger_dir: Pa
     the one ingress a batch the front could not check (no key named) is authenticated by the
     writer's process, and a body changed after signing is refused 401 with nothing appended."""
     from audit.serve import ServeConfig, Service
-    from ledger import Refusal
 
     venue = make_source(tmp_path, ledger_dir, "venue")
     body = lines(event_line("g", 0))
-    header = signed(venue, body)[ledger_api.SIGNATURE_HEADER]
+    header = signed(venue, body)[SIGNATURE_HEADER]
     service = Service(ServeConfig(ledger_dir, live=False, fronts=0), lambda record: None)
 
     async def run() -> Any:
@@ -251,7 +252,7 @@ def test_the_service_tells_the_live_audit_only_that_the_log_grew(ledger_dir: Pat
             source = writer.book.sources["venue"]
             for at in range(0, len(events), 9):
                 body = lines(*(encode(e) for e in events[at:at + 9]))
-                await writer.submit(Batch(source, signed(venue, body)[ledger_api.SIGNATURE_HEADER], digest_of(body),
+                await writer.submit(Batch(source, signed(venue, body)[SIGNATURE_HEADER], digest_of(body),
                                           parse_body(body, 1 << 20), True))
             return writer.checkpoint.size
         finally:
@@ -282,7 +283,7 @@ def test_the_follower_reader_reads_signed_entries_and_whole_streams(ledger_dir: 
         led.checkpoint(index=False)  # signed, the index lags
         led.append(pending("g", range(5, 6)), checkpoint=False)  # committed, never signed
         reader = FrameReader(ledger_dir)
-        assert reader.size() == 8 and ledger_api.indexed_size(ledger_dir) == 5
+        assert reader.size() == 8 and indexed_size(ledger_dir) == 5
         assert [i for i, _ in reader.entries()] == list(range(8))
         assert [i for i, _ in reader.entries(6)] == [6, 7]
         assert [i for i, _ in reader.entries(2, 3)] == [2, 3, 4]

@@ -16,7 +16,6 @@ LAYERS = ("schemas", "ledger", "replay", "audit")
 
 KNOWN_CYCLES = {
     frozenset({"schemas", "schemas.codec"}),
-    frozenset({"ledger.checkpoints", "ledger.commitments", "ledger.frames"}),
     frozenset({"ledger.tiles", "ledger.tlog"}),
     frozenset({"audit.certify", "audit.output", "audit.render"}),
     frozenset({"audit.front", "audit.serve"}),

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from ledger import frames, store
+from ledger import LogReader, store
+from ledger import reader as reader_module
 from ledger.errors import LedgerLocked
-from tests.ledger_support import cli, event_line, game_lines, snapshot
+from tests.ledger_support import cli, committed_entries, event_line, game_lines, snapshot
 
 
 @pytest.fixture()
@@ -144,7 +145,7 @@ def test_reading_while_a_writer_appends_gets_the_entries_listed(ledger: Path, tm
     writer appends right after the listing are left for the next read, not refused for want of
     room in the buffer sized by the listing."""
     assert _record(ledger, game_lines(2, 5), tmp_path).exit_code == 0
-    list_sizes, appended = frames._segment_sizes, [5]
+    list_sizes, appended = reader_module.segment_sizes, [5]
 
     def listing_then_append(root: Path) -> list[tuple[int, Path, int]]:
         listed = list_sizes(root)
@@ -152,9 +153,9 @@ def test_reading_while_a_writer_appends_gets_the_entries_listed(ledger: Path, tm
         appended[0] += 5
         return listed
 
-    monkeypatch.setattr(frames, "_segment_sizes", listing_then_append)
-    read = frames.read_entries(ledger)
+    monkeypatch.setattr(reader_module, "segment_sizes", listing_then_append)
+    read = LogReader(ledger).packed()
     monkeypatch.undo()
-    stored = [p for _, p in frames.iter_entries(ledger)]
+    stored = [p for _, p in committed_entries(ledger)]
     assert len(read) == 10 and len(stored) > 10
     assert [bytes(read.data[read.ends[i]:read.ends[i + 1]]) for i in range(10)] == stored[:10]

@@ -14,7 +14,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from ledger import frames, store
+from ledger import LogReader, store
 from ledger.frames import EntryKey
 from ledger.layout import SEGMENTS
 from ledger.segments import list_segments
@@ -80,7 +80,7 @@ def test_sigkill_never_loses_an_acknowledged_batch(tmp_path: Path, segment_bytes
         assert report.ok, f"trial {trial}: {report.error}"
     decoder = msgspec.json.Decoder(EntryKey)
     seqs: dict[str, int] = {}
-    for _, data in frames.iter_entries(root):
+    for _, data in LogReader(root).entries():
         key = decoder.decode(data)
         assert key.seq == seqs.get(key.stream, 0)
         seqs[key.stream] = key.seq + 1

@@ -12,12 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from ledger import hash_tile, store
+from ledger import store
 from ledger.checkpoints import checkpoint_path, checkpoint_sizes, kept_note, newest_checkpoint
 from ledger.notelog import NoteFile, notes_path
 from ledger.notes import Signer
 from ledger.recorder import validate_lines
 from ledger.store import load_verifier
+from ledger.tlog import hash_tile
 from ledger.verify import verify
 from tests.ledger_support import game_lines
 from tests.test_ledger_tiles import _spec_hashes, _spec_path, _spec_root
@@ -245,7 +246,9 @@ def test_proofs_receipts_and_consistency_find_the_logged_notes(tmp_path: Path) -
     """`prove` (a stream whose covering checkpoint is a logged note, with its stream commitment),
     `prove_consistency` between two logged sizes and `stored_checkpoint` (the service's receipts of
     re-sends) read the notes file, and what they give verifies with the public key alone."""
-    from ledger import check_bundle, check_consistency, prove, prove_consistency, stored_checkpoint
+    from ledger import check_bundle, prove
+    from ledger.bundle import check_consistency, prove_consistency
+    from ledger.checkpoints import stored_checkpoint
     from tests.ledger_support import event_line
 
     root = tmp_path / "L"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ledger import frames, segments, store
+from ledger import LogReader, segments, store
 from ledger.errors import DiskError, SequenceError
 from ledger.layout import SEGMENTS
 from ledger.recorder import record, validate_lines
@@ -51,7 +51,7 @@ def test_a_long_batch_fills_segments_and_commits_once(root: Path) -> None:
     assert [commit for _, commit in batch] == [False] * 299 + [True]  # one commit mark, on the batch's last frame
     report = verify(root)
     assert report.ok and report.size == 310 and not report.notes, report.error
-    assert len(frames.read_entries(root)) == 310
+    assert len(LogReader(root).packed()) == 310
     with store.Ledger.open(root) as led:  # the index places entries in every segment
         assert led.recovered is None and led.next_seq("g1") == 155
         assert json.loads(led.read_stream_entry("g1", 154))["seq"] == 154
@@ -97,7 +97,7 @@ def test_a_crash_inside_a_spanning_batch_loses_all_of_it(root: Path, dies_at: in
     report = verify(root)
     assert report.ok and report.size == 10, report.error
     assert any("unacknowledged tail" in note for note in report.notes)
-    assert len(frames.read_entries(root)) == 10
+    assert len(LogReader(root).packed()) == 10
     with store.Ledger.open(root) as led:
         assert led.recovered is not None and "dropped an unacknowledged tail" in led.recovered
         assert led.size == 10

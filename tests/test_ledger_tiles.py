@@ -274,7 +274,7 @@ def test_a_reader_following_the_log_bundle_by_bundle_scans_each_frame_about_once
     that follows the log fetches bundle 0, 1, 2, … in order. Each read starts where the last one
     ended, so each frame is scanned about once in all, not once per bundle from the segment's start
     (quadratic in the segment's length), and the entries are the stored ones."""
-    from ledger import EntryReader, read_entries, tlog
+    from ledger import LogReader, tlog
 
     root = tmp_path / "l"
     _build(root, 2600, batch=2600)
@@ -287,10 +287,10 @@ def test_a_reader_following_the_log_bundle_by_bundle_scans_each_frame_about_once
             yield frame
 
     monkeypatch.setattr(tlog, "iter_frames", counting)
-    reader, got = EntryReader(root), []
+    reader, got = tlog.EntryReader(root), []
     for n in range(2600 // 256 + 1):
         got += reader.read(256 * n, min(256, 2600 - 256 * n))
-    log = read_entries(root)
+    log = LogReader(root).packed()
     assert got == [bytes(log.data[log.ends[i]:log.ends[i + 1]]) for i in range(len(log))]
     assert scanned[0] <= 2600 + 11, scanned  # from the segment's start for each bundle (before): 23,310
 
@@ -323,15 +323,16 @@ def test_partial_tiles_wait_for_the_full_checkpoint_and_are_computed_meanwhile(t
     `hash_tile` answers the newer sizes' partial tiles from the entries meanwhile; the next writer
     (or full checkpoint) writes them and serves the newest note; a partial tile a crash left short is
     rewritten from the entries."""
-    from ledger import hash_tile, read_entries
+    from ledger import LogReader
     from ledger.merkle import leaf_hash
+    from ledger.tlog import hash_tile
 
     root = tmp_path / "L"
     sizes = _live_commits(root)
     assert json.loads((root / "index" / "head").read_text())["size"] == 40 and sizes[-1] == 220
     assert [p.name for p in _partials(root)] == ["40"]
     assert (root / "checkpoint").read_text().split("\n")[1] == "40"
-    log = read_entries(root)
+    log = LogReader(root).packed()
     leaves = b"".join(leaf_hash(bytes(log.data[log.ends[i]:log.ends[i + 1]])) for i in range(220))
     for size in sizes:
         assert hash_tile(root, 0, 0, size) == leaves[:32 * size]

@@ -31,8 +31,7 @@ from audit.live_watch import _Link, messages
 from audit.projection import project
 from audit.session import movement_ranking
 from audit.tournament_sim import FAULTS, TournamentPlan, simulate_tournament
-from ledger import LedgerCorrupt, init, read_entries
-from ledger.read import read_events
+from ledger import LedgerCorrupt, LogReader, init
 from replay.protocol import Step
 from replay.registry import GAMES, SEATS, engine
 from replay.run import replay_all
@@ -104,7 +103,7 @@ def test_live_audit_equals_batch_replay_and_audit(tournaments: dict, tmp_path_fa
     streams, seqs) and numbers them 1, 2, 3 …; a clean tournament finds nothing, a planted fault is
     found; each game event is folded once."""
     root = simulated(tournaments, tmp_path_factory.getbasetemp(), game, fault)
-    events = list(read_events(root))
+    events = list(LogReader(root).events())
     print(f"{game} {fault}: batch splits seeded with MATCHLEDGER_LIVE_SEED={SEED}")
     live, returned = fed_in_batches(events, random.Random(SEED))
     assert returned == live.findings and [f.id for f in returned] == list(range(1, len(returned) + 1))
@@ -120,7 +119,7 @@ def test_restart_numbers_findings_identically(tournaments: dict, tmp_path_factor
     the very findings, numbers, entries and messages included, that feeding the entries gave, the
     engines' and the round checks' alike; an entry delivered again is skipped."""
     root = simulated(tournaments, tmp_path_factory.getbasetemp(), game, fault)
-    events = list(read_events(root))
+    events = list(LogReader(root).events())
     half = len(events) // 2
     live = LiveAuditor()
     live.feed(list(enumerate(events[:half])))
@@ -139,10 +138,10 @@ def test_round_checks_read_the_tables_of_the_batch_projection(tournaments: dict,
     live = LiveAuditor.from_ledger(root)
     [tournament] = live.tournaments
     _, projection = live.round_projection(tournament)
-    mine, theirs = projection.tables(), project(read_entries(root)).tables()
+    mine, theirs = projection.tables(), project(LogReader(root).packed()).tables()
     for name in theirs:
         assert sorted(map(repr, mine[name].to_pylist())) == sorted(map(repr, theirs[name].to_pylist())), name
-    events = list(read_events(root))
+    events = list(LogReader(root).events())
     assert theirs["findings"].num_rows and theirs["steps"].num_rows == sum(1 for e in events if e.stream in game_streams(events))
 
 
@@ -227,7 +226,7 @@ def test_feed_folds_each_event_once(tournaments: dict, tmp_path_factory: pytest.
     """The live cost is per event: fed one entry at a time, the engines take in exactly one more event
     for each game event and none for a tournament event, so the n-th event never refolds the n−1
     before it (a replay from scratch per event would take in n(n+1)/2)."""
-    events = list(read_events(simulated(tournaments, tmp_path_factory.getbasetemp(), "junqi", None)))
+    events = list(LogReader(simulated(tournaments, tmp_path_factory.getbasetemp(), "junqi", None)).events())
     live = LiveAuditor()
     for entry, event in enumerate(events):
         before = live.steps_folded
@@ -268,7 +267,7 @@ def test_orphan_stream_found_at_its_first_event() -> None:
 def test_round_checks_that_fail_are_a_finding_not_a_crash(tournaments: dict, tmp_path_factory: pytest.TempPathFactory,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """A round close whose checks raise is published as audit.E02 at the round close; the feed goes on."""
-    events = list(read_events(simulated(tournaments, tmp_path_factory.getbasetemp(), "junqi", None)))
+    events = list(LogReader(simulated(tournaments, tmp_path_factory.getbasetemp(), "junqi", None)).events())
 
     def broken(*args: object) -> list[dict[str, Any]]:
         raise RuntimeError("the database is gone")

@@ -18,6 +18,8 @@ from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 import ledger as ledger_api
 from audit.serve import parse_body
+from ledger import group_commit as ledger_group_commit
+from ledger import sources as ledger_sources
 from ledger.ed25519 import SMALL_ORDER_Y, P, _add, _decode, has_small_order
 from ledger.index import book_head, read_head
 from ledger.sources import load_source_book
@@ -117,10 +119,10 @@ def test_a_registration_builds_one_verifier_in_the_front(monkeypatch: pytest.Mon
     from audit import front
 
     signers = [ledger_api.Signer.generate(f"s{i}") for i in range(301)]
-    book = ledger_api.SourceBook(origin="day.test/log")
+    book = ledger_sources.SourceBook(origin="day.test/log")
     for signer in signers[:300]:
-        book.sources[signer.name] = ledger_api.Source(signer.name, signer.verifier, (), ())
-    fake = types.SimpleNamespace(book=ledger_api.SourceBook())
+        book.sources[signer.name] = ledger_sources.Source(signer.name, signer.verifier, (), ())
+    fake = types.SimpleNamespace(book=ledger_sources.SourceBook())
     front.Front._message(fake, front.sources_message(book))  # type: ignore[arg-type]
     before = dict(fake.book.sources)
     built: list[str] = []
@@ -131,17 +133,17 @@ def test_a_registration_builds_one_verifier_in_the_front(monkeypatch: pytest.Mon
         original(self, name, public)
 
     monkeypatch.setattr(ledger_api.Verifier, "__init__", counting)
-    added = ledger_api.Source("s300", signers[300].verifier, (), ())
+    added = ledger_sources.Source("s300", signers[300].verifier, (), ())
     message = front.source_message(added)
     assert len(message[1]) == 4  # one source's row, whatever the book's size
     front.Front._message(fake, message)  # type: ignore[arg-type]
-    revoked = ledger_api.Source("s7", signers[7].verifier, (), (), revoked=True)
+    revoked = ledger_sources.Source("s7", signers[7].verifier, (), (), revoked=True)
     front.Front._message(fake, front.source_message(revoked))  # type: ignore[arg-type]
     assert built == ["s300", "s7"]
     assert all(fake.book.sources[name] is before[name] for name in before if name != "s7")
     assert fake.book.sources["s7"].revoked and fake.book.sources["s300"].verifier.public == signers[300].verifier.public
-    with pytest.raises(ledger_api.SourceRefused, match="revoked"):
-        fake.book.identify(ledger_api.sign_batch(signers[7], b"x", "day.test/log"), b"x")
+    with pytest.raises(ledger_sources.SourceRefused, match="revoked"):
+        fake.book.identify(ledger_sources.sign_batch(signers[7], b"x", "day.test/log"), b"x")
 
 
 def test_a_registration_waits_for_no_index_job(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -167,11 +169,11 @@ def test_a_registration_waits_for_no_index_job(tmp_path: Path, monkeypatch: pyte
         try:
             writer._index_at = 0.0  # the next commit starts an index job
             body = event_line("t/g", 0) + b"\n"
-            batch = Batch(writer.book.sources["venue"], "venue x", ledger_api.digest_of(body), parse_body(body, 1 << 20), True)
+            batch = Batch(writer.book.sources["venue"], "venue x", ledger_group_commit.digest_of(body), parse_body(body, 1 << 20), True)
             await writer.submit(batch)
             assert writer._indexing is not None and not writer._indexing[1].done()
             late = ledger_api.Signer.generate("late")
-            change = Change(lambda book, led: ledger_api.registration(book, led, "late", late.verifier))
+            change = Change(lambda book, led: ledger_sources.registration(book, led, "late", late.verifier))
             event = await asyncio.wait_for(writer.submit(change), 20)
             assert event.name == "late" and not writer._indexing[1].done()
             assert writer.checkpoint.size == writer.ledger.size  # signed at once
@@ -219,7 +221,7 @@ def _answers(root: Path, bodies: list[bytes], reads: list[int]) -> tuple[dict[st
     with ledger_api.Ledger.open(root) as led:
         book = load_source_book(led)
         opened = len(reads)
-        known = [book.batch_record("venue", ledger_api.digest_of(b), parse_body(b, 1 << 20)) for b in bodies]
+        known = [book.batch_record("venue", ledger_group_commit.digest_of(b), parse_body(b, 1 << 20)) for b in bodies]
         return dict(book.owners), {k: list(v) for k, v in book.resent.items()}, known, opened
 
 
@@ -301,7 +303,7 @@ def test_after_a_kill_start_up_reads_only_the_records_since_the_index(tmp_path: 
         writer = Writer(root)
         for seq, body in enumerate(bodies):
             writer._index_at = 0.0 if seq == 3 else float("inf")  # one index job, before the fourth batch's append
-            batch = Batch(writer.book.sources["venue"], "venue x", ledger_api.digest_of(body), parse_body(body, 1 << 20), True)
+            batch = Batch(writer.book.sources["venue"], "venue x", ledger_group_commit.digest_of(body), parse_body(body, 1 << 20), True)
             await writer.submit(batch)
         writer._finish_index(wait=True)  # then no clean close: as after SIGKILL
         writer.ledger.close()
@@ -355,7 +357,7 @@ def test_prove_beside_a_running_service_answers_from_what_is_committed(ledger_di
 
 def _signed_entries(root: Path, stream: str) -> list[int]:
     """The entries of a stream, found by reading the whole signed log (the reference)."""
-    return [i for i, e in enumerate(ledger_api.read_events(root)) if e.stream == stream]
+    return [i for i, e in enumerate(ledger_api.LogReader(root).events()) if e.stream == stream]
 
 
 # -- point 8: a front that dies is started again ---------------------------------------------------
@@ -389,7 +391,7 @@ def test_a_killed_front_is_started_again_and_the_service_answers(ledger_dir: Pat
         exited = [r for r in server.lines if r.get("at") == "front-exited"]
         assert len(exited) == 3 and all(r["code"] == -signal.SIGKILL and "error" not in r for r in exited)
     assert server.proc.returncode == 0
-    assert [e.seq for e in ledger_api.read_stream_events(ledger_dir, "t/g")] == [0, 1, 2]
+    assert [e.seq for e in list(ledger_api.LogReader(ledger_dir).events("t/g"))] == [0, 1, 2]
 
 
 def _post_or_none(url: str, body: bytes, headers: dict[str, str]) -> int | None:

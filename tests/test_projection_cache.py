@@ -17,7 +17,9 @@ from audit.session import movement_ranking, open_session
 from audit.simulate import simulate_games
 from audit.standings import standings
 from audit.tournament_sim import TournamentPlan, simulate_tournament
-from ledger import PRIVATE_KEY, DerivedFiles, Signer, init
+from ledger import Signer, init
+from ledger.derived import DerivedFiles
+from ledger.layout import PRIVATE_KEY
 
 SEED = 20261201
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import ledger
+from ledger import repair as ledger_repair
 from ledger import store
 from ledger.errors import LedgerError, LedgerLocked
 from ledger.recorder import validate_lines
@@ -103,13 +104,13 @@ def test_changed_entries_are_not_repaired_and_nothing_is_touched(tmp_path: Path)
 def test_repair_takes_the_writer_lock_and_keeps_old_files_only_inside_the_ledger(tmp_path: Path) -> None:
     root = _ledger(tmp_path / "L")
     with store.Ledger.open(root), pytest.raises(LedgerLocked):
-        ledger.repair(root)
+        ledger_repair.repair(root)
     outside = tmp_path / "elsewhere"
     outside.mkdir()
     os.symlink(outside, root / "repaired")
     with pytest.raises(LedgerError, match="symbolic link"):
-        ledger.repair(root)
+        ledger_repair.repair(root)
     assert not any(outside.iterdir()) and ledger.verify(root).ok
     (root / "repaired").unlink()
-    first, second = ledger.repair(root), ledger.repair(root)  # two in the same second keep both
+    first, second = ledger_repair.repair(root), ledger_repair.repair(root)  # two in the same second keep both
     assert first.kept != second.kept and first.kept and second.kept and first.kept.exists() and second.kept.exists()

@@ -66,9 +66,9 @@ def test_replay_command_reports_the_per_game_totals(tmp_path: Path, game: str) -
     root = tmp_path / "ledger"
     init(root)
     simulate_games(root, game, 2, seed=SEED)
-    from ledger import read_events
+    from ledger import LogReader
 
-    replays = [replay_game(items) for items in game_streams(read_events(root))]
+    replays = [replay_game(items) for items in game_streams(LogReader(root).events())]
     result = cli("replay", "--ledger", str(root), "--json")
     findings = sum(len(r.findings) for r in replays)
     assert result.exit_code == (1 if findings else 0), result.output

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from audit.tournament_report import game_report_path
-from ledger import read_events, read_stream_events
+from ledger import LogReader
 from replay.picture import AS_CLAIMED, KEYS
 from replay.run import replay_game
 from schemas.common import GameEnded, GameStarted
@@ -76,7 +76,7 @@ def _upheld_appeal(base: Path, tournament: str, game: str) -> int:
     for name, role in (("zhang", "chief_referee"), ("li", "committee")):
         assert cli("keygen", "--name", name, "--out", str(keys / f"{name}.key")).exit_code == 0
         _run(root, "appeal", "register", "--pub", str(keys / f"{name}.pub"), "--role", role, "--name", name.title(), "--at", "1")
-    events = read_stream_events(root, game)
+    events = list(LogReader(root).events(game))
     start, claim = events[0], [e for e in events if isinstance(e, GameEnded)][-1]
     assert isinstance(start, GameStarted)
     filed = claim.ts + HOUR
@@ -118,7 +118,7 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, str
 
 
 def _streams(root: Path, tournament: str) -> list[str]:
-    return [e.stream for e in read_events(root) if isinstance(e, GameStarted) and e.tournament == tournament]
+    return [e.stream for e in LogReader(root).events() if isinstance(e, GameStarted) and e.tournament == tournament]
 
 
 def _open(browser: Any, path: Path, media: str = "screen", width: int = WIDTH) -> Any:
@@ -314,7 +314,7 @@ def test_pages_read_in_chinese_on_a_phone(browser: Any, pages: dict[str, tuple[P
         said = _text(page, "#verdict, table.result, table.findings")
         assert _cjk_share(said) >= CJK_FLOOR, f"{report.name}: {_cjk_share(said):.2f} of the letters are Chinese"
         assert not PYTHON_VALUES.search(_text(page, READ)), PYTHON_VALUES.search(_text(page, READ))
-        replayed = replay_game(read_stream_events(tournament.parent.parent / "ledger", report_stream(report, tournament)))
+        replayed = replay_game(list(LogReader(tournament.parent.parent / "ledger").events(report_stream(report, tournament))))
         verdict = page.locator("#verdict").inner_text()
         if replayed.outcome is None:
             assert verdict.startswith("未终局") and "Not finished" in verdict
@@ -376,7 +376,7 @@ def test_a_ruling_in_force_heads_the_summary(browser: Any, pages: dict[str, tupl
     stream, ruling = RULED["checkers"]
     page = _open(browser, game_report_path(tournament, stream))
     verdict = page.locator("#verdict").inner_text()
-    replayed = replay_game(read_stream_events(tournament.parent.parent / "ledger", stream))
+    replayed = replay_game(list(LogReader(tournament.parent.parent / "ledger").events(stream)))
     winner = {h.seat: h.holder for h in replayed.start.seats}[1]
     assert verdict.startswith(f"生效结果：{winner}") and f"裁决 seq {ruling}" in verdict and "执行申诉决定" in verdict
     assert f"ruling seq {ruling}" in verdict and "Result in force" in verdict and "the result of play was" in verdict

@@ -19,6 +19,10 @@ import pytest
 import ledger as ledger_api
 from audit.client import Client, SendError, batch_body
 from ledger import Signer
+from ledger import bundle as ledger_bundle
+from ledger import receipts as ledger_receipts
+from ledger import sources as ledger_sources
+from ledger import tiles as ledger_tiles
 from tests.ledger_support import cli, event_line, snapshot
 from tests.serve_support import Server, get, make_source, post, signed
 
@@ -79,7 +83,7 @@ def test_prove_bundle_names_who_sent_each_event(ledger_dir: Path, tmp_path: Path
     bundle = ledger_api.prove(ledger_dir, "ga")
     ledger_api.check_bundle(bundle, ledger_api.load_verifier(ledger_dir))
     assert [json.loads(s.entry)["source"] for s in bundle.senders] == ["venue-a", "venue-a"]
-    assert ledger_api.verify_senders(bundle, {"venue-a": venue.verifier}) == {0: "venue-a", 1: "venue-a"}
+    assert ledger_bundle.verify_senders(bundle, {"venue-a": venue.verifier}) == {0: "venue-a", 1: "venue-a"}
 
 
 REFUSALS = [
@@ -118,7 +122,7 @@ def test_every_refusal_has_its_status_and_reason_and_leaves_the_log_unchanged(le
     owner = make_source(tmp_path, ledger_dir, "owner")
     cup = make_source(tmp_path, ledger_dir, "cup-venue", tournaments=["cup"])
     revoked = make_source(tmp_path, ledger_dir, "gone")
-    ledger_api.change_sources(ledger_dir, lambda book, led: ledger_api.revocation(book, led, "gone", "key leaked"))
+    ledger_sources.change_sources(ledger_dir, lambda book, led: ledger_sources.revocation(book, led, "gone", "key leaked"))
     stranger = Signer.generate("stranger")
     with Server(ledger_dir, "--max-body", "4096") as server:
         body = lines_body(event_line("owned", 0), event_line("owned", 1))
@@ -199,12 +203,12 @@ def test_read_api_lets_a_witness_follow_the_log(ledger_dir: Path, tmp_path: Path
     verifier = ledger_api.load_verifier(ledger_dir)
     with Server(ledger_dir) as server:
         status, note = get(server.url, "/checkpoint")
-        old = ledger_api.check_consistency(ledger_api.ConsistencyProof(note.decode(), note.decode(), []), verifier)[0]
+        old = ledger_bundle.check_consistency(ledger_bundle.ConsistencyProof(note.decode(), note.decode(), []), verifier)[0]
         for seq in range(0, 300, 60):
             body = lines_body(*[event_line("g", s) for s in range(seq, seq + 60)])
             assert post(server.url, body, signed(venue, body))[0] == 200
         status, note = get(server.url, "/checkpoint")
-        checkpoint = ledger_api.check_consistency(ledger_api.ConsistencyProof(note.decode(), note.decode(), []), verifier)[1]
+        checkpoint = ledger_bundle.check_consistency(ledger_bundle.ConsistencyProof(note.decode(), note.decode(), []), verifier)[1]
         size = checkpoint.size
         assert size > 256
         full = get(server.url, "/tile/entries/000")[1]
@@ -228,7 +232,7 @@ def test_read_api_lets_a_witness_follow_the_log(ledger_dir: Path, tmp_path: Path
 
         verify_inclusion(leaf_hash(proof["entry"].encode()), 7, size, [base64.b64decode(p) for p in proof["proof"]], checkpoint.root)
         consistency = json.loads(get(server.url, f"/consistency?old={old.size}")[1])
-        ledger_api.check_consistency(ledger_api.ConsistencyProof(**consistency), verifier)
+        ledger_bundle.check_consistency(ledger_bundle.ConsistencyProof(**consistency), verifier)
         stream = json.loads(get(server.url, "/streams/g")[1])
         assert [e["seq"] for e in stream["entries"]] == list(range(300))
         assert get(server.url, "/streams/nothing")[0] == 404
@@ -275,7 +279,7 @@ def test_send_command_and_source_commands(ledger_dir: Path, tmp_path: Path) -> N
         events.write_bytes(lines_body(event_line("cup/r1/t1", 7)))
         refused = cli("send", str(events), "--url", server.url, "--key", str(key))
         assert refused.exit_code == 1 and "revoked-source" in refused.output
-    assert [e.seq for e in ledger_api.read_stream_events(ledger_dir, "cup/r1/t1")] == list(range(7))
+    assert [e.seq for e in list(ledger_api.LogReader(ledger_dir).events("cup/r1/t1"))] == list(range(7))
 
 
 def test_client_refusal_is_raised_not_retried(ledger_dir: Path, tmp_path: Path) -> None:
@@ -359,9 +363,9 @@ def test_simulate_drives_a_live_event_in_one_command(ledger_dir: Path) -> None:
         summary = json.loads(result.output)
         health = json.loads(get(server.url, "/healthz")[1])
     assert summary["tables"] == 3 and health["size"] == summary["size"]
-    sent = sum(len(ledger_api.read_stream_events(ledger_dir, s)) for s in summary["streams"])
+    sent = sum(len(list(ledger_api.LogReader(ledger_dir).events(s))) for s in summary["streams"])
     assert sent == summary["events"]
-    sources = ledger_api.read_stream_events(ledger_dir, "log.sources")
+    sources = list(ledger_api.LogReader(ledger_dir).events("log.sources"))
     assert [e.name for e in sources] == [f"{summary['tag']}-t{n}" for n in (1, 2, 3)]
     assert ledger_api.verify(ledger_dir).ok
 
@@ -423,7 +427,7 @@ def test_kept_nodes_prove_as_the_tiles_do_at_every_size(ledger_dir: Path) -> Non
     from schemas import decode, encode
 
     led = ledger_api.Ledger.open(ledger_dir)
-    kept = [ledger_api.KeptNodes(ledger_dir, 0)]
+    kept = [ledger_receipts.KeptNodes(ledger_dir, 0)]
     try:
         seq = 0
         for chunk in (1, 2, 5, 60, 190, 1, 255, 3, 300):  # crosses 256, 512 and 768 entries
@@ -431,25 +435,25 @@ def test_kept_nodes_prove_as_the_tiles_do_at_every_size(ledger_dir: Path) -> Non
             led.append([ledger_api.Pending(n, event, encode(event)) for n, event in enumerate(events, 1)])
             seq += chunk
             checkpoint = led.checkpoint()
-            data = ledger_api.EntryReader(ledger_dir).read(0, checkpoint.size)
+            data = [d for _, d in ledger_api.LogReader(ledger_dir).entries(0, checkpoint.size)]
             if chunk == 5:  # from here on, one that began with tiles under it
-                kept.append(ledger_api.KeptNodes(ledger_dir, checkpoint.size - chunk))
+                kept.append(ledger_receipts.KeptNodes(ledger_dir, checkpoint.size - chunk))
             for nodes in kept:
                 nodes.add(data[nodes.end:checkpoint.size])
                 assert nodes.subtree(0, checkpoint.size) == checkpoint.root
             for index in sorted({0, 1, checkpoint.size // 2, checkpoint.size - chunk, checkpoint.size - 1} & set(range(checkpoint.size))):
-                fresh = ledger_api.prove_entry(ledger_api.TileReader(ledger_dir), checkpoint, index, data[index])
+                fresh = ledger_receipts.prove_entry(ledger_tiles.TileReader(ledger_dir), checkpoint, index, data[index])
                 for nodes in kept:
-                    assert ledger_api.prove_entry(ledger_api.Subtrees(nodes), checkpoint, index, data[index]) == fresh
+                    assert ledger_receipts.prove_entry(ledger_receipts.Subtrees(nodes), checkpoint, index, data[index]) == fresh
                 verify_inclusion(leaf_hash(data[index]), index, checkpoint.size, [base64.b64decode(p) for p in fresh.proof],
                                  checkpoint.root)
-            tiles = ledger_api.TileReader(ledger_dir)
+            tiles = ledger_tiles.TileReader(ledger_dir)
             commit = [0, *range(checkpoint.size - chunk, checkpoint.size)]  # the writer prepares a commit's proofs in one walk
             for nodes in kept:
-                prepared = ledger_api.Subtrees(nodes)
+                prepared = ledger_receipts.Subtrees(nodes)
                 prepared.prepare(commit, checkpoint.size)
                 for index in commit:
-                    assert prepared.path(index, checkpoint.size) == ledger_api.prove_entry(tiles, checkpoint, index, data[index]).proof
+                    assert prepared.path(index, checkpoint.size) == ledger_receipts.prove_entry(tiles, checkpoint, index, data[index]).proof
     finally:
         led.close()
 
@@ -467,12 +471,12 @@ def test_signatures_checked_together_each_get_their_own_verdict(threads: int) ->
     asked, expected = [], []
     for k, body in enumerate(bodies):
         owner = signers[k % 3]
-        message = ledger_api.signed_message(owner.name, body, "test.local/log")
-        _, _, signature = ledger_api.parse_signature(ledger_api.sign_batch(owner, body, "test.local/log"))
+        message = ledger_sources.signed_message(owner.name, body, "test.local/log")
+        _, _, signature = ledger_sources.parse_signature(ledger_sources.sign_batch(owner, body, "test.local/log"))
         if k == 4:  # forged: a bit of the signature flipped
             signature = bytes([signature[0] ^ 1]) + signature[1:]
         if k == 7:  # signed by another source's key
-            _, _, signature = ledger_api.parse_signature(ledger_api.sign_batch(signers[(k + 1) % 3], body, "test.local/log"))
+            _, _, signature = ledger_sources.parse_signature(ledger_sources.sign_batch(signers[(k + 1) % 3], body, "test.local/log"))
         asked.append((owner.verifier, message, signature))
         expected.append(k not in (4, 7))
 

@@ -79,13 +79,13 @@ def test_sigkill_under_load_loses_no_acknowledged_event_and_lands_resends_once(t
         broke = asyncio.run(finish())
     report = ledger_api.verify(root)
     assert report.ok, f"{report.error} (seed {seed})"
-    log = ledger_api.read_entries(root)
-    records = ledger_api.read_stream_events(root, "log.batches")
+    log = ledger_api.LogReader(root).packed()
+    records = list(ledger_api.LogReader(root).events("log.batches"))
     digests = [r.digest for r in records]
     assert max(sent_from) < BATCHES, f"every kill landed under load: the sources had batches left (seed {seed})"
     assert len(digests) == len(set(digests)) == SOURCES * (max(sent_from) + 1), f"one record per batch (seed {seed})"
     for n in range(SOURCES):
-        events = ledger_api.read_stream_events(root, f"v{n}/g")
+        events = list(ledger_api.LogReader(root).events(f"v{n}/g"))
         assert [e.seq for e in events] == list(range(len(events))), f"source {n}: a gap or a repeat (seed {seed})"
         assert len(events) == 2 * broke[n], f"source {n}: every batch sent landed exactly once (seed {seed})"
         for receipt in acked[n].values():
@@ -117,7 +117,7 @@ def test_sigterm_under_load_finishes_the_commit_in_flight(tmp_path: Path) -> Non
         assert again.wait_for(lambda r: r.get("at") == "started")["recovered"] is None
     assert ledger_api.verify(root).ok
     for n in range(SOURCES):
-        assert len(ledger_api.read_stream_events(root, f"v{n}/g")) >= len(acked[n])
+        assert len(list(ledger_api.LogReader(root).events(f"v{n}/g"))) >= len(acked[n])
     assert stopped["size"] == ledger_api.newest_checkpoint(root, ledger_api.load_verifier(root)).size
 
 
@@ -135,7 +135,7 @@ def test_a_commit_signed_without_the_index_recovers_it_after_a_crash(tmp_path: P
     with ledger_api.Ledger.open(root) as led:
         assert led.next_seq("g") == 5 and led.checkpoint_size == signed.size
     assert ledger_api.verify(root).ok
-    assert [e.seq for e in ledger_api.read_stream_events(root, "g")] == list(range(5))
+    assert [e.seq for e in list(ledger_api.LogReader(root).events("g"))] == list(range(5))
 
 
 def _event(stream: str, seq: int):  # noqa: ANN202

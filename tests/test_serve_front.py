@@ -84,7 +84,7 @@ def test_the_fronts_serve_every_route_and_die_with_a_killed_writer(ledger_dir: P
     with Server(ledger_dir) as again:
         assert post(again.url, body_of("g", 6), signed(venue, body_of("g", 6)))[0] == 200
         assert not any(p.exists() for p in left), "the next service removed what the killed one left"
-    assert [e.seq for e in ledger_api.read_stream_events(ledger_dir, "g")] == list(range(7))
+    assert [e.seq for e in list(ledger_api.LogReader(ledger_dir).events("g"))] == list(range(7))
     assert ledger_api.verify(ledger_dir).ok
 
 
@@ -125,7 +125,7 @@ def test_sigterm_under_load_answers_every_batch_and_stops_the_fronts(ledger_dir:
     assert not any(alive(p) for p in fronts)
     assert all(acked), "every source had batches acknowledged before the stop"
     for n in range(len(signers)):
-        stored = ledger_api.read_stream_events(ledger_dir, f"v{n}/g")
+        stored = list(ledger_api.LogReader(ledger_dir).events(f"v{n}/g"))
         assert len(stored) >= len(acked[n]), f"source {n}: an acknowledged batch is missing"
     assert ledger_api.verify(ledger_dir).ok
 
@@ -145,7 +145,7 @@ def test_a_source_registered_through_the_service_sends_at_once(ledger_dir: Path,
         assert post(server.url, body_of("late/g", 0), signed(late, body_of("late/g", 0), log_of(ledger_dir)))[0] == 200
         status, _, data = post(server.url, body_of("late/g", 1), signed(forger, body_of("late/g", 1), log_of(ledger_dir)))
         assert (status, json.loads(data)["error"]) == (401, "bad-signature")
-    assert [e.seq for e in ledger_api.read_stream_events(ledger_dir, "late/g")] == [0]
+    assert [e.seq for e in list(ledger_api.LogReader(ledger_dir).events("late/g"))] == [0]
 
 
 def test_without_fronts_one_process_serves_everything(ledger_dir: Path, tmp_path: Path) -> None:

@@ -25,8 +25,8 @@ from audit.live_store import FINDINGS, GAMES, KEYS, STATE, LiveStore, Opened, op
 from audit.session import movement_ranking
 from audit.simulate import record_events
 from audit.tournament_sim import TournamentPlan, simulate_tournament
-from ledger import Ledger, indexed_size, init
-from ledger.read import read_events
+from ledger import Ledger, LogReader, init
+from ledger.derived import indexed_size
 from schemas.common import GameEnded, GameStarted, RoundClosed
 from schemas.envelope import Event
 from tests.serve_support import Server, get, make_source
@@ -44,7 +44,7 @@ def sources(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], l
         init(root)
         simulate_tournament(root, TournamentPlan(game=game, players=PLAYERS[game], rounds=2, games_per_round=1, seed=5,
                                                  inject=fault), movement_ranking)
-        found[game, fault] = list(read_events(root))
+        found[game, fault] = list(LogReader(root).events())
     return found
 
 
@@ -286,7 +286,7 @@ def test_served_restart_reads_only_the_open_game_and_finds_a_move_planted_after(
             if listed:
                 break
             asyncio.run(asyncio.sleep(0.05))
-    log = list(read_events(root))
+    log = list(LogReader(root).events())
     want = [msgspec.to_builtins(f) for f in reference(log)]
     assert want and want[0]["code"] in ILLEGAL_CODES["checkers"] and want[0]["stream"] == events[0].stream
     assert listed == want[:len(listed)]

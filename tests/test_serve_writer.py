@@ -60,10 +60,10 @@ def _tables(n: int, moves: int) -> tuple[str, list]:
 
 
 def _register(root, tag: str, tables: list) -> None:
-    import ledger as ledger_api
+    from ledger import sources as ledger_sources
 
     for n, t in enumerate(tables, start=1):
-        ledger_api.change_sources(root, lambda book, led, t=t, n=n: ledger_api.registration(  # type: ignore[misc]
+        ledger_sources.change_sources(root, lambda book, led, t=t, n=n: ledger_sources.registration(  # type: ignore[misc]
             book, led, t.signer.name, t.signer.verifier, (), [f"{tag}/t{n}"]))
 
 
@@ -138,7 +138,9 @@ def test_the_service_writer_indexes_beside_its_commits(tmp_path, monkeypatch) ->
     import ledger.group_commit as writer_module
     from audit.client import batch_body
     from audit.serve import parse_body
-    from ledger import Batch, Writer, check_receipt, digest_of, init, load_verifier, sign_batch, verify
+    from ledger import check_receipt, init, load_verifier, verify
+    from ledger.group_commit import Batch, Writer, digest_of
+    from ledger.sources import sign_batch
 
     monkeypatch.setattr(writer_module, "INDEX_EVERY_S", 0.0)
     root = tmp_path / "ledger"
@@ -181,11 +183,10 @@ def test_receipt_proofs_from_the_appends_leaf_hashes_are_the_tiles_proofs(tmp_pa
     import base64
     import random
 
-    from ledger import Ledger, Pending, init
+    from ledger import Ledger, LogReader, Pending, init
     from ledger.merkle import inclusion_proof, leaf_hash
     from ledger.receipts import KeptNodes, Subtrees
     from ledger.tiles import TileReader
-    from ledger.tlog import EntryReader
     from schemas import encode
 
     root = tmp_path / "ledger"
@@ -212,7 +213,7 @@ def test_receipt_proofs_from_the_appends_leaf_hashes_are_the_tiles_proofs(tmp_pa
             tiles = TileReader(root)
             for i in picked:
                 assert mine.path(i, size) == [base64.b64encode(h).decode() for h in inclusion_proof(i, size, tiles.subtree)]
-        stored = EntryReader(root).read(0, led.size)
+        stored = [data for _, data in LogReader(root).entries(0, led.size)]
         assert b"".join(map(leaf_hash, stored[-result.appended:])) == result.leaves
 
 
@@ -221,7 +222,8 @@ def test_the_live_state_names_the_root_the_commit_signed(tmp_path) -> None:
     root of the checkpoint the commit handed over is the one written (a restart accepts it); a
     root noted for another size is not used; a wrong one would be refused at the restart."""
     from audit.live_store import LiveStore, open_auditor
-    from ledger import Ledger, Pending, init, tree_root
+    from ledger import Ledger, Pending, init
+    from ledger.derived import tree_root
     from schemas import encode
 
     root = tmp_path / "ledger"

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from ledger import read_stream_events
+from ledger import LogReader
 from replay.picture import AS_CLAIMED
 from tests.ledger_support import cli
 
@@ -70,7 +70,7 @@ def test_show_beyond_a_halted_replay_is_the_log_claim(planted: tuple[Path, dict[
     move halted draws the board as the log claims it, says so and names the finding that halted it;
     a Paohuzi deal goes on derived (no claim, no refusal named)."""
     root, found = planted
-    events = read_stream_events(root, found["stream"])
+    events = list(LogReader(root).events(found["stream"]))
     later = next(e.seq for e in events if e.seq > found["seq"] + 1 and e.kind.endswith((".moved", ".discarded")))
     svg = tmp_path / "later.svg"
     result = cli("show", "--ledger", str(root), "--game", found["stream"], "--at", str(later), "--svg", str(svg))

@@ -213,7 +213,9 @@ def _resign(root: Path, out: Path) -> None:
     import hashlib
 
     from audit.export import MANIFEST, MANIFEST_FORMAT, MANIFEST_NOTE
-    from ledger import PRIVATE_KEY, Signer, sign_note
+    from ledger import Signer
+    from ledger.layout import PRIVATE_KEY
+    from ledger.notes import sign_note
 
     manifest = json.loads((out / MANIFEST).read_text())
     for f in manifest["files"]:

@@ -22,7 +22,9 @@ from audit.db import AuditDB
 from audit.live import LiveFinding
 from audit.live_store import FINDINGS, LiveStore
 from audit.projection import Projection
-from ledger import PRIVATE_KEY, PUBLIC_KEY, DerivedFiles, LedgerCorrupt, Signer, newest_signed, read_entries
+from ledger import LedgerCorrupt, LogReader, Signer
+from ledger.derived import DerivedFiles
+from ledger.layout import PRIVATE_KEY, PUBLIC_KEY
 from ledger.notes import sign_note, split_note
 from ledger.segments import frame, iter_frames, list_segments
 from tests.ledger_support import cli, event_line, flat
@@ -81,8 +83,8 @@ def _install(root: Path, insider: Signer, private: bool) -> None:
 def _forge_projection(root: Path, signer: Signer) -> None:
     """Keeps a projection of this very log in which every game's winners are swapped, signed by `signer`."""
     files = DerivedFiles(root, cache.NAME)
-    log = read_entries(root)
-    projection, _ = cache.load(files, root, log, cache.log_digest(log), newest_signed(root))
+    log = LogReader(root).packed()
+    projection, _ = cache.load(files, root, log, cache.log_digest(log), LogReader(root).signed())
     tables = dict(projection.tables())
     games = tables["games"]
     kind = games.schema.field("derived_winners").type
@@ -94,7 +96,7 @@ def _forge_projection(root: Path, signer: Signer) -> None:
     original = cache.load_signer
     cache.load_signer = lambda _root: signer  # type: ignore[assignment]
     try:
-        cache.keep(files, root, len(log), cache.log_digest(log), forged, db.built_tables(), newest_signed(root))
+        cache.keep(files, root, len(log), cache.log_digest(log), forged, db.built_tables(), LogReader(root).signed())
     finally:
         cache.load_signer = original  # type: ignore[assignment]
 
@@ -172,7 +174,7 @@ def test_insider_key_pair_passes_only_unpinned_and_the_output_says_so(root: Path
 
 def test_pinned_readers_say_the_key_and_the_size_they_verified_to(root: Path, genuine: str) -> None:
     """28.4/28.6: a pinned reader says so, and every reader says the signed size it verified to (text and JSON)."""
-    size = newest_signed(root).size
+    size = LogReader(root).signed().size
     doc = _standings(root, "--key", genuine)
     assert doc["trust"]["key"]["pinned"] is True and doc["trust"]["verified_size"] == size
     for args in (["replay", "--format", "json"], ["show", "--game", f"{TOURNAMENT}/r1/t1/g1", "--json"], ["query", "SELECT 1", "--json"]):
@@ -275,10 +277,10 @@ def test_query_parquet_says_which_checkpoint_and_checks_the_events_tree(root: Pa
     manifest signature."""
     out = tmp_path / "old"
     assert cli("export", "--ledger", str(root), "--parquet", str(out), "--quiet").exit_code == 0
-    size = newest_signed(root).size
+    size = LogReader(root).signed().size
     (tmp_path / "more.jsonl").write_bytes(event_line("later-stream", 0) + b"\n")
     assert cli("record", str(tmp_path / "more.jsonl"), "--ledger", str(root)).exit_code == 0
-    assert newest_signed(root).size == size + 1  # the export is now of an older checkpoint
+    assert LogReader(root).signed().size == size + 1  # the export is now of an older checkpoint
     listed = cli("query", "--parquet", str(out), "--key", genuine, "SELECT count(*) AS n FROM events", "--json")
     assert listed.exit_code == 0, listed.output
     assert json.loads(listed.stdout)["trust"]["verified_size"] == size

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from audit.export import MANIFEST, load_parquet
-from ledger import OutputRefused, Verifier, output_directory, stream_file_name
+from ledger import Verifier
+from ledger.outputs import OutputRefused, output_directory, stream_file_name
 from tests.ledger_support import cli, snapshot
 
 

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from ledger import PUBLIC_KEY, signed_extent
+from ledger import LogReader
 from ledger.fastscan import frame_batch
-from ledger.layout import SEGMENTS
+from ledger.layout import PUBLIC_KEY, SEGMENTS
 from ledger.segments import frame, iter_frames, list_segments
 from schemas import encode
 from schemas.common import MoveTimeUsed
@@ -71,7 +71,7 @@ def _flip_winner(root: Path) -> int:
 
 def _forge_tail(root: Path, count: int = 3) -> int:
     """The insider's forgery: committed frames with valid CRCs after the last entry (no key needed); returns the signed size."""
-    signed, unsigned = signed_extent(root)
+    signed, unsigned = LogReader(root).extent()
     assert unsigned == 0
     payloads = [encode(MoveTimeUsed(stream="forged/g1", seq=seq, ts=1_000 + seq, seat=0, ms=500)) for seq in range(count)]
     with open(list_segments(root / SEGMENTS)[-1][1], "ab") as f:
@@ -115,7 +115,7 @@ def test_the_exports_stop_at_the_signed_size_after_a_forged_tail(root: Path, gen
     assert result.exit_code == 0, result.output
     lines = out.read_bytes().splitlines()
     assert len(lines) == signed and not any(b"forged/g1" in line for line in lines)
-    assert "the 3 unsigned entries after it are not shown" in flat(result.output)
+    assert "the 3 unsigned entries after the newest signed checkpoint are not shown" in flat(result.output)
 
 
 @pytest.mark.parametrize("command", ["jsonl", "tiles", "record-game", "record-tournament", "prove", "parquet", "consistency", "witness"])
@@ -123,7 +123,7 @@ def test_the_exports_and_prove_say_the_size_verified_to_and_whether_the_key_was_
                                                                                          command: str) -> None:
     """28.4/28.6: every command that hands on results says which key checked them (pinned with --key,
     else taken from the directory and said to be unpinned) and the signed size it verified to."""
-    size = signed_extent(root)[0]
+    size = LogReader(root).extent()[0]
     for pin, words in (([], UNPINNED), (["--key", genuine], PINNED)):
         out = tmp_path / f"out{len(pin)}"
         out.mkdir()
@@ -140,7 +140,8 @@ def test_a_swapped_signer_pub_is_refused_by_the_exports_under_the_pinned_key(roo
                                                                                 command: str) -> None:
     """28.4: with the insider's key put in `signer.pub` (and `signer.key` not readable here), an export
     under the pinned key (--key or MATCHLEDGER_LOG_KEY) refuses instead of exporting."""
-    from ledger import PRIVATE_KEY, Signer
+    from ledger import Signer
+    from ledger.layout import PRIVATE_KEY
     from ledger.notes import sign_note, split_note
 
     insider = Signer.generate(Signer.load(root / PRIVATE_KEY).name)
@@ -181,8 +182,8 @@ def test_a_batch_for_another_log_with_the_same_origin_string_is_refused(tmp_path
     """28.10 (batches replay across logs): staging and production were both created with `init --origin
     cup.example/log`, each with its own key; the same source is registered in both. A batch signed
     for staging must be refused by production."""
-    from ledger import Ledger, Signer, change_sources, init, registration, sign_batch
-    from ledger.sources import SourceRefused, load_source_book
+    from ledger import Ledger, Signer, init
+    from ledger.sources import SourceRefused, change_sources, load_source_book, registration, sign_batch
 
     venue = Signer.generate("venue")
     books = []
@@ -203,7 +204,8 @@ def test_a_writer_refuses_a_replaced_key_pair_under_the_pinned_key(root: Path, g
     """28.4 (trust is anchored in a pinned key): an insider replaces `signer.key` and `signer.pub` with a
     pair of their own and re-signs every note. With the log's key pinned (MATCHLEDGER_LOG_KEY), the
     operator's writer (`record`, `appeal register`: one open) refuses to sign with it; nothing changes."""
-    from ledger import PRIVATE_KEY, Signer
+    from ledger import Signer
+    from ledger.layout import PRIVATE_KEY
     from ledger.notes import sign_note, split_note
     from tests.ledger_support import event_line, snapshot
 
@@ -299,7 +301,7 @@ def test_hu_on_a_recorded_game_says_the_key_and_the_size_verified_to(tmp_path: P
     assert result.exit_code in (0, 3) and UNPINNED in flat(result.output), result.output
     result = cli(*args, "--key", str(root / PUBLIC_KEY), "--json")
     trust = json.loads(result.stdout)["trust"]
-    assert trust["key"]["pinned"] and trust["verified_size"] == signed_extent(root)[0]
+    assert trust["key"]["pinned"] and trust["verified_size"] == LogReader(root).extent()[0]
 
 
 @pytest.mark.parametrize("inside", ["segments/00000000000000099999.seg", "checkpoints/x", "inner"])

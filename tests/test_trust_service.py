@@ -134,7 +134,7 @@ def test_unread_live_streams_freeze_nothing(ledger_dir: Path, tmp_path: Path) ->
         assert refused and all(r["error"] == "too-many-streams" for r in refused)
     from schemas.log import SourceRevoked
 
-    assert [e.name for e in ledger_api.read_stream_events(ledger_dir, "log.sources") if isinstance(e, SourceRevoked)] == ["leaver"]
+    assert [e.name for e in list(ledger_api.LogReader(ledger_dir).events("log.sources")) if isinstance(e, SourceRevoked)] == ["leaver"]
 
 
 @pytest.mark.skipif(not Path("/proc/self/limits").exists(), reason="reads the service's limits in Linux's /proc")
@@ -174,7 +174,7 @@ def test_silent_connections_are_capped_closed_and_reset_no_batch(ledger_dir: Pat
         server.stop()
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
     assert [r["error"] for r in server.lines if r.get("status") == 503] == ["too-many-connections"]
-    assert [e.seq for e in ledger_api.read_stream_events(ledger_dir, "g")] == [0, 1, 2]
+    assert [e.seq for e in list(ledger_api.LogReader(ledger_dir).events("g"))] == [0, 1, 2]
 
 
 def test_without_fronts_the_live_cap_holds(ledger_dir: Path) -> None:
@@ -360,7 +360,7 @@ def test_a_registration_sent_again_is_acknowledged_once(ledger_dir: Path, tmp_pa
         late = ledger_api.Signer.load(key)
         assert post(server.url, body_of("cup/g", 0), signed(late, body_of("cup/g", 0), log_of(ledger_dir)))[0] == 200
     assert cli(*add, "--ledger", str(ledger_dir)).exit_code == 0, "offline, the same registration again"
-    registered = [e for e in ledger_api.read_stream_events(ledger_dir, "log.sources") if e.kind == "source.registered"]
+    registered = [e for e in list(ledger_api.LogReader(ledger_dir).events("log.sources")) if e.kind == "source.registered"]
     assert [e.name for e in registered] == ["late"]
     assert cli("source", "revoke", "--name", "late", "--ledger", str(ledger_dir)).exit_code == 0
     after = cli(*add, "--ledger", str(ledger_dir))
@@ -398,7 +398,7 @@ def test_send_keeps_the_receipts_before_a_refusal_and_check_proof_reads_them(led
     receipts.write_bytes(first + b"\n" + json.dumps(forged).encode() + b"\n")
     refused = cli("check-proof", str(receipts), "--key", str(ledger_dir / "signer.pub"))
     assert refused.exit_code == 1 and f"{receipts} line 2:" in refused.stderr, refused.output
-    assert [e.seq for e in ledger_api.read_stream_events(ledger_dir, "g")] == [0, 1, 2, 3]
+    assert [e.seq for e in list(ledger_api.LogReader(ledger_dir).events("g"))] == [0, 1, 2, 3]
 
 
 # -- issue 33 point 3: clients ride out a restart ----------------------------------------------
@@ -445,7 +445,7 @@ class LiveRun:
 
 def whole(ledger: Path, stream: str) -> bool:
     """Tells whether a table's game is recorded whole: from game.started to game.ended, seqs dense."""
-    events = ledger_api.read_stream_events(ledger, stream)
+    events = list(ledger_api.LogReader(ledger).events(stream))
     return bool(events) and [e.seq for e in events] == list(range(len(events))) and events[-1].kind == "game.ended"
 
 
@@ -509,6 +509,6 @@ def test_a_table_refused_stops_alone_and_an_outage_is_reported_and_resumed(ledge
         again.join()
     assert again.error is None, again.error
     assert complete(ledger_dir, "out", 2)
-    registered = [e.name for e in ledger_api.read_stream_events(ledger_dir, "log.sources") if e.kind == "source.registered"]
+    registered = [e.name for e in list(ledger_api.LogReader(ledger_dir).events("log.sources")) if e.kind == "source.registered"]
     assert registered.count("out-t1") == 1 and registered.count("out-t2") == 1
     assert ledger_api.verify(ledger_dir).ok

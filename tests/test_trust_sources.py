@@ -18,8 +18,10 @@ import ledger as ledger_api
 from audit.client import Client
 from audit.live_sim import make_tables
 from audit.serve import parse_body
-from ledger import Batch, Ledger, LedgerError, Pending, Refusal, Signer, Writer, digest_of, record
+from ledger import Ledger, LedgerError, Pending, Signer, record
+from ledger import sources as ledger_sources
 from ledger.errors import SequenceError
+from ledger.group_commit import Batch, Refusal, Writer, digest_of
 from ledger.sources import SCHEME, load_source_book, old_message
 from schemas import ContractError, decode, decode_line, encode
 from schemas.log import BATCHES_STREAM, SOURCES_STREAM, BatchReceived, SourceRegistered
@@ -72,7 +74,7 @@ def test_the_group_commit_refuses_with_the_ledgers_own_append_rules(ledger_dir: 
         writer = Writer(ledger_dir)
         try:
             source = writer.book.sources["venue"]
-            futures = [writer.submit(Batch(source, signed(venue, body)[ledger_api.SIGNATURE_HEADER], digest_of(body),
+            futures = [writer.submit(Batch(source, signed(venue, body)[ledger_sources.HEADER], digest_of(body),
                                            parse_body(body, 1 << 20), True)) for body in (first, gap, third)]
             return list(await asyncio.gather(*futures, return_exceptions=True))
         finally:
@@ -124,7 +126,7 @@ def test_a_source_can_write_none_of_the_logs_own_kinds_nor_streams(ledger_dir: P
             assert snapshot(ledger_dir) == before, f"{name}: the log changed"
     book = _book(ledger_dir)
     assert set(book.sources) == {"attacker", "victim"} and not book.sources["victim"].revoked
-    assert not any(ledger_api.read_stream_events(ledger_dir, s) for s in ("log.witnesses", "log.arbiters"))
+    assert not any(list(ledger_api.LogReader(ledger_dir).events(s)) for s in ("log.witnesses", "log.arbiters"))
 
 
 def test_a_forged_batch_record_never_answers_another_sources_batch(ledger_dir: Path, tmp_path: Path, service_path: str) -> None:
@@ -173,12 +175,12 @@ def test_only_the_writers_records_are_folded_and_a_receipt_needs_one_in_log_batc
 
     from ledger.checkpoints import newest_checkpoint
     from ledger.receipts import KeptNodes, Subtrees, build_receipt
-    from ledger.tlog import EntryReader
 
     checkpoint = newest_checkpoint(ledger_dir, ledger_api.load_verifier(ledger_dir))
     assert checkpoint is not None
-    data = EntryReader(ledger_dir).read(record_entry, 1)[0]
-    theirs = [(0, EntryReader(ledger_dir).read(0, 1)[0])]
+    reader = ledger_api.LogReader(ledger_dir)
+    _, data = next(reader.entries(record_entry, 1))
+    theirs = list(reader.entries(0, 1))
     receipt = build_receipt(ledger_dir, checkpoint, "victim", digest_of(body), (record_entry, data), theirs,
                             Subtrees(KeptNodes(ledger_dir, checkpoint.size)))
     with pytest.raises(ledger_api.BundleError, match="not a batch record of the log's stream 'log.batches'"):
@@ -215,7 +217,7 @@ def test_record_refuses_the_logs_own_kinds_and_the_operators_commands_still_writ
                "--role", "chief_referee", "--at", "1").exit_code == 0
     assert cli("source", "add", "--ledger", str(ledger_dir), "--name", "zhang", "--key", str(tmp_path / "k" / "zhang.pub")).exit_code == 0
     assert cli("cosign", "--ledger", str(ledger_dir), "--key", str(tmp_path / "k" / "zhang.key")).exit_code == 0
-    assert [e.kind for e in ledger_api.read_events(ledger_dir)] == ["arbiter.registered", "source.registered", "log.witness_added"]
+    assert [e.kind for e in ledger_api.LogReader(ledger_dir).events()] == ["arbiter.registered", "source.registered", "log.witness_added"]
     assert ledger_api.verify(ledger_dir).ok
 
 
@@ -250,7 +252,7 @@ def test_a_batch_signed_for_another_log_or_the_old_scheme_is_refused(ledger_dir:
     staging = tmp_path / "S"
     ledger_api.init(staging, "trust.test/staging")
     venue = make_source(tmp_path, staging, "venue", streams=["g/"])
-    ledger_api.change_sources(ledger_dir, lambda book, led: ledger_api.registration(book, led, "venue", venue.verifier, (), ["g/"]))
+    ledger_sources.change_sources(ledger_dir, lambda book, led: ledger_sources.registration(book, led, "venue", venue.verifier, (), ["g/"]))
     body = lines(event_line("g/1", 0))
     header = signed(venue, body)  # for the log it was registered in: staging (its origin and key id)
     with Server(staging, "--no-live") as server:
@@ -259,7 +261,7 @@ def test_a_batch_signed_for_another_log_or_the_old_scheme_is_refused(ledger_dir:
         before = snapshot(ledger_dir)
         status, _, data = post(server.url, body, header)
         assert (status, json.loads(data)["error"]) == (401, "bad-signature") and ORIGIN in json.loads(data)["message"]
-        old = {ledger_api.SIGNATURE_HEADER: venue.sign_line(old_message("venue", body)).removeprefix("— ").strip()}
+        old = {ledger_sources.HEADER: venue.sign_line(old_message("venue", body)).removeprefix("— ").strip()}
         status, _, data = post(server.url, body, old)
         answer = json.loads(data)
         assert (status, answer["error"]) == (401, "old-signature") and SCHEME in answer["message"] and ORIGIN in answer["message"]
@@ -289,11 +291,11 @@ def test_a_stream_id_may_not_end_in_a_newline_nor_hold_dot_segments(stream: str,
     with pytest.raises(ContractError):
         record(ledger_dir, [event_line("ok", 0), line])
     with pytest.raises(LedgerError, match="source registration"):
-        ledger_api.change_sources(ledger_dir, lambda book, led: ledger_api.registration(
+        ledger_sources.change_sources(ledger_dir, lambda book, led: ledger_sources.registration(
             book, led, "venue", Signer.generate("venue").verifier, (), [stream]))
     assert snapshot(ledger_dir) == before
 
 
-def _book(root: Path) -> ledger_api.SourceBook:
+def _book(root: Path) -> ledger_sources.SourceBook:
     with Ledger.open(root) as led:
         return load_source_book(led)

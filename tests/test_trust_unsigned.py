@@ -24,18 +24,18 @@ from audit.certify import certify
 from audit.session import movement_ranking, open_session
 from audit.standings import standings
 from audit.tournament_sim import TournamentPlan, simulate_tournament
-from ledger import Ledger, Pending, init, read_events, read_stream_events, signed_extent
+from ledger import Ledger, LogReader, Pending, init
 from ledger.checkpoints import checkpoint_path, write_checkpoint
 from ledger.errors import ForeignEntries, LedgerCorrupt
 from ledger.fastscan import frame_batch
-from ledger.frames import REPAIRED, iter_entries
+from ledger.frames import REPAIRED
 from ledger.layout import CHECKPOINTS, LATEST, SEGMENTS
 from ledger.notes import Signer
 from ledger.segments import list_segments, segment_path
 from ledger.verify import verify
 from schemas import encode
 from schemas.common import GameEnded, GameStarted, MoveTimeUsed
-from tests.ledger_support import cli, flat, snapshot
+from tests.ledger_support import cli, committed_entries, flat, snapshot
 
 SEED = 5
 T = f"checkers-cup-{SEED}"
@@ -66,8 +66,8 @@ def genuine(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[bytes]
     shutil.copytree(root, scratch)
     size = _committed(root)
     game = sorted(e.stream for e in _events(root) if isinstance(e, GameStarted))[-1]
-    claim = [e for e in read_stream_events(root, game) if isinstance(e, GameEnded)][-1]
-    player = next(e for e in read_stream_events(root, game) if isinstance(e, GameStarted)).seats[0].holder
+    claim = [e for e in list(LogReader(root).events(game)) if isinstance(e, GameEnded)][-1]
+    player = next(e for e in list(LogReader(root).events(game)) if isinstance(e, GameStarted)).seats[0].holder
     _run(scratch, "appeal", "register", "--pub", str(keys / "mallory.pub"), "--role", "chief_referee", "--name", "Mallory", "--at", "1")
     _run(scratch, "appeal", "register", "--pub", str(keys / "eve.pub"), "--role", "committee", "--name", "Eve", "--at", "1")
     filed = claim.ts + 6 * HOUR
@@ -79,7 +79,7 @@ def genuine(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[bytes]
     _run(scratch, "appeal", "rule", "--stream", game, "--kind", "result_override", "--corrects", str(claim.seq),
          "--winners", "1" if claim.winners == [0] else "0", "--text", "overridden", "--carries-out", f"{T}#{decided}",
          "--key", str(keys / "mallory.key"), "--at", str(filed + 2 * HOUR))
-    forged = [data for i, data in iter_entries(scratch) if i >= size]
+    forged = [data for i, data in committed_entries(scratch) if i >= size]
     kinds = [json.loads(d)["kind"] for d in forged]
     assert kinds.count("arbiter.registered") == 2 and {"appeal.filed", "appeal.decided", "game.ruling"} <= set(kinds), kinds
     assert _rows(scratch) != _rows(root), "the forged arbitration, were it signed, changes the standings"
@@ -87,11 +87,11 @@ def genuine(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[bytes]
 
 
 def _events(root: Path) -> list:
-    return list(read_events(root))
+    return list(LogReader(root).events())
 
 
 def _committed(root: Path) -> int:
-    signed, unsigned = signed_extent(root)
+    signed, unsigned = LogReader(root).extent()
     return signed + unsigned
 
 
@@ -134,8 +134,8 @@ def test_verify_and_audit_call_a_forged_tail_unsigned_and_standings_ignore_it(vi
     assert len(_events(root)) == signed
     for command in (["standings", "--tournament", T], ["replay"], ["appeals"]):
         result = cli(*command, "--ledger", str(root))
-        assert f"read to the newest signed checkpoint (size {signed}); the {len(forged)} unsigned entries after it are not shown" \
-            in flat(result.output), (command, result.output)
+        assert f"verified against the signed checkpoint of size {signed}" in flat(result.output), (command, result.output)
+        assert f"the {len(forged)} unsigned entries after the newest signed checkpoint are not shown" in flat(result.output), command
 
 
 @pytest.mark.parametrize("new_segment", [False, True], ids=["last-segment", "extra-segment"])
@@ -173,8 +173,8 @@ def test_a_writer_refuses_to_sign_a_forged_tail_and_moves_it_aside(victim: tuple
 def test_the_service_and_source_registry_refuse_a_forged_tail_too(victim: tuple[Path, list[bytes]], writer: str) -> None:
     """`serve` (its Writer) and `source add` open the log through the same `Ledger` open: no signature
     over frames without a proof of origin, the frames moved aside, the signed notes unchanged."""
-    from ledger import change_sources
     from ledger.group_commit import Writer
+    from ledger.sources import change_sources
 
     root, forged = victim
     notes = snapshot(root / CHECKPOINTS)
@@ -247,7 +247,7 @@ def test_the_writers_own_unsigned_tail_edited_keeps_no_proof(victim: tuple[Path,
         led.append([_timing(led, "extra/g1", 0), _timing(led, "extra/g1", 1)], checkpoint=False)
     segment = list_segments(root / SEGMENTS)[-1][1]
     data = segment.read_bytes()
-    genuine = frame_batch(signed, [d for i, d in iter_entries(root) if i >= signed], True)
+    genuine = frame_batch(signed, [d for i, d in committed_entries(root) if i >= signed], True)
     assert data.endswith(genuine)
     segment.write_bytes(data[:len(data) - len(genuine)] + frame_batch(signed, forged[:2], True))
     with pytest.raises(ForeignEntries, match=rf"entries {signed}–{signed + 1} \(2\) after the newest signed checkpoint"):

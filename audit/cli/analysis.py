@@ -23,11 +23,11 @@ from audit.cli.base import (
     existing_ledger,
     export_trust,
     key_option,
-    note_unsigned,
     say_trust,
     trust_document,
 )
 from audit.output import Format, Rows, emit, emit_json, is_terminal, progress_bar, progress_steps, say
+from ledger import anchor as ledger_anchor
 
 if TYPE_CHECKING:
     from audit.session import Session
@@ -92,7 +92,7 @@ def audit(ledger: LedgerOpt = DEFAULT_LEDGER,
             cert = certify(existing_ledger(ledger), tournament, advance)  # checked before the verification forks
             trust = trust_document(ledger, report=cert.log)
             if certificate is not None and auditor is not None:
-                written = write_certificate(certificate, ledger, cert, ledger_api.log_key(ledger), auditor, force)
+                written = write_certificate(certificate, ledger, cert, ledger_anchor.log_key(ledger), auditor, force)
     if fmt is not Format.table:
         emit(finding_rows(cert.findings + cert.warnings), fmt, document={
             "ok": cert.ok, "reason": cert.reason, "size": cert.log.size, "root": cert.log.root, "unsigned": cert.log.unsigned,
@@ -151,7 +151,6 @@ def standings(tournament: Annotated[str, typer.Option(help="Tournament stream id
         session, trust = opened[1], export_trust(opened[2], opened[0].size, opened[0].root)
     else:
         with ledger_api.pinned_key(key), progress_bar("replaying games", 0, quiet=quiet) as advance:  # the bar's total: the games
-            note_unsigned(ledger)  # where the reading stops, under the pinned key
             session = open_session(ledger, advance, kept=True)
             trust = trust_document(ledger, session.signed)
     if fmt is not Format.json:  # first: the table's last line is its legend
@@ -224,7 +223,6 @@ def query(sql: Annotated[str | None, typer.Argument(help="Read-only SQL over the
         db, trust = AuditDB(tables), export_trust(key, size, root)
     else:
         with ledger_api.pinned_key(key), progress_bar("replaying games", 0, quiet=quiet) as advance:  # the bar's total: the games
-            note_unsigned(ledger)  # where the reading stops, under the pinned key
             session = open_session(ledger, advance, kept=True)
             db, trust = session.db, trust_document(ledger, session.signed)
     try:

@@ -19,7 +19,6 @@ from audit.cli.base import (
     command,
     epilog,
     key_option,
-    note_unsigned,
     say_trust,
     subcommand,
     trust_document,
@@ -144,12 +143,11 @@ def appeals(ledger: LedgerOpt = DEFAULT_LEDGER,
     """List the appeals: game, filing time and window, deadline, decision and votes, the correction."""
     from audit.appeals import list_appeals
     from audit.render import appeal_rows
-    from ledger import newest_signed, pinned_key
+    from ledger import LogReader, pinned_key
 
     with pinned_key(key), progress_bar("replaying games", 0, quiet=quiet) as advance:  # the bar's total: the games
-        note_unsigned(ledger)  # where the reading stops, under the pinned key
         rows = list_appeals(ledger, tournament, open_, advance)  # the projection is checked against the signed root
-        trust = trust_document(ledger, newest_signed(ledger))
+        trust = trust_document(ledger, LogReader(ledger).signed())
     emit(appeal_rows(rows), fmt, document={"appeals": rows, "trust": trust})
     if fmt is not Format.json:
         say_trust(trust, table=fmt is Format.table)

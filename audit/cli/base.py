@@ -60,41 +60,48 @@ LogKeyOpt = Annotated[Path | None, key_option("--key", envvar="MATCHLEDGER_LOG_K
 
 
 def trust_document(ledger: Path, signed: Any = None, report: Any = None) -> dict[str, Any]:
-    """Returns what an output says of the key the log was checked with and the size it verified to:
-    a signed checkpoint's (`ledger.Checkpoint`) what it read was checked against, or a verification's
-    (`ledger.VerifyReport`, when it passed)."""
-    from ledger import log_key
+    """Returns what an output says of the key the log was checked with, the size it verified to (a
+    signed checkpoint's, `ledger.Checkpoint`, what it read was checked against, or a verification's,
+    `ledger.VerifyReport`, when it passed) and how many committed entries after the newest signed
+    checkpoint it did not show (the reader's count, or the verification's)."""
+    from ledger import LogReader
+    from ledger.anchor import log_key
 
+    if report is not None:
+        return _trust(log_key(ledger).record(), *((report.size, report.root) if report.ok else (None, None)), report.unsigned)
+    unsigned = LogReader(ledger).unsigned()
     if signed is not None:
-        return _trust(log_key(ledger).record(), signed.size, signed.root.hex())
-    if report is not None and report.ok:
-        return _trust(log_key(ledger).record(), report.size, report.root)
-    return _trust(log_key(ledger).record(), None, None)
+        return _trust(log_key(ledger).record(), signed.size, signed.root.hex(), unsigned)
+    return _trust(log_key(ledger).record(), None, None, unsigned)
 
 
 def export_trust(key: Path, size: int, root: str) -> dict[str, Any]:
     """Returns the same for an export checked under a key given on the command line (pinned)."""
-    from ledger import LogKey, Verifier
+    from ledger import Verifier
+    from ledger.anchor import LogKey
 
-    return _trust(LogKey(Verifier.load(key), key, pinned=True).record(), size, root)
+    return _trust(LogKey(Verifier.load(key), key, pinned=True).record(), size, root, 0)
 
 
-def _trust(key: dict[str, Any], size: int | None, root: str | None) -> dict[str, Any]:
-    return {"key": key, "verified_size": size, "verified_root": root}
+def _trust(key: dict[str, Any], size: int | None, root: str | None, unsigned: int) -> dict[str, Any]:
+    return {"key": key, "verified_size": size, "verified_root": root, "unsigned": unsigned}
 
 
 def say_trust(trust: dict[str, Any], table: bool = True) -> None:
-    """Says which key the log was checked with and the size verified to, zh-Hans first: on stdout
-    beside text for people (`table`), else on stderr (machine-readable output stays rows)."""
-    from ledger import LOG_KEY_ENV
+    """Says which key the log was checked with and the size verified to, with the unsigned entries
+    after it left out, zh-Hans first: on stdout beside text for people (`table`), else on stderr
+    (machine-readable output stays rows)."""
+    from ledger.anchor import ENV as LOG_KEY_ENV
 
     key = trust["key"]
     lines = [f"日志公钥：已固定 / log key: pinned ({key['from']}, id {key['key_id']})" if key["pinned"] else
              f"日志公钥：取自账本目录，未固定 / log key: taken from the ledger directory ({key['from']}), unpinned: anyone who can "
              f"write the directory can replace it; pin it with --key PUB or {LOG_KEY_ENV}"]
-    if trust["verified_size"] is not None:
-        lines.append(f"已核对至签名检查点 / verified against the signed checkpoint of size {trust['verified_size']} "
-                     f"(root {trust['verified_root']})")
+    size, unsigned = trust["verified_size"], trust["unsigned"]
+    if size is not None:
+        left = (f"；最新签名检查点之后 {unsigned} 个未签名条目不计 / the {unsigned} unsigned entries after the newest signed checkpoint "
+                f"are not shown") if unsigned else ""
+        lines.append(f"已核对至签名检查点 / verified against the signed checkpoint of size {size} (root {trust['verified_root']}){left}")
     out = stdout_console()
     for line in lines:
         if not table:
@@ -137,20 +144,10 @@ def existing_ledger(path: Path) -> Path:
 
     :raises LedgerNotFound: when it holds none (exit 2).
     """
-    from ledger import load_config
+    from ledger.layout import load_config
 
     load_config(path)
     return path
-
-
-def note_unsigned(ledger: Path) -> None:
-    """Says on stderr where a reader stopped (the newest signed checkpoint) when unsigned entries follow it."""
-    from ledger import signed_extent
-
-    signed, unsigned = signed_extent(ledger)
-    if unsigned:
-        fail_note(f"读取至最新签名检查点（大小 {signed}），其后 {unsigned} 个未签名条目不计 / read to the newest signed checkpoint "
-                  f"(size {signed}); the {unsigned} unsigned entries after it are not shown")
 
 
 def _version(value: bool) -> None:
@@ -185,7 +182,8 @@ def _project_errors() -> tuple[type[BaseException], ...]:
 def _usage_errors() -> tuple[type[BaseException], ...]:
     """The errors that mean the command line asked for something the command cannot do (a
     `--ledger` that is not a ledger among them: a wrong path, for every command)."""
-    from ledger import LedgerNotFound, OutputRefused
+    from ledger import LedgerNotFound
+    from ledger.outputs import OutputRefused
     from replay.checkers.board import NotationError
     from replay.checkers.perft import MoveListError
     from replay.junqi.perft import PositionError
@@ -201,7 +199,7 @@ def exit_code_of(exc: BaseException) -> int | None:
     tournament or player), so it is a usage error; its subclasses are errors of the data. A live
     service's refusal of a batch (`SendError`) is data refused.
     """
-    from ledger import CheckpointError
+    from ledger.errors import CheckpointError
 
     if isinstance(exc, CheckpointError):
         return EXIT_NOT_CHECKPOINTED

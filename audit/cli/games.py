@@ -22,7 +22,6 @@ from audit.cli.base import (
     UsageError,
     command,
     key_option,
-    note_unsigned,
     say_trust,
     trust_document,
 )
@@ -178,8 +177,7 @@ def _signed_events(ledger: Path, game: str | None, key: Path | None) -> tuple[li
     import ledger as ledger_api
 
     with ledger_api.pinned_key(key):
-        note_unsigned(ledger)
-        events, signed = ledger_api.signed_events(ledger, game)
+        events, signed = ledger_api.LogReader(ledger).checked_events(game)
         return events, trust_document(ledger, signed)
 
 
@@ -246,10 +244,10 @@ def report(out: Annotated[Path, typer.Option(help="HTML file to write.")],
         if tournament is not None:
             with progress_steps(quiet=quiet or json) as step:  # the projection is checked against the signed root
                 page = tournament_report.write_tournament_report(ledger, tournament, out, force, step)
-            trust = trust_document(ledger, ledger_api.newest_signed(ledger))
+            trust = trust_document(ledger, ledger_api.LogReader(ledger).signed())
         else:
             assert game is not None
-            _, signed = ledger_api.signed_stream(ledger, game)  # first: an edited signed range is refused, never reported
+            _, signed = ledger_api.LogReader(ledger).proved_stream(game)  # first: an edited signed range is refused, never reported
             with progress_bar(f"writing the report of {game}", report_mod.REPORT_STAGES, quiet=quiet or json) as advance:
                 record = report_mod.write_report(ledger, game, out, force, advance)
             trust = trust_document(ledger, signed)

@@ -64,14 +64,14 @@ def _source_add(name: Annotated[str, typer.Option(help="The source's name (its k
                 json: JsonOpt = False) -> None:
     """Register a source in the log: its Ed25519 key and the tournaments or streams it may write
     (with neither, any stream no other source writes)."""
-    import ledger as ledger_api
+    from ledger import sources as ledger_sources
 
-    verifier = ledger_api.read_verifier_key(key)
+    verifier = ledger_sources.read_verifier_key(key)
     if url:
         event = _online(url, admin_key, {"action": "register", "name": name, "key": str(verifier),
                                          "tournaments": tournament or [], "streams": stream or []})
     else:
-        event = _offline(ledger, lambda book, led: ledger_api.registration(book, led, name, verifier, tournament or [], stream or []))
+        event = _offline(ledger, lambda book, led: ledger_sources.registration(book, led, name, verifier, tournament or [], stream or []))
     if json:
         emit_json(event)
     else:
@@ -86,12 +86,12 @@ def _source_revoke(name: Annotated[str, typer.Option(help="The source's name.")]
                    admin_key: Annotated[Path | None, key_option(help="With --url: the log's private key (signer.key).")] = None,
                    json: JsonOpt = False) -> None:
     """Revoke a source: its batches are refused from now on; what it sent stays recorded."""
-    import ledger as ledger_api
+    from ledger import sources as ledger_sources
 
     if url:
         event = _online(url, admin_key, {"action": "revoke", "name": name, "reason": reason})
     else:
-        event = _offline(ledger, lambda book, led: ledger_api.revocation(book, led, name, reason))
+        event = _offline(ledger, lambda book, led: ledger_sources.revocation(book, led, name, reason))
     if json:
         emit_json(event)
     else:
@@ -105,9 +105,9 @@ source_app.command("revoke", epilog=epilog("source revoke"))(guarded(_source_rev
 def _offline(ledger: Path, make) -> dict:  # noqa: ANN001 - a registration or revocation maker
     import msgspec
 
-    import ledger as ledger_api
+    from ledger import sources as ledger_sources
 
-    return msgspec.to_builtins(ledger_api.change_sources(ledger, make))
+    return msgspec.to_builtins(ledger_sources.change_sources(ledger, make))
 
 
 def _online(url: str, admin_key: Path | None, change: dict) -> dict:

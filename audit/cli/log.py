@@ -24,13 +24,20 @@ from audit.cli.base import (
     command,
     existing_ledger,
     key_option,
-    note_unsigned,
     say_trust,
     trust_document,
 )
 from audit.cli.inputs import read_input
 from audit.output import PROGRESS_BYTES, ProgressReader, emit_json, fail, fail_note, progress_bar, progress_steps, say
 from ledger import Signer, Verifier, check_output, write_output
+from ledger import bundle as ledger_bundle
+from ledger import checkpoints as ledger_checkpoints
+from ledger import export as ledger_export
+from ledger import notes as ledger_notes
+from ledger import outputs as ledger_outputs
+from ledger import receipts as ledger_receipts
+from ledger import repair as ledger_repair
+from ledger import witness as ledger_witness
 
 
 @command
@@ -101,7 +108,7 @@ def verify(ledger: LedgerOpt = DEFAULT_LEDGER,
 def repair(ledger: LedgerOpt = DEFAULT_LEDGER, json: JsonOpt = False, quiet: QuietOpt = False) -> None:
     """Rebuild the tiles, stream index and head from the entries (checked against the signed checkpoints), then verify."""
     with progress_steps(quiet=quiet or json) as step:
-        report = ledger_api.repair(ledger, lambda label: step(label, 0))
+        report = ledger_repair.repair(ledger, lambda label: step(label, 0))
     verified = report.verified
     ok = verified is not None and verified.ok and report.refused is None
     if json:
@@ -167,12 +174,11 @@ def _export(ledger: Path, jsonl: Path | None, parquet: Path | None, location: st
     elif sum(x is not None for x in (jsonl, parquet, tiles)) != 1:
         raise typer.BadParameter("give exactly one of --jsonl FILE, --parquet DIR, --tiles DIR or --format record")
     elif jsonl is not None:
-        note_unsigned(ledger)
-        signed = ledger_api.export_jsonl(ledger, jsonl, force)
+        signed = ledger_export.export_jsonl(ledger, jsonl, force)
         summary, text = {"entries": signed.size, "jsonl": str(jsonl)}, f"wrote {signed.size} entries to {jsonl}"
         trust = trust_document(ledger, signed)
     elif tiles is not None:
-        signed = ledger_api.export_tiles(ledger, tiles, force)
+        signed = ledger_export.export_tiles(ledger, tiles, force)
         summary, trust = {"size": signed.size, "tiles": str(tiles)}, trust_document(ledger, signed)
         text = f"wrote the checkpoint, tiles and entry bundles of the log at size {signed.size} to {tiles} (serve it as static files)"
     else:
@@ -182,8 +188,7 @@ def _export(ledger: Path, jsonl: Path | None, parquet: Path | None, location: st
         assert parquet is not None
         check_output(parquet, force, directory=True)
         with progress_bar("replaying games", 0, quiet=quiet or json) as advance:
-            projection, db, _, signed = projection_of(ledger, ledger_api.read_entries(ledger), advance)  # checked against the signed root
-        note_unsigned(ledger)
+            projection, db, _, signed = projection_of(ledger, ledger_api.LogReader(ledger).packed(), advance)  # checked against the signed root
         trust = trust_document(ledger, signed)
         manifest = export_parquet(ledger, projection, parquet, db, location, force=force)
         summary = {"files": len(manifest["files"]), "parquet": str(parquet), "checkpoint": manifest["checkpoint"]}
@@ -202,16 +207,15 @@ def _export(ledger: Path, jsonl: Path | None, parquet: Path | None, location: st
 def _export_records(ledger: Path, game: str | None, tournament: str | None, out: Path | None,
                     force: bool) -> tuple[dict[str, Any], str, ledger_api.Checkpoint]:
     """Writes one game's record (to `out` or stdout) or every game of a tournament (one file each in
-    `out`), read from the signed log (ledger.signed_events); returns the checkpoint it was checked against."""
+    `out`), read from the signed log (LogReader.checked_events); returns the checkpoint it was checked against."""
     from audit.record_format import game_record, game_streams, record_file_name
 
     if tournament is not None and out is None:
         raise typer.BadParameter("a tournament's records go one file per game into a directory: give --out DIR", param_hint="--out")
     if out is not None:
         check_output(out, force, directory=game is None)
-    note_unsigned(ledger)
     if game is not None:
-        events, signed = ledger_api.signed_events(ledger, game)
+        events, signed = ledger_api.LogReader(ledger).checked_events(game)
         if not events:
             raise ValueError(f"no game stream {game!r} in {ledger}")
         record = game_record(events, _tournament_name(ledger, events[0]))
@@ -221,7 +225,7 @@ def _export_records(ledger: Path, game: str | None, tournament: str | None, out:
         write_output(out, record.encode(), force)
         return {"games": 1, "out": str(out)}, f"wrote the record of {game} to {out}", signed
     assert tournament is not None and out is not None
-    log, signed = ledger_api.signed_events(ledger)
+    log, signed = ledger_api.LogReader(ledger).checked_events()
     streams = game_streams(log, tournament)
     if not streams:
         raise ValueError(f"no games of tournament {tournament!r} in {ledger}")
@@ -229,7 +233,7 @@ def _export_records(ledger: Path, game: str | None, tournament: str | None, out:
     for event in log:
         by_stream.setdefault(event.stream, []).append(event)
     name = None
-    with ledger_api.output_directory(out, force) as tree:
+    with ledger_outputs.output_directory(out, force) as tree:
         for stream in streams:
             events = by_stream[stream]
             name = name or _tournament_name(ledger, events[0], by_stream.get(tournament))
@@ -245,7 +249,7 @@ def _tournament_name(ledger: Path, start: Any, opened: list[Any] | None = None) 
     if start.tournament is None:
         return None
     if opened is None:
-        opened = ledger_api.signed_events(ledger, start.tournament)[0]
+        opened = ledger_api.LogReader(ledger).checked_events(start.tournament)[0]
     return opened[0].name if opened and isinstance(opened[0], TournamentOpened) else None
 
 
@@ -285,7 +289,7 @@ def check_proof(file: Annotated[Path, typer.Argument(help="Evidence bundle or re
                 json: JsonOpt = False) -> None:
     """Verify an evidence bundle, or a receipt of the live service, offline with the public key alone (and arbiters' co-signatures)."""
     what = "an evidence bundle, as `matchledger prove --out` writes, or a receipt of the live service"
-    loaded = ledger_api.load_evidence(file, read_input(file, what))
+    loaded = ledger_receipts.load_evidence(file, read_input(file, what))
     if isinstance(loaded, ledger_api.Receipt):
         _check_receipt(loaded, key, json)
         return
@@ -297,7 +301,7 @@ def check_proof(file: Annotated[Path, typer.Argument(help="Evidence bundle or re
     if threshold > len(witnesses):
         raise typer.BadParameter(f"{threshold} co-signatures required of {len(witnesses)} --witness-key given", param_hint="--witness-threshold")
     checked = ledger_api.check_bundle(loaded, Verifier.load(key))
-    cosigned = ledger_api.cosigners(checked.checkpoint.note, witnesses)
+    cosigned = ledger_notes.cosigners(checked.checkpoint.note, witnesses)
     if len(cosigned) < threshold:
         missing = sorted({w.name for w in witnesses} - set(cosigned))
         raise ledger_api.BundleError(f"the checkpoint of size {checked.checkpoint.size} carries {len(cosigned)} of the {threshold} "
@@ -353,16 +357,16 @@ def consistency(old: Annotated[int, typer.Option(help="Tree size of the earlier 
         check_output(out, force)
     with ledger_api.pinned_key(key):
         try:
-            item = ledger_api.prove_consistency(existing_ledger(ledger), old, new)
+            item = ledger_bundle.prove_consistency(existing_ledger(ledger), old, new)
         except ledger_api.LedgerError as exc:
-            sizes = set(ledger_api.checkpoint_sizes(ledger))
+            sizes = set(ledger_checkpoints.checkpoint_sizes(ledger))
             if old not in sizes or (new is not None and new not in sizes):  # a size that has no checkpoint: misuse, exit 2
                 raise UsageError(str(exc)) from None
             raise
-        first, last = ledger_api.check_consistency(item, ledger_api.load_verifier(ledger))
+        first, last = ledger_bundle.check_consistency(item, ledger_api.load_verifier(ledger))
         trust = trust_document(ledger, last)
     if out is not None:
-        write_output(out, ledger_api.encode_consistency(ledger_api.ConsistencyFile(ledger_api.CONSISTENCY_FORMAT, first.size,
+        write_output(out, ledger_witness.encode_consistency(ledger_witness.ConsistencyFile(ledger_witness.CONSISTENCY_FORMAT, first.size,
                                                                                      last.size, item.proof)), force)
     if json:
         emit_json({"old": first.size, "new": last.size, "old_root": first.root.hex(), "new_root": last.root.hex(), "proof": item.proof,

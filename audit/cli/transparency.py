@@ -16,7 +16,8 @@ from audit.cli.inputs import read_input, read_text
 from audit.output import emit_json, say
 
 if TYPE_CHECKING:
-    from ledger import ConsistencyFile, Verifier
+    from ledger import Verifier
+    from ledger.witness import ConsistencyFile
 
 KeyOpt = Annotated[Path, key_option("--key", help="The log's verifier key (signer.pub).")]
 FETCH_TIMEOUT = 30.0
@@ -29,14 +30,14 @@ def check_consistency(old: Annotated[Path, typer.Argument(help="The earlier chec
                       proof: Annotated[Path, typer.Argument(help="The consistency proof (`consistency --out FILE`).")],
                       key: KeyOpt, json: JsonOpt = False) -> None:
     """Check offline, with the public key alone, that the log at OLD is a prefix of the log at NEW."""
-    import ledger as ledger_api
     from ledger import Verifier
+    from ledger import witness as ledger_witness
 
     verifier = Verifier.load(key)
-    first, last = (ledger_api.read_checkpoint_note(read_text(p, "a checkpoint (signed note)"), verifier, str(p)) for p in (old, new))
+    first, last = (ledger_witness.read_checkpoint_note(read_text(p, "a checkpoint (signed note)"), verifier, str(p)) for p in (old, new))
     try:
-        ledger_api.check_growth(first, last, ledger_api.decode_consistency(read_input(proof, "a consistency proof"), str(proof)))
-    except ledger_api.WitnessError as exc:
+        ledger_witness.check_growth(first, last, ledger_witness.decode_consistency(read_input(proof, "a consistency proof"), str(proof)))
+    except ledger_witness.WitnessError as exc:
         raise _fork_named(exc) from None
     if json:
         emit_json({"ok": True, "old": first.size, "new": last.size, "old_root": first.root.hex(), "new_root": last.root.hex()})
@@ -70,6 +71,7 @@ def witness(state: Annotated[Path, typer.Option(help="File that keeps the last c
     """Check that a log only grew since the last visit (consistency proof from the remembered checkpoint), then remember the new one."""
     import ledger as ledger_api
     from ledger import Verifier
+    from ledger import witness as ledger_witness
 
     if (ledger is None) == (url is None):
         raise typer.BadParameter("give exactly one of --ledger DIR or --url URL")
@@ -84,15 +86,15 @@ def witness(state: Annotated[Path, typer.Option(help="File that keeps the last c
             if checkpoint is None:
                 raise ledger_api.LedgerError(f"ledger {ledger} has no checkpoint yet")
             trust = trust_document(ledger, checkpoint)
-        note, source = checkpoint.note, (lambda a, b: ledger_api.consistency_file(ledger, a, b))
+        note, source = checkpoint.note, (lambda a, b: ledger_witness.consistency_file(ledger, a, b))
     else:
         assert url is not None and key is not None
         verifier = Verifier.load(key)
         note = _fetch(url, "checkpoint").decode()
         source = _UrlProofs(url, verifier, note)
     try:
-        seen = ledger_api.observe(state, verifier, note, source)
-    except ledger_api.WitnessError as exc:
+        seen = ledger_witness.observe(state, verifier, note, source)
+    except ledger_witness.WitnessError as exc:
         raise _fork_named(exc) from None
     before, now = seen.before, seen.now
     if url is not None:
@@ -133,21 +135,22 @@ class _UrlProofs:
     def __call__(self, old: int, new: int) -> ConsistencyFile:
         import msgspec
 
-        import ledger as ledger_api
+        from ledger import bundle as ledger_bundle
+        from ledger import witness as ledger_witness
 
         where = f"consistency?{urllib.parse.urlencode({'old': old, 'new': new})}"
         target = f"{self.url.rstrip('/')}/{where}"
         try:
             data = _fetch(self.url, where)
         except FileNotFoundError:
-            checkpoint = ledger_api.read_checkpoint_note(self.note, self.verifier, f"{self.url.rstrip('/')}/checkpoint")
-            return ledger_api.consistency_from_tiles(lambda path: _fetch(self.url, path), checkpoint, old)
+            checkpoint = ledger_witness.read_checkpoint_note(self.note, self.verifier, f"{self.url.rstrip('/')}/checkpoint")
+            return ledger_witness.consistency_from_tiles(lambda path: _fetch(self.url, path), checkpoint, old)
         try:
-            served = msgspec.json.decode(data, type=ledger_api.ConsistencyProof)
+            served = msgspec.json.decode(data, type=ledger_bundle.ConsistencyProof)
         except msgspec.DecodeError:
-            return ledger_api.decode_consistency(data, target)
-        first, last = (ledger_api.read_checkpoint_note(n, self.verifier, target) for n in (served.old, served.new))
-        return ledger_api.ConsistencyFile(ledger_api.CONSISTENCY_FORMAT, first.size, last.size, served.proof)
+            return ledger_witness.decode_consistency(data, target)
+        first, last = (ledger_witness.read_checkpoint_note(n, self.verifier, target) for n in (served.old, served.new))
+        return ledger_witness.ConsistencyFile(ledger_witness.CONSISTENCY_FORMAT, first.size, last.size, served.proof)
 
 
 def _fetch(url: str, path: str) -> bytes:

@@ -1,0 +1,275 @@
+"""The one reader of a ledger (issue 29.1; after eventsourcing's recorder and tessera's LogReader):
+every consumer outside the writer reads the log through `LogReader`.
+
+Three verbs: `size()`, the signed size (the newest checkpoint verified under the log's key,
+ledger/anchor.py: nothing unsigned counts), `entries(start, limit)` in log order and
+`stream(name, after, upto)` through the stream index, neither ever past `size()`. The rest is built
+on them: the whole signed log in one buffer (`packed`), decoded events, and the checks of what was
+read against the signed tree (`check`, `proved_stream`, `checked_events`, issue 28.6).
+
+The speed code stays behind this door: the packed segment scan (`ledger/fastscan.py`, C when
+built), the index reads and the position cache of `ledger/tlog.py`'s `EntryReader`.
+"""
+
+from __future__ import annotations
+
+import gc
+from array import array
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ledger.anchor import log_key
+from ledger.bundle import check_bundle, prove
+from ledger.checkpoints import Checkpoint, newest_checkpoint, newest_size
+from ledger.errors import LedgerCorrupt, LedgerError
+from ledger.fastscan import extend, gather, leaf_hashes
+from ledger.frames import committed_end, committed_streams, decode_keys, iter_packed, packed_segments, segment_sizes
+from ledger.index import load_stream, read_head
+from ledger.layout import load_config
+from ledger.merkle import CompactRange
+from ledger.notes import Verifier
+from ledger.tiles import WIDTH, TileReader
+from ledger.tlog import EntryReader
+from schemas import decode_stored, decode_stored_array
+from schemas.envelope import Event
+
+BATCH = 4096
+"""Entries decoded per decoder call, and read per call by `entries` away from the log's start."""
+
+
+@dataclass(frozen=True)
+class StoredEntries:
+    """The signed entries of a log back to back in one buffer: entry i is data[ends[i]:ends[i+1]]."""
+
+    data: bytes | memoryview
+    ends: array
+    unsigned: int = 0
+    """Committed entries after the newest signed checkpoint, left out: nothing unsigned counts."""
+
+    def __len__(self) -> int:
+        return len(self.ends) - 1
+
+    def json_array(self, indexes: array) -> bytes:
+        """Returns the stored bytes of some entries (an int64 array of indexes) as one JSON array.
+
+        :raises IndexError: when an index is not an entry.
+        """
+        return gather(self.data, self.ends, indexes)
+
+    def events(self) -> Iterator[Event]:
+        """Yields the entries decoded, in log order (a batch per decoder call)."""
+        for start in range(0, len(self), BATCH):
+            data = self.json_array(array("q", range(start, min(start + BATCH, len(self)))))
+            # Decoding makes thousands of containers and no cycle: the cyclic collector's passes over
+            # them would find nothing, so it waits until the batch is decoded.
+            enabled = gc.isenabled()
+            gc.disable()
+            try:
+                events = decode_stored_array(data)
+            finally:
+                if enabled:
+                    gc.enable()
+            yield from events
+
+
+class LogReader:
+    """Reads a ledger's signed entries; safe to share between threads (each call reads afresh, so
+    `size()` grows as the log is signed further)."""
+
+    def __init__(self, root: Path, verifier: Verifier | None = None) -> None:
+        self.root = root
+        self._verifier = verifier
+        self._positions = EntryReader(root)
+
+    @property
+    def verifier(self) -> Verifier:
+        """The key checkpoints are checked with: the one given, else the log's (pinned or the directory's).
+
+        :raises LedgerNotFound: when the root is not a ledger.
+        :raises KeyFileError: when the key is missing or malformed.
+        """
+        if self._verifier is None:
+            self._verifier = log_key(self.root).verifier
+        return self._verifier
+
+    # -- the verbs ---------------------------------------------------------------------------------
+
+    def newest(self) -> Checkpoint | None:
+        """Returns the newest checkpoint verified under the log's key (None when there is none).
+
+        :raises LedgerNotFound: when the root is not a ledger.
+        :raises LedgerCorrupt: when the newest checkpoint does not verify or its notes were tampered with.
+        """
+        load_config(self.root)  # (a directory that is no ledger is named as such, before its key is looked for)
+        return newest_checkpoint(self.root, self.verifier)
+
+    def size(self) -> int:
+        """Returns the signed size: the entries the newest verified checkpoint covers (0 when none).
+
+        :raises LedgerCorrupt: as `newest`.
+        """
+        checkpoint = self.newest()
+        return checkpoint.size if checkpoint is not None else 0
+
+    def unsigned(self) -> int:
+        """Returns how many committed entries follow the signed size (reading the last frames only)."""
+        return self.extent()[1]
+
+    def extent(self) -> tuple[int, int]:
+        """Returns (`size()`, `unsigned()`) from one reading of the newest checkpoint."""
+        signed = self.size()
+        return signed, max(0, committed_end(segment_sizes(self.root)) - signed)
+
+    def entries(self, start: int = 0, limit: int | None = None) -> Iterator[tuple[int, bytes]]:
+        """Yields (index, stored bytes) of the signed entries from `start`, at most `limit` of them.
+
+        :raises LedgerCorrupt: when a frame cannot be read or is damaged.
+        """
+        size = self.size()
+        stop = size if limit is None else min(size, start + max(0, limit))
+        if start >= stop:
+            return
+        if start == 0 and stop > BATCH:  # the whole log (or most of it): the packed scan, a segment at a time
+            for first, part in iter_packed(self.root, newest_size(self.root)):
+                end = min(part.last_commit, stop - first)
+                yield from enumerate(part.payloads(end)[max(0, start - first):], max(start, first))
+                if first + end >= stop:
+                    return
+            return
+        self._positions.start_near(start)
+        for first in range(start, stop, BATCH):
+            count = min(BATCH, stop - first)
+            # One more entry when there is one: the reader notes where it starts, so that the next read starts there.
+            found = self._positions.read(first, min(count + 1, size - first))[:count]
+            yield from enumerate(found, first)
+
+    def stream(self, name: str, after: int = 0, upto: int | None = None) -> Iterator[tuple[int, bytes]]:
+        """Yields (log index, stored bytes) of one stream's events from its seq `after` on, among the
+        first `upto` entries (at most `size()`), read through the stream index.
+
+        :raises LedgerCorrupt: when the index points at anything but the stream's events in order.
+        """
+        yield from self.streams([name], upto)[name][after:]
+
+    def streams(self, names: Sequence[str], upto: int | None = None) -> dict[str, list[tuple[int, bytes]]]:
+        """Returns `stream(name)` of several streams at once, each segment opened once for them all.
+
+        :raises LedgerCorrupt: as `stream`.
+        """
+        size = self.size() if upto is None else min(upto, self.size())
+        if read_head(self.root) is None:  # a ledger no writer has indexed yet: the streams are found in the whole log
+            found: dict[str, list[tuple[int, bytes]]] = {name: [] for name in names}
+            for index, data in self.entries(0, size):
+                for key in decode_keys([data], index):
+                    if key.stream in found:
+                        found[key.stream].append((index, data))
+            return found
+        return committed_streams(self.root, list(names), size)
+
+    # -- decoded ----------------------------------------------------------------------------------
+
+    def packed(self) -> StoredEntries:
+        """Reads the signed entries into one buffer; the committed entries after them are counted in `unsigned`.
+
+        :raises LedgerCorrupt: when a damaged frame stops the reading before the last checkpoint, or
+            the newest checkpoint does not verify.
+        """
+        # One buffer with room for every segment's bytes, which are more than their payloads: each
+        # segment's payloads land right after the last's, with no join afterwards.
+        load_config(self.root)
+        segments = segment_sizes(self.root)  # read no further than these sizes, whatever a writer adds meanwhile
+        into = bytearray(sum(size for _, _, size in segments))
+        ends = array("q", [0])
+        signed = self.size()
+        for _, part in packed_segments(segments, newest_size(self.root), 0, into):
+            ends += part.ends[1:part.last_commit + 1]
+        unsigned = max(0, len(ends) - 1 - signed)
+        if unsigned:
+            del ends[signed + 1:]
+        return StoredEntries(memoryview(into).toreadonly()[:ends[-1]], ends, unsigned)
+
+    def events(self, stream: str | None = None) -> Iterator[Event]:
+        """Yields the signed events decoded, in log order: the whole log's or one stream's (through
+        the index: only that stream's entries are read)."""
+        if stream is None:
+            yield from self.packed().events()
+        else:
+            yield from decode_stored([data for _, data in self.stream(stream)])
+
+    # -- checked against the signed tree (issue 28.6) -----------------------------------------------
+
+    def signed(self) -> Checkpoint:
+        """Returns the newest verified checkpoint.
+
+        :raises LedgerCorrupt: when there is none, or it does not verify.
+        """
+        checkpoint = self.newest()
+        if checkpoint is None:
+            raise LedgerCorrupt(None, f"{self.root} holds no signed checkpoint: nothing it holds can be shown as fact")
+        return checkpoint
+
+    def check(self, log: StoredEntries) -> Checkpoint:
+        """Checks that the whole log read (`packed`) gives the root of the newest signed checkpoint; returns it.
+
+        :raises LedgerCorrupt: naming the first changed entry when it does not.
+        """
+        checkpoint = self.signed()
+        size = checkpoint.size
+        if len(log) < size:
+            raise LedgerCorrupt(len(log), f"the log holds {len(log)} entries, but checkpoint {size} signs {size}: entries were removed")
+        ends, data = log.ends, log.data
+        leaves = leaf_hashes([bytes(data[ends[i]:ends[i + 1]]) for i in range(size)])
+        tree = CompactRange()
+        extend(tree, leaves)
+        if tree.root() != checkpoint.root:
+            first = self._first_changed(leaves, size)
+            where = f"entry {first} differs from the hash the tiles hold for it" if first is not None else "an entry was changed"
+            raise LedgerCorrupt(first, f"账本已签名部分被改动，拒绝显示 / the signed range was changed: {where}; entries 0–{size - 1} give "
+                                f"root {tree.root().hex()}, checkpoint {size} signs {checkpoint.root.hex()} (run `matchledger verify`)")
+        return checkpoint
+
+    def _first_changed(self, leaves: bytes, size: int) -> int | None:
+        """Returns the first entry whose leaf hash is not the stored tiles' (None when the tiles agree or cannot be read)."""
+        tiles = TileReader(self.root)
+        try:  # tile by tile: `TileReader.hashes` reads within one tile
+            stored = b"".join(tiles.tile(0, n, min(WIDTH, size - n * WIDTH)) for n in range(-(-size // WIDTH)))
+        except (LedgerError, OSError):
+            return None
+        return next((i for i in range(size) if leaves[32 * i:32 * i + 32] != stored[32 * i:32 * i + 32]), None)
+
+    def proved_stream(self, name: str) -> tuple[list[bytes], Checkpoint]:
+        """Returns a stream's entries under the newest signed checkpoint, each proved included in the
+        signed tree with the stream's head under its commitment (the evidence bundle's check), and the
+        checkpoint they are proved against (no entries: the newest).
+
+        :raises LedgerCorrupt: when an entry, a tile or the stream's head does not match the signed root.
+        """
+        if read_head(self.root) is None:  # a ledger from before the index: its stream is found in the whole log, checked whole
+            log = self.packed()
+            checkpoint = self.check(log)
+            found = [bytes(log.data[log.ends[i]:log.ends[i + 1]]) for i in range(checkpoint.size)]
+            return [data for data, key in zip(found, decode_keys(found, 0)) if key.stream == name], checkpoint
+        newest = self.signed()
+        if not any(e < newest.size for e in load_stream(self.root, name).entries):
+            return [], newest
+        bundle = prove(self.root, name)
+        try:
+            checked = check_bundle(bundle, self.verifier)
+        except LedgerError as exc:
+            raise LedgerCorrupt(None, f"账本已签名部分被改动，拒绝显示 / stream {name!r} does not match the signed tree: {exc} "
+                                f"(run `matchledger verify`)") from None
+        return [item.entry.encode() for item in bundle.entries], checked.checkpoint
+
+    def checked_events(self, stream: str | None = None) -> tuple[list[Event], Checkpoint]:
+        """Returns the events a reader shows, decoded from the very bytes checked against the signed
+        tree (one stream's, or the whole log's), and the checkpoint they were checked against.
+
+        :raises LedgerCorrupt: when what was read does not match the signed root.
+        """
+        if stream is not None:
+            entries, checkpoint = self.proved_stream(stream)
+            return decode_stored(entries), checkpoint
+        log = self.packed()
+        checkpoint = self.check(log)
+        return list(log.events()), checkpoint
