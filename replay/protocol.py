@@ -123,6 +123,10 @@ class InvalidActionError(ReplayError):
     """The input is malformed: not an action of this game at all (bad notation, unknown point)."""
 
 
+class NoStartError(InvalidActionError):
+    """A game's events do not open with a `game.started` of that game (the same refusal for every game)."""
+
+
 class IllegalActionError(ReplayError):
     """The action is well formed but breaks a rule in this state; carries the rule's code and article."""
 

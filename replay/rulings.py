@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from replay.protocol import Finding, Outcome
+from replay.registry import game_of
 from schemas.common import GameStarted, Ruling, ruling_kind
 from schemas.envelope import Event
 
@@ -85,11 +86,7 @@ def _points(ev: Ruling, seats: int) -> tuple[float, ...] | None:
 
 def _allied(start: GameStarted, a: int, b: int) -> bool:
     """Tells whether two seats play on one side: the same seat, or Junqi partners (0–2, 1–3)."""
-    return a == b or (_game(start) == "junqi" and a % 2 == b % 2)
-
-
-def _game(start: GameStarted) -> str:
-    return str(start.profile.__struct_config__.tag)
+    return a == b or (game_of(start) == "junqi" and a % 2 == b % 2)
 
 
 def _default_points(start: GameStarted, winners: tuple[int, ...], forfeit: int | None = None) -> tuple[float, ...]:
@@ -99,7 +96,7 @@ def _default_points(start: GameStarted, winners: tuple[int, ...], forfeit: int |
 
     :raises ValueError: for a Paohuzi ruling without points.
     """
-    game, seats = _game(start), len(start.seats)
+    game, seats = game_of(start), len(start.seats)
     if game == "checkers":
         return tuple(0.5 for _ in range(seats)) if not winners else tuple(1.0 if s in winners else 0.0 for s in range(seats))
     if game == "junqi":

@@ -15,8 +15,9 @@ from replay.checkers.codes import ARTICLES, Note, note, public
 from replay.checkers.rules import NO_NOTES, Turn, both_lose, count_timeout, derived, draw, play_move, play_pass, settle_by_search, win
 from replay.checkers.state import NOBODY, CheckersState, StartError, describe, initial_state, position_key
 from replay.claims import check_claim
-from replay.protocol import Finding, InvalidActionError, Outcome, Step, StrictReplayError
-from schemas.checkers import Moved
+from replay.fold import checked_steps
+from replay.protocol import Finding, InvalidActionError, Outcome, Step
+from schemas.checkers import CheckersProfile, Moved
 from schemas.common import (
     Disconnected,
     DrawAnswered,
@@ -59,15 +60,20 @@ class Clock:
 
 
 def replay(events: Iterable[Event], strict: bool = False) -> Iterator[Step]:
-    """Folds a game's events (starting with `game.started`) into steps.
+    """Folds a game's events (starting with `game.started`) into steps (replay.fold.checked_steps).
 
-    :raises InvalidActionError: when the first event is not a checkers `game.started`.
+    :raises NoStartError: when the first event is not a checkers `game.started`.
+    :raises InvalidActionError: when the start seats the game impossibly.
     :raises StrictReplayError: in strict mode, at the first error finding.
     """
-    it = iter(events)
-    start = next(it, None)
-    if not isinstance(start, GameStarted):
-        raise InvalidActionError(f"a checkers replay starts with game.started, got {getattr(start, 'kind', start)!r}")
+    return checked_steps("checkers", CheckersProfile, steps, events, strict)
+
+
+def steps(start: GameStarted, it: Iterator[Event]) -> Iterator[Step]:
+    """Folds the events after a checked start into steps, every finding collected.
+
+    :raises InvalidActionError: when the start seats the game impossibly.
+    """
     try:
         state = initial_state(start)
     except StartError as exc:
@@ -89,10 +95,6 @@ def replay(events: Iterable[Event], strict: bool = False) -> Iterator[Step]:
         if ts > clock.prev_ts:
             clock.prev_ts = ts
         findings = tuple(_finding(ev, n, state) for n in notes) if notes else ()
-        if strict:
-            for f in findings:
-                if f.severity == "error":
-                    raise StrictReplayError(f)
         yield Step(event=ev, state=state, facts=facts, findings=findings)
 
 

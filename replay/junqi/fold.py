@@ -18,7 +18,8 @@ from replay.junqi.moves import can_move, check_move, legal_moves
 from replay.junqi.pieces import FLAG, KIND_NAMES, KIND_OF, kind_of, seat_of
 from replay.junqi.rules import do_move, draw_voters, finish, next_turn, offer_draw, pass_turn, resign, vote_draw
 from replay.junqi.state import ALLIANCES, JunqiState, Layout, initial_state, notation, point_index, settings
-from replay.protocol import CHANCE, Finding, IllegalActionError, Step, StrictReplayError
+from replay.fold import checked_steps
+from replay.protocol import CHANCE, Finding, IllegalActionError, Step
 from schemas.common import DrawAnswered, DrawOffered, GameEnded, GameStarted, MoveTimeUsed, Resigned, Ruling, Skipped, TimedOut, ruling_kind
 from schemas.envelope import Event
 from schemas.junqi import FlagRevealed, JunqiProfile, LayoutSubmitted, Moved
@@ -81,15 +82,16 @@ def start_state(start: GameStarted) -> JunqiState:
 
 
 def replay(events: Iterable[Event], strict: bool = False) -> Iterator[Step]:
-    """Folds a game's events (starting with `game.started`) into steps.
+    """Folds a game's events (starting with `game.started`) into steps (replay.fold.checked_steps).
 
+    :raises NoStartError: when the first event is not a junqi `game.started`.
     :raises StrictReplayError: in strict mode, at the first error finding.
-    :raises TypeError: when the first event is not a junqi `game.started`.
     """
-    it = iter(events)
-    start = next(it)
-    if not isinstance(start, GameStarted):
-        raise TypeError(f"a replay starts with game.started, not {type(start).__name__}")
+    return checked_steps("junqi", JunqiProfile, steps, events, strict)
+
+
+def steps(start: GameStarted, it: Iterator[Event]) -> Iterator[Step]:
+    """Folds the events after a checked start into steps, every finding collected."""
     state = start_state(start)
     audit = Audit(stream=start.stream, last_ts=start.ts, turn_end=start.ts)
     yield Step(event=start, state=state, facts=_counters(state, {"seat": None, "action": None}))
@@ -100,10 +102,6 @@ def replay(events: Iterable[Event], strict: bool = False) -> Iterator[Step]:
             continue
         found = tuple(audit.findings)
         audit.findings.clear()
-        if strict:
-            for finding in found:
-                if finding.severity == "error":
-                    raise StrictReplayError(finding)
         yield Step(event=event, state=state, facts=facts, findings=found)
 
 

@@ -41,7 +41,8 @@ from replay.paohuzi.deals import commitment, deck_problem
 from replay.paohuzi.events import ACTION_EVENTS, FORCED_KINDS, to_action
 from replay.paohuzi.melds import Group
 from replay.paohuzi.state import DISCARDS, DRAW, DRAWS, HU, PASS, PENG, SEATS, Action, Pending, State, Win
-from replay.protocol import Finding, IllegalActionError, InvalidActionError, Outcome, Step, StrictReplayError
+from replay.fold import checked_steps
+from replay.protocol import Finding, IllegalActionError, InvalidActionError, Outcome, Step
 from schemas.common import GameEnded, GameStarted, MoveTimeUsed
 from schemas.envelope import Event
 from schemas.paohuzi import BoardCreated, BoardRevealed, Dealt, Hu, Huangzhuang, LiangzhangRevealed, PaohuziProfile
@@ -133,8 +134,7 @@ def hu_facts(state: State) -> dict[str, Any]:
 class _Fold:
     """The running fold: state, the forced actions derived but not yet seen logged, findings."""
 
-    def __init__(self, strict: bool) -> None:
-        self.strict = strict
+    def __init__(self) -> None:
         self.state: State | None = None
         self.unlogged: list[tuple[str, int, int]] = []
         self.from_play = False  # whether `unlogged` came from play, where skipping one explains a later misstep
@@ -157,10 +157,8 @@ class _Fold:
 
     def finding(self, code: str, message: str, article: str | None = None, severity: str = "error") -> None:
         assert self.event is not None
-        f = Finding(stream=self.event.stream, seq=self.event.seq, code=code, message=message, article=article, severity=severity)  # type: ignore[arg-type]
-        if self.strict and severity == "error":
-            raise StrictReplayError(f)
-        self.found.append(f)
+        self.found.append(Finding(stream=self.event.stream, seq=self.event.seq, code=code, message=message, article=article,
+                                  severity=severity))  # type: ignore[arg-type]
 
     def step(self, event: Event) -> Step:
         self.event = event
@@ -582,10 +580,17 @@ def rules_apply(state: State, action: Action) -> State:
 
 
 def replay(events: Iterable[Event], strict: bool = False) -> Iterator[Step]:
-    """Folds a deal's events into steps (see `GameEngine.replay`).
+    """Folds a deal's events (starting with `game.started`) into steps (replay.fold.checked_steps).
 
+    :raises NoStartError: when the first event is not a paohuzi `game.started`.
     :raises StrictReplayError: in strict mode, at the first error finding.
     """
-    fold = _Fold(strict)
+    return checked_steps("paohuzi", PaohuziProfile, steps, events, strict)
+
+
+def steps(start: GameStarted, events: Iterator[Event]) -> Iterator[Step]:
+    """Folds the events after a checked start into steps, every finding collected."""
+    fold = _Fold()
+    yield fold.step(start)
     for event in events:
         yield fold.step(event)
