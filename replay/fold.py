@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from itertools import chain
 from typing import Any, Generic, Protocol, TypeVar
 
 import msgspec
@@ -55,12 +54,9 @@ def checked_steps(game: str, profile_type: type[Profile], fold: GameSteps, event
     :raises NoStartError: when the first event is not this game's `game.started`.
     :raises StrictReplayError: in strict mode, at the first error finding.
     """
-    it = iter(events)
+    it = iter(events)  # read when the first step is asked for: a pushed fold has no event before that
     start = opening(it, game, profile_type)
-    steps = fold(start, it)
-    if not strict:
-        return steps
-    return _strict(steps)
+    yield from _strict(fold(start, it)) if strict else fold(start, it)
 
 
 def _strict(steps: Iterator[Step]) -> Iterator[Step]:
@@ -171,15 +167,16 @@ class GameFold(Generic[R]):
 
         :raises FoldReadAhead: when the engine's fold reads ahead of the events pushed.
         """
-        if self.steps is None:  # the fold opens with the start, whether or not it is the event pushed
-            self.steps = self.engine.replay(chain((self.start,), self.inbox), strict=self.strict)
-            first = self._took(next(self.steps), self.start)
-            if event is self.start:
-                return first
-        self.inbox.event = event
-        return self._took(next(self.steps), event)
+        if self.steps is None:
+            self.steps = self.engine.replay(self.inbox, strict=self.strict)
+            if event is not self.start:  # the fold opens with the start, whether or not it is pushed
+                self._pull(self.start)
+        return self._pull(event)
 
-    def _took(self, step: Step, event: Event) -> Step:
+    def _pull(self, event: Event) -> Step:
+        self.inbox.event = event
+        assert self.steps is not None
+        step = next(self.steps)
         if step.findings:
             step = _with_seats(step, self.players)
         self.events.append(event)
