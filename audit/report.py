@@ -23,10 +23,10 @@ from audit.terms import TERMINATIONS, event_kind, rule, term, termination
 from audit.timechart import time_chart
 from audit.verdict import summary
 from ledger import BundleError, check_bundle, check_output, load_verifier, prove, read_stream_events, write_output
+from replay.fold import fold_game
 from replay.paohuzi.cards import card_number, names
 from replay.picture import MARK_STYLES, Frame, Sheet, compose
 from replay.protocol import RULE_BOOKS, Finding, Step, code_name
-from replay.fold import fold_game
 from replay.registry import engine_for, game_of
 from replay.run import EveryStep, is_game_stream
 from schemas.common import GameEnded, GameStarted, MoveTimeUsed

@@ -115,3 +115,41 @@ def test_a_visitor_is_told_begin_steps_end_in_order() -> None:
 
     assert fold_game(events, Spy()) == len(events) + 2
     assert calls[0] == "begin checkers 0" and calls[1:-1] == ["step"] * len(events) and calls[-1].startswith("end ")
+
+
+TERMINATIONS = {"junqi": "replay.junqi.codes", "paohuzi": "replay.paohuzi.codes", "checkers": "replay.checkers.codes"}
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_every_derived_termination_is_a_documented_member(game: str) -> None:
+    """DESIGN replay/ (Outcome is a value with a reason): what an engine derives is a member of its
+    game's Termination, each member documented in one line, none shadowing a shared one; the stored
+    string is the member's value, so logs and goldens read as before."""
+    import importlib
+
+    from replay.values import SharedTermination
+
+    members = importlib.import_module(TERMINATIONS[game]).Termination
+    assert all(m.doc and "\n" not in m.doc and m.value == m.name for m in [*members, *SharedTermination])
+    assert not {m.value for m in members} & {m.value for m in SharedTermination}
+    for seed in range(12):
+        derived = replay_game(_game(game, seed)).derived
+        assert derived is not None and type(derived.termination) is members, (seed, derived)
+        assert msgspec.json.encode(derived).decode().startswith(f'{{"termination":"{derived.termination.value}"')
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_severity_is_the_catalogues(game: str) -> None:
+    """DESIGN replay/ (finding codes are a catalogue beside each engine): every finding a fold
+    reports has the severity its game's catalogue gives the code, and no fold restates one."""
+    from pathlib import Path
+
+    from audit.codes import CODES
+
+    events, _ = _with_error(game, 13)
+    late = [msgspec.structs.replace(e, ts=events[0].ts - 1) for e in events[2:4]]  # timestamps that go back
+    findings = replay_game(events[:2] + late + events[4:]).findings
+    assert findings and {f.severity for f in findings} <= {"error", "warning"}
+    assert all(f.severity == CODES[f.code].severity for f in findings)
+    source = (Path(__file__).resolve().parents[1] / "replay" / game / "fold.py").read_text(encoding="utf-8")
+    assert "severity=" not in source
