@@ -98,7 +98,17 @@ class Finding(msgspec.Struct, frozen=True, kw_only=True):
         return self.line()
 
 
-def found(codes: Mapping[str, Code], event: Event, code: str, message: str, article: str | None = None) -> Finding:
+class Place(Protocol):
+    """Where a finding is: an event, or a summary of one (a table's deal), by its stream and seq."""
+
+    @property
+    def stream(self) -> str: ...
+
+    @property
+    def seq(self) -> int: ...
+
+
+def found(codes: Mapping[str, Code], event: Place, code: str, message: str, article: str | None = None) -> Finding:
     """Returns the finding of `code` at `event`, its severity read from the game's catalogue: the
     one way every fold reports a finding."""
     return Finding(stream=event.stream, seq=event.seq, code=code, message=message, article=article,
