@@ -153,3 +153,15 @@ def test_severity_is_the_catalogues(game: str) -> None:
     assert all(f.severity == CODES[f.code].severity for f in findings)
     source = (Path(__file__).resolve().parents[1] / "replay" / game / "fold.py").read_text(encoding="utf-8")
     assert "severity=" not in source
+
+
+def test_the_engine_a_start_names_is_read_in_one_place() -> None:
+    """Issue 29 Build 4 (the engine is chosen once): only replay/registry.py reads which game a
+    start's profile names; replay, projection, report, rulings and the live audit ask it."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    readers = sorted(str(path.relative_to(root)) for folder in ("replay", "audit", "ledger", "bench")
+                     for path in (root / folder).rglob("*.py")
+                     if "profile.__struct_config__" in path.read_text(encoding="utf-8"))
+    assert readers == ["replay/registry.py"]
