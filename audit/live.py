@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import threading
 from array import array
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -35,10 +35,10 @@ from audit.follow import FrameReader
 from audit.jsonsplit import split
 from ledger.derived import indexed_size
 from ledger.reader import LogReader, StoredEntries
-from replay.protocol import Finding, GameEngine, Outcome, Step
-from replay.registry import engine
-from replay.rulings import apply_rulings
-from replay.run import GameReplay
+from replay.fold import GameFold
+from replay.protocol import Finding, GameEngine
+from replay.registry import game_of
+from replay.run import GameReplay, KeepSteps
 from schemas import decode_stored, decode_stored_array
 from schemas.common import GameEnded, GameStarted, RoundClosed, Ruling, TournamentOpened
 from schemas.envelope import Event
@@ -84,49 +84,27 @@ class FeedError(ValueError):
     """Entries were fed out of log order (a gap, or an entry index that is not the next one)."""
 
 
-class FoldReadAhead(RuntimeError):
-    """An engine's fold asked for an event before the one pushed was folded: it cannot run live."""
-
-
-class _Inbox:
-    """The iterator a fold reads: it holds the one event pushed before each pull, and counts the pulls."""
-
-    __slots__ = ("event", "pulls")
-
-    def __init__(self) -> None:
-        self.event: Event | None = None
-        self.pulls = 0
-
-    def __iter__(self) -> _Inbox:
-        return self
-
-    def __next__(self) -> Event:
-        event, self.event = self.event, None
-        if event is None:
-            raise FoldReadAhead("the fold asked for an event that has not arrived")
-        self.pulls += 1
-        return event
-
-
 class LiveGame:
-    """One game folded as its events arrive: the engine's fold, pulled one step per event pushed."""
+    """One game folded as its events arrive: the fold driver (replay/fold.py) pushed one event at a time."""
 
     def __init__(self, start: GameStarted, entries: array) -> None:
         self.start = start
-        self.game = game_of(start)
-        self.engine: GameEngine = engine(self.game)
-        self.inbox = _Inbox()
-        self.fold: Iterator[Step] = self.engine.replay(self.inbox)
-        self.events: list[Event] = []
-        self.facts: list[dict[str, Any]] = []
-        self.findings: list[Finding] = []
+        self.kept = KeepSteps()
+        self.fold: GameFold[GameReplay] = GameFold(start, self.kept)
+        self.game = self.fold.game
+        self.engine: GameEngine = self.fold.engine
+        self.inbox = self.fold.inbox
         self.entries = entries
         """The game's entries, in seq order (the auditor appends each before it is pushed)."""
         self.pushed: list[Event] = []
         """The events pushed, as they came (a stopped engine's later events among them)."""
-        self.state: Any = None
         self.stopped = False
         self.ended = False
+
+    @property
+    def events(self) -> list[Event]:
+        """The events folded, in order."""
+        return self.fold.events
 
     def push(self, event: Event) -> tuple[Finding, ...]:
         """Folds one more event of the game; returns its findings."""
@@ -134,31 +112,23 @@ class LiveGame:
         self.ended = self.ended or isinstance(event, GameEnded)
         if self.stopped:
             return ()
-        self.inbox.event = event
         try:
-            step = next(self.fold)
+            found = self.fold.push(event).findings
         except Exception as exc:  # noqa: BLE001 - whatever stops an engine is reported, not raised into the service
             self.stopped = True
             return (Finding(stream=event.stream, seq=event.seq, code=ENGINE_STOPPED, message=f"the {self.game} engine stopped "
                             f"at {event.kind}: {exc}; the game's later events are not folded"),)
-        self.events.append(step.event)
-        self.facts.append(step.facts)
-        self.state = step.state
-        found = step.findings
         if isinstance(event, Ruling):  # a ruling that cannot be applied is a finding at its own seq, as in the batch
-            found = (*found, *(f for f in self._rulings()[2] if f.seq == event.seq))
-        if found:
-            self.findings.extend(found)
+            unusable = tuple(f for f in self.fold.end().unusable if f.seq == event.seq)
+            self.kept.findings.extend(unusable)
+            found = (*found, *unusable)
         return found
-
-    def _rulings(self) -> tuple[Outcome | None, list[dict[str, Any]], list[Finding]]:
-        return apply_rulings(self.start, self.engine.outcome(self.state), self.events)
 
     def replay(self) -> GameReplay:
         """Returns the game as folded so far, in the shape of a batch replay."""
-        ruled, applied, _ = self._rulings()  # their findings are among self.findings already
-        return GameReplay(self.start.stream, self.game, self.start, self.events, self.facts, ruled,
-                          self.findings, self.state, self.events, self.engine.outcome(self.state), applied)
+        end, kept = self.fold.end(), self.kept  # the rulings' findings are among kept.findings already
+        return GameReplay(self.start.stream, self.game, self.start, kept.step_events, kept.step_facts, end.ruled,
+                          kept.findings, end.state, kept.step_events, end.derived, end.rulings)
 
     def folded_entries(self) -> array:
         """Returns the entries of the events folded (a stopped engine's game, as far as it went)."""
@@ -178,11 +148,6 @@ class View(msgspec.Struct):
     start: GameStarted | None = None
     stored: list[bytes] = []
     """The entries' stored bytes, when they were read (a round close needs them)."""
-
-
-def game_of(start: GameStarted) -> str:
-    """Returns the name of a game's engine, from its rule profile."""
-    return str(start.profile.__struct_config__.tag)  # type: ignore[attr-defined]
 
 
 class ReadBack(Protocol):

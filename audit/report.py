@@ -24,11 +24,12 @@ from audit.terms import TERMINATIONS, event_kind, rule, term, termination
 from audit.timechart import time_chart
 from audit.verdict import summary
 from ledger import BundleError, LogReader, check_bundle, check_output, load_verifier, prove, write_output
+from replay.fold import fold_game
 from replay.paohuzi.cards import card_number, names
 from replay.picture import AS_CLAIMED, MARK_STYLES, Frame, Sheet, compose
 from replay.protocol import RULE_BOOKS, Finding, Step, code_name
-from replay.registry import engine
-from replay.run import is_game_stream
+from replay.registry import engine_for, game_of
+from replay.run import EveryStep, is_game_stream
 from schemas.common import GameEnded, GameStarted, MoveTimeUsed
 from schemas.envelope import Event
 
@@ -53,7 +54,7 @@ def load_game(root: Path, stream: str, appeals: list[dict[str, Any]] | None = No
     assert isinstance(start, GameStarted)
     evidence = prove(root, stream)
     events, unsigned = events[:len(evidence.entries)], events[len(evidence.entries):]  # nothing unsigned counts
-    steps = list(engine(_game(start)).replay(events))
+    steps = fold_game(events, EveryStep())
     claims = [e for e in events if isinstance(e, GameEnded)]
     try:
         proof_ok = f"verified: {check_bundle(evidence, load_verifier(root)).statement(evidence)}"
@@ -94,7 +95,7 @@ def write_report(root: Path, stream: str, out: Path, force: bool = False, advanc
 def render_report(record: GameRecord, back: str | None = None) -> str:
     """Returns the arbitration report as one self-contained HTML page (linking back to the
     tournament page `back`)."""
-    eng = engine(_game(record.start))
+    eng = engine_for(record.start)
     sheet = eng.sheet(record.steps[-1].state, [s.holder for s in sorted(record.start.seats, key=lambda h: h.seat)])
     frames, index = _frames(record.steps, eng)
     timings = [s.event for s in record.steps if isinstance(s.event, MoveTimeUsed)]
@@ -119,10 +120,6 @@ def _flagged(steps: list[Step]) -> dict[int, list[str]]:
         for f in step.findings:
             out.setdefault(f.seq, []).append(f.code)
     return out
-
-
-def _game(start: GameStarted) -> str:
-    return str(start.profile.__struct_config__.tag)  # type: ignore[attr-defined]
 
 
 def related_events(events: list[Event], stream: str) -> list[Event]:
@@ -293,8 +290,8 @@ class AtStep:
 def at_step(events: list[Event], seq: int) -> AtStep | None:
     """Returns, for the step `seq` of a game (its events, game.started first), the refused event
     there, or the board as the log claims it beyond a halted replay; None where the step is derived."""
-    game = _game(events[0])  # type: ignore[arg-type]
-    steps = list(engine(game).replay(events[: seq + 1]))
+    game = game_of(events[0])  # type: ignore[arg-type]
+    steps = list(engine_for(events[0]).replay(events[: seq + 1]))  # type: ignore[arg-type]
     if any(f.severity == "error" for f in steps[-1].findings):
         return AtStep(steps[-1])
     claims = list(claimed_boards(steps, game))
@@ -381,7 +378,7 @@ def card_names(text: str, game: str) -> str:
 def _timeline(record: GameRecord) -> str:
     """Returns a row per event: seq, time, kind, seat, action, its own fields, and the facts the
     engine derived that changed since the row before (a counter that did not move is not repeated)."""
-    t0, game = record.start.ts, _game(record.start)
+    t0, game = record.start.ts, game_of(record.start)
     rows = []
     shown: dict[str, Any] = {}
     past = beyond_halt(record.steps)

@@ -8,8 +8,11 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from replay.checkers.codes import CATALOGUE as CHECKERS_CODES
 from replay.checkers.render import PALETTE as CHECKERS_PALETTE
+from replay.junqi.codes import CODES as JUNQI_CODES
 from replay.junqi.render import PALETTE as JUNQI_PALETTE
+from replay.paohuzi.codes import CODES as PAOHUZI_CODES
 from replay.paohuzi.render import PALETTE as PAOHUZI_PALETTE
 
 
@@ -182,41 +185,7 @@ def colour_name(colour: str) -> str:
     return found.both() if found else colour
 
 RULES: dict[str, str] = {
-    "junqi.L01": "布阵须为第四条规定的25枚棋子", "junqi.L02": "棋子须布在本方阵地", "junqi.L03": "布阵时行营不得摆放子力",
-    "junqi.L04": "一个位置只放一枚棋子", "junqi.L05": "军旗只能置于两个大本营之一", "junqi.L06": "地雷只能置于后两线",
-    "junqi.L07": "炸弹不能置于第一线", "junqi.L08": "四家颜色各不相同", "junqi.M01": "棋局结束后不得行棋",
-    "junqi.M02": "四家布阵完毕后依次行棋", "junqi.M03": "已出局的一方不得行棋", "junqi.M04": "只能走本方棋子",
-    "junqi.M05": "地雷和军旗不能移动", "junqi.M06": "进入大本营的棋子不可再移动", "junqi.M07": "行棋须离开原位",
-    "junqi.M08": "只能走到空位或敌方棋子上", "junqi.M09": "行营中的棋子不受攻击",
-    "junqi.M10": "公路线只走一步，铁路线直走不转弯（工兵可转弯）且无障碍", "junqi.M11": "碰撞结果与亮旗须符合棋子大小",
-    "junqi.M12": "不得无故放弃行棋", "junqi.T01": "时间戳不得倒退", "junqi.T02": "每步用时不得超过限时",
-    "junqi.T03": "声称用时须与时间戳相符", "junqi.E01": "终局后不得再有事件", "junqi.E02": "声称结果须与推导结果一致",
-    "junqi.E03": "求和须经四家全部同意", "junqi.E04": "只有0至3四个座位",
-    "paohuzi.T01": "依次行动，各按其阶段", "paohuzi.T02": "须先回应自己先前的选择", "paohuzi.P01": "优先次序：胡先于碰、跑，碰、跑先于吃，近者优先",
-    "paohuzi.A10": "只能打出手中的牌", "paohuzi.A11": "坎不得拆开", "paohuzi.A20": "只有下家（或摸牌者）可以吃",
-    "paohuzi.A21": "吃牌须用手中的牌，不得用坎", "paohuzi.A22": "吃的牌型须为顺子、二七十或大小搭", "paohuzi.A23": "手中相同的牌须一起比出",
-    "paohuzi.A24": "过张、臭牌不得再吃", "paohuzi.A25": "吃牌后须留有可打的牌", "paohuzi.A26": "吃、碰后须打出一张牌",
-    "paohuzi.A30": "碰须手中有一对", "paohuzi.A31": "臭碰不得再碰", "paohuzi.A32": "碰后须留有可打的牌",
-    "paohuzi.A40": "胡牌须牌型完整且胡息达到要求", "paohuzi.A41": "点炮胡须规则允许", "paohuzi.A42": "规则规定必须胡时须胡",
-    "paohuzi.F01": "偎、提、跑须在规则强制时进行", "paohuzi.F02": "强制动作优先", "paohuzi.H01": "声称胡息须与推导一致",
-    "paohuzi.H02": "声称名堂须与推导一致", "paohuzi.H03": "声称得分须与推导一致", "paohuzi.H04": "声称的组牌须为可推导的组合",
-    "paohuzi.H05": "声称的胡牌者和胡的牌须与推导一致", "paohuzi.D01": "一副牌为20种共80张", "paohuzi.D02": "公开的牌序须与承诺一致",
-    "paohuzi.D03": "手牌须从牌序发出", "paohuzi.D04": "亮张须为牌序的下一张", "paohuzi.D05": "底牌须按牌序摸出",
-    "paohuzi.D06": "同一副牌各桌发牌相同", "paohuzi.D07": "三家各20张（庄家21张）", "paohuzi.D08": "庄家须为该副牌规定的庄家",
-    "paohuzi.C01": "80张牌总数不变", "paohuzi.E01": "声称结果须与推导结果一致", "paohuzi.E02": "底牌摸完才为荒庄",
-    "paohuzi.X01": "终局后不得再有事件", "paohuzi.X02": "对局须以开局事件开始", "paohuzi.X03": "只有0至2三个座位",
-    "paohuzi.W01": "声称用时须与时间戳相符",
-    "checkers.C01": "按规定回合出营", "checkers.C02": "棋子不得退回本营", "checkers.C03": "棋子不得退回本营",
-    "checkers.C04": "禁止砌墙", "checkers.E01": "声称结果须与推导结果一致", "checkers.E02": "对局须有结果",
-    "checkers.E03": "和棋须符合规则", "checkers.E04": "结果须合乎常理", "checkers.E05": "终局后不得再有事件",
-    "checkers.E06": "认输即终局", "checkers.M01": "双方轮流行棋", "checkers.M02": "只能走本方棋子", "checkers.M03": "只能走到空位",
-    "checkers.M04": "按规则平移或跳跃", "checkers.M05": "按规定的跳法跳跃", "checkers.M06": "边角营按规则处理",
-    "checkers.M07": "按规定锁定目标营", "checkers.M08": "跳跃路线须由合法的跳组成", "checkers.M09": "跳跃路线不得重复经过同一孔",
-    "checkers.M10": "跳跃路线不得重复经过同一孔", "checkers.M11": "已进营的棋子不得离开", "checkers.P01": "略过须因黄牌或超时",
-    "checkers.P02": "掉线按黄牌规定处理", "checkers.T01": "单步用时不得超过限时", "checkers.T02": "声称用时须与时间戳相符",
-    "checkers.T03": "超时次数不得超过允许次数", "checkers.T04": "须等待规定的时间", "checkers.T05": "时间戳不得倒退",
-    "checkers.X01": "只有0和1两个座位", "checkers.X02": "事件序号须连续", "checkers.X03": "事件须属于本局",
-    "checkers.X04": "事件须属于本局的棋种",
+    **{code.code: code.rule_zh for codes in (JUNQI_CODES, PAOHUZI_CODES, CHECKERS_CODES) for code in codes.values()},
     "audit.C01": "声称结果须与推导结果一致（SQL）", "audit.C02": "声称胡息与得分须与推导一致（SQL）",
     "audit.P01": "得分须由结果和规则设置得出（SQL）", "audit.O01": "超时次数不得超过允许次数（SQL）",
     "audit.T01": "声称用时须与时间戳相符（SQL）", "audit.T02": "SQL与引擎计算的用时须一致", "audit.L01": "出营期限（SQL）",
@@ -228,7 +197,7 @@ RULES: dict[str, str] = {
     "audit.W01": "首轮编排须可由种子复现", "audit.W02": "瑞士制编排按规则算法，不重复相遇", "audit.W03": "每局座位须与本轮编排一致",
     "audit.W04": "按名次蛇形移位（瑞士移位法）", "ledger.V01": "记录须可验证：帧、树、瓦片、检查点、签名",
 }
-"""What each finding code's rule says, in Chinese (audit/codes.py gives it in English)."""
+"""What each finding code's rule says, in Chinese: the engines' from their catalogues, the audit's and the log's here."""
 
 
 def rule(code: str) -> str | None:

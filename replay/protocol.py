@@ -8,12 +8,13 @@ with the state after it, the derived facts and any findings.
 from __future__ import annotations
 
 import random
-from collections.abc import Hashable, Iterable, Iterator, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Literal, Protocol
 
 import msgspec
 
 from replay.picture import Frame, Sheet
+from replay.values import Code
 from schemas.common import GameStarted
 from schemas.envelope import Event
 from schemas.profiles import Profile
@@ -97,9 +98,27 @@ class Finding(msgspec.Struct, frozen=True, kw_only=True):
         return self.line()
 
 
+class Place(Protocol):
+    """Where a finding is: an event, or a summary of one (a table's deal), by its stream and seq."""
+
+    @property
+    def stream(self) -> str: ...
+
+    @property
+    def seq(self) -> int: ...
+
+
+def found(codes: Mapping[str, Code], event: Place, code: str, message: str, article: str | None = None) -> Finding:
+    """Returns the finding of `code` at `event`, its severity read from the game's catalogue: the
+    one way every fold reports a finding."""
+    return Finding(stream=event.stream, seq=event.seq, code=code, message=message, article=article,
+                   severity=codes[code].severity)
+
+
 class Outcome(msgspec.Struct, frozen=True, kw_only=True):
-    """How a game ended: the termination reason (`FLAG_CAPTURED`, `HU`, `ALL_HOME` …), the
-    winning seats (empty for a draw) and the game points of every seat."""
+    """How a game ended: the termination reason (a member of the game's `Termination` or of
+    `SharedTermination`, or a ruling's own string), the winning seats (empty for a draw) and the
+    game points of every seat."""
 
     termination: str
     winners: tuple[int, ...]
@@ -121,6 +140,10 @@ class ReplayError(Exception):
 
 class InvalidActionError(ReplayError):
     """The input is malformed: not an action of this game at all (bad notation, unknown point)."""
+
+
+class NoStartError(InvalidActionError):
+    """A game's events do not open with a `game.started` of that game (the same refusal for every game)."""
 
 
 class IllegalActionError(ReplayError):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 
 from replay.protocol import GameEngine
+from schemas.common import GameStarted
 
 GAMES = ("checkers", "junqi", "paohuzi")
 SEATS = {"checkers": 2, "junqi": 4, "paohuzi": 3}
@@ -24,3 +25,16 @@ def engine(name: str) -> GameEngine:
         raise UnknownGameError(f"unknown game {name!r}; expected one of {', '.join(GAMES)}")
     module = importlib.import_module(f"replay.{name}")
     return module.ENGINE  # type: ignore[no-any-return]
+
+
+def game_of(start: GameStarted) -> str:
+    """Returns the game a start event names: the tag of its rule profile (the one place that reads it)."""
+    return str(start.profile.__struct_config__.tag)  # type: ignore[attr-defined]
+
+
+def engine_for(start: GameStarted) -> GameEngine:
+    """Returns the engine of the game a start event names.
+
+    :raises UnknownGameError: for a profile of no registered game.
+    """
+    return engine(game_of(start))

@@ -9,14 +9,16 @@ from collections.abc import Iterable
 from typing import Any
 
 from replay.protocol import Finding, Outcome
+from replay.registry import game_of
+from replay.values import SharedTermination
 from schemas.common import GameStarted, Ruling, ruling_kind
 from schemas.envelope import Event
 
 ARTICLE = "第十四条"
 RESULT_KINDS = frozenset({"result_override", "forfeit", "penalty", "void_game", "replay_from", "score_correction"})
 """The kinds that change a game's result (the others allow a skip or concern the tournament)."""
-VOID = "VOID"
-REPLAY_ORDERED = "REPLAY_ORDERED"
+VOID = SharedTermination.VOID
+REPLAY_ORDERED = SharedTermination.REPLAY_ORDERED
 
 
 def apply_rulings(start: GameStarted, derived: Outcome | None, events: Iterable[Event]) -> tuple[Outcome | None, list[dict[str, Any]], list[Finding]]:
@@ -63,15 +65,15 @@ def _apply(start: GameStarted, outcome: Outcome | None, ev: Ruling) -> Outcome |
         if given is None:
             raise ValueError("a score correction names no points")
         winners = tuple(ev.winners) if ev.winners is not None else (outcome.winners if outcome else ())
-        return Outcome(termination=outcome.termination if outcome else "RULING", winners=winners, points=given)
+        return Outcome(termination=outcome.termination if outcome else SharedTermination.RULING, winners=winners, points=given)
     if kind == "forfeit":
         if ev.seat is None:
             raise ValueError("a forfeit names no seat (the seat that forfeits)")
         winners = tuple(s for s in range(seats) if not _allied(start, s, ev.seat))
-        return Outcome(termination=ev.termination or "FORFEIT", winners=winners,
+        return Outcome(termination=ev.termination or SharedTermination.FORFEIT, winners=winners,
                        points=given if given is not None else _default_points(start, winners, forfeit=ev.seat))
     winners = tuple(ev.winners or ())
-    return Outcome(termination=ev.termination or "RULING", winners=winners,
+    return Outcome(termination=ev.termination or SharedTermination.RULING, winners=winners,
                    points=given if given is not None else _default_points(start, winners))
 
 
@@ -85,11 +87,7 @@ def _points(ev: Ruling, seats: int) -> tuple[float, ...] | None:
 
 def _allied(start: GameStarted, a: int, b: int) -> bool:
     """Tells whether two seats play on one side: the same seat, or Junqi partners (0–2, 1–3)."""
-    return a == b or (_game(start) == "junqi" and a % 2 == b % 2)
-
-
-def _game(start: GameStarted) -> str:
-    return str(start.profile.__struct_config__.tag)
+    return a == b or (game_of(start) == "junqi" and a % 2 == b % 2)
 
 
 def _default_points(start: GameStarted, winners: tuple[int, ...], forfeit: int | None = None) -> tuple[float, ...]:
@@ -99,7 +97,7 @@ def _default_points(start: GameStarted, winners: tuple[int, ...], forfeit: int |
 
     :raises ValueError: for a Paohuzi ruling without points.
     """
-    game, seats = _game(start), len(start.seats)
+    game, seats = game_of(start), len(start.seats)
     if game == "checkers":
         return tuple(0.5 for _ in range(seats)) if not winners else tuple(1.0 if s in winners else 0.0 for s in range(seats))
     if game == "junqi":

@@ -10,11 +10,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-import msgspec
-
-from replay.protocol import Finding, Outcome, Step
+from replay.fold import GameEnd, fold_game
+from replay.protocol import Finding, GameEngine, Outcome, Step
 from replay.registry import engine
-from replay.rulings import apply_rulings
 from schemas.common import GameStarted
 from schemas.envelope import Event
 
@@ -78,49 +76,45 @@ def is_game_stream(events: list[Event]) -> bool:
     return bool(events) and isinstance(events[0], GameStarted)
 
 
-def engine_of(start: GameStarted) -> tuple[str, Any]:
-    """Returns the game a start event names (its profile's tag) and that game's engine."""
-    game = str(start.profile.__struct_config__.tag)  # type: ignore[attr-defined]
-    return game, engine(game)
-
-
 def replay_game(events: list[Event], strict: bool = False) -> GameReplay:
-    """Folds one game's events with the engine its start event names.
+    """Folds one game's events with the engine its start event names, keeping every step.
 
+    :raises NoStartError: when the first event is not a `game.started` of a registered game.
     :raises StrictReplayError: in strict mode, at the first finding.
     """
-    start = events[0]
-    assert isinstance(start, GameStarted)
-    game, eng = engine_of(start)
-    step_events: list[Event] = []
-    step_facts: list[dict[str, Any]] = []
-    findings: list[Finding] = []
-    last: Step | None = None
-    players = {h.seat: h.holder for h in start.seats}
-    for step in eng.replay(events, strict=strict):
-        step_events.append(step.event)
-        step_facts.append(step.facts)
+    return fold_game(events, KeepSteps(), strict)
+
+
+class KeepSteps:
+    """The visitor that keeps a game step by step (`GameReplay`): the projection's rows, the report, the live audit."""
+
+    def begin_game(self, start: GameStarted, game: str, engine: GameEngine) -> None:
+        self.start, self.game = start, game
+        self.step_events: list[Event] = []
+        self.step_facts: list[dict[str, Any]] = []
+        self.findings: list[Finding] = []
+        self.end: GameEnd | None = None
+
+    def visit_step(self, step: Step) -> None:
+        self.step_events.append(step.event)
+        self.step_facts.append(step.facts)
         if step.findings:
-            findings.extend(with_seat(f, step.event.seat, players) for f in step.findings)
-        last = step
-    state = last.state if last else None
-    derived = eng.outcome(state)
-    ruled, applied, unusable = apply_rulings(start, derived, events)
-    return GameReplay(start.stream, str(game), start, step_events, step_facts, ruled, findings + unusable, state, events,
-                      derived, applied)
+            self.findings.extend(step.findings)
+
+    def end_game(self, end: GameEnd) -> None:
+        self.end = end
+
+    def result(self) -> GameReplay:
+        end = self.end
+        assert end is not None
+        return GameReplay(self.start.stream, self.game, self.start, self.step_events, self.step_facts, end.ruled,
+                          self.findings + end.unusable, end.state, self.step_events, end.derived, end.rulings)
 
 
 def game_streams(events: Iterable[Event], game: str | None = None) -> list[list[Event]]:
     """Returns the events of every game stream (or only of `game`), in stream order."""
     return [items for stream, items in sorted(group_streams(events).items())
             if (game is None or stream == game) and is_game_stream(items)]
-
-
-def with_seat(finding: Finding, seat: int | None, players: dict[int, str]) -> Finding:
-    """Returns a finding tied to the seat that acted in its event and the player holding it."""
-    if finding.seat is not None or seat is None:
-        return finding
-    return msgspec.structs.replace(finding, seat=seat, player=players.get(seat))
 
 
 def replay_all(events: Iterable[Event], game: str | None = None, strict: bool = False) -> Iterator[GameReplay]:
@@ -159,27 +153,39 @@ def gc_paused() -> Iterator[None]:
 
 
 def _add_up(summary: ReplaySummary, streams: list[list[Event]], strict: bool, on_game: Callable[[int], None] | None) -> None:
-    findings = summary.findings
+    totals = Totals(summary, on_game)
     for items in streams:
-        start = items[0]
-        assert isinstance(start, GameStarted)
-        _, eng = engine_of(start)
-        players = {h.seat: h.holder for h in start.seats}
-        steps = moves = 0
-        state = None
-        for step in eng.replay(items, strict=strict):
-            steps += 1
-            if step.facts.get("action") is not None:
-                moves += 1
-            if step.findings:
-                findings.extend(with_seat(f, step.event.seat, players) for f in step.findings)
-            state = step.state
-        findings.extend(apply_rulings(start, eng.outcome(state), items)[2])  # a ruling that cannot apply is a finding too
-        if on_game is not None:
-            on_game(1)
+        fold_game(items, totals, strict)
+
+
+class Totals:
+    """The visitor that adds each game to a replay's totals (games, events, moves, findings), keeping no step."""
+
+    def __init__(self, summary: ReplaySummary, on_game: Callable[[int], None] | None = None) -> None:
+        self.summary = summary
+        self.on_game = on_game
+
+    def begin_game(self, start: GameStarted, game: str, engine: GameEngine) -> None:
+        self.steps = self.moves = 0
+
+    def visit_step(self, step: Step) -> None:
+        self.steps += 1
+        if step.facts.get("action") is not None:
+            self.moves += 1
+        if step.findings:
+            self.summary.findings.extend(step.findings)
+
+    def end_game(self, end: GameEnd) -> None:
+        summary = self.summary
+        summary.findings.extend(end.unusable)  # a ruling that cannot apply is a finding too
+        if self.on_game is not None:
+            self.on_game(1)
         summary.games += 1
-        summary.events += steps
-        summary.moves += moves
+        summary.events += self.steps
+        summary.moves += self.moves
+
+    def result(self) -> ReplaySummary:
+        return self.summary
 
 
 @dataclass
@@ -204,14 +210,43 @@ def position(events: Iterable[Event], stream: str, seq: int | None = None) -> Po
         raise ValueError(f"no game stream {stream!r} (a game opens with game.started)")
     if seq is not None and not 0 <= seq < len(items):
         raise ValueError(f"game {stream!r} has events 0–{len(items) - 1}, not {seq}")
-    start = items[0]
-    _, eng = engine_of(start)  # type: ignore[arg-type]
-    last = None
-    for step in eng.replay(items[: len(items) if seq is None else seq + 1]):
-        last = step
-    assert last is not None
-    players = tuple(h.holder for h in sorted(start.seats, key=lambda h: h.seat))  # type: ignore[attr-defined]
-    return Position(eng, last.state, last.event.seq, last.event.kind, players)
+    return fold_game(items[: len(items) if seq is None else seq + 1], LastStep())
+
+
+class LastStep:
+    """The visitor that keeps only the position after the last step folded."""
+
+    def begin_game(self, start: GameStarted, game: str, engine: GameEngine) -> None:
+        self.engine = engine
+        self.players = tuple(h.holder for h in sorted(start.seats, key=lambda h: h.seat))
+        self.last: Step | None = None
+
+    def visit_step(self, step: Step) -> None:
+        self.last = step
+
+    def end_game(self, end: GameEnd) -> None:
+        pass
+
+    def result(self) -> Position:
+        last = self.last
+        assert last is not None
+        return Position(self.engine, last.state, last.event.seq, last.event.kind, self.players)
+
+
+class EveryStep:
+    """The visitor that keeps every step, state and all (the arbitration report draws the board at each)."""
+
+    def begin_game(self, start: GameStarted, game: str, engine: GameEngine) -> None:
+        self.steps: list[Step] = []
+
+    def visit_step(self, step: Step) -> None:
+        self.steps.append(step)
+
+    def end_game(self, end: GameEnd) -> None:
+        pass
+
+    def result(self) -> list[Step]:
+        return self.steps
 
 
 def perft(game: str, depth: int, setup: str | None = None) -> list[int]:

@@ -247,7 +247,7 @@ def test_a_fold_that_reads_ahead_is_reported_not_waited_for() -> None:
             pair = (next(inbox), next(inbox))
             yield Step(event=pair[0], state=None, facts={})
 
-    game.fold = greedy(game.inbox)
+    game.fold.steps = greedy(game.inbox)
     [found] = live.feed([(1, events[1])])
     assert found.code == "audit.E01" and "asked for an event that has not arrived" in found.message
     assert live.feed([(2, events[2])]) == []

@@ -11,7 +11,7 @@ import pytest
 from replay.paohuzi import ENGINE, check_board_deals, play_board
 from replay.paohuzi.cards import card_id, full_deck
 from replay.paohuzi.rules import census_of
-from replay.protocol import StrictReplayError
+from replay.protocol import NoStartError, StrictReplayError
 from schemas.common import GameEnded
 from schemas.paohuzi import BoardCreated, BoardRevealed, Dealt, Discarded, Drawn, Hu, Huangzhuang, LiangzhangRevealed, Wei
 from tests.test_paohuzi_support import codes, last_state, start_event
@@ -274,7 +274,8 @@ def test_claim_names_the_card_on_offer() -> None:
 
 
 def test_events_before_the_start() -> None:
-    """第五条: an event before game.started is paohuzi.X02 and leaves no state."""
+    """第五条: a deal's events open with game.started; anything else first is refused as for every game (NoStartError)."""
     events = game(37)
-    steps = list(ENGINE.replay([replace(events[1], seq=0)]))
-    assert [f.code for f in steps[0].findings] == ["paohuzi.X02"] and steps[0].state is None
+    with pytest.raises(NoStartError, match=r"^paohuzi 对局须以它的 game.started 开始 a paohuzi replay opens with its "
+                                           r"game.started, not paohuzi.board_created \(\S+ seq 0\)$"):
+        list(ENGINE.replay([replace(events[1], seq=0)]))

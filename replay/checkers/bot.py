@@ -10,6 +10,7 @@ from typing import Final
 import msgspec
 
 from replay.checkers.board import BIT, HOLES, HOME, INDEX, NEIGHBOUR_MASK, TARGET, hex_distance, ids
+from replay.checkers.codes import Termination
 from replay.checkers.moves import Reach, reach
 from replay.checkers.rules import Turn, derived, play_move, play_pass, win
 from replay.checkers.state import CheckersState, initial_state
@@ -102,7 +103,7 @@ def bot_game(start: GameStarted, rng: random.Random) -> list[Event]:
     if s.outcome is None:
         ts += _think_ms(rng)
         events.append(Resigned(stream=start.stream, seq=len(events), ts=ts, seat=s.to_move))
-        s = msgspec.structs.replace(s, outcome=win(1 - s.to_move, "RESIGNED"))
+        s = msgspec.structs.replace(s, outcome=win(1 - s.to_move, Termination.RESIGNED))
     assert s.outcome is not None
     events.append(GameEnded(stream=start.stream, seq=len(events), ts=ts + 1, termination=s.outcome.termination,
                             winners=list(s.outcome.winners), points=list(s.outcome.points)))

@@ -11,12 +11,14 @@ import msgspec
 
 from replay.checkers.board import HOME, TARGET, rowcol
 from replay.checkers.check import check_move
-from replay.checkers.codes import ARTICLES, Note, note, public
+from replay.checkers.codes import ARTICLES, CATALOGUE, Note, Termination, note, public
 from replay.checkers.rules import NO_NOTES, Turn, both_lose, count_timeout, derived, draw, play_move, play_pass, settle_by_search, win
 from replay.checkers.state import NOBODY, CheckersState, StartError, describe, initial_state, position_key
 from replay.claims import check_claim
-from replay.protocol import Finding, InvalidActionError, Outcome, Step, StrictReplayError
-from schemas.checkers import Moved
+from replay.fold import checked_steps
+from replay.protocol import Finding, InvalidActionError, Outcome, Step, found
+from replay.values import SharedTermination
+from schemas.checkers import CheckersProfile, Moved
 from schemas.common import (
     Disconnected,
     DrawAnswered,
@@ -35,7 +37,7 @@ from schemas.envelope import Event
 
 Facts = dict[str, Any]
 Result = tuple[CheckersState, Facts, tuple[Note, ...] | list[Note] | list[Finding]]  # a result claim's check gives findings
-UNVERIFIED = "UNVERIFIED"
+UNVERIFIED = SharedTermination.UNVERIFIED
 
 
 class Clock:
@@ -59,15 +61,20 @@ class Clock:
 
 
 def replay(events: Iterable[Event], strict: bool = False) -> Iterator[Step]:
-    """Folds a game's events (starting with `game.started`) into steps.
+    """Folds a game's events (starting with `game.started`) into steps (replay.fold.checked_steps).
 
-    :raises InvalidActionError: when the first event is not a checkers `game.started`.
+    :raises NoStartError: when the first event is not a checkers `game.started`.
+    :raises InvalidActionError: when the start seats the game impossibly.
     :raises StrictReplayError: in strict mode, at the first error finding.
     """
-    it = iter(events)
-    start = next(it, None)
-    if not isinstance(start, GameStarted):
-        raise InvalidActionError(f"a checkers replay starts with game.started, got {getattr(start, 'kind', start)!r}")
+    return checked_steps("checkers", CheckersProfile, steps, events, strict)
+
+
+def steps(start: GameStarted, it: Iterator[Event]) -> Iterator[Step]:
+    """Folds the events after a checked start into steps, every finding collected.
+
+    :raises InvalidActionError: when the start seats the game impossibly.
+    """
     try:
         state = initial_state(start)
     except StartError as exc:
@@ -89,10 +96,6 @@ def replay(events: Iterable[Event], strict: bool = False) -> Iterator[Step]:
         if ts > clock.prev_ts:
             clock.prev_ts = ts
         findings = tuple(_finding(ev, n, state) for n in notes) if notes else ()
-        if strict:
-            for f in findings:
-                if f.severity == "error":
-                    raise StrictReplayError(f)
         yield Step(event=ev, state=state, facts=facts, findings=findings)
 
 
@@ -103,8 +106,7 @@ def _finding(ev: Event, n: Note | Finding, state: CheckersState) -> Finding:
     message = n.message  # the finding's line names the seq (replay.protocol.finding_line)
     if type(ev) in _TURN_EVENTS and "position" not in n.message:
         message += f"; position after it {describe(state)}"
-    return Finding(stream=ev.stream, seq=ev.seq, code=public(n.code), message=message,
-                   article=ARTICLES[n.code], severity=n.severity)  # type: ignore[arg-type]
+    return found(CATALOGUE, ev, public(n.code), message, ARTICLES[n.code])
 
 
 def _envelope_notes(start: GameStarted, ev: Event, expected: int, clock: Clock) -> list[Note]:
@@ -255,7 +257,7 @@ def _on_disconnected(s: CheckersState, ev: Disconnected, clock: Clock) -> Result
     if ev.reconnected or s.outcome is not None:
         return s, facts, NO_NOTES
     if s.profile.disconnect_without_dissolve == "yellow":
-        s = msgspec.structs.replace(s, outcome=win(1 - ev.seat, "DISCONNECTED"))
+        s = msgspec.structs.replace(s, outcome=win(1 - ev.seat, Termination.DISCONNECTED))
     return s, facts, (note("W_DISCONNECT", f"seat {ev.seat} disconnected at ply {s.ply}"),)
 
 
@@ -266,7 +268,7 @@ def _on_penalty(s: CheckersState, ev: PenaltyCard, clock: Clock) -> Result:
         return s, facts, (note("E_NO_SEAT", "game.penalty names no seat"),)
     if s.outcome is not None:
         return _after_end(s, ev, facts)
-    return msgspec.structs.replace(s, outcome=win(1 - ev.seat, f"{ev.card.upper()}_CARD")), facts, NO_NOTES
+    return msgspec.structs.replace(s, outcome=win(1 - ev.seat, Termination(f"{ev.card.upper()}_CARD"))), facts, NO_NOTES
 
 
 def _on_resigned(s: CheckersState, ev: Resigned, clock: Clock) -> Result:
@@ -277,7 +279,7 @@ def _on_resigned(s: CheckersState, ev: Resigned, clock: Clock) -> Result:
         return _after_end(s, ev, facts)
     if not s.profile.resign_allowed:
         return s, facts, (note("W_RESIGN_IGNORED", f"seat {ev.seat} resigned; the profile does not end games by resignation"),)
-    return msgspec.structs.replace(s, outcome=win(1 - ev.seat, "RESIGNED")), facts, NO_NOTES
+    return msgspec.structs.replace(s, outcome=win(1 - ev.seat, Termination.RESIGNED)), facts, NO_NOTES
 
 
 def _on_draw_offered(s: CheckersState, ev: DrawOffered, clock: Clock) -> Result:
@@ -290,7 +292,7 @@ def _on_draw_offered(s: CheckersState, ev: DrawOffered, clock: Clock) -> Result:
         key = position_key(s.pieces, s.to_move, derived(p).with_side)
         triggered = s.evacuated_at > 0 if derived(p).trigger_ply < 0 else s.ply >= derived(p).trigger_ply
         if triggered and s.history.count(key) >= p.repetition_count:
-            return msgspec.structs.replace(s, outcome=draw("REPETITION")), facts, NO_NOTES
+            return msgspec.structs.replace(s, outcome=draw(Termination.REPETITION)), facts, NO_NOTES
     return msgspec.structs.replace(s, draw_offer=ev.seat if ev.seat is not None else NOBODY), facts, NO_NOTES
 
 
@@ -303,7 +305,7 @@ def _on_draw_answered(s: CheckersState, ev: DrawAnswered, clock: Clock) -> Resul
     if not (ev.accept and offered):
         return s, facts, NO_NOTES
     if s.profile.agreed_draw:
-        return msgspec.structs.replace(s, outcome=draw("DRAW_AGREED")), facts, NO_NOTES
+        return msgspec.structs.replace(s, outcome=draw(Termination.DRAW_AGREED)), facts, NO_NOTES
     return s, facts, (note("W_DRAW_AGREEMENT", "a draw was agreed; the sheet draws only by the margin rule or repetition, so play goes on"),)
 
 
@@ -322,7 +324,7 @@ def _on_ruling(s: CheckersState, ev: Ruling, clock: Clock) -> Result:
         points = tuple(float(x) for x in ev.points)
     else:
         points = win(winners[0], "").points if len(winners) == 1 else (0.5, 0.5) if not winners else (0.0, 0.0)
-    ruled = Outcome(termination=ev.termination or "RULING", winners=winners, points=points)
+    ruled = Outcome(termination=ev.termination or SharedTermination.RULING, winners=winners, points=points)
     return msgspec.structs.replace(s, outcome=ruled), facts, NO_NOTES
 
 
@@ -341,9 +343,9 @@ def _on_ended(s: CheckersState, ev: GameEnded, clock: Clock) -> Result:
     if s.outcome is None:
         facts["unverified"] = True
         return _adopt_claim(s, ev), {**facts, "derived": None}, (_no_result(s, ev),)
-    found = check_claim(public("E_CLAIM"), ev, s.outcome, ARTICLES["E_CLAIM"])
+    claimed = check_claim(CATALOGUE, public("E_CLAIM"), ev, s.outcome, ARTICLES["E_CLAIM"])
     facts["derived"] = s.outcome.termination if s.outcome else None
-    return s, facts, found
+    return s, facts, claimed
 
 
 def _adopt_claim(s: CheckersState, ev: GameEnded) -> CheckersState:
@@ -364,8 +366,8 @@ def _no_result(s: CheckersState, ev: GameEnded) -> Note:
 def _dissolved(s: CheckersState) -> Outcome:
     """Returns the result of a table dissolved while seats were offline: a yellow card each (第十六条(1))."""
     if all(s.offline):
-        return both_lose("DISSOLVED", s.profile.double_forfeit)
-    return win(1 if s.offline[0] else 0, "DISSOLVED")
+        return both_lose(Termination.DISSOLVED, s.profile.double_forfeit)
+    return win(1 if s.offline[0] else 0, Termination.DISSOLVED)
 
 
 def _on_foreign(s: CheckersState, ev: Event, clock: Clock) -> Result:

@@ -9,7 +9,7 @@ from typing import Final, NamedTuple
 import msgspec
 
 from replay.checkers.board import BIT, HOME, NEAR_CAMPS, NEAR_HOME, NEIGHBOUR_MASK, TARGET
-from replay.checkers.codes import Note, note
+from replay.checkers.codes import Note, Termination, note
 from replay.checkers.match import timeout_allowance
 from replay.checkers.moves import MoveRules, all_moves, can_arrive_within, can_retrace, is_stuck
 from replay.checkers.state import NOBODY, CheckersState, Undo, position_key
@@ -125,7 +125,7 @@ def play_pass(s: CheckersState, timeout: bool) -> Turn:
         timeouts, outcome = _count_timeout(s, seat, notes)
     elif not _pass_is_justified(s, seat):
         if "unjustified_pass" in p.auto_cards:
-            outcome = win(1 - seat, "UNJUSTIFIED_SKIP")
+            outcome = win(1 - seat, Termination.UNJUSTIFIED_SKIP)
         else:
             notes.append(note("W_UNJUSTIFIED_SKIP", f"seat {seat} pressed 略过 while it had a legal move"))
     undo, owe_wait, waited = _waiting(s, seat, None, notes)
@@ -150,7 +150,7 @@ def _count_timeout(s: CheckersState, seat: int, notes: list[Note]) -> tuple[tupl
     if timeouts[seat] <= allowance:
         return timeouts, None
     if "timeout_overflow" in s.profile.auto_cards:
-        return timeouts, win(1 - seat, "TIMEOUTS")
+        return timeouts, win(1 - seat, Termination.TIMEOUTS)
     notes.append(note("W_TIMEOUTS", f"seat {seat} timed out {timeouts[seat]} times, over the {s.profile.stage} allowance of {allowance}"))
     return timeouts, None
 
@@ -185,7 +185,7 @@ def _waiting(s: CheckersState, seat: int, move: Played | None, notes: list[Note]
         if problem:
             message = f"seat {seat} moved {undo.frm}>{undo.to} instead of waiting and {problem}"
             if s.profile.waiting_rule == "yellow_card":
-                outcome = win(1 - seat, "NO_WAIT")
+                outcome = win(1 - seat, Termination.NO_WAIT)
             else:
                 notes.append(note("W_NO_WAIT", message))
         undo = None
@@ -259,11 +259,11 @@ def _end_turn(s: CheckersState, seat: int, pieces: tuple[int, int], last: tuple[
         key = position_key(pieces, nxt, d.with_side)
         history = history + (key,)
         if triggered and p.repetition_auto and history.count(key) >= p.repetition_count:
-            outcome = draw("REPETITION")
+            outcome = draw(Termination.REPETITION)
     if outcome is None and evacuated_at:
         formation, still, walled = _track_wall(s, seat, pieces, ply, notes)
     if outcome is None and p.max_rounds and ply >= 2 * p.max_rounds:
-        outcome = draw("MAX_ROUNDS")
+        outcome = draw(Termination.MAX_ROUNDS)
     quiet = (moved and outcome is None and arrived is s.arrived and camp_failed is s.camp_failed and undo is s.undo
              and owe_wait == s.owe_wait and s.draw_offer == NOBODY and s.timed_out == NOBODY)
     if quiet:
@@ -294,17 +294,17 @@ def decide_margin(p: CheckersProfile, first: int, seat: int, arrived: tuple[int,
     nf, ng = arrived[f], arrived[g]
     if p.margin_model == "own_moves":
         if ng and not nf:
-            return win(g, "ALL_HOME")
+            return win(g, Termination.ALL_HOME)
         if nf and ng:
-            return win(g, "ALL_HOME") if ng == nf and p.own_moves_equal_result == "second_wins" else draw("MARGIN_DRAW")
-        return win(f, "ALL_HOME") if seat == g and turns[g] >= nf + 1 else None
+            return win(g, Termination.ALL_HOME) if ng == nf and p.own_moves_equal_result == "second_wins" else draw(Termination.MARGIN_DRAW)
+        return win(f, Termination.ALL_HOME) if seat == g and turns[g] >= nf + 1 else None
     if nf and ng:
-        return draw("MARGIN_DRAW")
+        return draw(Termination.MARGIN_DRAW)
     if ng:
         if p.margin_model == "timeline":
-            return win(g, "ALL_HOME")
-        return win(g, "ALL_HOME") if seat == f and turns[f] >= ng + 1 else None
-    return win(f, "ALL_HOME") if seat == g and turns[g] >= nf else None
+            return win(g, Termination.ALL_HOME)
+        return win(g, Termination.ALL_HOME) if seat == f and turns[f] >= ng + 1 else None
+    return win(f, Termination.ALL_HOME) if seat == g and turns[g] >= nf else None
 
 
 def settle_by_search(s: CheckersState) -> CheckersState:

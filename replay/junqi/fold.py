@@ -10,7 +10,9 @@ from typing import Any, Final, cast
 import msgspec
 
 from replay.claims import check_claim
+from replay.fold import checked_steps
 from replay.junqi.board import NAMES
+from replay.junqi.codes import CODES, Termination
 from replay.junqi.layout import ARTICLES as LAYOUT_ARTICLES
 from replay.junqi.layout import layout_problems, place
 from replay.junqi.moves import ARTICLES as MOVE_ARTICLES
@@ -18,7 +20,7 @@ from replay.junqi.moves import can_move, check_move, legal_moves
 from replay.junqi.pieces import FLAG, KIND_NAMES, KIND_OF, kind_of, seat_of
 from replay.junqi.rules import do_move, draw_voters, finish, next_turn, offer_draw, pass_turn, resign, vote_draw
 from replay.junqi.state import ALLIANCES, JunqiState, Layout, initial_state, notation, point_index, settings
-from replay.protocol import CHANCE, Finding, IllegalActionError, Step, StrictReplayError
+from replay.protocol import CHANCE, Finding, IllegalActionError, Step, found
 from schemas.common import DrawAnswered, DrawOffered, GameEnded, GameStarted, MoveTimeUsed, Resigned, Ruling, Skipped, TimedOut, ruling_kind
 from schemas.envelope import Event
 from schemas.junqi import FlagRevealed, JunqiProfile, LayoutSubmitted, Moved
@@ -60,12 +62,9 @@ class Audit:
         self.last_turn = (event.seq, event.ts - self.turn_end)
         self.turn_end = event.ts
 
-    def find(self, event: Event, code: str, message: str, article: str | None = None, severity: str = "error") -> None:
-        """Records a finding at `event`."""
-        self.findings.append(Finding(
-            stream=self.stream, seq=event.seq, code=f"junqi.{code}", message=message,
-            article=article, severity=severity,  # type: ignore[arg-type]
-        ))
+    def find(self, event: Event, code: str, message: str, article: str | None = None) -> None:
+        """Records a finding at `event` (its severity is the catalogue's)."""
+        self.findings.append(found(CODES, event, f"junqi.{code}", message, article))
 
 
 def start_state(start: GameStarted) -> JunqiState:
@@ -81,15 +80,16 @@ def start_state(start: GameStarted) -> JunqiState:
 
 
 def replay(events: Iterable[Event], strict: bool = False) -> Iterator[Step]:
-    """Folds a game's events (starting with `game.started`) into steps.
+    """Folds a game's events (starting with `game.started`) into steps (replay.fold.checked_steps).
 
+    :raises NoStartError: when the first event is not a junqi `game.started`.
     :raises StrictReplayError: in strict mode, at the first error finding.
-    :raises TypeError: when the first event is not a junqi `game.started`.
     """
-    it = iter(events)
-    start = next(it)
-    if not isinstance(start, GameStarted):
-        raise TypeError(f"a replay starts with game.started, not {type(start).__name__}")
+    return checked_steps("junqi", JunqiProfile, steps, events, strict)
+
+
+def steps(start: GameStarted, it: Iterator[Event]) -> Iterator[Step]:
+    """Folds the events after a checked start into steps, every finding collected."""
     state = start_state(start)
     audit = Audit(stream=start.stream, last_ts=start.ts, turn_end=start.ts)
     yield Step(event=start, state=state, facts=_counters(state, {"seat": None, "action": None}))
@@ -98,13 +98,9 @@ def replay(events: Iterable[Event], strict: bool = False) -> Iterator[Step]:
         if not audit.findings:
             yield Step(event=event, state=state, facts=facts)
             continue
-        found = tuple(audit.findings)
+        findings = tuple(audit.findings)
         audit.findings.clear()
-        if strict:
-            for finding in found:
-                if finding.severity == "error":
-                    raise StrictReplayError(finding)
-        yield Step(event=event, state=state, facts=facts, findings=found)
+        yield Step(event=event, state=state, facts=facts, findings=findings)
 
 
 def fold_event(state: JunqiState, event: Event, audit: Audit) -> tuple[JunqiState, dict[str, Any]]:
@@ -283,7 +279,7 @@ def _illegal(state: JunqiState, seat: int, code: str) -> JunqiState:
     if policy == "flag_and_stop":
         return replace(state, halted=code)
     if policy == "flag_and_award_loss":
-        return finish(state, "ILLEGAL_MOVE", ALLIANCES[1 - seat % 2])
+        return finish(state, Termination.ILLEGAL_MOVE, ALLIANCES[1 - seat % 2])
     return pass_turn(state, seat, timeout=False) if seat == state.to_move else state
 
 
@@ -314,7 +310,7 @@ def _move_time(state: JunqiState, event: MoveTimeUsed, audit: Audit) -> dict[str
     seq, gap = audit.last_turn
     if event.move_seq == seq and abs(ms - gap) > CLOCK_TOLERANCE_MS:
         audit.find(event, "T03", f"seat {seat} is said to have used {ms} ms for #{seq}, but "
-                   f"{gap} ms passed since the previous turn ended", severity="warning")
+                   f"{gap} ms passed since the previous turn ended")
     if seat is None or not 0 <= seat <= 3:
         if seat is not None:
             _no_seat(event, audit)
@@ -416,10 +412,10 @@ def _ended(state: JunqiState, event: GameEnded, audit: Audit, facts: dict[str, A
         audit.find(event, "E01", "a second game.ended claim", "第九条")
         return state
     audit.ended = True
-    if event.termination == "DRAW_AGREED" and state.outcome is None:
+    if event.termination == Termination.DRAW_AGREED and state.outcome is None:
         audit.find(event, "E03", f"draw by agreement claimed, but {_missing_votes(state, audit)}", "第九条")
         return state
-    for finding in check_claim("junqi.E02", event, state.outcome, "第九条"):
+    for finding in check_claim(CODES, "junqi.E02", event, state.outcome, "第九条"):
         audit.findings.append(finding)
     return state
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from msgspec.structs import replace
 
 from replay.junqi.board import INDEX, N_POINTS, NAMES, owner_of
+from replay.junqi.codes import Termination
 from replay.junqi.moves import legal_moves
 from replay.junqi.pieces import ASCII, KIND_NAMES, SHORT, cell, kind_of, seat_of
 from replay.junqi.rules import check_draws, do_move, finish, next_turn
@@ -75,7 +76,7 @@ def _decided(state: JunqiState) -> JunqiState:
     has lost (第九条 全部子力退出战场; both alliances: nobody wins), and counters at a limit have drawn."""
     for losers, winners in (ALLIANCES, ALLIANCES[::-1]):
         if not any(state.alive[s] for s in losers):
-            return finish(state, "NO_LEGAL_MOVE", winners if any(state.alive[s] for s in winners) else ())
+            return finish(state, Termination.NO_LEGAL_MOVE, winners if any(state.alive[s] for s in winners) else ())
     return check_draws(state)
 
 

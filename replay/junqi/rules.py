@@ -8,6 +8,7 @@ from typing import Final
 
 import msgspec
 
+from replay.junqi.codes import Termination
 from replay.junqi.moves import can_move
 from replay.junqi.pieces import FLAG, MARSHAL, combat, kind_of, seat_of
 from replay.junqi.state import ALLIANCES, Elimination, JunqiState, Settings, settings
@@ -16,8 +17,8 @@ from replay.protocol import TERMINAL, Outcome
 replace: Final = msgspec.structs.replace
 
 TERMINATION: Final = {
-    "FLAG": "FLAG_CAPTURED", "NO_MOVE": "NO_LEGAL_MOVE", "TIMEOUTS": "TIMEOUTS",
-    "RESIGNED": "RESIGNED", "ILLEGAL": "ILLEGAL_MOVE",
+    "FLAG": Termination.FLAG_CAPTURED, "NO_MOVE": Termination.NO_LEGAL_MOVE, "TIMEOUTS": Termination.TIMEOUTS,
+    "RESIGNED": Termination.RESIGNED, "ILLEGAL": Termination.ILLEGAL_MOVE,
 }
 """The game's termination when an alliance falls, by the cause of the last elimination."""
 
@@ -161,9 +162,9 @@ def draw_reached(rules: Settings, step: int, quiet: int) -> str | None:
     """Returns the draw the step and quiet counters reach (`QUIET_LIMIT`, `MAX_STEPS`), or None."""
     limit, max_steps = rules.quiet_limit, rules.max_steps
     if quiet > limit or (quiet == limit and rules.quiet_trigger == ">="):
-        return "QUIET_LIMIT"
+        return Termination.QUIET_LIMIT
     if max_steps is not None and step >= max_steps:
-        return "MAX_STEPS"
+        return Termination.MAX_STEPS
     return None
 
 
@@ -189,7 +190,7 @@ def next_turn(state: JunqiState, after: int, include_self: bool = False) -> Junq
             if state.outcome is not None:
                 return state
     # Under `skip_turn` every seat left may be stuck: nobody can ever move again.
-    return finish(state, "NO_LEGAL_MOVE", ())
+    return finish(state, Termination.NO_LEGAL_MOVE, ())
 
 
 def pass_turn(state: JunqiState, seat: int, timeout: bool) -> JunqiState:
@@ -212,7 +213,7 @@ def resign(state: JunqiState, seat: int) -> JunqiState:
     if state.profile.resign_effect == "alliance_loses":
         # The seat leaves with its alliance: recorded, so that `forfeit_points` finds it.
         left = replace(state, eliminations=state.eliminations + (Elimination(seat, "RESIGNED", state.step),))
-        return finish(left, "RESIGNED", ALLIANCES[1 - seat % 2])
+        return finish(left, Termination.RESIGNED, ALLIANCES[1 - seat % 2])
     state = eliminate(state, seat, "RESIGNED")
     if state.outcome is None and state.to_move == seat:
         return next_turn(state, seat)
@@ -232,7 +233,7 @@ def vote_draw(state: JunqiState, seat: int, accept: bool) -> JunqiState:
         return replace(state, draw_votes=None)
     votes = tuple(sorted(set(state.draw_votes or ()) | {seat}))
     if draw_voters(state) <= set(votes):
-        return finish(state, "DRAW_AGREED", ())
+        return finish(state, Termination.DRAW_AGREED, ())
     return replace(state, draw_votes=votes)
 
 

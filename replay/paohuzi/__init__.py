@@ -7,6 +7,17 @@ Public entry points:
 - `hu_report(hand, melds, win, source, profile, …)`: the `matchledger hu` report of one hand;
   `game_hu_report(state, seat, …)`: the same for a seat of a recorded deal at one step.
 - `PROFILES`, `profile_named(name)`: the named regional rule profiles; `commitment(deck, salt)`.
+
+Why `State` is a mutable class "frozen by contract" (issue 29 point 8, measured 2026-12-04): mypyc
+compiles it to a native class whose fields the compiled rules read directly, and a transition makes
+one `copy()` where a frozen msgspec Struct needed up to five `structs.replace`. The compiled build
+replays 3.8 times as many actions per second as the sources (bench/replay_paohuzi.py, 100 deals,
+niced, load about 7: 71.6 k against 18.8 k actions/s; ratio to python-chess 0.92 against 0.32), and
+the native class is 13.9 % of the compiled build's instructions (771.5 → 664.3 M, bench/README.md,
+2026-12-02 pz-state): the margin that takes the ratio from 1.00 to 1.15 on a quiet machine, above
+the replay bar. Kept, because no other lever of that size is left and the contract is held by a
+test (tests/test_paohuzi_rules.py::test_every_transition_of_bot_deals_leaves_its_input_as_it_was
+fails when a transition changes its input). Revisit if mypyc learns to read Struct fields natively.
 """
 
 from replay import _compiled  # noqa: F401  (first: picks the compiled build or the sources)

@@ -14,6 +14,7 @@ from replay.paohuzi.events import FORCED_EVENTS, to_event
 from replay.paohuzi.fold import _Fold, outcome, rules_apply
 from replay.paohuzi.melds import Group, group_huxi
 from replay.paohuzi.state import HU, PASS, PENG, Action, State
+from replay.protocol import StrictReplayError
 from schemas.common import GameEnded, GameStarted, MoveTimeUsed
 from schemas.envelope import Event
 from schemas.paohuzi import BoardCreated, BoardRevealed, Dealt, Huangzhuang, LiangzhangRevealed
@@ -102,16 +103,22 @@ class _Log:
     def __init__(self, start: GameStarted) -> None:
         self.events: list[Event] = [start]
         self.ts = start.ts
-        self.fold = _Fold(strict=True)
-        self.fold.step(start)
+        self.fold = _Fold()
+        self._step(start)
         self.state: State = self.fold.state  # type: ignore[assignment]
 
     def add(self, kind: type[Event], seat: int | None, **fields: Any) -> None:
         event = kind(stream=self.events[0].stream, seq=len(self.events), ts=self.ts, seat=seat, **fields)
         self.events.append(event)
         if self.fold.state is not None and self.fold.state.phase in ("board", "deal", "liang"):
-            self.fold.step(event)
+            self._step(event)
             self.state = self.fold.state  # type: ignore[assignment]
+
+    def _step(self, event: Event) -> None:
+        """Folds a chance event the bot wrote; one the rules refuse is the bot's bug, raised at once."""
+        for finding in self.fold.step(event).findings:
+            if finding.severity == "error":
+                raise StrictReplayError(finding)
 
     def forced(self, state: State) -> None:
         for kind, seat, card in state.effects:

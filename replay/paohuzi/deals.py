@@ -7,7 +7,8 @@ import hashlib
 from collections.abc import Iterable, Sequence
 
 from replay.paohuzi.cards import COPIES, DECK_SIZE, N_VALUES, card_id, card_number, counts_of
-from replay.protocol import Finding
+from replay.paohuzi.codes import CODES
+from replay.protocol import Finding, found
 from schemas.envelope import Event
 from schemas.paohuzi import CARD_IDS, BoardCreated, BoardRevealed, Dealt, Drawn, LiangzhangRevealed
 
@@ -72,7 +73,7 @@ def check_board_deals(tables: Iterable[Iterable[Event]]) -> list[Finding]:
     for other in deals[1:]:
         problems = _differences(first, other)
         findings.extend(
-            Finding(stream=other.stream, seq=other.seq, code="paohuzi.D06", article="第五条", message=why)
+            found(CODES, other, "paohuzi.D06", why, "第五条")
             for why in problems
         )
     return findings

@@ -7,6 +7,7 @@ from itertools import chain
 from typing import Any, Final, cast
 
 from replay.claims import check_claim
+from replay.fold import checked_steps
 from replay.paohuzi import rules
 from replay.paohuzi.cards import (
     COPIES,
@@ -37,11 +38,12 @@ from replay.paohuzi.checks import (
     claim_out_of_turn,
     forced_problem,
 )
+from replay.paohuzi.codes import CODES, Termination
 from replay.paohuzi.deals import commitment, deck_problem
 from replay.paohuzi.events import ACTION_EVENTS, FORCED_KINDS, to_action
 from replay.paohuzi.melds import Group
 from replay.paohuzi.state import DISCARDS, DRAW, DRAWS, HU, PASS, PENG, SEATS, Action, Pending, State, Win
-from replay.protocol import Finding, IllegalActionError, InvalidActionError, Outcome, Step, StrictReplayError
+from replay.protocol import Finding, IllegalActionError, InvalidActionError, Outcome, Step, found
 from schemas.common import GameEnded, GameStarted, MoveTimeUsed
 from schemas.envelope import Event
 from schemas.paohuzi import BoardCreated, BoardRevealed, Dealt, Hu, Huangzhuang, LiangzhangRevealed, PaohuziProfile
@@ -67,9 +69,9 @@ def outcome(state: State) -> Outcome | None:
             points = [0] * SEATS
             points[win.owner] = -2 * s
         points[win.seat] = 2 * s
-        return Outcome(termination="HU", winners=(win.seat,), points=tuple(points))
+        return Outcome(termination=Termination.HU, winners=(win.seat,), points=tuple(points))
     if state.exhausted:
-        return Outcome(termination="WALL_EXHAUSTED", winners=(), points=(0,) * SEATS)
+        return Outcome(termination=Termination.WALL_EXHAUSTED, winners=(), points=(0,) * SEATS)
     return None
 
 
@@ -133,8 +135,7 @@ def hu_facts(state: State) -> dict[str, Any]:
 class _Fold:
     """The running fold: state, the forced actions derived but not yet seen logged, findings."""
 
-    def __init__(self, strict: bool) -> None:
-        self.strict = strict
+    def __init__(self) -> None:
         self.state: State | None = None
         self.unlogged: list[tuple[str, int, int]] = []
         self.from_play = False  # whether `unlogged` came from play, where skipping one explains a later misstep
@@ -155,12 +156,10 @@ class _Fold:
         self.drawn_seen = 0
         self.dealt: list[list[int]] | None = None
 
-    def finding(self, code: str, message: str, article: str | None = None, severity: str = "error") -> None:
+    def finding(self, code: str, message: str, article: str | None = None) -> None:
+        """Records a finding at the event being folded (its severity is the catalogue's)."""
         assert self.event is not None
-        f = Finding(stream=self.event.stream, seq=self.event.seq, code=code, message=message, article=article, severity=severity)  # type: ignore[arg-type]
-        if self.strict and severity == "error":
-            raise StrictReplayError(f)
-        self.found.append(f)
+        self.found.append(found(CODES, self.event, code, message, article))
 
     def step(self, event: Event) -> Step:
         self.event = event
@@ -200,8 +199,8 @@ class _Fold:
             if known.hands:
                 self._conservation(known)
             self.last_state, self.last_facts = state, known
-        found = tuple(self.found) if self.found else ()
-        return Step(event=event, state=state, facts=self._facts(seat, state), findings=found)
+        findings = tuple(self.found) if self.found else ()
+        return Step(event=event, state=state, facts=self._facts(seat, state), findings=findings)
 
     def _facts(self, seat: int | None, state: State | None) -> dict[str, Any]:
         """Returns the step's facts: the seat, the action and whether forced, what the step's handler
@@ -244,7 +243,7 @@ class _Fold:
 
     def _ended(self, event: GameEnded) -> None:
         assert self.state is not None
-        for f in check_claim("paohuzi.E01", event, outcome(self.state), ART_END):
+        for f in check_claim(CODES, "paohuzi.E01", event, outcome(self.state), ART_END):
             self.finding(f.code, f.message, f.article)
 
     def _move_time(self, event: MoveTimeUsed) -> None:
@@ -256,8 +255,7 @@ class _Fold:
             self.used = self.time_used[seat]
         gap = self.gaps.get(move_seq) if move_seq is not None else None
         if gap is not None and gap != ms:
-            self.finding("paohuzi.W01", f"seat {seat} used {ms} ms by the clock but the timestamps give {gap} ms",
-                         severity="warning")
+            self.finding("paohuzi.W01", f"seat {seat} used {ms} ms by the clock but the timestamps give {gap} ms")
 
     # ---- the board and the deal (第五条, 第六条) ------------------------------------------
 
@@ -582,10 +580,17 @@ def rules_apply(state: State, action: Action) -> State:
 
 
 def replay(events: Iterable[Event], strict: bool = False) -> Iterator[Step]:
-    """Folds a deal's events into steps (see `GameEngine.replay`).
+    """Folds a deal's events (starting with `game.started`) into steps (replay.fold.checked_steps).
 
+    :raises NoStartError: when the first event is not a paohuzi `game.started`.
     :raises StrictReplayError: in strict mode, at the first error finding.
     """
-    fold = _Fold(strict)
+    return checked_steps("paohuzi", PaohuziProfile, steps, events, strict)
+
+
+def steps(start: GameStarted, events: Iterator[Event]) -> Iterator[Step]:
+    """Folds the events after a checked start into steps, every finding collected."""
+    fold = _Fold()
+    yield fold.step(start)
     for event in events:
         yield fold.step(event)
