@@ -11,9 +11,9 @@ import csv
 import enum
 import io
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 import msgspec
@@ -33,12 +33,14 @@ class Format(str, enum.Enum):
 
 @dataclass
 class Rows:
-    """Rows a command prints: named columns, the rows, a title above and notes (a legend) below."""
+    """Rows a command prints: named columns, the rows, a title above and notes (a legend) below;
+    `short` labels for a terminal too narrow for the names (a legend of them goes underneath)."""
 
     columns: list[str]
     rows: Sequence[Sequence[Any]]
     title: str | None = None
     notes: Sequence[str] = ()
+    short: Mapping[str, str] = field(default_factory=dict)
 
     def records(self) -> list[dict[str, Any]]:
         """Returns every row as a column → value mapping."""
@@ -118,9 +120,7 @@ def _print_tables(tables: list[Rows]) -> None:
     out = stdout_console()
     for t in tables:
         if out.is_terminal:
-            out.print(fitted_table(t, out.width))
-            for note in t.notes:
-                out.print(note, markup=False, soft_wrap=False)
+            out.print(fitted_table(t, out.width), soft_wrap=False)
         else:
             sys.stdout.write(plain_table(t))
     sys.stdout.flush()

@@ -40,14 +40,14 @@ def is_chinese() -> bool:
 
 
 def duration(ms: float) -> str:
-    """Returns milliseconds as m:ss (h:mm:ss from an hour), with the fraction of a second when there is one."""
-    micro = round(abs(ms) * 1000)
-    seconds, fraction = divmod(micro, 1_000_000)
+    """Returns milliseconds as m:ss (h:mm:ss from an hour), rounded to the millisecond, with the
+    milliseconds shown when there are any (issue 31.14: `3:56.52725` was a mean's every digit)."""
+    whole = int(abs(ms) + 0.5)  # half up: a mean of 0.5 ms shows as 1 ms, never as a bare 0:00
+    seconds, millis = divmod(whole, 1000)
     hours, rest = divmod(seconds, 3600)
     minutes, secs = divmod(rest, 60)
     text = f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
-    digits = f"{fraction:06d}".rstrip("0").ljust(3, "0")  # milliseconds always, finer only where there is more
-    return ("-" if ms < 0 else "") + text + (f".{digits}" if fraction else "")
+    return ("-" if ms < 0 and whole else "") + text + (f".{millis:03d}" if millis else "")
 
 
 def boolean(value: bool) -> str:
@@ -107,23 +107,26 @@ def _longest_word(text: str) -> int:
     return max((_width(word) for word in text.split()), default=0)
 
 
+def _header_words(header: str) -> list[str]:
+    """Returns the pieces a column name may be broken into: after each underscore, at spaces."""
+    return header.replace("_", "_ ").split() or [header]
+
+
 def _widths(header: str, cells: list[str]) -> tuple[int, int]:
     """Returns a column's natural width and the least it may take: whole numbers, ids and words, and its
-    name broken at underscores (or in two)."""
+    name broken only at underscores and spaces (never mid-word: `tourn/ament`, issue 31.14)."""
     natural = max([_width(header), *(_width(c) for c in cells)])
-    parts = header.replace("_", "_ ").split()
-    name = max(len(p) for p in parts) if len(parts) > 1 else (len(header) + 1) // 2  # break at _, else fold in two
-    floor = max([name, *(_longest_word(c) for c in cells)])
+    floor = max([*(_width(w) for w in _header_words(header)), *(_longest_word(c) for c in cells)])
     return natural, floor
 
 
-def fit_widths(headers: Sequence[str], cells: Sequence[Sequence[str]], width: int) -> list[int] | None:
+def fit_widths(headers: Sequence[str], cells: Sequence[Sequence[str]], width: int, gap: int = 2) -> list[int] | None:
     """Returns the width of each column so that the table fits `width` with no value cut (the room left
     going first to the columns that need least to show whole), or None when even the narrowest layout
     is too wide."""
     columns = list(zip(*cells)) if cells else [() for _ in headers]
     pairs = [_widths(h, list(col)) for h, col in zip(headers, columns)]
-    room = width - GAP * (len(headers) - 1)
+    room = width - gap * (len(headers) - 1)
     if sum(n for n, _ in pairs) <= room:
         return [n for n, _ in pairs]
     widths = [f for _, f in pairs]
@@ -138,33 +141,57 @@ def fit_widths(headers: Sequence[str], cells: Sequence[Sequence[str]], width: in
 
 
 def wrap_header(name: str, width: int) -> str:
-    """Returns a column name broken into lines of `width`, at underscores where it can."""
-    if len(name) <= width:
-        return name
-    lines, line = [], ""
-    for part in name.replace("_", "_\0").split("\0"):
-        if line and len(line) + len(part) > width:
-            lines.append(line)
-            line = ""
-        line += part
-    lines.append(line)
-    return "\n".join(chunk[i:i + width] for chunk in lines for i in range(0, len(chunk), width))
+    """Returns a column name broken into lines of at most `width`, between its words (after an
+    underscore, at a space); a word longer than `width` stays whole."""
+    lines: list[str] = []
+    for word in _header_words(name):
+        joiner = "" if not lines or lines[-1].endswith("_") else " "
+        if lines and _width(lines[-1] + joiner + word) <= width:
+            lines[-1] += joiner + word
+        else:
+            lines.append(word)
+    return "\n".join(lines)
 
 
 def fitted_table(t: Rows, width: int) -> RenderableType:
-    """Returns rows as a table fitted to `width`, or pivoted (one column: value list per row) when
-    they cannot fit; a number, id or example is wrapped, never cut."""
+    """Returns rows as a table fitted to `width` with the notes under it: with the column names, else
+    with the short labels and a legend of them underneath, else one column apart from the next by a
+    single space; pivoted (one column: value list per row) only when none of these fits. A number, id
+    or example is wrapped, never cut."""
     cells = [[display_cell(v, c) for c, v in zip(t.columns, row)] for row in t.rows]
-    widths = fit_widths(t.columns, cells, width)
-    if widths is None:
-        return _pivoted(t, cells, width)
-    out = Table(title=t.title, title_justify="left", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,
-                collapse_padding=True)
-    for name, w in zip(t.columns, widths):
+    short = [t.short.get(c, c) for c in t.columns]
+    layouts = [(list(t.columns), 2)] + ([(short, 2), (short, 1)] if short != list(t.columns) else [(short, 1)])
+    for headers, gap in layouts:
+        widths = fit_widths(headers, cells, width, gap)
+        if widths is not None:
+            notes = packed_legend(t.columns, headers, width) if t.short else list(t.notes)
+            return Group(_table(t.title, headers, widths, cells, gap), *(Text(n) for n in notes))
+    return Group(_pivoted(t, cells, width), *(Text(n) for n in t.notes))
+
+
+def _table(title: str | None, headers: list[str], widths: list[int], cells: list[list[str]], gap: int) -> Table:
+    out = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,
+                collapse_padding=True, padding=(0, 1) if gap > 1 else (0, 0))
+    for name, w in zip(headers, widths):
         out.add_column(wrap_header(name, w), width=w, overflow="fold")
     for row in cells:
         out.add_row(*(Text(c) for c in row))
     return out
+
+
+def packed_legend(columns: Sequence[str], labels: Sequence[str], width: int) -> list[str]:
+    """Returns the legend under a terminal table in lines of at most `width` cells, never breaking an
+    entry (`# = rank 名次`, or `big = 大分` where the label is the column's name)."""
+    entries = [f"{label} = {c} {COLUMNS[c].zh}" if label != c else f"{c} = {COLUMNS[c].zh}"
+               for c, label in zip(columns, labels) if c in COLUMNS]
+    items = [f"{e}," for e in entries[:-1]] + entries[-1:] + ["(matchledger standings --legend explains each)"]
+    lines = ["legend:"]
+    for item in items:
+        if _width(f"{lines[-1]} {item}") <= width:
+            lines[-1] += f" {item}"
+        else:
+            lines.append(f"  {item}")
+    return lines
 
 
 def _pivoted(t: Rows, cells: list[list[str]], width: int) -> RenderableType:
@@ -233,10 +260,12 @@ def crosstable_rows(c: Crosstable) -> Rows:
     return Rows(columns, rows, title=f"{c.tournament} crosstable ({c.format})")
 
 
-def standings_rows(s: Standings) -> Rows:
-    """Returns the ranking with every tie-break column and a one-line legend."""
-    return Rows(s.columns, [[r.get(c) for c in s.columns] for r in s.rows], title=f"{s.tournament} ({s.game}, {s.format})",
-                notes=[legend_line(s.columns)])
+def standings_rows(s: Standings, columns: Sequence[str] | None = None) -> Rows:
+    """Returns the ranking with every tie-break column (or the `columns` chosen), a one-line legend
+    and the short labels a narrow terminal shows."""
+    shown = list(columns or s.columns)
+    return Rows(shown, [[r.get(c) for c in shown] for r in s.rows], title=f"{s.tournament} ({s.game}, {s.format})",
+                notes=[legend_line(shown)], short={c: COLUMNS[c].short for c in shown if c in COLUMNS and COLUMNS[c].short})
 
 
 def explanation_rows(e: Explanation) -> list[Rows]:

@@ -30,37 +30,39 @@ class Term(NamedTuple):
 
 
 class Column(NamedTuple):
-    """What a standings column means, in English and in the rule books' Chinese (the terminal's legend)."""
+    """What a standings column means, in English and in the rule books' Chinese (the terminal's legend),
+    and the short label a terminal of 80 columns shows instead of its name."""
 
     en: str
     zh: str
+    short: str = ""
 
 
 COLUMNS: dict[str, Column] = {
     # duplicate standings (tournament.md §3, 附录二 二)
-    "rank": Column("rank; equal values share a place", "名次"),
-    "player": Column("player id", "选手"),
-    "r_shown": Column("r: mean MP score rate over the boards played, shown with one decimal (ranks first)", "得分率"),
-    "boards": Column("boards played", "副数"),
-    "opp_r": Column("tie-break 1: mean r of the opponents met", "对手平均得分率"),
-    "beaten_r": Column("tie-break 2: mean r of the opponents beaten", "胜过对手平均得分率"),
-    "move_ms": Column("tie-break 3: own move time in all games, m:ss (less ranks higher)", "总用时"),
-    "trimmed_ms": Column("tie-break 4: mean own move time per game without the longest and shortest, m:ss", "去掉最长最短局的平均用时"),
-    "unresolved": Column("the tie-breaks leave a tie with another player: a play-off decides (加赛)", "未分出名次"),
-    "unverified": Column("games standing on a declared result the engines could not verify", "未验证对局"),
+    "rank": Column("rank; equal values share a place", "名次", "#"),
+    "player": Column("player id", "选手", "player"),
+    "r_shown": Column("r: mean MP score rate over the boards played, shown with one decimal (ranks first)", "得分率", "r"),
+    "boards": Column("boards played", "副数", "bds"),
+    "opp_r": Column("tie-break 1: mean r of the opponents met", "对手平均得分率", "opp_r"),
+    "beaten_r": Column("tie-break 2: mean r of the opponents beaten", "胜过对手平均得分率", "beat_r"),
+    "move_ms": Column("tie-break 3: own move time in all games, m:ss (less ranks higher)", "总用时", "time"),
+    "trimmed_ms": Column("tie-break 4: mean own move time per game without the longest and shortest, m:ss", "去掉最长最短局的平均用时", "trim"),
+    "unresolved": Column("the tie-breaks leave a tie with another player: a play-off decides (加赛)", "未分出名次", "tie"),
+    "unverified": Column("games standing on a declared result the engines could not verify", "未验证对局", "unv"),
     "status": Column("final, provisional (an appeal window is open), under_appeal, unresolved or void: the least final of the "
-                     "player's games", "成绩状态"),
-    "void_games": Column("games voided by a ruling, left out of the comparison", "无效对局"),
-    "forfeits": Column("matches forfeited after a withdrawal (第十二条)", "弃权局"),
+                     "player's games", "成绩状态", "status"),
+    "void_games": Column("games voided by a ruling, left out of the comparison", "无效对局", "void"),
+    "forfeits": Column("matches forfeited after a withdrawal (第十二条)", "弃权局", "ff"),
     # Swiss standings (tournament.md §5, 第十八条; checkers.md §12)
-    "big": Column("big: match points, win 1, draw 0.5, loss 0", "大分"),
-    "bh": Column("bh: Buchholz, the sum of the 大分 of the opponents met", "小分"),
-    "ps": Column("ps: progressive score, the sum of the running 大分 after each round", "累进分"),
-    "direct_encounter": Column("tie-break 4: points against the tied players, when all of them met (else –)", "直接胜负"),
-    "wins": Column("tie-break 5: games won", "胜局数"),
-    "games": Column("games played", "对局数"),
-    "win_rate": Column("tie-break 6: wins / games", "胜率"),
-    "bh_prev": Column("tie-break 7: Buchholz after the previous round, then the round before, back to round 1", "前轮小分"),
+    "big": Column("big: match points, win 1, draw 0.5, loss 0", "大分", "big"),
+    "bh": Column("bh: Buchholz, the sum of the 大分 of the opponents met", "小分", "bh"),
+    "ps": Column("ps: progressive score, the sum of the running 大分 after each round", "累进分", "ps"),
+    "direct_encounter": Column("tie-break 4: points against the tied players, when all of them met (else –)", "直接胜负", "de"),
+    "wins": Column("tie-break 5: games won", "胜局数", "w"),
+    "games": Column("games played", "对局数", "g"),
+    "win_rate": Column("tie-break 6: wins / games", "胜率", "w%"),
+    "bh_prev": Column("tie-break 7: Buchholz after the previous round, then the round before, back to round 1", "前轮小分", "bh_p"),
 }
 """The meaning of every standings column: the legends of `standings --legend`, README and the tournament page."""
 

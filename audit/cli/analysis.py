@@ -135,6 +135,8 @@ def standings(tournament: Annotated[str, typer.Option(help="Tournament stream id
               explain: Annotated[str | None, typer.Option(help="Show the chain from events to this player's rank.")] = None,
               crosstable: Annotated[bool, typer.Option("--crosstable", help="Show each player's result in every round.")] = False,
               legend: Annotated[bool, typer.Option("--legend", help="Print what every column means, in English and Chinese.")] = False,
+              columns: Annotated[str | None, typer.Option("--columns", help="Only these columns, comma-separated (e.g. "
+                                                           "rank,player,big,bh,ps; --legend lists them).")] = None,
               engine: EngineOpt = Engine.duckdb, master: MasterOpt = None, parquet: ParquetOpt = None, key: LogKeyOpt = None,
               as_of: Annotated[str | None, typer.Option("--as-of", help="Judge each game's status (final, provisional …) at this "
                                                         "time: ms or ISO 8601 (default: the competition's latest event).")] = None,
@@ -178,10 +180,28 @@ def standings(tournament: Annotated[str, typer.Option(help="Tournament stream id
         rows = legend_rows(table.columns)
         emit(rows, fmt, document={"tournament": table.tournament, "legend": rows.records(), "trust": trust})
         return
+    shown = _columns(columns, table.columns)
     if fmt is Format.table and table.as_of:
         say(f"成绩状态截至 status as of {table.as_of}")
-    emit(standings_rows(table), fmt, document={"tournament": table.tournament, "game": table.game, "format": table.format,
-                                               "as_of": table.as_of, "rows": table.rows, "trust": trust})
+    emit(standings_rows(table, shown), fmt, document={"tournament": table.tournament, "game": table.game, "format": table.format,
+                                                      "as_of": table.as_of, "rows": table.rows if columns is None else
+                                                      [{c: r.get(c) for c in shown} for r in table.rows],
+                                                      "trust": trust})
+
+
+def _columns(chosen: str | None, known: list[str]) -> list[str]:
+    """Returns the standings columns `--columns` chose, in the order given (all of them without it).
+
+    :raises typer.BadParameter: naming a column the table has not, and the ones it has.
+    """
+    if chosen is None:
+        return known
+    names = [c.strip() for c in chosen.split(",") if c.strip()]
+    unknown = [c for c in names if c not in known]
+    if unknown or not names:
+        raise typer.BadParameter(f"没有此栏 no such column: {', '.join(unknown) or chosen!r} (known: {', '.join(known)})",
+                                 param_hint="--columns")
+    return names
 
 
 @command
