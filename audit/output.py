@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import enum
 import io
+import re
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -127,8 +128,36 @@ def _print_tables(tables: list[Rows]) -> None:
 
 
 def say(text: str) -> None:
-    """Prints a line for people."""
-    stdout_console().print(text, markup=False)
+    """Prints a line for people: on a terminal, each line wider than it is wrapped between words (issue 31.14)."""
+    out = stdout_console()
+    if out.is_terminal:
+        text = "\n".join(wrapped for line in text.split("\n") for wrapped in fit_line(line, out.width))
+    out.print(text, markup=False)
+
+
+def fit_line(line: str, width: int) -> list[str]:
+    """Returns a line as lines of at most `width` cells, broken between words; a continued line keeps
+    the first one's indent and two more spaces; a word wider than the room is folded."""
+    from rich.cells import cell_len, chop_cells
+
+    if cell_len(line) <= width:
+        return [line]
+    lead = line[:len(line) - len(line.lstrip(" "))]
+    label = re.match(r" *[^ :]+: ", line)  # `legend: …` continues under its first word
+    indent = " " * cell_len(label.group()) if label else lead + "  "
+    indent = indent if cell_len(indent) < width // 2 else ""
+    lines = [lead]
+    for word in line.split():
+        room = width - cell_len(lines[-1]) - (0 if lines[-1].strip() == "" else 1)
+        if cell_len(word) <= room:
+            lines[-1] += ("" if lines[-1].strip() == "" else " ") + word
+            continue
+        if lines[-1].strip():
+            lines.append(indent)
+        pieces = chop_cells(word, width - cell_len(indent)) if cell_len(indent) + cell_len(word) > width else [word]
+        lines[-1] += pieces[0]
+        lines.extend(indent + piece for piece in pieces[1:])
+    return lines
 
 
 def fail(message: str) -> None:

@@ -211,6 +211,7 @@ def query(sql: Annotated[str | None, typer.Argument(help="Read-only SQL over the
           name: Annotated[str | None, typer.Option("--name", help="Run a named query of --list instead of SQL.")] = None,
           param: Annotated[list[str] | None, typer.Option("--param", help="With --name: PARAM=VALUE (repeatable; a number or a word).")] = None,
           list_queries: Annotated[bool, typer.Option("--list", help="List the named queries, tables and views instead.")] = False,
+          names: Annotated[bool, typer.Option("--names", help="With --list: the names only, one a line.")] = False,
           describe: Annotated[bool, typer.Option("--describe", help="List every column (of one table or view) with its type and meaning.")] = False,
           timeout: Annotated[float, typer.Option(help="Stop the query after this many seconds.")] = 60.0,
           fmt: FormatOpt = Format.table, quiet: QuietOpt = False) -> None:
@@ -221,8 +222,12 @@ def query(sql: Annotated[str | None, typer.Argument(help="Read-only SQL over the
     from audit.session import open_session
     from ledger import Verifier
 
+    if names and not list_queries:
+        raise typer.BadParameter("--names goes with --list", param_hint="--names")
     if list_queries or describe:
-        listing = Rows(["name", "kind", "params", "check", "computes", "implements"], catalogue()) if list_queries else \
+        entries = catalogue()
+        listing = Rows(["name"], [q[:1] for q in entries]) if names else \
+            Rows(["name", "kind", "params", "check", "computes", "implements"], entries) if list_queries else \
             Rows(["table", "column", "type", "meaning"], describe_columns(sql))
         emit(listing, fmt)
         return
