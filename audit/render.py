@@ -5,6 +5,7 @@ explanations and findings.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 from collections.abc import Sequence
@@ -16,7 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from audit.output import Rows, markdown
-from audit.terms import COLUMNS
+from audit.terms import COLUMNS, term
 from replay.protocol import RULE_BOOKS, Finding, code_name, finding_line, seat_label
 
 if TYPE_CHECKING:
@@ -197,7 +198,7 @@ def packed_legend(columns: Sequence[str], labels: Sequence[str], width: int) -> 
 def _pivoted(t: Rows, cells: list[list[str]], width: int) -> RenderableType:
     """Returns one two-column table (column, value) per row: for rows too wide for the terminal."""
     parts: list[RenderableType] = [Text(t.title)] if t.title else []
-    key_width = max((len(c) for c in t.columns), default=0)
+    key_width = max((_width(c) for c in t.columns), default=0)
     for n, row in enumerate(cells, start=1):
         out = Table(title=f"row {n}", title_justify="left", box=box.SIMPLE, show_header=False, show_edge=False,
                     pad_edge=False, collapse_padding=True)
@@ -280,6 +281,38 @@ def explanation_rows(e: Explanation) -> list[Rows]:
 
 FINDING_COLUMNS = ["severity", "code", "name", "article", "rule_book", "check", "stream", "seq", "seat", "player", "message"]
 """`name`: the code's name in its rules file, where it has one (checkers.md: `checkers.M03` is `E_OCCUPIED`)."""
+
+
+APPEAL_COLUMNS = ["申诉 appeal", "申诉人 player", "对局 game", "理由 grounds", "提出 filed", "时限截止 window end", "是否按时 in time",
+                  "答复期限 deadline", "决定 decision", "决定于 decided", "表决 votes", "仲裁员 arbiter", "签名 signature",
+                  "纠正 correction", "未结 open", "不计 ignored"]
+"""The terminal's and CSV's columns of `appeals`, as the game report's appeals table names them (JSON keeps the query's keys)."""
+
+
+def appeal_rows(appeals: Sequence[dict[str, Any]]) -> Rows:
+    """Returns the appeals in the order filed (issue 31.13): grounds, clock times of filing, window end,
+    deadline and decision, the verdict in words, the votes, the arbiter and the signature's status."""
+    rows = [[f"{a['tournament']}#{a['seq']}", a["player"], a["game"], a["grounds"], clock(a["filed_ts"]), clock(a["window_end_ts"]),
+             term("in_time") if a["in_time"] else term("late") if a["in_time"] is not None else None, clock(a["deadline_ts"]),
+             term(a["decision"]) if a["decision"] else "待裁决 awaiting decision",
+             clock(a["decided_ts"]) if a["decided_ts"] is not None else None,
+             f"{a['for_decision']}/{a['committee']}" if a["committee"] else None, a["arbiter"], signature_status(a["signature"]),
+             term(a["correction"]) + f" #{a['correction_seq']}" if a["correction"] else None, boolean(bool(a["open"])),
+             "; ".join(a["ignored"]) or None] for a in sorted(appeals, key=lambda a: (a["filed_ts"], a["tournament"], a["seq"]))]
+    return Rows(APPEAL_COLUMNS, rows, title="申诉 appeals")
+
+
+def signature_status(status: str | None) -> str | None:
+    """Returns whether a decision's signature verified, in words (None where nothing was signed)."""
+    names = {"valid": "verified", "unsigned": "unsigned", "bad_signature": "bad_signature"}
+    return None if status is None else term(names.get(status, status))
+
+
+def clock(ts: int | None) -> str:
+    """Returns a time of the log as people read it: UTC date and clock time, `2026-05-01 14:03:07 UTC`."""
+    if ts is None:
+        return "–"
+    return dt.datetime.fromtimestamp(ts / 1000, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def finding_record(f: Finding | dict[str, Any]) -> dict[str, Any]:

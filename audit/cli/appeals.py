@@ -24,7 +24,7 @@ from audit.cli.base import (
     subcommand,
     trust_document,
 )
-from audit.output import Format, Rows, emit, emit_json, progress_bar, say
+from audit.output import Format, emit, emit_json, progress_bar, say
 
 appeal_app = typer.Typer(name="appeal", no_args_is_help=True,
                          help="Write the arbitration procedure to the log: arbiters, appeals, decisions, rulings.",
@@ -143,13 +143,13 @@ def appeals(ledger: LedgerOpt = DEFAULT_LEDGER,
             key: LogKeyOpt = None, fmt: FormatOpt = Format.table, quiet: QuietOpt = False) -> None:
     """List the appeals: game, filing time and window, deadline, decision and votes, the correction."""
     from audit.appeals import list_appeals
+    from audit.render import appeal_rows
     from ledger import newest_signed, pinned_key
 
     with pinned_key(key), progress_bar("replaying games", 0, quiet=quiet) as advance:  # the bar's total: the games
         note_unsigned(ledger)  # where the reading stops, under the pinned key
         rows = list_appeals(ledger, tournament, open_, advance)  # the projection is checked against the signed root
         trust = trust_document(ledger, newest_signed(ledger))
-    columns = ["tournament", "seq", "player", "game", "in_time", "decision", "for_decision", "committee", "correction", "open", "ignored"]
-    emit(Rows(columns, [[r[c] for c in columns] for r in rows], title="appeals"), fmt, document={"appeals": rows, "trust": trust})
+    emit(appeal_rows(rows), fmt, document={"appeals": rows, "trust": trust})
     if fmt is not Format.json:
         say_trust(trust, table=fmt is Format.table)
