@@ -17,7 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from audit.output import Rows, markdown
-from audit.terms import COLUMNS, term
+from audit.terms import COLUMNS, TERMS, rule, term, termination
 from replay.protocol import RULE_BOOKS, Finding, code_name, finding_line, seat_label
 
 if TYPE_CHECKING:
@@ -58,10 +58,19 @@ def boolean(value: bool) -> str:
     return "yes" if value else "no"
 
 
+TERM_COLUMNS = frozenset({"status", "counted_from", "severity", "decision", "correction", "ruling", "kind"})
+"""Columns whose values are words of the dictionary (audit/terms.py): people read them in Chinese and English."""
+
+
 def display_cell(value: Any, column: str = "") -> str:
-    """Returns a value as people read it: durations m:ss, booleans yes/no, lists comma-separated, – for none."""
-    if value is None:
+    """Returns a value as people read it: durations m:ss, booleans yes/no, lists comma-separated, – for
+    none, terminations and the dictionary's words in Chinese with English beside (issue 31.2)."""
+    if value is None or value == []:
         return "–"
+    if column == "termination" and isinstance(value, str):
+        return termination(value)
+    if column in TERM_COLUMNS and isinstance(value, str) and value in TERMS:
+        return term(value)
     if isinstance(value, bool):
         return boolean(value)
     if isinstance(value, (int, float)) and is_duration(column):
@@ -249,8 +258,11 @@ def certification_rows(cert: Certification) -> Rows:
     """Returns the table of checks: passed and failed counts (n/a where a check had nothing to look
     at) and the first examples, whole."""
     warned = {c.name: sum(1 for w in cert.warnings if w.get("check") == c.name) for c in cert.checks}
-    rows = [(c.title, *((c.passed, c.failed, warned[c.name]) if c.applies else ("n/a", "n/a", "n/a")), "\n".join(c.examples))
-            if c.ran else (c.title, "not run", None, None, "\n".join(c.examples)) for c in cert.checks]
+    said = {c.name: [finding_said(f) for f in cert.findings + cert.warnings if f.get("check") == c.name][:len(c.examples)]
+            for c in cert.checks}  # the examples as people read them (JSON keeps the check's own lines)
+    rows = [(c.title, *((c.passed, c.failed, warned[c.name]) if c.applies else ("n/a", "n/a", "n/a")),
+             "\n".join(said[c.name] or c.examples)) if c.ran else (c.title, "not run", None, None, "\n".join(c.examples))
+            for c in cert.checks]
     return Rows(["check", "passed", "failed", "warnings", "examples"], rows, title="certification")
 
 
@@ -334,6 +346,19 @@ def finding_text(f: Finding | dict[str, Any]) -> str:
     game = str(r["code"]).partition(".")[0]
     seat = seat_label(game, r["seat"], r["player"]) if r["seat"] is not None else None
     return finding_line(r["severity"], r["code"], r["article"], r["rule_book"], r["stream"], r["seq"], seat, r["message"])
+
+
+def finding_said(f: Finding | dict[str, Any]) -> str:
+    """Returns a finding as a terminal prints it for people (issue 31.1–2): its severity and its rule
+    in Chinese first, then the code, the article, where, and the engine's message."""
+    r = finding_record(f)
+    code, game = str(r["code"]), str(r["code"]).partition(".")[0]
+    said = rule(code)
+    cited = f" ({r['article']}, {r['rule_book']})" if r["article"] and r["rule_book"] else f" ({r['article']})" if r["article"] else ""
+    seat = seat_label(game, r["seat"], r["player"]) if r["seat"] is not None else None
+    where = " ".join(part for part in (r["stream"], f"seq {r['seq']}" if r["seq"] is not None else None,
+                                       f"seat {seat}" if seat is not None else None) if part)
+    return f"{term(str(r['severity']))} {code}{' ' + said if said else ''}{cited}: {where or 'log'}: {r['message']}"
 
 
 def finding_rows(findings: Sequence[Finding | dict[str, Any]]) -> Rows:

@@ -6,6 +6,7 @@ Chinese names follow the rule books (shared/seeds/): 大分, 小分, 累进分, 
 
 from __future__ import annotations
 
+import re
 from typing import NamedTuple
 
 from replay.checkers.render import PALETTE as CHECKERS_PALETTE
@@ -170,6 +171,15 @@ def termination(name: str | None, lang: str = "both") -> str:
         return TERMS["not_finished"].said(lang)
     found = TERMINATIONS.get(name)
     return found.said(lang) if found else name.replace("_", " ").lower()
+
+
+_TERMINATION_NAME = re.compile(r"\b(" + "|".join(sorted(TERMINATIONS, key=len, reverse=True)) + r")\b")
+
+
+def in_words(text: str) -> str:
+    """Returns an engine's text (a board's status line) with each termination name in words, Chinese
+    then English (`over: FLAG_CAPTURED` → `over: 军旗被夺 flag captured`): no enum name reaches a person."""
+    return _TERMINATION_NAME.sub(lambda m: termination(m.group()), text)
 
 
 def term(name: str, lang: str = "both") -> str:

@@ -19,6 +19,7 @@ from audit.codes import CODES, markdown_table
 from audit.output import Rows
 from audit.render import COLUMNS, display_cell, duration, fit_widths, fitted_table, legend_markdown, machine_cell
 from audit.standings import DUPLICATE_COLUMNS, SWISS_COLUMNS
+from audit.terms import rule
 from replay.checkers.codes import public
 from tests.ledger_support import cli
 
@@ -223,7 +224,8 @@ def test_w04_is_an_error() -> None:
 
 def test_replay_json_carries_the_findings_in_one_format(tmp_path: Path) -> None:
     """`replay --json` gives the findings themselves, each with its seat and player; the text prints
-    `severity code (article, rule book): stream seq N seat S/player: message`."""
+    `severity code rule (article, rule book): stream seq N seat S/player: message`, the severity and the
+    rule in Chinese first (issue 31.1)."""
     root = tmp_path / "l"
     assert cli("simulate", "junqi", "--tournament", "--players", "8", "--rounds", "1", "--games-per-round", "1",
                "--seed", "3", "--inject", "illegal-move", "--ledger", str(root), "--json").exit_code == 0
@@ -233,7 +235,7 @@ def test_replay_json_carries_the_findings_in_one_format(tmp_path: Path) -> None:
     assert finding["rule_book"] == "竞技四国军棋竞赛规则" and finding["seat"] in range(4) and finding["player"]
     text = cli("replay", "--ledger", str(root)).stdout.splitlines()[1]
     letter = "SWNE"[finding["seat"]]
-    assert text == (f"error {finding['code']} ({finding['article']}, 竞技四国军棋竞赛规则): {finding['stream']} seq "
+    assert text == (f"违规 error {finding['code']} {rule(finding['code'])} ({finding['article']}, 竞技四国军棋竞赛规则): {finding['stream']} seq "
                     f"{finding['seq']} seat {finding['seat']} {letter}/{finding['player']}: {finding['message']}")
     rows = list(csv.DictReader(io.StringIO(cli("replay", "--ledger", str(root), "--format", "csv").stdout)))
     assert [r["code"] for r in rows] == [finding["code"]] and rows[0]["check"] == "rules"

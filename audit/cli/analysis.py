@@ -76,7 +76,7 @@ def audit(ledger: LedgerOpt = DEFAULT_LEDGER,
     """Certify a ledger, or with --engine spark an export: verify, replay every game, run every query, check every claim (exit 1 on findings)."""
     from audit.certificate import finding_records, write_certificate, written_line
     from audit.certify import certify, certify_session
-    from audit.render import certification_rows, finding_rows, finding_text
+    from audit.render import certification_rows, finding_rows, finding_said
 
     if engine is Engine.duckdb and parquet is not None:
         raise typer.BadParameter("an export is audited on Spark: add --engine spark", param_hint="--parquet")
@@ -104,7 +104,7 @@ def audit(ledger: LedgerOpt = DEFAULT_LEDGER,
     else:
         emit(certification_rows(cert), fmt)
         for finding in cert.findings + cert.warnings:
-            say(finding_text(finding))
+            say(finding_said(finding))
         say_trust(trust)
         say(cert.verdict())
         if written:

@@ -144,7 +144,7 @@ def replay(ledger: LedgerOpt = DEFAULT_LEDGER,
            game: Annotated[str | None, typer.Option(help="Replay only this game stream.")] = None,
            key: LogKeyOpt = None, fmt: FormatOpt = Format.table, quiet: QuietOpt = False) -> None:
     """Re-derive every game from the rules and list the findings (exit 1 when there are any)."""
-    from audit.render import finding_record, finding_rows, finding_text
+    from audit.render import finding_record, finding_rows, finding_said
     from replay import run as run_mod
     from schemas.common import GameStarted
 
@@ -158,7 +158,7 @@ def replay(ledger: LedgerOpt = DEFAULT_LEDGER,
         say(f"games {summary.games}, events {summary.events}, moves {summary.moves}, "
             f"findings {len(summary.findings)}, seconds {summary.seconds:.2f}")
         for finding in summary.findings:
-            say(finding_text(finding))
+            say(finding_said(finding))
     else:
         emit(finding_rows(summary.findings), fmt, document={
             "games": summary.games, "events": summary.events, "moves": summary.moves,
@@ -190,6 +190,7 @@ def show(game: Annotated[str, typer.Option(help="Game stream id.")], ledger: Led
          svg: Annotated[Path | None, typer.Option(help="Also write the position as SVG.")] = None,
          key: LogKeyOpt = None, force: ForceOpt = False, json: JsonOpt = False) -> None:
     """Show a game's position at any step, as text (and SVG), with the seats and their players."""
+    from audit.terms import in_words
     from ledger import check_output, write_output
     from replay import run as run_mod
     from replay.protocol import seat_label
@@ -212,7 +213,7 @@ def show(game: Annotated[str, typer.Option(help="Game stream id.")], ledger: Led
         return
     say(f"{game} after seq {view.seq} ({view.kind})")
     say("seats: " + ", ".join(label for _, label in seats))
-    say(text.rstrip("\n"))
+    say(in_words(text.rstrip("\n")))
     if svg is not None:
         say(f"wrote {svg}")
     say_trust(trust)
