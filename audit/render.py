@@ -171,12 +171,19 @@ def fitted_table(t: Rows, width: int) -> RenderableType:
     cells = [[display_cell(v, c) for c, v in zip(t.columns, row)] for row in t.rows]
     short = [t.short.get(c, c) for c in t.columns]
     layouts = [(list(t.columns), 2)] + ([(short, 2), (short, 1)] if short != list(t.columns) else [(short, 1)])
-    for headers, gap in layouts:
+    unwrapped = [(h, g) for h, g in layouts if _fits_whole(h, cells, width, g)]  # one line a row, where some layout allows it
+    for headers, gap in unwrapped[:1] or layouts:
         widths = fit_widths(headers, cells, width, gap)
         if widths is not None:
             notes = packed_legend(t.columns, headers, width) if t.short else list(t.notes)
             return Group(_table(t.title, headers, widths, cells, gap), *(Text(n) for n in notes))
     return Group(_pivoted(t, cells, width), *(Text(n) for n in t.notes))
+
+
+def _fits_whole(headers: Sequence[str], cells: Sequence[Sequence[str]], width: int, gap: int) -> bool:
+    """Tells whether every column fits at its natural width: no cell wrapped."""
+    columns = list(zip(*cells)) if cells else [() for _ in headers]
+    return sum(_widths(h, list(col))[0] for h, col in zip(headers, columns)) + gap * (len(headers) - 1) <= width
 
 
 def _table(title: str | None, headers: list[str], widths: list[int], cells: list[list[str]], gap: int) -> Table:

@@ -199,7 +199,8 @@ def _columns(chosen: str | None, known: list[str]) -> list[str]:
     names = [c.strip() for c in chosen.split(",") if c.strip()]
     unknown = [c for c in names if c not in known]
     if unknown or not names:
-        raise typer.BadParameter(f"没有此栏 no such column: {', '.join(unknown) or chosen!r} (known: {', '.join(known)})",
+        named = ", ".join(unknown) if unknown else repr(chosen)
+        raise typer.BadParameter(f"没有此栏 no such column: {named} (known: {', '.join(known)})",
                                  param_hint="--columns")
     return names
 
