@@ -75,15 +75,36 @@ def is_terminal() -> bool:
     return stdout_console().is_terminal
 
 
+class Result(msgspec.Struct, kw_only=True):
+    """A command's typed result (audit/cli/results.py): its fields are the `--json` keys, declared once;
+    `lines()` is what a person reads."""
+
+    def lines(self) -> list[str]:
+        """Returns the lines a terminal prints (none where the command prints its own)."""
+        return []
+
+
+def chosen(json: bool) -> Format:
+    """Returns the format a command with only `--json` prints in."""
+    return Format.json if json else Format.table
+
+
 def emit_json(obj: Any) -> None:
     """Prints one JSON object on stdout."""
     sys.stdout.write(msgspec.json.encode(obj).decode() + "\n")
     sys.stdout.flush()
 
 
-def emit(tables: Rows | Sequence[Rows], fmt: Format, document: Any = None) -> None:
-    """Prints rows in a format: `document` (or the columns and rows) as one JSON object, one JSON
-    object per row (NDJSON), CSV or TSV with a header line, or tables for people."""
+def emit(tables: Result | Rows | Sequence[Rows], fmt: Format, document: Any = None) -> None:
+    """Prints a command's result or rows in a format: a result as one JSON object or its lines;
+    rows as `document` (or the columns and rows) in one JSON object, one JSON object per row
+    (NDJSON), CSV or TSV with a header line, or tables for people."""
+    if isinstance(tables, Result):
+        if fmt in (Format.json, Format.ndjson):
+            emit_json(tables)
+        elif tables.lines():
+            say("\n".join(tables.lines()))
+        return
     tables = [tables] if isinstance(tables, Rows) else list(tables)
     if fmt is Format.json:
         emit_json(document if document is not None else _rows_document(tables))

@@ -115,8 +115,9 @@ def test_column_names_never_break_mid_word() -> None:
     assert wrap_header("tournament", 5) == "tournament"
     assert wrap_header("direct_encounter", 8) == "direct_\nencounter"
     assert wrap_header("时限截止 window end", 12) == "时限截止\nwindow end"
-    from audit.output import Rows
     from rich.console import Console
+
+    from audit.output import Rows
 
     out = Console(width=24, record=True, color_system=None)
     out.print(fitted_table(Rows(["tournament", "direct_encounter", "n"], [["t1", "–", 1]]), 24))

@@ -28,8 +28,8 @@ from audit import faults
 from audit.certify import certify
 from audit.live import FeedError, LiveAuditor, LiveFinding
 from audit.live_watch import _Link, messages
-from audit.render import finding_said
 from audit.projection import project
+from audit.render import finding_said
 from audit.session import movement_ranking
 from audit.tournament_sim import FAULTS, TournamentPlan, simulate_tournament
 from ledger import LedgerCorrupt, init, read_entries
@@ -351,7 +351,8 @@ def test_watch_prints_each_finding_once_resuming_after_drops(live_server: str) -
     result = cli("watch", "--url", live_server, "--since", "1")
     lines = result.stdout.splitlines()
     assert lines == [finding_said(msgspec.structs.asdict(_finding(n))) for n in range(2, 6)]
-    assert lines[0] == "违规 error junqi.M02 四家布阵完毕后依次行棋 (第七条, 竞技四国军棋竞赛规则): cup/r1/t1/g1 seq 2 seat 2 N/P002: illegal move number 2"
+    assert lines[0] == ("违规 error junqi.M02 四家布阵完毕后依次行棋 (第七条, 竞技四国军棋竞赛规则): cup/r1/t1/g1 seq 2 seat 2 N/P002: "
+                        "illegal move number 2")
     assert _LiveServer.resumed == ["1", "3", "5"]
     assert result.exit_code == 1 and "410" in result.stderr and "reconnecting in 0.05 s" in result.stderr
 

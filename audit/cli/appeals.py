@@ -24,7 +24,8 @@ from audit.cli.base import (
     subcommand,
     trust_document,
 )
-from audit.output import Format, emit, emit_json, progress_bar, say
+from audit.cli.results import ArbitrationRecorded
+from audit.output import Format, chosen, emit, progress_bar
 
 appeal_app = typer.Typer(name="appeal", no_args_is_help=True,
                          help="Write the arbitration procedure to the log: arbiters, appeals, decisions, rulings.",
@@ -59,12 +60,8 @@ def _numbers(text: str | None, option: str, cast: type = float) -> list[Any] | N
 
 def _report(written: Any, json: bool) -> None:
     event = written.event
-    if json:
-        emit_json({"kind": event.kind, "stream": event.stream, "seq": event.seq, "ts": event.ts, "size": written.result.size,
-                   "arbiter": getattr(event, "arbiter", None)})
-    else:
-        by = f", signed by {event.arbiter}" if getattr(event, "arbiter", None) else ""
-        say(f"recorded {event.kind} at {event.stream}#{event.seq}{by}; tree size {written.result.size}")
+    emit(ArbitrationRecorded(kind=event.kind, stream=event.stream, seq=event.seq, ts=event.ts, size=written.result.size,
+                             arbiter=getattr(event, "arbiter", None)), chosen(json))
 
 
 @subcommand(appeal_app)

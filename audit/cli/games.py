@@ -6,6 +6,7 @@ from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
+import msgspec
 import typer
 
 from audit.cli.base import (
@@ -26,6 +27,7 @@ from audit.cli.base import (
     say_trust,
     trust_document,
 )
+from audit.cli.results import Counted, Planted, SeatShown, Shown, Simulated, SimulatedLive
 from audit.faults import FAULTS
 from audit.output import Format, emit, emit_json, progress_bar, progress_steps, say
 
@@ -87,9 +89,9 @@ def simulate(game: GameArg, ledger: LedgerOpt = DEFAULT_LEDGER,
         raise typer.BadParameter(str(exc), param_hint="--seed or --ledger") from None
     planted = result.planted
     if json:
-        emit_json({"games": result.games, "events": result.events, "size": result.size, "tournament": result.tournament,
-                   "planted": None if planted is None else
-                   {"kind": planted.kind, "stream": planted.stream, "seq": planted.seq, "entry": planted.entry}})
+        emit(Simulated(games=result.games, events=result.events, size=result.size, tournament=result.tournament,
+                       planted=None if planted is None else
+                       Planted(kind=planted.kind, stream=planted.stream, seq=planted.seq, entry=planted.entry)), Format.json)
     else:
         what = f"tournament {result.tournament}: " if result.tournament else ""
         say(f"{what}recorded {result.games} {game} games, {result.events} events; tree size {result.size}")
@@ -134,7 +136,7 @@ def _simulate_live(url: str, game: str, tables: int, seed: int, admin_key: Path 
     with progress_bar(f"{tables} live {game} tables", 0, quiet=json) as advance:  # a refusal: exit 1 (base.exit_code_of)
         result = simulate_live(url, game, tables, seed, admin_key, None, per_batch, inject, advance, *resume)
     if json:
-        emit_json(result)
+        emit(msgspec.convert(result, SimulatedLive), Format.json)
     else:
         say(f"{tables} tables ({result['tag']}/t1 …) sent {result['events']} events, every receipt checked; tree size {result['size']}")
 
@@ -208,8 +210,8 @@ def show(game: Annotated[str, typer.Option(help="Game stream id.")], ledger: Led
     if svg is not None:
         write_output(svg, view.engine.render_svg(view.state, seat, players=view.players).encode(), force)
     if json:
-        emit_json({"game": game, "seq": view.seq, "kind": view.kind, "text": text, "svg": str(svg) if svg else None,
-                   "seats": [{"seat": n, "label": label} for n, label in seats], "trust": trust})
+        emit(Shown(game=game, seq=view.seq, kind=view.kind, text=text, svg=str(svg) if svg else None,
+                   seats=[SeatShown(seat=n, label=label) for n, label in seats], trust=trust), Format.json)
         return
     say(f"{game} after seq {view.seq} ({view.kind})")
     say("seats: " + ", ".join(label for _, label in seats))
@@ -286,7 +288,7 @@ def perft(game: Annotated[PerftGame, typer.Argument(help="checkers or junqi.")],
     counts = run_mod.perft(game.value, depth, setup)
     split = run_mod.perft_divide(game.value, depth, setup) if divide else None
     if json:
-        emit_json({"counts": counts, "count": counts[-1], **({"divide": dict(split)} if split is not None else {})})
+        emit(Counted(counts=counts, count=counts[-1], divide=dict(split) if split is not None else None), Format.json)
         return
     for move, n in split or []:
         say(f"{move}: {n}")

@@ -29,7 +29,21 @@ from audit.cli.base import (
     trust_document,
 )
 from audit.cli.inputs import read_input
-from audit.output import PROGRESS_BYTES, ProgressReader, emit_json, fail, fail_note, progress_bar, progress_steps, say
+from audit.cli.results import (
+    BundleChecked,
+    Consistent,
+    Cosigned,
+    Damaged,
+    Initialised,
+    KeyMade,
+    Proved,
+    ReceiptChecked,
+    ReceiptsChecked,
+    Recorded,
+    Repaired,
+    Verified,
+)
+from audit.output import PROGRESS_BYTES, Format, ProgressReader, chosen, emit, emit_json, fail, fail_note, progress_bar, progress_steps, say
 from ledger import Signer, Verifier, check_output, write_output
 
 
@@ -45,10 +59,7 @@ def init(ledger: LedgerOpt = DEFAULT_LEDGER, origin: Annotated[str | None, typer
         if (ledger / "ledger.json").exists():  # misuse, not damage: exit 2
             raise UsageError(str(exc)) from None
         raise
-    if json:
-        emit_json({"ledger": str(ledger), "public_key": str(pub), "verifier": pub.read_text().strip()})
-    else:
-        say(f"created ledger {ledger}\npublic key: {pub}")
+    emit(Initialised(ledger=str(ledger), public_key=str(pub), verifier=pub.read_text().strip()), chosen(json))
 
 
 @command
@@ -61,10 +72,7 @@ def record(file: Annotated[str, typer.Argument(help="JSONL file of events, or - 
         result = ledger_api.record(ledger, cast(BinaryIO, ProgressReader(source, advance)))
     if result.recovered:
         fail_note(result.recovered)
-    if json:
-        emit_json({"appended": result.appended, "duplicates": result.duplicates, "size": result.size, "recovered": result.recovered})
-    else:
-        say(f"appended {result.appended} events, {result.duplicates} already present; tree size {result.size}")
+    emit(Recorded(appended=result.appended, duplicates=result.duplicates, size=result.size, recovered=result.recovered), chosen(json))
 
 
 @command
@@ -80,17 +88,14 @@ def verify(ledger: LedgerOpt = DEFAULT_LEDGER,
     silent = [f"{w.name} (key id {w.key_id.hex()})" for w in witnesses if w.name not in cosigners]  # asked for, never seen: not ok
     if not json:
         say_trust(trust)
-    if json:
-        emit_json({"ok": not silent, "size": report.size, "root": report.root, "unsigned": report.unsigned, "checkpoints": report.checkpoints,
-                   "notes": report.notes, "not_cosigned": silent, "trust": trust}
-                  if report.ok else {"ok": False, "index": report.index, "error": report.error, "trust": trust})
-    elif report.ok:
-        say(f"{'ok' if not silent else 'log ok'}: tree size {report.size}, root {report.root}, {report.checkpoints} checkpoints verified")
-        for note in report.notes:
-            say(f"note: {note}")
+    result = Verified(ok=not silent, size=report.size, root=report.root, unsigned=report.unsigned, checkpoints=report.checkpoints,
+                      notes=report.notes, not_cosigned=silent, trust=trust) if report.ok else \
+        Damaged(ok=False, index=report.index, error=report.error, trust=trust)
+    emit(result, chosen(json))
+    if not json and report.ok:  # what failed goes to stderr
         for key in silent:
             fail(f"--witness-key {key} co-signed no checkpoint: none of its co-signatures could be checked")
-    else:
+    elif not json:
         where = f"entry {report.index}: " if report.index is not None else ""
         fail(f"ledger damaged: {where}{report.error}")
     if not report.ok or silent:
@@ -105,9 +110,9 @@ def repair(ledger: LedgerOpt = DEFAULT_LEDGER, json: JsonOpt = False, quiet: Qui
     verified = report.verified
     ok = verified is not None and verified.ok and report.refused is None
     if json:
-        emit_json({"ok": ok, "entries": report.entries, "missing": report.missing, "differed": report.differed,
-                   "kept": str(report.kept) if report.kept else None, "refused": report.refused,
-                   "error": None if ok or verified is None else verified.error})
+        emit(Repaired(ok=ok, entries=report.entries, missing=report.missing, differed=report.differed,
+                      kept=str(report.kept) if report.kept else None, refused=report.refused,
+                      error=None if ok or verified is None else verified.error), Format.json)
     elif report.refused is not None:
         fail(f"nothing rebuilt: the entries do not match the signed checkpoints ({report.refused}); every file is as it was")
     else:
@@ -268,10 +273,8 @@ def prove(stream: Annotated[str, typer.Option(help="Stream (game or tournament) 
                                            f"{exc} (run `matchledger verify`)") from None
         trust = trust_document(ledger, checked.checkpoint)
     write_output(out, msgspec.json.format(msgspec.json.encode(built)) + b"\n", force)
-    if json:
-        emit_json({"stream": stream, "entries": len(built.entries), "out": str(out), "trust": trust})
-    else:
-        say(f"wrote {len(built.entries)} entries of {stream} with inclusion proofs to {out}")
+    emit(Proved(stream=stream, entries=len(built.entries), out=str(out), trust=trust), chosen(json))
+    if not json:
         say_trust(trust)
 
 
@@ -303,11 +306,8 @@ def check_proof(file: Annotated[Path, typer.Argument(help="Evidence bundle or re
         raise ledger_api.BundleError(f"the checkpoint of size {checked.checkpoint.size} carries {len(cosigned)} of the {threshold} "
                                      f"co-signatures required; missing: {', '.join(missing)}")
     proved = checked.statement(loaded) + (f"; the checkpoint is co-signed by {', '.join(cosigned)}" if cosigned else "")
-    if json:
-        emit_json({"ok": True, "stream": loaded.stream, "entries": len(loaded.entries), "size": checked.checkpoint.size,
-                   "root": checked.checkpoint.root.hex(), "complete": checked.complete, "cosigners": cosigned, "proved": proved})
-    else:
-        say(f"ok: {proved}")
+    emit(BundleChecked(ok=True, stream=loaded.stream, entries=len(loaded.entries), size=checked.checkpoint.size,
+                       root=checked.checkpoint.root.hex(), complete=checked.complete, cosigners=cosigned, proved=proved), chosen(json))
 
 
 def _check_receipts(file: Path, receipts: list[ledger_api.Receipt], key: Path, json: bool) -> None:
@@ -323,10 +323,7 @@ def _check_receipts(file: Path, receipts: list[ledger_api.Receipt], key: Path, j
             raise ledger_api.BundleError(f"{file} line {number}: {exc}") from None
         entries += len(receipt.entries)
     proved = f"{len(receipts)} receipts, {entries} events, each batch's entries proved in a checkpoint signed by {verifier.name}"
-    if json:
-        emit_json({"ok": True, "receipts": len(receipts), "entries": entries, "size": max(sizes, default=0), "proved": proved})
-    else:
-        say(f"ok: {proved}")
+    emit(ReceiptsChecked(ok=True, receipts=len(receipts), entries=entries, size=max(sizes, default=0), proved=proved), chosen(json))
 
 
 def _check_receipt(receipt: ledger_api.Receipt, key: Path, json: bool) -> None:
@@ -335,11 +332,8 @@ def _check_receipt(receipt: ledger_api.Receipt, key: Path, json: bool) -> None:
     proved = (f"the {len(indexes)} events of source {receipt.source}'s batch (sha256 {receipt.digest}) are entries "
               f"{', '.join(map(str, indexes))} of the log of size {checkpoint.size} (root {checkpoint.root.hex()}), signed by "
               f"{checkpoint.origin}, with the batch's record at entry {receipt.batch.index}")
-    if json:
-        emit_json({"ok": True, "source": receipt.source, "entries": len(indexes), "size": checkpoint.size,
-                   "root": checkpoint.root.hex(), "proved": proved})
-    else:
-        say(f"ok: {proved}")
+    emit(ReceiptChecked(ok=True, source=receipt.source, entries=len(indexes), size=checkpoint.size, root=checkpoint.root.hex(),
+                        proved=proved), chosen(json))
 
 
 @command
@@ -364,16 +358,9 @@ def consistency(old: Annotated[int, typer.Option(help="Tree size of the earlier 
     if out is not None:
         write_output(out, ledger_api.encode_consistency(ledger_api.ConsistencyFile(ledger_api.CONSISTENCY_FORMAT, first.size,
                                                                                      last.size, item.proof)), force)
-    if json:
-        emit_json({"old": first.size, "new": last.size, "old_root": first.root.hex(), "new_root": last.root.hex(), "proof": item.proof,
-                   "out": str(out) if out else None, "trust": trust})
-    else:
-        say(f"ok: the log at {first.size} entries (root {first.root.hex()}) is a prefix of the log at {last.size} "
-            f"(root {last.root.hex()}); proof of {len(item.proof)} hashes:")
-        for h in item.proof:
-            say(f"  {h}")
-        if out is not None:
-            say(f"wrote the proof to {out}")
+    emit(Consistent(old=first.size, new=last.size, old_root=first.root.hex(), new_root=last.root.hex(), proof=list(item.proof),
+                    out=str(out) if out else None, trust=trust), chosen(json))
+    if not json:
         say_trust(trust)
 
 
@@ -392,10 +379,7 @@ def keygen(name: Annotated[str, typer.Option(help="Key name, e.g. arbiter-zhang.
     signer = Signer.generate(name)
     signer.save(out)
     write_output(pub, (str(signer.verifier) + "\n").encode())
-    if json:
-        emit_json({"private_key": str(out), "public_key": str(pub), "verifier": str(signer.verifier)})
-    else:
-        say(f"private key: {out}\npublic key: {pub}\nkey id: {signer.verifier.key_id.hex()}")
+    emit(KeyMade(private_key=str(out), public_key=str(pub), verifier=str(signer.verifier)), chosen(json))
 
 
 @command
@@ -407,7 +391,4 @@ def cosign(key: Annotated[Path, key_option(help="The arbiter's private key.")],
     arbiter = Signer.load(key)  # a bad key is refused before the ledger is opened (opening may lay out new files)
     with ledger_api.Ledger.open(ledger) as writer:
         checkpoint = writer.cosign(arbiter, size)
-    if json:
-        emit_json({"size": checkpoint.size, "root": checkpoint.root.hex(), "note": checkpoint.note})
-    else:
-        say(checkpoint.note)
+    emit(Cosigned(size=checkpoint.size, root=checkpoint.root.hex(), note=checkpoint.note), chosen(json))

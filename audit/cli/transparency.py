@@ -13,7 +13,8 @@ import typer
 
 from audit.cli.base import JsonOpt, command, existing_ledger, export_trust, key_option, say_trust, trust_document
 from audit.cli.inputs import read_input, read_text
-from audit.output import emit_json, say
+from audit.cli.results import ConsistencyChecked, Witnessed
+from audit.output import Format, emit, emit_json, say
 
 if TYPE_CHECKING:
     from ledger import ConsistencyFile, Verifier
@@ -39,7 +40,7 @@ def check_consistency(old: Annotated[Path, typer.Argument(help="The earlier chec
     except ledger_api.WitnessError as exc:
         raise _fork_named(exc) from None
     if json:
-        emit_json({"ok": True, "old": first.size, "new": last.size, "old_root": first.root.hex(), "new_root": last.root.hex()})
+        emit(ConsistencyChecked(ok=True, old=first.size, new=last.size, old_root=first.root.hex(), new_root=last.root.hex()), Format.json)
     else:
         say(f"ok: the log of {last.origin} at {first.size} entries (root {first.root.hex()}) is a prefix of the log at "
             f"{last.size} entries (root {last.root.hex()})")
@@ -99,8 +100,8 @@ def witness(state: Annotated[Path, typer.Option(help="File that keeps the last c
         assert key is not None
         trust = export_trust(key, now.size, now.root.hex())
     if json:
-        emit_json({"ok": True, "origin": now.origin, "size": now.size, "root": now.root.hex(),
-                   "previous_size": before.size if before else None, "state": str(state), "trust": trust})
+        emit(Witnessed(ok=True, origin=now.origin, size=now.size, root=now.root.hex(), previous_size=before.size if before else None,
+                       state=str(state), trust=trust), Format.json)
     elif before is None:
         say(f"first visit: remembered the checkpoint of {now.origin} at size {now.size} (root {now.root.hex()}) in {state}")
     elif before.size == now.size:

@@ -1,0 +1,271 @@
+"""What the commands return (issue 29.6): one typed result per command, whose fields are its `--json`
+keys, declared here once; `lines()` is what a person reads. `audit.output.emit` prints either, and
+tests/test_cli_docs.py holds README's `--json` keys column to these types (`RESULTS`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from audit.output import Result
+
+
+class Initialised(Result):
+    """`init`: the ledger made and its key pair."""
+
+    ledger: str
+    public_key: str
+    verifier: str
+
+    def lines(self) -> list[str]:
+        return [f"created ledger {self.ledger}", f"public key: {self.public_key}"]
+
+
+class Recorded(Result):
+    """`record`: the events appended, those already present, the tree size, and a repaired tail if any."""
+
+    appended: int
+    duplicates: int
+    size: int
+    recovered: str | None
+
+    def lines(self) -> list[str]:
+        return [f"appended {self.appended} events, {self.duplicates} already present; tree size {self.size}"]
+
+
+class Verified(Result):
+    """`verify` of a sound log: the signed size and root verified to, the unsigned entries after it, notes."""
+
+    ok: bool
+    size: int
+    root: str
+    unsigned: int
+    checkpoints: int
+    notes: list[str]
+    not_cosigned: list[str]
+    trust: dict[str, Any]
+
+    def lines(self) -> list[str]:
+        head = f"{'ok' if self.ok else 'log ok'}: tree size {self.size}, root {self.root}, {self.checkpoints} checkpoints verified"
+        return [head, *(f"note: {note}" for note in self.notes)]
+
+
+class Damaged(Result):
+    """`verify` of a damaged log: where (the entry, when one is to blame) and what."""
+
+    ok: bool
+    index: int | None
+    error: str | None
+    trust: dict[str, Any]
+
+
+class Repaired(Result):
+    """`repair`: what was rebuilt, what was missing or differed, where the old files are kept, or why nothing was."""
+
+    ok: bool
+    entries: int
+    missing: list[str]
+    differed: list[str]
+    kept: str | None
+    refused: str | None
+    error: str | None
+
+
+class Proved(Result):
+    """`prove`: the evidence bundle written."""
+
+    stream: str
+    entries: int
+    out: str
+    trust: dict[str, Any]
+
+    def lines(self) -> list[str]:
+        return [f"wrote {self.entries} entries of {self.stream} with inclusion proofs to {self.out}"]
+
+
+class BundleChecked(Result):
+    """`check-proof` of an evidence bundle."""
+
+    ok: bool
+    stream: str
+    entries: int
+    size: int
+    root: str
+    complete: bool
+    cosigners: list[str]
+    proved: str
+
+    def lines(self) -> list[str]:
+        return [f"ok: {self.proved}"]
+
+
+class ReceiptsChecked(Result):
+    """`check-proof` of a file of receipts (`send --receipts`)."""
+
+    ok: bool
+    receipts: int
+    entries: int
+    size: int
+    proved: str
+
+    def lines(self) -> list[str]:
+        return [f"ok: {self.proved}"]
+
+
+class ReceiptChecked(Result):
+    """`check-proof` of one receipt of the live service."""
+
+    ok: bool
+    source: str
+    entries: int
+    size: int
+    root: str
+    proved: str
+
+    def lines(self) -> list[str]:
+        return [f"ok: {self.proved}"]
+
+
+class Consistent(Result):
+    """`consistency`: the proof that the log at `old` is a prefix of the log at `new`."""
+
+    old: int
+    new: int
+    old_root: str
+    new_root: str
+    proof: list[str]
+    out: str | None
+    trust: dict[str, Any]
+
+    def lines(self) -> list[str]:
+        said = [f"ok: the log at {self.old} entries (root {self.old_root}) is a prefix of the log at {self.new} "
+                f"(root {self.new_root}); proof of {len(self.proof)} hashes:", *(f"  {h}" for h in self.proof)]
+        return said + ([f"wrote the proof to {self.out}"] if self.out else [])
+
+
+class ConsistencyChecked(Result):
+    """`check-consistency`: the two signed sizes and roots, one a prefix of the other."""
+
+    ok: bool
+    old: int
+    new: int
+    old_root: str
+    new_root: str
+
+
+class Witnessed(Result):
+    """`witness`: the checkpoint now remembered, and the size remembered before (None at the first visit)."""
+
+    ok: bool
+    origin: str
+    size: int
+    root: str
+    previous_size: int | None
+    state: str
+    trust: dict[str, Any]
+
+
+class KeyMade(Result):
+    """`keygen`: an arbiter's key pair."""
+
+    private_key: str
+    public_key: str
+    verifier: str
+
+    def lines(self) -> list[str]:
+        key_id = self.verifier.split("+")[1]  # a C2SP verifier key: name+keyid+key
+        return [f"private key: {self.private_key}", f"public key: {self.public_key}", f"key id: {key_id}"]
+
+
+class Cosigned(Result):
+    """`cosign`: the checkpoint with the arbiter's co-signature."""
+
+    size: int
+    root: str
+    note: str
+
+    def lines(self) -> list[str]:
+        return [self.note]
+
+
+class Planted(msgspec.Struct, kw_only=True):
+    """The fault `simulate --inject` planted, and where."""
+
+    kind: str
+    stream: str
+    seq: int | None
+    entry: int | None
+
+
+class Simulated(Result):
+    """`simulate` into a ledger: the games and events recorded, the tree size, the tournament and a planted fault."""
+
+    games: int
+    events: int
+    size: int
+    tournament: str | None
+    planted: Planted | None
+
+
+class SimulatedLive(Result):
+    """`simulate --url`: the run's tag, its tables (one game and source each), the events sent, the tree size, the streams."""
+
+    tag: str
+    tables: int
+    games: int
+    events: int
+    size: int
+    streams: list[str]
+
+
+class SeatShown(msgspec.Struct, kw_only=True):
+    """A seat of `show`: its number and its label (`2 N/p07`)."""
+
+    seat: int
+    label: str
+
+
+class Shown(Result):
+    """`show`: the position after an event, as text and, when asked, as an SVG file."""
+
+    game: str
+    seq: int
+    kind: str
+    text: str
+    svg: str | None
+    seats: list[SeatShown]
+    trust: dict[str, Any]
+
+
+class Counted(Result, omit_defaults=True):
+    """`perft`: the counts at each depth, the last one, and with `--divide` each first move's count."""
+
+    counts: list[int]
+    count: int
+    divide: dict[str, int] | None = None
+
+
+class ArbitrationRecorded(Result):
+    """`appeal register|file|decide|rule`: the signed event written."""
+
+    kind: str
+    stream: str
+    seq: int
+    ts: int
+    size: int
+    arbiter: str | None
+
+    def lines(self) -> list[str]:
+        by = f", signed by {self.arbiter}" if self.arbiter else ""
+        return [f"recorded {self.kind} at {self.stream}#{self.seq}{by}; tree size {self.size}"]
+
+
+RESULTS: dict[str, tuple[type[Result], ...]] = {
+    "init": (Initialised,), "record": (Recorded,), "verify": (Verified, Damaged), "repair": (Repaired,), "prove": (Proved,),
+    "check-proof": (BundleChecked, ReceiptsChecked, ReceiptChecked), "consistency": (Consistent,),
+    "check-consistency": (ConsistencyChecked,), "witness": (Witnessed,), "keygen": (KeyMade,), "cosign": (Cosigned,), "simulate": (Simulated, SimulatedLive),
+    "show": (Shown,), "perft": (Counted,), "appeal register": (ArbitrationRecorded,), "appeal file": (ArbitrationRecorded,),
+    "appeal decide": (ArbitrationRecorded,), "appeal rule": (ArbitrationRecorded,),
+}
+"""Each command's result types: README's `--json` keys column names their fields (tests/test_cli_docs.py)."""
