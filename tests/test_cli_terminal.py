@@ -1,7 +1,8 @@
 """What a referee reads in a terminal (issue 31.13, 31.14 and the terminal side of 31.1–3): captures
 at 80 and 200 columns kept as goldens (`MATCHLEDGER_REGEN_GOLDEN=1` rewrites them), standings that
 stay a table at 80 columns, appeals with their clock times and signatures, and a scan of the text of
-every command run on the demo event for internal representations a person should never read."""
+every command run on the demo event for internal representations a person should never read; and
+how the command line classifies errors, by type (issue 29.6)."""
 
 from __future__ import annotations
 
@@ -207,3 +208,17 @@ def test_the_leak_scan_sees_what_it_refuses() -> None:
     caught = leaks("('E11', '营长')\nclaim_agrees True\nover: FLAG_CAPTURED\nUNVERIFIED\nhand x8 d9\nplayers [\"P001\"]\nE_OCCUPIED")
     assert len(caught) == 7, caught
     assert leaks("日志公钥 pin it with MATCHLEDGER_LOG_KEY; 军旗被夺 flag captured; 胡牌 hu") == []
+
+
+def test_errors_are_classified_by_type_not_by_name() -> None:
+    """Issue 29.6: the exit code of an error comes from its type (audit.cli.base._exit_codes, one
+    place): a class that only shares the client's refusal's name is a bug that keeps its traceback,
+    and the client's own refusal is data refused (exit 1)."""
+    from audit import client
+    from audit.cli.base import EXIT_FINDINGS, EXIT_USAGE, exit_code_of
+    from ledger import LedgerNotFound
+
+    impostor = type("SendError", (Exception,), {})
+    assert exit_code_of(impostor("no")) is None
+    assert exit_code_of(client.SendError(0, "unreachable", "no answer")) == EXIT_FINDINGS
+    assert exit_code_of(ValueError("no such stream")) == EXIT_USAGE and exit_code_of(LedgerNotFound("x")) == EXIT_USAGE

@@ -264,8 +264,9 @@ class ArbitrationRecorded(Result):
 RESULTS: dict[str, tuple[type[Result], ...]] = {
     "init": (Initialised,), "record": (Recorded,), "verify": (Verified, Damaged), "repair": (Repaired,), "prove": (Proved,),
     "check-proof": (BundleChecked, ReceiptsChecked, ReceiptChecked), "consistency": (Consistent,),
-    "check-consistency": (ConsistencyChecked,), "witness": (Witnessed,), "keygen": (KeyMade,), "cosign": (Cosigned,), "simulate": (Simulated, SimulatedLive),
-    "show": (Shown,), "perft": (Counted,), "appeal register": (ArbitrationRecorded,), "appeal file": (ArbitrationRecorded,),
-    "appeal decide": (ArbitrationRecorded,), "appeal rule": (ArbitrationRecorded,),
+    "check-consistency": (ConsistencyChecked,), "witness": (Witnessed,), "keygen": (KeyMade,), "cosign": (Cosigned,),
+    "simulate": (Simulated, SimulatedLive), "show": (Shown,), "perft": (Counted,),
+    "appeal register": (ArbitrationRecorded,), "appeal file": (ArbitrationRecorded,), "appeal decide": (ArbitrationRecorded,),
+    "appeal rule": (ArbitrationRecorded,),
 }
 """Each command's result types: README's `--json` keys column names their fields (tests/test_cli_docs.py)."""
