@@ -27,9 +27,9 @@ from audit.cli.base import (
     say_trust,
     trust_document,
 )
-from audit.cli.results import Counted, Planted, SeatShown, Shown, Simulated, SimulatedLive
+from audit.cli.results import Counted, HuJudged, PageWritten, Planted, ReportWritten, SeatShown, Shown, Simulated, SimulatedLive
 from audit.faults import FAULTS
-from audit.output import Format, emit, emit_json, progress_bar, progress_steps, say
+from audit.output import Format, emit, progress_bar, progress_steps, say
 
 if TYPE_CHECKING:
     from audit.tournament_sim import TournamentPlan
@@ -249,15 +249,16 @@ def report(out: Annotated[Path, typer.Option(help="HTML file to write.")],
         say_trust(trust)
     if tournament is not None:
         if json:
-            emit_json({"tournament": tournament, "out": str(out), "players": len(page.standings.rows), "games": len(page.games),
-                       "reports": [str(p) for p in page.reports.values()], "trust": trust})
+            emit(PageWritten(tournament=tournament, out=str(out), players=len(page.standings.rows), games=len(page.games),
+                             reports=[str(p) for p in page.reports.values()], trust=trust), Format.json)
         else:
             say(f"wrote {out}: {len(page.standings.rows)} players, {len(page.games)} games, each game's report beside it")
         return
     findings = sum(len(s.findings) for s in record.steps)
+    assert game is not None
     if json:
-        emit_json({"game": game, "out": str(out), "events": len(record.steps), "findings": findings, "proof": record.proof_ok,
-                   "trust": trust})
+        emit(ReportWritten(game=game, out=str(out), events=len(record.steps), findings=findings, proof=record.proof_ok,
+                           trust=trust), Format.json)
     else:
         say(f"wrote {out}: {len(record.steps)} events, {findings} findings; {record.proof_ok}")
 
@@ -327,8 +328,8 @@ def hu(hand: Annotated[str | None, typer.Option(help="Cards: 一…十, 壹…�
     else:
         raise typer.BadParameter("give --hand CARDS or --game ID")
     if json:
-        emit_json({**{k: report[k] for k in ("hu", "huxi", "red", "big", "small", "mingtang", "score", "reason")},
-                   **({"trust": trust} if trust is not None else {})})
+        emit(HuJudged(hu=report["hu"], huxi=report["huxi"], red=report["red"], big=report["big"], small=report["small"],
+                      mingtang=report["mingtang"], score=report["score"], reason=report["reason"], trust=trust), Format.json)
     else:
         say(("胡 (wins)" if report["hu"] else "no hu") + f": {report['reason']}")
         if report["decomposition"]:

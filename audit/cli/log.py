@@ -34,16 +34,20 @@ from audit.cli.results import (
     Consistent,
     Cosigned,
     Damaged,
+    EntriesExported,
     Initialised,
     KeyMade,
+    ParquetExported,
     Proved,
     ReceiptChecked,
     ReceiptsChecked,
     Recorded,
+    RecordsExported,
     Repaired,
+    TilesExported,
     Verified,
 )
-from audit.output import PROGRESS_BYTES, Format, ProgressReader, chosen, emit, emit_json, fail, fail_note, progress_bar, progress_steps, say
+from audit.output import PROGRESS_BYTES, Format, ProgressReader, Result, chosen, emit, fail, fail_note, progress_bar, progress_steps, say
 from ledger import Signer, Verifier, check_output, write_output
 
 
@@ -93,8 +97,8 @@ def verify(ledger: LedgerOpt = DEFAULT_LEDGER,
         Damaged(ok=False, index=report.index, error=report.error, trust=trust)
     emit(result, chosen(json))
     if not json and report.ok:  # what failed goes to stderr
-        for key in silent:
-            fail(f"--witness-key {key} co-signed no checkpoint: none of its co-signatures could be checked")
+        for absent in silent:
+            fail(f"--witness-key {absent} co-signed no checkpoint: none of its co-signatures could be checked")
     elif not json:
         where = f"entry {report.index}: " if report.index is not None else ""
         fail(f"ledger damaged: {where}{report.error}")
@@ -161,24 +165,25 @@ def export(ledger: LedgerOpt = DEFAULT_LEDGER,
 def _export(ledger: Path, jsonl: Path | None, parquet: Path | None, location: str | None, tiles: Path | None, game: str | None,
             tournament: str | None, format_: ExportFormat | None, out: Path | None, force: bool, json: bool, quiet: bool) -> None:
     """Runs `export` under the key it was given; says the key and the signed size the export was checked against."""
-    trust = None
     if location is not None and parquet is None:
         raise typer.BadParameter("--location goes with --parquet", param_hint="--location")
     if format_ is not None or game is not None or tournament is not None:
         if any(x is not None for x in (jsonl, parquet, tiles)) or format_ is None or (game is None) == (tournament is None):
             raise typer.BadParameter("a record export takes --format record with exactly one of --game ID or --tournament ID")
-        summary, text, signed = _export_records(ledger, game, tournament, out, force)
+        (games, written), text, signed = _export_records(ledger, game, tournament, out, force)
         trust = trust_document(ledger, signed)
+        summary: Result = RecordsExported(games=games, out=written, trust=trust)
     elif sum(x is not None for x in (jsonl, parquet, tiles)) != 1:
         raise typer.BadParameter("give exactly one of --jsonl FILE, --parquet DIR, --tiles DIR or --format record")
     elif jsonl is not None:
         note_unsigned(ledger)
         signed = ledger_api.export_jsonl(ledger, jsonl, force)
-        summary, text = {"entries": signed.size, "jsonl": str(jsonl)}, f"wrote {signed.size} entries to {jsonl}"
         trust = trust_document(ledger, signed)
+        summary, text = EntriesExported(entries=signed.size, jsonl=str(jsonl), trust=trust), f"wrote {signed.size} entries to {jsonl}"
     elif tiles is not None:
         signed = ledger_api.export_tiles(ledger, tiles, force)
-        summary, trust = {"size": signed.size, "tiles": str(tiles)}, trust_document(ledger, signed)
+        trust = trust_document(ledger, signed)
+        summary = TilesExported(size=signed.size, tiles=str(tiles), trust=trust)
         text = f"wrote the checkpoint, tiles and entry bundles of the log at size {signed.size} to {tiles} (serve it as static files)"
     else:
         from audit.export import export_parquet
@@ -191,23 +196,22 @@ def _export(ledger: Path, jsonl: Path | None, parquet: Path | None, location: st
         note_unsigned(ledger)
         trust = trust_document(ledger, signed)
         manifest = export_parquet(ledger, projection, parquet, db, location, force=force)
-        summary = {"files": len(manifest["files"]), "parquet": str(parquet), "checkpoint": manifest["checkpoint"]}
+        summary = ParquetExported(files=len(manifest["files"]), parquet=str(parquet), checkpoint=manifest["checkpoint"], trust=trust)
         text = (f"wrote {len(manifest['files'])} Parquet files, {', '.join(str(parquet / d) for d in manifest['documents'])}, "
                 f"{parquet / 'manifest.json'} and its signed note")
-    if trust is not None:
-        summary["trust"] = trust
     if json:
-        emit_json(summary)
+        emit(summary, Format.json)
     elif text:
         say(text)
-    if trust is not None and not json:
+    if not json:
         say_trust(trust, table=bool(text))  # (a record written to stdout keeps stdout to itself)
 
 
 def _export_records(ledger: Path, game: str | None, tournament: str | None, out: Path | None,
-                    force: bool) -> tuple[dict[str, Any], str, ledger_api.Checkpoint]:
+                    force: bool) -> tuple[tuple[int, str | None], str, ledger_api.Checkpoint]:
     """Writes one game's record (to `out` or stdout) or every game of a tournament (one file each in
-    `out`), read from the signed log (ledger.signed_events); returns the checkpoint it was checked against."""
+    `out`), read from the signed log (ledger.signed_events); returns the games written and where, the
+    line to say, and the checkpoint it was checked against."""
     from audit.record_format import game_record, game_streams, record_file_name
 
     if tournament is not None and out is None:
@@ -222,9 +226,9 @@ def _export_records(ledger: Path, game: str | None, tournament: str | None, out:
         record = game_record(events, _tournament_name(ledger, events[0]))
         if out is None:
             sys.stdout.write(record)
-            return {"games": 1, "out": None}, "", signed
+            return (1, None), "", signed
         write_output(out, record.encode(), force)
-        return {"games": 1, "out": str(out)}, f"wrote the record of {game} to {out}", signed
+        return (1, str(out)), f"wrote the record of {game} to {out}", signed
     assert tournament is not None and out is not None
     log, signed = ledger_api.signed_events(ledger)
     streams = game_streams(log, tournament)
@@ -239,7 +243,7 @@ def _export_records(ledger: Path, game: str | None, tournament: str | None, out:
             events = by_stream[stream]
             name = name or _tournament_name(ledger, events[0], by_stream.get(tournament))
             tree.write(record_file_name(stream), game_record(events, name).encode())
-    return {"games": len(streams), "out": str(out)}, f"wrote the records of {len(streams)} games of {tournament} to {out}", signed
+    return (len(streams), str(out)), f"wrote the records of {len(streams)} games of {tournament} to {out}", signed
 
 
 def _tournament_name(ledger: Path, start: Any, opened: list[Any] | None = None) -> str | None:

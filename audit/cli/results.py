@@ -166,6 +166,75 @@ class Witnessed(Result):
     trust: dict[str, Any]
 
 
+class EntriesExported(Result):
+    """`export --jsonl`: the signed entries written as stored."""
+
+    entries: int
+    jsonl: str
+    trust: dict[str, Any]
+
+
+class TilesExported(Result):
+    """`export --tiles`: the log laid out as tlog-tiles at its signed size."""
+
+    size: int
+    tiles: str
+    trust: dict[str, Any]
+
+
+class ParquetExported(Result):
+    """`export --parquet`: the Parquet files written and the checkpoint the manifest names."""
+
+    files: int
+    parquet: str
+    checkpoint: dict[str, Any]
+    trust: dict[str, Any]
+
+
+class RecordsExported(Result):
+    """`export --format record`: the games' text records (`out` None: on stdout)."""
+
+    games: int
+    out: str | None
+    trust: dict[str, Any]
+
+
+class ReportWritten(Result):
+    """`report --game`: the arbitration report written, its events and findings, and whether its proofs checked."""
+
+    game: str
+    out: str
+    events: int
+    findings: int
+    proof: str
+    trust: dict[str, Any]
+
+
+class PageWritten(Result):
+    """`report --tournament`: the tournament page and each game's report beside it."""
+
+    tournament: str
+    out: str
+    players: int
+    games: int
+    reports: list[str]
+    trust: dict[str, Any]
+
+
+class HuJudged(Result, omit_defaults=True):
+    """`hu`: whether the hand wins, its 胡息, counts of red, big and small cards, 名堂, score and why; `trust` with `--game`."""
+
+    hu: bool
+    huxi: int
+    red: int
+    big: int
+    small: int
+    mingtang: list[str]
+    score: int
+    reason: str
+    trust: dict[str, Any] | None = None
+
+
 class KeyMade(Result):
     """`keygen`: an arbiter's key pair."""
 
@@ -193,7 +262,7 @@ class Planted(msgspec.Struct, kw_only=True):
     """The fault `simulate --inject` planted, and where."""
 
     kind: str
-    stream: str
+    stream: str | None
     seq: int | None
     entry: int | None
 
@@ -265,7 +334,8 @@ RESULTS: dict[str, tuple[type[Result], ...]] = {
     "init": (Initialised,), "record": (Recorded,), "verify": (Verified, Damaged), "repair": (Repaired,), "prove": (Proved,),
     "check-proof": (BundleChecked, ReceiptsChecked, ReceiptChecked), "consistency": (Consistent,),
     "check-consistency": (ConsistencyChecked,), "witness": (Witnessed,), "keygen": (KeyMade,), "cosign": (Cosigned,),
-    "simulate": (Simulated, SimulatedLive), "show": (Shown,), "perft": (Counted,),
+    "simulate": (Simulated, SimulatedLive), "show": (Shown,), "perft": (Counted,), "hu": (HuJudged,),
+    "export": (EntriesExported, TilesExported, ParquetExported, RecordsExported), "report": (ReportWritten, PageWritten),
     "appeal register": (ArbitrationRecorded,), "appeal file": (ArbitrationRecorded,), "appeal decide": (ArbitrationRecorded,),
     "appeal rule": (ArbitrationRecorded,),
 }
