@@ -375,5 +375,5 @@ def finding_rows(findings: Sequence[Finding | dict[str, Any]]) -> Rows:
 
 
 def legend_markdown() -> str:
-    """Returns README's table of the standings columns."""
-    return markdown(Rows(["column", "中文", "meaning"], [[f"`{name}`", c.zh, c.en] for name, c in COLUMNS.items()]))
+    """Returns README's table of the standings columns, with the short label a terminal of 80 columns shows."""
+    return markdown(Rows(["column", "short", "中文", "meaning"], [[f"`{name}`", f"`{c.short}`", c.zh, c.en] for name, c in COLUMNS.items()]))
