@@ -222,3 +222,13 @@ def test_errors_are_classified_by_type_not_by_name() -> None:
     assert exit_code_of(impostor("no")) is None
     assert exit_code_of(client.SendError(0, "unreachable", "no answer")) == EXIT_FINDINGS
     assert exit_code_of(ValueError("no such stream")) == EXIT_USAGE and exit_code_of(LedgerNotFound("x")) == EXIT_USAGE
+
+
+def test_crosstable_json_is_one_object(demo: tuple[Path, str]) -> None:
+    """README "Commands": a command given `--json` prints one JSON object; `standings --crosstable
+    --json` printed the crosstable and then the standings, two objects."""
+    import json
+
+    result = cli("standings", "--ledger", str(demo[0]), "--tournament", "checkers-cup-2026", "--crosstable", "--json")
+    assert result.exit_code == 0 and len(result.stdout.splitlines()) == 1
+    assert set(json.loads(result.stdout)) == {"tournament", "format", "rounds", "rows", "trust"}

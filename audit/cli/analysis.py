@@ -170,6 +170,7 @@ def standings(tournament: Annotated[str, typer.Option(help="Tournament stream id
         cross = standings_mod.crosstable(session, tournament)
         emit(crosstable_rows(cross), fmt, document={"tournament": cross.tournament, "format": cross.format, "rounds": cross.rounds,
                                                     "rows": cross.rows, "trust": trust})
+        return
     elif explain is not None:
         chain = standings_mod.explain(session, tournament, explain)
         emit(explanation_rows(chain), fmt, document={"player": chain.player, "rank": chain.rank, "games": chain.games,
