@@ -27,6 +27,7 @@ from audit.cli.base import (
     say_trust,
     trust_document,
 )
+from audit.cli.results import Certified, CheckDone, Crossed, Explained, Legend, Queried, Ranked
 from audit.output import Format, Rows, emit, emit_json, is_terminal, progress_bar, progress_steps, say
 
 if TYPE_CHECKING:
@@ -94,13 +95,12 @@ def audit(ledger: LedgerOpt = DEFAULT_LEDGER,
             if certificate is not None and auditor is not None:
                 written = write_certificate(certificate, ledger, cert, ledger_api.log_key(ledger), auditor, force)
     if fmt is not Format.table:
-        emit(finding_rows(cert.findings + cert.warnings), fmt, document={
-            "ok": cert.ok, "reason": cert.reason, "size": cert.log.size, "root": cert.log.root, "unsigned": cert.log.unsigned,
-            "games": cert.games, "as_of": cert.as_of, "trust": trust,
-            "checks": [{"check": c.name, "title": c.title, "passed": c.passed, "failed": c.failed, "ran": c.ran,
-                        "applies": c.applies, "examples": c.examples} for c in cert.checks],
-            "findings": finding_records(cert.findings), "warnings": finding_records(cert.warnings),
-            **({"certificate": written} if written else {})})
+        emit(finding_rows(cert.findings + cert.warnings), fmt, document=Certified(
+            ok=cert.ok, reason=cert.reason, size=cert.log.size, root=cert.log.root, unsigned=cert.log.unsigned,
+            games=cert.games, as_of=cert.as_of, trust=trust,
+            checks=[CheckDone(check=c.name, title=c.title, passed=c.passed, failed=c.failed, ran=c.ran, applies=c.applies,
+                              examples=list(c.examples)) for c in cert.checks],
+            findings=finding_records(cert.findings), warnings=finding_records(cert.warnings), certificate=written or None))
     else:
         emit(certification_rows(cert), fmt)
         for finding in cert.findings + cert.warnings:
@@ -168,26 +168,25 @@ def standings(tournament: Annotated[str, typer.Option(help="Tournament stream id
         session = standings_mod.as_of(session, moment)
     if crosstable:
         cross = standings_mod.crosstable(session, tournament)
-        emit(crosstable_rows(cross), fmt, document={"tournament": cross.tournament, "format": cross.format, "rounds": cross.rounds,
-                                                    "rows": cross.rows, "trust": trust})
+        emit(crosstable_rows(cross), fmt, document=Crossed(tournament=cross.tournament, format=cross.format, rounds=cross.rounds,
+                                                           rows=cross.rows, trust=trust))
         return
     elif explain is not None:
         chain = standings_mod.explain(session, tournament, explain)
-        emit(explanation_rows(chain), fmt, document={"player": chain.player, "rank": chain.rank, "games": chain.games,
-                                                     "boards": chain.boards, "seating": chain.seating, "trust": trust})
+        emit(explanation_rows(chain), fmt, document=Explained(player=chain.player, rank=chain.rank, games=chain.games,
+                                                              boards=chain.boards, seating=chain.seating, trust=trust))
         return
     table = standings_mod.standings(session, tournament)
     if legend:
         rows = legend_rows(table.columns)
-        emit(rows, fmt, document={"tournament": table.tournament, "legend": rows.records(), "trust": trust})
+        emit(rows, fmt, document=Legend(tournament=table.tournament, legend=rows.records(), trust=trust))
         return
     shown = _columns(columns, table.columns)
     if fmt is Format.table and table.as_of:
         say(f"成绩状态截至 status as of {table.as_of}")
-    emit(standings_rows(table, shown), fmt, document={"tournament": table.tournament, "game": table.game, "format": table.format,
-                                                      "as_of": table.as_of, "rows": table.rows if columns is None else
-                                                      [{c: r.get(c) for c in shown} for r in table.rows],
-                                                      "trust": trust})
+    emit(standings_rows(table, shown), fmt, document=Ranked(
+        tournament=table.tournament, game=table.game, format=table.format, as_of=table.as_of,
+        rows=table.rows if columns is None else [{c: r.get(c) for c in shown} for r in table.rows], trust=trust))
 
 
 def _columns(chosen: str | None, known: list[str]) -> list[str]:
@@ -258,7 +257,7 @@ def query(sql: Annotated[str | None, typer.Argument(help="Read-only SQL over the
         columns, rows = db.run_named(name, params) if name is not None else db.query(sql or "", timeout)
     except AuditError as exc:  # the SQL given cannot run: a usage error, whatever DuckDB said
         raise UsageError(str(exc)) from None
-    emit(Rows(columns, rows), fmt, document={"columns": columns, "rows": [list(r) for r in rows], "trust": trust})
+    emit(Rows(columns, rows), fmt, document=Queried(columns=list(columns), rows=[list(r) for r in rows], trust=trust))
     if fmt is not Format.json:  # rows piped as plain text stay rows: the lines go to stderr then
         say_trust(trust, table=fmt is Format.table and is_terminal())
 

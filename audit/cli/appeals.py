@@ -24,7 +24,7 @@ from audit.cli.base import (
     subcommand,
     trust_document,
 )
-from audit.cli.results import ArbitrationRecorded
+from audit.cli.results import AppealsListed, ArbitrationRecorded
 from audit.output import Format, chosen, emit, progress_bar
 
 appeal_app = typer.Typer(name="appeal", no_args_is_help=True,
@@ -147,6 +147,6 @@ def appeals(ledger: LedgerOpt = DEFAULT_LEDGER,
         note_unsigned(ledger)  # where the reading stops, under the pinned key
         rows = list_appeals(ledger, tournament, open_, advance)  # the projection is checked against the signed root
         trust = trust_document(ledger, newest_signed(ledger))
-    emit(appeal_rows(rows), fmt, document={"appeals": rows, "trust": trust})
+    emit(appeal_rows(rows), fmt, document=AppealsListed(appeals=rows, trust=trust))
     if fmt is not Format.json:
         say_trust(trust, table=fmt is Format.table)

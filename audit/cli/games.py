@@ -27,7 +27,7 @@ from audit.cli.base import (
     say_trust,
     trust_document,
 )
-from audit.cli.results import Counted, HuJudged, PageWritten, Planted, ReportWritten, SeatShown, Shown, Simulated, SimulatedLive
+from audit.cli.results import Counted, HuJudged, PageWritten, Planted, Replayed, ReportWritten, SeatShown, Shown, Simulated, SimulatedLive
 from audit.faults import FAULTS
 from audit.output import Format, emit, progress_bar, progress_steps, say
 
@@ -162,9 +162,9 @@ def replay(ledger: LedgerOpt = DEFAULT_LEDGER,
         for finding in summary.findings:
             say(finding_said(finding))
     else:
-        emit(finding_rows(summary.findings), fmt, document={
-            "games": summary.games, "events": summary.events, "moves": summary.moves,
-            "findings": [finding_record(f) for f in summary.findings], "seconds": round(summary.seconds, 3), "trust": trust})
+        emit(finding_rows(summary.findings), fmt, document=Replayed(
+            games=summary.games, events=summary.events, moves=summary.moves,
+            findings=[finding_record(f) for f in summary.findings], seconds=round(summary.seconds, 3), trust=trust))
     if fmt is not Format.json:
         say_trust(trust, table=fmt is Format.table)
     if summary.findings:

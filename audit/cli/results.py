@@ -330,6 +330,101 @@ class ArbitrationRecorded(Result):
         return [f"recorded {self.kind} at {self.stream}#{self.seq}{by}; tree size {self.size}"]
 
 
+class Ranked(Result):
+    """`standings`: the ranking with every tie-break column, each row's status judged as of `as_of`."""
+
+    tournament: str
+    game: str
+    format: str
+    as_of: str | None
+    rows: list[dict[str, Any]]
+    trust: dict[str, Any]
+
+
+class Legend(Result):
+    """`standings --legend`: what each column of the tournament's standings means."""
+
+    tournament: str
+    legend: list[dict[str, Any]]
+    trust: dict[str, Any]
+
+
+class Explained(Result):
+    """`standings --explain`: the chain from events to one player's rank."""
+
+    player: str
+    rank: dict[str, Any]
+    games: list[dict[str, Any]]
+    boards: list[dict[str, Any]]
+    seating: list[dict[str, Any]]
+    trust: dict[str, Any]
+
+
+class Crossed(Result):
+    """`standings --crosstable`: each player's result in every round."""
+
+    tournament: str
+    format: str
+    rounds: list[int]
+    rows: list[dict[str, Any]]
+    trust: dict[str, Any]
+
+
+class Queried(Result):
+    """`query`: the columns and rows of the SQL or named query."""
+
+    columns: list[str]
+    rows: list[list[Any]]
+    trust: dict[str, Any]
+
+
+class AppealsListed(Result):
+    """`appeals`: every appeal as the query `appeal_list` gives it."""
+
+    appeals: list[dict[str, Any]]
+    trust: dict[str, Any]
+
+
+class Replayed(Result):
+    """`replay`: the games, events and moves re-derived, every finding, and how long it took."""
+
+    games: int
+    events: int
+    moves: int
+    findings: list[dict[str, Any]]
+    seconds: float
+    trust: dict[str, Any]
+
+
+class CheckDone(msgspec.Struct, kw_only=True):
+    """One check of `audit`: what passed and failed, whether it ran and had anything to look at, examples."""
+
+    check: str
+    title: str
+    passed: int
+    failed: int
+    ran: bool
+    applies: bool
+    examples: list[str]
+
+
+class Certified(Result, omit_defaults=True):
+    """`audit`: the verdict and why, the signed size and root verified to, every check and finding, and the certificate written."""
+
+    ok: bool
+    reason: str
+    size: int
+    root: str | None
+    unsigned: int
+    games: int
+    as_of: str | None
+    trust: dict[str, Any]
+    checks: list[CheckDone]
+    findings: list[dict[str, Any]]
+    warnings: list[dict[str, Any]]
+    certificate: dict[str, Any] | None = None
+
+
 RESULTS: dict[str, tuple[type[Result], ...]] = {
     "init": (Initialised,), "record": (Recorded,), "verify": (Verified, Damaged), "repair": (Repaired,), "prove": (Proved,),
     "check-proof": (BundleChecked, ReceiptsChecked, ReceiptChecked), "consistency": (Consistent,),
@@ -337,6 +432,7 @@ RESULTS: dict[str, tuple[type[Result], ...]] = {
     "simulate": (Simulated, SimulatedLive), "show": (Shown,), "perft": (Counted,), "hu": (HuJudged,),
     "export": (EntriesExported, TilesExported, ParquetExported, RecordsExported), "report": (ReportWritten, PageWritten),
     "appeal register": (ArbitrationRecorded,), "appeal file": (ArbitrationRecorded,), "appeal decide": (ArbitrationRecorded,),
-    "appeal rule": (ArbitrationRecorded,),
+    "appeal rule": (ArbitrationRecorded,), "standings": (Ranked, Legend, Explained, Crossed), "query": (Queried,),
+    "appeals": (AppealsListed,), "replay": (Replayed,), "audit": (Certified,),
 }
 """Each command's result types: README's `--json` keys column names their fields (tests/test_cli_docs.py)."""
