@@ -6,6 +6,7 @@ import enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
+import msgspec
 import typer
 
 import ledger as ledger_api
@@ -27,8 +28,8 @@ from audit.cli.base import (
     say_trust,
     trust_document,
 )
-from audit.cli.results import Certified, CheckDone, Crossed, Explained, Legend, Queried, Ranked
-from audit.output import Format, Rows, emit, emit_json, is_terminal, progress_bar, progress_steps, say
+from audit.cli.results import Certified, CheckDone, Crossed, Demonstrated, Explained, Legend, Queried, Ranked
+from audit.output import Format, Rows, emit, is_terminal, progress_bar, progress_steps, say
 
 if TYPE_CHECKING:
     from audit.session import Session
@@ -298,7 +299,7 @@ def demo(ledger: LedgerOpt = DEFAULT_LEDGER, json: JsonOpt = False, quiet: Quiet
     with progress_steps(quiet=quiet or json, always=True) as step:
         result = demo_mod.run_demo(ledger, step)
     if json:
-        emit_json(result.summary())
+        emit(msgspec.convert(result.summary(), Demonstrated), Format.json)
         return
     assert result.log and result.certification and result.proof
     say(f"matchledger demo: simulated a tournament of each game ({', '.join(p.game for p in demo_mod.PLANS)}) through the "

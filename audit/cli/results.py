@@ -1,6 +1,8 @@
 """What the commands return (issue 29.6): one typed result per command, whose fields are its `--json`
 keys, declared here once; `lines()` is what a person reads. `audit.output.emit` prints either, and
-tests/test_cli_docs.py holds README's `--json` keys column to these types (`RESULTS`)."""
+tests/test_cli_docs.py holds README's `--json` keys column to these types (`RESULTS`). A summary the
+library returns as a mapping (`demo`, `send`, `check-certificate`) is converted to its type, so a key
+it adds or drops fails there, not in a reader's script."""
 
 from __future__ import annotations
 
@@ -425,6 +427,45 @@ class Certified(Result, omit_defaults=True):
     certificate: dict[str, Any] | None = None
 
 
+class Demonstrated(Result):
+    """`demo`: the verdict, the log's size and root, the tournaments, games and findings, each check's counts, the accelerators."""
+
+    ok: bool
+    size: int
+    root: str
+    tournaments: list[str]
+    games: int
+    findings: int
+    checks: dict[str, dict[str, int]]
+    accelerators: dict[str, bool]
+
+
+class Sent(Result):
+    """`send`: the events and batches sent, the first and last entry they became, the checkpoint size, whether signatures were checked."""
+
+    events: int
+    batches: int
+    first: int | None
+    last: int | None
+    size: int
+    signature_checked: bool
+
+
+class CertificateChecked(Result):
+    """`check-certificate`: the verdict the certificate states, the checkpoint it names, the auditor, the whole statement."""
+
+    ok: bool
+    verdict: str
+    certified: bool
+    reason: str
+    as_of: str | None
+    origin: str
+    size: int
+    root: str
+    auditor: str
+    statement: dict[str, Any]
+
+
 RESULTS: dict[str, tuple[type[Result], ...]] = {
     "init": (Initialised,), "record": (Recorded,), "verify": (Verified, Damaged), "repair": (Repaired,), "prove": (Proved,),
     "check-proof": (BundleChecked, ReceiptsChecked, ReceiptChecked), "consistency": (Consistent,),
@@ -433,6 +474,7 @@ RESULTS: dict[str, tuple[type[Result], ...]] = {
     "export": (EntriesExported, TilesExported, ParquetExported, RecordsExported), "report": (ReportWritten, PageWritten),
     "appeal register": (ArbitrationRecorded,), "appeal file": (ArbitrationRecorded,), "appeal decide": (ArbitrationRecorded,),
     "appeal rule": (ArbitrationRecorded,), "standings": (Ranked, Legend, Explained, Crossed), "query": (Queried,),
-    "appeals": (AppealsListed,), "replay": (Replayed,), "audit": (Certified,),
+    "appeals": (AppealsListed,), "replay": (Replayed,), "audit": (Certified,), "demo": (Demonstrated,), "send": (Sent,),
+    "check-certificate": (CertificateChecked,),
 }
 """Each command's result types: README's `--json` keys column names their fields (tests/test_cli_docs.py)."""

@@ -9,12 +9,13 @@ import urllib.request
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
+import msgspec
 import typer
 
 from audit.cli.base import JsonOpt, command, existing_ledger, export_trust, key_option, say_trust, trust_document
 from audit.cli.inputs import read_input, read_text
-from audit.cli.results import ConsistencyChecked, Witnessed
-from audit.output import Format, emit, emit_json, say
+from audit.cli.results import CertificateChecked, ConsistencyChecked, Witnessed
+from audit.output import Format, emit, say
 
 if TYPE_CHECKING:
     from ledger import ConsistencyFile, Verifier
@@ -57,7 +58,7 @@ def check_certificate(file: Annotated[Path, typer.Argument(help="The certificate
 
     checked = check(read_input(file, "an audit certificate (a DSSE envelope)"), Verifier.load(auditor_key), Verifier.load(key), str(file))
     if json:
-        emit_json(checked_record(checked))
+        emit(msgspec.convert(checked_record(checked), CertificateChecked), Format.json)
     else:
         say("\n".join(checked_lines(checked)))
 
