@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -17,7 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from audit.output import Rows, markdown
-from audit.terms import COLUMNS, TERMS, rule, term, termination
+from audit.terms import CHECKS, COLUMNS, TERMS, rule, term, termination
 from replay.protocol import RULE_BOOKS, Finding, code_name, finding_line, seat_label
 
 if TYPE_CHECKING:
@@ -113,8 +114,13 @@ def _width(text: str) -> int:
     return max((cell_len(line) for line in text.split("\n")), default=0)
 
 
+CJK = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f]")
+"""Chinese characters and punctuation: a line may break between any two of them, as Chinese text does."""
+
+
 def _longest_word(text: str) -> int:
-    return max((_width(word) for word in text.split()), default=0)
+    """Returns the widest piece of `text` a line cannot break: a word, a run of Chinese counting one character."""
+    return max((max(_width(part) if part else 2 for part in CJK.split(word)) for word in text.split()), default=0)
 
 
 def _header_words(header: str) -> list[str]:
@@ -267,8 +273,9 @@ def certification_rows(cert: Certification) -> Rows:
     warned = {c.name: sum(1 for w in cert.warnings if w.get("check") == c.name) for c in cert.checks}
     said = {c.name: [finding_said(f) for f in cert.findings + cert.warnings if f.get("check") == c.name][:len(c.examples)]
             for c in cert.checks}  # the examples as people read them (JSON keeps the check's own lines)
-    rows = [(c.title, *((c.passed, c.failed, warned[c.name]) if c.applies else ("n/a", "n/a", "n/a")),
-             "\n".join(said[c.name] or c.examples)) if c.ran else (c.title, "not run", None, None, "\n".join(c.examples))
+    titles = {c.name: f"{CHECKS[c.name]} {c.title}" if c.name in CHECKS else c.title for c in cert.checks}
+    rows = [(titles[c.name], *((c.passed, c.failed, warned[c.name]) if c.applies else ("n/a", "n/a", "n/a")),
+             "\n".join(said[c.name] or c.examples)) if c.ran else (titles[c.name], "not run", None, None, "\n".join(c.examples))
             for c in cert.checks]
     return Rows(["check", "passed", "failed", "warnings", "examples"], rows, title="certification")
 

@@ -139,6 +139,15 @@ TERMS: dict[str, Term] = {
 }
 """Other words the pages print: results, severities, seats, rulings and appeals."""
 
+CHECKS: dict[str, str] = {
+    "log": "日志完整：帧、树、检查点、签名", "rules": "布阵、发牌、行棋及其声称均合规（复盘）", "claims": "声称的结果和比分与推导一致",
+    "points": "对局得分：SQL与引擎一致", "deals": "复式发牌：同一副牌各桌所发相同", "timing": "声称用时与时间戳及引擎计时一致",
+    "timeouts": "超时次数在本阶段允许之内", "quiet": "军棋五十步无接触：SQL与引擎一致", "steps": "军棋总步数限制",
+    "leave-camp": "跳棋出营期限", "seating": "座位与编排符合抽签和移位规则", "appeals": "申诉按时提出，仲裁委员会在期限内以有效多数决定",
+    "corrections": "申诉成立均已纠正，无申诉成立不得改判", "arbiters": "每项裁决和决定均由登记的仲裁员签名",
+}
+"""Each check of the certification (audit/checks.py) in Chinese: the terminal's table shows it before the English title."""
+
 EVENT_KINDS: dict[str, str] = {
     "game.started": "开局", "game.ended": "结果声明", "game.move_time": "用时", "game.timed_out": "超时", "game.resigned": "认输",
     "game.skipped": "略过", "game.disconnected": "掉线", "game.draw_offered": "求和", "game.draw_answered": "答复求和",

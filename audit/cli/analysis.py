@@ -107,7 +107,7 @@ def audit(ledger: LedgerOpt = DEFAULT_LEDGER,
         for finding in cert.findings + cert.warnings:
             say(finding_said(finding))
         say_trust(trust)
-        say(cert.verdict())
+        say(f"{'认证通过' if cert.ok else '未通过认证'} {cert.verdict()}")
         if written:
             say(written_line(written))
         if cert.as_of:
@@ -312,7 +312,8 @@ def demo(ledger: LedgerOpt = DEFAULT_LEDGER, json: JsonOpt = False, quiet: Quiet
         f"entry {entry.index} has a {len(entry.proof)}-hash inclusion proof")
     say(f"the signed checkpoint they are proved against (a C2SP note: origin, size, root, signature; the newest: {ledger / 'checkpoint'}):")
     say("\n".join(f"  {line}".rstrip() for line in result.proof.checkpoint.rstrip().splitlines()))
-    verdict = "CERTIFIED: every check passed" if result.certification.ok else f"NOT CERTIFIED: {len(result.certification.findings)} findings"
+    verdict = "认证通过 CERTIFIED: every check passed" if result.certification.ok else \
+        f"未通过认证 NOT CERTIFIED: {len(result.certification.findings)} findings"
     say(verdict)
     say(result.accelerator_line())
     say(demo_next_steps(ledger, result))
