@@ -284,14 +284,14 @@ def crosstable_rows(c: Crosstable) -> Rows:
     """Returns the crosstable: a row per player in rank order, a column per round."""
     columns = ["rank", "player", *(f"r{n}" for n in c.rounds), "total", "status"]
     rows = [[r["rank"], r["player"], *(r["rounds"].get(n, "–") for n in c.rounds), r["total"], r["status"]] for r in c.rows]
-    return Rows(columns, rows, title=f"{c.tournament} crosstable ({c.format})")
+    return Rows(columns, rows, title=f"{c.tournament} 轮次对阵表 crosstable ({term(c.format)})")
 
 
 def standings_rows(s: Standings, columns: Sequence[str] | None = None) -> Rows:
     """Returns the ranking with every tie-break column (or the `columns` chosen), a one-line legend
     and the short labels a narrow terminal shows."""
     shown = list(columns or s.columns)
-    return Rows(shown, [[r.get(c) for c in shown] for r in s.rows], title=f"{s.tournament} ({s.game}, {s.format})",
+    return Rows(shown, [[r.get(c) for c in shown] for r in s.rows], title=f"{s.tournament} ({term(s.game)}, {term(s.format)})",
                 notes=[legend_line(shown)], short={c: COLUMNS[c].short for c in shown if c in COLUMNS and COLUMNS[c].short})
 
 

@@ -107,6 +107,12 @@ TERMS: dict[str, Term] = {
     "unresolved": Term("未决", "unresolved", "a game without a derived result that counts"),
     "void": Term("无效", "void", "voided by a ruling"),
     "draw": Term("和棋", "draw"),
+    # games and tournament formats
+    "junqi": Term("四国军棋", "junqi"),
+    "paohuzi": Term("跑胡子", "paohuzi"),
+    "checkers": Term("跳棋", "checkers"),
+    "duplicate": Term("复式赛", "duplicate"),
+    "swiss": Term("瑞士制", "swiss"),
     "won": Term("获胜", "won"),
     # severities
     "error": Term("违规", "error", "an event the rules refuse"),
