@@ -158,8 +158,9 @@ def say(text: str) -> None:
 
 def fit_line(line: str, width: int) -> list[str]:
     """Returns a line as lines of at most `width` cells, broken between words; a continued line keeps
-    the first one's indent and two more spaces; a word wider than the room is folded."""
-    from rich.cells import cell_len, chop_cells
+    the first one's indent and two more spaces (or its label's width). A word wider than a line (a
+    signature, a root) stays whole on a line of its own, to be copied as it is."""
+    from rich.cells import cell_len
 
     if cell_len(line) <= width:
         return [line]
@@ -175,9 +176,7 @@ def fit_line(line: str, width: int) -> list[str]:
             continue
         if lines[-1].strip():
             lines.append(indent)
-        pieces = chop_cells(word, width - cell_len(indent)) if cell_len(indent) + cell_len(word) > width else [word]
-        lines[-1] += pieces[0]
-        lines.extend(indent + piece for piece in pieces[1:])
+        lines[-1] += word
     return lines
 
 

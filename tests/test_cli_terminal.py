@@ -232,3 +232,19 @@ def test_crosstable_json_is_one_object(demo: tuple[Path, str]) -> None:
     result = cli("standings", "--ledger", str(demo[0]), "--tournament", "checkers-cup-2026", "--crosstable", "--json")
     assert result.exit_code == 0 and len(result.stdout.splitlines()) == 1
     assert set(json.loads(result.stdout)) == {"tournament", "format", "rounds", "rows", "trust"}
+
+
+def test_lines_for_people_wrap_between_words_and_keep_long_tokens_whole() -> None:
+    """Issue 31.14 (`show` fits the width): a line wider than the terminal breaks between words under
+    its label; a signature or root wider than a line stays whole on its own line, to be copied."""
+    from rich.cells import cell_len
+
+    from audit.output import fit_line
+
+    text = "legend: 一…十 small cards (小字), 壹…拾 big cards (大字); 庄 the dealer, 闲 the others; ▢ a face-down card"
+    lines = fit_line(text, 40)
+    assert len(lines) > 1 and all(cell_len(line) <= 40 for line in lines)
+    assert " ".join(" ".join(line.split()) for line in lines) == " ".join(text.split())
+    assert all(line.startswith(" " * len("legend: ")) for line in lines[1:])
+    signature = "SxY7hJmZB0k9SV6MAiOl+BXSK/yiWJu1LOsIv5UR05rIAVQlEQb5S0supEKvvFcTOByOnBIM99/OY0GobHPo3Dj0+QI="
+    assert fit_line(f"  — origin {signature}", 40) == ["  — origin", f"    {signature}"]
