@@ -218,11 +218,12 @@ def packed_legend(columns: Sequence[str], labels: Sequence[str], width: int) -> 
 
 
 def _pivoted(t: Rows, cells: list[list[str]], width: int) -> RenderableType:
-    """Returns one two-column table (column, value) per row: for rows too wide for the terminal."""
+    """Returns one two-column table (column, value) per row, titled by its number and first value
+    (`1. 申诉 appeal checkers-cup-11#19`): for rows too wide for the terminal."""
     parts: list[RenderableType] = [Text(t.title)] if t.title else []
     key_width = max((_width(c) for c in t.columns), default=0)
     for n, row in enumerate(cells, start=1):
-        out = Table(title=f"row {n}", title_justify="left", box=box.SIMPLE, show_header=False, show_edge=False,
+        out = Table(title=f"{n}. {t.columns[0]} {row[0]}", title_justify="left", box=box.SIMPLE, show_header=False, show_edge=False,
                     pad_edge=False, collapse_padding=True)
         out.add_column(width=min(key_width, max(width // 3, 1)), overflow="fold", style="bold")
         out.add_column(overflow="fold")
