@@ -10,10 +10,11 @@ from __future__ import annotations
 import csv
 import enum
 import io
+import re
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 import msgspec
@@ -33,12 +34,14 @@ class Format(str, enum.Enum):
 
 @dataclass
 class Rows:
-    """Rows a command prints: named columns, the rows, a title above and notes (a legend) below."""
+    """Rows a command prints: named columns, the rows, a title above and notes (a legend) below;
+    `short` labels for a terminal too narrow for the names (a legend of them goes underneath)."""
 
     columns: list[str]
     rows: Sequence[Sequence[Any]]
     title: str | None = None
     notes: Sequence[str] = ()
+    short: Mapping[str, str] = field(default_factory=dict)
 
     def records(self) -> list[dict[str, Any]]:
         """Returns every row as a column → value mapping."""
@@ -72,15 +75,36 @@ def is_terminal() -> bool:
     return stdout_console().is_terminal
 
 
+class Result(msgspec.Struct, kw_only=True):
+    """A command's typed result (audit/cli/results.py): its fields are the `--json` keys, declared once;
+    `lines()` is what a person reads."""
+
+    def lines(self) -> list[str]:
+        """Returns the lines a terminal prints (none where the command prints its own)."""
+        return []
+
+
+def chosen(json: bool) -> Format:
+    """Returns the format a command with only `--json` prints in."""
+    return Format.json if json else Format.table
+
+
 def emit_json(obj: Any) -> None:
     """Prints one JSON object on stdout."""
     sys.stdout.write(msgspec.json.encode(obj).decode() + "\n")
     sys.stdout.flush()
 
 
-def emit(tables: Rows | Sequence[Rows], fmt: Format, document: Any = None) -> None:
-    """Prints rows in a format: `document` (or the columns and rows) as one JSON object, one JSON
-    object per row (NDJSON), CSV or TSV with a header line, or tables for people."""
+def emit(tables: Result | Rows | Sequence[Rows], fmt: Format, document: Any = None) -> None:
+    """Prints a command's result or rows in a format: a result as one JSON object or its lines;
+    rows as `document` (or the columns and rows) in one JSON object, one JSON object per row
+    (NDJSON), CSV or TSV with a header line, or tables for people."""
+    if isinstance(tables, Result):
+        if fmt in (Format.json, Format.ndjson):
+            emit_json(tables)
+        elif tables.lines():
+            say("\n".join(tables.lines()))
+        return
     tables = [tables] if isinstance(tables, Rows) else list(tables)
     if fmt is Format.json:
         emit_json(document if document is not None else _rows_document(tables))
@@ -118,17 +142,42 @@ def _print_tables(tables: list[Rows]) -> None:
     out = stdout_console()
     for t in tables:
         if out.is_terminal:
-            out.print(fitted_table(t, out.width))
-            for note in t.notes:
-                out.print(note, markup=False, soft_wrap=False)
+            out.print(fitted_table(t, out.width), soft_wrap=False)
         else:
             sys.stdout.write(plain_table(t))
     sys.stdout.flush()
 
 
 def say(text: str) -> None:
-    """Prints a line for people."""
-    stdout_console().print(text, markup=False)
+    """Prints a line for people: on a terminal, each line wider than it is wrapped between words (issue 31.14)."""
+    out = stdout_console()
+    if out.is_terminal:
+        text = "\n".join(wrapped for line in text.split("\n") for wrapped in fit_line(line, out.width))
+    out.print(text, markup=False)
+
+
+def fit_line(line: str, width: int) -> list[str]:
+    """Returns a line as lines of at most `width` cells, broken between words; a continued line keeps
+    the first one's indent and two more spaces (or its label's width). A word wider than a line (a
+    signature, a root) stays whole on a line of its own, to be copied as it is."""
+    from rich.cells import cell_len
+
+    if cell_len(line) <= width:
+        return [line]
+    lead = line[:len(line) - len(line.lstrip(" "))]
+    label = re.match(r" *[^ :]+: ", line)  # `legend: …` continues under its first word
+    indent = " " * cell_len(label.group()) if label else lead + "  "
+    indent = indent if cell_len(indent) < width // 2 else ""
+    lines = [lead]
+    for word in line.split():
+        room = width - cell_len(lines[-1]) - (0 if lines[-1].strip() == "" else 1)
+        if cell_len(word) <= room:
+            lines[-1] += ("" if lines[-1].strip() == "" else " ") + word
+            continue
+        if lines[-1].strip():
+            lines.append(indent)
+        lines[-1] += word
+    return lines
 
 
 def fail(message: str) -> None:

@@ -322,7 +322,7 @@ def appeals_table(appeals: list[dict[str, Any]], related: list[Event]) -> str:
                      e(term("in_time") if a["in_time"] else term("late")), e(clock(a["deadline_ts"])),
                      e(term(a["decision"]) if a["decision"] else "待裁决 awaiting decision") + f"<br>{e(clock(a['decided_ts']))}",
                      f"<table class='votes'>{ballot}</table>" if ballot else "–", e(a["arbiter"] or "–"),
-                     e(signature_status(a["signature"]))])
+                     e(signature_status(a["signature"]) or "–")])
     head = ["申诉 appeal", "申诉人 player", "理由 grounds", "提出 filed", "时限截止 window end", "是否按时 in time", "答复期限 deadline",
             "决定 decision", "表决 votes", "仲裁员 arbiter", "签名 signature"]
     return table(head, rows, "appeals")

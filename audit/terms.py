@@ -6,6 +6,7 @@ Chinese names follow the rule books (shared/seeds/): 大分, 小分, 累进分, 
 
 from __future__ import annotations
 
+import re
 from typing import NamedTuple
 
 from replay.checkers.codes import CATALOGUE as CHECKERS_CODES
@@ -33,37 +34,39 @@ class Term(NamedTuple):
 
 
 class Column(NamedTuple):
-    """What a standings column means, in English and in the rule books' Chinese (the terminal's legend)."""
+    """What a standings column means, in English and in the rule books' Chinese (the terminal's legend),
+    and the short label a terminal of 80 columns shows instead of its name."""
 
     en: str
     zh: str
+    short: str = ""
 
 
 COLUMNS: dict[str, Column] = {
     # duplicate standings (tournament.md §3, 附录二 二)
-    "rank": Column("rank; equal values share a place", "名次"),
-    "player": Column("player id", "选手"),
-    "r_shown": Column("r: mean MP score rate over the boards played, shown with one decimal (ranks first)", "得分率"),
-    "boards": Column("boards played", "副数"),
-    "opp_r": Column("tie-break 1: mean r of the opponents met", "对手平均得分率"),
-    "beaten_r": Column("tie-break 2: mean r of the opponents beaten", "胜过对手平均得分率"),
-    "move_ms": Column("tie-break 3: own move time in all games, m:ss (less ranks higher)", "总用时"),
-    "trimmed_ms": Column("tie-break 4: mean own move time per game without the longest and shortest, m:ss", "去掉最长最短局的平均用时"),
-    "unresolved": Column("the tie-breaks leave a tie with another player: a play-off decides (加赛)", "未分出名次"),
-    "unverified": Column("games standing on a declared result the engines could not verify", "未验证对局"),
+    "rank": Column("rank; equal values share a place", "名次", "#"),
+    "player": Column("player id", "选手", "player"),
+    "r_shown": Column("r: mean MP score rate over the boards played, shown with one decimal (ranks first)", "得分率", "r"),
+    "boards": Column("boards played", "副数", "bds"),
+    "opp_r": Column("tie-break 1: mean r of the opponents met", "对手平均得分率", "opp_r"),
+    "beaten_r": Column("tie-break 2: mean r of the opponents beaten", "胜过对手平均得分率", "beat_r"),
+    "move_ms": Column("tie-break 3: own move time in all games, m:ss (less ranks higher)", "总用时", "time"),
+    "trimmed_ms": Column("tie-break 4: mean own move time per game without the longest and shortest, m:ss", "去掉最长最短局的平均用时", "trim"),
+    "unresolved": Column("the tie-breaks leave a tie with another player: a play-off decides (加赛)", "未分出名次", "tie"),
+    "unverified": Column("games standing on a declared result the engines could not verify", "未验证对局", "unv"),
     "status": Column("final, provisional (an appeal window is open), under_appeal, unresolved or void: the least final of the "
-                     "player's games", "成绩状态"),
-    "void_games": Column("games voided by a ruling, left out of the comparison", "无效对局"),
-    "forfeits": Column("matches forfeited after a withdrawal (第十二条)", "弃权局"),
+                     "player's games", "成绩状态", "status"),
+    "void_games": Column("games voided by a ruling, left out of the comparison", "无效对局", "void"),
+    "forfeits": Column("matches forfeited after a withdrawal (第十二条)", "弃权局", "ff"),
     # Swiss standings (tournament.md §5, 第十八条; checkers.md §12)
-    "big": Column("big: match points, win 1, draw 0.5, loss 0", "大分"),
-    "bh": Column("bh: Buchholz, the sum of the 大分 of the opponents met", "小分"),
-    "ps": Column("ps: progressive score, the sum of the running 大分 after each round", "累进分"),
-    "direct_encounter": Column("tie-break 4: points against the tied players, when all of them met (else –)", "直接胜负"),
-    "wins": Column("tie-break 5: games won", "胜局数"),
-    "games": Column("games played", "对局数"),
-    "win_rate": Column("tie-break 6: wins / games", "胜率"),
-    "bh_prev": Column("tie-break 7: Buchholz after the previous round, then the round before, back to round 1", "前轮小分"),
+    "big": Column("big: match points, win 1, draw 0.5, loss 0", "大分", "big"),
+    "bh": Column("bh: Buchholz, the sum of the 大分 of the opponents met", "小分", "bh"),
+    "ps": Column("ps: progressive score, the sum of the running 大分 after each round", "累进分", "ps"),
+    "direct_encounter": Column("tie-break 4: points against the tied players, when all of them met (else –)", "直接胜负", "de"),
+    "wins": Column("tie-break 5: games won", "胜局数", "w"),
+    "games": Column("games played", "对局数", "g"),
+    "win_rate": Column("tie-break 6: wins / games", "胜率", "w%"),
+    "bh_prev": Column("tie-break 7: Buchholz after the previous round, then the round before, back to round 1", "前轮小分", "bh_p"),
 }
 """The meaning of every standings column: the legends of `standings --legend`, README and the tournament page."""
 
@@ -107,6 +110,12 @@ TERMS: dict[str, Term] = {
     "unresolved": Term("未决", "unresolved", "a game without a derived result that counts"),
     "void": Term("无效", "void", "voided by a ruling"),
     "draw": Term("和棋", "draw"),
+    # games and tournament formats
+    "junqi": Term("四国军棋", "junqi"),
+    "paohuzi": Term("跑胡子", "paohuzi"),
+    "checkers": Term("跳棋", "checkers"),
+    "duplicate": Term("复式赛", "duplicate"),
+    "swiss": Term("瑞士制", "swiss"),
     "won": Term("获胜", "won"),
     # severities
     "error": Term("违规", "error", "an event the rules refuse"),
@@ -138,6 +147,15 @@ TERMS: dict[str, Term] = {
     "bad_signature": Term("签名无效", "signature does not verify"),
 }
 """Other words the pages print: results, severities, seats, rulings and appeals."""
+
+CHECKS: dict[str, str] = {
+    "log": "日志完整：帧、树、检查点、签名", "rules": "布阵、发牌、行棋及其声称均合规（复盘）", "claims": "声称的结果和比分与推导一致",
+    "points": "对局得分：SQL与引擎一致", "deals": "复式发牌：同一副牌各桌所发相同", "timing": "声称用时与时间戳及引擎计时一致",
+    "timeouts": "超时次数在本阶段允许之内", "quiet": "军棋五十步无接触：SQL与引擎一致", "steps": "军棋总步数限制",
+    "leave-camp": "跳棋出营期限", "seating": "座位与编排符合抽签和移位规则", "appeals": "申诉按时提出，仲裁委员会在期限内以有效多数决定",
+    "corrections": "申诉成立均已纠正，无申诉成立不得改判", "arbiters": "每项裁决和决定均由登记的仲裁员签名",
+}
+"""Each check of the certification (audit/checks.py) in Chinese: the terminal's table shows it before the English title."""
 
 EVENT_KINDS: dict[str, str] = {
     "game.started": "开局", "game.ended": "结果声明", "game.move_time": "用时", "game.timed_out": "超时", "game.resigned": "认输",
@@ -171,6 +189,15 @@ def termination(name: str | None, lang: str = "both") -> str:
         return TERMS["not_finished"].said(lang)
     found = TERMINATIONS.get(name)
     return found.said(lang) if found else name.replace("_", " ").lower()
+
+
+_TERMINATION_NAME = re.compile(r"\b(" + "|".join(sorted(TERMINATIONS, key=len, reverse=True)) + r")\b")
+
+
+def in_words(text: str) -> str:
+    """Returns an engine's text (a board's status line) with each termination name in words, Chinese
+    then English (`over: FLAG_CAPTURED` → `over: 军旗被夺 flag captured`): no enum name reaches a person."""
+    return _TERMINATION_NAME.sub(lambda m: termination(m.group()), text)
 
 
 def term(name: str, lang: str = "both") -> str:

@@ -168,7 +168,7 @@ def test_not_certified_names_the_verified_size_and_the_reason(tmp_path: Path) ->
     result = cli("audit", "--ledger", str(root))
     assert result.exit_code == 1
     verdict = result.stdout.strip().splitlines()[-1]
-    assert verdict.startswith("NOT CERTIFIED: the log does not verify at entry ")
+    assert verdict.startswith("未通过认证 NOT CERTIFIED: the log does not verify at entry ")
     assert "entries verified before it" in verdict and "log verified to size" in verdict
 
 

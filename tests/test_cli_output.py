@@ -19,6 +19,7 @@ from audit.codes import CODES, markdown_table
 from audit.output import Rows
 from audit.render import COLUMNS, display_cell, duration, fit_widths, fitted_table, legend_markdown, machine_cell
 from audit.standings import DUPLICATE_COLUMNS, SWISS_COLUMNS
+from audit.terms import rule
 from replay.checkers.codes import public
 from tests.ledger_support import cli
 
@@ -123,9 +124,9 @@ def test_booleans_read_yes_no_never_blank(monkeypatch: pytest.MonkeyPatch) -> No
 
 
 @pytest.mark.parametrize(("ms", "text"), [(0, "0:00"), (1000, "0:01"), (61_500, "1:01.500"), (614_010, "10:14.010"),
-                                          (160_598.5, "2:40.5985"), (3_723_000, "1:02:03"), (-1500, "-0:01.500")])
+                                          (160_598.5, "2:40.599"), (236_527.25, "3:56.527"), (3_723_000, "1:02:03"), (-1500, "-0:01.500")])
 def test_durations_are_minutes_and_seconds(ms: float, text: str) -> None:
-    """Durations read m:ss (h:mm:ss from an hour) with every millisecond kept."""
+    """Durations read m:ss (h:mm:ss from an hour) rounded to the millisecond (issue 31.14)."""
     assert duration(ms) == text
     assert display_cell(ms, "move_ms") == text and machine_cell(ms, "trimmed_ms") == text
 
@@ -223,7 +224,8 @@ def test_w04_is_an_error() -> None:
 
 def test_replay_json_carries_the_findings_in_one_format(tmp_path: Path) -> None:
     """`replay --json` gives the findings themselves, each with its seat and player; the text prints
-    `severity code (article, rule book): stream seq N seat S/player: message`."""
+    `severity code rule (article, rule book): stream seq N seat S/player: message`, the severity and the
+    rule in Chinese first (issue 31.1)."""
     root = tmp_path / "l"
     assert cli("simulate", "junqi", "--tournament", "--players", "8", "--rounds", "1", "--games-per-round", "1",
                "--seed", "3", "--inject", "illegal-move", "--ledger", str(root), "--json").exit_code == 0
@@ -233,7 +235,7 @@ def test_replay_json_carries_the_findings_in_one_format(tmp_path: Path) -> None:
     assert finding["rule_book"] == "竞技四国军棋竞赛规则" and finding["seat"] in range(4) and finding["player"]
     text = cli("replay", "--ledger", str(root)).stdout.splitlines()[1]
     letter = "SWNE"[finding["seat"]]
-    assert text == (f"error {finding['code']} ({finding['article']}, 竞技四国军棋竞赛规则): {finding['stream']} seq "
+    assert text == (f"违规 error {finding['code']} {rule(finding['code'])} ({finding['article']}, 竞技四国军棋竞赛规则): {finding['stream']} seq "
                     f"{finding['seq']} seat {finding['seat']} {letter}/{finding['player']}: {finding['message']}")
     rows = list(csv.DictReader(io.StringIO(cli("replay", "--ledger", str(root), "--format", "csv").stdout)))
     assert [r["code"] for r in rows] == [finding["code"]] and rows[0]["check"] == "rules"

@@ -29,6 +29,7 @@ from audit.certify import certify
 from audit.live import FeedError, LiveAuditor, LiveFinding
 from audit.live_watch import _Link, messages
 from audit.projection import project
+from audit.render import finding_said
 from audit.session import movement_ranking
 from audit.tournament_sim import FAULTS, TournamentPlan, simulate_tournament
 from ledger import LedgerCorrupt, LogReader, init
@@ -348,8 +349,9 @@ def test_watch_prints_each_finding_once_resuming_after_drops(live_server: str) -
     Last-Event-ID. A refusal (410 here, once the event is over) ends it with its status, exit 1."""
     result = cli("watch", "--url", live_server, "--since", "1")
     lines = result.stdout.splitlines()
-    assert lines == [_finding(n).line() for n in range(2, 6)]
-    assert lines[0] == "junqi junqi.M02 (第七条): cup/r1/t1/g1 2 2/P002: illegal move number 2 [error]"
+    assert lines == [finding_said(msgspec.structs.asdict(_finding(n))) for n in range(2, 6)]
+    assert lines[0] == ("违规 error junqi.M02 四家布阵完毕后依次行棋 (第七条, 竞技四国军棋竞赛规则): cup/r1/t1/g1 seq 2 seat 2 N/P002: "
+                        "illegal move number 2")
     assert _LiveServer.resumed == ["1", "3", "5"]
     assert result.exit_code == 1 and "410" in result.stderr and "reconnecting in 0.05 s" in result.stderr
 
@@ -381,7 +383,7 @@ def test_watch_stops_cleanly_on_ctrl_c(live_server: str) -> None:
         time.sleep(0.05)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=30)
-    assert out == [f.line() for f in _LiveServer.findings]
+    assert out == [finding_said(msgspec.structs.asdict(f)) for f in _LiveServer.findings]
     assert proc.returncode == 130 and "Traceback" not in err and "stopped after finding 5 (resume with --since 5)" in err
 
 

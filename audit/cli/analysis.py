@@ -6,6 +6,7 @@ import enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
+import msgspec
 import typer
 
 import ledger as ledger_api
@@ -26,7 +27,8 @@ from audit.cli.base import (
     say_trust,
     trust_document,
 )
-from audit.output import Format, Rows, emit, emit_json, is_terminal, progress_bar, progress_steps, say
+from audit.cli.results import Certified, CheckDone, Crossed, Demonstrated, Explained, Legend, Queried, Ranked
+from audit.output import Format, Rows, emit, is_terminal, progress_bar, progress_steps, say
 from ledger import anchor as ledger_anchor
 
 if TYPE_CHECKING:
@@ -76,7 +78,7 @@ def audit(ledger: LedgerOpt = DEFAULT_LEDGER,
     """Certify a ledger, or with --engine spark an export: verify, replay every game, run every query, check every claim (exit 1 on findings)."""
     from audit.certificate import finding_records, write_certificate, written_line
     from audit.certify import certify, certify_session
-    from audit.render import certification_rows, finding_rows, finding_text
+    from audit.render import certification_rows, finding_rows, finding_said
 
     if engine is Engine.duckdb and parquet is not None:
         raise typer.BadParameter("an export is audited on Spark: add --engine spark", param_hint="--parquet")
@@ -94,19 +96,18 @@ def audit(ledger: LedgerOpt = DEFAULT_LEDGER,
             if certificate is not None and auditor is not None:
                 written = write_certificate(certificate, ledger, cert, ledger_anchor.log_key(ledger), auditor, force)
     if fmt is not Format.table:
-        emit(finding_rows(cert.findings + cert.warnings), fmt, document={
-            "ok": cert.ok, "reason": cert.reason, "size": cert.log.size, "root": cert.log.root, "unsigned": cert.log.unsigned,
-            "games": cert.games, "as_of": cert.as_of, "trust": trust,
-            "checks": [{"check": c.name, "title": c.title, "passed": c.passed, "failed": c.failed, "ran": c.ran,
-                        "applies": c.applies, "examples": c.examples} for c in cert.checks],
-            "findings": finding_records(cert.findings), "warnings": finding_records(cert.warnings),
-            **({"certificate": written} if written else {})})
+        emit(finding_rows(cert.findings + cert.warnings), fmt, document=Certified(
+            ok=cert.ok, reason=cert.reason, size=cert.log.size, root=cert.log.root, unsigned=cert.log.unsigned,
+            games=cert.games, as_of=cert.as_of, trust=trust,
+            checks=[CheckDone(check=c.name, title=c.title, passed=c.passed, failed=c.failed, ran=c.ran, applies=c.applies,
+                              examples=list(c.examples)) for c in cert.checks],
+            findings=finding_records(cert.findings), warnings=finding_records(cert.warnings), certificate=written or None))
     else:
         emit(certification_rows(cert), fmt)
         for finding in cert.findings + cert.warnings:
-            say(finding_text(finding))
+            say(finding_said(finding))
         say_trust(trust)
-        say(cert.verdict())
+        say(f"{'认证通过' if cert.ok else '未通过认证'} {cert.verdict()}")
         if written:
             say(written_line(written))
         if cert.as_of:
@@ -135,6 +136,8 @@ def standings(tournament: Annotated[str, typer.Option(help="Tournament stream id
               explain: Annotated[str | None, typer.Option(help="Show the chain from events to this player's rank.")] = None,
               crosstable: Annotated[bool, typer.Option("--crosstable", help="Show each player's result in every round.")] = False,
               legend: Annotated[bool, typer.Option("--legend", help="Print what every column means, in English and Chinese.")] = False,
+              columns: Annotated[str | None, typer.Option("--columns", help="Only these columns, comma-separated (e.g. "
+                                                           "rank,player,big,bh,ps; --legend lists them).")] = None,
               engine: EngineOpt = Engine.duckdb, master: MasterOpt = None, parquet: ParquetOpt = None, key: LogKeyOpt = None,
               as_of: Annotated[str | None, typer.Option("--as-of", help="Judge each game's status (final, provisional …) at this "
                                                         "time: ms or ISO 8601 (default: the competition's latest event).")] = None,
@@ -165,22 +168,41 @@ def standings(tournament: Annotated[str, typer.Option(help="Tournament stream id
         session = standings_mod.as_of(session, moment)
     if crosstable:
         cross = standings_mod.crosstable(session, tournament)
-        emit(crosstable_rows(cross), fmt, document={"tournament": cross.tournament, "format": cross.format, "rounds": cross.rounds,
-                                                    "rows": cross.rows, "trust": trust})
+        emit(crosstable_rows(cross), fmt, document=Crossed(tournament=cross.tournament, format=cross.format, rounds=cross.rounds,
+                                                           rows=cross.rows, trust=trust))
+        return
     elif explain is not None:
         chain = standings_mod.explain(session, tournament, explain)
-        emit(explanation_rows(chain), fmt, document={"player": chain.player, "rank": chain.rank, "games": chain.games,
-                                                     "boards": chain.boards, "seating": chain.seating, "trust": trust})
+        emit(explanation_rows(chain), fmt, document=Explained(player=chain.player, rank=chain.rank, games=chain.games,
+                                                              boards=chain.boards, seating=chain.seating, trust=trust))
         return
     table = standings_mod.standings(session, tournament)
     if legend:
         rows = legend_rows(table.columns)
-        emit(rows, fmt, document={"tournament": table.tournament, "legend": rows.records(), "trust": trust})
+        emit(rows, fmt, document=Legend(tournament=table.tournament, legend=rows.records(), trust=trust))
         return
+    shown = _columns(columns, table.columns)
     if fmt is Format.table and table.as_of:
         say(f"成绩状态截至 status as of {table.as_of}")
-    emit(standings_rows(table), fmt, document={"tournament": table.tournament, "game": table.game, "format": table.format,
-                                               "as_of": table.as_of, "rows": table.rows, "trust": trust})
+    emit(standings_rows(table, shown), fmt, document=Ranked(
+        tournament=table.tournament, game=table.game, format=table.format, as_of=table.as_of,
+        rows=table.rows if columns is None else [{c: r.get(c) for c in shown} for r in table.rows], trust=trust))
+
+
+def _columns(chosen: str | None, known: list[str]) -> list[str]:
+    """Returns the standings columns `--columns` chose, in the order given (all of them without it).
+
+    :raises typer.BadParameter: naming a column the table has not, and the ones it has.
+    """
+    if chosen is None:
+        return known
+    names = [c.strip() for c in chosen.split(",") if c.strip()]
+    unknown = [c for c in names if c not in known]
+    if unknown or not names:
+        named = ", ".join(unknown) if unknown else repr(chosen)
+        raise typer.BadParameter(f"没有此栏 no such column: {named} (known: {', '.join(known)})",
+                                 param_hint="--columns")
+    return names
 
 
 @command
@@ -190,6 +212,7 @@ def query(sql: Annotated[str | None, typer.Argument(help="Read-only SQL over the
           name: Annotated[str | None, typer.Option("--name", help="Run a named query of --list instead of SQL.")] = None,
           param: Annotated[list[str] | None, typer.Option("--param", help="With --name: PARAM=VALUE (repeatable; a number or a word).")] = None,
           list_queries: Annotated[bool, typer.Option("--list", help="List the named queries, tables and views instead.")] = False,
+          names: Annotated[bool, typer.Option("--names", help="With --list: the names only, one a line.")] = False,
           describe: Annotated[bool, typer.Option("--describe", help="List every column (of one table or view) with its type and meaning.")] = False,
           timeout: Annotated[float, typer.Option(help="Stop the query after this many seconds.")] = 60.0,
           fmt: FormatOpt = Format.table, quiet: QuietOpt = False) -> None:
@@ -200,8 +223,12 @@ def query(sql: Annotated[str | None, typer.Argument(help="Read-only SQL over the
     from audit.session import open_session
     from ledger import Verifier
 
+    if names and not list_queries:
+        raise typer.BadParameter("--names goes with --list", param_hint="--names")
     if list_queries or describe:
-        listing = Rows(["name", "kind", "params", "check", "computes", "implements"], catalogue()) if list_queries else \
+        entries = catalogue()
+        listing = Rows(["name"], [q[:1] for q in entries]) if names else \
+            Rows(["name", "kind", "params", "check", "computes", "implements"], entries) if list_queries else \
             Rows(["table", "column", "type", "meaning"], describe_columns(sql))
         emit(listing, fmt)
         return
@@ -229,7 +256,7 @@ def query(sql: Annotated[str | None, typer.Argument(help="Read-only SQL over the
         columns, rows = db.run_named(name, params) if name is not None else db.query(sql or "", timeout)
     except AuditError as exc:  # the SQL given cannot run: a usage error, whatever DuckDB said
         raise UsageError(str(exc)) from None
-    emit(Rows(columns, rows), fmt, document={"columns": columns, "rows": [list(r) for r in rows], "trust": trust})
+    emit(Rows(columns, rows), fmt, document=Queried(columns=list(columns), rows=[list(r) for r in rows], trust=trust))
     if fmt is not Format.json:  # rows piped as plain text stay rows: the lines go to stderr then
         say_trust(trust, table=fmt is Format.table and is_terminal())
 
@@ -270,7 +297,7 @@ def demo(ledger: LedgerOpt = DEFAULT_LEDGER, json: JsonOpt = False, quiet: Quiet
     with progress_steps(quiet=quiet or json, always=True) as step:
         result = demo_mod.run_demo(ledger, step)
     if json:
-        emit_json(result.summary())
+        emit(msgspec.convert(result.summary(), Demonstrated), Format.json)
         return
     assert result.log and result.certification and result.proof
     say(f"matchledger demo: simulated a tournament of each game ({', '.join(p.game for p in demo_mod.PLANS)}) through the "
@@ -283,7 +310,8 @@ def demo(ledger: LedgerOpt = DEFAULT_LEDGER, json: JsonOpt = False, quiet: Quiet
         f"entry {entry.index} has a {len(entry.proof)}-hash inclusion proof")
     say(f"the signed checkpoint they are proved against (a C2SP note: origin, size, root, signature; the newest: {ledger / 'checkpoint'}):")
     say("\n".join(f"  {line}".rstrip() for line in result.proof.checkpoint.rstrip().splitlines()))
-    verdict = "CERTIFIED: every check passed" if result.certification.ok else f"NOT CERTIFIED: {len(result.certification.findings)} findings"
+    verdict = "认证通过 CERTIFIED: every check passed" if result.certification.ok else \
+        f"未通过认证 NOT CERTIFIED: {len(result.certification.findings)} findings"
     say(verdict)
     say(result.accelerator_line())
     say(demo_next_steps(ledger, result))

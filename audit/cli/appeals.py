@@ -23,7 +23,8 @@ from audit.cli.base import (
     subcommand,
     trust_document,
 )
-from audit.output import Format, emit, emit_json, progress_bar, say
+from audit.cli.results import AppealsListed, ArbitrationRecorded
+from audit.output import Format, chosen, emit, progress_bar
 
 appeal_app = typer.Typer(name="appeal", no_args_is_help=True,
                          help="Write the arbitration procedure to the log: arbiters, appeals, decisions, rulings.",
@@ -58,12 +59,8 @@ def _numbers(text: str | None, option: str, cast: type = float) -> list[Any] | N
 
 def _report(written: Any, json: bool) -> None:
     event = written.event
-    if json:
-        emit_json({"kind": event.kind, "stream": event.stream, "seq": event.seq, "ts": event.ts, "size": written.result.size,
-                   "arbiter": getattr(event, "arbiter", None)})
-    else:
-        by = f", signed by {event.arbiter}" if getattr(event, "arbiter", None) else ""
-        say(f"recorded {event.kind} at {event.stream}#{event.seq}{by}; tree size {written.result.size}")
+    emit(ArbitrationRecorded(kind=event.kind, stream=event.stream, seq=event.seq, ts=event.ts, size=written.result.size,
+                             arbiter=getattr(event, "arbiter", None)), chosen(json))
 
 
 @subcommand(appeal_app)
@@ -148,6 +145,6 @@ def appeals(ledger: LedgerOpt = DEFAULT_LEDGER,
     with pinned_key(key), progress_bar("replaying games", 0, quiet=quiet) as advance:  # the bar's total: the games
         rows = list_appeals(ledger, tournament, open_, advance)  # the projection is checked against the signed root
         trust = trust_document(ledger, LogReader(ledger).signed())
-    emit(appeal_rows(rows), fmt, document={"appeals": rows, "trust": trust})
+    emit(appeal_rows(rows), fmt, document=AppealsListed(appeals=rows, trust=trust))
     if fmt is not Format.json:
         say_trust(trust, table=fmt is Format.table)

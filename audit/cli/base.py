@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
@@ -192,40 +193,46 @@ def _usage_errors() -> tuple[type[BaseException], ...]:
     return (UsageError, typer.BadParameter, LedgerNotFound, OutputRefused, UnknownGameError, NotationError, MoveListError, PositionError)
 
 
+def _exit_codes() -> list[tuple[tuple[type[BaseException], ...], int]]:
+    """Each kind of project error and its exit code, in the order they are tried (the first match
+    decides; imported when an error is raised, not at start-up)."""
+    from ledger.errors import CheckpointError
+
+    send = _send_error()
+    return [((CheckpointError,), EXIT_NOT_CHECKPOINTED),
+            ((send,) if send else (), EXIT_FINDINGS),
+            (_usage_errors(), EXIT_USAGE),
+            ((FileNotFoundError, IsADirectoryError, NotADirectoryError), EXIT_USAGE)]
+
+
 def exit_code_of(exc: BaseException) -> int | None:
-    """Returns the exit code of a project error, or None for a bug (which keeps its traceback).
+    """Returns the exit code of a project error, by its type, or None for a bug (which keeps its traceback).
 
     A plain ValueError is what the library raises for an argument it cannot use (no such stream,
     tournament or player), so it is a usage error; its subclasses are errors of the data. A live
     service's refusal of a batch (`SendError`) is data refused.
     """
-    from ledger.errors import CheckpointError
-
-    if isinstance(exc, CheckpointError):
-        return EXIT_NOT_CHECKPOINTED
-    if _is_send_error(exc):
-        return EXIT_FINDINGS
-    if isinstance(exc, _usage_errors()) or type(exc) is ValueError:
-        return EXIT_USAGE
-    if isinstance(exc, (FileNotFoundError, IsADirectoryError, NotADirectoryError)):
+    for kinds, code in _exit_codes():
+        if kinds and isinstance(exc, kinds):
+            return code
+    if type(exc) is ValueError:
         return EXIT_USAGE
     return EXIT_FINDINGS if isinstance(exc, _project_errors()) else None
 
 
-def _is_send_error(exc: BaseException) -> bool:
-    """Tells whether a live service refused a request, or could not be reached (audit.client)."""
-    if type(exc).__name__ != "SendError":  # the client (and its imports) only when one may be
-        return False
-    from audit.client import SendError
-
-    return isinstance(exc, SendError)
+def _send_error() -> type[BaseException] | None:
+    """Returns the live client's refusal (audit.client.SendError) once the client is loaded: an error
+    of that type exists only then, so a command that never sent pays nothing for the import."""
+    client = sys.modules.get("audit.client")
+    return getattr(client, "SendError", None)
 
 
 def error_message(exc: BaseException) -> str:
     """Returns what a command prints for a project error (after `error: `)."""
     if isinstance(exc, typer.BadParameter):
         return exc.format_message()
-    return f"refused: {exc}" if _is_send_error(exc) and exc.status else str(exc)  # type: ignore[attr-defined]
+    send = _send_error()
+    return f"refused: {exc}" if send and isinstance(exc, send) and exc.status else str(exc)  # type: ignore[attr-defined]
 
 
 def _with_json_alias(fn: Callable[..., Any], wrapper: Callable[..., Any]) -> None:

@@ -6,6 +6,7 @@ from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
+import msgspec
 import typer
 
 from audit.cli.base import (
@@ -25,8 +26,9 @@ from audit.cli.base import (
     say_trust,
     trust_document,
 )
+from audit.cli.results import Counted, HuJudged, PageWritten, Planted, Replayed, ReportWritten, SeatShown, Shown, Simulated, SimulatedLive
 from audit.faults import FAULTS
-from audit.output import Format, emit, emit_json, progress_bar, progress_steps, say
+from audit.output import Format, emit, progress_bar, progress_steps, say
 
 if TYPE_CHECKING:
     from audit.tournament_sim import TournamentPlan
@@ -86,9 +88,9 @@ def simulate(game: GameArg, ledger: LedgerOpt = DEFAULT_LEDGER,
         raise typer.BadParameter(str(exc), param_hint="--seed or --ledger") from None
     planted = result.planted
     if json:
-        emit_json({"games": result.games, "events": result.events, "size": result.size, "tournament": result.tournament,
-                   "planted": None if planted is None else
-                   {"kind": planted.kind, "stream": planted.stream, "seq": planted.seq, "entry": planted.entry}})
+        emit(Simulated(games=result.games, events=result.events, size=result.size, tournament=result.tournament,
+                       planted=None if planted is None else
+                       Planted(kind=planted.kind, stream=planted.stream, seq=planted.seq, entry=planted.entry)), Format.json)
     else:
         what = f"tournament {result.tournament}: " if result.tournament else ""
         say(f"{what}recorded {result.games} {game} games, {result.events} events; tree size {result.size}")
@@ -133,7 +135,7 @@ def _simulate_live(url: str, game: str, tables: int, seed: int, admin_key: Path 
     with progress_bar(f"{tables} live {game} tables", 0, quiet=json) as advance:  # a refusal: exit 1 (base.exit_code_of)
         result = simulate_live(url, game, tables, seed, admin_key, None, per_batch, inject, advance, *resume)
     if json:
-        emit_json(result)
+        emit(msgspec.convert(result, SimulatedLive), Format.json)
     else:
         say(f"{tables} tables ({result['tag']}/t1 …) sent {result['events']} events, every receipt checked; tree size {result['size']}")
 
@@ -143,7 +145,7 @@ def replay(ledger: LedgerOpt = DEFAULT_LEDGER,
            game: Annotated[str | None, typer.Option(help="Replay only this game stream.")] = None,
            key: LogKeyOpt = None, fmt: FormatOpt = Format.table, quiet: QuietOpt = False) -> None:
     """Re-derive every game from the rules and list the findings (exit 1 when there are any)."""
-    from audit.render import finding_record, finding_rows, finding_text
+    from audit.render import finding_record, finding_rows, finding_said
     from replay import run as run_mod
     from schemas.common import GameStarted
 
@@ -157,11 +159,11 @@ def replay(ledger: LedgerOpt = DEFAULT_LEDGER,
         say(f"games {summary.games}, events {summary.events}, moves {summary.moves}, "
             f"findings {len(summary.findings)}, seconds {summary.seconds:.2f}")
         for finding in summary.findings:
-            say(finding_text(finding))
+            say(finding_said(finding))
     else:
-        emit(finding_rows(summary.findings), fmt, document={
-            "games": summary.games, "events": summary.events, "moves": summary.moves,
-            "findings": [finding_record(f) for f in summary.findings], "seconds": round(summary.seconds, 3), "trust": trust})
+        emit(finding_rows(summary.findings), fmt, document=Replayed(
+            games=summary.games, events=summary.events, moves=summary.moves,
+            findings=[finding_record(f) for f in summary.findings], seconds=round(summary.seconds, 3), trust=trust))
     if fmt is not Format.json:
         say_trust(trust, table=fmt is Format.table)
     if summary.findings:
@@ -190,6 +192,7 @@ def show(game: Annotated[str, typer.Option(help="Game stream id.")], ledger: Led
     """Show a game's position at any step, as text (and SVG), with the seats and their players."""
     from audit import report as report_mod
     from audit.render import finding_record
+    from audit.terms import in_words
     from ledger import check_output, write_output
     from replay import run as run_mod
     from replay.protocol import seat_label
@@ -213,13 +216,13 @@ def show(game: Annotated[str, typer.Option(help="Game stream id.")], ledger: Led
     if json:
         halt = [finding_record(f) for f in extra.refusal.findings if f.severity == "error"] if extra and extra.refusal else []
         claimed = extra is not None and extra.claimed is not None
-        emit_json({"game": game, "seq": view.seq, "kind": view.kind, "text": text, "svg": str(svg) if svg else None,
-                   "seats": [{"seat": n, "label": label} for n, label in seats], "trust": trust,
-                   "refused": [] if claimed else halt, "as_claimed": claimed})
+        emit(Shown(game=game, seq=view.seq, kind=view.kind, text=text, svg=str(svg) if svg else None,
+                   seats=[SeatShown(seat=n, label=label) for n, label in seats], trust=trust,
+                   refused=[] if claimed else halt, as_claimed=claimed), Format.json)
         return
     say(f"{game} after seq {view.seq} ({view.kind})")
     say("seats: " + ", ".join(label for _, label in seats))
-    say(text.rstrip("\n"))
+    say(in_words(text.rstrip("\n")))
     if extra is not None:
         say(extra.text(view.engine.name))
     if svg is not None:
@@ -255,15 +258,16 @@ def report(out: Annotated[Path, typer.Option(help="HTML file to write.")],
         say_trust(trust)
     if tournament is not None:
         if json:
-            emit_json({"tournament": tournament, "out": str(out), "players": len(page.standings.rows), "games": len(page.games),
-                       "reports": [str(p) for p in page.reports.values()], "trust": trust})
+            emit(PageWritten(tournament=tournament, out=str(out), players=len(page.standings.rows), games=len(page.games),
+                             reports=[str(p) for p in page.reports.values()], trust=trust), Format.json)
         else:
             say(f"wrote {out}: {len(page.standings.rows)} players, {len(page.games)} games, each game's report beside it")
         return
     findings = sum(len(s.findings) for s in record.steps)
+    assert game is not None
     if json:
-        emit_json({"game": game, "out": str(out), "events": len(record.steps), "findings": findings, "proof": record.proof_ok,
-                   "trust": trust})
+        emit(ReportWritten(game=game, out=str(out), events=len(record.steps), findings=findings, proof=record.proof_ok,
+                           trust=trust), Format.json)
     else:
         say(f"wrote {out}: {len(record.steps)} events, {findings} findings; {record.proof_ok}")
 
@@ -294,7 +298,7 @@ def perft(game: Annotated[PerftGame, typer.Argument(help="checkers or junqi.")],
     counts = run_mod.perft(game.value, depth, setup)
     split = run_mod.perft_divide(game.value, depth, setup) if divide else None
     if json:
-        emit_json({"counts": counts, "count": counts[-1], **({"divide": dict(split)} if split is not None else {})})
+        emit(Counted(counts=counts, count=counts[-1], divide=dict(split) if split is not None else None), Format.json)
         return
     for move, n in split or []:
         say(f"{move}: {n}")
@@ -333,8 +337,8 @@ def hu(hand: Annotated[str | None, typer.Option(help="Cards: 一…十, 壹…�
     else:
         raise typer.BadParameter("give --hand CARDS or --game ID")
     if json:
-        emit_json({**{k: report[k] for k in ("hu", "huxi", "red", "big", "small", "mingtang", "score", "reason")},
-                   **({"trust": trust} if trust is not None else {})})
+        emit(HuJudged(hu=report["hu"], huxi=report["huxi"], red=report["red"], big=report["big"], small=report["small"],
+                      mingtang=report["mingtang"], score=report["score"], reason=report["reason"], trust=trust), Format.json)
     else:
         say(("胡 (wins)" if report["hu"] else "no hu") + f": {report['reason']}")
         if report["decomposition"]:

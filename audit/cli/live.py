@@ -5,10 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated
 
+import msgspec
 import typer
 
 from audit.cli.base import DEFAULT_LEDGER, JsonOpt, LedgerOpt, app, command, epilog, guarded, key_option
-from audit.output import emit_json, say
+from audit.cli.results import Sent
+from audit.output import Format, emit, emit_json, say
 
 source_app = typer.Typer(no_args_is_help=True, help="Register or revoke the sources allowed to send batches (venue servers, "
                                                     "platforms, AI harnesses).", epilog=epilog("source"))
@@ -134,7 +136,7 @@ def send(file: Annotated[Path, typer.Argument(help="JSONL file of events.")],
 
     result = send_file(url, key, file, batch, log_key, receipts)  # a refusal: exit 1 (audit.cli.base.exit_code_of)
     if json:
-        emit_json(result)
+        emit(msgspec.convert(result, Sent), Format.json)
     else:
         checked = "signature and proofs" if log_key else "proofs only (no --log-key)"
         say(f"sent {result['events']} events in {result['batches']} batches; entries {result['first']}–{result['last']}, "

@@ -28,7 +28,25 @@ from audit.cli.base import (
     trust_document,
 )
 from audit.cli.inputs import read_input
-from audit.output import PROGRESS_BYTES, ProgressReader, emit_json, fail, fail_note, progress_bar, progress_steps, say
+from audit.cli.results import (
+    BundleChecked,
+    Consistent,
+    Cosigned,
+    Damaged,
+    EntriesExported,
+    Initialised,
+    KeyMade,
+    ParquetExported,
+    Proved,
+    ReceiptChecked,
+    ReceiptsChecked,
+    Recorded,
+    RecordsExported,
+    Repaired,
+    TilesExported,
+    Verified,
+)
+from audit.output import PROGRESS_BYTES, Format, ProgressReader, Result, chosen, emit, fail, fail_note, progress_bar, progress_steps, say
 from ledger import Signer, Verifier, check_output, write_output
 from ledger import bundle as ledger_bundle
 from ledger import checkpoints as ledger_checkpoints
@@ -52,10 +70,7 @@ def init(ledger: LedgerOpt = DEFAULT_LEDGER, origin: Annotated[str | None, typer
         if (ledger / "ledger.json").exists():  # misuse, not damage: exit 2
             raise UsageError(str(exc)) from None
         raise
-    if json:
-        emit_json({"ledger": str(ledger), "public_key": str(pub), "verifier": pub.read_text().strip()})
-    else:
-        say(f"created ledger {ledger}\npublic key: {pub}")
+    emit(Initialised(ledger=str(ledger), public_key=str(pub), verifier=pub.read_text().strip()), chosen(json))
 
 
 @command
@@ -68,10 +83,7 @@ def record(file: Annotated[str, typer.Argument(help="JSONL file of events, or - 
         result = ledger_api.record(ledger, cast(BinaryIO, ProgressReader(source, advance)))
     if result.recovered:
         fail_note(result.recovered)
-    if json:
-        emit_json({"appended": result.appended, "duplicates": result.duplicates, "size": result.size, "recovered": result.recovered})
-    else:
-        say(f"appended {result.appended} events, {result.duplicates} already present; tree size {result.size}")
+    emit(Recorded(appended=result.appended, duplicates=result.duplicates, size=result.size, recovered=result.recovered), chosen(json))
 
 
 @command
@@ -87,17 +99,14 @@ def verify(ledger: LedgerOpt = DEFAULT_LEDGER,
     silent = [f"{w.name} (key id {w.key_id.hex()})" for w in witnesses if w.name not in cosigners]  # asked for, never seen: not ok
     if not json:
         say_trust(trust)
-    if json:
-        emit_json({"ok": not silent, "size": report.size, "root": report.root, "unsigned": report.unsigned, "checkpoints": report.checkpoints,
-                   "notes": report.notes, "not_cosigned": silent, "trust": trust}
-                  if report.ok else {"ok": False, "index": report.index, "error": report.error, "trust": trust})
-    elif report.ok:
-        say(f"{'ok' if not silent else 'log ok'}: tree size {report.size}, root {report.root}, {report.checkpoints} checkpoints verified")
-        for note in report.notes:
-            say(f"note: {note}")
-        for key in silent:
-            fail(f"--witness-key {key} co-signed no checkpoint: none of its co-signatures could be checked")
-    else:
+    result = Verified(ok=not silent, size=report.size, root=report.root, unsigned=report.unsigned, checkpoints=report.checkpoints,
+                      notes=report.notes, not_cosigned=silent, trust=trust) if report.ok else \
+        Damaged(ok=False, index=report.index, error=report.error, trust=trust)
+    emit(result, chosen(json))
+    if not json and report.ok:  # what failed goes to stderr
+        for absent in silent:
+            fail(f"--witness-key {absent} co-signed no checkpoint: none of its co-signatures could be checked")
+    elif not json:
         where = f"entry {report.index}: " if report.index is not None else ""
         fail(f"ledger damaged: {where}{report.error}")
     if not report.ok or silent:
@@ -112,9 +121,9 @@ def repair(ledger: LedgerOpt = DEFAULT_LEDGER, json: JsonOpt = False, quiet: Qui
     verified = report.verified
     ok = verified is not None and verified.ok and report.refused is None
     if json:
-        emit_json({"ok": ok, "entries": report.entries, "missing": report.missing, "differed": report.differed,
-                   "kept": str(report.kept) if report.kept else None, "refused": report.refused,
-                   "error": None if ok or verified is None else verified.error})
+        emit(Repaired(ok=ok, entries=report.entries, missing=report.missing, differed=report.differed,
+                      kept=str(report.kept) if report.kept else None, refused=report.refused,
+                      error=None if ok or verified is None else verified.error), Format.json)
     elif report.refused is not None:
         fail(f"nothing rebuilt: the entries do not match the signed checkpoints ({report.refused}); every file is as it was")
     else:
@@ -163,23 +172,24 @@ def export(ledger: LedgerOpt = DEFAULT_LEDGER,
 def _export(ledger: Path, jsonl: Path | None, parquet: Path | None, location: str | None, tiles: Path | None, game: str | None,
             tournament: str | None, format_: ExportFormat | None, out: Path | None, force: bool, json: bool, quiet: bool) -> None:
     """Runs `export` under the key it was given; says the key and the signed size the export was checked against."""
-    trust = None
     if location is not None and parquet is None:
         raise typer.BadParameter("--location goes with --parquet", param_hint="--location")
     if format_ is not None or game is not None or tournament is not None:
         if any(x is not None for x in (jsonl, parquet, tiles)) or format_ is None or (game is None) == (tournament is None):
             raise typer.BadParameter("a record export takes --format record with exactly one of --game ID or --tournament ID")
-        summary, text, signed = _export_records(ledger, game, tournament, out, force)
+        (games, written), text, signed = _export_records(ledger, game, tournament, out, force)
         trust = trust_document(ledger, signed)
+        summary: Result = RecordsExported(games=games, out=written, trust=trust)
     elif sum(x is not None for x in (jsonl, parquet, tiles)) != 1:
         raise typer.BadParameter("give exactly one of --jsonl FILE, --parquet DIR, --tiles DIR or --format record")
     elif jsonl is not None:
         signed = ledger_export.export_jsonl(ledger, jsonl, force)
-        summary, text = {"entries": signed.size, "jsonl": str(jsonl)}, f"wrote {signed.size} entries to {jsonl}"
         trust = trust_document(ledger, signed)
+        summary, text = EntriesExported(entries=signed.size, jsonl=str(jsonl), trust=trust), f"wrote {signed.size} entries to {jsonl}"
     elif tiles is not None:
         signed = ledger_export.export_tiles(ledger, tiles, force)
-        summary, trust = {"size": signed.size, "tiles": str(tiles)}, trust_document(ledger, signed)
+        trust = trust_document(ledger, signed)
+        summary = TilesExported(size=signed.size, tiles=str(tiles), trust=trust)
         text = f"wrote the checkpoint, tiles and entry bundles of the log at size {signed.size} to {tiles} (serve it as static files)"
     else:
         from audit.export import export_parquet
@@ -191,23 +201,22 @@ def _export(ledger: Path, jsonl: Path | None, parquet: Path | None, location: st
             projection, db, _, signed = projection_of(ledger, ledger_api.LogReader(ledger).packed(), advance)  # checked against the signed root
         trust = trust_document(ledger, signed)
         manifest = export_parquet(ledger, projection, parquet, db, location, force=force)
-        summary = {"files": len(manifest["files"]), "parquet": str(parquet), "checkpoint": manifest["checkpoint"]}
+        summary = ParquetExported(files=len(manifest["files"]), parquet=str(parquet), checkpoint=manifest["checkpoint"], trust=trust)
         text = (f"wrote {len(manifest['files'])} Parquet files, {', '.join(str(parquet / d) for d in manifest['documents'])}, "
                 f"{parquet / 'manifest.json'} and its signed note")
-    if trust is not None:
-        summary["trust"] = trust
     if json:
-        emit_json(summary)
+        emit(summary, Format.json)
     elif text:
         say(text)
-    if trust is not None and not json:
+    if not json:
         say_trust(trust, table=bool(text))  # (a record written to stdout keeps stdout to itself)
 
 
 def _export_records(ledger: Path, game: str | None, tournament: str | None, out: Path | None,
-                    force: bool) -> tuple[dict[str, Any], str, ledger_api.Checkpoint]:
+                    force: bool) -> tuple[tuple[int, str | None], str, ledger_api.Checkpoint]:
     """Writes one game's record (to `out` or stdout) or every game of a tournament (one file each in
-    `out`), read from the signed log (LogReader.checked_events); returns the checkpoint it was checked against."""
+    `out`), read from the signed log (LogReader.checked_events); returns the games written and where, the
+    line to say, and the checkpoint it was checked against."""
     from audit.record_format import game_record, game_streams, record_file_name
 
     if tournament is not None and out is None:
@@ -221,9 +230,9 @@ def _export_records(ledger: Path, game: str | None, tournament: str | None, out:
         record = game_record(events, _tournament_name(ledger, events[0]))
         if out is None:
             sys.stdout.write(record)
-            return {"games": 1, "out": None}, "", signed
+            return (1, None), "", signed
         write_output(out, record.encode(), force)
-        return {"games": 1, "out": str(out)}, f"wrote the record of {game} to {out}", signed
+        return (1, str(out)), f"wrote the record of {game} to {out}", signed
     assert tournament is not None and out is not None
     log, signed = ledger_api.LogReader(ledger).checked_events()
     streams = game_streams(log, tournament)
@@ -238,7 +247,7 @@ def _export_records(ledger: Path, game: str | None, tournament: str | None, out:
             events = by_stream[stream]
             name = name or _tournament_name(ledger, events[0], by_stream.get(tournament))
             tree.write(record_file_name(stream), game_record(events, name).encode())
-    return {"games": len(streams), "out": str(out)}, f"wrote the records of {len(streams)} games of {tournament} to {out}", signed
+    return (len(streams), str(out)), f"wrote the records of {len(streams)} games of {tournament} to {out}", signed
 
 
 def _tournament_name(ledger: Path, start: Any, opened: list[Any] | None = None) -> str | None:
@@ -272,10 +281,8 @@ def prove(stream: Annotated[str, typer.Option(help="Stream (game or tournament) 
                                            f"{exc} (run `matchledger verify`)") from None
         trust = trust_document(ledger, checked.checkpoint)
     write_output(out, msgspec.json.format(msgspec.json.encode(built)) + b"\n", force)
-    if json:
-        emit_json({"stream": stream, "entries": len(built.entries), "out": str(out), "trust": trust})
-    else:
-        say(f"wrote {len(built.entries)} entries of {stream} with inclusion proofs to {out}")
+    emit(Proved(stream=stream, entries=len(built.entries), out=str(out), trust=trust), chosen(json))
+    if not json:
         say_trust(trust)
 
 
@@ -307,11 +314,8 @@ def check_proof(file: Annotated[Path, typer.Argument(help="Evidence bundle or re
         raise ledger_api.BundleError(f"the checkpoint of size {checked.checkpoint.size} carries {len(cosigned)} of the {threshold} "
                                      f"co-signatures required; missing: {', '.join(missing)}")
     proved = checked.statement(loaded) + (f"; the checkpoint is co-signed by {', '.join(cosigned)}" if cosigned else "")
-    if json:
-        emit_json({"ok": True, "stream": loaded.stream, "entries": len(loaded.entries), "size": checked.checkpoint.size,
-                   "root": checked.checkpoint.root.hex(), "complete": checked.complete, "cosigners": cosigned, "proved": proved})
-    else:
-        say(f"ok: {proved}")
+    emit(BundleChecked(ok=True, stream=loaded.stream, entries=len(loaded.entries), size=checked.checkpoint.size,
+                       root=checked.checkpoint.root.hex(), complete=checked.complete, cosigners=cosigned, proved=proved), chosen(json))
 
 
 def _check_receipts(file: Path, receipts: list[ledger_api.Receipt], key: Path, json: bool) -> None:
@@ -327,10 +331,7 @@ def _check_receipts(file: Path, receipts: list[ledger_api.Receipt], key: Path, j
             raise ledger_api.BundleError(f"{file} line {number}: {exc}") from None
         entries += len(receipt.entries)
     proved = f"{len(receipts)} receipts, {entries} events, each batch's entries proved in a checkpoint signed by {verifier.name}"
-    if json:
-        emit_json({"ok": True, "receipts": len(receipts), "entries": entries, "size": max(sizes, default=0), "proved": proved})
-    else:
-        say(f"ok: {proved}")
+    emit(ReceiptsChecked(ok=True, receipts=len(receipts), entries=entries, size=max(sizes, default=0), proved=proved), chosen(json))
 
 
 def _check_receipt(receipt: ledger_api.Receipt, key: Path, json: bool) -> None:
@@ -339,11 +340,8 @@ def _check_receipt(receipt: ledger_api.Receipt, key: Path, json: bool) -> None:
     proved = (f"the {len(indexes)} events of source {receipt.source}'s batch (sha256 {receipt.digest}) are entries "
               f"{', '.join(map(str, indexes))} of the log of size {checkpoint.size} (root {checkpoint.root.hex()}), signed by "
               f"{checkpoint.origin}, with the batch's record at entry {receipt.batch.index}")
-    if json:
-        emit_json({"ok": True, "source": receipt.source, "entries": len(indexes), "size": checkpoint.size,
-                   "root": checkpoint.root.hex(), "proved": proved})
-    else:
-        say(f"ok: {proved}")
+    emit(ReceiptChecked(ok=True, source=receipt.source, entries=len(indexes), size=checkpoint.size, root=checkpoint.root.hex(),
+                        proved=proved), chosen(json))
 
 
 @command
@@ -368,16 +366,9 @@ def consistency(old: Annotated[int, typer.Option(help="Tree size of the earlier 
     if out is not None:
         write_output(out, ledger_witness.encode_consistency(ledger_witness.ConsistencyFile(ledger_witness.CONSISTENCY_FORMAT, first.size,
                                                                                      last.size, item.proof)), force)
-    if json:
-        emit_json({"old": first.size, "new": last.size, "old_root": first.root.hex(), "new_root": last.root.hex(), "proof": item.proof,
-                   "out": str(out) if out else None, "trust": trust})
-    else:
-        say(f"ok: the log at {first.size} entries (root {first.root.hex()}) is a prefix of the log at {last.size} "
-            f"(root {last.root.hex()}); proof of {len(item.proof)} hashes:")
-        for h in item.proof:
-            say(f"  {h}")
-        if out is not None:
-            say(f"wrote the proof to {out}")
+    emit(Consistent(old=first.size, new=last.size, old_root=first.root.hex(), new_root=last.root.hex(), proof=list(item.proof),
+                    out=str(out) if out else None, trust=trust), chosen(json))
+    if not json:
         say_trust(trust)
 
 
@@ -396,10 +387,7 @@ def keygen(name: Annotated[str, typer.Option(help="Key name, e.g. arbiter-zhang.
     signer = Signer.generate(name)
     signer.save(out)
     write_output(pub, (str(signer.verifier) + "\n").encode())
-    if json:
-        emit_json({"private_key": str(out), "public_key": str(pub), "verifier": str(signer.verifier)})
-    else:
-        say(f"private key: {out}\npublic key: {pub}\nkey id: {signer.verifier.key_id.hex()}")
+    emit(KeyMade(private_key=str(out), public_key=str(pub), verifier=str(signer.verifier)), chosen(json))
 
 
 @command
@@ -411,7 +399,4 @@ def cosign(key: Annotated[Path, key_option(help="The arbiter's private key.")],
     arbiter = Signer.load(key)  # a bad key is refused before the ledger is opened (opening may lay out new files)
     with ledger_api.Ledger.open(ledger) as writer:
         checkpoint = writer.cosign(arbiter, size)
-    if json:
-        emit_json({"size": checkpoint.size, "root": checkpoint.root.hex(), "note": checkpoint.note})
-    else:
-        say(checkpoint.note)
+    emit(Cosigned(size=checkpoint.size, root=checkpoint.root.hex(), note=checkpoint.note), chosen(json))

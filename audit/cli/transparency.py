@@ -9,11 +9,13 @@ import urllib.request
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
+import msgspec
 import typer
 
 from audit.cli.base import JsonOpt, command, existing_ledger, export_trust, key_option, say_trust, trust_document
 from audit.cli.inputs import read_input, read_text
-from audit.output import emit_json, say
+from audit.cli.results import CertificateChecked, ConsistencyChecked, Witnessed
+from audit.output import Format, emit, say
 
 if TYPE_CHECKING:
     from ledger import Verifier
@@ -40,7 +42,7 @@ def check_consistency(old: Annotated[Path, typer.Argument(help="The earlier chec
     except ledger_witness.WitnessError as exc:
         raise _fork_named(exc) from None
     if json:
-        emit_json({"ok": True, "old": first.size, "new": last.size, "old_root": first.root.hex(), "new_root": last.root.hex()})
+        emit(ConsistencyChecked(ok=True, old=first.size, new=last.size, old_root=first.root.hex(), new_root=last.root.hex()), Format.json)
     else:
         say(f"ok: the log of {last.origin} at {first.size} entries (root {first.root.hex()}) is a prefix of the log at "
             f"{last.size} entries (root {last.root.hex()})")
@@ -57,7 +59,7 @@ def check_certificate(file: Annotated[Path, typer.Argument(help="The certificate
 
     checked = check(read_input(file, "an audit certificate (a DSSE envelope)"), Verifier.load(auditor_key), Verifier.load(key), str(file))
     if json:
-        emit_json(checked_record(checked))
+        emit(msgspec.convert(checked_record(checked), CertificateChecked), Format.json)
     else:
         say("\n".join(checked_lines(checked)))
 
@@ -101,8 +103,8 @@ def witness(state: Annotated[Path, typer.Option(help="File that keeps the last c
         assert key is not None
         trust = export_trust(key, now.size, now.root.hex())
     if json:
-        emit_json({"ok": True, "origin": now.origin, "size": now.size, "root": now.root.hex(),
-                   "previous_size": before.size if before else None, "state": str(state), "trust": trust})
+        emit(Witnessed(ok=True, origin=now.origin, size=now.size, root=now.root.hex(), previous_size=before.size if before else None,
+                       state=str(state), trust=trust), Format.json)
     elif before is None:
         say(f"first visit: remembered the checkpoint of {now.origin} at size {now.size} (root {now.root.hex()}) in {state}")
     elif before.size == now.size:

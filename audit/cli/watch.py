@@ -26,7 +26,10 @@ def watch(
 
     Example: matchledger watch --url http://127.0.0.1:8080 --since 40
     """
+    import msgspec
+
     from audit.live_watch import WatchError, follow
+    from audit.render import finding_said
 
     last = since
     try:
@@ -34,7 +37,7 @@ def watch(
             if json_:
                 emit_json(finding)
             else:
-                say(finding.line())
+                say(finding_said(msgspec.structs.asdict(finding)))  # the one finding line of every command
             last = finding.id
     except WatchError as exc:
         fail(str(exc))

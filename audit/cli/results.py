@@ -1,0 +1,484 @@
+"""What the commands return (issue 29.6): one typed result per command, whose fields are its `--json`
+keys, declared here once; `lines()` is what a person reads. `audit.output.emit` prints either, and
+tests/test_cli_docs.py holds README's `--json` keys column to these types (`RESULTS`). A summary the
+library returns as a mapping (`demo`, `send`, `check-certificate`) is converted to its type, so a key
+it adds or drops fails there, not in a reader's script."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from audit.output import Result
+
+
+class Initialised(Result):
+    """`init`: the ledger made and its key pair."""
+
+    ledger: str
+    public_key: str
+    verifier: str
+
+    def lines(self) -> list[str]:
+        return [f"created ledger {self.ledger}", f"public key: {self.public_key}"]
+
+
+class Recorded(Result):
+    """`record`: the events appended, those already present, the tree size, and a repaired tail if any."""
+
+    appended: int
+    duplicates: int
+    size: int
+    recovered: str | None
+
+    def lines(self) -> list[str]:
+        return [f"appended {self.appended} events, {self.duplicates} already present; tree size {self.size}"]
+
+
+class Verified(Result):
+    """`verify` of a sound log: the signed size and root verified to, the unsigned entries after it, notes."""
+
+    ok: bool
+    size: int
+    root: str
+    unsigned: int
+    checkpoints: int
+    notes: list[str]
+    not_cosigned: list[str]
+    trust: dict[str, Any]
+
+    def lines(self) -> list[str]:
+        head = f"{'ok' if self.ok else 'log ok'}: tree size {self.size}, root {self.root}, {self.checkpoints} checkpoints verified"
+        return [head, *(f"note: {note}" for note in self.notes)]
+
+
+class Damaged(Result):
+    """`verify` of a damaged log: where (the entry, when one is to blame) and what."""
+
+    ok: bool
+    index: int | None
+    error: str | None
+    trust: dict[str, Any]
+
+
+class Repaired(Result):
+    """`repair`: what was rebuilt, what was missing or differed, where the old files are kept, or why nothing was."""
+
+    ok: bool
+    entries: int
+    missing: list[str]
+    differed: list[str]
+    kept: str | None
+    refused: str | None
+    error: str | None
+
+
+class Proved(Result):
+    """`prove`: the evidence bundle written."""
+
+    stream: str
+    entries: int
+    out: str
+    trust: dict[str, Any]
+
+    def lines(self) -> list[str]:
+        return [f"wrote {self.entries} entries of {self.stream} with inclusion proofs to {self.out}"]
+
+
+class BundleChecked(Result):
+    """`check-proof` of an evidence bundle."""
+
+    ok: bool
+    stream: str
+    entries: int
+    size: int
+    root: str
+    complete: bool
+    cosigners: list[str]
+    proved: str
+
+    def lines(self) -> list[str]:
+        return [f"ok: {self.proved}"]
+
+
+class ReceiptsChecked(Result):
+    """`check-proof` of a file of receipts (`send --receipts`)."""
+
+    ok: bool
+    receipts: int
+    entries: int
+    size: int
+    proved: str
+
+    def lines(self) -> list[str]:
+        return [f"ok: {self.proved}"]
+
+
+class ReceiptChecked(Result):
+    """`check-proof` of one receipt of the live service."""
+
+    ok: bool
+    source: str
+    entries: int
+    size: int
+    root: str
+    proved: str
+
+    def lines(self) -> list[str]:
+        return [f"ok: {self.proved}"]
+
+
+class Consistent(Result):
+    """`consistency`: the proof that the log at `old` is a prefix of the log at `new`."""
+
+    old: int
+    new: int
+    old_root: str
+    new_root: str
+    proof: list[str]
+    out: str | None
+    trust: dict[str, Any]
+
+    def lines(self) -> list[str]:
+        said = [f"ok: the log at {self.old} entries (root {self.old_root}) is a prefix of the log at {self.new} "
+                f"(root {self.new_root}); proof of {len(self.proof)} hashes:", *(f"  {h}" for h in self.proof)]
+        return said + ([f"wrote the proof to {self.out}"] if self.out else [])
+
+
+class ConsistencyChecked(Result):
+    """`check-consistency`: the two signed sizes and roots, one a prefix of the other."""
+
+    ok: bool
+    old: int
+    new: int
+    old_root: str
+    new_root: str
+
+
+class Witnessed(Result):
+    """`witness`: the checkpoint now remembered, and the size remembered before (None at the first visit)."""
+
+    ok: bool
+    origin: str
+    size: int
+    root: str
+    previous_size: int | None
+    state: str
+    trust: dict[str, Any]
+
+
+class EntriesExported(Result):
+    """`export --jsonl`: the signed entries written as stored."""
+
+    entries: int
+    jsonl: str
+    trust: dict[str, Any]
+
+
+class TilesExported(Result):
+    """`export --tiles`: the log laid out as tlog-tiles at its signed size."""
+
+    size: int
+    tiles: str
+    trust: dict[str, Any]
+
+
+class ParquetExported(Result):
+    """`export --parquet`: the Parquet files written and the checkpoint the manifest names."""
+
+    files: int
+    parquet: str
+    checkpoint: dict[str, Any]
+    trust: dict[str, Any]
+
+
+class RecordsExported(Result):
+    """`export --format record`: the games' text records (`out` None: on stdout)."""
+
+    games: int
+    out: str | None
+    trust: dict[str, Any]
+
+
+class ReportWritten(Result):
+    """`report --game`: the arbitration report written, its events and findings, and whether its proofs checked."""
+
+    game: str
+    out: str
+    events: int
+    findings: int
+    proof: str
+    trust: dict[str, Any]
+
+
+class PageWritten(Result):
+    """`report --tournament`: the tournament page and each game's report beside it."""
+
+    tournament: str
+    out: str
+    players: int
+    games: int
+    reports: list[str]
+    trust: dict[str, Any]
+
+
+class HuJudged(Result, omit_defaults=True):
+    """`hu`: whether the hand wins, its 胡息, counts of red, big and small cards, 名堂, score and why; `trust` with `--game`."""
+
+    hu: bool
+    huxi: int
+    red: int
+    big: int
+    small: int
+    mingtang: list[str]
+    score: int
+    reason: str
+    trust: dict[str, Any] | None = None
+
+
+class KeyMade(Result):
+    """`keygen`: an arbiter's key pair."""
+
+    private_key: str
+    public_key: str
+    verifier: str
+
+    def lines(self) -> list[str]:
+        key_id = self.verifier.split("+")[1]  # a C2SP verifier key: name+keyid+key
+        return [f"private key: {self.private_key}", f"public key: {self.public_key}", f"key id: {key_id}"]
+
+
+class Cosigned(Result):
+    """`cosign`: the checkpoint with the arbiter's co-signature."""
+
+    size: int
+    root: str
+    note: str
+
+    def lines(self) -> list[str]:
+        return [self.note]
+
+
+class Planted(msgspec.Struct, kw_only=True):
+    """The fault `simulate --inject` planted, and where."""
+
+    kind: str
+    stream: str | None
+    seq: int | None
+    entry: int | None
+
+
+class Simulated(Result):
+    """`simulate` into a ledger: the games and events recorded, the tree size, the tournament and a planted fault."""
+
+    games: int
+    events: int
+    size: int
+    tournament: str | None
+    planted: Planted | None
+
+
+class SimulatedLive(Result):
+    """`simulate --url`: the run's tag, its tables (one game and source each), the events sent, the tree size, the streams."""
+
+    tag: str
+    tables: int
+    games: int
+    events: int
+    size: int
+    streams: list[str]
+
+
+class SeatShown(msgspec.Struct, kw_only=True):
+    """A seat of `show`: its number and its label (`2 N/p07`)."""
+
+    seat: int
+    label: str
+
+
+class Shown(Result):
+    """`show`: the position after an event, as text and, when asked, as an SVG file."""
+
+    game: str
+    seq: int
+    kind: str
+    text: str
+    svg: str | None
+    seats: list[SeatShown]
+    trust: dict[str, Any]
+    refused: list[dict[str, Any]]
+    """The findings of the refused event at this step (empty where the step is derived)."""
+    as_claimed: bool
+    """True beyond a halted replay: the board is the one the log claims, not derived."""
+
+
+class Counted(Result, omit_defaults=True):
+    """`perft`: the counts at each depth, the last one, and with `--divide` each first move's count."""
+
+    counts: list[int]
+    count: int
+    divide: dict[str, int] | None = None
+
+
+class ArbitrationRecorded(Result):
+    """`appeal register|file|decide|rule`: the signed event written."""
+
+    kind: str
+    stream: str
+    seq: int
+    ts: int
+    size: int
+    arbiter: str | None
+
+    def lines(self) -> list[str]:
+        by = f", signed by {self.arbiter}" if self.arbiter else ""
+        return [f"recorded {self.kind} at {self.stream}#{self.seq}{by}; tree size {self.size}"]
+
+
+class Ranked(Result):
+    """`standings`: the ranking with every tie-break column, each row's status judged as of `as_of`."""
+
+    tournament: str
+    game: str
+    format: str
+    as_of: str | None
+    rows: list[dict[str, Any]]
+    trust: dict[str, Any]
+
+
+class Legend(Result):
+    """`standings --legend`: what each column of the tournament's standings means."""
+
+    tournament: str
+    legend: list[dict[str, Any]]
+    trust: dict[str, Any]
+
+
+class Explained(Result):
+    """`standings --explain`: the chain from events to one player's rank."""
+
+    player: str
+    rank: dict[str, Any]
+    games: list[dict[str, Any]]
+    boards: list[dict[str, Any]]
+    seating: list[dict[str, Any]]
+    trust: dict[str, Any]
+
+
+class Crossed(Result):
+    """`standings --crosstable`: each player's result in every round."""
+
+    tournament: str
+    format: str
+    rounds: list[int]
+    rows: list[dict[str, Any]]
+    trust: dict[str, Any]
+
+
+class Queried(Result):
+    """`query`: the columns and rows of the SQL or named query."""
+
+    columns: list[str]
+    rows: list[list[Any]]
+    trust: dict[str, Any]
+
+
+class AppealsListed(Result):
+    """`appeals`: every appeal as the query `appeal_list` gives it."""
+
+    appeals: list[dict[str, Any]]
+    trust: dict[str, Any]
+
+
+class Replayed(Result):
+    """`replay`: the games, events and moves re-derived, every finding, and how long it took."""
+
+    games: int
+    events: int
+    moves: int
+    findings: list[dict[str, Any]]
+    seconds: float
+    trust: dict[str, Any]
+
+
+class CheckDone(msgspec.Struct, kw_only=True):
+    """One check of `audit`: what passed and failed, whether it ran and had anything to look at, examples."""
+
+    check: str
+    title: str
+    passed: int
+    failed: int
+    ran: bool
+    applies: bool
+    examples: list[str]
+
+
+class Certified(Result, omit_defaults=True):
+    """`audit`: the verdict and why, the signed size and root verified to, every check and finding, and the certificate written."""
+
+    ok: bool
+    reason: str
+    size: int
+    root: str | None
+    unsigned: int
+    games: int
+    as_of: str | None
+    trust: dict[str, Any]
+    checks: list[CheckDone]
+    findings: list[dict[str, Any]]
+    warnings: list[dict[str, Any]]
+    certificate: dict[str, Any] | None = None
+
+
+class Demonstrated(Result):
+    """`demo`: the verdict, the log's size and root, the tournaments, games and findings, each check's counts, the accelerators."""
+
+    ok: bool
+    size: int
+    root: str
+    tournaments: list[str]
+    games: int
+    findings: int
+    checks: dict[str, dict[str, int]]
+    accelerators: dict[str, bool]
+
+
+class Sent(Result):
+    """`send`: the events and batches sent, the first and last entry they became, the checkpoint size, whether signatures were checked."""
+
+    events: int
+    batches: int
+    first: int | None
+    last: int | None
+    size: int
+    signature_checked: bool
+
+
+class CertificateChecked(Result):
+    """`check-certificate`: the verdict the certificate states, the checkpoint it names, the auditor, the whole statement."""
+
+    ok: bool
+    verdict: str
+    certified: bool
+    reason: str
+    as_of: str | None
+    origin: str
+    size: int
+    root: str
+    auditor: str
+    statement: dict[str, Any]
+
+
+RESULTS: dict[str, tuple[type[Result], ...]] = {
+    "init": (Initialised,), "record": (Recorded,), "verify": (Verified, Damaged), "repair": (Repaired,), "prove": (Proved,),
+    "check-proof": (BundleChecked, ReceiptsChecked, ReceiptChecked), "consistency": (Consistent,),
+    "check-consistency": (ConsistencyChecked,), "witness": (Witnessed,), "keygen": (KeyMade,), "cosign": (Cosigned,),
+    "simulate": (Simulated, SimulatedLive), "show": (Shown,), "perft": (Counted,), "hu": (HuJudged,),
+    "export": (EntriesExported, TilesExported, ParquetExported, RecordsExported), "report": (ReportWritten, PageWritten),
+    "appeal register": (ArbitrationRecorded,), "appeal file": (ArbitrationRecorded,), "appeal decide": (ArbitrationRecorded,),
+    "appeal rule": (ArbitrationRecorded,), "standings": (Ranked, Legend, Explained, Crossed), "query": (Queried,),
+    "appeals": (AppealsListed,), "replay": (Replayed,), "audit": (Certified,), "demo": (Demonstrated,), "send": (Sent,),
+    "check-certificate": (CertificateChecked,),
+}
+"""Each command's result types: README's `--json` keys column names their fields (tests/test_cli_docs.py)."""
