@@ -12,6 +12,7 @@ computed; `schema.json` and each Parquet field's metadata describe every column 
 from __future__ import annotations
 
 import hashlib
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -90,14 +91,15 @@ def export_parquet(root: Path, projection: Projection, out: Path, db: AuditDB | 
     signer = Signer.load(root / PRIVATE_KEY)  # first: the checkpoint is judged by the key that signs the manifest
     checkpoint = newest_checkpoint(root, signer.verifier)
     base = projection.tables()
-    derived = (db or AuditDB(base)).derived_tables()
     places = Places.of(base["games"], base["tournaments"])
     with output_directory(out, force) as tree:
-        files, schemas = [], {}
-        for name, table in {**base, **derived}.items():
+        files, schemas, derived = [], {}, []
+        for name, table in chain(base.items(), (db or AuditDB(base)).each_derived()):  # a derived table is computed, written, let go
+            derived += [name] if name not in base else []
             table = _described(name, partitioned(with_timestamps(table), places))
             files += [_describe(tree, written) for written in write_partitions(table, tree, name, limits)]
             schemas[name] = table.schema
+            del table
         documents = {SCHEMA_FILE: msgspec.json.format(msgspec.json.encode({n: _schema_entry(n, s) for n, s in schemas.items()})) + b"\n",
                      TRINO_FILE: registration_sql(schemas, location or out.resolve().as_uri()).encode()}
         for document, data in documents.items():
