@@ -16,6 +16,7 @@ import schemas
 from audit.simulate import game_start, record_events
 from ledger import Ledger, LogReader, init
 from ledger.fastscan import frame_batch
+from ledger.index import RECORD, stream_path
 from ledger.layout import SEGMENTS
 from ledger.reader import StoredEntries
 from ledger.segments import list_segments
@@ -100,3 +101,19 @@ def test_a_changed_signed_entry_stops_the_streamed_replay(recorded: Path, tmp_pa
     assert result.exit_code == 1, result.output
     assert result.stdout == ""
     assert f"the signed range was changed: entry {at} differs" in flat(result.output), result.output
+
+
+def test_an_index_that_ends_a_game_too_soon_is_refused(recorded: Path, tmp_path: Path) -> None:
+    """Issue 32.1's guard (DESIGN.md "Nothing unsigned counts"): a game folded as soon as the index
+    says its last entry is read would be folded short if the index lied; an index file cut by one
+    record is refused naming the entry it left out, exit 1, no totals."""
+    root = tmp_path / "ledger"
+    shutil.copytree(recorded, root)
+    game = "T1/r1/t0/checkers"
+    path = stream_path(root, game)
+    path.write_bytes(path.read_bytes()[:-RECORD.size])
+    left_out = [index for index, data in committed_entries(root) if decode(data).stream == game][-1]
+    result = cli("replay", "--ledger", str(root), "--json")
+    assert result.exit_code == 1, result.output
+    assert result.stdout == ""
+    assert f"but entry {left_out} is of it" in flat(result.output), result.output
