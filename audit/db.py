@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -164,6 +165,13 @@ class AuditDB:
     def derived_tables(self) -> dict[str, pa.Table]:
         """Returns every table and view of `audit/sql/views/` (not the macros) as computed from the projection."""
         return self._relations(("view", "table"))
+
+    def each_derived(self) -> Iterator[tuple[str, pa.Table]]:
+        """Yields `derived_tables` one at a time, each computed when asked for (an export writes one
+        and lets it go before the next: issue 32.1)."""
+        for view in VIEWS.values():
+            if view.kind in ("view", "table"):
+                yield view.name, self._con.sql(f'SELECT * FROM "{view.name}"').to_arrow_table()
 
     def built_tables(self) -> dict[str, pa.Table]:
         """Returns the tables of `audit/sql/views/` built at load (what `built` takes), each with its

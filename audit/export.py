@@ -12,6 +12,7 @@ computed; `schema.json` and each Parquet field's metadata describe every column 
 from __future__ import annotations
 
 import hashlib
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -22,7 +23,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from audit.dictionary import BY_NAME, meaning
-from audit.lake import LAKE, NONE, PARTITIONS, Limits, Places, partitioned, with_timestamps, write_partitions
+from audit.lake import LAKE, NONE, PARTITIONS, Limits, Places, Written, partitioned, with_timestamps, write_partitions
 from audit.projection import SCHEMAS, Projection
 from audit.trino import TRINO_FILE, registration_sql
 from ledger import Signer, Verifier, newest_checkpoint
@@ -90,14 +91,15 @@ def export_parquet(root: Path, projection: Projection, out: Path, db: AuditDB | 
     signer = Signer.load(root / PRIVATE_KEY)  # first: the checkpoint is judged by the key that signs the manifest
     checkpoint = newest_checkpoint(root, signer.verifier)
     base = projection.tables()
-    derived = (db or AuditDB(base)).derived_tables()
     places = Places.of(base["games"], base["tournaments"])
     with output_directory(out, force) as tree:
-        files, schemas = [], {}
-        for name, table in {**base, **derived}.items():
+        files, schemas, derived = [], {}, []
+        for name, table in chain(base.items(), (db or AuditDB(base)).each_derived()):  # a derived table is computed, written, let go
+            derived += [name] if name not in base else []
             table = _described(name, partitioned(with_timestamps(table), places))
-            files += [_describe(tree, path) for path in write_partitions(table, tree, name, limits)]
+            files += [_describe(tree, written) for written in write_partitions(table, tree, name, limits)]
             schemas[name] = table.schema
+            del table
         documents = {SCHEMA_FILE: msgspec.json.format(msgspec.json.encode({n: _schema_entry(n, s) for n, s in schemas.items()})) + b"\n",
                      TRINO_FILE: registration_sql(schemas, location or out.resolve().as_uri()).encode()}
         for document, data in documents.items():
@@ -135,16 +137,14 @@ def _schema_entry(name: str, schema: pa.Schema) -> dict[str, Any]:
             "columns": [{"name": f.name, "type": str(f.type), "description": _column_meaning(name, f.name)} for f in schema]}
 
 
-def _describe(tree: OutputDirectory, path: str) -> dict[str, Any]:
-    """Returns a written file's manifest row: its hash, rows and entry range, from its bytes and its
-    footer (reading each file back whole had doubled the export's reading)."""
-    data = tree.read(path)
-    meta = pq.read_metadata(pa.BufferReader(data))
-    low, high = _entry_range(meta, data)
-    return {"path": path, "sha256": hashlib.sha256(data).hexdigest(), "rows": meta.num_rows, "entry_min": low, "entry_max": high}
+def _describe(tree: OutputDirectory, written: Written) -> dict[str, Any]:
+    """Returns a written file's manifest row: its hash (taken as it was written), rows and entry range
+    from its footer (issue 32.1: the files are not read back)."""
+    low, high = _entry_range(written.metadata, tree, written.path)
+    return {"path": written.path, "sha256": written.sha256, "rows": written.metadata.num_rows, "entry_min": low, "entry_max": high}
 
 
-def _entry_range(meta: pq.FileMetaData, data: bytes) -> tuple[int | None, int | None]:
+def _entry_range(meta: pq.FileMetaData, tree: OutputDirectory, path: str) -> tuple[int | None, int | None]:
     """Returns the least and greatest `entry` of a file from its row groups' statistics (the column
     alone is read when a row group has none); (None, None) when it has no `entry` column or no rows."""
     names = [meta.schema.column(i).path for i in range(meta.num_columns)]
@@ -158,7 +158,7 @@ def _entry_range(meta: pq.FileMetaData, data: bytes) -> tuple[int | None, int | 
         if group.num_rows == 0:
             continue
         if stats is None or not stats.has_min_max:
-            column = pq.read_table(pa.BufferReader(data), columns=["entry"]).column("entry")
+            column = pq.read_table(pa.BufferReader(tree.read(path)), columns=["entry"]).column("entry")
             return pc.min(column).as_py(), pc.max(column).as_py()
         lows.append(stats.min)
         highs.append(stats.max)

@@ -14,10 +14,11 @@ discovers them."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import reduce
-from typing import Any
+from typing import Any, BinaryIO, NamedTuple
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -101,10 +102,19 @@ def with_timestamps(table: pa.Table) -> pa.Table:
     return table
 
 
-def write_partitions(table: pa.Table, out: OutputDirectory, name: str, limits: Limits) -> list[str]:
+class Written(NamedTuple):
+    """A file an export wrote: its path in the output, the SHA-256 of its bytes as they were written,
+    and its Parquet footer as the writer made it (nothing is read back)."""
+
+    path: str
+    sha256: str
+    metadata: pq.FileMetaData
+
+
+def write_partitions(table: pa.Table, out: OutputDirectory, name: str, limits: Limits) -> list[Written]:
     """Writes a partitioned table under `name/` of an output (rows of one partition kept in their
-    order) and returns its files' paths in it; a table without rows gets one empty file, with its full
-    schema, under the `none` partition."""
+    order) and returns its files; a table without rows gets one empty file, with its full schema,
+    under the `none` partition."""
     if not table.num_rows:
         return [_write(table, out, f"{_partition_dir(name, (NONE, NONE))}/part-00000.parquet", limits)]
     files = []
@@ -149,10 +159,36 @@ def _split(rows: pa.Table, most: int) -> Iterator[pa.Table]:
         low += size + (n < longer)
 
 
-def _write(rows: pa.Table, out: OutputDirectory, path: str, limits: Limits) -> str:
+def _write(rows: pa.Table, out: OutputDirectory, path: str, limits: Limits) -> Written:
+    footer: list[pq.FileMetaData] = []
     with out.open(path) as f:
-        pq.write_table(rows, f, row_group_size=limits.group_rows)
-    return path
+        hashing = _Hashing(f)
+        pq.write_table(rows, hashing, row_group_size=limits.group_rows, metadata_collector=footer)
+    return Written(path, hashing.digest.hexdigest(), footer[0])
+
+
+class _Hashing:
+    """A file being written that hashes its bytes on the way (the export's manifest needs their
+    SHA-256; reading each file back had doubled the export's reading, issue 32.1)."""
+
+    def __init__(self, f: BinaryIO) -> None:
+        self.f, self.digest, self.closed = f, hashlib.sha256(), False
+
+    def write(self, data: bytes) -> int:
+        self.digest.update(data)
+        return self.f.write(data)
+
+    def tell(self) -> int:
+        return self.f.tell()
+
+    def flush(self) -> None:
+        self.f.flush()
+
+    def writable(self) -> bool:
+        return True
+
+    def close(self) -> None:  # the output directory closes (and syncs) the file itself
+        self.closed = True
 
 
 def _partition_dir(name: str, key: tuple[Any, ...]) -> str:

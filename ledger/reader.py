@@ -25,7 +25,7 @@ from ledger.checkpoints import Checkpoint, newest_checkpoint, newest_size
 from ledger.errors import LedgerCorrupt, LedgerError
 from ledger.fastscan import extend, gather, leaf_hashes
 from ledger.frames import committed_end, committed_streams, decode_keys, iter_packed, packed_segments, segment_sizes
-from ledger.index import load_stream, read_head
+from ledger.index import list_stream_files, load_stream, read_head, read_stream_file
 from ledger.layout import load_config
 from ledger.merkle import CompactRange
 from ledger.notes import Verifier
@@ -223,11 +223,77 @@ class LogReader:
         tree = CompactRange()
         extend(tree, leaves)
         if tree.root() != checkpoint.root:
-            first = self._first_changed(leaves, size)
-            where = f"entry {first} differs from the hash the tiles hold for it" if first is not None else "an entry was changed"
-            raise LedgerCorrupt(first, f"账本已签名部分被改动，拒绝显示 / the signed range was changed: {where}; entries 0–{size - 1} give "
-                                f"root {tree.root().hex()}, checkpoint {size} signs {checkpoint.root.hex()} (run `matchledger verify`)")
+            self._refuse_changed(leaves, size, tree.root(), checkpoint)
         return checkpoint
+
+    def _refuse_changed(self, leaves: bytes, size: int, root: bytes, checkpoint: Checkpoint) -> None:
+        first = self._first_changed(leaves, size)
+        where = f"entry {first} differs from the hash the tiles hold for it" if first is not None else "an entry was changed"
+        raise LedgerCorrupt(first, f"账本已签名部分被改动，拒绝显示 / the signed range was changed: {where}; entries 0–{size - 1} give "
+                            f"root {root.hex()}, checkpoint {size} signs {checkpoint.root.hex()} (run `matchledger verify`)")
+
+    def checked_streams(self) -> tuple[Checkpoint, Iterator[tuple[str, list[bytes]]]]:
+        """Returns the newest signed checkpoint and an iterator of each stream's entries under it
+        (stream, stored bytes in log order), a stream as soon as the index says its last entry is
+        read: the log is read once, a segment at a time, every entry hashed on the way, so memory
+        follows the streams still open, not the log (issue 32.1). After the last stream the hashes
+        are checked against the checkpoint: a consumer shows nothing before the iterator has ended.
+
+        :raises LedgerCorrupt: from the iterator, as `check`, or when the index ends a stream too soon.
+        """
+        checkpoint = self.signed()
+        return checkpoint, self._streams_checked(checkpoint)
+
+    def _streams_checked(self, checkpoint: Checkpoint) -> Iterator[tuple[str, list[bytes]]]:
+        size = checkpoint.size
+        last = self._last_entries(size)
+        open_streams: dict[str, list[bytes]] = {}
+        closed: set[str] = set()
+        tree = CompactRange()
+        read = 0
+        for first, part in iter_packed(self.root, newest_size(self.root)):
+            end = max(0, min(part.last_commit, size - first))
+            payloads = part.payloads(end)
+            extend(tree, leaf_hashes(payloads))
+            for index, (data, key) in enumerate(zip(payloads, decode_keys(payloads, first)), first):
+                name = key.stream
+                items = open_streams.get(name)
+                if items is None:
+                    if name in closed:
+                        raise LedgerCorrupt(index, f"索引与账本不符 / the stream index ends stream {name!r} at entry "
+                                                   f"{last[name]}, but entry {index} is of it (run `matchledger verify`)")
+                    items = open_streams[name] = []
+                items.append(data)
+                if last.get(name) == index:
+                    del open_streams[name]
+                    closed.add(name)
+                    yield name, items
+            read = first + end
+            if read >= size:
+                break
+        if read < size:
+            raise LedgerCorrupt(read, f"the log holds {read} entries, but checkpoint {size} signs {size}: entries were removed")
+        yield from sorted(open_streams.items())  # streams the index does not end (an index behind the signed size)
+        tree_root = tree.root()
+        if tree_root != checkpoint.root:
+            leaves = b"".join(leaf_hashes(part.payloads(max(0, min(part.last_commit, size - first))))
+                              for first, part in iter_packed(self.root, newest_size(self.root)) if first < size)
+            self._refuse_changed(leaves, size, tree_root, checkpoint)
+
+    def _last_entries(self, size: int) -> dict[str, int]:
+        """Returns each stream's last entry below `size`, from the stream index; empty when the index
+        is missing or does not yet cover the first `size` entries (then every stream ends with the log)."""
+        head = read_head(self.root)
+        if head is None or head.size < size:
+            return {}
+        last: dict[str, int] = {}
+        for path in list_stream_files(self.root):
+            stream, pairs = read_stream_file(path)
+            entries = pairs[0::2]
+            below = [e for e in entries if e < size] if entries and entries[-1] >= size else entries
+            if below:
+                last[stream] = below[-1]
+        return last
 
     def _first_changed(self, leaves: bytes, size: int) -> int | None:
         """Returns the first entry whose leaf hash is not the stored tiles' (None when the tiles agree or cannot be read)."""

@@ -129,10 +129,30 @@ def summarise(events: Iterable[Event], game: str | None = None, strict: bool = F
     name an `action`) and findings, timing the work (and telling `on_game` of each game): what
     `matchledger replay` prints. Only the totals are kept, not each step as `replay_game` keeps them
     for the projection."""
+    return summarise_streams(game_streams(events, game), strict, on_game)
+
+
+def summarise_streams(streams: Iterable[list[Event]], strict: bool = False,
+                      on_game: Callable[[int], None] | None = None) -> ReplaySummary:
+    """As `summarise`, over streams given one at a time, in any order (each stream's events; those
+    that are no game are passed over), each dropped once folded: memory follows one game, not the
+    log (issue 32.1). The findings come in stream order, whatever order the streams came in."""
     summary = ReplaySummary()
     t0 = time.perf_counter()
+    found: list[tuple[str, list[Finding]]] = []
+    totals = Totals(summary, on_game)
     with gc_paused():
-        _add_up(summary, game_streams(events, game), strict, on_game)
+        for items in streams:
+            items.sort(key=_seq)
+            if not is_game_stream(items):
+                continue
+            before = len(summary.findings)
+            fold_game(items, totals, strict)
+            if len(summary.findings) > before:
+                found.append((items[0].stream, summary.findings[before:]))
+                del summary.findings[before:]
+    found.sort(key=operator.itemgetter(0))
+    summary.findings = [finding for _, findings in found for finding in findings]
     summary.seconds = time.perf_counter() - t0
     return summary
 
@@ -150,12 +170,6 @@ def gc_paused() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
-
-
-def _add_up(summary: ReplaySummary, streams: list[list[Event]], strict: bool, on_game: Callable[[int], None] | None) -> None:
-    totals = Totals(summary, on_game)
-    for items in streams:
-        fold_game(items, totals, strict)
 
 
 class Totals:

@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from audit.export import MANIFEST_FORMAT, ExportError, export_parquet, load_parquet
+from audit.export import MANIFEST_FORMAT, ExportError, export_parquet, load_parquet, verify_export
 from audit.lake import NONE, PARTITIONS, TIMESTAMP, Limits, hive_escape, write_partitions
 from audit.projection import SCHEMAS, project
 from ledger import LogReader
@@ -133,7 +133,7 @@ def test_a_partition_is_written_in_entry_order_whatever_the_tables_order(tmp_pat
     (partitions t and u are copied in order, v is a run of the table: a slice)."""
     table = pa.table({"entry": [5, 1, 4, 0, 3, 2, 6, 7], "tournament": ["t", "u", "t", "u", "t", "u", "v", "v"], "round": ["1"] * 8})
     with output_directory(tmp_path / "out") as tree:
-        paths = write_partitions(table, tree, "steps", Limits(file_rows=2, group_rows=1))
+        paths = [w.path for w in write_partitions(table, tree, "steps", Limits(file_rows=2, group_rows=1))]
     files = [tmp_path / "out" / p for p in paths]
     written = {str(f.relative_to(tmp_path / "out" / "steps")): pq.read_table(f).column("entry").to_pylist() for f in files}
     assert written == {"tournament=t/round=1/part-00000.parquet": [3, 4], "tournament=t/round=1/part-00001.parquet": [5],
@@ -297,3 +297,27 @@ def test_an_export_of_the_first_format_is_refused_by_name(season: Path, exported
     (out / "manifest.note").write_text(sign_note(f"{signer.name}\nmatchledger-parquet/1\nsha256 {hashlib.sha256(data).hexdigest()}\n", signer))
     with pytest.raises(ExportError, match=f"is a matchledger-parquet/1 export; this version reads {MANIFEST_FORMAT} only: export the ledger again"):
         load_parquet(out, _verifier(season))
+
+
+def test_the_manifest_describes_each_file_from_its_footer_without_reading_it_back(season: Path, tmp_path: Path,
+                                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 32.1 (memory independent of the season): with reading a written file back made to fail,
+    the manifest's SHA-256, rows and entry range (taken as each file is written, from its footer) are
+    still those of the files on disk, and the export verifies."""
+    from ledger.outputs import OutputDirectory
+
+    def refused(*args: object) -> bytes:
+        raise AssertionError("a written file was read back")
+
+    monkeypatch.setattr(OutputDirectory, "read", refused)
+    out = tmp_path / "out"
+    export_parquet(season, project(LogReader(season).packed()), out, limits=SMALL)
+    monkeypatch.undo()
+    files = _manifest(out)["files"]
+    assert any(f["entry_min"] is not None for f in files)
+    for f in files:
+        table = pq.read_table(out / f["path"])
+        entries = table.column("entry").to_pylist() if "entry" in table.column_names else []
+        assert (f["sha256"], f["rows"]) == (hashlib.sha256((out / f["path"]).read_bytes()).hexdigest(), table.num_rows), f["path"]
+        assert (f["entry_min"], f["entry_max"]) == ((min(entries), max(entries)) if entries else (None, None)), f["path"]
+    assert len(verify_export(out, _verifier(season)).files) == len(files)

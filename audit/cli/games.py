@@ -149,10 +149,14 @@ def replay(ledger: LedgerOpt = DEFAULT_LEDGER,
     from replay import run as run_mod
     from schemas.common import GameStarted
 
-    events, trust = _signed_events(ledger, game, key)
-    total = sum(1 for e in events if isinstance(e, GameStarted))
-    with progress_bar("replaying games", total, quiet=quiet) as advance:
-        summary = run_mod.summarise(events, game, on_game=advance)
+    if game is None:  # game by game as the log is read, the whole log checked against the signed root
+        with progress_bar("replaying games", 0, quiet=quiet) as advance:
+            summary, trust = _replay_streamed(ledger, key, advance)
+    else:
+        events, trust = _signed_events(ledger, game, key)
+        total = sum(1 for e in events if isinstance(e, GameStarted))
+        with progress_bar("replaying games", total, quiet=quiet) as advance:
+            summary = run_mod.summarise(events, game, on_game=advance)
     if game is not None and summary.games == 0:
         raise UsageError(f"no game stream {game!r} in {ledger}")
     if fmt is Format.table:
@@ -168,6 +172,22 @@ def replay(ledger: LedgerOpt = DEFAULT_LEDGER,
         say_trust(trust, table=fmt is Format.table)
     if summary.findings:
         raise ExitCode(1)
+
+
+def _replay_streamed(ledger: Path, key: Path | None, advance: Any) -> tuple[Any, dict[str, Any]]:
+    """Replays every game of the signed log, each folded once its last entry is read and then dropped
+    (issue 32.1), and returns the totals with what the output says of the check against the signed tree.
+
+    :raises LedgerCorrupt: when what was read does not match the signed root (exit 1).
+    """
+    import ledger as ledger_api
+    from replay import run as run_mod
+    from schemas import decode_stored
+
+    with ledger_api.pinned_key(key):
+        signed, streams = ledger_api.LogReader(ledger).checked_streams()
+        summary = run_mod.summarise_streams((decode_stored(items) for _, items in streams), on_game=advance)
+        return summary, trust_document(ledger, signed)
 
 
 def _signed_events(ledger: Path, game: str | None, key: Path | None) -> tuple[list[Any], dict[str, Any]]:
