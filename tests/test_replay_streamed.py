@@ -5,8 +5,8 @@ against the signed root (DESIGN.md "Nothing unsigned counts")."""
 from __future__ import annotations
 
 import json
-import shutil
 import random
+import shutil
 from pathlib import Path
 
 import msgspec
