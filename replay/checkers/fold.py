@@ -162,14 +162,18 @@ def _after_end(s: CheckersState, ev: Event, clock: Clock, facts: Facts) -> Check
     return s
 
 
-def _move_facts(s: CheckersState, seat: int, action: str | None, think: int, hops: int) -> Facts:
-    """Returns the facts of a turn: counters, pieces out of camp and home, hops, thinking time."""
+def _move_facts(facts: Facts, s: CheckersState, seat: int, action: str | None, think: int, hops: int) -> None:
+    """Adds the facts of a turn to `facts` (whose keys are the seat and action): counters, pieces
+    out of camp and home, hops, thinking time; filled in place, the commonest step's one dict."""
     pieces = s.pieces[seat]
-    return {
-        "seat": seat, "action": action, "ply": s.ply, "turn": s.turns[seat],
-        "out": 10 - (pieces & HOME[seat]).bit_count(), "home": (pieces & TARGET[seat]).bit_count(),
-        "hops": hops, "think_ms": think,
-    }
+    facts["seat"] = seat
+    facts["action"] = action
+    facts["ply"] = s.ply
+    facts["turn"] = s.turns[seat]
+    facts["out"] = 10 - (pieces & HOME[seat]).bit_count()
+    facts["home"] = (pieces & TARGET[seat]).bit_count()
+    facts["hops"] = hops
+    facts["think_ms"] = think
 
 
 def _on_moved(s: CheckersState, ev: Moved, clock: Clock, facts: Facts) -> CheckersState:
@@ -190,7 +194,7 @@ def _on_moved(s: CheckersState, ev: Moved, clock: Clock, facts: Facts) -> Checke
         clock.note(ev, *verdict.notes)
     if turn.notes:
         clock.note(ev, *turn.notes)
-    facts.update(_move_facts(turn.state, seat, action, think, verdict.hops))
+    _move_facts(facts, turn.state, seat, action, think, verdict.hops)
     return turn.state
 
 
@@ -216,7 +220,7 @@ def _illegal(s: CheckersState, ev: Moved, code: str, why: str, action: str, thin
         turn = play_move(s, ev.from_, ev.to, ev.path or (ev.from_, ev.to), shown=ev.path is not None)
         if turn.notes:
             clock.note(ev, *turn.notes)
-        facts.update(_move_facts(turn.state, ev.seat, action, think, 0))
+        _move_facts(facts, turn.state, ev.seat, action, think, 0)
         facts["illegal"] = code
         return turn.state
     facts["ply"] = s.ply
@@ -236,7 +240,7 @@ def _on_timed_out(s: CheckersState, ev: TimedOut, clock: Clock, facts: Facts) ->
         return s
     turn = play_pass(s, timeout=True) if s.profile.on_timeout == "pass" else count_timeout(s, s.to_move)
     seat = s.to_move
-    facts.update(_move_facts(turn.state, seat, None, think, 0))
+    _move_facts(facts, turn.state, seat, None, think, 0)
     facts["timeouts"] = turn.state.timeouts[seat]
     if turn.notes:
         clock.note(ev, *turn.notes)
@@ -259,7 +263,7 @@ def _on_skipped(s: CheckersState, ev: Skipped, clock: Clock, facts: Facts) -> Ch
         return s
     turn = play_pass(s, timeout=False)
     seat = s.to_move
-    facts.update(_move_facts(turn.state, seat, None, think, 0))
+    _move_facts(facts, turn.state, seat, None, think, 0)
     facts["passes"] = turn.state.passes[seat]
     if turn.notes:
         clock.note(ev, *turn.notes)
