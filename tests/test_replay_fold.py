@@ -217,3 +217,23 @@ def test_a_checkers_turns_findings_name_the_position_after_it() -> None:
     assert at_move.message.endswith(f"; position after it {describe(steps[j].state)}")
     (elsewhere,) = [f for f in steps[k].findings if f.code == "checkers.T05"]
     assert "position" not in elsewhere.message, events[k].kind
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_projection_rows_are_a_visitor_of_the_driver(game: str) -> None:
+    """Issue 29 Build 4 (the projection's rows are a visitor of the one driver): the rows a fold
+    writes through `_GameRows.visitor` are those `_GameRows.add` writes from the same game kept
+    step by step, the live audit's way (games, seats, findings with their entries, steps)."""
+    from array import array
+
+    from audit.projection import _GameRows
+
+    events, _ = _with_error(game, 23)
+    entries = array("q", range(100, 100 + len(events)))
+    visited, added = _GameRows(), _GameRows()
+    fold_game(events, visited.visitor(entries))
+    added.add(replay_game(events), entries)
+    assert visited.findings == added.findings and visited.findings
+    tables = visited.tables()
+    for name, table in added.tables().items():
+        assert table.num_rows and tables[name].equals(table), name
