@@ -43,8 +43,9 @@ from audit.checks import check_of
 from audit.jsonsplit import split
 from ledger import LogReader
 from ledger.reader import StoredEntries
-from replay.protocol import Finding, Outcome
-from replay.run import GameReplay, replay_game
+from replay.fold import GameEnd, fold_game
+from replay.protocol import Finding, GameEngine, Outcome, Step
+from replay.run import GameReplay
 from schemas import ALL_EVENTS, decode_stored_array
 from schemas.common import GameEnded, GameStarted, PlayerRegistered, RoundSeated, TournamentOpened
 from schemas.envelope import Event
@@ -396,7 +397,7 @@ def _read_range(bounds: tuple[int, int]) -> _RangeRows:
         first, last = entries[0] - lo, entries[-1] - lo
         if stream in ended and type(events[first]) is GameStarted and events[first].seq == 0:
             game = events[first:last + 1] if last - first + 1 == len(entries) else [events[e - lo] for e in entries]
-            rows.add(replay_game(game), entries)
+            fold_game(game, rows.visitor(entries))
             replayed.append(stream)
     codes = {stream: code for code, stream in enumerate(streams)}
     heads = pa.Table.from_arrays([pa.array(at, pa.int64()), pa.array(map(codes.__getitem__, names), pa.int32()),
@@ -542,7 +543,7 @@ def replay_stored(games: Iterable[tuple[bytes, array]]) -> tuple[dict[str, pa.Ta
     replay through it."""
     rows = _GameRows()
     for stored, entries in games:
-        rows.add(replay_game(decode_stored_array(stored)), entries)
+        fold_game(decode_stored_array(stored), rows.visitor(entries))
     return rows.tables(), rows.findings
 
 
@@ -586,28 +587,61 @@ class _GameRows:
                 "steps": pa.Table.from_arrays(steps, schema=_WORKER_STEPS)}
 
     def add(self, r: GameReplay, entries: array) -> None:
-        """Adds one replayed game."""
-        start: GameStarted = r.start
+        """Adds one game replayed already (the live audit keeps its games step by step)."""
+        self._game(r.start, r.game, r.outcome, r.derived, r.rulings, r.findings, r.step_events[-1].ts, entries)
+        self.step_entries += entries if r.step_events == r.events else array("q", [entries[e.seq] for e in r.step_events])
+        self.step_facts += r.step_facts
+
+    def visitor(self, entries: array) -> _RowsOfGame:
+        """Returns the fold driver's visitor (replay/fold.py) that adds the game of `entries` as it is folded."""
+        return _RowsOfGame(self, entries)
+
+    def _game(self, start: GameStarted, game: str, outcome: Outcome | None, derived: Outcome | None,
+              rulings: list[dict[str, Any]], findings: list[Finding], ended_ts: int, entries: array) -> None:
+        """Adds a game's `games`, `seats` and `findings` rows."""
         entry = entries[0]
         where = {"tournament": start.tournament, "round": start.round, "table_no": start.table, "game_no": start.game_no,
                  "board": start.board}
-        outcome = r.outcome
-        self.rows.add("games", entry=entry, stream=r.stream, game=r.game, **where, first=start.first, seats=len(start.seats),
+        self.rows.add("games", entry=entry, stream=start.stream, game=game, **where, first=start.first, seats=len(start.seats),
                       termination=outcome.termination if outcome else None, winners=list(outcome.winners) if outcome else None,
-                      started_ts=start.ts, ended_ts=r.step_events[-1].ts, profile=_json.encode(start.profile).decode(),
-                      derived_termination=r.derived.termination if r.derived else None,
-                      derived_winners=list(r.derived.winners) if r.derived else None,
-                      ruled_by=r.rulings[-1]["seq"] if r.rulings else None)
+                      started_ts=start.ts, ended_ts=ended_ts, profile=_json.encode(start.profile).decode(),
+                      derived_termination=derived.termination if derived else None,
+                      derived_winners=list(derived.winners) if derived else None,
+                      ruled_by=rulings[-1]["seq"] if rulings else None)
         for holder in start.seats:
-            self.rows.add("seats", entry=entry, stream=r.stream, **where, seat=holder.seat, player=holder.holder,
-                          points=_seat_points(outcome, holder.seat), derived_points=_seat_points(r.derived, holder.seat))
-        for x in r.findings:
+            self.rows.add("seats", entry=entry, stream=start.stream, **where, seat=holder.seat, player=holder.holder,
+                          points=_seat_points(outcome, holder.seat), derived_points=_seat_points(derived, holder.seat))
+        for x in findings:
             self.rows.add("findings", entry=_entry_of(x, entries), stream=x.stream, seq=x.seq,
                           code=x.code, article=x.article, severity=x.severity, message=x.message, source="replay",
                           check_name=check_of(x.code))
-        self.step_entries += entries if r.step_events == r.events else array("q", [entries[e.seq] for e in r.step_events])
-        self.step_facts += r.step_facts
-        self.findings += r.findings
+        self.findings += findings
+
+
+class _RowsOfGame:
+    """A visitor of the fold driver writing one game's rows into `_GameRows`: each step's facts as
+    it comes (a stored game's events are its entries, one step each), the game's rows at its end."""
+
+    def __init__(self, rows: _GameRows, entries: array) -> None:
+        self.rows, self.entries = rows, entries
+
+    def begin_game(self, start: GameStarted, game: str, engine: GameEngine) -> None:
+        self.start, self.game, self.last_ts = start, game, start.ts
+        self.findings: list[Finding] = []
+
+    def visit_step(self, step: Step) -> None:
+        self.rows.step_facts.append(step.facts)
+        self.last_ts = step.event.ts
+        if step.findings:
+            self.findings.extend(step.findings)
+
+    def end_game(self, end: GameEnd) -> None:
+        self.rows._game(self.start, self.game, end.ruled, end.derived, end.rulings, self.findings + end.unusable,
+                        self.last_ts, self.entries)
+        self.rows.step_entries += self.entries
+
+    def result(self) -> None:
+        """The rows are the result, in `_GameRows`."""
 
 
 def _seat_points(outcome: Outcome | None, seat: int) -> float | None:

@@ -6,7 +6,8 @@ audit are visitors of it (replay/run.py, audit/live.py).
 
 Each game's fold (`steps(start, events)` in replay/<game>/fold.py) yields one `Step` per event in
 collect mode; `checked_steps` gives all three the same refusal of a bad first event and the same
-strict mode, so no engine tells them apart.
+strict mode, so no engine tells them apart. Inside a fold, an event's rule is a `Handler` and a
+finding is reported one way, `Findings.find`: the handler never returns or raises a finding.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 import msgspec
 
-from replay.protocol import Finding, GameEngine, NoStartError, Outcome, Step, StrictReplayError
+from replay.protocol import Finding, GameEngine, NoStartError, Outcome, Place, Step, StrictReplayError
 from replay.registry import engine_for, game_of
 from replay.rulings import apply_rulings
 from schemas.common import GameStarted
@@ -25,8 +26,31 @@ from schemas.envelope import Event
 from schemas.profiles import Profile
 
 R = TypeVar("R", covariant=True)
+S = TypeVar("S")
+F = TypeVar("F", contravariant=True)
+Facts = dict[str, Any]
+"""A step's derived facts, by name (DESIGN.md replay/)."""
 GameSteps = Callable[[GameStarted, Iterator[Event]], Iterator[Step]]
 """A game's fold in collect mode: the checked start, then the rest of its events, to one step each (the start's first)."""
+
+
+class Findings(Protocol):
+    """The one way a fold reports a finding: its running context (Junqi's `Audit`, checkers' `Clock`)
+    records it with `find`, through `replay.protocol.found` (severity from the game's catalogue),
+    and the fold gives the event's step what was found, in the order found."""
+
+    def find(self, event: Place, code: str, message: str, article: str | None = None) -> None:
+        """Records the finding of `code` (the full code, `junqi.M02`) at `event`."""
+
+
+class Handler(Protocol[S, F]):
+    """The one shape of an event's rule in every fold: `(state, event, fold, facts) -> state`. It
+    returns the state after the event, adds its facts to `facts` (the seat and action are in
+    already) and reports findings through `fold.find` (`Findings`); `fold` is the game's running
+    context beside the state (clock, owed reveals). Paohuzi's fold keeps its own dispatch
+    (replay/paohuzi/fold.py says why)."""
+
+    def __call__(self, state: S, event: Any, fold: F, facts: Facts, /) -> S: ...
 
 
 def opening(events: Iterator[Event], game: str, profile_type: type[Profile]) -> GameStarted:

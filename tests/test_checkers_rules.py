@@ -355,7 +355,7 @@ def test_repetition_claimed_by_a_draw_offer() -> None:
     state, _ = run(position(profile, F_MID, G_MID, 1, turns=(35, 34)), [LAST_OUT, *SHUFFLE * 2])
     assert state.outcome is None and state.history.count(state.history[-1]) == 3
     offer = DrawOffered(stream=STREAM, seq=0, ts=T0, seat=state.to_move)
-    claimed, _, _ = fold._on_draw_offered(state, offer, fold.Clock(T0))
+    claimed = fold._on_draw_offered(state, offer, fold.Clock(T0), {"seat": offer.seat, "action": None})
     assert claimed.outcome is not None and claimed.outcome.termination == "REPETITION"
 
 

@@ -165,3 +165,75 @@ def test_the_engine_a_start_names_is_read_in_one_place() -> None:
                      for path in (root / folder).rglob("*.py")
                      if "profile.__struct_config__" in path.read_text(encoding="utf-8"))
     assert readers == ["replay/registry.py"]
+
+
+HANDLER_FOLDS = {"checkers": ("replay.checkers.fold", "Clock"), "junqi": ("replay.junqi.fold", "Audit")}
+"""The folds whose rules are handler tables (Paohuzi keeps its own dispatch: replay/paohuzi/fold.py)."""
+
+
+@pytest.mark.parametrize("game", sorted(HANDLER_FOLDS))
+def test_one_handler_shape_and_one_way_to_report(game: str) -> None:
+    """Issue 29 Build 4 (one handler shape, one way to report a finding): every handler of a table
+    fold is `(state, event, fold, facts) -> state` (replay.fold.Handler) and returns a state, never
+    findings; its fold context reports through `find(event, code, message, article)`
+    (replay.fold.Findings), with the full code and the catalogue's severity."""
+    import importlib
+    import inspect
+
+    from audit.codes import CODES
+    from replay.fold import Findings
+
+    module_name, context = HANDLER_FOLDS[game]
+    module = importlib.import_module(module_name)
+    for kind, handler in module._HANDLERS.items():
+        assert len(inspect.signature(handler).parameters) == 4, (kind, handler)
+    assert list(inspect.signature(getattr(module, context).find).parameters) == \
+        list(inspect.signature(Findings.find).parameters) == ["self", "event", "code", "message", "article"]
+    events, i = _with_error(game, 17)
+    steps = list(engine(game).replay(events))
+    assert all(type(s.state).__name__ != "tuple" and isinstance(s.facts, dict) for s in steps)
+    (wrong,) = [f for f in steps[i].findings if f.severity == "error"][:1]
+    assert wrong.code.startswith(f"{game}.") and wrong.code.count(".") == 1 and wrong.code in CODES
+    assert wrong.severity == CODES[wrong.code].severity and wrong.article
+    assert all(step.findings == () for step in steps[:i]) and not any(f.code.count(".") > 1 for s in steps for f in s.findings)
+
+
+def test_a_checkers_turns_findings_name_the_position_after_it() -> None:
+    """checkers.md (a turn's finding shows the position after it): a finding reported through the
+    Clock at a move is tied to the position after the turn, one at another event is not, and a
+    message that names a position already (an illegal move's) is left as it is."""
+    from replay.checkers.state import describe
+
+    events, i = _with_error("checkers", 19)
+    j = next(n for n, e in enumerate(events) if n > i + 2 and e.kind == "checkers.moved")
+    k = next(n for n, e in enumerate(events) if n > i + 2 and e.seat is not None and e.kind != "checkers.moved")
+    for n in (j, k):
+        events[n] = msgspec.structs.replace(events[n], ts=events[0].ts - 1)  # a timestamp that goes back: W_CLOCK
+    steps = list(engine("checkers").replay(events))
+    illegal = [f for f in steps[i].findings if f.severity == "error"]
+    assert illegal and all(f.message.count("position") == 1 for f in illegal)
+    (at_move,) = [f for f in steps[j].findings if f.code == "checkers.T05"]
+    assert at_move.message.startswith(f"timestamp {events[0].ts - 1} is before the previous event's ")
+    assert at_move.message.endswith(f"; position after it {describe(steps[j].state)}")
+    (elsewhere,) = [f for f in steps[k].findings if f.code == "checkers.T05"]
+    assert "position" not in elsewhere.message, events[k].kind
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_projection_rows_are_a_visitor_of_the_driver(game: str) -> None:
+    """Issue 29 Build 4 (the projection's rows are a visitor of the one driver): the rows a fold
+    writes through `_GameRows.visitor` are those `_GameRows.add` writes from the same game kept
+    step by step, the live audit's way (games, seats, findings with their entries, steps)."""
+    from array import array
+
+    from audit.projection import _GameRows
+
+    events, _ = _with_error(game, 23)
+    entries = array("q", range(100, 100 + len(events)))
+    visited, added = _GameRows(), _GameRows()
+    fold_game(events, visited.visitor(entries))
+    added.add(replay_game(events), entries)
+    assert visited.findings == added.findings and visited.findings
+    tables = visited.tables()
+    for name, table in added.tables().items():
+        assert table.num_rows and tables[name].equals(table), name

@@ -1,5 +1,7 @@
 """Replay as a fold over a game's events (junqi.md §11): each event gives the state after it, its
-derived facts and its findings (L.., M.., T.., E.. codes with the rule book's article)."""
+derived facts and its findings (L.., M.., T.., E.. codes with the rule book's article). Each kind's
+rule is a `replay.fold.Handler` over the `Audit`, which reports findings with `find`; a move in play
+and its move time, nearly every event, take a direct path in `fold_event` (the speed of the commonest)."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from typing import Any, Final, cast
 import msgspec
 
 from replay.claims import check_claim
-from replay.fold import checked_steps
+from replay.fold import Handler, checked_steps
 from replay.junqi.board import NAMES
 from replay.junqi.codes import CODES, Termination
 from replay.junqi.layout import ARTICLES as LAYOUT_ARTICLES
@@ -20,7 +22,7 @@ from replay.junqi.moves import can_move, check_move, legal_moves
 from replay.junqi.pieces import FLAG, KIND_NAMES, KIND_OF, kind_of, seat_of
 from replay.junqi.rules import do_move, draw_voters, finish, next_turn, offer_draw, pass_turn, resign, vote_draw
 from replay.junqi.state import ALLIANCES, JunqiState, Layout, initial_state, notation, point_index, settings
-from replay.protocol import CHANCE, Finding, IllegalActionError, Step, found
+from replay.protocol import CHANCE, Finding, IllegalActionError, Place, Step, found
 from schemas.common import DrawAnswered, DrawOffered, GameEnded, GameStarted, MoveTimeUsed, Resigned, Ruling, Skipped, TimedOut, ruling_kind
 from schemas.envelope import Event
 from schemas.junqi import FlagRevealed, JunqiProfile, LayoutSubmitted, Moved
@@ -62,9 +64,10 @@ class Audit:
         self.last_turn = (event.seq, event.ts - self.turn_end)
         self.turn_end = event.ts
 
-    def find(self, event: Event, code: str, message: str, article: str | None = None) -> None:
-        """Records a finding at `event` (its severity is the catalogue's)."""
-        self.findings.append(found(CODES, event, f"junqi.{code}", message, article))
+    def find(self, event: Place, code: str, message: str, article: str | None = None) -> None:
+        """Records the finding of `code` (`junqi.M02`) at `event`, its severity the catalogue's
+        (`replay.fold.Findings`, the one way every fold reports a finding)."""
+        self.findings.append(found(CODES, event, code, message, article))
 
 
 def start_state(start: GameStarted) -> JunqiState:
@@ -107,7 +110,7 @@ def fold_event(state: JunqiState, event: Event, audit: Audit) -> tuple[JunqiStat
     """Applies one event to the state, recording findings in `audit`; returns the state and facts."""
     ts = event.ts
     if ts < audit.last_ts:
-        audit.find(event, "T01", f"timestamp {ts} is before the previous event's {audit.last_ts}")
+        audit.find(event, "junqi.T01", f"timestamp {ts} is before the previous event's {audit.last_ts}")
     else:
         audit.last_ts = ts
     # Moves in play and their timing, nearly every event, each take their own path. Events are
@@ -138,7 +141,7 @@ def _other_event(state: JunqiState, event: Event, kind: type, audit: Audit) -> t
     if audit.pending_reveals and not isinstance(event, (FlagRevealed, MoveTimeUsed)):
         _missed_reveals(event, audit)
     if state.outcome is not None and not isinstance(event, AFTER_END_ALLOWED) and _has_rule_effect(event, state, audit):
-        code = "M01" if isinstance(event, Moved) else "E01"
+        code = "junqi.M01" if isinstance(event, Moved) else "junqi.E01"
         audit.find(event, code, f"{event.kind} after the game ended ({state.outcome.termination})", "第九条")
         return state, _counters(state, facts)
     handler = _HANDLERS.get(kind)
@@ -175,7 +178,7 @@ def _is_seat(seat: int | None) -> bool:
 
 
 def _no_seat(event: Event, audit: Audit) -> None:
-    audit.find(event, "E04", f"{event.kind} names seat {event.seat}, not a seat of this game (0–3); the event is ignored", "第二条")
+    audit.find(event, "junqi.E04", f"{event.kind} names seat {event.seat}, not a seat of this game (0–3); the event is ignored", "第二条")
 
 
 # 亮旗 is common practice (junqi.md §10, [COM]); the rule book excerpt has no article for it, so its
@@ -183,20 +186,20 @@ def _no_seat(event: Event, audit: Audit) -> None:
 def _missed_reveals(event: Event, audit: Audit) -> None:
     for owner, (_, owed) in audit.pending_reveals.items():
         if owed:
-            audit.find(event, "M11", f"seat {owner}'s 司令 died in combat but its flag was not revealed (亮旗)")
+            audit.find(event, "junqi.M11", f"seat {owner}'s 司令 died in combat but its flag was not revealed (亮旗)")
     audit.pending_reveals.clear()
 
 
 def _layout(state: JunqiState, event: LayoutSubmitted, audit: Audit, facts: dict[str, Any]) -> JunqiState:
     seat = event.seat
     if seat is None or state.to_move != CHANCE or state.laid[seat]:
-        audit.find(event, "M02", f"layout of seat {seat} outside the layout phase or sent twice", "第六条")
+        audit.find(event, "junqi.M02", f"layout of seat {seat} outside the layout phase or sent twice", "第六条")
         return state
     index = settings(state.profile).index
     layout = Layout(seat, tuple((index[p], KIND_OF[k]) for p, k in event.pieces), event.colour)
     problems = layout_problems(state, layout)
     for code, message in problems:
-        audit.find(event, code, message, LAYOUT_ARTICLES[code])
+        audit.find(event, f"junqi.{code}", message, LAYOUT_ARTICLES[code])
     facts["layout_ok"] = not problems
     if problems and state.profile.illegal_layout_policy == "flag_and_stop":
         return replace(state, halted=f"junqi.{problems[0][0]}")
@@ -221,7 +224,7 @@ def _moved(state: JunqiState, event: Moved, audit: Audit) -> tuple[JunqiState, d
     try:
         check_move(state, seat, frm, to)
     except IllegalActionError as exc:
-        audit.find(event, exc.code[6:], f"illegal move {action} by seat {seat}: {exc.detail}", exc.article)
+        audit.find(event, exc.code, f"illegal move {action} by seat {seat}: {exc.detail}", exc.article)
         state = _illegal(state, seat, exc.code)
         return state, _counters(state, {"seat": seat, "action": action})
     piece = KIND_NAMES[kind_of(state.board[frm])]
@@ -229,9 +232,9 @@ def _moved(state: JunqiState, event: Moved, audit: Audit) -> tuple[JunqiState, d
     state, report = do_move(state, frm, to)
     result, removed, eliminated = report.result, report.removed, report.eliminated
     if event.result is not None and event.result != result:
-        audit.find(event, "M11", f"claimed combat result {event.result}, derived {result}", "第八条")
+        audit.find(event, "junqi.M11", f"claimed combat result {event.result}, derived {result}", "第八条")
     if event.piece is not None and event.piece != piece:
-        audit.find(event, "M11", f"claimed mover {event.piece}, the piece on {event.from_} is {piece}", "第八条")
+        audit.find(event, "junqi.M11", f"claimed mover {event.piece}, the piece on {event.from_} is {piece}", "第八条")
     if report.marshal_deaths:
         audit.pending_reveals = _reveals_due(before, state, report.marshal_deaths)
     facts = _MOVE_FACTS.copy()
@@ -252,11 +255,11 @@ def _unplayable_move(state: JunqiState, event: Moved, action: str, audit: Audit)
     """Reports a move that names no seat of the game or comes before the layouts are in; returns its facts."""
     seat = event.seat
     if seat is None:
-        audit.find(event, "M02", f"move {action} names no seat", "第七条")
+        audit.find(event, "junqi.M02", f"move {action} names no seat", "第七条")
     elif not _is_seat(seat):
         _no_seat(event, audit)
     else:
-        audit.find(event, "M02", f"move {action} before all four layouts are in", "第七条")
+        audit.find(event, "junqi.M02", f"move {action} before all four layouts are in", "第七条")
     return _counters(state, {"seat": seat, "action": action})
 
 
@@ -295,10 +298,10 @@ def _flag_revealed(state: JunqiState, event: FlagRevealed, audit: Audit, facts: 
     facts["revealed"] = event.owner
     due = audit.pending_reveals.pop(event.owner, None)
     if due is None:
-        audit.find(event, "M11", f"亮旗 of seat {event.owner} without its 司令 dying in the move before")
+        audit.find(event, "junqi.M11", f"亮旗 of seat {event.owner} without its 司令 dying in the move before")
     elif point_index(event.point, state.profile) != due[0]:
         where = "stood" if actual is None else "stands"
-        audit.find(event, "M11", f"亮旗 shows seat {event.owner}'s flag on {event.point}, it {where} on {NAMES[due[0]]}")
+        audit.find(event, "junqi.M11", f"亮旗 shows seat {event.owner}'s flag on {event.point}, it {where} on {NAMES[due[0]]}")
     return state
 
 
@@ -306,10 +309,10 @@ def _move_time(state: JunqiState, event: MoveTimeUsed, audit: Audit) -> dict[str
     """Checks a move-time claim against the limit and the clock; returns its facts."""
     seat, ms, limit = event.seat, event.ms, settings(state.profile).move_time_limit_s
     if limit is not None and ms > limit * 1000:
-        audit.find(event, "T02", f"seat {seat} used {ms} ms, over the limit of {limit} s")
+        audit.find(event, "junqi.T02", f"seat {seat} used {ms} ms, over the limit of {limit} s")
     seq, gap = audit.last_turn
     if event.move_seq == seq and abs(ms - gap) > CLOCK_TOLERANCE_MS:
-        audit.find(event, "T03", f"seat {seat} is said to have used {ms} ms for #{seq}, but "
+        audit.find(event, "junqi.T03", f"seat {seat} is said to have used {ms} ms for #{seq}, but "
                    f"{gap} ms passed since the previous turn ended")
     if seat is None or not 0 <= seat <= 3:
         if seat is not None:
@@ -326,7 +329,7 @@ def _move_time(state: JunqiState, event: MoveTimeUsed, audit: Audit) -> dict[str
 
 def _timed_out(state: JunqiState, event: TimedOut, audit: Audit, facts: dict[str, Any]) -> JunqiState:
     if event.seat is None or event.seat != state.to_move:
-        audit.find(event, "M02", f"{event.kind} of seat {event.seat} but it is seat {state.to_move}'s turn", "第七条")
+        audit.find(event, "junqi.M02", f"{event.kind} of seat {event.seat} but it is seat {state.to_move}'s turn", "第七条")
         return state
     state = pass_turn(state, event.seat, timeout=True)
     audit.timed_out = (event.seat, state.plies)
@@ -343,10 +346,10 @@ def _skipped(state: JunqiState, event: Skipped, audit: Audit, facts: dict[str, A
         facts["skip"] = consequence
         return pass_turn(state, state.to_move, timeout=False) if consequence == "ruling" else state
     if seat is None or seat != state.to_move:
-        audit.find(event, "M02", f"{event.kind} of seat {seat} but it is seat {state.to_move}'s turn", "第七条")
+        audit.find(event, "junqi.M02", f"{event.kind} of seat {seat} but it is seat {state.to_move}'s turn", "第七条")
         return state
     moves = len(legal_moves(state, seat))
-    audit.find(event, "M12", f"seat {seat} passed by choice: it has {moves} legal moves and did not time out "
+    audit.find(event, "junqi.M12", f"seat {seat} passed by choice: it has {moves} legal moves and did not time out "
                "(no passing by choice)", MOVE_ARTICLES["M12"])
     return _illegal(state, seat, "junqi.M12")
 
@@ -381,7 +384,7 @@ def _ruling(state: JunqiState, event: Ruling, audit: Audit, facts: dict[str, Any
 
 def _resigned(state: JunqiState, event: Resigned, audit: Audit, facts: dict[str, Any]) -> JunqiState:
     if event.seat is None or not state.alive[event.seat]:
-        audit.find(event, "M03", f"resignation of seat {event.seat}, which is not in the game", "第九条")
+        audit.find(event, "junqi.M03", f"resignation of seat {event.seat}, which is not in the game", "第九条")
         return state
     facts["resigned"] = event.seat
     return resign(state, event.seat)
@@ -391,7 +394,7 @@ def _draw_offered(state: JunqiState, event: DrawOffered, audit: Audit, facts: di
     profile = state.profile
     too_many = profile.max_draw_offers is not None and state.draw_offers >= profile.max_draw_offers
     if event.seat is None or state.step < profile.draw_min_step or too_many:
-        audit.find(event, "E03", f"draw offer by seat {event.seat} not allowed at step {state.step} "
+        audit.find(event, "junqi.E03", f"draw offer by seat {event.seat} not allowed at step {state.step} "
                    f"(offer {state.draw_offers + 1}; from step {profile.draw_min_step}, at most {profile.max_draw_offers})", "第九条")
         return state
     audit.declined = None
@@ -400,7 +403,7 @@ def _draw_offered(state: JunqiState, event: DrawOffered, audit: Audit, facts: di
 
 def _draw_answered(state: JunqiState, event: DrawAnswered, audit: Audit, facts: dict[str, Any]) -> JunqiState:
     if event.seat is None or state.draw_votes is None:
-        audit.find(event, "E03", f"draw answer by seat {event.seat} with no draw offer pending", "第九条")
+        audit.find(event, "junqi.E03", f"draw answer by seat {event.seat} with no draw offer pending", "第九条")
         return state
     if not event.accept:
         audit.declined = (event.seat, event.seq)
@@ -409,11 +412,11 @@ def _draw_answered(state: JunqiState, event: DrawAnswered, audit: Audit, facts: 
 
 def _ended(state: JunqiState, event: GameEnded, audit: Audit, facts: dict[str, Any]) -> JunqiState:
     if audit.ended:
-        audit.find(event, "E01", "a second game.ended claim", "第九条")
+        audit.find(event, "junqi.E01", "a second game.ended claim", "第九条")
         return state
     audit.ended = True
     if event.termination == Termination.DRAW_AGREED and state.outcome is None:
-        audit.find(event, "E03", f"draw by agreement claimed, but {_missing_votes(state, audit)}", "第九条")
+        audit.find(event, "junqi.E03", f"draw by agreement claimed, but {_missing_votes(state, audit)}", "第九条")
         return state
     for finding in check_claim(CODES, "junqi.E02", event, state.outcome, "第九条"):
         audit.findings.append(finding)
@@ -432,7 +435,7 @@ def _missing_votes(state: JunqiState, audit: Audit) -> str:
     return "no draw was offered"
 
 
-_HANDLERS: Final[dict[type, Any]] = {
+_HANDLERS: Final[dict[type, Handler[JunqiState, Audit]]] = {
     LayoutSubmitted: _layout, FlagRevealed: _flag_revealed, TimedOut: _timed_out, Skipped: _skipped,
     Resigned: _resigned, DrawOffered: _draw_offered, DrawAnswered: _draw_answered, GameEnded: _ended,
     Ruling: _ruling,
