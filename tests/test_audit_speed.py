@@ -57,3 +57,19 @@ def test_a_moved_checkpoint_position_is_still_named(many_notes: Path) -> None:
     history.write_bytes(bytes(data))
     report = verify(many_notes)
     assert not report.ok and "index/checkpoints: checkpoint 10 does not end at byte" in (report.error or "")
+
+
+def test_the_audit_still_refuses_an_edited_stream_index_checked_beside_the_load(many_notes: Path) -> None:
+    """DESIGN.md ledger/Verify (the stream index): the audit checks the index against the projection's
+    events while DuckDB loads, in a thread; an index record pointing at another entry still stops
+    the audit with no session."""
+    from audit.session import open_verified_session
+    from ledger.index import stream_path
+
+    path = stream_path(many_notes, "g")
+    data = bytearray(path.read_bytes())
+    data[-16] ^= 1  # the entry index of the stream's last record
+    path.write_bytes(bytes(data))
+    report, session = open_verified_session(many_notes)
+    assert not report.ok and (report.error or "").startswith("stream index: the index gives entry ")
+    assert session is not None  # the projection was built; the certification refuses on the report
