@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from ledger import store, verify
 from ledger import frames as frames_mod
 from ledger import recorder as record_mod
+from ledger import store, verify
 from ledger.segments import list_segments
 from tests.ledger_support import event_line
 
