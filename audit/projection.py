@@ -172,11 +172,12 @@ def project(log: StoredEntries, on_game: Callable[[int], None] | None = None, wo
     piece of work replayed; an `on_game` with an `expect` method (a progress bar's ticker) is told
     first how many games the log holds, so that the bar has its total from the start."""
     expect = getattr(on_game, "expect", None)
-    if expect is not None:
-        expect(count_games(log))
     with _quiet_gc(), _Workers(log, workers) as pool:
         first = _FirstPass()
-        for part in pool.map(_read_range, [(lo, min(lo + RANGE_ENTRIES, len(log))) for lo in range(0, len(log), RANGE_ENTRIES)]):
+        parts = pool.map(_read_range, [(lo, min(lo + RANGE_ENTRIES, len(log))) for lo in range(0, len(log), RANGE_ENTRIES)])
+        if expect is not None:  # counted while the workers start on the ranges, not before them
+            expect(count_games(log))
+        for part in parts:
             first.add(part, on_game)
         late, late_findings = _replay_games(pool, first.left_over(), on_game, first.replayed)
     kept, findings = first.game_tables()

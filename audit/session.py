@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import multiprocessing
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -70,7 +71,12 @@ def open_verified_session(root: Path, progress: Callable[[int], None] | None = N
     whatever the damage made the replay raise is the damage's, reported by the verification)."""
     report = _verify_in_background(root)
     try:
-        session = open_session(root, progress)
+        projection = project_ledger(root, progress)
+        # The index check (10,001 stream files on the 10,000-game event) runs while DuckDB loads:
+        # both wait mostly outside the interpreter, on files and in DuckDB's and Arrow's threads.
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            indexed = pool.submit(_index_checked, root, report, projection)
+            session = Session(projection, AuditDB(projection.tables()))
     except msgspec.ValidationError:
         if not report().ok:
             return report(), None
@@ -83,7 +89,13 @@ def open_verified_session(root: Path, progress: Callable[[int], None] | None = N
         return report(), None
     if not report().ok:
         return report(), None
-    return _with_index_checked(root, report(), session), session
+    return indexed.result(), session
+
+
+def _index_checked(root: Path, report: Callable[[], VerifyReport], projection: Projection) -> VerifyReport:
+    """Waits for the verification and, when it passed, checks the stream index beside it."""
+    verified = report()
+    return _with_index_checked(root, verified, projection) if verified.ok else verified
 
 
 def _first_unreadable(root: Path) -> tuple[int | None, str]:
@@ -97,10 +109,10 @@ def _first_unreadable(root: Path) -> tuple[int | None, str]:
     return None, "an entry the contract refuses"
 
 
-def _with_index_checked(root: Path, report: VerifyReport, session: Session) -> VerifyReport:
+def _with_index_checked(root: Path, report: VerifyReport, projection: Projection) -> VerifyReport:
     """Checks the stream index against the projection's `events` (row i is entry i), which has every
     entry's stream decoded already: the verification beside it skips that part."""
-    streams = session.projection.tables()["events"]["stream"].combine_chunks()
+    streams = projection.tables()["events"]["stream"].combine_chunks()
     problem = check_index(root, streams, report.signed)
     if problem is not None:
         return replace(report, ok=False, error=f"stream index: {problem}")

@@ -14,6 +14,7 @@ events in timestamp order, every table's game running at once."""
 from __future__ import annotations
 
 import os
+import resource
 import sys
 import time
 from pathlib import Path
@@ -87,6 +88,13 @@ def timed(label: str, fn, times: dict[str, float]):  # noqa: ANN001, ANN201
     return value
 
 
+def _cpu() -> float:
+    """Returns the CPU seconds (user + system) of this process and of its children waited for: on a
+    shared machine the audit's work, where its wall time is the load's."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 def main() -> None:
     root = CACHE / (f"audit-{GAMES}" if GAME == "junqi" else f"audit-{GAME}-{GAMES}")
     if not (root / "ledger.json").exists():
@@ -98,17 +106,20 @@ def main() -> None:
     chess = chess_games(40, seed=1)
     chess_before = best_rate(lambda: replay_chess(chess), 3)
     times: dict[str, float] = {}
+    cpu = _cpu()
     report, session = timed("verify beside replay, project, load DuckDB", lambda: open_verified_session(root), times)
     assert report.ok and session is not None, report.error
     timed("run every check (SQL, seating, deals)", lambda: collect_findings(session, None), times)
     total = sum(times.values())
+    cpu = _cpu() - cpu
     for label, seconds in times.items():
         print(f"  {label:<44} {seconds:8.3f} s")
     alone = time.perf_counter()
     verify(root)
     print(f"  (verify alone, for comparison: {time.perf_counter() - alone:.3f} s)")
     games = len(session.projection.games)
-    print(f"audit of {games:,} games, {report.size:,} events: {total:.2f} s, {report.size / total:,.0f} events/s")
+    print(f"audit of {games:,} games, {report.size:,} events: {total:.2f} s, {report.size / total:,.0f} events/s; "
+          f"{cpu:.2f} s of CPU (user + system, this process and its workers)")
     query_times: dict[str, float] = {}
     for name, query in QUERIES.items():
         if query.check:

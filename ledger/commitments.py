@@ -21,9 +21,9 @@ import os
 import struct
 from array import array
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, BinaryIO, Protocol
 
 import msgspec
 
@@ -275,7 +275,7 @@ def check_history(root: Path, sizes: list[int], starts: list[int]) -> str | None
     """Checks `index/checkpoints` against the checkpoint notes' sizes, and each known position
     against the frames (the checkpoint's last entry ends there); returns the first difference.
     `starts` are the segments' first entries."""
-    from ledger.frames import check_frame_ends
+    from ledger.frames import check_frame_ends, open_regular
     from ledger.segments import segment_path
 
     with open_history(root) as history:
@@ -286,16 +286,21 @@ def check_history(root: Path, sizes: list[int], starts: list[int]) -> str | None
     if have != sizes:
         at = next((k for k, (a, b) in enumerate(zip(have, sizes)) if a != b), min(len(have), len(sizes)))
         return f"index/checkpoints: record {at} gives size {have[at] if at < len(have) else 'none'}, the notes {sizes[at]}"
-    for size, segment, offset in records[:len(sizes)]:
-        if segment == UNKNOWN or not size:
-            continue
-        try:
-            if segment not in starts:
-                raise LedgerCorrupt(None, "no such segment")
-            committed = check_frame_ends(segment_path(root / "segments", segment), offset, size - 1)
-        except LedgerCorrupt:
-            return f"index/checkpoints: checkpoint {size} does not end at byte {offset} of segment {segment}"
-        if not committed:
-            return (f"检查点所签最后条目缺少提交标记 / the frame of entry {size - 1}, the last checkpoint {size} signs, carries no commit mark "
-                    f"(byte {offset} of segment {segment}): a note always follows a commit")
+    with ExitStack() as stack:
+        opened: dict[int, BinaryIO] = {}  # one open a segment, not one per checkpoint (ten thousand in a season's event)
+        for size, segment, offset in records[:len(sizes)]:
+            if segment == UNKNOWN or not size:
+                continue
+            path = segment_path(root / "segments", segment)
+            try:
+                if segment not in starts:
+                    raise LedgerCorrupt(None, "no such segment")
+                if segment not in opened:
+                    opened[segment] = stack.enter_context(open_regular(path))
+                committed = check_frame_ends(path, offset, size - 1, opened[segment])
+            except LedgerCorrupt:
+                return f"index/checkpoints: checkpoint {size} does not end at byte {offset} of segment {segment}"
+            if not committed:
+                return (f"检查点所签最后条目缺少提交标记 / the frame of entry {size - 1}, the last checkpoint {size} signs, carries no "
+                        f"commit mark (byte {offset} of segment {segment}): a note always follows a commit")
     return None
