@@ -189,8 +189,8 @@ def projection_of(root: Path, log: StoredEntries | None = None, on_game: Callabl
     :raises LedgerCorrupt: when the entries read do not give the newest signed root.
     """
     signed = newest_signed(root)
-    files = DerivedFiles(root, NAME)
     try:
+        files = DerivedFiles(root, NAME)
         kept, held = _open(files, root)
         if kept.signed[0] > signed.size:
             raise StateRefused(f"it was derived at checkpoint {kept.signed[0]}; the newest is {signed.size}")
@@ -202,7 +202,7 @@ def projection_of(root: Path, log: StoredEntries | None = None, on_game: Callabl
         origin = f"extended ({new} entries signed since checkpoint {kept.signed[0]})"
         projection.body = _body_reader(root, (signed.size, signed.root.hex()), log)
         db = _database(projection, built, body)
-        return projection, db, _kept(files, root, projection, db, signed, frontier, origin, held), signed
+        return projection, db, _kept(root, projection, db, signed, frontier, origin, held), signed
     except StateRefused as exc:
         why = str(exc)
     except OSError as exc:  # a link or a directory where a file belongs: what someone else put there is not read
@@ -211,7 +211,7 @@ def projection_of(root: Path, log: StoredEntries | None = None, on_game: Callabl
     signed, tree = _checked(root, log)  # before the replay: an edited signed range is refused, never shown
     projection = project(log, on_game)
     db = AuditDB(projection.tables())
-    return projection, db, _kept(files, root, projection, db, signed, tree, f"built ({why})", log), signed
+    return projection, db, _kept(root, projection, db, signed, tree, f"built ({why})", log), signed
 
 
 def _database(projection: Projection, built: dict[str, pa.Table], body: bool) -> AuditDB:
@@ -221,11 +221,11 @@ def _database(projection: Projection, built: dict[str, pa.Table], body: bool) ->
     return AuditDB({name: table for name, table in projection.arrow.items()}, built=built)
 
 
-def _kept(files: DerivedFiles, root: Path, projection: Projection, db: AuditDB, signed: Checkpoint, tree: CompactRange,
+def _kept(root: Path, projection: Projection, db: AuditDB, signed: Checkpoint, tree: CompactRange,
           origin: str, log: StoredEntries | Held | None = None) -> str:
     """Keeps a projection; returns how it was had, with why it was not kept where it was not."""
     try:
-        keep(files, root, projection, db.built_tables(), signed, tree, log)
+        keep(DerivedFiles(root, NAME), root, projection, db.built_tables(), signed, tree, log)
     except (OSError, LedgerError) as exc:  # a read-only ledger, or no key: nothing is kept
         return f"{origin}; not kept: {exc}"
     return origin

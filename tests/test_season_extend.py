@@ -165,3 +165,34 @@ def test_a_changed_prefix_is_built_again(entries: list[bytes], tmp_path: Path) -
     assert again.origin.startswith(f"built (账本已签名部分与所保存的不一致 / the log signed at {len(read_entries(other))} "
                                    f"does not extend checkpoint {half}"), again.origin
     same_projection(again, open_session(other))
+
+
+def test_query_reads_body_only_when_it_names_it(entries: list[bytes], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`query` on an extended projection: SQL without `body` reads no kept entry again; SQL with it
+    reads the whole log, checked against the signed root, and answers as a fresh build."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from audit.cli import app
+
+    root = tmp_path / "ledger"
+    init(root)
+    _recorded(root, entries[:len(entries) // 2])
+    runner = CliRunner()
+    plain = ["query", "--ledger", str(root), "--json", "-q", "SELECT count(*) AS n FROM steps"]
+    with_body = ["query", "--ledger", str(root), "--json", "-q",
+                 "SELECT count(*) AS n FROM events WHERE body LIKE '%\"kind\":\"game.ended\"%'"]
+    assert runner.invoke(app, plain).exit_code == 0
+    _recorded(root, entries[len(entries) // 2:])
+    whole = {"n": 0}
+    reading = cache._whole_log
+    monkeypatch.setattr(cache, "_whole_log", lambda r: (whole.__setitem__("n", whole["n"] + 1), reading(r))[1])
+    got = runner.invoke(app, plain)
+    assert got.exit_code == 0, got.output
+    assert whole["n"] == 0
+    assert json.loads(got.stdout)["rows"] == [[len(open_session(root).projection.tables()["steps"])]]
+    ended = runner.invoke(app, with_body)
+    assert ended.exit_code == 0, ended.output
+    assert whole["n"] == 1
+    assert json.loads(ended.stdout)["rows"] == [[_kinds(entries).count("game.ended")]]

@@ -21,7 +21,7 @@ import audit.projection_cache as cache
 from audit.db import AuditDB
 from audit.live import LiveFinding
 from audit.live_store import FINDINGS, LiveStore
-from audit.projection import Projection
+from audit.projection import Projection, project
 from ledger import PRIVATE_KEY, PUBLIC_KEY, DerivedFiles, LedgerCorrupt, Signer, newest_signed, read_entries
 from ledger.notes import sign_note, split_note
 from ledger.segments import frame, iter_frames, list_segments
@@ -82,19 +82,20 @@ def _forge_projection(root: Path, signer: Signer) -> None:
     """Keeps a projection of this very log in which every game's winners are swapped, signed by `signer`."""
     files = DerivedFiles(root, cache.NAME)
     log = read_entries(root)
-    projection, _ = cache.load(files, root, log, cache.log_digest(log), newest_signed(root))
+    signed, tree = cache._checked(root, log)
+    projection = project(log)
     tables = dict(projection.tables())
     games = tables["games"]
     kind = games.schema.field("derived_winners").type
     swapped = pa.array([[1 - w % 2 + 2 * (w // 2) for w in ws] for ws in games["derived_winners"].to_pylist()], kind)
     tables["games"] = games.set_column(games.schema.get_field_index("derived_winners"), "derived_winners", swapped)
     tables["games"] = tables["games"].set_column(games.schema.get_field_index("winners"), "winners", swapped)
-    forged = Projection(tables, findings=projection.findings, tournament_events=projection.tournament_events)
+    forged = Projection(tables, findings=projection.findings, tournament_events=projection.tournament_events, places=projection.places)
     db = AuditDB(forged.tables())
     original = cache.load_signer
     cache.load_signer = lambda _root: signer  # type: ignore[assignment]
     try:
-        cache.keep(files, root, len(log), cache.log_digest(log), forged, db.built_tables(), newest_signed(root))
+        cache.keep(files, root, forged, db.built_tables(), signed, tree, log)
     finally:
         cache.load_signer = original  # type: ignore[assignment]
 
