@@ -80,6 +80,8 @@ PER_STREAM = ("claims", "timings")
 """The tables the database builds at load whose rows each rest on one stream's events alone: an
 extension patches them stream by stream (the others are built again from the tables, by SQL)."""
 _HELD_KINDS = (*ARBITRATION_KINDS, GAME_OPENER)
+MAX_PARTS = 16
+"""Parts a kept table may have (one per extension that only added rows); then it is written whole again."""
 _IPC = pa.ipc.IpcWriteOptions(compression="zstd")
 
 
@@ -198,11 +200,11 @@ def projection_of(root: Path, log: StoredEntries | None = None, on_game: Callabl
         if tuple(kept.signed) == (signed.size, signed.root.hex()):
             projection.body = _body_reader(root, kept.signed, log)
             return projection, _database(projection, built, body), "reused", signed
-        projection, built, frontier, held, new = _extended(root, kept, held, projection, built, signed, on_game)
+        projection, built, frontier, held, new, kept_rows = _extended(root, kept, held, projection, built, signed, on_game)
         origin = f"extended ({new} entries signed since checkpoint {kept.signed[0]})"
         projection.body = _body_reader(root, (signed.size, signed.root.hex()), log)
         db = _database(projection, built, body)
-        return projection, db, _kept(root, projection, db, signed, frontier, origin, held), signed
+        return projection, db, _kept(root, projection, db, signed, frontier, origin, held, (kept, kept_rows)), signed
     except StateRefused as exc:
         why = str(exc)
     except OSError as exc:  # a link or a directory where a file belongs: what someone else put there is not read
@@ -222,10 +224,10 @@ def _database(projection: Projection, built: dict[str, pa.Table], body: bool) ->
 
 
 def _kept(root: Path, projection: Projection, db: AuditDB, signed: Checkpoint, tree: CompactRange,
-          origin: str, log: StoredEntries | Held | None = None) -> str:
+          origin: str, log: StoredEntries | Held | None = None, before: tuple[Kept, dict[str, int]] | None = None) -> str:
     """Keeps a projection; returns how it was had, with why it was not kept where it was not."""
     try:
-        keep(DerivedFiles(root, NAME), root, projection, db.built_tables(), signed, tree, log)
+        keep(DerivedFiles(root, NAME), root, projection, db.built_tables(), signed, tree, log, before)
     except (OSError, LedgerError) as exc:  # a read-only ledger, or no key: nothing is kept
         return f"{origin}; not kept: {exc}"
     return origin
@@ -269,10 +271,11 @@ def _body_reader(root: Path, signed: tuple[int, str], log: StoredEntries | None)
 # -- extending ----------------------------------------------------------------------------------
 
 def _extended(root: Path, kept: Kept, held: Held, projection: Projection, built: dict[str, pa.Table], signed: Checkpoint,
-              on_game: Callable[[int], None] | None) -> tuple[Projection, dict[str, pa.Table], CompactRange, Held, int]:
+              on_game: Callable[[int], None] | None) -> tuple[Projection, dict[str, pa.Table], CompactRange, Held, int, dict[str, int]]:
     """Extends a kept projection by the entries signed since its checkpoint; returns it, the
     database's tables it patched (the others are built at load), the new tree's compact range, the
-    entries it holds now and how many entries were new.
+    entries it holds now, how many entries were new, and the tables whose kept rows lead the new
+    ones unchanged, with how many (their kept files are kept, the rows after them added as a part).
 
     :raises StateRefused: when the log signed now does not extend the kept one, or its entries cannot be read.
     """
@@ -321,7 +324,7 @@ def _extended(root: Path, kept: Kept, held: Held, projection: Projection, built:
     arrow = {name: pa.concat_tables([_without(projection.arrow[name], touched, name), fresh[name]]) for name in ("games", "seats", "findings")}
     arrow["findings"] = arrow["findings"].filter(pc.equal(arrow["findings"]["source"], "replay"))  # the orphans are found again
     arrow["steps"] = pa.concat_tables([_without(projection.arrow["steps"], touched, "steps"),
-                                       _steps_table(fresh["steps"], heads)]).unify_dictionaries()
+                                       _steps_table(fresh["steps"], heads)])
     grown = assemble_others(held, streams, arrow, rows.findings, heads.append_column("body", pa.chunked_array([held.body()])))
     grown.arrow["events"] = heads
     kept_found = [(place, f.stream, f) for place, f in zip(projection.places, projection.findings) if f.stream not in new_of]
@@ -329,7 +332,13 @@ def _extended(root: Path, kept: Kept, held: Held, projection: Projection, built:
     grown.findings = [f for _, _, f in found] + grown.findings[len(grown.places):]
     grown.places = [place for place, _, _ in found]
     changed = [*touched, *(s for s in firsts if s not in new_of)]
-    return grown, _patched(built, changed, whole, held, streams), tree, held, len(new)
+    patched = _patched(built, changed, whole, held, streams)
+    kept_rows = {"events": len(projection.arrow["events"])}
+    if not ongoing:  # no row of a kept game was dropped: the kept rows lead the new tables unchanged
+        kept_rows.update({"steps": len(projection.arrow["steps"]),
+                          **{f"{BUILT}{name}": len(built[name]) for name in PER_STREAM if len(patched[name]) >= len(built[name])
+                             and _without(built[name], changed, name) is built[name]}})
+    return grown, patched, tree, held, len(new), kept_rows
 
 
 def _proved_streams(root: Path, streams: list[str], size: int, tree_root: bytes) -> dict[str, list[tuple[int, bytes]]]:
@@ -353,9 +362,9 @@ def _proved_streams(root: Path, streams: list[str], size: int, tree_root: bytes)
 
 def _grown_heads(old: pa.Table, events: list[Any], size: int) -> pa.Table:
     """Returns `events` (without `body`) with the new entries' rows after the kept ones, one stream dictionary for all."""
-    old = old.combine_chunks() if old["stream"].num_chunks != 1 else old
-    stream = old["stream"].chunk(0)
-    names = stream.dictionary.to_pylist()
+    old = old.unify_dictionaries()  # kept in parts, each with its own dictionary: one for all, indices remapped
+    stream = old["stream"]
+    names = stream.chunk(0).dictionary.to_pylist() if stream.num_chunks else []
     codes = {name: code for code, name in enumerate(names)}
     for event in events:
         if event.stream not in codes:
@@ -366,7 +375,8 @@ def _grown_heads(old: pa.Table, events: list[Any], size: int) -> pa.Table:
     tail = [pa.array(range(size, size + len(events)), pa.int64()),
             pa.DictionaryArray.from_arrays(pa.array([codes[e.stream] for e in events], pa.int32()), dictionary),
             *_head_columns(events, kinds)]
-    head = old.set_column(1, old.schema.field("stream"), pa.DictionaryArray.from_arrays(stream.indices, dictionary))
+    column = pa.chunked_array([pa.DictionaryArray.from_arrays(c.indices, dictionary) for c in stream.chunks], stream.type)
+    head = old.set_column(1, old.schema.field("stream"), column)
     return pa.concat_tables([head, pa.Table.from_arrays(tail, schema=head.schema)])
 
 
@@ -388,7 +398,8 @@ def _without(table: pa.Table, streams: list[str], name: str) -> pa.Table:
         mask = pc.take(pc.is_in(column.dictionary, value_set=pa.array(streams, pa.string())), column.indices)
     else:
         mask = pc.is_in(column, value_set=pa.array(streams, pa.string()))
-    return table.filter(pc.invert(pc.fill_null(mask, False)))
+    mask = pc.fill_null(mask, False)
+    return table.filter(pc.invert(mask)) if pc.any(mask).as_py() else table  # a new game has no rows to drop: nothing copied
 
 
 def _patched(built: dict[str, pa.Table], streams: list[str], whole: dict[str, list[tuple[int, bytes]]], held: Held,
@@ -422,10 +433,12 @@ def _patched(built: dict[str, pa.Table], streams: list[str], whole: dict[str, li
 # -- keeping and loading ---------------------------------------------------------------------------
 
 def keep(files: DerivedFiles, root: Path, projection: Projection, built: dict[str, pa.Table], signed: Checkpoint,
-         tree: CompactRange, log: StoredEntries | Held | None = None) -> None:
+         tree: CompactRange, log: StoredEntries | Held | None = None, before: tuple[Kept, dict[str, int]] | None = None) -> None:
     """Writes a projection's files and the tables its database built (`AuditDB.built_tables`), then
     their signed state, naming the checkpoint its entries were checked against and that tree's
     compact range (files no state names are removed). The held entries are taken from `log`.
+    `before`: the state extended, and the tables whose kept rows lead the new ones unchanged, with
+    how many: their kept files stay, and the rows after them are kept as one more part.
 
     :raises LedgerError: when the ledger's key cannot be read.
     :raises OSError: when the files cannot be written.
@@ -438,8 +451,19 @@ def keep(files: DerivedFiles, root: Path, projection: Projection, built: dict[st
         projection.body = reader
     events = tables["events"].drop_columns(["body"]) if "body" in tables["events"].column_names else tables["events"]
     held = log if isinstance(log, Held) else _held_of(events, tables["games"], log)
-    named: dict[str, bytes] = {name: _ipc(events if name == "events" else table) for name, table in tables.items()}
-    named.update({f"{BUILT}{name}": _ipc(table) for name, table in built.items()})
+    whole = {**{name: events if name == "events" else table for name, table in tables.items()},
+             **{f"{BUILT}{name}": table for name, table in built.items()}}
+    previous, leading = before if before is not None else (None, {})
+    named: dict[str, bytes] = {}
+    reused: dict[str, tuple[str, int]] = {}
+    for name, table in whole.items():
+        parts = _parts(previous.files, name) if previous is not None else []
+        if name in leading and 0 < len(parts) < MAX_PARTS:
+            assert previous is not None
+            reused.update({part: (previous.files[part], previous.sizes[part]) for part in parts})
+            named[f"{name}+{len(parts)}"] = _ipc(table.slice(leading[name]))
+        else:
+            named[name] = _ipc(table)
     named[FINDINGS] = msgspec.json.encode(projection.findings)
     named[PLACES] = array("q", projection.places).tobytes()
     named[TOURNAMENT] = array("q", _tournament_entries(held, projection)).tobytes()
@@ -447,8 +471,10 @@ def keep(files: DerivedFiles, root: Path, projection: Projection, built: dict[st
     kept = {name: f"{name}-{hashlib.sha256(data).hexdigest()}" for name, data in named.items()}
     for name, data in named.items():
         files.replace(kept[name], data)
-    state = msgspec.json.encode(Kept(kind=KIND, code=code_fingerprint(), files=kept,
-                                     sizes={name: len(data) for name, data in named.items()},
+    sizes = {name: len(data) for name, data in named.items()}
+    kept.update({part: file for part, (file, _) in reused.items()})
+    sizes.update({part: size for part, (_, size) in reused.items()})
+    state = msgspec.json.encode(Kept(kind=KIND, code=code_fingerprint(), files=kept, sizes=sizes,
                                      signed=(signed.size, signed.root.hex()), frontier=[h.hex() for h in tree._stack]))
     files.replace(STATE, sign_state(signer, KIND, state))
     for stale in set(files.names()) - {STATE, *kept.values()}:
@@ -490,8 +516,10 @@ def load(files: DerivedFiles, kept: Kept) -> tuple[Projection, dict[str, pa.Tabl
     :raises StateRefused: naming why it cannot be used.
     """
     held = {name: _file(files, kept, name) for name in kept.files}
-    parts = (FINDINGS, PLACES, TOURNAMENT, HELD, HELD_ENDS, HELD_ENTRIES)
-    tables = {name: pa.ipc.open_file(pa.py_buffer(data)).read_all() for name, data in held.items() if name not in parts}
+    others = (FINDINGS, PLACES, TOURNAMENT, HELD, HELD_ENDS, HELD_ENTRIES)
+    names = [name for name in kept.files if name not in others and "+" not in name]
+    tables = {name: pa.concat_tables([pa.ipc.open_file(pa.py_buffer(held[part])).read_all() for part in _parts(kept.files, name)])
+              for name in names}
     built = {name[len(BUILT):]: tables.pop(name) for name in list(tables) if name.startswith(BUILT)}
     places, tournament, entries, ends = array("q"), array("q"), array("q"), array("q")
     places.frombytes(held[PLACES])
@@ -501,6 +529,11 @@ def load(files: DerivedFiles, kept: Kept) -> tuple[Projection, dict[str, pa.Tabl
     stored = Held(kept.signed[0], entries, held[HELD], ends)
     return Projection(tables, findings=msgspec.json.decode(held[FINDINGS], type=list[Finding]), places=list(places),
                       tournament_events=decode_stored_array(stored.json_array(tournament)) if tournament else []), built
+
+
+def _parts(files: dict[str, str], name: str) -> list[str]:
+    """Returns the kept parts of a table, in order: its first file, then the rows added by each extension."""
+    return [name, *(f"{name}+{k}" for k in range(1, MAX_PARTS + 1) if f"{name}+{k}" in files)] if name in files else []
 
 
 def _held_of(events: pa.Table, games: pa.Table, log: StoredEntries | None) -> Held:
