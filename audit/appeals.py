@@ -159,7 +159,7 @@ def _filing_problems(root: Path, game: str, filed: int) -> list[str]:
     """Says when a filing time is before the game's end or after its appeal window (第十八条 2; checkers sheet 11)."""
     from audit.session import open_session
 
-    rows = open_session(root, kept=True).db.run("game_window", game=game)
+    rows = open_session(root, kept=True, body=False).db.run("game_window", game=game)
     if not rows or rows[0]["end_ts"] is None:
         return [f"对局未结束 {game} has not ended: nothing to appeal yet (第十八条)"]
     end, closes = rows[0]["end_ts"], rows[0]["window_end_ts"]
@@ -280,5 +280,5 @@ def list_appeals(root: Path, tournament: str | None, open_only: bool,
     (telling `progress` of each game the projection replays)."""
     from audit.session import open_session
 
-    rows = open_session(root, progress, kept=True).db.run("appeal_list", tournament=tournament)
+    rows = open_session(root, progress, kept=True, body=False).db.run("appeal_list", tournament=tournament)
     return [r for r in rows if r["open"] or not open_only]

@@ -110,7 +110,7 @@ class AuditDB:
                 raise AuditError("a status as of a given time is built afresh, not read from a kept projection")
             self._con.execute("INSERT INTO as_of VALUES (?)", [as_of])
         for view in VIEWS.values():
-            if built is not None and view.kind == "table":
+            if built is not None and view.kind == "table" and view.name in built:  # the others are built here
                 self._load_built(view.name, built[view.name])
             else:
                 self._con.execute(view.sql)

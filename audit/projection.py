@@ -145,21 +145,30 @@ class Projection:
     """Every engine finding, as the engines reported it."""
     tournament_events: list[Event] = field(default_factory=list)
     """Every event of a tournament stream (openings, registrations, seatings, round closings)."""
+    places: list[int] = field(default_factory=list)
+    """The place in the log (`log_place`) of each engine finding, the first of `findings`: what an extension merges by."""
+    body: Callable[[], pa.Array] | None = None
+    """Where `events` was kept without its `body`: reads it (the whole log, checked), the first time it is asked for."""
 
     def tables(self) -> dict[str, pa.Table]:
         """Returns every table as Arrow (empty tables included)."""
-        return {name: pa.concat_tables([table, pa.Table.from_pylist(self.rows[name], schema=SCHEMAS[name])])
-                if self.rows[name] else table for name, table in self.arrow.items()}
+        if self.body is not None and "body" not in self.arrow["events"].column_names:
+            self.arrow["events"] = self.arrow["events"].append_column("body", pa.chunked_array([self.body()]))
+        return {name: self._table(name) for name in self.arrow}
+
+    def _table(self, name: str) -> pa.Table:
+        table = self.arrow[name]
+        return pa.concat_tables([table, pa.Table.from_pylist(self.rows[name], schema=SCHEMAS[name])]) if self.rows[name] else table
 
     @property
     def games(self) -> list[dict[str, Any]]:
         """Returns the games table as rows."""
-        return self.tables()["games"].to_pylist()
+        return self._table("games").to_pylist()
 
     @property
     def tournaments(self) -> list[dict[str, Any]]:
         """Returns the tournaments table as rows."""
-        return self.tables()["tournaments"].to_pylist()
+        return self._table("tournaments").to_pylist()
 
 
 def project_ledger(root: Path, on_game: Callable[[int], None] | None = None, workers: int | None = None) -> Projection:
@@ -226,6 +235,17 @@ def _assemble(log: StoredEntries, streams: dict[str, tuple[str, array]], heads: 
     and entries, and the `events` columns but `body`: the other streams are decoded and tabled here."""
     arrow = {name: pa.concat_tables([schema.empty_table(), *(t[name] for t in games)]) for name, schema in GAME_TABLES.items()}
     arrow["steps"] = _steps_table(arrow["steps"], heads)
+    return assemble_others(log, streams, arrow, findings, events_table(heads, log))
+
+
+def assemble_others(log: Any, streams: dict[str, tuple[str, array]], arrow: dict[str, pa.Table], findings: list[Finding],
+                    events: pa.Table) -> Projection:
+    """Completes the projection from the games' tables and findings: the other streams (tournaments,
+    arbitration, orphans) decoded from `log` (anything with `json_array`: every entry of a stream
+    that is not a game's, and the arbitration events and game openings, must be there), given the
+    `events` table (its `body` is read for the games a ruling that does not count touches) and the
+    first kind and entries of those streams and of every stream with a finding."""
+    heads = events
     others = {s: decode_stored_array(log.json_array(entries)) for s, (kind, entries) in streams.items() if kind != GAME_OPENER}
     tournament = Rows(["seatings", "players", "tournaments"])
     tournament_events = [e for events in others.values() for e in events if e.kind.startswith("tournament.")]
@@ -234,11 +254,12 @@ def _assemble(log: StoredEntries, streams: dict[str, tuple[str, array]], heads: 
     orphans = [orphan(s, events) for s, events in others.items() if is_orphan(s, events[0].kind)]
     arrow["findings"] = pa.concat_tables([arrow["findings"], findings_table(orphans, streams)])
     arrow.update({name: tournament.table(name) for name in tournament.columns})
-    arrow["events"] = events_table(heads, log)
+    arrow["events"] = events
     arrow.update(_arbitration_tables(log, heads, [e for e in tournament_events if isinstance(e, TournamentOpened)]))
     arrow.update(honoured(arrow))  # a ruling no registered arbiter of its role signed changes no result (第十四条)
-    found = sorted(findings, key=lambda f: log_place(f, streams[f.stream][1]))  # whichever pass found them
-    return Projection(arrow, findings=found + orphans, tournament_events=tournament_events)
+    placed = sorted(((log_place(f, streams[f.stream][1]), f.stream, n) for n, f in enumerate(findings)))  # whichever pass found them
+    found = [findings[n] for _, _, n in placed]
+    return Projection(arrow, findings=found + orphans, tournament_events=tournament_events, places=[p for p, _, _ in placed])
 
 
 def events_table(heads: pa.Table, log: StoredEntries) -> pa.Table:
@@ -248,13 +269,15 @@ def events_table(heads: pa.Table, log: StoredEntries) -> pa.Table:
     return heads.append_column("body", pa.chunked_array([body]))
 
 
-def _arbitration_tables(log: StoredEntries, heads: pa.Table, opened: list[TournamentOpened]) -> dict[str, pa.Table]:
+def _arbitration_tables(log: Any, heads: pa.Table, opened: list[TournamentOpened]) -> dict[str, pa.Table]:
     """Returns the arbiters, appeals, decisions and rulings, decoded from their entries (few of them)."""
     kinds = heads["kind"].combine_chunks()  # one dictionary: the kind names of every event class, in order
     codes = [code for code, name in enumerate(kinds.dictionary.to_pylist()) if name in ARBITRATION_KINDS]
     entries = array("q", pc.filter(heads["entry"], pc.is_in(kinds.indices, value_set=pa.array(codes, pa.int32()))).to_pylist())
-    events = decode_stored_array(log.json_array(entries)) if entries else []
-    stored = (bytes(log.data[log.ends[i]:log.ends[i + 1]]) for i in entries)
+    stored_array = log.json_array(entries) if entries else b"[]"
+    events = decode_stored_array(stored_array) if entries else []
+    data, ends = split(stored_array)  # each entry's stored bytes, whatever holds them
+    stored = (bytes(data[ends[i]:ends[i + 1]]) for i in range(len(entries)))
     rows = arbitration_rows(zip(entries, events, stored), opened)
     return {name: pa.Table.from_pylist(rows[name], schema=SCHEMAS[name]) for name in _ARBITRATION_TABLES}
 

@@ -64,7 +64,7 @@ def load_game(root: Path, stream: str, appeals: list[dict[str, Any]] | None = No
     if appeals is None and start.tournament and any(ev.kind == "appeal.filed" for ev in related):
         from audit.session import open_session  # the projection only where the game has appeals
 
-        appeals = open_session(root, kept=True).db.run("appeal_list", tournament=start.tournament)
+        appeals = open_session(root, kept=True, body=False).db.run("appeal_list", tournament=start.tournament)
     mine = [a for a in appeals or [] if a["game"] == stream]
     return GameRecord(stream, start, steps, claims[-1] if claims else None, evidence, proof_ok, related, mine, unsigned)
 

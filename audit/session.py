@@ -55,12 +55,14 @@ class Session:
         raise ValueError(f"no tournament {tournament!r} in the ledger (known: {known})")
 
 
-def open_session(root: Path, progress: Callable[[int], None] | None = None, kept: bool = False) -> Session:
+def open_session(root: Path, progress: Callable[[int], None] | None = None, kept: bool = False, body: bool = True) -> Session:
     """Replays a ledger and loads its projection into an in-memory DuckDB. With `kept`, the
-    projection kept beside a log that did not change is used instead of replaying it, and a
-    projection built is kept (what the read-only commands ask: standings, query, appeals)."""
+    projection kept beside the log is used, extended by the entries signed since, instead of
+    replaying it, and a projection built is kept (what the read-only commands ask: standings,
+    query, appeals); without `body` as well, the database's `events` has no `body` column and the
+    kept entries are not read again (the projection reads them when its tables are asked for)."""
     if kept:
-        return Session(*projection_of(root, LogReader(root).packed(), progress))
+        return Session(*projection_of(root, None, progress, body=body))
     projection = project_ledger(root, progress)
     return Session(projection, AuditDB(projection.tables()))
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -154,7 +155,7 @@ def standings(tournament: Annotated[str, typer.Option(help="Tournament stream id
         session, trust = opened[1], export_trust(opened[2], opened[0].size, opened[0].root)
     else:
         with ledger_api.pinned_key(key), progress_bar("replaying games", 0, quiet=quiet) as advance:  # the bar's total: the games
-            session = open_session(ledger, advance, kept=True)
+            session = open_session(ledger, advance, kept=True, body=False)  # the kept entries are not read again (issue 32.2)
             trust = trust_document(ledger, session.signed)
     if fmt is not Format.json:  # first: the table's last line is its legend
         say_trust(trust, table=fmt is Format.table)
@@ -250,7 +251,7 @@ def query(sql: Annotated[str | None, typer.Argument(help="Read-only SQL over the
         db, trust = AuditDB(tables), export_trust(key, size, root)
     else:
         with ledger_api.pinned_key(key), progress_bar("replaying games", 0, quiet=quiet) as advance:  # the bar's total: the games
-            session = open_session(ledger, advance, kept=True)
+            session = open_session(ledger, advance, kept=True, body=_reads_body(name, sql))
             db, trust = session.db, trust_document(ledger, session.signed)
     try:
         columns, rows = db.run_named(name, params) if name is not None else db.query(sql or "", timeout)
@@ -259,6 +260,14 @@ def query(sql: Annotated[str | None, typer.Argument(help="Read-only SQL over the
     emit(Rows(columns, rows), fmt, document=Queried(columns=list(columns), rows=[list(r) for r in rows], trust=trust))
     if fmt is not Format.json:  # rows piped as plain text stay rows: the lines go to stderr then
         say_trust(trust, table=fmt is Format.table and is_terminal())
+
+
+def _reads_body(name: str | None, sql: str | None) -> bool:
+    """Tells whether a query reads `events.body` (the stored events, which only then are read again)."""
+    from audit.db import QUERIES
+
+    text = QUERIES[name].sql if name is not None and name in QUERIES else sql or ""
+    return re.search(r"\bbody\b", text, re.IGNORECASE) is not None
 
 
 def _check_named(name: str, params: dict[str, object]) -> None:
