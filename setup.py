@@ -1,7 +1,7 @@
 """Builds the optional accelerators; without them the pure-Python modules run, with the same results.
 
 - `ledger._fastscan`: C, for the writer's framing and hashing and for verification (needs a C compiler).
-- `audit._jsonsplit`: C, the projection's JSON splitter.
+- `audit.query._jsonsplit`: C, the projection's JSON splitter.
 - The rule modules of `COMPILED`, compiled with mypyc (a build requirement in pyproject.toml), one
   group per game: a Junqi replay runs about twice as fast, a Paohuzi one about three times
   (bench/replay_junqi.py, bench/replay_paohuzi.py).
@@ -56,7 +56,7 @@ METADATA_ONLY = {"egg_info", "dist_info", "sdist"}
 """The commands pip runs to read the metadata, which finalize build_ext without building."""
 C_EXTENSIONS = [
     Extension("ledger._fastscan", ["ledger/_fastscan.c"], libraries=["crypto", "z"], optional=True),
-    Extension("audit._jsonsplit", ["audit/_jsonsplit.c"], optional=True),
+    Extension("audit.query._jsonsplit", ["audit/query/_jsonsplit.c"], optional=True),
 ]
 
 

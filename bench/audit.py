@@ -21,11 +21,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from audit.certify import collect_findings  # noqa: E402
-from audit.db import QUERIES  # noqa: E402
-from audit.session import movement_ranking, open_verified_session  # noqa: E402
-from audit.simulate import record_events  # noqa: E402
-from audit.tournament_sim import TournamentPlan, simulate_tournament  # noqa: E402
+from audit.certification.certify import collect_findings  # noqa: E402
+from audit.query.db import QUERIES  # noqa: E402
+from audit.query.session import movement_ranking, open_verified_session  # noqa: E402
+from audit.simulator.simulate import record_events  # noqa: E402
+from audit.simulator.tournament import TournamentPlan, simulate_tournament  # noqa: E402
 from bench.common import CACHE, best_rate, chess_games, replay_chess  # noqa: E402
 from ledger import LogReader, store  # noqa: E402
 from ledger.store import Ledger  # noqa: E402

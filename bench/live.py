@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from audit.live import LiveAuditor  # noqa: E402
+from audit.live.auditor import LiveAuditor  # noqa: E402
 from bench.common import best_rate  # noqa: E402
 from replay.registry import GAMES, SEATS, engine  # noqa: E402
 from replay.run import replay_all  # noqa: E402

@@ -19,8 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from audit.session import movement_ranking  # noqa: E402
-from audit.tournament_sim import TournamentPlan, simulate_tournament  # noqa: E402
+from audit.query.session import movement_ranking  # noqa: E402
+from audit.simulator.tournament import TournamentPlan, simulate_tournament  # noqa: E402
 from bench.common import CACHE  # noqa: E402
 from ledger import LogReader, bundle, store  # noqa: E402
 from ledger.recorder import record  # noqa: E402

@@ -23,7 +23,7 @@ from typing import NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from audit.simulate import simulate_games  # noqa: E402
+from audit.simulator.simulate import simulate_games  # noqa: E402
 from bench.common import CACHE, chess_games, replay_chess  # noqa: E402
 from ledger import LogReader, init  # noqa: E402
 from replay import run as run_mod  # noqa: E402

@@ -2,7 +2,7 @@
 its moves one signed batch at a time, as fast as the acknowledgements come back.
 
 Ours: `matchledger serve` (group commit, receipts with inclusion proofs, live audit). The peer, on
-the same stack as the service takes batches with (our HTTP/1.1 server on llhttp, `audit/http1.py`,
+the same stack as the service takes batches with (our HTTP/1.1 server on llhttp, `audit/service/http1.py`,
 uvloop), receives the very same requests at a minimal endpoint that inserts each batch into SQLite
 (WAL, synchronous=FULL) with one commit per request. The same endpoint on aiohttp (the stack of the
 service's read API, and this bench's peer until the front left aiohttp) is measured too, for
@@ -54,7 +54,7 @@ REGISTRATIONS = 64
 def peer_server(db: str, stack: str) -> None:
     """The peer: POST /batches inserts the batch's events into SQLite, one commit per request, on
     the HTTP stack named: `http1`, the server our fronts take batches with (llhttp through
-    httptools, `audit/http1.py`), or `aiohttp`, the one the service's read API runs on."""
+    httptools, `audit/service/http1.py`), or `aiohttp`, the one the service's read API runs on."""
     con = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
     con.execute("PRAGMA journal_mode=WAL")
     con.execute("PRAGMA synchronous=FULL")
@@ -74,7 +74,7 @@ def peer_server(db: str, stack: str) -> None:
     async def run() -> None:
         listener = socket.create_server(("127.0.0.1", 0), backlog=1024)
         if stack == "http1":
-            from audit.http1 import Server
+            from audit.service.http1 import Server
 
             async def answer_batch(request, answer) -> None:  # noqa: ANN001
                 answer.send(200, insert(request.body), [("Content-Type", "application/json")])
@@ -94,7 +94,7 @@ def peer_server(db: str, stack: str) -> None:
         print(json.dumps({"at": "started", "url": f"http://127.0.0.1:{listener.getsockname()[1]}"}), file=sys.stderr, flush=True)
         await asyncio.Event().wait()
 
-    from audit.serve import run_loop  # the service's event loop (uvloop where installed)
+    from audit.service.serve import run_loop  # the service's event loop (uvloop where installed)
 
     run_loop(run())
 
@@ -147,8 +147,8 @@ def log_signed_for() -> str:
 
 def tables_and_keys() -> tuple[str, list, dict[int, int | None]]:
     """Returns the run tag, the tables, and for the planted ones the seq of the illegal move (by table index)."""
-    from audit.faults import plant
-    from audit.live_sim import make_tables
+    from audit.simulator.faults import plant
+    from audit.simulator.live import make_tables
 
     tag, tables = make_tables("checkers", TABLES, 7)
     for t in tables:
@@ -359,7 +359,7 @@ def serve_args(root: Path) -> list[str]:
 def register_during_play(url: str, root: Path, count: int, ready: threading.Event, took: list[float]) -> None:
     """Registers `count` new sources through the service (POST /sources, one after another) once the
     play has begun (`ready`), as an operator adding late tables does; `took` gets each one's seconds."""
-    from audit.client import change_source
+    from audit.simulator.client import change_source
     from ledger import Signer
     from ledger.layout import PRIVATE_KEY
 
@@ -482,7 +482,7 @@ def summary(name: str, events: int, wall: float, latencies: list[float], cpu: fl
 
 
 def main() -> None:
-    from audit.client import batch_body
+    from audit.simulator.client import batch_body
     from ledger.sources import HEADER as SIGNATURE_HEADER
     from ledger.sources import sign_batch
 

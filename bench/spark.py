@@ -18,10 +18,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from audit.certify import Certification, certify, certify_session  # noqa: E402
-from audit.export import MANIFEST, MANIFEST_FORMAT, export_parquet  # noqa: E402
-from audit.projection_cache import projection_of  # noqa: E402
-from audit.spark_audit import open_export  # noqa: E402
+from audit.certification.certify import Certification, certify, certify_session  # noqa: E402
+from audit.lake.export import MANIFEST, MANIFEST_FORMAT, export_parquet  # noqa: E402
+from audit.query.projection_cache import projection_of  # noqa: E402
+from audit.spark.session import open_export  # noqa: E402
 from bench.audit import GAMES, build  # noqa: E402
 from bench.common import CACHE  # noqa: E402
 from ledger import LogReader, Verifier

@@ -144,7 +144,7 @@ class Signer:
         return cls(check_key_name(name), Ed25519PrivateKey.generate())
 
     def sign(self, data: bytes) -> bytes:
-        """Returns the Ed25519 signature of `data` (a DSSE envelope's, audit/certificate.py)."""
+        """Returns the Ed25519 signature of `data` (a DSSE envelope's, audit/certification/certificate.py)."""
         return self._key.sign(data)
 
     def sign_line(self, text: bytes) -> str:

@@ -2,7 +2,7 @@
 serves its visitors: it checks the start, picks the engine once, walks the events through the
 engine's fold and tells a `Visitor` of the start, of each step (its findings tied to the acting
 seat) and of the end. Replay totals, a game kept step by step, the position at a step and the live
-audit are visitors of it (replay/run.py, audit/live.py).
+audit are visitors of it (replay/run.py, audit/live/auditor.py).
 
 Each game's fold (`steps(start, events)` in replay/<game>/fold.py) yields one `Step` per event in
 collect mode; `checked_steps` gives all three the same refusal of a bad first event and the same

@@ -9,8 +9,8 @@ from typing import Any
 import msgspec
 import pyarrow as pa
 
-from audit.db import AuditDB
-from audit.projection import SCHEMAS
+from audit.query.db import AuditDB
+from audit.query.projection import SCHEMAS
 
 Finding = tuple[str, int | None, str, str]
 """A finding row as (stream, seq, code, message)."""

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from audit.db import AuditDB
-from audit.projection import Projection
+from audit.query.db import AuditDB
+from audit.query.projection import Projection
 
 
 def add_game(proj: Projection, tournament: str, game: str, rnd: int, table: int, game_no: int,

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from audit.db import QUERIES
-from audit.dictionary import describe_columns, readme_table
+from audit.presentation.dictionary import describe_columns, readme_table
+from audit.query.db import QUERIES
 from tests.ledger_support import cli, flat
 
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
@@ -44,7 +44,7 @@ def test_list_names_each_query_view_and_table_once() -> None:
 
 @pytest.mark.parametrize("name", sorted(QUERIES))
 def test_every_named_query_runs_by_name_with_its_parameters(season: Path, name: str) -> None:
-    """Datasette's canned queries: each `-- name:` file of audit/sql/ runs with --name and --param."""
+    """Datasette's canned queries: each `-- name:` file of audit/query/sql/ runs with --name and --param."""
     params = {"tournament": TOURNAMENT, "through": 2, "round": 1, "player": "P001", "game": f"{TOURNAMENT}/r1/t1/g1"}
     given = [f"--param={p}={params[p]}" for p in QUERIES[name].params]
     out = _query(season, "--name", name, *given)
@@ -87,7 +87,7 @@ def test_describe_lists_a_tables_columns_with_types_and_meanings() -> None:
 
 
 def test_readme_table_of_the_projection_is_generated_from_the_dictionary() -> None:
-    """README's table is `python -m audit.dictionary`'s output; regenerate it when this fails."""
+    """README's table is `python -m audit.presentation.dictionary`'s output; regenerate it when this fails."""
     assert readme_table() in README
 
 

@@ -16,11 +16,11 @@ from typing import Any
 import msgspec
 import pytest
 
-from audit.arbitration import decision_deadline, sign
-from audit.certify import certify
-from audit.session import movement_ranking, open_session
-from audit.standings import crosstable, explain, standings
-from audit.tournament_sim import TournamentPlan, simulate_tournament
+from audit.certification.certify import certify
+from audit.query.arbitration import decision_deadline, sign
+from audit.query.session import movement_ranking, open_session
+from audit.query.standings import crosstable, explain, standings
+from audit.simulator.tournament import TournamentPlan, simulate_tournament
 from ledger import LogReader, Signer, init, record
 from schemas import decode, encode
 from schemas.arbitration import ArbitrationRules
@@ -362,7 +362,7 @@ def test_an_old_ruling_without_a_kind_still_decodes_and_means_what_it_meant() ->
 ])
 def test_decision_deadline_counts_working_days(filed: str, basis: str, deadline: str) -> None:
     """第十九条 1: 2 个工作日 (decision_day_basis = working), or two calendar days."""
-    from audit.appeals import parse_time
+    from audit.query.appeals import parse_time
 
     rules = ArbitrationRules(decision_day_basis=basis)  # type: ignore[arg-type]
     assert decision_deadline(parse_time(filed), rules) == parse_time(deadline)

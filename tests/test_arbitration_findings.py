@@ -8,8 +8,8 @@ import json
 import shutil
 from pathlib import Path
 
-from audit.arbitration import sign
-from audit.certify import certify
+from audit.certification.certify import certify
+from audit.query.arbitration import sign
 from ledger import LogReader, Signer, record
 from schemas import encode
 from schemas.common import GameEnded, Ruling

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from audit import tournament_checks
-from audit.certify import certify
-from audit.session import movement_ranking
-from audit.tournament_checks import _compare, _expected
-from audit.tournament_sim import TournamentPlan, simulate_tournament
+from audit.certification.certify import certify
+from audit.query import tournament_checks
+from audit.query.session import movement_ranking
+from audit.query.tournament_checks import _compare, _expected
+from audit.simulator.tournament import TournamentPlan, simulate_tournament
 from ledger import LogReader, init
 from schemas.common import GameEnded
 from tests.audit_rows import HandBuilt

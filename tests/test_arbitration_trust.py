@@ -12,10 +12,10 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from audit.arbitration import arbitration_rows, sign
-from audit.certify import certify
-from audit.session import open_session
-from audit.standings import explain, standings
+from audit.certification.certify import certify
+from audit.query.arbitration import arbitration_rows, sign
+from audit.query.session import open_session
+from audit.query.standings import explain, standings
 from ledger import LogReader, Signer, Verifier, record
 from schemas import encode
 from schemas.arbitration import ARBITER_STREAM, ArbiterRegistered

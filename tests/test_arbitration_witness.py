@@ -21,7 +21,7 @@ from tests.ledger_support import cli
 
 
 class _Served(http.server.BaseHTTPRequestHandler):
-    """GET /checkpoint and /consistency?old=N as `serve` answers them (audit/serve.py)."""
+    """GET /checkpoint and /consistency?old=N as `serve` answers them (audit/service/serve.py)."""
 
     root: Path
     tamper = False

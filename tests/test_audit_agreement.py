@@ -18,11 +18,11 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-import audit.certify
-from audit.certify import Certification, certify
-from audit.db import AuditDB
-from audit.session import Session, open_verified_session
-from audit.simulate import START_MS, record_events, simulate_games
+import audit.certification.certify
+from audit.certification.certify import Certification, certify
+from audit.query.db import AuditDB
+from audit.query.session import Session, open_verified_session
+from audit.simulator.simulate import START_MS, record_events, simulate_games
 from ledger.store import Ledger, init
 from ledger.verify import VerifyReport
 from replay.registry import SEATS, engine
@@ -53,7 +53,7 @@ def _certify(root: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Certification
         opened.append(session)
         return report, session
 
-    monkeypatch.setattr(audit.certify, "open_verified_session", keep)
+    monkeypatch.setattr(audit.certification.certify, "open_verified_session", keep)
     return certify(root), opened[0]
 
 

@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-from audit import seating
-from audit.projection import Projection
+from audit.query.projection import Projection
+from replay import seating
 from tests.audit_support import add_game, database
 
 

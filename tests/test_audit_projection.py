@@ -13,12 +13,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-import audit.projection as projection
-from audit.faults import flip_byte
-from audit.projection import Projection, project_ledger
-from audit.session import movement_ranking, open_verified_session
-from audit.simulate import record_events, simulate_games
-from audit.tournament_sim import TournamentPlan, simulate_tournament
+import audit.query.projection as projection
+from audit.query.projection import Projection, project_ledger
+from audit.query.session import movement_ranking, open_verified_session
+from audit.simulator.faults import flip_byte
+from audit.simulator.simulate import record_events, simulate_games
+from audit.simulator.tournament import TournamentPlan, simulate_tournament
 from ledger import LogReader
 from ledger.store import Ledger, init
 from ledger.verify import verify

@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from audit import report
-from audit.articles import ARTICLES, article_text
-from audit.codes import CODES
-from audit.report import arbitration_table, related_events
-from audit.terms import RULES, rule
+from audit.presentation import report
+from audit.presentation.articles import ARTICLES, article_text
+from audit.presentation.codes import CODES
+from audit.presentation.report import arbitration_table, related_events
+from audit.presentation.terms import RULES, rule
 from ledger import Ledger, LogReader, Pending
 from replay.picture import AS_CLAIMED
 from replay.protocol import RULE_BOOKS
@@ -89,7 +89,7 @@ def test_tournament_page_lists_standings_crosstable_and_games(tmp_path: Path) ->
     page = out.read_text()
     for column in ("big", "bh", "ps", "direct_encounter", "wins", "win_rate", "unverified"):
         assert f"<span lang='en'>{column}</span>" in page and f"<code>{column}</code>" in page
-    assert "<br><span lang='en'>bh</span>" in page and "小分" in page and "累进分" in page, "one term a column (audit/terms.py)"
+    assert "<br><span lang='en'>bh</span>" in page and "小分" in page and "累进分" in page, "one term a column (audit/presentation/terms.py)"
     assert "after round 2 of 2" in page and "computed from the signed checkpoint" in page
     assert re.search(r"the time of its last event \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", page), "the checkpoint's size, root and time"
     crosstable = page.split("class='crosstable'")[1].split("</table>")[0]
@@ -218,7 +218,7 @@ def test_beyond_a_stopped_checkers_check_the_board_is_shown_as_the_log_claims(tm
 
 def test_findings_quote_their_article_in_chinese(tmp_path: Path) -> None:
     """Issue 31 point 1: a finding shows its rule in Chinese and quotes its article's own words from
-    the seed rule book (audit/articles.py), not only its number; no Python value reaches the page."""
+    the seed rule book (audit/presentation/articles.py), not only its number; no Python value reaches the page."""
     root, out = tmp_path / "l", tmp_path / "r.html"
     assert cli("simulate", "checkers", "--tournament", "--players", "4", "--rounds", "1", "--seed", "5",
                "--inject", "illegal-move", "--ledger", str(root)).exit_code == 0
@@ -243,7 +243,7 @@ def _seed_text(book: str) -> str:
 
 @pytest.mark.skipif(not SEEDS.is_dir(), reason="the seed rule books are not in this workspace")
 def test_article_quotes_are_the_rule_books_own_words() -> None:
-    """Issue 31 point 1: every quote in audit/articles.py is the seed rule book's text (cut at a
+    """Issue 31 point 1: every quote in audit/presentation/articles.py is the seed rule book's text (cut at a
     sentence, a title set off by `：`), and every article a finding code cites in its own game's
     rule book has a quote, except Paohuzi articles the surviving fragment lacks."""
     for (book, article), quote in ARTICLES.items():
@@ -254,7 +254,7 @@ def test_article_quotes_are_the_rule_books_own_words() -> None:
         cited = RULE_BOOKS.get(code.code.partition(".")[0])
         if cited and code.article and code.article.startswith("第") and cited != RULE_BOOKS["paohuzi"]:
             assert article_text(cited, code.article), f"{code.code} cites {code.article} of {cited}, which has no quote"
-    assert set(RULES) == set(CODES), "every finding code has its rule in Chinese (audit/terms.py)"
+    assert set(RULES) == set(CODES), "every finding code has its rule in Chinese (audit/presentation/terms.py)"
 
 
 def test_unsigned_events_are_not_shown_as_fact(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -311,7 +311,7 @@ def test_a_claimed_score_that_differs_is_marked(tmp_path: Path) -> None:
 def test_page_durations_read_to_the_millisecond() -> None:
     """Issue 31 points 11, 14: a mean move time (tie-break trimmed_ms) reads m:ss.mmm on the page,
     not 3:56.52725; a whole count of milliseconds keeps its value."""
-    from audit.tournament_report import page_cell
+    from audit.presentation.tournament_report import page_cell
 
     assert page_cell(236_527.25, "trimmed_ms") == "3:56.527" and page_cell(1_000_000, "move_ms") == "16:40"
     assert page_cell(61_500, "move_ms") == "1:01.500" and page_cell(True, "unresolved") == "是 yes"
@@ -337,7 +337,7 @@ def test_timeline_rows_do_not_repeat_the_action() -> None:
 def test_duplicate_crosstable_names_the_opponents(tmp_path: Path) -> None:
     """Issue 31 point 11: each round's cell of a duplicate (Junqi) crosstable names the seat played
     and the two players of the other alliance (seats 0 and 2 against 1 and 3), never the partner."""
-    from audit.tournament_report import _opponents
+    from audit.presentation.tournament_report import _opponents
 
     assert _opponents(["a", "b", "c", "d"], 0) == ["b", "d"] and _opponents(["a", "b", "c", "d"], 3) == ["a", "c"]
     assert _opponents(["a", "b", "c"], 1) == ["a", "c"] and _opponents(["a", "b"], 0) == ["b"]

@@ -63,7 +63,7 @@ def test_the_audit_still_refuses_an_edited_stream_index_checked_beside_the_load(
     """DESIGN.md ledger/Verify (the stream index): the audit checks the index against the projection's
     events while DuckDB loads, in a thread; an index record pointing at another entry still stops
     the audit with no session."""
-    from audit.session import open_verified_session
+    from audit.query.session import open_verified_session
     from ledger.index import stream_path
 
     path = stream_path(many_notes, "g")

@@ -1,4 +1,4 @@
-"""The SQL checks of `audit/sql/`, each on hand-built projections: consistent data gives no finding,
+"""The SQL checks of `audit/query/sql/`, each on hand-built projections: consistent data gives no finding,
 deliberately broken data gives the check's code at the right place (tests are data, STYLE 9).
 
 Every case names the rule it rests on: junqi.md §8.2 (50 steps without contact), §8.3 (total step

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from audit.projection import Projection
+from audit.query.projection import Projection
 from tests.audit_support import add_game, database
 
 # checkers.md §12.4: (round, first, second, first's points, second's points)

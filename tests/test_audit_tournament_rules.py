@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from audit import seating
+from replay import seating
 from schemas.checkers import CheckersProfile
 from schemas.junqi import JunqiProfile
 from schemas.paohuzi import PaohuziProfile

@@ -11,16 +11,16 @@ from typing import Any
 
 import msgspec
 
-from audit.session import open_session
-from audit.simulate import record_events
+from audit.query.session import open_session
+from audit.simulator.simulate import record_events
 from ledger import LogReader, store
 from ledger.store import Ledger
 from schemas import decode_stored
 from schemas.checkers import CheckersProfile
 from schemas.common import PlayerRegistered, RoundSeated, TableSeating, TournamentOpened
 from schemas.envelope import SeatHolder
+from tests.checkers_support import T0, claim, scripted, start
 from tests.ledger_support import cli
-from tests.test_checkers_support import T0, claim, scripted, start
 
 
 def simulate(root: Path, game: str, players: int, rounds: int, seed: int, *extra: str) -> str:

@@ -140,7 +140,7 @@ def test_the_history_survives_a_crash_before_the_note(ledger: Path) -> None:
 def test_verify_and_audit_rederive_every_stream_commitment(ledger: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A writer that signed a wrong commitment (here: one head left out) is caught by verify and by
     the audit's index check, which re-derive each checkpoint's heads from the entries."""
-    from audit.session import open_verified_session
+    from audit.query.session import open_verified_session
     from ledger import commitments, verify
     from ledger import store as store_mod
 

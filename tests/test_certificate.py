@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from audit.certificate import canonical, code_fingerprint, pae, seal
+from audit.certification.certificate import canonical, code_fingerprint, pae, seal
 from ledger import Signer
 from ledger.notes import sign_note
 from tests.ledger_support import cli, flat

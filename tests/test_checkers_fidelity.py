@@ -19,8 +19,8 @@ from replay.checkers.state import CheckersState
 from schemas.checkers import CheckersProfile, Moved
 from schemas.common import Disconnected, DrawOffered, GameEnded, MoveTimeUsed, PenaltyCard, Resigned, Ruling, Skipped, TimedOut
 from schemas.envelope import Event
+from tests.checkers_support import STREAM, claim, codes, final, position, run, scripted, start
 from tests.test_checkers_rules import F_ARRIVES, F_PIECES, S_CAMP, VICTIM, WALL, X_SHUFFLE, Y_WALK
-from tests.test_checkers_support import STREAM, claim, codes, final, position, run, scripted, start
 
 OPENING = ["3>14", "115>102"]
 
@@ -92,7 +92,7 @@ def test_s5_4a_log_ending_without_a_result_keeps_the_claim_unverified() -> None:
 def test_s5_4a_unverified_game_reaches_the_games_and_seats_rows() -> None:
     """§4.7: the projection's games and seats rows of a log without a result carry the
     termination UNVERIFIED and the declared points, so no standings query drops the game."""
-    from audit.projection import _GameRows
+    from audit.query.projection import _GameRows
     from replay.run import replay_game
 
     events = claim(scripted(start(), OPENING), "ABANDONED", [], [0.5, 0.5])

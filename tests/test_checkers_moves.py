@@ -16,7 +16,7 @@ from replay.checkers.moves import check_path, hop_path, is_reachable, reach
 from replay.checkers.perft import parse_moves
 from replay.protocol import IllegalActionError, InvalidActionError
 from schemas.checkers import CheckersProfile, Moved
-from tests.test_checkers_support import claim, codes, final, position, run, scripted, start
+from tests.checkers_support import claim, codes, final, position, run, scripted, start
 
 
 def _h(text: str) -> int:

@@ -18,8 +18,8 @@ from replay.protocol import Outcome, StrictReplayError
 from schemas.checkers import Moved
 from schemas.common import GameEnded
 from schemas.envelope import Event
+from tests.checkers_support import codes, final, resequenced, start
 from tests.engine_contract import check_engine
-from tests.test_checkers_support import codes, final, resequenced, start
 
 DATA = Path(__file__).parent / "data" / "checkers"
 GAMES = int(os.environ.get("MATCHLEDGER_GAMES", "200"))

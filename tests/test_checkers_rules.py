@@ -13,7 +13,7 @@ from replay.checkers.rules import settle_by_search
 from schemas.checkers import CheckersProfile, Moved
 from schemas.common import Disconnected, DrawAnswered, DrawOffered, PenaltyCard, Resigned, RoundClosed, Ruling
 from schemas.envelope import Event
-from tests.test_checkers_support import STREAM, T0, claim, codes, final, position, run, scripted, start
+from tests.checkers_support import STREAM, T0, claim, codes, final, position, run, scripted, start
 
 # §5.5 unit-test position: F (seat 0, first) = S camp minus (−1,5) plus (0,4);
 # G (seat 1) = N camp minus (1,−5) plus (0,−4). Axial q,r pairs.

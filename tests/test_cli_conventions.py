@@ -130,11 +130,12 @@ def test_a_key_file_that_does_not_exist_is_a_usage_error(tmp_path: Path, command
 
 
 def test_a_service_refusal_is_mapped_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """`send`, `source add --url` and `simulate --url` leave a live service's refusal (audit.client.SendError)
+    """`send`, `source add --url` and `simulate --url` leave a live service's refusal (audit.simulator.client.SendError)
     to the one mapping of every command: `error: refused: …` and exit 1 (data refused)."""
-    from audit import client as client_mod
-    from audit import live_sim, sending
     from audit.cli.base import EXIT_FINDINGS, exit_code_of
+    from audit.simulator import client as client_mod
+    from audit.simulator import live as live_sim
+    from audit.simulator import sending
 
     def refuse(*_args: object, **_kwargs: object) -> None:
         raise client_mod.SendError(403, "forbidden", "source venue-1 may not write stream x")
@@ -181,8 +182,8 @@ def test_progress_only_on_a_terminal_and_never_with_quiet(ledger: Path) -> None:
 def test_demo_explains_itself_labels_the_checkpoint_and_fits_80_columns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`demo` (on smaller tournaments) says what it did and where to look next, labels the checkpoint
     block, and its standings fit 80 columns."""
-    from audit import demo
-    from audit.tournament_sim import TournamentPlan
+    from audit.simulator import demo
+    from audit.simulator.tournament import TournamentPlan
 
     monkeypatch.setattr(demo, "PLANS", (TournamentPlan("junqi", players=8, rounds=2, games_per_round=1, seed=2026),
                                         TournamentPlan("paohuzi", players=6, rounds=2, games_per_round=1, seed=2026),
@@ -201,8 +202,8 @@ def test_demo_explains_itself_labels_the_checkpoint_and_fits_80_columns(tmp_path
 
 def test_record_of_a_large_file_shows_its_progress(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`record` draws a bar over the file's bytes (above 1 MiB; lowered here to keep the test small)."""
-    from audit import output
     from audit.cli import log
+    from audit.presentation import output
     from tests.ledger_support import game_lines
 
     monkeypatch.setattr(log, "PROGRESS_BYTES", 1000)

@@ -11,8 +11,8 @@ import typer.main
 
 from audit.cli import app
 from audit.cli.results import RESULTS, Planted
-from audit.db import VIEWS
-from audit.projection import SCHEMAS
+from audit.query.db import VIEWS
+from audit.query.projection import SCHEMAS
 from tests.ledger_support import cli
 
 COMMANDS = sorted(typer.main.get_command(app).commands)  # type: ignore[attr-defined]

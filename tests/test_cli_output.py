@@ -15,11 +15,11 @@ import pytest
 from typer.testing import CliRunner
 
 from audit.cli import app
-from audit.codes import CODES, markdown_table
-from audit.output import Rows
-from audit.render import COLUMNS, display_cell, duration, fit_widths, fitted_table, legend_markdown, machine_cell
-from audit.standings import DUPLICATE_COLUMNS, SWISS_COLUMNS
-from audit.terms import rule
+from audit.presentation.codes import CODES, markdown_table
+from audit.presentation.output import Rows
+from audit.presentation.render import COLUMNS, display_cell, duration, fit_widths, fitted_table, legend_markdown, machine_cell
+from audit.presentation.terms import rule
+from audit.query.standings import DUPLICATE_COLUMNS, SWISS_COLUMNS
 from replay.checkers.codes import public
 from tests.ledger_support import cli
 
@@ -155,20 +155,20 @@ def test_every_standings_column_has_a_legend_and_readme_lists_them() -> None:
     assert set(DUPLICATE_COLUMNS + SWISS_COLUMNS) <= set(COLUMNS)
     assert (COLUMNS["big"].zh, COLUMNS["bh"].zh, COLUMNS["ps"].zh, COLUMNS["r_shown"].zh) == ("大分", "小分", "累进分", "得分率")
     assert README.split("<!-- columns: generated -->\n")[1].split("<!-- end columns -->")[0] == legend_markdown(), \
-        "README's standings columns are stale: regenerate from audit.render.legend_markdown()"
+        "README's standings columns are stale: regenerate from audit.presentation.render.legend_markdown()"
 
 
 def test_readme_code_table_is_generated_from_the_registry() -> None:
-    """Every finding code in README, with its rule, article and meaning (python -m audit.codes)."""
+    """Every finding code in README, with its rule, article and meaning (python -m audit.presentation.codes)."""
     assert README.split("<!-- codes: generated -->\n")[1].split("<!-- end codes -->")[0] == markdown_table(), \
-        "README's table of finding codes is stale: run python -m audit.codes"
+        "README's table of finding codes is stale: run python -m audit.presentation.codes"
 
 
 def _emitted_codes() -> set[str]:
     """Every code literal the engines and checks can emit, read from their source."""
     root = Path(__file__).resolve().parents[1]
     found: set[str] = set()
-    for path in [*root.glob("replay/**/*.py"), *root.glob("audit/**/*.py"), *root.glob("audit/sql/**/*.sql")]:
+    for path in [*root.glob("replay/**/*.py"), *root.glob("audit/**/*.py"), *root.glob("audit/query/sql/**/*.sql")]:
         if path.name == "codes.py" and path.parent.name == "audit":
             continue
         text = path.read_text()
@@ -182,8 +182,8 @@ def _emitted_codes() -> set[str]:
 
 def test_every_emitted_code_is_registered_and_no_registered_code_is_stale() -> None:
     emitted = _emitted_codes()
-    assert sorted(emitted - set(CODES)) == [], "codes emitted but missing from audit/codes.py"
-    assert sorted(set(CODES) - emitted) == [], "codes in audit/codes.py that nothing emits"
+    assert sorted(emitted - set(CODES)) == [], "codes emitted but missing from audit/presentation/codes.py"
+    assert sorted(set(CODES) - emitted) == [], "codes in audit/presentation/codes.py that nothing emits"
 
 
 def test_registered_articles_are_the_engines() -> None:
@@ -215,7 +215,7 @@ def test_every_code_follows_one_scheme() -> None:
 
 def test_w04_is_an_error() -> None:
     """Issue 30 point 4 (附录三): a table seated otherwise than the movement gives is an error in every game."""
-    from audit.tournament_checks import Expected, _compare
+    from audit.query.tournament_checks import Expected, _compare
 
     (finding,) = _compare("t", 5, 2, Expected([["a", "b", "c", "d"], ["e", "f", "g", "h"]]),
                           [["a", "b", "c", "d"], ["h", "f", "g", "e"]], "duplicate")

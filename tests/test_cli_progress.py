@@ -35,7 +35,7 @@ def tournament(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, int
 
 @pytest.fixture(autouse=True)
 def _nothing_kept(tournament: tuple[Path, str, int]) -> None:
-    """Each test starts without a kept projection (audit/projection_cache.py): the commands that keep
+    """Each test starts without a kept projection (audit/query/projection_cache.py): the commands that keep
     one would otherwise read it, and replay nothing, after the first."""
     shutil.rmtree(tournament[0] / "derived", ignore_errors=True)
 
@@ -50,7 +50,7 @@ def _bars(stderr: str, label: str) -> set[tuple[int, str]]:
 
 def test_count_games_is_the_number_of_games_replayed(tournament: tuple[Path, str, int]) -> None:
     """The total comes from one pass over the stored bytes, and is the projection's own game count."""
-    from audit.projection import count_games, project
+    from audit.query.projection import count_games, project
     from ledger import LogReader
 
     root, _, games = tournament
@@ -93,7 +93,7 @@ def test_export_progress_has_the_games_as_its_total(tournament: tuple[Path, str,
 
 
 def test_game_report_progress_counts_its_stages(tournament: tuple[Path, str, int], tmp_path: Path) -> None:
-    from audit.report import REPORT_STAGES
+    from audit.presentation.report import REPORT_STAGES
 
     root, _, _ = tournament
     result = CliRunner().invoke(app, ["report", "--ledger", str(root), "--game", "sim-checkers-6-g1", "--out",

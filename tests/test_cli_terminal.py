@@ -13,9 +13,9 @@ import pytest
 from typer.testing import CliRunner
 
 from audit.cli import app
-from audit.db import catalogue
-from audit.render import fitted_table, wrap_header
-from audit.terms import TERMINATIONS
+from audit.presentation.render import fitted_table, wrap_header
+from audit.presentation.terms import TERMINATIONS
+from audit.query.db import catalogue
 from tests.ledger_support import cli
 
 GOLDEN = Path(__file__).resolve().parent / "data" / "terminal"
@@ -118,7 +118,7 @@ def test_column_names_never_break_mid_word() -> None:
     assert wrap_header("时限截止 window end", 12) == "时限截止\nwindow end"
     from rich.console import Console
 
-    from audit.output import Rows
+    from audit.presentation.output import Rows
 
     out = Console(width=24, record=True, color_system=None)
     out.print(fitted_table(Rows(["tournament", "direct_encounter", "n"], [["t1", "–", 1]]), 24))
@@ -153,7 +153,7 @@ def test_appeals_show_grounds_times_arbiter_and_signature(cup: object) -> None:
     listed = json.loads(cli("appeals", "--ledger", str(root), "--json").stdout)["appeals"]
     for a in listed:
         assert a["grounds"] in text and a["arbiter"] in text
-        from audit.render import clock
+        from audit.presentation.render import clock
 
         for ts in ("filed_ts", "window_end_ts", "deadline_ts", "decided_ts"):
             assert clock(a[ts]) in text and re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", clock(a[ts]))
@@ -214,8 +214,8 @@ def test_errors_are_classified_by_type_not_by_name() -> None:
     """Issue 29.6: the exit code of an error comes from its type (audit.cli.base._exit_codes, one
     place): a class that only shares the client's refusal's name is a bug that keeps its traceback,
     and the client's own refusal is data refused (exit 1)."""
-    from audit import client
     from audit.cli.base import EXIT_FINDINGS, EXIT_USAGE, exit_code_of
+    from audit.simulator import client
     from ledger import LedgerNotFound
 
     impostor = type("SendError", (Exception,), {})
@@ -239,7 +239,7 @@ def test_lines_for_people_wrap_between_words_and_keep_long_tokens_whole() -> Non
     its label; a signature or root wider than a line stays whole on its own line, to be copied."""
     from rich.cells import cell_len
 
-    from audit.output import fit_line
+    from audit.presentation.output import fit_line
 
     text = "legend: 一…十 small cards (小字), 壹…拾 big cards (大字); 庄 the dealer, 闲 the others; ▢ a face-down card"
     lines = fit_line(text, 40)

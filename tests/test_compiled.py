@@ -251,8 +251,8 @@ def _tree(tmp_path: Path) -> Path:
     """Copies what setup.py builds from (no compiled file) into tmp_path."""
     for tree in ("replay", "schemas"):
         shutil.copytree(REPO / tree, tmp_path / tree, ignore=shutil.ignore_patterns("__pycache__", "*.so", "compiled.*"))
-    for source in ("setup.py", "ledger/_fastscan.c", "audit/_jsonsplit.c"):
-        (tmp_path / source).parent.mkdir(exist_ok=True)
+    for source in ("setup.py", "ledger/_fastscan.c", "audit/query/_jsonsplit.c"):
+        (tmp_path / source).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(REPO / source, tmp_path / source)
     return tmp_path
 
@@ -313,12 +313,12 @@ def test_an_editable_rebuild_keeps_a_group_nothing_of_which_changed(tmp_path: Pa
 def test_version_names_each_accelerator_and_why_one_is_not_in_use(monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 32 goal 5: `matchledger --version` names the C scanner, the JSON splitter and each game's
     mypyc build, in use or not, and why not."""
-    from audit.accelerators import accelerators
+    from audit.query.accelerators import accelerators
     from tests.ledger_support import cli
 
     monkeypatch.setattr(_compiled, "STATES", [GroupState("junqi", True), GroupState("paohuzi", False, "构建时跳过 skipped by the build: x", True)])
     lines = cli("--version").stdout.splitlines()
     assert lines[1] == "加速模块 accelerators:"
     assert lines[2:] == [f"  {a.line()}" for a in accelerators()]
-    assert [line.split(" (")[0].strip() for line in lines[2:]] == ["ledger._fastscan", "audit._jsonsplit", "replay.junqi", "replay.paohuzi"]
+    assert [line.split(" (")[0].strip() for line in lines[2:]] == ["ledger._fastscan", "audit.query._jsonsplit", "replay.junqi", "replay.paohuzi"]
     assert lines[4].endswith("使用中 in use") and lines[5].endswith("未使用 not in use: 构建时跳过 skipped by the build: x")

@@ -14,9 +14,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from audit.export import MANIFEST_FORMAT, ExportError, export_parquet, load_parquet, verify_export
-from audit.lake import NONE, PARTITIONS, TIMESTAMP, Limits, hive_escape, write_partitions
-from audit.projection import SCHEMAS, project
+from audit.lake.export import MANIFEST_FORMAT, ExportError, export_parquet, load_parquet, verify_export
+from audit.lake.layout import NONE, PARTITIONS, TIMESTAMP, Limits, hive_escape, write_partitions
+from audit.query.projection import SCHEMAS, project
 from ledger import LogReader
 from ledger.notes import Signer, Verifier, sign_note
 from ledger.outputs import output_directory

@@ -1,4 +1,4 @@
-"""An export's entries against the signed tree (audit/export_tree.py; issue 17, the export checked
+"""An export's entries against the signed tree (ledger/export_tree.py; issue 17, the export checked
 before any query): tile roots combine to RFC 6962's root for every size, a real export's entries
 hash to its checkpoint, and a changed, missing, repeated or extra entry is named."""
 
@@ -13,7 +13,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pytest
 
-from audit.export_tree import TileRoot, TreeMismatch, check_tree, tile_root, tile_roots, tree_root
+from ledger.export_tree import TileRoot, TreeMismatch, check_tree, tile_root, tile_roots, tree_root
 from tests.ledger_support import cli
 
 
@@ -99,7 +99,7 @@ def test_an_entry_filed_in_another_tile_is_named() -> None:
 def test_blocks_give_the_same_roots_as_one_pass(export: tuple[pa.Table, dict]) -> None:
     """The group-map path (what an engine's executors run per block of entries) agrees with the
     one-process path, and a block's problem reaches the driver."""
-    from audit.export_tree import roots_from_rows, roots_of_block
+    from ledger.export_tree import roots_from_rows, roots_of_block
 
     events, checkpoint = export
     blocks = [roots_of_block(events.filter(pc.equal(pc.divide(events.column("entry"), 512), block)))

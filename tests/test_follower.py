@@ -13,7 +13,7 @@ import pytest
 
 import ledger as ledger_api
 import ledger.batch as batch_module
-from audit.serve import parse_body
+from audit.service.serve import parse_body
 from ledger.derived import indexed_size
 from ledger.group_commit import Batch, Refusal, Writer, digest_of
 from ledger.sources import HEADER as SIGNATURE_HEADER
@@ -126,7 +126,7 @@ def test_an_event_is_decoded_once_on_its_way_into_the_log(ledger_dir: Path, tmp_
     from its own HTTP server (authenticated there) or from a front (checked there with the book's
     key), is decoded once, event by event, on its way to a receipt: neither the writer, the append
     rules nor the store decode it again (the live audit, off here, reads what was committed)."""
-    from audit.serve import ServeConfig, Service
+    from audit.service.serve import ServeConfig, Service
 
     venue = make_source(tmp_path, ledger_dir, "venue")
     body = lines(event_line("g", 0), event_line("g", 1), event_line("h", 0))
@@ -152,7 +152,7 @@ def test_the_ingress_refuses_a_forged_batch_a_front_did_not_check(ledger_dir: Pa
     """Issue 29 point 2 (threat: a batch entering by a path that skips the signature check): through
     the one ingress a batch the front could not check (no key named) is authenticated by the
     writer's process, and a body changed after signing is refused 401 with nothing appended."""
-    from audit.serve import ServeConfig, Service
+    from audit.service.serve import ServeConfig, Service
 
     venue = make_source(tmp_path, ledger_dir, "venue")
     body = lines(event_line("g", 0))
@@ -177,14 +177,14 @@ def test_the_ingress_refuses_a_forged_batch_a_front_did_not_check(ledger_dir: Pa
 
 def _game_events() -> list[Any]:
     """The events of two seeded checkers tables of the simulator, an illegal move planted in the first."""
-    from audit.live_sim import make_tables
+    from audit.simulator.live import make_tables
 
     _, tables = make_tables("checkers", 2, 5, inject="illegal-move")
     return [event for table in tables for event in table.events]
 
 
 def _record(root: Path, events: list[Any]) -> int:
-    from audit.simulate import record_events
+    from audit.simulator.simulate import record_events
 
     with ledger_api.Ledger.open(root) as led:
         record_events(led, events)
@@ -196,9 +196,9 @@ def test_the_live_audit_resumes_from_its_persisted_position(ledger_dir: Path, mo
     """Issue 29 point 3 (tessera's Follower): the live auditor keeps its position beside its derived
     files (`derived/live/state`); after a restart it reads the log from there, never an entry it had
     folded (counted at its reader), and publishes exactly the findings of one audit of the whole log."""
-    from audit.follow import FrameReader
-    from audit.live import LiveAuditor
-    from audit.live_store import open_auditor
+    from audit.live.auditor import LiveAuditor
+    from audit.live.follow import FrameReader
+    from audit.live.store import open_auditor
 
     reads: list[tuple[int, int | None]] = []
     entries = FrameReader.entries
@@ -231,8 +231,8 @@ def test_the_service_tells_the_live_audit_only_that_the_log_grew(ledger_dir: Pat
     """Issue 29 point 3 (the writer only says "the size grew"): the writer hands its follower a
     checkpoint, no events; the live audit reads the committed entries itself and ends where the log
     ends, with the findings of one audit of the whole log."""
-    from audit.live import LiveAuditor
-    from audit.live_hub import LiveHub
+    from audit.live.auditor import LiveAuditor
+    from audit.service.live_hub import LiveHub
     from schemas import encode
 
     venue = make_source(tmp_path, ledger_dir, "venue")
@@ -271,7 +271,7 @@ def test_the_follower_reader_reads_signed_entries_and_whole_streams(ledger_dir: 
     `stream`, as `ledger/reader.py` will name them) gives the signed size, reads no entry past it
     without a limit, and gives a stream's events from a seq on, those the stream index on disk
     covers and those after it alike, in seq order."""
-    from audit.follow import FrameReader
+    from audit.live.follow import FrameReader
 
     def pending(stream: str, seqs: range) -> list[Any]:
         return [ledger_api.Pending(n, *_decoded(event_line(stream, n))) for n in seqs]

@@ -1,4 +1,4 @@
-"""The HTTP/1.1 server of the service's fronts (`audit/http1.py`, issue 14, Build 4: a slow or
+"""The HTTP/1.1 server of the service's fronts (`audit/service/http1.py`, issue 14, Build 4: a slow or
 stalled client cannot hold the writer; request size limit, 413): each limit refused with its
 status and the JSON error, pipelined requests answered in order, chunked bodies, `Expect:
 100-continue`, HEAD, streamed answers, keep-alive and `Connection: close`, one log line a request.
@@ -18,7 +18,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from audit.http1 import MAX_HEAD, Answer, Refused, Request, Server
+from audit.service.http1 import MAX_HEAD, Answer, Refused, Request, Server
 
 
 def error_body(refused: Refused) -> bytes:

@@ -1,4 +1,4 @@
-"""The projection's JSON splitter: C (audit/_jsonsplit.c) and the reference give the same answers."""
+"""The projection's JSON splitter: C (audit/query/_jsonsplit.c) and the reference give the same answers."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from array import array
 import msgspec
 import pytest
 
-from audit import jsonsplit
+from audit.query import jsonsplit
 from ledger import fastscan
 
 pytestmark = pytest.mark.skipif(not jsonsplit.ACCELERATED, reason="C splitter not built")

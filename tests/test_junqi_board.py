@@ -15,7 +15,7 @@ from replay.junqi.board import CAMP, CENTRE, HQ, INDEX, IS_HQ, KIND, N_POINTS, N
 from replay.junqi.moves import destinations, legal_moves
 from replay.junqi.perft import parse_position
 from replay.junqi.pieces import ENGINEER, is_movable, kind_of
-from tests.test_junqi_support import start
+from tests.junqi_support import start
 
 DATA = Path(__file__).parent / "data" / "junqi"
 VECTORS = json.loads((DATA / "move_vectors.json").read_text(encoding="utf-8"))["vectors"]

@@ -19,7 +19,7 @@ from schemas.common import DrawAnswered, DrawOffered, GameEnded, MoveTimeUsed, R
 from schemas.envelope import Event
 from schemas.junqi import FlagRevealed, Moved
 from tests.audit_rows import HandBuilt, profile_json
-from tests.test_junqi_support import T0, codes, profile, scripted
+from tests.junqi_support import T0, codes, profile, scripted
 
 STREAM = "cup-r1-t1-g1"
 

@@ -10,7 +10,7 @@ import pytest
 
 from replay.junqi import ENGINE
 from replay.protocol import CHANCE, IllegalActionError
-from tests.test_junqi_support import SEATS, STANDARD, codes, grid_pieces, layout, layout_action, start
+from tests.junqi_support import SEATS, STANDARD, codes, grid_pieces, layout, layout_action, start
 
 DATA = Path(__file__).parent / "data" / "junqi"
 CASES = json.loads((DATA / "layouts.json").read_text(encoding="utf-8"))["cases"]

@@ -25,7 +25,7 @@ from replay.junqi.perft import format_position
 from replay.junqi.pieces import KIND_NAMES
 from replay.junqi.state import JunqiState, initial_state, settings
 from schemas.junqi import JunqiProfile
-from tests.test_junqi_support import start
+from tests.junqi_support import start
 
 GAMES = int(os.environ.get("MATCHLEDGER_DIFF_GAMES", "3"))
 SEED = int(os.environ.get("MATCHLEDGER_DIFF_SEED", "20261201"))

@@ -14,7 +14,7 @@ from replay.junqi.moves import check_move, legal_moves
 from replay.junqi.perft import PositionError, format_position, parse_position
 from replay.junqi.state import JunqiState
 from replay.protocol import IllegalActionError
-from tests.test_junqi_support import start
+from tests.junqi_support import start
 
 DATA = Path(__file__).parent / "data" / "junqi"
 DEEP = bool(os.environ.get("MATCHLEDGER_PERFT_DEEP"))

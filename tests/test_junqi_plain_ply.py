@@ -15,7 +15,7 @@ from replay.junqi.moves import legal_moves
 from replay.junqi.pieces import seat_of
 from replay.junqi.rules import count_step, do_move, eliminate, next_turn
 from replay.junqi.state import JunqiState
-from tests.test_junqi_support import start
+from tests.junqi_support import start
 
 PROFILES = [
     {},

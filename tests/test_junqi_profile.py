@@ -11,7 +11,7 @@ import pytest
 
 import schemas
 from schemas.junqi import JunqiProfile
-from tests.test_junqi_support import start
+from tests.junqi_support import start
 
 DATA = Path(__file__).parent / "data" / "junqi"
 DEFAULTS = json.loads((DATA / "profile_defaults.json").read_text(encoding="utf-8"))["defaults"]

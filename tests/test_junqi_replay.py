@@ -23,7 +23,7 @@ from schemas.common import GameEnded, MoveTimeUsed, TimedOut
 from schemas.envelope import Event
 from schemas.junqi import FlagRevealed, Moved
 from tests.engine_contract import check_engine
-from tests.test_junqi_support import codes, scripted, start
+from tests.junqi_support import codes, scripted, start
 
 DATA = Path(__file__).parent / "data" / "junqi"
 GAMES = int(os.environ.get("MATCHLEDGER_GAMES", "200"))

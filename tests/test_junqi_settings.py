@@ -13,7 +13,7 @@ from replay.junqi.moves import destinations, geometry, legal_moves
 from replay.junqi.perft import parse_position
 from replay.junqi.state import Move
 from schemas.junqi import FlagRevealed, LayoutSubmitted, Moved
-from tests.test_junqi_support import codes, point, profile, scripted, start
+from tests.junqi_support import codes, point, profile, scripted, start
 
 
 def test_arcs_not_straight_for_non_engineers() -> None:

@@ -13,7 +13,7 @@ from replay.junqi import ENGINE
 from replay.junqi.perft import parse_position
 from replay.junqi.state import JunqiState, Move
 from replay.protocol import TERMINAL
-from tests.test_junqi_support import SEATS, point, profile, scripted
+from tests.junqi_support import SEATS, point, profile, scripted
 
 DATA = Path(__file__).parent / "data" / "junqi"
 SPEC = json.loads((DATA / "turns.json").read_text(encoding="utf-8"))

@@ -24,14 +24,14 @@ from typing import Any
 import msgspec
 import pytest
 
-from audit import faults
-from audit.certify import certify
-from audit.live import FeedError, LiveAuditor, LiveFinding
-from audit.live_watch import _Link, messages
-from audit.projection import project
-from audit.render import finding_said
-from audit.session import movement_ranking
-from audit.tournament_sim import FAULTS, TournamentPlan, simulate_tournament
+from audit.certification.certify import certify
+from audit.live.auditor import FeedError, LiveAuditor, LiveFinding
+from audit.live.watch import _Link, messages
+from audit.presentation.render import finding_said
+from audit.query.projection import project
+from audit.query.session import movement_ranking
+from audit.simulator import faults
+from audit.simulator.tournament import FAULTS, TournamentPlan, simulate_tournament
 from ledger import LedgerCorrupt, LogReader, init
 from replay.protocol import Step
 from replay.registry import GAMES, SEATS, engine
@@ -273,7 +273,7 @@ def test_round_checks_that_fail_are_a_finding_not_a_crash(tournaments: dict, tmp
     def broken(*args: object) -> list[dict[str, Any]]:
         raise RuntimeError("the database is gone")
 
-    monkeypatch.setattr("audit.certify.collect_findings", broken)
+    monkeypatch.setattr("audit.certification.certify.collect_findings", broken)
     found = LiveAuditor().feed(list(enumerate(events)))
     closes = [e for e in events if e.kind == "tournament.round_closed"]
     assert [(f.code, f.seq) for f in found] == [("audit.E02", e.seq) for e in closes]

@@ -17,7 +17,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 import ledger as ledger_api
-from audit.serve import parse_body
+from audit.service.serve import parse_body
 from ledger import group_commit as ledger_group_commit
 from ledger import sources as ledger_sources
 from ledger.ed25519 import SMALL_ORDER_Y, P, _add, _decode, has_small_order
@@ -116,7 +116,7 @@ def test_a_registration_builds_one_verifier_in_the_front(monkeypatch: pytest.Mon
     """Issue 33 point 1 (a registration stalled every table): the writer sends the front only the
     source that changed, and the front builds that one verifier and leaves the others as they
     were, at 300 sources as at 1; a revocation reaches the front the same way."""
-    from audit import front
+    from audit.service import front
 
     signers = [ledger_api.Signer.generate(f"s{i}") for i in range(301)]
     book = ledger_sources.SourceBook(origin="day.test/log")
@@ -411,7 +411,7 @@ def test_a_front_that_keeps_dying_stops_the_service(ledger_dir: Path) -> None:
     import socket
     import time
 
-    from audit.serve import FRONT_RESTARTS
+    from audit.service.serve import FRONT_RESTARTS
     from bench.serve import children
 
     server = Server(ledger_dir, "--no-live")

@@ -38,7 +38,7 @@ WRITER_SIDE = {
     "ledger/commitments.py": "the writer's checkpoint history checks the frame positions it records",
     "ledger/bundle.py": "the proof builder reads a stream for the size it proves (frames.committed_streams, the code "
                         "LogReader.stream runs); the reader checks streams with its proofs, so it cannot import the reader",
-    "audit/faults.py": "the bad-byte drill edits a segment as an insider with write access would",
+    "audit/simulator/faults.py": "the bad-byte drill edits a segment as an insider with write access would",
 }
 """Product modules that may open segments/ or call the frame parser, and why."""
 

@@ -7,7 +7,7 @@ import pytest
 from replay.paohuzi import ENGINE, PROFILES
 from replay.registry import engine
 from tests.engine_contract import check_engine
-from tests.test_paohuzi_support import start_event
+from tests.paohuzi_support import start_event
 
 
 def test_registry_finds_the_engine() -> None:

@@ -19,7 +19,7 @@ from replay.paohuzi.cards import LIANGZHANG_INDEX, card_id, deal_hands, full_dec
 from replay.paohuzi.state import DRAW, HU, PASS, PENG, Action, State
 from schemas.envelope import Event
 from schemas.paohuzi import BoardCreated, Dealt, LiangzhangRevealed, PaohuziProfile
-from tests.test_paohuzi_support import start_event
+from tests.paohuzi_support import start_event
 
 GAMES = int(os.environ.get("MATCHLEDGER_DIFF_GAMES", "30"))
 SEED = int(os.environ.get("MATCHLEDGER_SEED", "20261201"))

@@ -24,8 +24,8 @@ from schemas.common import Disconnected, MoveTimeUsed, PenaltyCard, Resigned
 from schemas.envelope import Event, SeatHolder
 from schemas.paohuzi import Chi, Dealt, Discarded, Drawn, Hu, LiangzhangRevealed, Pao, PaohuziProfile, Passed, Ti, Wei
 from tests.ledger_support import cli
+from tests.paohuzi_support import codes, last_state, start_event, table
 from tests.test_paohuzi_opening import deal_events
-from tests.test_paohuzi_support import codes, last_state, start_event, table
 
 replace = msgspec.structs.replace
 DEFAULT = PaohuziProfile()

@@ -20,7 +20,7 @@ from replay.paohuzi import ENGINE, fold, rules
 from replay.paohuzi.cards import LIANGZHANG_INDEX, N_VALUES, deal_hands, full_deck
 from replay.paohuzi.melds import Group, three_of
 from replay.paohuzi.state import FIELDS, State
-from tests.test_paohuzi_support import start_event
+from tests.paohuzi_support import start_event
 
 SEED = int(os.environ.get("MATCHLEDGER_SEED", "20261201"))
 GAMES = int(os.environ.get("MATCHLEDGER_GAMES", "12"))

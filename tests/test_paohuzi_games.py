@@ -14,7 +14,7 @@ import schemas
 from replay.paohuzi import ENGINE, PROFILES
 from replay.paohuzi.state import State
 from schemas.paohuzi import PaohuziProfile
-from tests.test_paohuzi_support import start_event
+from tests.paohuzi_support import start_event
 
 DATA = Path(__file__).resolve().parent / "data" / "paohuzi"
 GAMES = int(os.environ.get("MATCHLEDGER_GAMES", "150"))

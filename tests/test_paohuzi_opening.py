@@ -10,7 +10,7 @@ import msgspec
 from replay.paohuzi import ENGINE, play_board
 from replay.paohuzi.fold import replay
 from schemas.paohuzi import Hu, PaohuziProfile, Ti
-from tests.test_paohuzi_support import codes, last_state, scripted_deck, start_event
+from tests.paohuzi_support import codes, last_state, scripted_deck, start_event
 
 HU_HAND = "一二三壹贰叁二七十贰柒拾四五六肆伍陆八九"
 

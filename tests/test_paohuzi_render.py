@@ -10,7 +10,7 @@ from replay.paohuzi.cards import N_VALUES
 from replay.paohuzi.render import HIDDEN, SEAT_COLOURS, frame, render_svg, render_text, sheet
 from replay.picture import key
 from schemas.paohuzi import Discarded
-from tests.test_paohuzi_support import start_event, table
+from tests.paohuzi_support import start_event, table
 
 
 def test_text_view_hides_what_a_seat_cannot_see() -> None:

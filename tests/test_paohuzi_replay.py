@@ -14,7 +14,7 @@ from replay.paohuzi.rules import census_of
 from replay.protocol import NoStartError, StrictReplayError
 from schemas.common import GameEnded
 from schemas.paohuzi import BoardCreated, BoardRevealed, Dealt, Discarded, Drawn, Hu, Huangzhuang, LiangzhangRevealed, Wei
-from tests.test_paohuzi_support import codes, last_state, start_event
+from tests.paohuzi_support import codes, last_state, start_event
 
 replace = msgspec.structs.replace
 

@@ -16,7 +16,7 @@ from replay.paohuzi.rules import deal, discard, draw, expose, reveal_liangzhang
 from replay.paohuzi.state import DRAW, HU, PASS, PENG, Action, Offer, Pending, State
 from replay.protocol import IllegalActionError
 from schemas.paohuzi import PaohuziProfile
-from tests.test_paohuzi_support import start_event, table
+from tests.paohuzi_support import start_event, table
 
 replace = State.replace
 FILL = ("", "", "")

@@ -1,4 +1,4 @@
-"""The projection kept beside the log (audit/projection_cache.py): reused only for the very log and
+"""The projection kept beside the log (audit/query/projection_cache.py): reused only for the very log and
 code it was derived from, and only when the log's key signed it; anything else (a grown log, other
 code, a file altered, a state forged without the key, no key to sign) and it is built again, with
 the same answers as a projection built from scratch."""
@@ -11,12 +11,12 @@ from pathlib import Path
 import msgspec
 import pytest
 
-import audit.projection_cache as cache
-from audit.projection import project_ledger
-from audit.session import movement_ranking, open_session
-from audit.simulate import simulate_games
-from audit.standings import standings
-from audit.tournament_sim import TournamentPlan, simulate_tournament
+import audit.query.projection_cache as cache
+from audit.query.projection import project_ledger
+from audit.query.session import movement_ranking, open_session
+from audit.query.standings import standings
+from audit.simulator.simulate import simulate_games
+from audit.simulator.tournament import TournamentPlan, simulate_tournament
 from ledger import Signer, init
 from ledger.derived import DerivedFiles
 from ledger.layout import PRIVATE_KEY
@@ -73,7 +73,7 @@ def test_a_kept_projection_is_reused_and_answers_as_a_built_one(root: Path) -> N
 def test_every_named_query_answers_the_same_from_a_kept_projection(root: Path) -> None:
     """The tables the database builds at load (timings, results …) are kept too: every named query
     (each certification check among them) gives the same rows from them as from a fresh load."""
-    from audit.db import QUERIES, VIEWS
+    from audit.query.db import QUERIES, VIEWS
 
     open_session(root, kept=True)
     reused, fresh = open_session(root, kept=True), open_session(root)

@@ -9,7 +9,7 @@ import random
 import msgspec
 import pytest
 
-from audit.simulate import game_start
+from audit.simulator.simulate import game_start
 from replay.fold import GameEnd, GameFold, fold_game
 from replay.protocol import GameEngine, NoStartError, Step, StrictReplayError
 from replay.registry import GAMES, SEATS, engine, engine_for, game_of
@@ -144,7 +144,7 @@ def test_severity_is_the_catalogues(game: str) -> None:
     reports has the severity its game's catalogue gives the code, and no fold restates one."""
     from pathlib import Path
 
-    from audit.codes import CODES
+    from audit.presentation.codes import CODES
 
     events, _ = _with_error(game, 13)
     late = [msgspec.structs.replace(e, ts=events[0].ts - 1) for e in events[2:4]]  # timestamps that go back
@@ -180,7 +180,7 @@ def test_one_handler_shape_and_one_way_to_report(game: str) -> None:
     import importlib
     import inspect
 
-    from audit.codes import CODES
+    from audit.presentation.codes import CODES
     from replay.fold import Findings
 
     module_name, context = HANDLER_FOLDS[game]
@@ -226,7 +226,7 @@ def test_projection_rows_are_a_visitor_of_the_driver(game: str) -> None:
     step by step, the live audit's way (games, seats, findings with their entries, steps)."""
     from array import array
 
-    from audit.projection import _GameRows
+    from audit.query.projection import _GameRows
 
     events, _ = _with_error(game, 23)
     entries = array("q", range(100, 100 + len(events)))

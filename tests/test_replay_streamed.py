@@ -13,7 +13,7 @@ import msgspec
 import pytest
 
 import schemas
-from audit.simulate import game_start, record_events
+from audit.simulator.simulate import game_start, record_events
 from ledger import Ledger, LogReader, init
 from ledger.fastscan import frame_batch
 from ledger.index import RECORD, stream_path

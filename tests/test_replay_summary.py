@@ -12,7 +12,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from audit.simulate import game_start, simulate_games
+from audit.simulator.simulate import game_start, simulate_games
 from ledger import init
 from replay.registry import GAMES, SEATS, engine
 from replay.run import game_streams, replay_game, summarise

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from audit.tournament_report import game_report_path
+from audit.presentation.tournament_report import game_report_path
 from ledger import LogReader
 from replay.picture import AS_CLAIMED, KEYS
 from replay.run import replay_game

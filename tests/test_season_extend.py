@@ -14,9 +14,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-import audit.projection_cache as cache
-from audit.session import open_session
-from audit.standings import standings
+import audit.query.projection_cache as cache
+from audit.query.session import open_session
+from audit.query.standings import standings
 from ledger import LogReader, init, record
 from schemas import decode_stored
 
@@ -151,7 +151,7 @@ def test_a_changed_prefix_is_built_again(entries: list[bytes], tmp_path: Path) -
     """Threat: a kept state, signed by the log's key, of a log whose signed prefix is not the one
     signed now (another log under the same key): the new entries do not extend its frontier to the
     signed root, and the projection is built from scratch, saying why; it answers as a full build."""
-    from audit.simulate import simulate_games
+    from audit.simulator.simulate import simulate_games
 
     root, other = tmp_path / "ledger", tmp_path / "other"
     init(root)

@@ -299,7 +299,7 @@ def test_a_changed_export_with_a_recomputed_manifest_is_refused(game_ledger: Pat
 def test_an_export_path_outside_the_export_is_refused(game_ledger: Path, tmp_path: Path) -> None:
     import hashlib
 
-    from audit.export import MANIFEST_FORMAT, load_parquet
+    from audit.lake.export import MANIFEST_FORMAT, load_parquet
     from ledger.notes import Signer, Verifier, sign_note
 
     out = tmp_path / "pq"

@@ -17,7 +17,7 @@ import msgspec
 import pytest
 
 import ledger as ledger_api
-from audit.client import Client, SendError, batch_body
+from audit.simulator.client import Client, SendError, batch_body
 from ledger import Signer
 from ledger import bundle as ledger_bundle
 from ledger import receipts as ledger_receipts
@@ -306,8 +306,8 @@ def test_live_findings_of_a_planted_illegal_move_and_a_false_claim(ledger_dir: P
 
     import aiohttp
 
-    from audit.live_sim import make_tables, play, register
-    from audit.live_watch import follow
+    from audit.live.watch import follow
+    from audit.simulator.live import make_tables, play, register
 
     admin = Signer.load(ledger_dir / "signer.key")
     groups = [make_tables("checkers", 3, 5, tag="clean"), make_tables("checkers", 1, 6, "illegal-move", tag="illegal"),
@@ -371,7 +371,7 @@ def test_simulate_drives_a_live_event_in_one_command(ledger_dir: Path) -> None:
 
 
 def _started_line() -> bytes:
-    from audit.live_sim import make_tables
+    from audit.simulator.live import make_tables
 
     _, tables = make_tables("checkers", 1, 7, tag="fast")
     return batch_body(tables[0].events[:1]).strip()
@@ -464,7 +464,7 @@ def test_signatures_checked_together_each_get_their_own_verdict(threads: int) ->
     go of the GIL, split over the accelerator's threads (issue 14, Build 2 and Measure): batches of three sources in one turn, a forged
     one and one signed by another source's key among them, each get exactly their own verdict, in
     any order of keys."""
-    from audit.serve import SignatureChecker
+    from audit.service.serve import SignatureChecker
 
     signers = [Signer.generate(f"venue-{n}") for n in range(3)]
     bodies = [event_line(f"v{n}/g", seq) + b"\n" for n in range(3) for seq in range(3)]
@@ -493,7 +493,7 @@ def test_log_lines_of_one_turn_are_written_together_and_never_held(tmp_path: Pat
     loop a line is written at once."""
     import io
 
-    from audit.serve import json_log
+    from audit.service.serve import json_log
 
     out = io.StringIO()
     log = json_log(out)

@@ -19,7 +19,7 @@ import msgspec
 import pytest
 
 import ledger as ledger_api
-from audit.serve import PRIVATE_PREFIX
+from audit.service.serve import PRIVATE_PREFIX
 from bench.serve import children
 from tests.ledger_support import cli, event_line
 from tests.serve_support import Server, get, log_of, make_source, post, signed

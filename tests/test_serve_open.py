@@ -18,13 +18,13 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from audit import faults
-from audit.client import Client
-from audit.live import LiveAuditor, LiveFinding
-from audit.live_store import FINDINGS, GAMES, KEYS, STATE, LiveStore, Opened, open_auditor
-from audit.session import movement_ranking
-from audit.simulate import record_events
-from audit.tournament_sim import TournamentPlan, simulate_tournament
+from audit.live.auditor import LiveAuditor, LiveFinding
+from audit.live.store import FINDINGS, GAMES, KEYS, STATE, LiveStore, Opened, open_auditor
+from audit.query.session import movement_ranking
+from audit.simulator import faults
+from audit.simulator.client import Client
+from audit.simulator.simulate import record_events
+from audit.simulator.tournament import TournamentPlan, simulate_tournament
 from ledger import Ledger, LogReader, init
 from ledger.derived import indexed_size
 from schemas.common import GameEnded, GameStarted, RoundClosed
@@ -193,8 +193,8 @@ def damage(live: Path, how: str) -> None:
         state.update(findings_bytes=len(forged), findings_sha256=hashlib.sha256(forged).hexdigest())
         (live / STATE).write_bytes(json.dumps(state, separators=(",", ":")).encode() + b"\n" + note)
     elif how == "state signed by another key":
-        from audit.live_store import SIGNED_FORMAT
-        from audit.signed_state import sign_state
+        from audit.live.store import SIGNED_FORMAT
+        from audit.query.signed_state import sign_state
         from ledger import Signer, load_verifier
 
         data, _, _ = (live / STATE).read_bytes().partition(b"\n")
@@ -232,13 +232,13 @@ def test_missing_torn_or_foreign_files_are_rebuilt(sources: dict, tmp_path: Path
 
 def test_files_kept_by_other_code_are_rebuilt(sources: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """An engine changed without a new version number (a fix deployed from a source tree): the
-    kept files name the code that derived them (audit.signed_state.code_fingerprint), so the restart
+    kept files name the code that derived them (audit.query.signed_state.code_fingerprint), so the restart
     rebuilds them with the new engine instead of serving the old one's findings."""
-    import audit.live_store
+    import audit.live.store
 
     events = sources["checkers", "wrong-seating"]
     Service(recorded(tmp_path / "l", events)).stop()
-    monkeypatch.setattr(audit.live_store, "code_fingerprint", lambda: "0.1.0+a-fixed-engine")
+    monkeypatch.setattr(audit.live.store, "code_fingerprint", lambda: "0.1.0+a-fixed-engine")
     again = Service(tmp_path / "l")
     assert not again.opened.resumed and "other code" in (again.opened.reason or "")
     assert again.auditor.findings == reference(events)
@@ -298,7 +298,7 @@ def test_a_stream_is_read_whole_while_the_index_on_disk_lags(sources: dict, tmp_
     """The service flushes the stream index every few seconds (checkpoints without the index
     between): a stream read back for a round close or a finished game's later event is its entries
     on disk plus those fed since the index covered them, every one, in seq order."""
-    from audit.live import LedgerLog
+    from audit.live.auditor import LedgerLog
 
     events = sources["checkers", "wrong-seating"]
     half = len(events) // 2

@@ -7,7 +7,7 @@ from __future__ import annotations
 import gc
 import weakref
 
-from audit.serve import settle_heap
+from audit.service.serve import settle_heap
 
 
 class _Node:
@@ -41,7 +41,7 @@ def test_warm_up_builds_the_decoders_and_imports_the_engines_before_the_first_ba
     import subprocess
     import sys
 
-    probe = ("import sys; from schemas import codec; from audit.serve import warm_up; warm_up(live=True); "
+    probe = ("import sys; from schemas import codec; from audit.service.serve import warm_up; warm_up(live=True); "
              "print(codec._decoder.cache_info().currsize, codec._batch_decoder.cache_info().currsize, "
              "all(f'replay.{g}' in sys.modules for g in ('checkers', 'junqi', 'paohuzi')))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.split()
@@ -51,7 +51,7 @@ def test_warm_up_builds_the_decoders_and_imports_the_engines_before_the_first_ba
 # -- the periodic index work beside the commits ------------------------------------------------------
 
 def _tables(n: int, moves: int) -> tuple[str, list]:
-    from audit.live_sim import make_tables
+    from audit.simulator.live import make_tables
 
     tag, tables = make_tables("checkers", n, 5)
     for t in tables:
@@ -136,8 +136,8 @@ def test_the_service_writer_indexes_beside_its_commits(tmp_path, monkeypatch) ->
     import asyncio
 
     import ledger.group_commit as writer_module
-    from audit.client import batch_body
-    from audit.serve import parse_body
+    from audit.service.serve import parse_body
+    from audit.simulator.client import batch_body
     from ledger import check_receipt, init, load_verifier, verify
     from ledger.group_commit import Batch, Writer, digest_of
     from ledger.sources import sign_batch
@@ -221,7 +221,7 @@ def test_the_live_state_names_the_root_the_commit_signed(tmp_path) -> None:
     """The live audit's saved state binds its files to the log's Merkle root at its size: the
     root of the checkpoint the commit handed over is the one written (a restart accepts it); a
     root noted for another size is not used; a wrong one would be refused at the restart."""
-    from audit.live_store import LiveStore, open_auditor
+    from audit.live.store import LiveStore, open_auditor
     from ledger import Ledger, Pending, init
     from ledger.derived import tree_root
     from schemas import encode

@@ -18,13 +18,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from audit.db import QUERIES, VIEWS
+from audit.query.db import QUERIES, VIEWS
 from tests.ledger_support import cli
 
 sqlglot = pytest.importorskip("sqlglot", reason="the spark extra is not installed (pip install 'matchledger[spark]')")
 
-from audit.export import ExportError  # noqa: E402
-from audit.spark_sql import spark_query, spark_relations, spark_sql  # noqa: E402
+from audit.lake.export import ExportError  # noqa: E402
+from audit.spark.sql import spark_query, spark_relations, spark_sql  # noqa: E402
 
 PLAYERS = {"junqi": 8, "paohuzi": 6, "checkers": 4}  # two tables each: a fault of the seating or the deal needs them
 SEED = 5
@@ -141,15 +141,15 @@ def _remove_listed(out: Path) -> str:
 
 @pytest.mark.parametrize("damage", [_tamper_value, _add_unlisted, _remove_listed])
 def test_a_changed_export_is_refused_before_spark_starts(exported: tuple[Path, Path], tmp_path: Path, damage, monkeypatch) -> None:
-    import audit.spark_db
+    import audit.spark.db
 
     root, original = exported
     out = tmp_path / "pq"
     shutil.copytree(original, out)
     expected = damage(out)
     started = []
-    monkeypatch.setattr(audit.spark_db, "spark_session", lambda master=None: started.append(master))
-    from audit.spark_audit import open_export
+    monkeypatch.setattr(audit.spark.db, "spark_session", lambda master=None: started.append(master))
+    from audit.spark.session import open_export
     from ledger import Verifier
 
     with pytest.raises(ExportError, match=expected.replace("[", r"\[").replace("]", r"\]")):
@@ -173,7 +173,7 @@ def test_entries_that_do_not_hash_to_the_signed_root_are_refused(exported: tuple
     pq.write_table(table.set_column(table.schema.get_field_index("body"), table.schema.field("body"),
                                     pa.array(bodies, table.schema.field("body").type)), path)
     _resign(root, out)
-    from audit.spark_audit import open_export
+    from audit.spark.session import open_export
     from ledger import Verifier
 
     with pytest.raises(ExportError, match="the export.s entries hash to [0-9a-f]{64}, not to the checkpoint.s root [0-9a-f]{64} at size"):
@@ -184,9 +184,9 @@ def test_a_file_changed_after_the_drivers_check_is_refused_by_the_executors(expo
                                                                            spark_ready: None, monkeypatch) -> None:
     """The executors parse each file from the bytes whose SHA-256 they check: a file changed between
     the driver's check and Spark's read (someone with write access racing the audit) is refused."""
-    import audit.spark_audit
-    from audit.export import verify_export
-    from audit.spark_audit import open_export
+    import audit.spark.session
+    from audit.lake.export import verify_export
+    from audit.spark.session import open_export
     from ledger import Verifier
 
     root, original = exported
@@ -203,7 +203,7 @@ def test_a_file_changed_after_the_drivers_check_is_refused_by_the_executors(expo
                                         pa.array(names, table.schema.field("name").type)), path)
         return manifest
 
-    monkeypatch.setattr(audit.spark_audit, "verify_export", checked_then_changed)
+    monkeypatch.setattr(audit.spark.session, "verify_export", checked_then_changed)
     with pytest.raises(ExportError, match=r"players/.*\.parquet: sha256 differs from the manifest"):
         open_export(out, Verifier.load(root / "signer.pub"))
 
@@ -212,7 +212,7 @@ def _resign(root: Path, out: Path) -> None:
     """Rewrites an export's manifest with its files' hashes as they are now, signed by the ledger's key."""
     import hashlib
 
-    from audit.export import MANIFEST, MANIFEST_FORMAT, MANIFEST_NOTE
+    from audit.lake.export import MANIFEST, MANIFEST_FORMAT, MANIFEST_NOTE
     from ledger import Signer
     from ledger.layout import PRIVATE_KEY
     from ledger.notes import sign_note

@@ -17,11 +17,11 @@ import msgspec
 import pyarrow as pa
 import pytest
 
-import audit.projection_cache as cache
-from audit.db import AuditDB
-from audit.live import LiveFinding
-from audit.live_store import FINDINGS, LiveStore
-from audit.projection import Projection, project
+import audit.query.projection_cache as cache
+from audit.live.auditor import LiveFinding
+from audit.live.store import FINDINGS, LiveStore
+from audit.query.db import AuditDB
+from audit.query.projection import Projection, project
 from ledger import LedgerCorrupt, LogReader, Signer
 from ledger.derived import DerivedFiles
 from ledger.layout import PRIVATE_KEY, PUBLIC_KEY
@@ -104,7 +104,7 @@ def _forge_projection(root: Path, signer: Signer) -> None:
 
 def _winners(root: Path) -> list[list[int]]:
     """Returns every game's derived winners as a projection built from the log gives them."""
-    from audit.projection import project_ledger
+    from audit.query.projection import project_ledger
 
     return project_ledger(root).tables()["games"].sort_by("entry")["derived_winners"].to_pylist()
 
@@ -299,7 +299,7 @@ def _relaunder_events(out: Path, signer: Signer) -> None:
     buggy or careless export would."""
     import pyarrow.parquet as pq
 
-    from audit.export import MANIFEST, MANIFEST_FORMAT, MANIFEST_NOTE
+    from audit.lake.export import MANIFEST, MANIFEST_FORMAT, MANIFEST_NOTE
 
     manifest = json.loads((out / MANIFEST).read_text())
     item = next(f for f in manifest["files"] if f["path"].startswith("events/") and f["rows"])

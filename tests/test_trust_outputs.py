@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from audit.export import MANIFEST, load_parquet
+from audit.lake.export import MANIFEST, load_parquet
 from ledger import Verifier
 from ledger.outputs import OutputRefused, output_directory, stream_file_name
 from tests.ledger_support import cli, snapshot
@@ -139,7 +139,7 @@ def test_a_failed_output_leaves_nothing_and_a_link_is_refused(tmp_path: Path) ->
 def test_game_reports_of_two_streams_never_share_a_file() -> None:
     """Issue 28.11: the tournament page's game reports are named as every per-stream output (`a/b`
     and `a_b` apart), and the page links to the name as written (its `%XX` escaped for the URL)."""
-    from audit.tournament_report import _link, game_report_path
+    from audit.presentation.tournament_report import _link, game_report_path
 
     page = Path("/tmp/out/cup.html")
     one, two = game_report_path(page, "cup/a/b"), game_report_path(page, "cup/a_b")

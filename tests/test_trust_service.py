@@ -22,9 +22,9 @@ from typing import Any
 import pytest
 
 import ledger as ledger_api
-from audit.http1 import Answer, Request
-from audit.http1 import Server as HttpServer
-from audit.serve import error_body
+from audit.service.http1 import Answer, Request
+from audit.service.http1 import Server as HttpServer
+from audit.service.serve import error_body
 from bench.serve import children
 from tests.ledger_support import cli, event_line
 from tests.serve_support import Server, get, log_of, make_source, post, signed
@@ -410,10 +410,10 @@ def free_port() -> int:
 
 
 class LiveRun:
-    """`simulate --url` (audit.live_sim.simulate_live) on a thread; `reached(n)` waits until n events were acknowledged."""
+    """`simulate --url` (audit.simulator.live.simulate_live) on a thread; `reached(n)` waits until n events were acknowledged."""
 
     def __init__(self, url: str, ledger: Path, tables: int, **resume: Any) -> None:
-        from audit.live_sim import simulate_live
+        from audit.simulator.live import simulate_live
 
         self.acked = 0
         self._progress = threading.Condition()

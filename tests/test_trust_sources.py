@@ -15,9 +15,9 @@ import msgspec
 import pytest
 
 import ledger as ledger_api
-from audit.client import Client
-from audit.live_sim import make_tables
-from audit.serve import parse_body
+from audit.service.serve import parse_body
+from audit.simulator.client import Client
+from audit.simulator.live import make_tables
 from ledger import Ledger, LedgerError, Pending, Signer, record
 from ledger import sources as ledger_sources
 from ledger.errors import SequenceError

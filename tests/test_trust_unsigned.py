@@ -20,10 +20,10 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from audit.certify import certify
-from audit.session import movement_ranking, open_session
-from audit.standings import standings
-from audit.tournament_sim import TournamentPlan, simulate_tournament
+from audit.certification.certify import certify
+from audit.query.session import movement_ranking, open_session
+from audit.query.standings import standings
+from audit.simulator.tournament import TournamentPlan, simulate_tournament
 from ledger import Ledger, LogReader, Pending, init
 from ledger.checkpoints import checkpoint_path, write_checkpoint
 from ledger.errors import ForeignEntries, LedgerCorrupt

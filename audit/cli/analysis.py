@@ -29,11 +29,11 @@ from audit.cli.base import (
     trust_document,
 )
 from audit.cli.results import Certified, CheckDone, Crossed, Demonstrated, Explained, Legend, Queried, Ranked
-from audit.output import Format, Rows, emit, is_terminal, progress_bar, progress_steps, say
+from audit.presentation.output import Format, Rows, emit, is_terminal, progress_bar, progress_steps, say
 from ledger import anchor as ledger_anchor
 
 if TYPE_CHECKING:
-    from audit.session import Session
+    from audit.query.session import Session
     from ledger import Signer, VerifyReport
 
 
@@ -64,7 +64,7 @@ def _export_session(engine: Engine, parquet: Path | None, key: Path | None, mast
         return None
     if parquet is None or key is None:
         raise typer.BadParameter("--engine spark audits a Parquet export: give --parquet DIR and --key signer.pub", param_hint="--parquet")
-    from audit.spark_audit import open_export
+    from audit.spark.session import open_export
     from ledger import Verifier
 
     return (*open_export(parquet, Verifier.load(key), master), key)
@@ -77,9 +77,9 @@ def audit(ledger: LedgerOpt = DEFAULT_LEDGER,
           certificate: CertificateOpt = None, auditor_key: AuditorKeyOpt = None, force: ForceOpt = False,
           fmt: FormatOpt = Format.table, quiet: QuietOpt = False) -> None:
     """Certify a ledger, or with --engine spark an export: verify, replay every game, run every query, check every claim (exit 1 on findings)."""
-    from audit.certificate import finding_records, write_certificate, written_line
-    from audit.certify import certify, certify_session
-    from audit.render import certification_rows, finding_rows, finding_said
+    from audit.certification.certificate import finding_records, write_certificate, written_line
+    from audit.certification.certify import certify, certify_session
+    from audit.presentation.render import certification_rows, finding_rows, finding_said
 
     if engine is Engine.duckdb and parquet is not None:
         raise typer.BadParameter("an export is audited on Spark: add --engine spark", param_hint="--parquet")
@@ -144,9 +144,9 @@ def standings(tournament: Annotated[str, typer.Option(help="Tournament stream id
                                                         "time: ms or ISO 8601 (default: the competition's latest event).")] = None,
               fmt: FormatOpt = Format.table, quiet: QuietOpt = False) -> None:
     """Print a tournament's ranking with every tie-break column (and a legend of the columns)."""
-    from audit import standings as standings_mod
-    from audit.render import crosstable_rows, explanation_rows, legend_rows, standings_rows
-    from audit.session import open_session
+    from audit.presentation.render import crosstable_rows, explanation_rows, legend_rows, standings_rows
+    from audit.query import standings as standings_mod
+    from audit.query.session import open_session
 
     if engine is Engine.duckdb and parquet is not None:
         raise typer.BadParameter("standings of an export are computed on Spark: add --engine spark", param_hint="--parquet")
@@ -160,7 +160,7 @@ def standings(tournament: Annotated[str, typer.Option(help="Tournament stream id
     if fmt is not Format.json:  # first: the table's last line is its legend
         say_trust(trust, table=fmt is Format.table)
     if as_of is not None:
-        from audit.appeals import ArbitrationError, parse_time
+        from audit.query.appeals import ArbitrationError, parse_time
 
         try:
             moment = parse_time(as_of)
@@ -218,10 +218,10 @@ def query(sql: Annotated[str | None, typer.Argument(help="Read-only SQL over the
           timeout: Annotated[float, typer.Option(help="Stop the query after this many seconds.")] = 60.0,
           fmt: FormatOpt = Format.table, quiet: QuietOpt = False) -> None:
     """Run read-only SQL or a named query over the projection of a ledger or of a Parquet export; list the queries; describe the columns."""
-    from audit.db import AuditDB, AuditError, catalogue
-    from audit.dictionary import describe_columns
-    from audit.export import open_parquet
-    from audit.session import open_session
+    from audit.lake.export import open_parquet
+    from audit.presentation.dictionary import describe_columns
+    from audit.query.db import AuditDB, AuditError, catalogue
+    from audit.query.session import open_session
     from ledger import Verifier
 
     if names and not list_queries:
@@ -264,7 +264,7 @@ def query(sql: Annotated[str | None, typer.Argument(help="Read-only SQL over the
 
 def _reads_body(name: str | None, sql: str | None) -> bool:
     """Tells whether a query reads `events.body` (the stored events, which only then are read again)."""
-    from audit.db import QUERIES
+    from audit.query.db import QUERIES
 
     text = QUERIES[name].sql if name is not None and name in QUERIES else sql or ""
     return re.search(r"\bbody\b", text, re.IGNORECASE) is not None
@@ -275,7 +275,7 @@ def _check_named(name: str, params: dict[str, object]) -> None:
 
     :raises typer.BadParameter: naming the queries or the parameters it takes.
     """
-    from audit.db import AuditError, check_call
+    from audit.query.db import AuditError, check_call
 
     try:
         check_call(name, params)
@@ -300,8 +300,8 @@ def _params(pairs: list[str]) -> dict[str, object]:
 @command
 def demo(ledger: LedgerOpt = DEFAULT_LEDGER, json: JsonOpt = False, quiet: QuietOpt = False) -> None:
     """The main job: simulate a tournament of each game into a fresh ledger, verify, replay, audit, show standings."""
-    from audit import demo as demo_mod
-    from audit.render import certification_rows, standings_rows
+    from audit.presentation.render import certification_rows, standings_rows
+    from audit.simulator import demo as demo_mod
 
     with progress_steps(quiet=quiet or json, always=True) as step:
         result = demo_mod.run_demo(ledger, step)

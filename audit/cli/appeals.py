@@ -24,7 +24,7 @@ from audit.cli.base import (
     trust_document,
 )
 from audit.cli.results import AppealsListed, ArbitrationRecorded
-from audit.output import Format, chosen, emit, progress_bar
+from audit.presentation.output import Format, chosen, emit, progress_bar
 
 appeal_app = typer.Typer(name="appeal", no_args_is_help=True,
                          help="Write the arbitration procedure to the log: arbiters, appeals, decisions, rulings.",
@@ -69,7 +69,7 @@ def register(public_key: Annotated[Path, key_option("--pub", help="The arbiter's
              name: Annotated[str | None, typer.Option(help="The arbiter's name.")] = None,
              ledger: LedgerOpt = DEFAULT_LEDGER, at: AtOpt = None, json: JsonOpt = False) -> None:
     """Register an arbiter's key with its role (stream log.arbiters): rulings and decisions must be signed by one."""
-    from audit.appeals import register_arbiter
+    from audit.query.appeals import register_arbiter
 
     _report(register_arbiter(ledger, public_key, _choice(role, ROLES, "--role"), name, at), json)
 
@@ -82,7 +82,7 @@ def file(tournament: Annotated[str, typer.Option(help="The tournament stream (it
          ruling: Annotated[int | None, typer.Option(help="The seq of the game.ruling appealed against, if any.")] = None,
          ledger: LedgerOpt = DEFAULT_LEDGER, at: AtOpt = None, record_anyway: AnywayOpt = False, json: JsonOpt = False) -> None:
     """File a player's appeal on a game (第十八条): refused when filed before the game ended or after its appeal window."""
-    from audit.appeals import file_appeal
+    from audit.query.appeals import file_appeal
 
     _report(file_appeal(ledger, tournament, game, player, grounds, ruling, at, record_anyway), json)
 
@@ -98,7 +98,7 @@ def decide(tournament: Annotated[str, typer.Option(help="The tournament stream h
            json: JsonOpt = False) -> None:
     """Record the committee's decision with every vote (第十九条), signed by a committee member: refused
     when decided already, without a valid majority of an odd committee, or signed by another key."""
-    from audit.appeals import decide_appeal
+    from audit.query.appeals import decide_appeal
 
     _report(decide_appeal(ledger, tournament, appeal, _choice(decision, DECISIONS, "--decision"), vote, text, key, at, record_anyway),
             json)
@@ -124,7 +124,7 @@ def rule(stream: Annotated[str, typer.Option(help="The game ruled on (the tourna
     """Record a referee's ruling of a kind (第十四条), signed by the referee: it changes the result as its kind
     says; refused when the key is no referee's, it cannot apply to the game, or it overrides an ended game
     on no upheld appeal."""
-    from audit.appeals import rule as rule_fn
+    from audit.query.appeals import rule as rule_fn
 
     fields = {"seat": seat, "winners": _numbers(winners, "--winners", int), "points": _numbers(points, "--points"),
               "termination": termination, "carries_out": carries_out, "player": player, "from_round": from_round,
@@ -138,8 +138,8 @@ def appeals(ledger: LedgerOpt = DEFAULT_LEDGER,
             open_: Annotated[bool, typer.Option("--open", help="Only the appeals awaiting a decision or, upheld, a correction.")] = False,
             key: LogKeyOpt = None, fmt: FormatOpt = Format.table, quiet: QuietOpt = False) -> None:
     """List the appeals: game, filing time and window, deadline, decision and votes, the correction."""
-    from audit.appeals import list_appeals
-    from audit.render import appeal_rows
+    from audit.presentation.render import appeal_rows
+    from audit.query.appeals import list_appeals
     from ledger import LogReader, pinned_key
 
     with pinned_key(key), progress_bar("replaying games", 0, quiet=quiet) as advance:  # the bar's total: the games

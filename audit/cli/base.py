@@ -22,7 +22,7 @@ from typing import Annotated, Any, TypeVar
 import typer
 
 from audit.cli.examples import EXAMPLES
-from audit.output import Format, fail, fail_note, say, stdout_console
+from audit.presentation.output import Format, fail, fail_note, say, stdout_console
 
 app = typer.Typer(no_args_is_help=True, help="Record, verify, replay and audit competitive games.",
                   context_settings={"help_option_names": ["-h", "--help"]}, rich_markup_mode=None)
@@ -32,7 +32,7 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object on 
 FormatOpt = Annotated[Format, typer.Option("--format", help="table (plain text when stdout is not a terminal), csv, tsv, "
                                                             "json (one object; --json is the same) or ndjson (one object a row).")]
 """The output option of every command that prints rows: a command declares `fmt: FormatOpt = Format.table`
-and prints with `audit.output.emit`; `--json` is added to it as an alias of `--format json`."""
+and prints with `audit.presentation.output.emit`; `--json` is added to it as an alias of `--format json`."""
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar on stderr.")]
 ForceOpt = Annotated[bool, typer.Option("--force", help="Replace an existing output file.")]
 GameArg = Annotated[str, typer.Argument(help="checkers, junqi or paohuzi.")]
@@ -155,7 +155,7 @@ def _version(value: bool) -> None:
     if value:
         from importlib.metadata import version
 
-        from audit.accelerators import describe
+        from audit.query.accelerators import describe
 
         typer.echo(f"matchledger {version('matchledger')}\n{describe()}")
         raise typer.Exit()
@@ -172,7 +172,7 @@ def _root(version: Annotated[bool, typer.Option("--version", callback=_version, 
 
 def _project_errors() -> tuple[type[BaseException], ...]:
     """The errors a command reports as a message (imported when one is raised, not at start-up)."""
-    from audit.db import AuditError
+    from audit.query.db import AuditError
     from ledger import LedgerError
     from replay.protocol import ReplayError
     from schemas.codec import ContractError
@@ -221,9 +221,9 @@ def exit_code_of(exc: BaseException) -> int | None:
 
 
 def _send_error() -> type[BaseException] | None:
-    """Returns the live client's refusal (audit.client.SendError) once the client is loaded: an error
+    """Returns the live client's refusal (audit.simulator.client.SendError) once the client is loaded: an error
     of that type exists only then, so a command that never sent pays nothing for the import."""
-    client = sys.modules.get("audit.client")
+    client = sys.modules.get("audit.simulator.client")
     return getattr(client, "SendError", None)
 
 

@@ -27,11 +27,11 @@ from audit.cli.base import (
     trust_document,
 )
 from audit.cli.results import Counted, HuJudged, PageWritten, Planted, Replayed, ReportWritten, SeatShown, Shown, Simulated, SimulatedLive
-from audit.faults import FAULTS
-from audit.output import Format, emit, progress_bar, progress_steps, say
+from audit.presentation.output import Format, emit, progress_bar, progress_steps, say
+from audit.simulator.faults import FAULTS
 
 if TYPE_CHECKING:
-    from audit.tournament_sim import TournamentPlan
+    from audit.simulator.tournament import TournamentPlan
 
 
 @command
@@ -67,9 +67,9 @@ def simulate(game: GameArg, ledger: LedgerOpt = DEFAULT_LEDGER,
         _simulate_live(url, game, tables, seed, admin_key, per_batch, inject, json, (tag, keys, retry_for))
         return
     import ledger as ledger_api
-    from audit import simulate as simulate_mod
-    from audit.session import movement_ranking
-    from audit.tournament_sim import TournamentPlan, simulate_tournament
+    from audit.query.session import movement_ranking
+    from audit.simulator import simulate as simulate_mod
+    from audit.simulator.tournament import TournamentPlan, simulate_tournament
 
     plan = TournamentPlan(game, players, rounds, games_per_round, seed, group_tables, inject, profile, tuple(set_ or ()))
     _check_simulation(plan, tournament, boards, tables)  # every option before the disk is touched
@@ -127,7 +127,7 @@ def _check_simulation(plan: TournamentPlan, tournament: bool, boards: int | None
 
 def _simulate_live(url: str, game: str, tables: int, seed: int, admin_key: Path | None, per_batch: int, inject: str | None,
                    json: bool, resume: tuple[str | None, Path | None, float]) -> None:
-    from audit.live_sim import simulate_live
+    from audit.simulator.live import simulate_live
 
     if admin_key is None:
         raise typer.BadParameter("with --url, give the log's private key (the ledger's signer.key) to register the tables",
@@ -145,7 +145,7 @@ def replay(ledger: LedgerOpt = DEFAULT_LEDGER,
            game: Annotated[str | None, typer.Option(help="Replay only this game stream.")] = None,
            key: LogKeyOpt = None, fmt: FormatOpt = Format.table, quiet: QuietOpt = False) -> None:
     """Re-derive every game from the rules and list the findings (exit 1 when there are any)."""
-    from audit.render import finding_record, finding_rows, finding_said
+    from audit.presentation.render import finding_record, finding_rows, finding_said
     from replay import run as run_mod
     from schemas.common import GameStarted
 
@@ -210,9 +210,9 @@ def show(game: Annotated[str, typer.Option(help="Game stream id.")], ledger: Led
          svg: Annotated[Path | None, typer.Option(help="Also write the position as SVG.")] = None,
          key: LogKeyOpt = None, force: ForceOpt = False, json: JsonOpt = False) -> None:
     """Show a game's position at any step, as text (and SVG), with the seats and their players."""
-    from audit import report as report_mod
-    from audit.render import finding_record
-    from audit.terms import in_words
+    from audit.presentation import report as report_mod
+    from audit.presentation.render import finding_record
+    from audit.presentation.terms import in_words
     from ledger import check_output, write_output
     from replay import run as run_mod
     from replay.protocol import seat_label
@@ -258,8 +258,8 @@ def report(out: Annotated[Path, typer.Option(help="HTML file to write.")],
            quiet: QuietOpt = False) -> None:
     """Write a game's arbitration report (findings at their step, appeals, time chart, boards, proofs) or a tournament's page (HTML)."""
     import ledger as ledger_api
-    from audit import report as report_mod
-    from audit import tournament_report
+    from audit.presentation import report as report_mod
+    from audit.presentation import tournament_report
 
     if (game is None) == (tournament is None):
         raise typer.BadParameter("give --game ID or --tournament ID")

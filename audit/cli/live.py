@@ -10,7 +10,7 @@ import typer
 
 from audit.cli.base import DEFAULT_LEDGER, JsonOpt, LedgerOpt, app, command, epilog, guarded, key_option
 from audit.cli.results import Sent
-from audit.output import Format, emit, emit_json, say
+from audit.presentation.output import Format, emit, emit_json, say
 
 source_app = typer.Typer(no_args_is_help=True, help="Register or revoke the sources allowed to send batches (venue servers, "
                                                     "platforms, AI harnesses).", epilog=epilog("source"))
@@ -48,8 +48,8 @@ def serve(ledger: LedgerOpt = DEFAULT_LEDGER,
 
         matchledger send --url http://127.0.0.1:8080 --key venue-1.key --log-key L/signer.pub events.jsonl
     """
-    from audit.serve import ServeConfig
-    from audit.serve import serve as run
+    from audit.service.serve import ServeConfig
+    from audit.service.serve import serve as run
 
     if not (ledger / "ledger.json").exists():
         raise typer.BadParameter(f"{ledger} is not a ledger; create it with `matchledger init --ledger {ledger}`", param_hint="--ledger")
@@ -115,7 +115,7 @@ def _offline(ledger: Path, make) -> dict:  # noqa: ANN001 - a registration or re
 def _online(url: str, admin_key: Path | None, change: dict) -> dict:
     import asyncio
 
-    from audit.client import change_source
+    from audit.simulator.client import change_source
     from ledger import Signer
 
     if admin_key is None:
@@ -132,7 +132,7 @@ def send(file: Annotated[Path, typer.Argument(help="JSONL file of events.")],
          receipts: Annotated[Path | None, typer.Option(help="Write each receipt, one JSON per line, to this file.")] = None,
          json: JsonOpt = False) -> None:
     """Send a JSONL file of events to a running service as signed batches; check every receipt."""
-    from audit.sending import send_file
+    from audit.simulator.sending import send_file
 
     result = send_file(url, key, file, batch, log_key, receipts)  # a refusal: exit 1 (audit.cli.base.exit_code_of)
     if json:

@@ -46,7 +46,7 @@ from audit.cli.results import (
     TilesExported,
     Verified,
 )
-from audit.output import PROGRESS_BYTES, Format, ProgressReader, Result, chosen, emit, fail, fail_note, progress_bar, progress_steps, say
+from audit.presentation.output import PROGRESS_BYTES, Format, ProgressReader, Result, chosen, emit, fail, fail_note, progress_bar, progress_steps, say
 from ledger import Signer, Verifier, check_output, write_output
 from ledger import bundle as ledger_bundle
 from ledger import checkpoints as ledger_checkpoints
@@ -192,8 +192,8 @@ def _export(ledger: Path, jsonl: Path | None, parquet: Path | None, location: st
         summary = TilesExported(size=signed.size, tiles=str(tiles), trust=trust)
         text = f"wrote the checkpoint, tiles and entry bundles of the log at size {signed.size} to {tiles} (serve it as static files)"
     else:
-        from audit.export import export_parquet
-        from audit.projection_cache import projection_of
+        from audit.lake.export import export_parquet
+        from audit.query.projection_cache import projection_of
 
         assert parquet is not None
         check_output(parquet, force, directory=True)
@@ -217,7 +217,7 @@ def _export_records(ledger: Path, game: str | None, tournament: str | None, out:
     """Writes one game's record (to `out` or stdout) or every game of a tournament (one file each in
     `out`), read from the signed log (LogReader.checked_events); returns the games written and where, the
     line to say, and the checkpoint it was checked against."""
-    from audit.record_format import game_record, game_streams, record_file_name
+    from audit.presentation.record_format import game_record, game_streams, record_file_name
 
     if tournament is not None and out is None:
         raise typer.BadParameter("a tournament's records go one file per game into a directory: give --out DIR", param_hint="--out")

@@ -1,5 +1,5 @@
 """What the commands return (issue 29.6): one typed result per command, whose fields are its `--json`
-keys, declared here once; `lines()` is what a person reads. `audit.output.emit` prints either, and
+keys, declared here once; `lines()` is what a person reads. `audit.presentation.output.emit` prints either, and
 tests/test_cli_docs.py holds README's `--json` keys column to these types (`RESULTS`). A summary the
 library returns as a mapping (`demo`, `send`, `check-certificate`) is converted to its type, so a key
 it adds or drops fails there, not in a reader's script."""
@@ -10,7 +10,7 @@ from typing import Any
 
 import msgspec
 
-from audit.output import Result
+from audit.presentation.output import Result
 
 
 class Initialised(Result):

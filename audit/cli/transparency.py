@@ -15,7 +15,7 @@ import typer
 from audit.cli.base import JsonOpt, command, existing_ledger, export_trust, key_option, say_trust, trust_document
 from audit.cli.inputs import read_input, read_text
 from audit.cli.results import CertificateChecked, ConsistencyChecked, Witnessed
-from audit.output import Format, emit, say
+from audit.presentation.output import Format, emit, say
 
 if TYPE_CHECKING:
     from ledger import Verifier
@@ -53,8 +53,8 @@ def check_certificate(file: Annotated[Path, typer.Argument(help="The certificate
                       auditor_key: Annotated[Path, key_option("--auditor-key", help="The auditor's public key (NAME.pub of keygen).")],
                       key: KeyOpt, json: JsonOpt = False) -> None:
     """Check an audit certificate offline: the auditor's signature, the statement, and the log's signed checkpoint it names."""
-    from audit.certificate import check_certificate as check
-    from audit.certificate import checked_lines, checked_record
+    from audit.certification.certificate import check_certificate as check
+    from audit.certification.certificate import checked_lines, checked_record
     from ledger import Verifier
 
     checked = check(read_input(file, "an audit certificate (a DSSE envelope)"), Verifier.load(auditor_key), Verifier.load(key), str(file))

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from audit.cli.base import ExitCode, JsonOpt, command
-from audit.output import emit_json, fail, fail_note, say
+from audit.presentation.output import emit_json, fail, fail_note, say
 
 EXIT_INTERRUPTED = 130
 """Ctrl-C: the shell's code for a command stopped by SIGINT."""
@@ -28,8 +28,8 @@ def watch(
     """
     import msgspec
 
-    from audit.live_watch import WatchError, follow
-    from audit.render import finding_said
+    from audit.live.watch import WatchError, follow
+    from audit.presentation.render import finding_said
 
     last = since
     try:

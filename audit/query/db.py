@@ -1,0 +1,278 @@
+"""Every DuckDB call of matchledger: load the projection, run the named SQL files, run read-only SQL.
+
+The database is in memory. It reads the projection's Arrow tables where they are, as views over
+Arrow memory (copying them into DuckDB's own storage would cost more than every check scanning
+them), and holds what `audit/query/sql/views/` derives from them (views, and tables such as `timings`
+that several checks read and are built once at load). After loading, external access is switched
+off and locked, so no SQL can read or write files, let alone the ledger.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+SQL_DIR = Path(__file__).parent / "sql"
+_HEADER = re.compile(r"^--\s*(\w+):\s*(.*)$")
+_PARAM = re.compile(r"\$([a-z_]\w*)")
+_CREATES = re.compile(r"^CREATE\s+(VIEW|TABLE|MACRO)\b", re.IGNORECASE | re.MULTILINE)
+
+
+MEMORY_LIMIT = "4GB"
+"""DuckDB's memory limit for a user's query: a runaway query fails instead of exhausting the machine."""
+
+
+class AuditError(Exception):
+    """A query failed or is not allowed; the message names it."""
+
+
+@dataclass(frozen=True)
+class NamedQuery:
+    """One `.sql` file: its name, what it computes, the article it implements, and its text."""
+
+    name: str
+    computes: str
+    implements: str
+    check: str | None  # the certification check its rows are findings of, if any
+    sql: str
+
+    @property
+    def params(self) -> list[str]:
+        """Returns the names of its parameters (`$tournament` …), each NULL unless given."""
+        return sorted(set(_PARAM.findall(self.sql)))
+
+    @property
+    def kind(self) -> str:
+        """Returns what the file creates: a view, a table built at load, a table macro, or a query."""
+        made = _CREATES.search(self.sql)
+        return {"VIEW": "view", "TABLE": "table", "MACRO": "macro"}[made.group(1).upper()] if made else "query"
+
+
+def load_queries(directory: Path = SQL_DIR) -> dict[str, NamedQuery]:
+    """Reads every named query of a directory, keyed by name."""
+    found = {}
+    for path in sorted(directory.glob("*.sql")):
+        text = path.read_text()
+        meta = _header(text)
+        name = meta.get("name", path.stem)
+        found[name] = NamedQuery(name, meta.get("computes", ""), meta.get("implements", ""), meta.get("check"), text)
+    return found
+
+
+def _header(text: str) -> dict[str, str]:
+    """Reads the `-- key: value` lines at the top of a SQL file; indented comment lines continue a value."""
+    meta: dict[str, str] = {}
+    key = None
+    for line in text.splitlines():
+        if not line.startswith("--"):
+            break
+        if m := _HEADER.match(line):
+            key = m.group(1)
+            meta[key] = m.group(2).strip()
+        elif key is not None:
+            meta[key] += " " + line.lstrip("- ").strip()
+    return meta
+
+
+QUERIES = load_queries()
+VIEWS = load_queries(SQL_DIR / "views")
+
+
+def catalogue() -> list[tuple[str, str, str, str, str, str]]:
+    """Returns every view, table, macro and named query once: name, kind, parameters, check, what
+    it computes, what it implements."""
+    return [(q.name, q.kind, ", ".join(q.params), q.check or "", q.computes, q.implements) for q in [*VIEWS.values(), *QUERIES.values()]]
+
+
+class AuditDB:
+    """An in-memory DuckDB of the projection and what the views derive from it, locked against file access."""
+
+    def __init__(self, tables: dict[str, pa.Table], memory_limit: str = MEMORY_LIMIT, built: dict[str, pa.Table] | None = None,
+                 as_of: int | None = None) -> None:
+        """Loads the projection's tables; `built` holds the tables of `audit/query/sql/views/` as an
+        earlier load built them from the same tables (`built_tables`), read instead of built again;
+        `as_of` (ms) is the time the games' status is judged at (`game_status`), by default the
+        competition's latest event."""
+        self._con = duckdb.connect(":memory:")
+        for name, table in tables.items():
+            self._con.register(name, _few_chunks(table))
+        self._con.execute("CREATE TABLE as_of (ts BIGINT)")
+        if as_of is not None:
+            if built is not None:
+                raise AuditError("a status as of a given time is built afresh, not read from a kept projection")
+            self._con.execute("INSERT INTO as_of VALUES (?)", [as_of])
+        for view in VIEWS.values():
+            if built is not None and view.kind == "table" and view.name in built:  # the others are built here
+                self._load_built(view.name, built[view.name])
+            else:
+                self._con.execute(view.sql)
+        self._con.execute(f"SET memory_limit = '{memory_limit}'")
+        self._con.execute("SET enable_external_access = false")
+        self._con.execute("SET lock_configuration = true")
+
+    def run(self, name: str, **params: Any) -> list[dict[str, Any]]:
+        """Runs a named query of `audit/query/sql/` with its parameters (those it does not take are
+        ignored, those it takes and are not given are NULL) and returns the rows as dicts.
+
+        :raises AuditError: when the query is unknown or fails.
+        """
+        columns, rows = self._execute(_named(name), params)
+        return [dict(zip(columns, row)) for row in rows]
+
+    def run_named(self, name: str, params: dict[str, Any]) -> tuple[list[str], list[tuple[Any, ...]]]:
+        """Runs a named query of `audit/query/sql/` for a user, with the parameters given (the others
+        NULL, meaning all): a query of one tournament run without `tournament` runs for each in
+        log order, its rows led by their tournament.
+
+        :raises AuditError: when the query is unknown, a parameter is not one of its own, the
+            tournament named is not in the ledger, or it fails.
+        """
+        query = check_call(name, params)
+        if "tournament" not in query.params:
+            return self._execute(query, params)
+        known = [t for (t,) in self._con.execute("SELECT tournament FROM tournaments ORDER BY entry").fetchall()]
+        if params.get("tournament") is not None:
+            if params["tournament"] not in known:
+                raise AuditError(f"no tournament {params['tournament']!r} in the ledger (known: {', '.join(known) or 'none'})")
+            return self._execute(query, params)
+        if _ALL_TOURNAMENTS.search(query.sql):
+            return self._execute(query, params)
+        return self._each_tournament(query, params, known)
+
+    def _each_tournament(self, query: NamedQuery, params: dict[str, Any], known: list[str]) -> tuple[list[str], list[tuple[Any, ...]]]:
+        columns, rows = self._execute(query, params) if not known else ([], [])
+        for tournament in known:
+            columns, found = self._execute(query, {**params, "tournament": tournament})
+            rows += found if "tournament" in columns else [(tournament, *row) for row in found]
+        return (columns if "tournament" in columns else ["tournament", *columns]), rows
+
+    def _execute(self, query: NamedQuery, params: dict[str, Any]) -> tuple[list[str], list[tuple[Any, ...]]]:
+        try:
+            values = {p: params.get(p) for p in query.params}
+            cursor = self._con.execute(query.sql, values) if values else self._con.execute(query.sql)
+            return [d[0] for d in cursor.description or []], cursor.fetchall()
+        except duckdb.Error as exc:
+            raise AuditError(f"query {query.name}: {exc}") from None
+
+    def derived_tables(self) -> dict[str, pa.Table]:
+        """Returns every table and view of `audit/query/sql/views/` (not the macros) as computed from the projection."""
+        return self._relations(("view", "table"))
+
+    def each_derived(self) -> Iterator[tuple[str, pa.Table]]:
+        """Yields `derived_tables` one at a time, each computed when asked for (an export writes one
+        and lets it go before the next: issue 32.1)."""
+        for view in VIEWS.values():
+            if view.kind in ("view", "table"):
+                yield view.name, self._con.sql(f'SELECT * FROM "{view.name}"').to_arrow_table()
+
+    def built_tables(self) -> dict[str, pa.Table]:
+        """Returns the tables of `audit/query/sql/views/` built at load (what `built` takes), each with its
+        columns' DuckDB types in its schema's metadata: Arrow has no HUGEINT, say, and a sum read
+        back as DECIMAL(38,0) would print and compare otherwise."""
+        out = {}
+        for name, table in self._relations(("table",)).items():
+            types = self._con.execute(f'DESCRIBE "{name}"').fetchall()
+            out[name] = table.replace_schema_metadata({_TYPES: json.dumps([[row[0], row[1]] for row in types])})
+        return out
+
+    def _load_built(self, name: str, table: pa.Table) -> None:
+        """Creates a table of `audit/query/sql/views/` from its rows as `built_tables` gave them, with its own types."""
+        types = json.loads((table.schema.metadata or {})[_TYPES.encode()])
+        columns = ", ".join(f'CAST("{column}" AS {kind}) AS "{column}"' for column, kind in types)
+        self._con.register("_built", table)
+        self._con.execute(f'CREATE TABLE "{name}" AS SELECT {columns} FROM _built')
+        self._con.unregister("_built")
+
+    def _relations(self, kinds: tuple[str, ...]) -> dict[str, pa.Table]:
+        return {view.name: self._con.sql(f'SELECT * FROM "{view.name}"').to_arrow_table() for view in VIEWS.values() if view.kind in kinds}
+
+    def describe(self, name: str) -> list[tuple[str, str]]:
+        """Returns the columns of a table, view or table macro (called with NULL arguments) and their types.
+
+        :raises AuditError: when there is no such relation.
+        """
+        macro = VIEWS.get(name)
+        target = f"{name}(NULL, NULL)" if macro is not None and macro.kind == "macro" else f'"{name}"'
+        try:
+            return [(row[0], row[1]) for row in self._con.execute(f"DESCRIBE SELECT * FROM {target}").fetchall()]
+        except duckdb.Error:
+            raise AuditError(f"no table or view named {name!r}") from None
+
+    def query(self, sql: str, timeout: float = 60.0) -> tuple[list[str], list[tuple[Any, ...]]]:
+        """Runs a user's read-only SQL (SELECT, WITH, SHOW, DESCRIBE, EXPLAIN of those …) and returns
+        columns and rows, stopping it after `timeout` seconds.
+
+        :raises AuditError: when the SQL would change anything, runs too long, or fails.
+        """
+        self._check_read_only(sql)
+        timer = threading.Timer(timeout, self._con.interrupt)
+        timer.start()
+        try:
+            cursor = self._con.execute(sql)
+            return [d[0] for d in cursor.description or []], cursor.fetchall()
+        except duckdb.InterruptException:
+            raise AuditError(f"query stopped after {timeout:g} s (--timeout)") from None
+        except duckdb.Error as exc:
+            raise AuditError(f"SQL error: {exc}") from None
+        finally:
+            timer.cancel()
+
+    def _check_read_only(self, sql: str) -> None:
+        """Refuses any statement that is not read-only, EXPLAIN ANALYZE included (it runs what it explains)."""
+        try:
+            statements = self._con.extract_statements(sql)
+        except (duckdb.Error, ValueError) as exc:
+            raise AuditError(f"SQL error or unsupported statement: {exc}") from None
+        for statement in statements:
+            if statement.type not in _READ_ONLY:
+                raise AuditError(f"only read-only queries are allowed, not {statement.type.name}")
+            if statement.type == duckdb.StatementType.EXPLAIN:
+                explained = _EXPLAIN.sub("", statement.query, count=1)
+                if explained == statement.query:
+                    raise AuditError("only EXPLAIN of a SELECT is allowed")
+                self._check_read_only(explained)
+
+
+def check_call(name: str, params: dict[str, Any]) -> NamedQuery:
+    """Returns the named query a user called, once its parameters are all its own.
+
+    :raises AuditError: when the query is unknown or a parameter is not one of its own.
+    """
+    query = _named(name)
+    unknown = sorted(set(params) - set(query.params))
+    if unknown:
+        raise AuditError(f"query {name} has no parameter {', '.join(unknown)}; it takes {', '.join(query.params) or 'no parameters'}")
+    return query
+
+
+def _named(name: str) -> NamedQuery:
+    """Returns a named query of `audit/query/sql/`.
+
+    :raises AuditError: naming the known ones when there is none of that name.
+    """
+    if name not in QUERIES:
+        raise AuditError(f"no query named {name!r}; known: {', '.join(sorted(QUERIES))}")
+    return QUERIES[name]
+
+
+_ALL_TOURNAMENTS = re.compile(r"\$tournament IS NULL", re.IGNORECASE)
+"""How a named query says it reads every tournament itself when `tournament` is NULL."""
+_READ_ONLY = {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN, duckdb.StatementType.PRAGMA}
+_EXPLAIN = re.compile(r"^\s*EXPLAIN\s+(ANALY[SZ]E\s+)?", re.IGNORECASE)
+_TYPES = "matchledger.duckdb_types"
+"""The schema metadata key of a built table's DuckDB column types (see `AuditDB.built_tables`)."""
+_CHUNKS = 1024
+"""Above this many chunks a table is merged before DuckDB reads it: DuckDB pays per chunk on every
+scan, and a projection table can arrive in one chunk per replayed game."""
+
+
+def _few_chunks(table: pa.Table) -> pa.Table:
+    return table.combine_chunks() if table.num_columns and table.column(0).num_chunks > _CHUNKS else table

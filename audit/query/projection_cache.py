@@ -1,0 +1,557 @@
+"""The projection kept beside the log (`derived/projection/`), so that `standings`, `query`,
+`appeals` and `export` cost what changed since the last of them, not a replay of the season.
+
+What is kept: each projection table as an Arrow IPC file (zstd), `events` without its `body` (the
+log's own bytes), the tables the database builds from them at load (the `CREATE TABLE`s of
+`audit/query/sql/views/`), the engines' findings and their places in the log, and the stored bytes of the
+few entries the projection decodes beside the games (every entry of a stream that is no game's,
+the arbitration events, the games' openings). The state (see `audit.query.signed_state`) names the code
+that derived them, the signed checkpoint (size, root) the entries were checked against, that
+tree's compact range (its right frontier), and each file's name and SHA-256; it is signed by the
+log's key. Nothing unsigned is projected: the kept projection is of the signed entries only.
+
+- The newest checkpoint is the kept one: the projection is used as kept, without reading the log.
+- A newer checkpoint: the projection is extended. Only the new entries are read; their leaf hashes,
+  appended to the kept frontier, must give the new checkpoint's root, which proves the kept entries
+  a prefix of the log signed now. The games they touch are folded again (a game under way reads its
+  earlier entries through the stream index, each proved in the kept tree), their rows replaced, the
+  tournaments, arbitration and orphans tabled again from the kept entries, and the database's
+  per-stream tables (claims, timings) patched stream by stream; the rest it builds at load by SQL.
+- Anything else (other code, a file altered, a state not signed by the log's key, a signed prefix
+  that changed) and the projection is built from the whole log, checked first, saying why.
+
+`events.body` is read only when asked for (`Projection.body`): the whole log, checked against the
+kept checkpoint. The files are named by their content, so two commands keeping a projection at
+once never write the same name with different bytes; the state is replaced last, whole. `audit`
+never reads them: a certification derives everything from the log.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import heapq
+from array import array
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import msgspec
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from audit.query.arbitration import KINDS as ARBITRATION_KINDS
+from audit.query.db import VIEWS, AuditDB
+from audit.query.projection import _KINDS, GAME_OPENER, Projection, _GameRows, _head_columns, _steps_table, assemble_others, project
+from audit.query.signed_state import StateRefused, code_fingerprint, load_signer, open_state, sign_state
+from ledger import Checkpoint, LedgerCorrupt, LedgerError, LogReader
+from ledger.derived import DerivedFiles
+from ledger.fastscan import extend, gather, leaf_hashes
+from ledger.frames import decode_keys
+from ledger.merkle import CompactRange, ProofError, inclusion_proof, leaf_hash, verify_inclusion
+from ledger.reader import StoredEntries
+from ledger.tiles import TileReader
+from replay.protocol import Finding
+from replay.run import replay_game
+from schemas import decode_stored_array
+from schemas.common import GameStarted
+
+NAME = "projection"
+STATE = "state"
+KIND = "matchledger-projection/2"
+BUILT = "built."
+"""The prefix of the tables the database built at load (`audit/query/sql/views/`), kept beside the projection's."""
+FINDINGS, PLACES, TOURNAMENT = "engine.findings", "engine.places", "engine.tournament_entries"
+"""The findings (JSON), the log place of each engine finding among them (int64), and the entries of
+the tournament events in the projection's order (int64), kept beside the tables."""
+HELD, HELD_ENDS, HELD_ENTRIES = "held.data", "held.ends", "held.entries"
+"""The stored bytes of the entries the projection decodes beside the games, back to back, their
+boundaries and their entry numbers (int64)."""
+PER_STREAM = ("claims", "timings")
+"""The tables the database builds at load whose rows each rest on one stream's events alone: an
+extension patches them stream by stream (the others are built again from the tables, by SQL)."""
+_HELD_KINDS = (*ARBITRATION_KINDS, GAME_OPENER)
+MAX_PARTS = 16
+"""Parts a kept table may have (one per extension that only added rows); then it is written whole again."""
+_IPC = pa.ipc.IpcWriteOptions(compression="zstd")
+
+
+class Kept(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """What a kept projection was derived from, and its files."""
+
+    kind: str
+    code: str
+    files: dict[str, str]
+    """The file of each table and of the other kept parts: its name, then its SHA-256."""
+    sizes: dict[str, int]
+    """Each file's size (checked before it is read: a file replaced by a huge one is not read)."""
+    signed: tuple[int, str]
+    """The signed checkpoint (size, root hex) the entries were checked against before they were projected."""
+    frontier: list[str]
+    """That tree's compact range (hex, left to right): the new entries' leaf hashes extend it to a newer root."""
+
+
+class Held:
+    """The stored bytes of some entries of a log of `size` entries, found by entry number."""
+
+    def __init__(self, size: int, entries: array, data: bytes, ends: array) -> None:
+        self.size, self.entries, self.data, self.ends = size, entries, data, ends
+
+    def __len__(self) -> int:
+        return self.size
+
+    def json_array(self, indexes: array) -> bytes:
+        """Returns the stored bytes of some held entries as one JSON array.
+
+        :raises IndexError: when an entry is not held.
+        """
+        at = array("q")
+        for entry in indexes:
+            k = bisect.bisect_left(self.entries, entry)
+            if k == len(self.entries) or self.entries[k] != entry:
+                raise IndexError(f"entry {entry} is not held")
+            at.append(k)
+        return gather(self.data, self.ends, at)
+
+    def stored(self, k: int) -> bytes:
+        return bytes(self.data[self.ends[k]:self.ends[k + 1]])
+
+    def body(self) -> pa.Array:
+        """Returns a `body` column of the log's length: the held entries' bytes, empty elsewhere
+        (what the rulings that do not count read: the openings and the rulings of their games)."""
+        ends = pa.array(self.ends, pa.int64())
+        lengths = pc.subtract(ends[1:], ends[:-1])
+        at = pc.index_in(pa.array(range(self.size), pa.int64()), value_set=pa.array(self.entries, pa.int64()))
+        offsets = pc.cumulative_sum(pa.concat_arrays([pa.array([0], pa.int64()), pc.fill_null(pc.take(lengths, at), 0)]))
+        return pa.LargeStringArray.from_buffers(self.size, offsets.buffers()[1], pa.py_buffer(bytes(self.data)))
+
+    def with_entries(self, new: list[tuple[int, bytes]], size: int) -> Held:
+        """Returns these held entries followed by some later ones."""
+        ends = array("q", self.ends)
+        data = bytearray(self.data)
+        for _, stored in new:
+            data += stored
+            ends.append(len(data))
+        return Held(size, self.entries + array("q", [e for e, _ in new]), bytes(data), ends)
+
+
+# -- reading the log: through the one reader (ledger/reader.py) -----------------------------------------
+
+def _whole_log(root: Path) -> StoredEntries:
+    """Returns the signed entries of the whole log in one buffer."""
+    return LogReader(root).packed()
+
+
+def _entries(root: Path, start: int, stop: int) -> Iterator[tuple[int, bytes]]:
+    """Yields (index, stored bytes) of the signed entries start…stop−1, reading only the segments that hold them.
+
+    :raises LedgerCorrupt: when the log does not hold them all.
+    """
+    at = start
+    for at, data in LogReader(root).entries(start, stop - start):
+        yield at, data
+        at += 1
+    if at < stop:
+        raise LedgerCorrupt(at, f"the log ends at entry {at}; checkpoint {stop} signs {stop}")
+
+
+def _stream_entries(root: Path, streams: list[str], size: int) -> dict[str, list[tuple[int, bytes]]]:
+    """Returns each stream's (entry, stored bytes) among the first `size` entries, through the stream index."""
+    return LogReader(root).streams(streams, size)
+
+
+# -- the projection had ----------------------------------------------------------------------------
+
+def projection_of(root: Path, log: StoredEntries | None = None, on_game: Callable[[int], None] | None = None,
+                  body: bool = True) -> tuple[Projection, AuditDB, str, Checkpoint]:
+    """Returns the projection of a ledger's signed entries and its database (kept in the ledger:
+    used again, or extended by the entries signed since), how they were had (reused, extended, or
+    built and why), and the signed checkpoint the entries were checked against. Without `body` the
+    database's `events` has no `body` column (the projection reads it when asked: `Projection.body`),
+    so nothing kept is read again from the log; `log`, when the caller read it already, is used.
+
+    :raises LedgerCorrupt: when the entries read do not give the newest signed root.
+    """
+    signed = LogReader(root).signed()
+    try:
+        files = DerivedFiles(root, NAME)
+        kept, held = _open(files, root)
+        if kept.signed[0] > signed.size:
+            raise StateRefused(f"it was derived at checkpoint {kept.signed[0]}; the newest is {signed.size}")
+        projection, built = load(files, kept)
+        if tuple(kept.signed) == (signed.size, signed.root.hex()):
+            projection.body = _body_reader(root, kept.signed, log)
+            return projection, _database(projection, built, body), "reused", signed
+        projection, built, frontier, held, new, kept_rows = _extended(root, kept, held, projection, built, signed, on_game)
+        origin = f"extended ({new} entries signed since checkpoint {kept.signed[0]})"
+        projection.body = _body_reader(root, (signed.size, signed.root.hex()), log)
+        db = _database(projection, built, body)
+        return projection, db, _kept(root, projection, db, signed, frontier, origin, held, (kept, kept_rows)), signed
+    except StateRefused as exc:
+        why = str(exc)
+    except OSError as exc:  # a link or a directory where a file belongs: what someone else put there is not read
+        why = f"its files cannot be read ({exc})"
+    log = log if log is not None else _whole_log(root)
+    signed, tree = _checked(root, log)  # before the replay: an edited signed range is refused, never shown
+    projection = project(log, on_game)
+    db = AuditDB(projection.tables())
+    return projection, db, _kept(root, projection, db, signed, tree, f"built ({why})", log), signed
+
+
+def _database(projection: Projection, built: dict[str, pa.Table], body: bool) -> AuditDB:
+    """Returns the database of a kept projection: `events` without `body` unless it is asked for."""
+    if body:
+        return AuditDB(projection.tables(), built=built)
+    return AuditDB({name: table for name, table in projection.arrow.items()}, built=built)
+
+
+def _kept(root: Path, projection: Projection, db: AuditDB, signed: Checkpoint, tree: CompactRange,
+          origin: str, log: StoredEntries | Held | None = None, before: tuple[Kept, dict[str, int]] | None = None) -> str:
+    """Keeps a projection; returns how it was had, with why it was not kept where it was not."""
+    try:
+        keep(DerivedFiles(root, NAME), root, projection, db.built_tables(), signed, tree, log, before)
+    except (OSError, LedgerError) as exc:  # a read-only ledger, or no key: nothing is kept
+        return f"{origin}; not kept: {exc}"
+    return origin
+
+
+def _checked(root: Path, log: StoredEntries) -> tuple[Checkpoint, CompactRange]:
+    """Checks that the entries read give the newest signed root; returns it and the tree's compact range.
+
+    :raises LedgerCorrupt: naming the first changed entry when they do not.
+    """
+    signed = LogReader(root).signed()
+    tree = CompactRange()
+    if len(log) >= signed.size:
+        extend(tree, leaf_hashes([bytes(log.data[log.ends[i]:log.ends[i + 1]]) for i in range(signed.size)]))
+    if tree.size != signed.size or tree.root() != signed.root:
+        LogReader(root).check(log)  # names the changed entry
+        raise LedgerCorrupt(None, f"the log read does not give the root of checkpoint {signed.size}")
+    return signed, tree
+
+
+def _body_reader(root: Path, signed: tuple[int, str], log: StoredEntries | None) -> Callable[[], pa.Array]:
+    """Returns what reads the `body` of the first `size` entries: the whole log, checked against the checkpoint."""
+    size, root_hex = signed
+
+    def read() -> pa.Array:
+        whole = log if log is not None else _whole_log(root)
+        if len(whole) < size:
+            raise LedgerCorrupt(len(whole), f"the log holds {len(whole)} entries, but checkpoint {size} signs {size}: entries were removed")
+        stored = [bytes(whole.data[whole.ends[i]:whole.ends[i + 1]]) for i in range(size)]
+        tree = CompactRange()
+        extend(tree, leaf_hashes(stored))
+        if tree.root().hex() != root_hex:
+            LogReader(root).check(whole)  # names the changed entry where the newest checkpoint is this one
+            raise LedgerCorrupt(None, f"账本已签名部分被改动，拒绝显示 / the signed range was changed: entries 0–{size - 1} do not give "
+                                      f"the root checkpoint {size} signs (run `matchledger verify`)")
+        return pa.LargeStringArray.from_buffers(size, pa.py_buffer(whole.ends[:size + 1]), pa.py_buffer(whole.data[:whole.ends[size]]))
+
+    return read
+
+
+# -- extending ----------------------------------------------------------------------------------
+
+def _extended(root: Path, kept: Kept, held: Held, projection: Projection, built: dict[str, pa.Table], signed: Checkpoint,
+              on_game: Callable[[int], None] | None) -> tuple[Projection, dict[str, pa.Table], CompactRange, Held, int, dict[str, int]]:
+    """Extends a kept projection by the entries signed since its checkpoint; returns it, the
+    database's tables it patched (the others are built at load), the new tree's compact range, the
+    entries it holds now, how many entries were new, and the tables whose kept rows lead the new
+    ones unchanged, with how many (their kept files are kept, the rows after them added as a part).
+
+    :raises StateRefused: when the log signed now does not extend the kept one, or its entries cannot be read.
+    """
+    size, old_root = kept.signed[0], bytes.fromhex(kept.signed[1])
+    tree = CompactRange()
+    tree.size, tree._stack = size, [bytes.fromhex(h) for h in kept.frontier]  # the kept frontier, as the tree left it
+    if tree.root() != old_root:
+        raise StateRefused("its compact range does not give its checkpoint's root")
+    try:
+        new = list(_entries(root, size, signed.size))
+    except LedgerError as exc:
+        raise StateRefused(f"the entries signed since cannot be read ({exc})") from None
+    extend(tree, leaf_hashes([stored for _, stored in new]))
+    if tree.root() != signed.root:
+        raise StateRefused(f"账本已签名部分与所保存的不一致 / the log signed at {signed.size} does not extend checkpoint {size} "
+                           f"it was derived at (its entries {size}–{signed.size - 1} do not give the signed root)")
+    events = decode_stored_array(b"[" + b",".join(stored for _, stored in new) + b"]")
+    games = set(projection.arrow["games"]["stream"].to_pylist())
+    firsts: dict[str, Any] = {}
+    for event in events:
+        firsts.setdefault(event.stream, event)
+    touched = [s for s, first in firsts.items() if s in games or (first.seq == 0 and isinstance(first, GameStarted))]
+    ongoing = [s for s in touched if firsts[s].seq > 0]
+    earlier = _proved_streams(root, ongoing, size, old_root)
+    for stream in ongoing:
+        if len(earlier[stream]) != firsts[stream].seq:
+            raise StateRefused(f"the stream index holds {len(earlier[stream])} earlier entries of {stream!r}, not {firsts[stream].seq}")
+    new_of: dict[str, list[tuple[int, bytes]]] = {s: [] for s in touched}
+    for (entry, stored), event in zip(new, events):
+        if event.stream in new_of:
+            new_of[event.stream].append((entry, stored))
+    rows = _GameRows()
+    whole: dict[str, list[tuple[int, bytes]]] = {}
+    for stream in touched:
+        whole[stream] = earlier.get(stream, []) + new_of[stream]
+        rows.add(replay_game(decode_stored_array(b"[" + b",".join(d for _, d in whole[stream]) + b"]")),
+                 array("q", [e for e, _ in whole[stream]]))
+    if on_game:
+        on_game(len(touched))
+    heads = _grown_heads(projection.arrow["events"], events, size)
+    held = held.with_entries([(entry, stored) for (entry, stored), event in zip(new, events)
+                              if event.stream not in games and event.stream not in new_of or event.kind in _HELD_KINDS], signed.size)
+    streams = _held_streams(held)
+    streams.update({s: (GAME_OPENER, array("q", [e for e, _ in whole[s]])) for s in touched})
+    fresh = rows.tables()
+    arrow = {name: pa.concat_tables([_without(projection.arrow[name], touched, name), fresh[name]]) for name in ("games", "seats", "findings")}
+    arrow["findings"] = arrow["findings"].filter(pc.equal(arrow["findings"]["source"], "replay"))  # the orphans are found again
+    arrow["steps"] = pa.concat_tables([_without(projection.arrow["steps"], touched, "steps"),
+                                       _steps_table(fresh["steps"], heads)])
+    grown = assemble_others(held, streams, arrow, rows.findings, heads.append_column("body", pa.chunked_array([held.body()])))
+    grown.arrow["events"] = heads
+    kept_found = [(place, f.stream, f) for place, f in zip(projection.places, projection.findings) if f.stream not in new_of]
+    found = list(heapq.merge(kept_found, [(place, f.stream, f) for place, f in zip(grown.places, grown.findings)], key=lambda k: k[:2]))
+    grown.findings = [f for _, _, f in found] + grown.findings[len(grown.places):]
+    grown.places = [place for place, _, _ in found]
+    changed = [*touched, *(s for s in firsts if s not in new_of)]
+    patched = _patched(built, changed, whole, held, streams)
+    kept_rows = {"events": len(projection.arrow["events"])}
+    if not ongoing:  # no row of a kept game was dropped: the kept rows lead the new tables unchanged
+        kept_rows.update({"steps": len(projection.arrow["steps"]),
+                          **{f"{BUILT}{name}": len(built[name]) for name in PER_STREAM if len(patched[name]) >= len(built[name])
+                             and _without(built[name], changed, name) is built[name]}})
+    return grown, patched, tree, held, len(new), kept_rows
+
+
+def _proved_streams(root: Path, streams: list[str], size: int, tree_root: bytes) -> dict[str, list[tuple[int, bytes]]]:
+    """Returns the entries of some streams among the first `size`, read through the stream index,
+    each proved included in the kept tree (the tiles give the proofs, the kept root checks them).
+
+    :raises StateRefused: when they cannot be read or a proof fails.
+    """
+    if not streams:
+        return {}
+    try:
+        found = _stream_entries(root, streams, size)
+        tiles = TileReader(root)
+        for entries in found.values():
+            for entry, stored in entries:
+                verify_inclusion(leaf_hash(stored), entry, size, inclusion_proof(entry, size, tiles.subtree), tree_root)
+    except (LedgerError, ProofError, OSError) as exc:
+        raise StateRefused(f"the earlier entries of a game under way cannot be proved in the kept tree ({exc})") from None
+    return found
+
+
+def _grown_heads(old: pa.Table, events: list[Any], size: int) -> pa.Table:
+    """Returns `events` (without `body`) with the new entries' rows after the kept ones, one stream dictionary for all."""
+    old = old.unify_dictionaries()  # kept in parts, each with its own dictionary: one for all, indices remapped
+    stream = old["stream"]
+    names = stream.chunk(0).dictionary.to_pylist() if stream.num_chunks else []
+    codes = {name: code for code, name in enumerate(names)}
+    for event in events:
+        if event.stream not in codes:
+            codes[event.stream] = len(names)
+            names.append(event.stream)
+    dictionary = pa.array(names, pa.string())
+    kinds = [_KINDS[type(e)] for e in events]
+    tail = [pa.array(range(size, size + len(events)), pa.int64()),
+            pa.DictionaryArray.from_arrays(pa.array([codes[e.stream] for e in events], pa.int32()), dictionary),
+            *_head_columns(events, kinds)]
+    column = pa.chunked_array([pa.DictionaryArray.from_arrays(c.indices, dictionary) for c in stream.chunks], stream.type)
+    head = old.set_column(1, old.schema.field("stream"), column)
+    return pa.concat_tables([head, pa.Table.from_arrays(tail, schema=head.schema)])
+
+
+def _held_streams(held: Held) -> dict[str, tuple[str, array]]:
+    """Returns the first kind and held entries of every stream with a held entry, in order of first appearance."""
+    events = decode_stored_array(held.json_array(held.entries)) if len(held.entries) else []
+    streams: dict[str, tuple[str, array]] = {}
+    for entry, event in zip(held.entries, events):
+        if event.stream not in streams:
+            streams[event.stream] = (event.kind, array("q"))
+        streams[event.stream][1].append(entry)
+    return streams
+
+
+def _without(table: pa.Table, streams: list[str], name: str) -> pa.Table:
+    """Returns a table without the rows of some streams."""
+    column = table["stream"].combine_chunks()
+    if isinstance(column, pa.DictionaryArray):
+        mask = pc.take(pc.is_in(column.dictionary, value_set=pa.array(streams, pa.string())), column.indices)
+    else:
+        mask = pc.is_in(column, value_set=pa.array(streams, pa.string()))
+    mask = pc.fill_null(mask, False)
+    return table.filter(pc.invert(mask)) if pc.any(mask).as_py() else table  # a new game has no rows to drop: nothing copied
+
+
+def _patched(built: dict[str, pa.Table], streams: list[str], whole: dict[str, list[tuple[int, bytes]]], held: Held,
+             held_streams: dict[str, tuple[str, array]]) -> dict[str, pa.Table]:
+    """Returns the database's per-stream tables with the rows of some streams built again from
+    their events (the games' from `whole`, the others' from the held entries)."""
+    stored: list[tuple[int, bytes]] = []
+    for stream in streams:
+        if stream in whole:
+            stored += whole[stream]
+        elif stream in held_streams:
+            entries = held_streams[stream][1]
+            stored += [(e, s[1:-1]) for e, s in zip(entries, [held.json_array(array("q", [e])) for e in entries])]
+    events = decode_stored_array(b"[" + b",".join(s for _, s in stored) + b"]") if stored else []
+    table = pa.table({"entry": pa.array([e for e, _ in stored], pa.int64()), "stream": pa.array([e.stream for e in events], pa.string()),
+                      "seq": pa.array([e.seq for e in events], pa.int64()), "ts": pa.array([e.ts for e in events], pa.int64()),
+                      "kind": pa.array([e.kind for e in events], pa.string()), "seat": pa.array([e.seat for e in events], pa.int8()),
+                      "body": pa.array([s.decode() for _, s in stored], pa.large_string())})
+    con = duckdb.connect(":memory:")
+    con.register("events", table)
+    out = {}
+    for name in PER_STREAM:
+        con.execute(VIEWS[name].sql)
+        rows = con.sql(f'SELECT * FROM "{name}"').to_arrow_table()
+        old = built[name]
+        out[name] = pa.concat_tables([_without(old, streams, name), rows.cast(old.schema)]).replace_schema_metadata(old.schema.metadata)
+    con.close()
+    return out
+
+
+# -- keeping and loading ---------------------------------------------------------------------------
+
+def keep(files: DerivedFiles, root: Path, projection: Projection, built: dict[str, pa.Table], signed: Checkpoint,
+         tree: CompactRange, log: StoredEntries | Held | None = None, before: tuple[Kept, dict[str, int]] | None = None) -> None:
+    """Writes a projection's files and the tables its database built (`AuditDB.built_tables`), then
+    their signed state, naming the checkpoint its entries were checked against and that tree's
+    compact range (files no state names are removed). The held entries are taken from `log`.
+    `before`: the state extended, and the tables whose kept rows lead the new ones unchanged, with
+    how many: their kept files stay, and the rows after them are kept as one more part.
+
+    :raises LedgerError: when the ledger's key cannot be read.
+    :raises OSError: when the files cannot be written.
+    """
+    signer = load_signer(root)  # first: without the key nothing is written
+    reader, projection.body = projection.body, None  # what is kept is `events` without its body: not read for it
+    try:
+        tables = projection.tables()
+    finally:
+        projection.body = reader
+    events = tables["events"].drop_columns(["body"]) if "body" in tables["events"].column_names else tables["events"]
+    held = log if isinstance(log, Held) else _held_of(events, tables["games"], log)
+    whole = {**{name: events if name == "events" else table for name, table in tables.items()},
+             **{f"{BUILT}{name}": table for name, table in built.items()}}
+    previous, leading = before if before is not None else (None, {})
+    named: dict[str, bytes] = {}
+    reused: dict[str, tuple[str, int]] = {}
+    for name, table in whole.items():
+        parts = _parts(previous.files, name) if previous is not None else []
+        if name in leading and 0 < len(parts) < MAX_PARTS:
+            assert previous is not None
+            reused.update({part: (previous.files[part], previous.sizes[part]) for part in parts})
+            named[f"{name}+{len(parts)}"] = _ipc(table.slice(leading[name]))
+        else:
+            named[name] = _ipc(table)
+    named[FINDINGS] = msgspec.json.encode(projection.findings)
+    named[PLACES] = array("q", projection.places).tobytes()
+    named[TOURNAMENT] = array("q", _tournament_entries(held, projection)).tobytes()
+    named.update({HELD: bytes(held.data), HELD_ENDS: held.ends.tobytes(), HELD_ENTRIES: held.entries.tobytes()})
+    kept = {name: f"{name}-{hashlib.sha256(data).hexdigest()}" for name, data in named.items()}
+    for name, data in named.items():
+        files.replace(kept[name], data)
+    sizes = {name: len(data) for name, data in named.items()}
+    kept.update({part: file for part, (file, _) in reused.items()})
+    sizes.update({part: size for part, (_, size) in reused.items()})
+    state = msgspec.json.encode(Kept(kind=KIND, code=code_fingerprint(), files=kept, sizes=sizes,
+                                     signed=(signed.size, signed.root.hex()), frontier=[h.hex() for h in tree._stack]))
+    files.replace(STATE, sign_state(signer, KIND, state))
+    for stale in set(files.names()) - {STATE, *kept.values()}:
+        files.remove(stale)
+
+
+def _open(files: DerivedFiles, root: Path) -> tuple[Kept, Held]:
+    """Returns the kept state, signed by the log's key and of this code, and the entries it holds.
+
+    :raises StateRefused: naming why it cannot be used.
+    """
+    try:
+        kept = msgspec.json.decode(open_state(root, KIND, files.read(STATE)), type=Kept)
+    except msgspec.DecodeError as exc:
+        raise StateRefused(f"the state is unreadable ({exc})") from None
+    if kept.code != code_fingerprint():
+        raise StateRefused(f"it was derived by other code ({kept.code}; this is {code_fingerprint()})")
+    ends, entries = array("q"), array("q")
+    ends.frombytes(_file(files, kept, HELD_ENDS))
+    entries.frombytes(_file(files, kept, HELD_ENTRIES))
+    return kept, Held(kept.signed[0], entries, _file(files, kept, HELD), ends)
+
+
+def _file(files: DerivedFiles, kept: Kept, name: str) -> bytes:
+    """Returns a kept file's bytes, which must be those its state names.
+
+    :raises StateRefused: when they are not.
+    """
+    file = kept.files.get(name, "")
+    data = files.read(file) if file and files.size(file) == kept.sizes.get(name) else b""
+    if f"{name}-{hashlib.sha256(data).hexdigest()}" != file:
+        raise StateRefused(f"its {name} file is missing or does not match its state (SHA-256)")
+    return data
+
+
+def load(files: DerivedFiles, kept: Kept) -> tuple[Projection, dict[str, pa.Table]]:
+    """Returns the kept projection (its `events` without `body`) and the tables its database built.
+
+    :raises StateRefused: naming why it cannot be used.
+    """
+    held = {name: _file(files, kept, name) for name in kept.files}
+    others = (FINDINGS, PLACES, TOURNAMENT, HELD, HELD_ENDS, HELD_ENTRIES)
+    names = [name for name in kept.files if name not in others and "+" not in name]
+    tables = {name: pa.concat_tables([pa.ipc.open_file(pa.py_buffer(held[part])).read_all() for part in _parts(kept.files, name)])
+              for name in names}
+    built = {name[len(BUILT):]: tables.pop(name) for name in list(tables) if name.startswith(BUILT)}
+    places, tournament, entries, ends = array("q"), array("q"), array("q"), array("q")
+    places.frombytes(held[PLACES])
+    tournament.frombytes(held[TOURNAMENT])
+    entries.frombytes(held[HELD_ENTRIES])
+    ends.frombytes(held[HELD_ENDS])
+    stored = Held(kept.signed[0], entries, held[HELD], ends)
+    return Projection(tables, findings=msgspec.json.decode(held[FINDINGS], type=list[Finding]), places=list(places),
+                      tournament_events=decode_stored_array(stored.json_array(tournament)) if tournament else []), built
+
+
+def _parts(files: dict[str, str], name: str) -> list[str]:
+    """Returns the kept parts of a table, in order: its first file, then the rows added by each extension."""
+    return [name, *(f"{name}+{k}" for k in range(1, MAX_PARTS + 1) if f"{name}+{k}" in files)] if name in files else []
+
+
+def _held_of(events: pa.Table, games: pa.Table, log: StoredEntries | None) -> Held:
+    """Returns the entries the projection decodes beside the games, taken from the log read."""
+    if log is None:
+        raise LedgerError("the projection's entries were not read: nothing to keep")
+    stream = events["stream"].combine_chunks()
+    if not isinstance(stream, pa.DictionaryArray):
+        stream = stream.dictionary_encode()
+    other = pc.invert(pc.is_in(stream.dictionary, value_set=games["stream"].combine_chunks().cast(pa.string())))
+    kinds = events["kind"].combine_chunks()
+    wanted = pc.is_in(kinds.dictionary, value_set=pa.array(_HELD_KINDS))
+    mask = pc.or_(pc.take(other, stream.indices), pc.take(wanted, kinds.indices))
+    entries = array("q", pc.filter(events["entry"], mask).to_pylist())
+    ends = array("q", [0])
+    data = bytearray()
+    for i in entries:
+        data += log.data[log.ends[i]:log.ends[i + 1]]
+        ends.append(len(data))
+    return Held(len(log), entries, bytes(data), ends)
+
+
+def _tournament_entries(held: Held, projection: Projection) -> list[int]:
+    """Returns the entry of each of the projection's tournament events, in its order (they are held)."""
+    if not projection.tournament_events:
+        return []
+    keys = decode_keys([held.stored(k) for k in range(len(held.entries))], 0)
+    where = {(key.stream, key.seq): entry for key, entry in zip(keys, held.entries)}
+    return [where[(e.stream, e.seq)] for e in projection.tournament_events]
+
+
+def _ipc(table: pa.Table) -> bytes:
+    """Returns a table as an Arrow IPC file (one dictionary per column: the file format keeps one)."""
+    table = table.unify_dictionaries()
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_file(sink, table.schema, options=_IPC) as writer:
+        writer.write_table(table)
+    return sink.getvalue().to_pybytes()
