@@ -1,6 +1,7 @@
 """The layers of DESIGN.md, held by the code's own imports: `schemas` ← `ledger` ← `replay` ← `audit`,
-no arrow running back, and no import cycle between modules beyond the ones listed below as known
-debt (issue 29: each is to be cut, and this list may only shrink).
+no arrow running back, each folder of audit/ importing only the folders FOLDERS allows it (so the
+code map of README.md and docs/architecture.md stays true), and no import cycle between modules
+beyond the ones listed below as known debt (issue 29: each is to be cut, and this list may only shrink).
 
 Read with `ast` from the source, imports inside functions included: an import hidden in a function
 is still an arrow of the structure."""
@@ -8,7 +9,10 @@ is still an arrow of the structure."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 LAYERS = ("schemas", "ledger", "replay", "audit")
@@ -21,6 +25,33 @@ KNOWN_CYCLES = {
     frozenset({"audit.service.front", "audit.service.serve"}),
 }
 """Cycles found when this test was written (2026-12-03); none may be added."""
+
+FOLDERS: dict[str, frozenset[str]] = {
+    "schemas": frozenset(),
+    "ledger": frozenset({"schemas"}),
+    "replay": frozenset({"schemas"}),
+    "audit": frozenset({"schemas", "ledger", "replay"}),
+    "audit.query": frozenset(),
+    "audit.certification": frozenset({"audit.query"}),
+    "audit.presentation": frozenset({"audit.query", "audit.certification"}),
+    "audit.live": frozenset({"audit.query", "audit.certification"}),
+    "audit.service": frozenset({"audit.live", "audit.query"}),
+    "audit.simulator": frozenset({"audit.query", "audit.certification"}),
+    "audit.lake": frozenset({"audit.query", "audit.presentation"}),
+    "audit.spark": frozenset({"audit.lake", "audit.query"}),
+    "audit.cli": frozenset({"audit.query", "audit.certification", "audit.presentation", "audit.live", "audit.service",
+                            "audit.simulator", "audit.lake", "audit.spark"}),
+}
+"""Each folder and the other folders it may import (issue 29 Build 7). A folder of audit/ may also
+import what audit may (schemas, ledger, replay) and its own modules; nothing but audit.cli imports
+audit.cli; replay knows nothing of storage (DESIGN.md "Data flow")."""
+
+KNOWN_CROSSINGS = {
+    ("audit.certification.certify", "audit.presentation.render"),
+}
+"""Arrows against FOLDERS found when audit/ went into folders (2026-12-04); none may be added.
+certify prints a finding's example line with render's `finding_text` (inside a function): the one
+line of a finding belongs below both (issue 29 Build 6, the output layer)."""
 
 
 def _modules() -> dict[str, Path]:
@@ -121,3 +152,85 @@ def test_no_new_import_cycle() -> None:
 def test_the_cycle_finder_finds_a_cycle() -> None:
     """The finder itself, on a graph with one cycle and one tail."""
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [frozenset({"a", "b", "c"})]
+
+
+def _folder(module: str) -> str:
+    """The folder of FOLDERS a module lives in: the longest that is a prefix of its name."""
+    parts = module.split(".")
+    for length in range(len(parts), 0, -1):
+        if ".".join(parts[:length]) in FOLDERS:
+            return ".".join(parts[:length])
+    raise AssertionError(f"{module} is in no folder of FOLDERS")
+
+
+def _crossings(graph: dict[str, set[str]]) -> set[tuple[str, str]]:
+    """The arrows between two folders that FOLDERS does not allow."""
+    def allowed(source: str, target: str) -> bool:
+        here, there = _folder(source), _folder(target)
+        below = FOLDERS[here] | (FOLDERS["audit"] if here.startswith("audit.") else frozenset())
+        return here == there or there in below or (there == "audit" and here.startswith("audit."))
+
+    return {(source, target) for source, targets in graph.items() for target in targets if not allowed(source, target)}
+
+
+def _packages() -> set[str]:
+    """The tree's folders of FOLDERS' kind: the four top-level packages and audit's sub-packages."""
+    subs = {f"audit.{p.parent.name}" for p in (ROOT / "audit").glob("*/__init__.py")}
+    return set(LAYERS) | subs
+
+
+def test_each_folder_imports_only_the_folders_it_may() -> None:
+    """Issue 29 Build 7: audit/ in folders by concern, each importing only those below it (the
+    presentation not the service, nothing but the CLI the CLI); the known crossings may only go."""
+    crossings = _crossings(_graph())
+    assert sorted(crossings - KNOWN_CROSSINGS) == [], "an import against FOLDERS (an upward import)"
+    assert sorted(KNOWN_CROSSINGS - crossings) == [], "a known crossing is gone: remove it from KNOWN_CROSSINGS"
+
+
+def test_folders_name_the_tree() -> None:
+    """Issue 29 Build 7: every package of the tree has its rule in FOLDERS and audit's ground floor
+    holds no module (a new module goes into the folder of its concern)."""
+    assert _packages() == set(FOLDERS)
+    ground = sorted(p.name for p in (ROOT / "audit").iterdir() if p.suffix in (".py", ".c") and p.name != "__init__.py")
+    assert ground == []
+
+
+@pytest.mark.parametrize("folder", sorted(name for name in FOLDERS if name.startswith("audit.")))
+def test_each_folder_says_what_it_may_import(folder: str) -> None:
+    """Issue 29 Build 7: each folder's docstring ends with "May import:", naming the folders of
+    audit/ that FOLDERS allows it, no more and no fewer."""
+    doc = ast.get_docstring(ast.parse((ROOT / folder.replace(".", "/") / "__init__.py").read_text(encoding="utf-8"))) or ""
+    assert "May import:" in doc, f"{folder}/__init__.py does not say what it may import"
+    sentence = re.split(r"\.\s", doc.split("May import:")[1] + " ")[0]
+    assert set(re.findall(r"audit\.\w+", sentence)) == set(FOLDERS[folder])
+
+
+def _code_map(text: str) -> dict[str, set[str]]:
+    """The rows of a code map table: `folder/` | responsibility | `may`, `import` (folders as paths)."""
+    rows = {}
+    for line in text.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) == 3 and re.fullmatch(r"`[\w/]+/`", cells[0]):
+            rows[cells[0].strip("`/").replace("/", ".")] = {name.strip("/").replace("/", ".") for name in re.findall(r"`([\w/]+/)`", cells[2])}
+    return rows
+
+
+@pytest.mark.parametrize("document", ["README.md", "docs/architecture.md"])
+def test_the_code_map_is_the_tree(document: str) -> None:
+    """Issue 29 Build 7 and the Show: the code map of README.md and of docs/architecture.md names
+    every folder of the tree, and what each may import as FOLDERS holds it."""
+    rows = _code_map((ROOT / document).read_text(encoding="utf-8"))
+    assert set(rows) == set(FOLDERS)
+    for folder, may in rows.items():
+        allowed = FOLDERS[folder] | (FOLDERS["audit"] if folder.startswith("audit.") else frozenset())
+        assert may == set(allowed), f"{document}: {folder}/ may import {sorted(allowed)}"
+
+
+def test_the_crossing_finder_finds_an_upward_import() -> None:
+    """The folder rule itself: the presentation importing the service is refused, the CLI importing
+    anything is not, and a module of no folder is an error."""
+    graph = {"audit.presentation.page": {"audit.service.serve", "audit.query.db"}, "audit.cli.base": {"audit.spark.db"},
+             "audit.query.db": {"audit.cli.base"}}
+    assert _crossings(graph) == {("audit.presentation.page", "audit.service.serve"), ("audit.query.db", "audit.cli.base")}
+    with pytest.raises(AssertionError, match="in no folder"):
+        _folder("elsewhere.module")

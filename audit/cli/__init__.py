@@ -2,6 +2,10 @@
 
 Commands live in one module per user (the log, games, analysis); importing them registers them on
 the one Typer app.
+
+May import: audit.query, audit.certification, audit.presentation, audit.live, audit.service,
+audit.simulator, audit.lake, audit.spark (every folder of audit), ledger, replay, schemas. Nothing but
+the CLI imports the CLI.
 """
 
 from __future__ import annotations
