@@ -17,9 +17,15 @@ import pytest
 
 REGEN_GOLDEN = "MATCHLEDGER_REGEN_GOLDEN"
 """The environment variable that makes the golden tests rewrite their files."""
+RETIRED_SWITCHES = ("MATCHLEDGER_REGEN",)
+"""Former names of the switch: set, they stop the run rather than be ignored while nothing is rewritten."""
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    for name in RETIRED_SWITCHES:
+        if name in os.environ:
+            raise pytest.UsageError(f"{name} 已不再使用：请设 {REGEN_GOLDEN}=1 重写金样文件 "
+                                    f"({name} is no longer read: set {REGEN_GOLDEN}=1 to rewrite the golden files)")
     config.addinivalue_line("markers", "slow: takes more than about 20 s on a quiet 2-core machine (deselect with -m 'not slow')")
 
 

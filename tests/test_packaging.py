@@ -5,6 +5,7 @@ installed from the `[oracle]` extra, pytest's summary line, one switch for the g
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -57,6 +58,19 @@ def test_one_switch_regenerates_the_golden_files() -> None:
     readers = {path.name for path in (ROOT / "tests").glob("*.py") if re.search(r"\"MATCHLEDGER_REGEN\w*\"", path.read_text(encoding="utf-8"))}
     assert readers == {"conftest.py"}
     assert "MATCHLEDGER_REGEN_GOLDEN=1" in README
+
+
+def test_the_former_switch_name_stops_the_run() -> None:
+    """Issue 29 Build 9: one regeneration switch. MATCHLEDGER_REGEN, its former name, is a usage
+    error (exit 4) naming the one to set, not silently ignored while the goldens stay as they were."""
+    from tests.conftest import REGEN_GOLDEN, RETIRED_SWITCHES
+
+    env = {name: value for name, value in os.environ.items() if name != REGEN_GOLDEN} | {RETIRED_SWITCHES[0]: "1"}
+    test = "tests/test_layering.py::test_the_cycle_finder_finds_a_cycle"
+    run = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", test], cwd=ROOT, capture_output=True, text=True,
+                         timeout=300, env=env)
+    assert run.returncode == 4, run.stdout + run.stderr
+    assert f"{RETIRED_SWITCHES[0]} is no longer read: set {REGEN_GOLDEN}=1" in run.stderr
 
 
 def test_the_slow_marker_is_registered() -> None:
