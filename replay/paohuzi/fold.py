@@ -168,7 +168,8 @@ class _Fold:
         elif state is None and handler is not _on_start:
             self.find(event, "paohuzi.X02", f"{event.kind} before game.started", ART_DEAL)  # type: ignore[attr-defined]
         elif handler is not None:
-            state = handler(state, event, self, facts)  # type: ignore[arg-type]  (None only for the start)
+            # the state is None only for the start, whose handler takes None
+            state = handler(state, event, self, facts)  # type: ignore[arg-type]
             self.state = state
         if state is not None:
             if state is not self.last_state:
@@ -176,7 +177,7 @@ class _Fold:
                 if known.hands:
                     self._conservation(event, known)
                 self.last_state, self.last_facts = state, known
-            self.last_facts.after(facts)  # type: ignore[union-attr]  (set with the state)
+            self.last_facts.after(facts)  # type: ignore[union-attr]
         findings = tuple(self.found) if self.found else ()
         return Step(event=event, state=state, facts=facts, findings=findings)
 
@@ -352,7 +353,8 @@ def _on_forced(state: State, event: Event, fold: _Fold, facts: Facts) -> State:
         fold.unlogged.remove(logged)
         return state
     derived = ", ".join(f"{k} {card_id(c)} by seat {s}" for k, s, c in fold.unlogged) or "none"
-    fold.find(event, "paohuzi.F01", f"logged forced {kind} {card_id(card)} by seat {event.seat}; the rules derive {derived}", "第四条 术语定义")
+    fold.find(event, "paohuzi.F01", f"logged forced {kind} {card_id(card)} by seat {event.seat}; the rules derive {derived}",
+              "第四条 术语定义")
     return state
 
 
@@ -404,7 +406,8 @@ def _seat_ok(fold: _Fold, state: State, event: Event, action: Action) -> bool:
         stage = state.offers[0].stage
         fold.find(event, "paohuzi.P01", f"seat {event.seat} acts ({action.notation()}) before seat {seat} answered its {stage} offer", ART_PRIORITY)
     else:
-        _flow_finding(fold, event, ("paohuzi.T01", ART_PLAY, f"seat {event.seat} acts ({action.notation()}) but seat {seat} is to act ({state.phase})"))
+        _flow_finding(fold, event, ("paohuzi.T01", ART_PLAY,
+                                    f"seat {event.seat} acts ({action.notation()}) but seat {seat} is to act ({state.phase})"))
     return False
 
 
