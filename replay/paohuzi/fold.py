@@ -100,18 +100,16 @@ class _StateFacts:
         self.win: Win | None = state.win
         offers, effects, huxi = state.offers, state.effects, state.table_huxi
         self.huxi_0, self.huxi_1, self.huxi_2 = huxi[0], huxi[1], huxi[2]
-        self.could_act = ",".join([f"{o.seat}:{o.stage}" for o in offers]) if offers else None
-        self.derived = ",".join([f"{k} {card_id(c)} by {s}" for k, s, c in effects]) if effects else None
+        self.facts: Facts = {
+            "phase": self.phase, "wall": self.wall, "huxi_0": self.huxi_0, "huxi_1": self.huxi_1, "huxi_2": self.huxi_2,
+            "could_act": ",".join([f"{o.seat}:{o.stage}" for o in offers]) if offers else None,
+            "derived": ",".join([f"{k} {card_id(c)} by {s}" for k, s, c in effects]) if effects else None,
+        }
+        """The state's facts, added to each step's after its own (`after`)."""
 
     def after(self, facts: Facts) -> None:
         """Adds the state's facts to a step's (its seat, action and own facts are in already)."""
-        facts["phase"] = self.phase
-        facts["wall"] = self.wall
-        facts["huxi_0"] = self.huxi_0
-        facts["huxi_1"] = self.huxi_1
-        facts["huxi_2"] = self.huxi_2
-        facts["could_act"] = self.could_act
-        facts["derived"] = self.derived
+        facts.update(self.facts)
 
 
 def hu_facts(state: State) -> dict[str, Any]:
