@@ -100,16 +100,25 @@ class _StateFacts:
         self.win: Win | None = state.win
         offers, effects, huxi = state.offers, state.effects, state.table_huxi
         self.huxi_0, self.huxi_1, self.huxi_2 = huxi[0], huxi[1], huxi[2]
-        self.facts: Facts = {
-            "phase": self.phase, "wall": self.wall, "huxi_0": self.huxi_0, "huxi_1": self.huxi_1, "huxi_2": self.huxi_2,
-            "could_act": ",".join([f"{o.seat}:{o.stage}" for o in offers]) if offers else None,
-            "derived": ",".join([f"{k} {card_id(c)} by {s}" for k, s, c in effects]) if effects else None,
-        }
-        """The state's facts, added to each step's after its own (`after`)."""
+        self.could_act = ",".join([f"{o.seat}:{o.stage}" for o in offers]) if offers else None
+        self.derived = ",".join([f"{k} {card_id(c)} by {s}" for k, s, c in effects]) if effects else None
 
-    def after(self, facts: Facts) -> None:
-        """Adds the state's facts to a step's (its seat, action and own facts are in already)."""
-        facts.update(self.facts)
+    def complete(self, facts: Facts) -> Facts:
+        """Returns a step's facts: those the handler left (seat, action, forced, its own), then the
+        state's; the common step, with nothing of its own, is built at once (one dict, sized once)."""
+        if len(facts) == 3:
+            return {
+                "seat": facts["seat"], "action": facts["action"], "forced": facts["forced"], "phase": self.phase, "wall": self.wall,
+                "huxi_0": self.huxi_0, "huxi_1": self.huxi_1, "huxi_2": self.huxi_2, "could_act": self.could_act, "derived": self.derived,
+            }
+        facts["phase"] = self.phase
+        facts["wall"] = self.wall
+        facts["huxi_0"] = self.huxi_0
+        facts["huxi_1"] = self.huxi_1
+        facts["huxi_2"] = self.huxi_2
+        facts["could_act"] = self.could_act
+        facts["derived"] = self.derived
+        return facts
 
 
 def hu_facts(state: State) -> dict[str, Any]:
@@ -158,12 +167,12 @@ class _Fold:
         seat = event.seat
         facts: Facts = {"seat": seat, "action": None, "forced": False}
         state = self.state
-        handler = _HANDLERS.get(type(event))
+        kind = type(event)
+        handler = _HANDLERS.get(kind)
         # Only an event naming a seat past the last, or one that seats players, can name no seat.
-        if ((seat is not None and seat >= SEATS) or handler is None or handler is _on_start or handler is _on_deal) \
-                and self._names_no_seat(event):
+        if ((seat is not None and seat >= SEATS) or handler is None or kind is GameStarted or kind is Dealt) and self._names_no_seat(event):
             pass  # ignored: it can change nothing in a game without that seat
-        elif state is None and handler is not _on_start:
+        elif state is None and kind is not GameStarted:
             self.find(event, "paohuzi.X02", f"{event.kind} before game.started", ART_DEAL)  # type: ignore[attr-defined]
         elif handler is not None:
             # the state is None only for the start, whose handler takes None
@@ -175,7 +184,7 @@ class _Fold:
                 if known.hands:
                     self._conservation(event, known)
                 self.last_state, self.last_facts = state, known
-            self.last_facts.after(facts)  # type: ignore[union-attr]
+            facts = self.last_facts.complete(facts)  # type: ignore[union-attr]
         findings = tuple(self.found) if self.found else ()
         return Step(event=event, state=state, facts=facts, findings=findings)
 
