@@ -35,8 +35,8 @@ GameSteps = Callable[[GameStarted, Iterator[Event]], Iterator[Step]]
 
 
 class Findings(Protocol):
-    """The one way a fold reports a finding: its running context (Junqi's `Audit`, checkers' `Clock`,
-    Paohuzi's `_Fold`) records it with `find`, through `replay.protocol.found` (severity from the game's catalogue),
+    """The one way a fold reports a finding: its running context (Junqi's `Audit`, checkers' `Clock`)
+    records it with `find`, through `replay.protocol.found` (severity from the game's catalogue),
     and the fold gives the event's step what was found, in the order found."""
 
     def find(self, event: Place, code: str, message: str, article: str | None = None) -> None:
@@ -47,7 +47,8 @@ class Handler(Protocol[S, F]):
     """The one shape of an event's rule in every fold: `(state, event, fold, facts) -> state`. It
     returns the state after the event, adds its facts to `facts` (the seat and action are in
     already) and reports findings through `fold.find` (`Findings`); `fold` is the game's running
-    context beside the state (clock, owed reveals, forced actions not yet logged)."""
+    context beside the state (clock, owed reveals). Paohuzi's fold keeps its own dispatch
+    (replay/paohuzi/fold.py says why)."""
 
     def __call__(self, state: S, event: Any, fold: F, facts: Facts, /) -> S: ...
 
