@@ -120,23 +120,13 @@ def repair(ledger: LedgerOpt = DEFAULT_LEDGER, json: JsonOpt = False, quiet: Qui
         report = ledger_repair.repair(ledger, lambda label: step(label, 0))
     verified = report.verified
     ok = verified is not None and verified.ok and report.refused is None
-    if json:
-        emit(Repaired(ok=ok, entries=report.entries, missing=report.missing, differed=report.differed,
-                      kept=str(report.kept) if report.kept else None, refused=report.refused,
-                      error=None if ok or verified is None else verified.error), Format.json)
-    elif report.refused is not None:
+    emit(Repaired(ok=ok, entries=report.entries, missing=report.missing, differed=report.differed,
+                  kept=str(report.kept) if report.kept else None, refused=report.refused,
+                  error=None if ok or verified is None else verified.error).told(verified=verified), chosen(json))
+    if not json and report.refused is not None:
         fail(f"nothing rebuilt: the entries do not match the signed checkpoints ({report.refused}); every file is as it was")
-    else:
-        say(f"rebuilt the tiles, stream index and head from {report.entries} entries")
-        for name in report.missing:
-            say(f"was missing: {name}")
-        for name in report.differed:
-            say(f"differed from its entries: {name}")
-        say(f"the files moved aside are kept in {report.kept} (evidence); remove it when done")
-        if verified is not None and ok:
-            say(f"ok: tree size {verified.size}, root {verified.root}, {verified.checkpoints} checkpoints verified")
-        else:
-            fail(f"still damaged: {verified.error if verified else 'not verified'}")
+    elif not json and not ok:
+        fail(f"still damaged: {verified.error if verified else 'not verified'}")
     if not ok:
         raise ExitCode(1)
 

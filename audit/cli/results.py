@@ -73,6 +73,17 @@ class Repaired(Result):
     refused: str | None
     error: str | None
 
+    def lines(self) -> list[str]:
+        if self.refused is not None:  # nothing rebuilt: said on stderr
+            return []
+        verified = self.text("verified")
+        return [f"rebuilt the tiles, stream index and head from {self.entries} entries",
+                *(f"was missing: {name}" for name in self.missing),
+                *(f"differed from its entries: {name}" for name in self.differed),
+                f"the files moved aside are kept in {self.kept} (evidence); remove it when done",
+                *([f"ok: tree size {verified.size}, root {verified.root}, {verified.checkpoints} checkpoints verified"]
+                  if self.ok and verified is not None else [])]
+
 
 class Proved(Result):
     """`prove`: the evidence bundle written."""
@@ -155,6 +166,10 @@ class ConsistencyChecked(Result):
     old_root: str
     new_root: str
 
+    def lines(self) -> list[str]:
+        return [f"ok: the log of {self.text('origin')} at {self.old} entries (root {self.old_root}) is a prefix of the log at "
+                f"{self.new} entries (root {self.new_root})"]
+
 
 class Witnessed(Result):
     """`witness`: the checkpoint now remembered, and the size remembered before (None at the first visit)."""
@@ -166,6 +181,14 @@ class Witnessed(Result):
     previous_size: int | None
     state: str
     trust: dict[str, Any]
+
+    def lines(self) -> list[str]:
+        if self.previous_size is None:
+            return [f"first visit: remembered the checkpoint of {self.origin} at size {self.size} (root {self.root}) in {self.state}"]
+        if self.previous_size == self.size:
+            return [f"ok: the log of {self.origin} is unchanged at size {self.size} (root {self.root})"]
+        return [f"ok: the log of {self.origin} grew from {self.previous_size} to {self.size} entries and the older tree is a prefix "
+                f"of the newer (consistency proof checked); remembered size {self.size} in {self.state}"]
 
 
 class EntriesExported(Result):
@@ -468,6 +491,9 @@ class CertificateChecked(Result):
     root: str
     auditor: str
     statement: dict[str, Any]
+
+    def lines(self) -> list[str]:
+        return list(self.text("said", []))
 
 
 RESULTS: dict[str, tuple[type[Result], ...]] = {

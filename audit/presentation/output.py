@@ -75,13 +75,22 @@ def is_terminal() -> bool:
     return stdout_console().is_terminal
 
 
-class Result(msgspec.Struct, kw_only=True):
+class Result(msgspec.Struct, kw_only=True, dict=True):
     """A command's typed result (audit/cli/results.py): its fields are the `--json` keys, declared once;
     `lines()` is what a person reads."""
 
     def lines(self) -> list[str]:
         """Returns the lines a terminal prints (none where the command prints its own)."""
         return []
+
+    def told(self, **text: Any) -> Any:
+        """Returns the result with what only its lines say (a path, a board): attributes, not `--json` keys."""
+        self.__dict__.update(text)
+        return self
+
+    def text(self, name: str, default: Any = None) -> Any:
+        """Returns a value given to `told` (or `default`)."""
+        return self.__dict__.get(name, default)
 
 
 def chosen(json: bool) -> Format:
