@@ -477,6 +477,46 @@ class Sent(Result):
     size: int
     signature_checked: bool
 
+    def lines(self) -> list[str]:
+        checked = "signature and proofs" if self.signature_checked else "proofs only (no --log-key)"
+        return [f"sent {self.events} events in {self.batches} batches; entries {self.first}–{self.last}, "
+                f"checkpoint {self.size}; receipts checked: {checked}"]
+
+
+class SourceAdded(Result):
+    """`source add`: the `source.registered` event recorded, key for key."""
+
+    kind: str
+    stream: str
+    seq: int
+    ts: int
+    seat: int | None
+    v: int
+    name: str
+    key: str
+    tournaments: list[str]
+    streams: list[str]
+
+    def lines(self) -> list[str]:
+        grants = ", ".join(self.tournaments + self.streams) or "any stream no other source writes"
+        return [f"registered source {self.name} (key {self.key}); it may write: {grants}"]
+
+
+class SourceRemoved(Result):
+    """`source revoke`: the `source.revoked` event recorded, key for key."""
+
+    kind: str
+    stream: str
+    seq: int
+    ts: int
+    seat: int | None
+    v: int
+    name: str
+    reason: str
+
+    def lines(self) -> list[str]:
+        return [f"revoked source {self.name}"]
+
 
 class CertificateChecked(Result):
     """`check-certificate`: the verdict the certificate states, the checkpoint it names, the auditor, the whole statement."""
