@@ -10,7 +10,7 @@ from typing import Any
 
 import msgspec
 
-from audit.presentation.output import Result
+from audit.presentation.output import Result, Rows
 
 
 class Initialised(Result):
@@ -76,7 +76,7 @@ class Repaired(Result):
     def lines(self) -> list[str]:
         if self.refused is not None:  # nothing rebuilt: said on stderr
             return []
-        verified = self.text("verified")
+        verified = self.aside("verified")
         return [f"rebuilt the tiles, stream index and head from {self.entries} entries",
                 *(f"was missing: {name}" for name in self.missing),
                 *(f"differed from its entries: {name}" for name in self.differed),
@@ -167,7 +167,7 @@ class ConsistencyChecked(Result):
     new_root: str
 
     def lines(self) -> list[str]:
-        return [f"ok: the log of {self.text('origin')} at {self.old} entries (root {self.old_root}) is a prefix of the log at "
+        return [f"ok: the log of {self.aside('origin')} at {self.old} entries (root {self.old_root}) is a prefix of the log at "
                 f"{self.new} entries (root {self.new_root})"]
 
 
@@ -198,6 +198,9 @@ class EntriesExported(Result):
     jsonl: str
     trust: dict[str, Any]
 
+    def lines(self) -> list[str]:
+        return [f"wrote {self.entries} entries to {self.jsonl}"]
+
 
 class TilesExported(Result):
     """`export --tiles`: the log laid out as tlog-tiles at its signed size."""
@@ -205,6 +208,9 @@ class TilesExported(Result):
     size: int
     tiles: str
     trust: dict[str, Any]
+
+    def lines(self) -> list[str]:
+        return [f"wrote the checkpoint, tiles and entry bundles of the log at size {self.size} to {self.tiles} (serve it as static files)"]
 
 
 class ParquetExported(Result):
@@ -215,6 +221,10 @@ class ParquetExported(Result):
     checkpoint: dict[str, Any]
     trust: dict[str, Any]
 
+    def lines(self) -> list[str]:
+        documents = ", ".join(f"{self.parquet}/{d}" for d in self.aside("documents", []))
+        return [f"wrote {self.files} Parquet files, {documents}, {self.parquet}/manifest.json and its signed note"]
+
 
 class RecordsExported(Result):
     """`export --format record`: the games' text records (`out` None: on stdout)."""
@@ -222,6 +232,13 @@ class RecordsExported(Result):
     games: int
     out: str | None
     trust: dict[str, Any]
+
+    def lines(self) -> list[str]:
+        if self.out is None:  # the record went to stdout, which keeps it to itself
+            return []
+        game = self.aside("game")
+        return [f"wrote the record of {game} to {self.out}" if game else
+                f"wrote the records of {self.games} games of {self.aside('tournament')} to {self.out}"]
 
 
 class ReportWritten(Result):
@@ -234,6 +251,9 @@ class ReportWritten(Result):
     proof: str
     trust: dict[str, Any]
 
+    def lines(self) -> list[str]:
+        return [f"wrote {self.out}: {self.events} events, {self.findings} findings; {self.proof}"]
+
 
 class PageWritten(Result):
     """`report --tournament`: the tournament page and each game's report beside it."""
@@ -244,6 +264,9 @@ class PageWritten(Result):
     games: int
     reports: list[str]
     trust: dict[str, Any]
+
+    def lines(self) -> list[str]:
+        return [f"wrote {self.out}: {self.players} players, {self.games} games, each game's report beside it"]
 
 
 class HuJudged(Result, omit_defaults=True):
@@ -258,6 +281,13 @@ class HuJudged(Result, omit_defaults=True):
     score: int
     reason: str
     trust: dict[str, Any] | None = None
+
+    def lines(self) -> list[str]:
+        decomposition = self.aside("decomposition")
+        return [("胡 (wins)" if self.hu else "no hu") + f": {self.reason}",
+                *(["decomposition: " + " | ".join(decomposition)] if decomposition else []),
+                f"胡息 {self.huxi}; red {self.red}, big {self.big}, small {self.small}",
+                f"名堂: {', '.join(self.mingtang) or 'none'}; score {self.score}"]
 
 
 class KeyMade(Result):
@@ -301,6 +331,12 @@ class Simulated(Result):
     tournament: str | None
     planted: Planted | None
 
+    def lines(self) -> list[str]:
+        what = f"tournament {self.tournament}: " if self.tournament else ""
+        planted = self.aside("planted_said")
+        return [f"{what}recorded {self.games} {self.aside('game')} games, {self.events} events; tree size {self.size}",
+                *([planted] if planted else [])]
+
 
 class SimulatedLive(Result):
     """`simulate --url`: the run's tag, its tables (one game and source each), the events sent, the tree size, the streams."""
@@ -311,6 +347,9 @@ class SimulatedLive(Result):
     events: int
     size: int
     streams: list[str]
+
+    def lines(self) -> list[str]:
+        return [f"{self.tables} tables ({self.tag}/t1 …) sent {self.events} events, every receipt checked; tree size {self.size}"]
 
 
 class SeatShown(msgspec.Struct, kw_only=True):
@@ -335,6 +374,11 @@ class Shown(Result):
     as_claimed: bool
     """True beyond a halted replay: the board is the one the log claims, not derived."""
 
+    def lines(self) -> list[str]:
+        extra = self.aside("extra")
+        return [f"{self.game} after seq {self.seq} ({self.kind})", "seats: " + ", ".join(s.label for s in self.seats),
+                self.aside("board"), *([extra] if extra is not None else []), *([f"wrote {self.svg}"] if self.svg else [])]
+
 
 class Counted(Result, omit_defaults=True):
     """`perft`: the counts at each depth, the last one, and with `--divide` each first move's count."""
@@ -342,6 +386,10 @@ class Counted(Result, omit_defaults=True):
     counts: list[int]
     count: int
     divide: dict[str, int] | None = None
+
+    def lines(self) -> list[str]:
+        return [*(f"{move}: {n}" for move, n in (self.divide or {}).items()),
+                *(f"depth {d}: {n}" for d, n in enumerate(self.counts, start=1)), str(self.count)]
 
 
 class ArbitrationRecorded(Result):
@@ -368,6 +416,9 @@ class Ranked(Result):
     as_of: str | None
     rows: list[dict[str, Any]]
     trust: dict[str, Any]
+
+    def lines(self) -> list[str | Rows]:
+        return [*([f"成绩状态截至 status as of {self.as_of}"] if self.as_of else []), self.aside("table")]
 
 
 class Legend(Result):
@@ -424,6 +475,10 @@ class Replayed(Result):
     seconds: float
     trust: dict[str, Any]
 
+    def lines(self) -> list[str]:
+        return [f"games {self.games}, events {self.events}, moves {self.moves}, findings {len(self.findings)}, "
+                f"seconds {self.aside('exact_seconds', self.seconds):.2f}", *self.aside("said", [])]
+
 
 class CheckDone(msgspec.Struct, kw_only=True):
     """One check of `audit`: what passed and failed, whether it ran and had anything to look at, examples."""
@@ -453,6 +508,12 @@ class Certified(Result, omit_defaults=True):
     warnings: list[dict[str, Any]]
     certificate: dict[str, Any] | None = None
 
+    def lines(self) -> list[str | Rows]:
+        written = self.aside("written")
+        return [self.aside("table"), *self.aside("said", []), *self.aside("trust_said", []),
+                f"{'认证通过' if self.ok else '未通过认证'} {self.aside('verdict')}", *([written] if written else []),
+                *([f"成绩状态截至 status as of {self.as_of}"] if self.as_of else [])]
+
 
 class Demonstrated(Result):
     """`demo`: the verdict, the log's size and root, the tournaments, games and findings, each check's counts, the accelerators."""
@@ -465,6 +526,22 @@ class Demonstrated(Result):
     findings: int
     checks: dict[str, dict[str, int]]
     accelerators: dict[str, bool]
+
+    def lines(self) -> list[str | Rows]:
+        proof, games = self.aside("proof"), self.aside("games_played")
+        entry = proof.entries[-1]
+        verdict = "认证通过 CERTIFIED: every check passed" if self.aside("certified") else f"未通过认证 NOT CERTIFIED: {self.findings} findings"
+        return [f"matchledger demo: simulated a tournament of each game ({', '.join(games)}) through the recorder into "
+                f"{self.aside('ledger')}, then verified the log, replayed every game and audited every result, score, seating and "
+                f"timing against the rules.\n",
+                f"log: {self.size} entries, root {self.root}, {self.aside('checkpoints')} signed checkpoints verified",
+                *self.aside("tables"),
+                f"evidence for {proof.stream}: {len(proof.entries)} entries proved against the checkpoint; "
+                f"entry {entry.index} has a {len(entry.proof)}-hash inclusion proof",
+                "the signed checkpoint they are proved against (a C2SP note: origin, size, root, signature; the newest: "
+                f"{self.aside('ledger')}/checkpoint):",
+                "\n".join(f"  {line}".rstrip() for line in proof.checkpoint.rstrip().splitlines()),
+                verdict, self.aside("accelerator_line"), self.aside("next_steps")]
 
 
 class Sent(Result):
@@ -533,7 +610,7 @@ class CertificateChecked(Result):
     statement: dict[str, Any]
 
     def lines(self) -> list[str]:
-        return list(self.text("said", []))
+        return list(self.aside("said", []))
 
 
 RESULTS: dict[str, tuple[type[Result], ...]] = {
