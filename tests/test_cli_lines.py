@@ -58,6 +58,6 @@ def test_lines_follow_the_result() -> None:
     """Issue 29.6: the text is the result's: perft's count is its last line, witness's first visit says so."""
     assert Counted(counts=[20, 400], count=400, divide={"a": 1}).lines() == ["a: 1", "depth 1: 20", "depth 2: 400", "400"]
     first = Witnessed(ok=True, origin="o", size=5, root="ab", previous_size=None, state="s", trust={})
-    assert first.lines()[0].startswith("first visit")
+    assert first.lines()[0].startswith("首次见证 / first visit")
     grew = Witnessed(ok=True, origin="o", size=7, root="ab", previous_size=5, state="s", trust={})
     assert "grew from 5 to 7" in grew.lines()[0]

@@ -77,11 +77,11 @@ class Repaired(Result):
         if self.refused is not None:  # nothing rebuilt: said on stderr
             return []
         verified = self.aside("verified")
-        return [f"rebuilt the tiles, stream index and head from {self.entries} entries",
-                *(f"was missing: {name}" for name in self.missing),
-                *(f"differed from its entries: {name}" for name in self.differed),
-                f"the files moved aside are kept in {self.kept} (evidence); remove it when done",
-                *([f"ok: tree size {verified.size}, root {verified.root}, {verified.checkpoints} checkpoints verified"]
+        return [f"已由 {self.entries} 个条目重建瓦片、流索引与头 / rebuilt the tiles, stream index and head from {self.entries} entries",
+                *(f"原缺 / was missing: {name}" for name in self.missing),
+                *(f"与条目不符 / differed from its entries: {name}" for name in self.differed),
+                f"移走的文件留存为证据 / the files moved aside are kept in {self.kept} (evidence); remove it when done",
+                *([f"核对通过 / ok: tree size {verified.size}, root {verified.root}, {verified.checkpoints} checkpoints verified"]
                   if self.ok and verified is not None else [])]
 
 
@@ -167,7 +167,7 @@ class ConsistencyChecked(Result):
     new_root: str
 
     def lines(self) -> list[str]:
-        return [f"ok: the log of {self.aside('origin')} at {self.old} entries (root {self.old_root}) is a prefix of the log at "
+        return [f"核对通过 / ok: the log of {self.aside('origin')} at {self.old} entries (root {self.old_root}) is a prefix of the log at "
                 f"{self.new} entries (root {self.new_root})"]
 
 
@@ -184,10 +184,10 @@ class Witnessed(Result):
 
     def lines(self) -> list[str]:
         if self.previous_size is None:
-            return [f"first visit: remembered the checkpoint of {self.origin} at size {self.size} (root {self.root}) in {self.state}"]
+            return [f"首次见证 / first visit: remembered the checkpoint of {self.origin} at size {self.size} (root {self.root}) in {self.state}"]
         if self.previous_size == self.size:
-            return [f"ok: the log of {self.origin} is unchanged at size {self.size} (root {self.root})"]
-        return [f"ok: the log of {self.origin} grew from {self.previous_size} to {self.size} entries and the older tree is a prefix "
+            return [f"日志未变 / ok: the log of {self.origin} is unchanged at size {self.size} (root {self.root})"]
+        return [f"日志只增未改 / ok: the log of {self.origin} grew from {self.previous_size} to {self.size} entries and the older tree is a prefix "
                 f"of the newer (consistency proof checked); remembered size {self.size} in {self.state}"]
 
 
@@ -252,7 +252,7 @@ class ReportWritten(Result):
     trust: dict[str, Any]
 
     def lines(self) -> list[str]:
-        return [f"wrote {self.out}: {self.events} events, {self.findings} findings; {self.proof}"]
+        return [f"已写入 / wrote {self.out}: {self.events} events, {self.findings} findings; {self.proof}"]
 
 
 class PageWritten(Result):
@@ -266,7 +266,7 @@ class PageWritten(Result):
     trust: dict[str, Any]
 
     def lines(self) -> list[str]:
-        return [f"wrote {self.out}: {self.players} players, {self.games} games, each game's report beside it"]
+        return [f"已写入 / wrote {self.out}: {self.players} players, {self.games} games, each game's report beside it"]
 
 
 class HuJudged(Result, omit_defaults=True):
@@ -334,7 +334,7 @@ class Simulated(Result):
     def lines(self) -> list[str]:
         what = f"tournament {self.tournament}: " if self.tournament else ""
         planted = self.aside("planted_said")
-        return [f"{what}recorded {self.games} {self.aside('game')} games, {self.events} events; tree size {self.size}",
+        return [f"已记录 / {what}recorded {self.games} {self.aside('game')} games, {self.events} events; tree size {self.size}",
                 *([planted] if planted else [])]
 
 
@@ -349,7 +349,7 @@ class SimulatedLive(Result):
     streams: list[str]
 
     def lines(self) -> list[str]:
-        return [f"{self.tables} tables ({self.tag}/t1 …) sent {self.events} events, every receipt checked; tree size {self.size}"]
+        return [f"已发送 / {self.tables} tables ({self.tag}/t1 …) sent {self.events} events, every receipt checked; tree size {self.size}"]
 
 
 class SeatShown(msgspec.Struct, kw_only=True):
@@ -556,7 +556,7 @@ class Sent(Result):
 
     def lines(self) -> list[str]:
         checked = "signature and proofs" if self.signature_checked else "proofs only (no --log-key)"
-        return [f"sent {self.events} events in {self.batches} batches; entries {self.first}–{self.last}, "
+        return [f"已发送 / sent {self.events} events in {self.batches} batches; entries {self.first}–{self.last}, "
                 f"checkpoint {self.size}; receipts checked: {checked}"]
 
 
@@ -576,7 +576,7 @@ class SourceAdded(Result):
 
     def lines(self) -> list[str]:
         grants = ", ".join(self.tournaments + self.streams) or "any stream no other source writes"
-        return [f"registered source {self.name} (key {self.key}); it may write: {grants}"]
+        return [f"已登记来源 / registered source {self.name} (key {self.key}); it may write: {grants}"]
 
 
 class SourceRemoved(Result):
@@ -592,7 +592,7 @@ class SourceRemoved(Result):
     reason: str
 
     def lines(self) -> list[str]:
-        return [f"revoked source {self.name}"]
+        return [f"已吊销来源 / revoked source {self.name}"]
 
 
 class CertificateChecked(Result):
