@@ -6,7 +6,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from audit.cli.results import Counted, HuJudged, Witnessed
+import pytest
+
+from audit.cli.results import Counted, HuJudged, SourceAdded, Witnessed
 
 CLI = Path(__file__).resolve().parents[1] / "audit" / "cli"
 
@@ -61,3 +63,25 @@ def test_lines_follow_the_result() -> None:
     assert first.lines()[0].startswith("首次见证 / first visit")
     grew = Witnessed(ok=True, origin="o", size=7, root="ab", previous_size=5, state="s", trust={})
     assert "grew from 5 to 7" in grew.lines()[0]
+
+
+def test_source_commands_print_the_event_key_for_key_and_in_both_languages(ledger_dir: Path, tmp_path: Path) -> None:
+    """Issue 29.6 (JSON unchanged, a referee reads Chinese): `source add/revoke --json` is the event the
+    log recorded, key for key (a key the event gains fails the typed result), and the text is zh-Hans first."""
+    import json
+
+    import msgspec
+
+    import ledger as ledger_api
+    from tests.ledger_support import cli
+
+    assert cli("keygen", "--name", "venue", "--out", str(tmp_path / "venue.key")).exit_code == 0
+    added = cli("source", "add", "--ledger", str(ledger_dir), "--name", "venue", "--key", str(tmp_path / "venue.pub"),
+                "--tournament", "cup", "--json")
+    assert added.exit_code == 0, added.output
+    recorded = [msgspec.to_builtins(e) for e in ledger_api.LogReader(ledger_dir).events() if e.kind == "source.registered"]
+    assert json.loads(added.output) == recorded[-1] and list(json.loads(added.output)) == list(recorded[-1])
+    revoked = cli("source", "revoke", "--ledger", str(ledger_dir), "--name", "venue", "--reason", "left")
+    assert revoked.exit_code == 0 and revoked.output.startswith("已吊销来源 / revoked source venue"), revoked.output
+    with pytest.raises(msgspec.ValidationError, match="unknown field"):
+        msgspec.convert({**recorded[-1], "extra": 1}, SourceAdded)

@@ -560,7 +560,7 @@ class Sent(Result):
                 f"checkpoint {self.size}; receipts checked: {checked}"]
 
 
-class SourceAdded(Result):
+class SourceAdded(Result, forbid_unknown_fields=True):
     """`source add`: the `source.registered` event recorded, key for key."""
 
     kind: str
@@ -579,7 +579,7 @@ class SourceAdded(Result):
         return [f"已登记来源 / registered source {self.name} (key {self.key}); it may write: {grants}"]
 
 
-class SourceRemoved(Result):
+class SourceRemoved(Result, forbid_unknown_fields=True):
     """`source revoke`: the `source.revoked` event recorded, key for key."""
 
     kind: str
@@ -622,6 +622,6 @@ RESULTS: dict[str, tuple[type[Result], ...]] = {
     "appeal register": (ArbitrationRecorded,), "appeal file": (ArbitrationRecorded,), "appeal decide": (ArbitrationRecorded,),
     "appeal rule": (ArbitrationRecorded,), "standings": (Ranked, Legend, Explained, Crossed), "query": (Queried,),
     "appeals": (AppealsListed,), "replay": (Replayed,), "audit": (Certified,), "demo": (Demonstrated,), "send": (Sent,),
-    "check-certificate": (CertificateChecked,),
+    "check-certificate": (CertificateChecked,), "source add": (SourceAdded, SourceRemoved),  # README's one row: add, revoke
 }
 """Each command's result types: README's `--json` keys column names their fields (tests/test_cli_docs.py)."""
