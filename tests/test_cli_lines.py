@@ -53,7 +53,7 @@ def test_text_only_values_are_no_json_keys() -> None:
 
     judged = HuJudged(hu=True, huxi=15, red=3, big=8, small=10, mingtang=[], score=2, reason="ok").told(decomposition=["一二三"])
     assert "decomposition" not in msgspec.json.decode(msgspec.json.encode(judged))
-    assert "decomposition: 一二三" in judged.lines()
+    assert "组牌 decomposition: 一二三" in judged.lines()
 
 
 def test_lines_follow_the_result() -> None:

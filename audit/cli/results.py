@@ -284,10 +284,10 @@ class HuJudged(Result, omit_defaults=True):
 
     def lines(self) -> list[str]:
         decomposition = self.aside("decomposition")
-        return [("胡 (wins)" if self.hu else "no hu") + f": {self.reason}",
-                *(["decomposition: " + " | ".join(decomposition)] if decomposition else []),
-                f"胡息 {self.huxi}; red {self.red}, big {self.big}, small {self.small}",
-                f"名堂: {', '.join(self.mingtang) or 'none'}; score {self.score}"]
+        return [("胡 (wins)" if self.hu else "不胡 no hu") + f": {self.reason}",
+                *(["组牌 decomposition: " + " | ".join(decomposition)] if decomposition else []),
+                f"胡息 {self.huxi}; 红 red {self.red}, 大 big {self.big}, 小 small {self.small}",
+                f"名堂: {', '.join(self.mingtang) or '无 none'}; 得分 score {self.score}"]
 
 
 class KeyMade(Result):
@@ -476,8 +476,8 @@ class Replayed(Result):
     trust: dict[str, Any]
 
     def lines(self) -> list[str]:
-        return [f"games {self.games}, events {self.events}, moves {self.moves}, findings {len(self.findings)}, "
-                f"seconds {self.aside('exact_seconds', self.seconds):.2f}", *self.aside("said", [])]
+        return [f"对局 games {self.games}, 事件 events {self.events}, 着法 moves {self.moves}, 发现 findings {len(self.findings)}, "
+                f"用时 seconds {self.aside('exact_seconds', self.seconds):.2f}", *self.aside("said", [])]
 
 
 class CheckDone(msgspec.Struct, kw_only=True):

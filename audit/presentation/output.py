@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Self
 
 import msgspec
 from rich.console import Console
@@ -87,7 +87,7 @@ class Result(msgspec.Struct, kw_only=True, dict=True):
         """Returns what a terminal prints, in order: lines and tables (none where the command prints its own)."""
         return []
 
-    def told(self, **text: Any) -> Any:
+    def told(self, **text: Any) -> Self:
         """Returns the result with what only its lines say (a path, a board): attributes, not `--json` keys."""
         self.__dict__.update(text)
         return self
