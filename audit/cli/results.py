@@ -376,7 +376,7 @@ class Shown(Result):
 
     def lines(self) -> list[str]:
         extra = self.aside("extra")
-        return [f"{self.game} after seq {self.seq} ({self.kind})", "seats: " + ", ".join(s.label for s in self.seats),
+        return [f"{self.game} 事件序号 {self.seq} 之后 / after seq {self.seq} ({self.kind})", "座位 seats: " + ", ".join(s.label for s in self.seats),
                 self.aside("board"), *([extra] if extra is not None else []), *([f"wrote {self.svg}"] if self.svg else [])]
 
 
