@@ -262,6 +262,6 @@ def test_checkers_board_lines_carry_row_and_hole_ids(ledgers: dict) -> None:
     root, _ = ledgers["checkers"]
     game = json.loads(cli("query", "--ledger", str(root), "SELECT stream FROM games LIMIT 1", "--json").stdout)["rows"][0][0]
     lines = cli("show", "--ledger", str(root), "--game", game, "--at", "0").stdout.splitlines()
-    assert lines[1].startswith("seats: 0 N/") and ", 1 S/" in lines[1]
+    assert lines[1].startswith("座位 seats: 0 N/") and ", 1 S/" in lines[1]
     assert lines[3].split()[:2] == ["1", "0–0"] and lines[11].split()[:2] == ["9", "56–64"]
     assert any(line.startswith("legend: N seat 0's pieces") for line in lines)

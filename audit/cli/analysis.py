@@ -26,10 +26,11 @@ from audit.cli.base import (
     export_trust,
     key_option,
     say_trust,
+    trust_lines,
     trust_document,
 )
 from audit.cli.results import Certified, CheckDone, Crossed, Demonstrated, Explained, Legend, Queried, Ranked
-from audit.presentation.output import Format, Rows, emit, is_terminal, progress_bar, progress_steps, say
+from audit.presentation.output import Format, Rows, emit, is_terminal, progress_bar, progress_steps
 from ledger import anchor as ledger_anchor
 
 if TYPE_CHECKING:
@@ -96,23 +97,17 @@ def audit(ledger: LedgerOpt = DEFAULT_LEDGER,
             trust = trust_document(ledger, report=cert.log)
             if certificate is not None and auditor is not None:
                 written = write_certificate(certificate, ledger, cert, ledger_anchor.log_key(ledger), auditor, force)
+    certified = Certified(
+        ok=cert.ok, reason=cert.reason, size=cert.log.size, root=cert.log.root, unsigned=cert.log.unsigned,
+        games=cert.games, as_of=cert.as_of, trust=trust,
+        checks=[CheckDone(check=c.name, title=c.title, passed=c.passed, failed=c.failed, ran=c.ran, applies=c.applies,
+                          examples=list(c.examples)) for c in cert.checks],
+        findings=finding_records(cert.findings), warnings=finding_records(cert.warnings), certificate=written or None)
     if fmt is not Format.table:
-        emit(finding_rows(cert.findings + cert.warnings), fmt, document=Certified(
-            ok=cert.ok, reason=cert.reason, size=cert.log.size, root=cert.log.root, unsigned=cert.log.unsigned,
-            games=cert.games, as_of=cert.as_of, trust=trust,
-            checks=[CheckDone(check=c.name, title=c.title, passed=c.passed, failed=c.failed, ran=c.ran, applies=c.applies,
-                              examples=list(c.examples)) for c in cert.checks],
-            findings=finding_records(cert.findings), warnings=finding_records(cert.warnings), certificate=written or None))
+        emit(finding_rows(cert.findings + cert.warnings), fmt, document=certified)
     else:
-        emit(certification_rows(cert), fmt)
-        for finding in cert.findings + cert.warnings:
-            say(finding_said(finding))
-        say_trust(trust)
-        say(f"{'认证通过' if cert.ok else '未通过认证'} {cert.verdict()}")
-        if written:
-            say(written_line(written))
-        if cert.as_of:
-            say(f"成绩状态截至 status as of {cert.as_of}")
+        emit(certified.told(table=certification_rows(cert), said=[finding_said(f) for f in cert.findings + cert.warnings],
+                            trust_said=trust_lines(trust), verdict=cert.verdict(), written=written_line(written) if written else None), fmt)
     if not cert.ok:
         raise ExitCode(1)
 
@@ -183,11 +178,12 @@ def standings(tournament: Annotated[str, typer.Option(help="Tournament stream id
         emit(rows, fmt, document=Legend(tournament=table.tournament, legend=rows.records(), trust=trust))
         return
     shown = _columns(columns, table.columns)
-    if fmt is Format.table and table.as_of:
-        say(f"成绩状态截至 status as of {table.as_of}")
-    emit(standings_rows(table, shown), fmt, document=Ranked(
-        tournament=table.tournament, game=table.game, format=table.format, as_of=table.as_of,
-        rows=table.rows if columns is None else [{c: r.get(c) for c in shown} for r in table.rows], trust=trust))
+    ranked = Ranked(tournament=table.tournament, game=table.game, format=table.format, as_of=table.as_of,
+                    rows=table.rows if columns is None else [{c: r.get(c) for c in shown} for r in table.rows], trust=trust)
+    if fmt is Format.table:
+        emit(ranked.told(table=standings_rows(table, shown)), fmt)
+    else:
+        emit(standings_rows(table, shown), fmt, document=ranked)
 
 
 def _columns(chosen: str | None, known: list[str]) -> list[str]:
@@ -305,25 +301,15 @@ def demo(ledger: LedgerOpt = DEFAULT_LEDGER, json: JsonOpt = False, quiet: Quiet
 
     with progress_steps(quiet=quiet or json, always=True) as step:
         result = demo_mod.run_demo(ledger, step)
+    demonstrated = msgspec.convert(result.summary(), Demonstrated)
     if json:
-        emit(msgspec.convert(result.summary(), Demonstrated), Format.json)
+        emit(demonstrated, Format.json)
         return
     assert result.log and result.certification and result.proof
-    say(f"matchledger demo: simulated a tournament of each game ({', '.join(p.game for p in demo_mod.PLANS)}) through the "
-        f"recorder into {ledger}, then verified the log, replayed every game and audited every result, score, seating and "
-        f"timing against the rules.\n")
-    say(f"log: {result.log.size} entries, root {result.log.root}, {result.log.checkpoints} signed checkpoints verified")
-    emit([standings_rows(t) for t in result.standings] + [certification_rows(result.certification)], Format.table)
-    entry = result.proof.entries[-1]
-    say(f"evidence for {result.proof.stream}: {len(result.proof.entries)} entries proved against the checkpoint; "
-        f"entry {entry.index} has a {len(entry.proof)}-hash inclusion proof")
-    say(f"the signed checkpoint they are proved against (a C2SP note: origin, size, root, signature; the newest: {ledger / 'checkpoint'}):")
-    say("\n".join(f"  {line}".rstrip() for line in result.proof.checkpoint.rstrip().splitlines()))
-    verdict = "认证通过 CERTIFIED: every check passed" if result.certification.ok else \
-        f"未通过认证 NOT CERTIFIED: {len(result.certification.findings)} findings"
-    say(verdict)
-    say(result.accelerator_line())
-    say(demo_next_steps(ledger, result))
+    emit(demonstrated.told(ledger=ledger, games_played=[p.game for p in demo_mod.PLANS], checkpoints=result.log.checkpoints,
+                           tables=[standings_rows(t) for t in result.standings] + [certification_rows(result.certification)],
+                           proof=result.proof, certified=result.certification.ok, accelerator_line=result.accelerator_line(),
+                           next_steps=demo_next_steps(ledger, result)), Format.table)
 
 
 def demo_next_steps(ledger: Path, result: Any) -> str:

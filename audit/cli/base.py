@@ -22,7 +22,7 @@ from typing import Annotated, Any, TypeVar
 import typer
 
 from audit.cli.examples import EXAMPLES
-from audit.presentation.output import Format, fail, fail_note, say, stdout_console
+from audit.presentation.output import Folded, Format, fail, fail_note, said
 
 app = typer.Typer(no_args_is_help=True, help="Record, verify, replay and audit competitive games.",
                   context_settings={"help_option_names": ["-h", "--help"]}, rich_markup_mode=None)
@@ -92,6 +92,15 @@ def say_trust(trust: dict[str, Any], table: bool = True) -> None:
     """Says which key the log was checked with and the size verified to, with the unsigned entries
     after it left out, zh-Hans first: on stdout beside text for people (`table`), else on stderr
     (machine-readable output stays rows)."""
+    for line in trust_lines(trust):
+        if table:
+            said([line])
+        else:
+            fail_note(line)
+
+
+def trust_lines(trust: dict[str, Any]) -> list[Folded]:
+    """Returns which key the log was checked with and the size verified to, zh-Hans first (`say_trust`)."""
     from ledger.anchor import ENV as LOG_KEY_ENV
 
     key = trust["key"]
@@ -103,14 +112,7 @@ def say_trust(trust: dict[str, Any], table: bool = True) -> None:
         left = (f"；最新签名检查点之后 {unsigned} 个未签名条目不计 / the {unsigned} unsigned entries after the newest signed checkpoint "
                 f"are not shown") if unsigned else ""
         lines.append(f"已核对至签名检查点 / verified against the signed checkpoint of size {size} (root {trust['verified_root']}){left}")
-    out = stdout_console()
-    for line in lines:
-        if not table:
-            fail_note(line)
-        elif out.is_terminal:  # wrapped at the terminal's width (a path may be long)
-            out.print(line, markup=False, soft_wrap=False, overflow="fold")
-        else:
-            say(line)
+    return [Folded(line) for line in lines]  # folded at a terminal's width (a path may be long)
 
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_NO_HU, EXIT_NOT_CHECKPOINTED = 0, 1, 2, 3, 4

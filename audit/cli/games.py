@@ -27,7 +27,7 @@ from audit.cli.base import (
     trust_document,
 )
 from audit.cli.results import Counted, HuJudged, PageWritten, Planted, Replayed, ReportWritten, SeatShown, Shown, Simulated, SimulatedLive
-from audit.presentation.output import Format, emit, progress_bar, progress_steps, say
+from audit.presentation.output import Format, chosen, emit, progress_bar, progress_steps
 from audit.simulator.faults import FAULTS
 
 if TYPE_CHECKING:
@@ -87,15 +87,10 @@ def simulate(game: GameArg, ledger: LedgerOpt = DEFAULT_LEDGER,
     except simulate_mod.SimulationRefused as exc:
         raise typer.BadParameter(str(exc), param_hint="--seed or --ledger") from None
     planted = result.planted
-    if json:
-        emit(Simulated(games=result.games, events=result.events, size=result.size, tournament=result.tournament,
-                       planted=None if planted is None else
-                       Planted(kind=planted.kind, stream=planted.stream, seq=planted.seq, entry=planted.entry)), Format.json)
-    else:
-        what = f"tournament {result.tournament}: " if result.tournament else ""
-        say(f"{what}recorded {result.games} {game} games, {result.events} events; tree size {result.size}")
-        if planted is not None:
-            say(planted.describe())
+    emit(Simulated(games=result.games, events=result.events, size=result.size, tournament=result.tournament,
+                   planted=None if planted is None else
+                   Planted(kind=planted.kind, stream=planted.stream, seq=planted.seq, entry=planted.entry))
+         .told(game=game, planted_said=planted.describe() if planted is not None else None), chosen(json))
 
 
 def _check_simulation(plan: TournamentPlan, tournament: bool, boards: int | None, tables: int) -> None:
@@ -134,10 +129,7 @@ def _simulate_live(url: str, game: str, tables: int, seed: int, admin_key: Path 
                                  param_hint="--admin-key")
     with progress_bar(f"{tables} live {game} tables", 0, quiet=json) as advance:  # a refusal: exit 1 (base.exit_code_of)
         result = simulate_live(url, game, tables, seed, admin_key, None, per_batch, inject, advance, *resume)
-    if json:
-        emit(msgspec.convert(result, SimulatedLive), Format.json)
-    else:
-        say(f"{tables} tables ({result['tag']}/t1 …) sent {result['events']} events, every receipt checked; tree size {result['size']}")
+    emit(msgspec.convert(result, SimulatedLive), chosen(json))
 
 
 @command
@@ -159,15 +151,12 @@ def replay(ledger: LedgerOpt = DEFAULT_LEDGER,
             summary = run_mod.summarise(events, game, on_game=advance)
     if game is not None and summary.games == 0:
         raise UsageError(f"no game stream {game!r} in {ledger}")
+    replayed = Replayed(games=summary.games, events=summary.events, moves=summary.moves,
+                        findings=[finding_record(f) for f in summary.findings], seconds=round(summary.seconds, 3), trust=trust)
     if fmt is Format.table:
-        say(f"games {summary.games}, events {summary.events}, moves {summary.moves}, "
-            f"findings {len(summary.findings)}, seconds {summary.seconds:.2f}")
-        for finding in summary.findings:
-            say(finding_said(finding))
+        emit(replayed.told(exact_seconds=summary.seconds, said=[finding_said(f) for f in summary.findings]), fmt)
     else:
-        emit(finding_rows(summary.findings), fmt, document=Replayed(
-            games=summary.games, events=summary.events, moves=summary.moves,
-            findings=[finding_record(f) for f in summary.findings], seconds=round(summary.seconds, 3), trust=trust))
+        emit(finding_rows(summary.findings), fmt, document=replayed)
     if fmt is not Format.json:
         say_trust(trust, table=fmt is Format.table)
     if summary.findings:
@@ -233,21 +222,14 @@ def show(game: Annotated[str, typer.Option(help="Game stream id.")], ledger: Led
         picture = (extra.svg(view.engine, view.state, view.players) if extra is not None and seat is None
                    else view.engine.render_svg(state, seat, players=view.players))
         write_output(svg, picture.encode(), force)
-    if json:
-        halt = [finding_record(f) for f in extra.refusal.findings if f.severity == "error"] if extra and extra.refusal else []
-        claimed = extra is not None and extra.claimed is not None
-        emit(Shown(game=game, seq=view.seq, kind=view.kind, text=text, svg=str(svg) if svg else None,
-                   seats=[SeatShown(seat=n, label=label) for n, label in seats], trust=trust,
-                   refused=[] if claimed else halt, as_claimed=claimed), Format.json)
-        return
-    say(f"{game} after seq {view.seq} ({view.kind})")
-    say("seats: " + ", ".join(label for _, label in seats))
-    say(in_words(text.rstrip("\n")))
-    if extra is not None:
-        say(extra.text(view.engine.name))
-    if svg is not None:
-        say(f"wrote {svg}")
-    say_trust(trust)
+    halt = [finding_record(f) for f in extra.refusal.findings if f.severity == "error"] if extra and extra.refusal else []
+    claimed = extra is not None and extra.claimed is not None
+    emit(Shown(game=game, seq=view.seq, kind=view.kind, text=text, svg=str(svg) if svg else None,
+               seats=[SeatShown(seat=n, label=label) for n, label in seats], trust=trust,
+               refused=[] if claimed else halt, as_claimed=claimed)
+         .told(board=in_words(text.rstrip("\n")), extra=extra.text(view.engine.name) if extra is not None else None), chosen(json))
+    if not json:
+        say_trust(trust)
 
 
 @command
@@ -277,19 +259,13 @@ def report(out: Annotated[Path, typer.Option(help="HTML file to write.")],
     if not json:
         say_trust(trust)
     if tournament is not None:
-        if json:
-            emit(PageWritten(tournament=tournament, out=str(out), players=len(page.standings.rows), games=len(page.games),
-                             reports=[str(p) for p in page.reports.values()], trust=trust), Format.json)
-        else:
-            say(f"wrote {out}: {len(page.standings.rows)} players, {len(page.games)} games, each game's report beside it")
+        emit(PageWritten(tournament=tournament, out=str(out), players=len(page.standings.rows), games=len(page.games),
+                         reports=[str(p) for p in page.reports.values()], trust=trust), chosen(json))
         return
     findings = sum(len(s.findings) for s in record.steps)
     assert game is not None
-    if json:
-        emit(ReportWritten(game=game, out=str(out), events=len(record.steps), findings=findings, proof=record.proof_ok,
-                           trust=trust), Format.json)
-    else:
-        say(f"wrote {out}: {len(record.steps)} events, {findings} findings; {record.proof_ok}")
+    emit(ReportWritten(game=game, out=str(out), events=len(record.steps), findings=findings, proof=record.proof_ok,
+                       trust=trust), chosen(json))
 
 
 class PerftGame(str, Enum):
@@ -317,14 +293,7 @@ def perft(game: Annotated[PerftGame, typer.Argument(help="checkers or junqi.")],
     setup = moves if game is PerftGame.checkers else (str(position) if position else None)
     counts = run_mod.perft(game.value, depth, setup)
     split = run_mod.perft_divide(game.value, depth, setup) if divide else None
-    if json:
-        emit(Counted(counts=counts, count=counts[-1], divide=dict(split) if split is not None else None), Format.json)
-        return
-    for move, n in split or []:
-        say(f"{move}: {n}")
-    for d, n in enumerate(counts, start=1):
-        say(f"depth {d}: {n}")
-    say(str(counts[-1]))
+    emit(Counted(counts=counts, count=counts[-1], divide=dict(split) if split is not None else None), chosen(json))
 
 
 @command
@@ -356,16 +325,10 @@ def hu(hand: Annotated[str | None, typer.Option(help="Cards: 一…十, 壹…�
             raise UsageError(f"--hand/--melds/--win/--source/--special: {exc}") from None
     else:
         raise typer.BadParameter("give --hand CARDS or --game ID")
-    if json:
-        emit(HuJudged(hu=report["hu"], huxi=report["huxi"], red=report["red"], big=report["big"], small=report["small"],
-                      mingtang=report["mingtang"], score=report["score"], reason=report["reason"], trust=trust), Format.json)
-    else:
-        say(("胡 (wins)" if report["hu"] else "no hu") + f": {report['reason']}")
-        if report["decomposition"]:
-            say("decomposition: " + " | ".join(report["decomposition"]))
-        say(f"胡息 {report['huxi']}; red {report['red']}, big {report['big']}, small {report['small']}")
-        say(f"名堂: {', '.join(report['mingtang']) or 'none'}; score {report['score']}")
-        if trust is not None:
-            say_trust(trust)
+    emit(HuJudged(hu=report["hu"], huxi=report["huxi"], red=report["red"], big=report["big"], small=report["small"],
+                  mingtang=report["mingtang"], score=report["score"], reason=report["reason"], trust=trust)
+         .told(decomposition=report["decomposition"]), chosen(json))
+    if not json and trust is not None:
+        say_trust(trust)
     if not report["hu"]:
         raise ExitCode(EXIT_NO_HU)

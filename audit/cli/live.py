@@ -9,8 +9,8 @@ import msgspec
 import typer
 
 from audit.cli.base import DEFAULT_LEDGER, JsonOpt, LedgerOpt, app, command, epilog, guarded, key_option
-from audit.cli.results import Sent
-from audit.presentation.output import Format, emit, emit_json, say
+from audit.cli.results import Sent, SourceAdded, SourceRemoved
+from audit.presentation.output import chosen, emit
 
 source_app = typer.Typer(no_args_is_help=True, help="Register or revoke the sources allowed to send batches (venue servers, "
                                                     "platforms, AI harnesses).", epilog=epilog("source"))
@@ -74,11 +74,7 @@ def _source_add(name: Annotated[str, typer.Option(help="The source's name (its k
                                          "tournaments": tournament or [], "streams": stream or []})
     else:
         event = _offline(ledger, lambda book, led: ledger_sources.registration(book, led, name, verifier, tournament or [], stream or []))
-    if json:
-        emit_json(event)
-    else:
-        grants = ", ".join(event["tournaments"] + event["streams"]) or "any stream no other source writes"
-        say(f"registered source {name} (key {event['key']}); it may write: {grants}")
+    emit(msgspec.convert(event, SourceAdded), chosen(json))
 
 
 def _source_revoke(name: Annotated[str, typer.Option(help="The source's name.")],
@@ -94,10 +90,7 @@ def _source_revoke(name: Annotated[str, typer.Option(help="The source's name.")]
         event = _online(url, admin_key, {"action": "revoke", "name": name, "reason": reason})
     else:
         event = _offline(ledger, lambda book, led: ledger_sources.revocation(book, led, name, reason))
-    if json:
-        emit_json(event)
-    else:
-        say(f"revoked source {name}")
+    emit(msgspec.convert(event, SourceRemoved), chosen(json))
 
 
 source_app.command("add", epilog=epilog("source add"))(guarded(_source_add))
@@ -135,9 +128,4 @@ def send(file: Annotated[Path, typer.Argument(help="JSONL file of events.")],
     from audit.simulator.sending import send_file
 
     result = send_file(url, key, file, batch, log_key, receipts)  # a refusal: exit 1 (audit.cli.base.exit_code_of)
-    if json:
-        emit(msgspec.convert(result, Sent), Format.json)
-    else:
-        checked = "signature and proofs" if log_key else "proofs only (no --log-key)"
-        say(f"sent {result['events']} events in {result['batches']} batches; entries {result['first']}–{result['last']}, "
-            f"checkpoint {result['size']}; receipts checked: {checked}")
+    emit(msgspec.convert(result, Sent), chosen(json))

@@ -46,7 +46,7 @@ from audit.cli.results import (
     TilesExported,
     Verified,
 )
-from audit.presentation.output import PROGRESS_BYTES, Format, ProgressReader, Result, chosen, emit, fail, fail_note, progress_bar, progress_steps, say
+from audit.presentation.output import PROGRESS_BYTES, ProgressReader, Result, chosen, emit, fail, fail_note, progress_bar, progress_steps
 from ledger import Signer, Verifier, check_output, write_output
 from ledger import bundle as ledger_bundle
 from ledger import checkpoints as ledger_checkpoints
@@ -120,23 +120,13 @@ def repair(ledger: LedgerOpt = DEFAULT_LEDGER, json: JsonOpt = False, quiet: Qui
         report = ledger_repair.repair(ledger, lambda label: step(label, 0))
     verified = report.verified
     ok = verified is not None and verified.ok and report.refused is None
-    if json:
-        emit(Repaired(ok=ok, entries=report.entries, missing=report.missing, differed=report.differed,
-                      kept=str(report.kept) if report.kept else None, refused=report.refused,
-                      error=None if ok or verified is None else verified.error), Format.json)
-    elif report.refused is not None:
+    emit(Repaired(ok=ok, entries=report.entries, missing=report.missing, differed=report.differed,
+                  kept=str(report.kept) if report.kept else None, refused=report.refused,
+                  error=None if ok or verified is None else verified.error).told(verified=verified), chosen(json))
+    if not json and report.refused is not None:
         fail(f"nothing rebuilt: the entries do not match the signed checkpoints ({report.refused}); every file is as it was")
-    else:
-        say(f"rebuilt the tiles, stream index and head from {report.entries} entries")
-        for name in report.missing:
-            say(f"was missing: {name}")
-        for name in report.differed:
-            say(f"differed from its entries: {name}")
-        say(f"the files moved aside are kept in {report.kept} (evidence); remove it when done")
-        if verified is not None and ok:
-            say(f"ok: tree size {verified.size}, root {verified.root}, {verified.checkpoints} checkpoints verified")
-        else:
-            fail(f"still damaged: {verified.error if verified else 'not verified'}")
+    elif not json and not ok:
+        fail(f"still damaged: {verified.error if verified else 'not verified'}")
     if not ok:
         raise ExitCode(1)
 
@@ -177,20 +167,19 @@ def _export(ledger: Path, jsonl: Path | None, parquet: Path | None, location: st
     if format_ is not None or game is not None or tournament is not None:
         if any(x is not None for x in (jsonl, parquet, tiles)) or format_ is None or (game is None) == (tournament is None):
             raise typer.BadParameter("a record export takes --format record with exactly one of --game ID or --tournament ID")
-        (games, written), text, signed = _export_records(ledger, game, tournament, out, force)
+        (games, written), signed = _export_records(ledger, game, tournament, out, force)
         trust = trust_document(ledger, signed)
-        summary: Result = RecordsExported(games=games, out=written, trust=trust)
+        summary: Result = RecordsExported(games=games, out=written, trust=trust).told(game=game, tournament=tournament)
     elif sum(x is not None for x in (jsonl, parquet, tiles)) != 1:
         raise typer.BadParameter("give exactly one of --jsonl FILE, --parquet DIR, --tiles DIR or --format record")
     elif jsonl is not None:
         signed = ledger_export.export_jsonl(ledger, jsonl, force)
         trust = trust_document(ledger, signed)
-        summary, text = EntriesExported(entries=signed.size, jsonl=str(jsonl), trust=trust), f"wrote {signed.size} entries to {jsonl}"
+        summary = EntriesExported(entries=signed.size, jsonl=str(jsonl), trust=trust)
     elif tiles is not None:
         signed = ledger_export.export_tiles(ledger, tiles, force)
         trust = trust_document(ledger, signed)
         summary = TilesExported(size=signed.size, tiles=str(tiles), trust=trust)
-        text = f"wrote the checkpoint, tiles and entry bundles of the log at size {signed.size} to {tiles} (serve it as static files)"
     else:
         from audit.lake.export import export_parquet
         from audit.query.projection_cache import projection_of
@@ -201,22 +190,18 @@ def _export(ledger: Path, jsonl: Path | None, parquet: Path | None, location: st
             projection, db, _, signed = projection_of(ledger, ledger_api.LogReader(ledger).packed(), advance)  # checked against the signed root
         trust = trust_document(ledger, signed)
         manifest = export_parquet(ledger, projection, parquet, db, location, force=force)
-        summary = ParquetExported(files=len(manifest["files"]), parquet=str(parquet), checkpoint=manifest["checkpoint"], trust=trust)
-        text = (f"wrote {len(manifest['files'])} Parquet files, {', '.join(str(parquet / d) for d in manifest['documents'])}, "
-                f"{parquet / 'manifest.json'} and its signed note")
-    if json:
-        emit(summary, Format.json)
-    elif text:
-        say(text)
+        summary = ParquetExported(files=len(manifest["files"]), parquet=str(parquet), checkpoint=manifest["checkpoint"],
+                                  trust=trust).told(documents=manifest["documents"])
+    emit(summary, chosen(json))
     if not json:
-        say_trust(trust, table=bool(text))  # (a record written to stdout keeps stdout to itself)
+        say_trust(trust, table=bool(summary.lines()))  # (a record written to stdout keeps stdout to itself)
 
 
 def _export_records(ledger: Path, game: str | None, tournament: str | None, out: Path | None,
-                    force: bool) -> tuple[tuple[int, str | None], str, ledger_api.Checkpoint]:
+                    force: bool) -> tuple[tuple[int, str | None], ledger_api.Checkpoint]:
     """Writes one game's record (to `out` or stdout) or every game of a tournament (one file each in
-    `out`), read from the signed log (LogReader.checked_events); returns the games written and where, the
-    line to say, and the checkpoint it was checked against."""
+    `out`), read from the signed log (LogReader.checked_events); returns the games written and where, and
+    the checkpoint it was checked against."""
     from audit.presentation.record_format import game_record, game_streams, record_file_name
 
     if tournament is not None and out is None:
@@ -230,9 +215,9 @@ def _export_records(ledger: Path, game: str | None, tournament: str | None, out:
         record = game_record(events, _tournament_name(ledger, events[0]))
         if out is None:
             sys.stdout.write(record)
-            return (1, None), "", signed
+            return (1, None), signed
         write_output(out, record.encode(), force)
-        return (1, str(out)), f"wrote the record of {game} to {out}", signed
+        return (1, str(out)), signed
     assert tournament is not None and out is not None
     log, signed = ledger_api.LogReader(ledger).checked_events()
     streams = game_streams(log, tournament)
@@ -247,7 +232,7 @@ def _export_records(ledger: Path, game: str | None, tournament: str | None, out:
             events = by_stream[stream]
             name = name or _tournament_name(ledger, events[0], by_stream.get(tournament))
             tree.write(record_file_name(stream), game_record(events, name).encode())
-    return (len(streams), str(out)), f"wrote the records of {len(streams)} games of {tournament} to {out}", signed
+    return (len(streams), str(out)), signed
 
 
 def _tournament_name(ledger: Path, start: Any, opened: list[Any] | None = None) -> str | None:

@@ -10,7 +10,7 @@ from typing import Any
 
 import msgspec
 
-from audit.presentation.output import Result
+from audit.presentation.output import Result, Rows
 
 
 class Initialised(Result):
@@ -72,6 +72,17 @@ class Repaired(Result):
     kept: str | None
     refused: str | None
     error: str | None
+
+    def lines(self) -> list[str]:
+        if self.refused is not None:  # nothing rebuilt: said on stderr
+            return []
+        verified = self.aside("verified")
+        return [f"已由 {self.entries} 个条目重建瓦片、流索引与头 / rebuilt the tiles, stream index and head from {self.entries} entries",
+                *(f"原缺 / was missing: {name}" for name in self.missing),
+                *(f"与条目不符 / differed from its entries: {name}" for name in self.differed),
+                f"移走的文件留存为证据 / the files moved aside are kept in {self.kept} (evidence); remove it when done",
+                *([f"核对通过 / ok: tree size {verified.size}, root {verified.root}, {verified.checkpoints} checkpoints verified"]
+                  if self.ok and verified is not None else [])]
 
 
 class Proved(Result):
@@ -155,6 +166,10 @@ class ConsistencyChecked(Result):
     old_root: str
     new_root: str
 
+    def lines(self) -> list[str]:
+        return [f"核对通过 / ok: the log of {self.aside('origin')} at {self.old} entries (root {self.old_root}) is a prefix of the log at "
+                f"{self.new} entries (root {self.new_root})"]
+
 
 class Witnessed(Result):
     """`witness`: the checkpoint now remembered, and the size remembered before (None at the first visit)."""
@@ -167,6 +182,14 @@ class Witnessed(Result):
     state: str
     trust: dict[str, Any]
 
+    def lines(self) -> list[str]:
+        if self.previous_size is None:
+            return [f"首次见证 / first visit: remembered the checkpoint of {self.origin} at size {self.size} (root {self.root}) in {self.state}"]
+        if self.previous_size == self.size:
+            return [f"日志未变 / ok: the log of {self.origin} is unchanged at size {self.size} (root {self.root})"]
+        return [f"日志只增未改 / ok: the log of {self.origin} grew from {self.previous_size} to {self.size} entries and the older tree is a prefix "
+                f"of the newer (consistency proof checked); remembered size {self.size} in {self.state}"]
+
 
 class EntriesExported(Result):
     """`export --jsonl`: the signed entries written as stored."""
@@ -175,6 +198,9 @@ class EntriesExported(Result):
     jsonl: str
     trust: dict[str, Any]
 
+    def lines(self) -> list[str]:
+        return [f"wrote {self.entries} entries to {self.jsonl}"]
+
 
 class TilesExported(Result):
     """`export --tiles`: the log laid out as tlog-tiles at its signed size."""
@@ -182,6 +208,9 @@ class TilesExported(Result):
     size: int
     tiles: str
     trust: dict[str, Any]
+
+    def lines(self) -> list[str]:
+        return [f"wrote the checkpoint, tiles and entry bundles of the log at size {self.size} to {self.tiles} (serve it as static files)"]
 
 
 class ParquetExported(Result):
@@ -192,6 +221,10 @@ class ParquetExported(Result):
     checkpoint: dict[str, Any]
     trust: dict[str, Any]
 
+    def lines(self) -> list[str]:
+        documents = ", ".join(f"{self.parquet}/{d}" for d in self.aside("documents", []))
+        return [f"wrote {self.files} Parquet files, {documents}, {self.parquet}/manifest.json and its signed note"]
+
 
 class RecordsExported(Result):
     """`export --format record`: the games' text records (`out` None: on stdout)."""
@@ -199,6 +232,13 @@ class RecordsExported(Result):
     games: int
     out: str | None
     trust: dict[str, Any]
+
+    def lines(self) -> list[str]:
+        if self.out is None:  # the record went to stdout, which keeps it to itself
+            return []
+        game = self.aside("game")
+        return [f"wrote the record of {game} to {self.out}" if game else
+                f"wrote the records of {self.games} games of {self.aside('tournament')} to {self.out}"]
 
 
 class ReportWritten(Result):
@@ -211,6 +251,9 @@ class ReportWritten(Result):
     proof: str
     trust: dict[str, Any]
 
+    def lines(self) -> list[str]:
+        return [f"已写入 / wrote {self.out}: {self.events} events, {self.findings} findings; {self.proof}"]
+
 
 class PageWritten(Result):
     """`report --tournament`: the tournament page and each game's report beside it."""
@@ -221,6 +264,9 @@ class PageWritten(Result):
     games: int
     reports: list[str]
     trust: dict[str, Any]
+
+    def lines(self) -> list[str]:
+        return [f"已写入 / wrote {self.out}: {self.players} players, {self.games} games, each game's report beside it"]
 
 
 class HuJudged(Result, omit_defaults=True):
@@ -235,6 +281,13 @@ class HuJudged(Result, omit_defaults=True):
     score: int
     reason: str
     trust: dict[str, Any] | None = None
+
+    def lines(self) -> list[str]:
+        decomposition = self.aside("decomposition")
+        return [("胡 (wins)" if self.hu else "不胡 no hu") + f": {self.reason}",
+                *(["组牌 decomposition: " + " | ".join(decomposition)] if decomposition else []),
+                f"胡息 {self.huxi}; 红 red {self.red}, 大 big {self.big}, 小 small {self.small}",
+                f"名堂: {', '.join(self.mingtang) or '无 none'}; 得分 score {self.score}"]
 
 
 class KeyMade(Result):
@@ -278,6 +331,12 @@ class Simulated(Result):
     tournament: str | None
     planted: Planted | None
 
+    def lines(self) -> list[str]:
+        what = f"tournament {self.tournament}: " if self.tournament else ""
+        planted = self.aside("planted_said")
+        return [f"已记录 / {what}recorded {self.games} {self.aside('game')} games, {self.events} events; tree size {self.size}",
+                *([planted] if planted else [])]
+
 
 class SimulatedLive(Result):
     """`simulate --url`: the run's tag, its tables (one game and source each), the events sent, the tree size, the streams."""
@@ -288,6 +347,9 @@ class SimulatedLive(Result):
     events: int
     size: int
     streams: list[str]
+
+    def lines(self) -> list[str]:
+        return [f"已发送 / {self.tables} tables ({self.tag}/t1 …) sent {self.events} events, every receipt checked; tree size {self.size}"]
 
 
 class SeatShown(msgspec.Struct, kw_only=True):
@@ -312,6 +374,11 @@ class Shown(Result):
     as_claimed: bool
     """True beyond a halted replay: the board is the one the log claims, not derived."""
 
+    def lines(self) -> list[str]:
+        extra = self.aside("extra")
+        return [f"{self.game} 事件序号 {self.seq} 之后 / after seq {self.seq} ({self.kind})", "座位 seats: " + ", ".join(s.label for s in self.seats),
+                self.aside("board"), *([extra] if extra is not None else []), *([f"wrote {self.svg}"] if self.svg else [])]
+
 
 class Counted(Result, omit_defaults=True):
     """`perft`: the counts at each depth, the last one, and with `--divide` each first move's count."""
@@ -319,6 +386,10 @@ class Counted(Result, omit_defaults=True):
     counts: list[int]
     count: int
     divide: dict[str, int] | None = None
+
+    def lines(self) -> list[str]:
+        return [*(f"{move}: {n}" for move, n in (self.divide or {}).items()),
+                *(f"depth {d}: {n}" for d, n in enumerate(self.counts, start=1)), str(self.count)]
 
 
 class ArbitrationRecorded(Result):
@@ -345,6 +416,9 @@ class Ranked(Result):
     as_of: str | None
     rows: list[dict[str, Any]]
     trust: dict[str, Any]
+
+    def lines(self) -> list[str | Rows]:
+        return [*([f"成绩状态截至 status as of {self.as_of}"] if self.as_of else []), self.aside("table")]
 
 
 class Legend(Result):
@@ -401,6 +475,10 @@ class Replayed(Result):
     seconds: float
     trust: dict[str, Any]
 
+    def lines(self) -> list[str]:
+        return [f"对局 games {self.games}, 事件 events {self.events}, 着法 moves {self.moves}, 发现 findings {len(self.findings)}, "
+                f"用时 seconds {self.aside('exact_seconds', self.seconds):.2f}", *self.aside("said", [])]
+
 
 class CheckDone(msgspec.Struct, kw_only=True):
     """One check of `audit`: what passed and failed, whether it ran and had anything to look at, examples."""
@@ -430,6 +508,12 @@ class Certified(Result, omit_defaults=True):
     warnings: list[dict[str, Any]]
     certificate: dict[str, Any] | None = None
 
+    def lines(self) -> list[str | Rows]:
+        written = self.aside("written")
+        return [self.aside("table"), *self.aside("said", []), *self.aside("trust_said", []),
+                f"{'认证通过' if self.ok else '未通过认证'} {self.aside('verdict')}", *([written] if written else []),
+                *([f"成绩状态截至 status as of {self.as_of}"] if self.as_of else [])]
+
 
 class Demonstrated(Result):
     """`demo`: the verdict, the log's size and root, the tournaments, games and findings, each check's counts, the accelerators."""
@@ -443,6 +527,22 @@ class Demonstrated(Result):
     checks: dict[str, dict[str, int]]
     accelerators: dict[str, bool]
 
+    def lines(self) -> list[str | Rows]:
+        proof, games = self.aside("proof"), self.aside("games_played")
+        entry = proof.entries[-1]
+        verdict = "认证通过 CERTIFIED: every check passed" if self.aside("certified") else f"未通过认证 NOT CERTIFIED: {self.findings} findings"
+        return [f"matchledger demo: simulated a tournament of each game ({', '.join(games)}) through the recorder into "
+                f"{self.aside('ledger')}, then verified the log, replayed every game and audited every result, score, seating and "
+                f"timing against the rules.\n",
+                f"log: {self.size} entries, root {self.root}, {self.aside('checkpoints')} signed checkpoints verified",
+                *self.aside("tables"),
+                f"evidence for {proof.stream}: {len(proof.entries)} entries proved against the checkpoint; "
+                f"entry {entry.index} has a {len(entry.proof)}-hash inclusion proof",
+                "the signed checkpoint they are proved against (a C2SP note: origin, size, root, signature; the newest: "
+                f"{self.aside('ledger')}/checkpoint):",
+                "\n".join(f"  {line}".rstrip() for line in proof.checkpoint.rstrip().splitlines()),
+                verdict, self.aside("accelerator_line"), self.aside("next_steps")]
+
 
 class Sent(Result):
     """`send`: the events and batches sent, the first and last entry they became, the checkpoint size, whether signatures were checked."""
@@ -453,6 +553,46 @@ class Sent(Result):
     last: int | None
     size: int
     signature_checked: bool
+
+    def lines(self) -> list[str]:
+        checked = "signature and proofs" if self.signature_checked else "proofs only (no --log-key)"
+        return [f"已发送 / sent {self.events} events in {self.batches} batches; entries {self.first}–{self.last}, "
+                f"checkpoint {self.size}; receipts checked: {checked}"]
+
+
+class SourceAdded(Result, forbid_unknown_fields=True):
+    """`source add`: the `source.registered` event recorded, key for key."""
+
+    kind: str
+    stream: str
+    seq: int
+    ts: int
+    seat: int | None
+    v: int
+    name: str
+    key: str
+    tournaments: list[str]
+    streams: list[str]
+
+    def lines(self) -> list[str]:
+        grants = ", ".join(self.tournaments + self.streams) or "any stream no other source writes"
+        return [f"已登记来源 / registered source {self.name} (key {self.key}); it may write: {grants}"]
+
+
+class SourceRemoved(Result, forbid_unknown_fields=True):
+    """`source revoke`: the `source.revoked` event recorded, key for key."""
+
+    kind: str
+    stream: str
+    seq: int
+    ts: int
+    seat: int | None
+    v: int
+    name: str
+    reason: str
+
+    def lines(self) -> list[str]:
+        return [f"已吊销来源 / revoked source {self.name}"]
 
 
 class CertificateChecked(Result):
@@ -469,6 +609,9 @@ class CertificateChecked(Result):
     auditor: str
     statement: dict[str, Any]
 
+    def lines(self) -> list[str]:
+        return list(self.aside("said", []))
+
 
 RESULTS: dict[str, tuple[type[Result], ...]] = {
     "init": (Initialised,), "record": (Recorded,), "verify": (Verified, Damaged), "repair": (Repaired,), "prove": (Proved,),
@@ -479,6 +622,6 @@ RESULTS: dict[str, tuple[type[Result], ...]] = {
     "appeal register": (ArbitrationRecorded,), "appeal file": (ArbitrationRecorded,), "appeal decide": (ArbitrationRecorded,),
     "appeal rule": (ArbitrationRecorded,), "standings": (Ranked, Legend, Explained, Crossed), "query": (Queried,),
     "appeals": (AppealsListed,), "replay": (Replayed,), "audit": (Certified,), "demo": (Demonstrated,), "send": (Sent,),
-    "check-certificate": (CertificateChecked,),
+    "check-certificate": (CertificateChecked,), "source add": (SourceAdded, SourceRemoved),  # README's one row: add, revoke
 }
 """Each command's result types: README's `--json` keys column names their fields (tests/test_cli_docs.py)."""

@@ -15,7 +15,7 @@ import typer
 from audit.cli.base import JsonOpt, command, existing_ledger, export_trust, key_option, say_trust, trust_document
 from audit.cli.inputs import read_input, read_text
 from audit.cli.results import CertificateChecked, ConsistencyChecked, Witnessed
-from audit.presentation.output import Format, emit, say
+from audit.presentation.output import chosen, emit
 
 if TYPE_CHECKING:
     from ledger import Verifier
@@ -41,11 +41,8 @@ def check_consistency(old: Annotated[Path, typer.Argument(help="The earlier chec
         ledger_witness.check_growth(first, last, ledger_witness.decode_consistency(read_input(proof, "a consistency proof"), str(proof)))
     except ledger_witness.WitnessError as exc:
         raise _fork_named(exc) from None
-    if json:
-        emit(ConsistencyChecked(ok=True, old=first.size, new=last.size, old_root=first.root.hex(), new_root=last.root.hex()), Format.json)
-    else:
-        say(f"ok: the log of {last.origin} at {first.size} entries (root {first.root.hex()}) is a prefix of the log at "
-            f"{last.size} entries (root {last.root.hex()})")
+    emit(ConsistencyChecked(ok=True, old=first.size, new=last.size, old_root=first.root.hex(), new_root=last.root.hex())
+         .told(origin=last.origin), chosen(json))
 
 
 @command
@@ -58,10 +55,7 @@ def check_certificate(file: Annotated[Path, typer.Argument(help="The certificate
     from ledger import Verifier
 
     checked = check(read_input(file, "an audit certificate (a DSSE envelope)"), Verifier.load(auditor_key), Verifier.load(key), str(file))
-    if json:
-        emit(msgspec.convert(checked_record(checked), CertificateChecked), Format.json)
-    else:
-        say("\n".join(checked_lines(checked)))
+    emit(msgspec.convert(checked_record(checked), CertificateChecked).told(said=checked_lines(checked)), chosen(json))
 
 
 @command
@@ -102,16 +96,8 @@ def witness(state: Annotated[Path, typer.Option(help="File that keeps the last c
     if url is not None:
         assert key is not None
         trust = export_trust(key, now.size, now.root.hex())
-    if json:
-        emit(Witnessed(ok=True, origin=now.origin, size=now.size, root=now.root.hex(), previous_size=before.size if before else None,
-                       state=str(state), trust=trust), Format.json)
-    elif before is None:
-        say(f"first visit: remembered the checkpoint of {now.origin} at size {now.size} (root {now.root.hex()}) in {state}")
-    elif before.size == now.size:
-        say(f"ok: the log of {now.origin} is unchanged at size {now.size} (root {now.root.hex()})")
-    else:
-        say(f"ok: the log of {now.origin} grew from {before.size} to {now.size} entries and the older tree is a prefix "
-            f"of the newer (consistency proof checked); remembered size {now.size} in {state}")
+    emit(Witnessed(ok=True, origin=now.origin, size=now.size, root=now.root.hex(), previous_size=before.size if before else None,
+                   state=str(state), trust=trust), chosen(json))
     if not json:
         say_trust(trust)
 

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Self
 
 import msgspec
 from rich.console import Console
@@ -75,13 +75,26 @@ def is_terminal() -> bool:
     return stdout_console().is_terminal
 
 
-class Result(msgspec.Struct, kw_only=True):
+class Folded(str):
+    """A line a terminal folds at its width rather than wraps between words (a long path, a root)."""
+
+
+class Result(msgspec.Struct, kw_only=True, dict=True):
     """A command's typed result (audit/cli/results.py): its fields are the `--json` keys, declared once;
     `lines()` is what a person reads."""
 
-    def lines(self) -> list[str]:
-        """Returns the lines a terminal prints (none where the command prints its own)."""
+    def lines(self) -> Sequence[str | Rows]:
+        """Returns what a terminal prints, in order: lines and tables (none where the command prints its own)."""
         return []
+
+    def told(self, **text: Any) -> Self:
+        """Returns the result with what only its lines say (a path, a board): attributes, not `--json` keys."""
+        self.__dict__.update(text)
+        return self
+
+    def aside(self, name: str, default: Any = None) -> Any:
+        """Returns a value given to `told` (or `default`)."""
+        return self.__dict__.get(name, default)
 
 
 def chosen(json: bool) -> Format:
@@ -102,8 +115,8 @@ def emit(tables: Result | Rows | Sequence[Rows], fmt: Format, document: Any = No
     if isinstance(tables, Result):
         if fmt in (Format.json, Format.ndjson):
             emit_json(tables)
-        elif tables.lines():
-            say("\n".join(tables.lines()))
+        else:
+            said(tables.lines())
         return
     tables = [tables] if isinstance(tables, Rows) else list(tables)
     if fmt is Format.json:
@@ -146,6 +159,26 @@ def _print_tables(tables: list[Rows]) -> None:
         else:
             sys.stdout.write(plain_table(t))
     sys.stdout.flush()
+
+
+def said(items: Sequence[str | Rows]) -> None:
+    """Prints a result's text form in order: its lines (a run of them at once) and its tables."""
+    run: list[str] = []
+    for item in [*items, None]:
+        if isinstance(item, str) and not isinstance(item, Folded):
+            run.append(item)
+            continue
+        if run:
+            say("\n".join(run))
+            run = []
+        if isinstance(item, Rows):
+            _print_tables([item])
+        elif isinstance(item, Folded):
+            out = stdout_console()
+            if out.is_terminal:
+                out.print(str(item), markup=False, soft_wrap=False, overflow="fold")
+            else:
+                say(item)
 
 
 def say(text: str) -> None:
