@@ -26,8 +26,8 @@ from audit.cli.base import (
     export_trust,
     key_option,
     say_trust,
-    trust_lines,
     trust_document,
+    trust_lines,
 )
 from audit.cli.results import Certified, CheckDone, Crossed, Demonstrated, Explained, Legend, Queried, Ranked
 from audit.presentation.output import Format, Rows, emit, is_terminal, progress_bar, progress_steps
