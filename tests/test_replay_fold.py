@@ -167,8 +167,9 @@ def test_the_engine_a_start_names_is_read_in_one_place() -> None:
     assert readers == ["replay/registry.py"]
 
 
-HANDLER_FOLDS = {"checkers": ("replay.checkers.fold", "Clock"), "junqi": ("replay.junqi.fold", "Audit")}
-"""The folds whose rules are handler tables (Paohuzi keeps its own dispatch: replay/paohuzi/fold.py)."""
+HANDLER_FOLDS = {"checkers": ("replay.checkers.fold", "Clock"), "junqi": ("replay.junqi.fold", "Audit"),
+                 "paohuzi": ("replay.paohuzi.fold", "_Fold")}
+"""The folds whose rules are handler tables: every game's."""
 
 
 @pytest.mark.parametrize("game", sorted(HANDLER_FOLDS))
@@ -196,6 +197,8 @@ def test_one_handler_shape_and_one_way_to_report(game: str) -> None:
     assert wrong.code.startswith(f"{game}.") and wrong.code.count(".") == 1 and wrong.code in CODES
     assert wrong.severity == CODES[wrong.code].severity and wrong.article
     assert all(step.findings == () for step in steps[:i]) and not any(f.code.count(".") > 1 for s in steps for f in s.findings)
+    if game == "paohuzi":  # its handlers leave `facts` alone: the step's facts are built after them
+        assert module._NO_FACTS == {} and all(s.facts is not module._NO_FACTS for s in steps)
 
 
 def test_a_checkers_turns_findings_name_the_position_after_it() -> None:

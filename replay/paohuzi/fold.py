@@ -1,10 +1,14 @@
 """Replay of one paohuzi deal as a fold over its events, with derived facts and findings.
 
-Its dispatch is still its own, not the `replay.fold.Handler` table of the checkers and Junqi folds
-(issue 29 point 4; measured compiled 2026-12-04 and not merged, replay/paohuzi/__init__.py says
-why): `_Fold.step` picks a native method by integer kind, mypyc calls it directly, and the step's
-facts are built at once from the state after it (`_StateFacts`) rather than filled in by a handler. Findings are
-reported one way, `_Fold.finding`, through `replay.protocol.found` at the event being folded."""
+Each kind of event has its handler in `_HANDLERS`, of the one shape of every fold,
+`(state, event, fold, facts) -> state` (replay.fold.Handler): it returns the state after the event
+and reports findings one way, `_Fold.find(event, code, message, article)` (replay.fold.Findings).
+Unlike the checkers and Junqi handlers it leaves `facts` alone (it gets an empty dict it must not
+fill): its own facts (the action, a move's time, a hu's) go on the fold, and the step's facts are
+built at once from them and the state after it (`_StateFacts`, worked out once per state), since
+filling a dict per step cost about 5 % compiled (bench/README.md, 2026-12-04). The card
+conservation check runs on every new state.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +17,7 @@ from itertools import chain
 from typing import Any, Final, cast
 
 from replay.claims import check_claim
-from replay.fold import checked_steps
+from replay.fold import Facts, Handler, checked_steps
 from replay.paohuzi import rules
 from replay.paohuzi.cards import (
     COPIES,
@@ -49,7 +53,7 @@ from replay.paohuzi.deals import commitment, deck_problem
 from replay.paohuzi.events import ACTION_EVENTS, FORCED_KINDS, to_action
 from replay.paohuzi.melds import Group
 from replay.paohuzi.state import DISCARDS, DRAW, DRAWS, HU, PASS, PENG, SEATS, Action, Pending, State, Win
-from replay.protocol import Finding, IllegalActionError, InvalidActionError, Outcome, Step, found
+from replay.protocol import Finding, IllegalActionError, InvalidActionError, Outcome, Place, Step, found
 from schemas.common import GameEnded, GameStarted, MoveTimeUsed
 from schemas.envelope import Event
 from schemas.paohuzi import BoardCreated, BoardRevealed, Dealt, Hu, Huangzhuang, LiangzhangRevealed, PaohuziProfile
@@ -139,17 +143,18 @@ def hu_facts(state: State) -> dict[str, Any]:
 
 
 class _Fold:
-    """The running fold: state, the forced actions derived but not yet seen logged, findings."""
+    """The running fold beside the state: the forced actions derived but not yet seen logged, the
+    timing, the cards that left the wall, and the findings of the event being folded, reported one
+    way, `find` (`replay.fold.Findings`). `step` passes each event to its handler (`_HANDLERS`)."""
 
     def __init__(self) -> None:
         self.state: State | None = None
         self.unlogged: list[tuple[str, int, int]] = []
         self.from_play = False  # whether `unlogged` came from play, where skipping one explains a later misstep
         self.found: list[Finding] = []
-        self.event: Event | None = None
         self.last_state: State | None = None
         self.last_facts: _StateFacts | None = None
-        self.action: str | None = None  # the step's action, as its facts name it
+        self.action: str | None = None  # the step's own facts, set by its handler: the action, as its facts name it
         self.forced = False
         self.ms: int | None = None  # the time of a move and the seat's total, for a move time
         self.used: int | None = None
@@ -162,48 +167,33 @@ class _Fold:
         self.drawn_seen = 0
         self.dealt: list[list[int]] | None = None
 
-    def finding(self, code: str, message: str, article: str | None = None) -> None:
-        """Records a finding at the event being folded (its severity is the catalogue's)."""
-        assert self.event is not None
-        self.found.append(found(CODES, self.event, code, message, article))
+    def find(self, event: Place, code: str, message: str, article: str | None = None) -> None:
+        """Records the finding of `code` at `event` (its severity is the catalogue's)."""
+        self.found.append(found(CODES, event, code, message, article))
 
     def step(self, event: Event) -> Step:
-        self.event = event
+        """Folds one event through its handler; returns its step: the state after it, the facts (the
+        seat, the action and whether forced, the handler's own, then the state's) and the findings."""
         if self.found:
             self.found = []
         self.action, self.forced, self.ms, self.used, self.extra = None, False, None, None, None
         seat = event.seat
-        kind = _KINDS.get(type(event), _OTHER)
-        # Only an event naming a seat past the last, or one that seats players, can name no seat.
-        if ((seat is not None and seat >= SEATS) or kind == _START or kind == _DEAL or kind == _OTHER) and self._names_no_seat(event):
-            pass  # ignored: it can change nothing in a game without that seat
-        elif kind == _START:
-            self.state = new_state(cast(GameStarted, event))
-        elif self.state is None:
-            self.finding("paohuzi.X02", f"{event.kind} before game.started", ART_DEAL)  # type: ignore[attr-defined]
-        elif kind == _ACTION:
-            self._action(event)
-        elif kind == _MOVE_TIME:
-            self._move_time(cast(MoveTimeUsed, event))
-        elif kind == _FORCED:
-            self._forced(event)
-        elif kind == _BOARD:
-            self._board(cast(BoardCreated, event))
-        elif kind == _REVEAL:
-            self._reveal(cast(BoardRevealed, event))
-        elif kind == _DEAL:
-            self._deal(cast(Dealt, event))
-        elif kind == _LIANG:
-            self._liang(cast(LiangzhangRevealed, event))
-        elif kind == _HUANGZHUANG:
-            self._huangzhuang()
-        elif kind == _ENDED:
-            self._ended(cast(GameEnded, event))
         state = self.state
+        kind = type(event)
+        handler = _HANDLERS.get(kind)
+        # Only an event naming a seat past the last, or one that seats players, can name no seat.
+        if ((seat is not None and seat >= SEATS) or handler is None or kind is GameStarted or kind is Dealt) and self._names_no_seat(event):
+            pass  # ignored: it can change nothing in a game without that seat
+        elif state is None and kind is not GameStarted:
+            self.find(event, "paohuzi.X02", f"{event.kind} before game.started", ART_DEAL)  # type: ignore[attr-defined]
+        elif handler is not None:
+            # the state is None only for the start, whose handler takes None
+            state = handler(state, event, self, _NO_FACTS)  # type: ignore[arg-type]
+            self.state = state
         if state is not None and state is not self.last_state:
             known = _StateFacts(state)
             if known.hands:
-                self._conservation(known)
+                self._conservation(event, known)
             self.last_state, self.last_facts = state, known
         findings = tuple(self.found) if self.found else ()
         return Step(event=event, state=state, facts=self._facts(seat, state), findings=findings)
@@ -235,212 +225,13 @@ class _Fold:
         if isinstance(event, (GameStarted, Dealt)) and (seat is None or seat < SEATS):
             seat = event.first if isinstance(event, GameStarted) else event.dealer
         if seat is not None and seat >= SEATS:
-            self.finding("paohuzi.X03", f"{event.kind} names seat {seat}, but the game has seats 0–{SEATS - 1}; "  # type: ignore[attr-defined]
-                         "the event is ignored", ART_SEATS)
+            self.find(event, "paohuzi.X03", f"{event.kind} names seat {seat}, but the game has seats 0–{SEATS - 1}; "  # type: ignore[attr-defined]
+                      "the event is ignored", ART_SEATS)
             return True
         holders = [h.seat for h in event.seats if h.seat >= SEATS] if isinstance(event, GameStarted) else []
         if holders:
-            self.finding("paohuzi.X03", f"{event.kind} seats a player at seat {holders[0]}, but the game has seats 0–{SEATS - 1}", ART_SEATS)
+            self.find(event, "paohuzi.X03", f"{event.kind} seats a player at seat {holders[0]}, but the game has seats 0–{SEATS - 1}", ART_SEATS)
         return False
-
-    def _huangzhuang(self) -> None:
-        if self.state is not None and not self.state.exhausted:
-            self.finding("paohuzi.E02", "荒庄 claimed but the wall is not exhausted or the deal was won", ART_END)
-
-    def _ended(self, event: GameEnded) -> None:
-        assert self.state is not None
-        for f in check_claim(CODES, "paohuzi.E01", event, outcome(self.state), ART_END):
-            self.finding(f.code, f.message, f.article)
-
-    def _move_time(self, event: MoveTimeUsed) -> None:
-        """Compares the time a seat used with the gap between its move and the previous turn's end."""
-        seat, ms, move_seq = event.seat, event.ms, event.move_seq
-        self.ms = ms
-        if seat is not None:
-            self.time_used[seat] += ms
-            self.used = self.time_used[seat]
-        gap = self.gaps.get(move_seq) if move_seq is not None else None
-        if gap is not None and gap != ms:
-            self.finding("paohuzi.W01", f"seat {seat} used {ms} ms by the clock but the timestamps give {gap} ms")
-
-    # ---- the board and the deal (第五条, 第六条) ------------------------------------------
-
-    def _board(self, event: BoardCreated) -> None:
-        assert self.state is not None
-        if self.state.phase != "board" or self.state.board is not None:
-            self.finding("paohuzi.T01", "board_created after the board was set or the deal began", ART_DEAL)
-            return
-        deck = self._deck(event.deck) if event.deck is not None else None
-        self.state = self.state.replace(board=event.board, commitment=event.commitment, deck=deck)
-
-    def _deck(self, cards: list[str]) -> tuple[int, ...] | None:
-        deck = tuple(card_numbers(cards))
-        problem = deck_problem(deck)
-        if problem:
-            self.finding("paohuzi.D01", problem, ART_DEAL)
-            return None
-        return deck
-
-    def _reveal(self, event: BoardRevealed) -> None:
-        state = self.state
-        assert state is not None
-        deck = self._deck(event.deck)
-        if deck is None:
-            return
-        if state.commitment is not None and commitment(deck, event.salt) != state.commitment:
-            self.finding("paohuzi.D02", f"revealed deck hashes to {commitment(deck, event.salt)}, committed {state.commitment}", ART_DEAL)
-            return
-        if state.deck is not None and state.deck != deck:
-            self.finding("paohuzi.D02", "revealed deck differs from the deck of board_created", ART_DEAL)
-            return
-        if self.dealt is not None and not self._deal_matches(deck, state.dealer, self.dealt):
-            return
-        if state.liangzhang is not None and deck[LIANGZHANG_INDEX] != state.liangzhang:
-            self.finding("paohuzi.D04", f"亮张 {card_id(state.liangzhang)} is not the revealed deck's", ART_LIANG)
-            return
-        if tuple(deck[WALL_START:WALL_START + len(state.drawn)]) != state.drawn:
-            self.finding("paohuzi.D05", "the wall cards turned so far differ from the revealed deck", ART_DEAL)
-            return
-        wall = deck[WALL_START + len(state.drawn):] if self.dealt is not None else ()
-        self.state = state.replace(deck=deck, wall=wall)
-
-    def _deal_matches(self, deck: tuple[int, ...], dealer: int, hands: list[list[int]]) -> bool:
-        expected = deal_hands(deck, dealer)
-        seats = [s for s in range(SEATS) if expected[s] != hands[s]]
-        if seats:
-            self.finding("paohuzi.D03", f"hands of seats {seats} are not the board's deck order", ART_DEAL)
-        return not seats
-
-    def _deal(self, event: Dealt) -> None:
-        state = self.state
-        assert state is not None
-        if state.phase != "board":
-            self.finding("paohuzi.T01", "a second deal in one game", ART_DEAL)
-            return
-        hands = [sorted(card_numbers(h)) for h in event.hands]
-        dealt = counts_of(chain.from_iterable(hands))
-        if len(hands) != SEATS or any(len(h) != HAND_SIZE for h in hands) or max(dealt) > 4:
-            self.finding("paohuzi.D07", f"the deal must give {SEATS} hands of {HAND_SIZE} cards from one deck", ART_DEAL)
-            hands = (hands + [[], [], []])[:SEATS]
-            dealt = counts_of(chain.from_iterable(hands))
-        if event.dealer != state.dealer:
-            self.finding("paohuzi.D08", f"dealer {event.dealer} is not seat {state.dealer} named first by game.started", ART_DEAL)
-        if state.deck is not None and not self._deal_matches(state.deck, event.dealer, hands):
-            state = state.replace(deck=None)
-        self.dealt = hands
-        self._set_left_wall(dealt)
-        self.state = rules.deal(state, event.dealer, hands)
-
-    def _liang(self, event: LiangzhangRevealed) -> None:
-        state = self.state
-        assert state is not None
-        if state.phase != "liang":
-            self.finding("paohuzi.T01", "亮张 outside the deal", ART_LIANG)
-            return
-        card = card_number(event.card)
-        if state.deck is not None and state.deck[LIANGZHANG_INDEX] != card:
-            self.finding("paohuzi.D04", f"亮张 {event.card} is not the deck's {card_id(state.deck[LIANGZHANG_INDEX])}", ART_LIANG)
-            state = state.replace(deck=None, wall=())
-        self.state = rules.reveal_liangzhang(state, card)
-        self._left_wall(card)
-        self.turn_end = event.ts
-        self.unlogged, self.from_play = list(self.state.effects), False
-
-    # ---- play (第七–九条) ------------------------------------------------------------------
-
-    def _forced(self, event: Event) -> None:
-        kind = FORCED_KINDS[type(event)]
-        card = card_number(event.card)  # type: ignore[attr-defined]
-        self.action = f"{kind} {card_id(card)}"
-        self.forced = True
-        logged = (kind, event.seat, card)
-        if logged in self.unlogged:
-            self.unlogged.remove(logged)
-            return
-        derived = ", ".join(f"{k} {card_id(c)} by seat {s}" for k, s, c in self.unlogged) or "none"
-        self.finding("paohuzi.F01", f"logged forced {kind} {card_id(card)} by seat {event.seat}; the rules derive {derived}", "第四条 术语定义")
-
-    def _action(self, event: Event) -> None:
-        state = self.state
-        assert state is not None
-        action = to_action(state, event)
-        self.action = _NOTATIONS.get(action) or action.notation()
-        ts = event.ts
-        self.gaps[event.seq] = ts - self.turn_end
-        self.turn_end = ts
-        if state.phase == "end":
-            self.finding("paohuzi.X01", f"{action.notation()} after the end of the deal", ART_END)
-            return
-        if not self._seat_ok(state, event, action):
-            return
-        if action.kind == "draw" and state.deck is not None:
-            drawn = card_number(event.card)  # type: ignore[attr-defined]
-            if drawn != state.wall[0]:
-                self.finding("paohuzi.D05", f"drew {card_id(drawn)} but the board's wall has {card_id(state.wall[0])} on top", ART_DEAL)
-                state = state.replace(deck=None, wall=())
-                action = to_action(state, event)
-        pending = state.pending
-        if pending is not None and getattr(event, "card", None) is not None and action.kind in ("chi", "peng", "pass"):
-            if card_number(event.card) != pending.card:  # type: ignore[attr-defined]
-                self.finding("paohuzi.A26", f"{event.kind} names {event.card} but {card_id(pending.card)} is on offer", ART_PLAY)  # type: ignore[attr-defined]
-                return
-        try:
-            check(state, action)
-        except IllegalActionError as exc:
-            self._flow_finding((exc.code, exc.article, exc.detail))
-            return
-        new = rules_apply(state, action)
-        self.state = new
-        self.unlogged, self.from_play = list(new.effects), True
-        if action.kind == "hu":  # the action of a hu event, and of no other
-            self._hu_claims(cast(Hu, event), new)
-            self.extra = hu_facts(new)
-
-    def _seat_ok(self, state: State, event: Event, action: Action) -> bool:
-        seat = rules.current_seat(state)
-        if seat is None and state.phase == "draw":
-            seat = state.turn
-        if event.seat == seat:
-            return True
-        if action.kind in ("hu", "peng", "chi") and event.seat is not None and not (self.from_play and self.unlogged):
-            code, article, why = claim_out_of_turn(state, event.seat, action)
-            self.finding(code, f"{action.notation()} by seat {event.seat}: {why}", article)
-        elif any(o.seat == event.seat for o in state.offers[1:]):
-            stage = state.offers[0].stage
-            self.finding("paohuzi.P01", f"seat {event.seat} acts ({action.notation()}) before seat {seat} answered its {stage} offer", ART_PRIORITY)
-        else:
-            self._flow_finding(("paohuzi.T01", ART_PLAY, f"seat {event.seat} acts ({action.notation()}) but seat {seat} is to act ({state.phase})"))
-        return False
-
-    def _flow_finding(self, problem: tuple[str, str | None, str]) -> None:
-        """Reports a problem; an action out of turn right after forced actions of play the log has not
-        shown is reported as those actions skipped (F02), naming them (the deal's 提 explain nothing)."""
-        code, article, why = problem
-        if code == "paohuzi.T01" and self.from_play and self.unlogged:
-            code, article, why = forced_problem(self.unlogged, why)
-        self.finding(code, why, article)
-
-    def _hu_claims(self, event: Hu, state: State) -> None:
-        win = state.win
-        assert win is not None
-        result = win.result
-        derived_card = card_id(win.card) if win.card is not None else None
-        if event.card != derived_card:
-            self.finding("paohuzi.H05", f"claimed winning card {event.card}, derived {derived_card or 'none (own cards)'}", "第八条")
-        if event.huxi is not None and event.huxi != result.huxi:
-            self.finding("paohuzi.H01", f"claimed {event.huxi} 胡息, derived {result.huxi}", ART_HUXI)
-        claimed = sorted(event.mingtang)
-        derived = sorted(name for name, _ in result.mingtang)
-        if claimed != derived and (event.mingtang or event.score is not None):
-            self.finding("paohuzi.H02", f"claimed 名堂 {claimed}, derived {derived}", ART_MINGTANG)
-        if event.score is not None and event.score != 2 * result.score.s:
-            self.finding("paohuzi.H03", f"claimed deal score {event.score}, derived {2 * result.score.s}", ART_SCORE)
-        if event.groups:
-            mine = sorted(tuple(sorted(g.cards)) for g in result.groups)
-            theirs = sorted(tuple(sorted(card_number(c) for c in g.cards)) for g in event.groups)
-            if mine != theirs:
-                shown = " ".join(ids(g) for g in mine)
-                self.finding("paohuzi.H04", f"claimed decomposition is not the maximising one ({shown})", "第八条")
 
     def _set_left_wall(self, counts: Counts) -> None:
         """Sets the cards that have left the wall (dealt, 亮张, drawn), with their total and largest
@@ -455,7 +246,7 @@ class _Fold:
         self.left_total += 1
         self.left_max = max(self.left_max, self.left_wall[card])
 
-    def _conservation(self, known: _StateFacts) -> None:
+    def _conservation(self, event: Event, known: _StateFacts) -> None:
         """Checks that the 80 cards are all somewhere (§14): the cards in hands, table groups, discard
         rows and on offer are exactly those that left the wall (dealt, 亮张, drawn), no card has
         more than four copies, and with the wall they make 80."""
@@ -467,7 +258,226 @@ class _Fold:
         total = self.left_total + known.wall + (1 if known.phase == "liang" else 0)
         if census != self.left_wall or total != DECK_SIZE or self.left_max > COPIES:
             bad = [card_id(c) for c in range(N_VALUES) if census[c] != self.left_wall[c] or self.left_wall[c] > COPIES]
-            self.finding("paohuzi.C01", f"card conservation broken: {total} cards, wrong count of {', '.join(bad) or '-'}", ART_DEAL)
+            self.find(event, "paohuzi.C01", f"card conservation broken: {total} cards, wrong count of {', '.join(bad) or '-'}", ART_DEAL)
+
+
+# ---- the handlers, one per kind of event: `(state, event, fold, facts) -> state` (replay.fold.Handler) ----
+
+
+def _on_start(state: State | None, event: GameStarted, fold: _Fold, facts: Facts) -> State:
+    return new_state(event)
+
+
+def _on_huangzhuang(state: State, event: Huangzhuang, fold: _Fold, facts: Facts) -> State:
+    if not state.exhausted:
+        fold.find(event, "paohuzi.E02", "荒庄 claimed but the wall is not exhausted or the deal was won", ART_END)
+    return state
+
+
+def _on_ended(state: State, event: GameEnded, fold: _Fold, facts: Facts) -> State:
+    for f in check_claim(CODES, "paohuzi.E01", event, outcome(state), ART_END):
+        fold.find(event, f.code, f.message, f.article)
+    return state
+
+
+def _on_move_time(state: State, event: MoveTimeUsed, fold: _Fold, facts: Facts) -> State:
+    """Compares the time a seat used with the gap between its move and the previous turn's end."""
+    seat, ms, move_seq = event.seat, event.ms, event.move_seq
+    fold.ms = ms
+    if seat is not None:
+        fold.time_used[seat] += ms
+        fold.used = fold.time_used[seat]
+    gap = fold.gaps.get(move_seq) if move_seq is not None else None
+    if gap is not None and gap != ms:
+        fold.find(event, "paohuzi.W01", f"seat {seat} used {ms} ms by the clock but the timestamps give {gap} ms")
+    return state
+
+
+# ---- the board and the deal (第五条, 第六条) ------------------------------------------
+
+
+def _on_board(state: State, event: BoardCreated, fold: _Fold, facts: Facts) -> State:
+    if state.phase != "board" or state.board is not None:
+        fold.find(event, "paohuzi.T01", "board_created after the board was set or the deal began", ART_DEAL)
+        return state
+    deck = _deck(fold, event, event.deck) if event.deck is not None else None
+    return state.replace(board=event.board, commitment=event.commitment, deck=deck)
+
+
+def _deck(fold: _Fold, event: Event, cards: list[str]) -> tuple[int, ...] | None:
+    deck = tuple(card_numbers(cards))
+    problem = deck_problem(deck)
+    if problem:
+        fold.find(event, "paohuzi.D01", problem, ART_DEAL)
+        return None
+    return deck
+
+
+def _on_reveal(state: State, event: BoardRevealed, fold: _Fold, facts: Facts) -> State:
+    deck = _deck(fold, event, event.deck)
+    if deck is None:
+        return state
+    if state.commitment is not None and commitment(deck, event.salt) != state.commitment:
+        fold.find(event, "paohuzi.D02", f"revealed deck hashes to {commitment(deck, event.salt)}, committed {state.commitment}", ART_DEAL)
+        return state
+    if state.deck is not None and state.deck != deck:
+        fold.find(event, "paohuzi.D02", "revealed deck differs from the deck of board_created", ART_DEAL)
+        return state
+    if fold.dealt is not None and not _deal_matches(fold, event, deck, state.dealer, fold.dealt):
+        return state
+    if state.liangzhang is not None and deck[LIANGZHANG_INDEX] != state.liangzhang:
+        fold.find(event, "paohuzi.D04", f"亮张 {card_id(state.liangzhang)} is not the revealed deck's", ART_LIANG)
+        return state
+    if tuple(deck[WALL_START:WALL_START + len(state.drawn)]) != state.drawn:
+        fold.find(event, "paohuzi.D05", "the wall cards turned so far differ from the revealed deck", ART_DEAL)
+        return state
+    wall = deck[WALL_START + len(state.drawn):] if fold.dealt is not None else ()
+    return state.replace(deck=deck, wall=wall)
+
+
+def _deal_matches(fold: _Fold, event: Event, deck: tuple[int, ...], dealer: int, hands: list[list[int]]) -> bool:
+    expected = deal_hands(deck, dealer)
+    seats = [s for s in range(SEATS) if expected[s] != hands[s]]
+    if seats:
+        fold.find(event, "paohuzi.D03", f"hands of seats {seats} are not the board's deck order", ART_DEAL)
+    return not seats
+
+
+def _on_deal(state: State, event: Dealt, fold: _Fold, facts: Facts) -> State:
+    if state.phase != "board":
+        fold.find(event, "paohuzi.T01", "a second deal in one game", ART_DEAL)
+        return state
+    hands = [sorted(card_numbers(h)) for h in event.hands]
+    dealt = counts_of(chain.from_iterable(hands))
+    if len(hands) != SEATS or any(len(h) != HAND_SIZE for h in hands) or max(dealt) > 4:
+        fold.find(event, "paohuzi.D07", f"the deal must give {SEATS} hands of {HAND_SIZE} cards from one deck", ART_DEAL)
+        hands = (hands + [[], [], []])[:SEATS]
+        dealt = counts_of(chain.from_iterable(hands))
+    if event.dealer != state.dealer:
+        fold.find(event, "paohuzi.D08", f"dealer {event.dealer} is not seat {state.dealer} named first by game.started", ART_DEAL)
+    if state.deck is not None and not _deal_matches(fold, event, state.deck, event.dealer, hands):
+        state = state.replace(deck=None)
+    fold.dealt = hands
+    fold._set_left_wall(dealt)
+    return rules.deal(state, event.dealer, hands)
+
+
+def _on_liang(state: State, event: LiangzhangRevealed, fold: _Fold, facts: Facts) -> State:
+    if state.phase != "liang":
+        fold.find(event, "paohuzi.T01", "亮张 outside the deal", ART_LIANG)
+        return state
+    card = card_number(event.card)
+    if state.deck is not None and state.deck[LIANGZHANG_INDEX] != card:
+        fold.find(event, "paohuzi.D04", f"亮张 {event.card} is not the deck's {card_id(state.deck[LIANGZHANG_INDEX])}", ART_LIANG)
+        state = state.replace(deck=None, wall=())
+    state = rules.reveal_liangzhang(state, card)
+    fold._left_wall(card)
+    fold.turn_end = event.ts
+    fold.unlogged, fold.from_play = list(state.effects), False
+    return state
+
+
+# ---- play (第七–九条) ------------------------------------------------------------------
+
+
+def _on_forced(state: State, event: Event, fold: _Fold, facts: Facts) -> State:
+    kind = FORCED_KINDS[type(event)]
+    card = card_number(event.card)  # type: ignore[attr-defined]
+    fold.action = f"{kind} {card_id(card)}"
+    fold.forced = True
+    logged = (kind, event.seat, card)
+    if logged in fold.unlogged:
+        fold.unlogged.remove(logged)
+        return state
+    derived = ", ".join(f"{k} {card_id(c)} by seat {s}" for k, s, c in fold.unlogged) or "none"
+    fold.find(event, "paohuzi.F01", f"logged forced {kind} {card_id(card)} by seat {event.seat}; the rules derive {derived}",
+              "第四条 术语定义")
+    return state
+
+
+def _on_action(state: State, event: Event, fold: _Fold, facts: Facts) -> State:
+    action = to_action(state, event)
+    fold.action = _NOTATIONS.get(action) or action.notation()
+    ts = event.ts
+    fold.gaps[event.seq] = ts - fold.turn_end
+    fold.turn_end = ts
+    if state.phase == "end":
+        fold.find(event, "paohuzi.X01", f"{action.notation()} after the end of the deal", ART_END)
+        return state
+    if not _seat_ok(fold, state, event, action):
+        return state
+    if action.kind == "draw" and state.deck is not None:
+        drawn = card_number(event.card)  # type: ignore[attr-defined]
+        if drawn != state.wall[0]:
+            fold.find(event, "paohuzi.D05", f"drew {card_id(drawn)} but the board's wall has {card_id(state.wall[0])} on top", ART_DEAL)
+            state = state.replace(deck=None, wall=())
+            action = to_action(state, event)
+    pending = state.pending
+    if pending is not None and getattr(event, "card", None) is not None and action.kind in ("chi", "peng", "pass"):
+        if card_number(event.card) != pending.card:  # type: ignore[attr-defined]
+            fold.find(event, "paohuzi.A26", f"{event.kind} names {event.card} but {card_id(pending.card)} is on offer", ART_PLAY)  # type: ignore[attr-defined]
+            return state
+    try:
+        check(state, action)
+    except IllegalActionError as exc:
+        _flow_finding(fold, event, (exc.code, exc.article, exc.detail))
+        return state
+    new = rules_apply(state, action)
+    fold.unlogged, fold.from_play = list(new.effects), True
+    if action.kind == "hu":  # the action of a hu event, and of no other
+        _hu_claims(fold, cast(Hu, event), new)
+        fold.extra = hu_facts(new)
+    return new
+
+
+def _seat_ok(fold: _Fold, state: State, event: Event, action: Action) -> bool:
+    seat = rules.current_seat(state)
+    if seat is None and state.phase == "draw":
+        seat = state.turn
+    if event.seat == seat:
+        return True
+    if action.kind in ("hu", "peng", "chi") and event.seat is not None and not (fold.from_play and fold.unlogged):
+        code, article, why = claim_out_of_turn(state, event.seat, action)
+        fold.find(event, code, f"{action.notation()} by seat {event.seat}: {why}", article)
+    elif any(o.seat == event.seat for o in state.offers[1:]):
+        stage = state.offers[0].stage
+        fold.find(event, "paohuzi.P01", f"seat {event.seat} acts ({action.notation()}) before seat {seat} answered its {stage} offer", ART_PRIORITY)
+    else:
+        _flow_finding(fold, event, ("paohuzi.T01", ART_PLAY,
+                                    f"seat {event.seat} acts ({action.notation()}) but seat {seat} is to act ({state.phase})"))
+    return False
+
+
+def _flow_finding(fold: _Fold, event: Event, problem: tuple[str, str | None, str]) -> None:
+    """Reports a problem; an action out of turn right after forced actions of play the log has not
+    shown is reported as those actions skipped (F02), naming them (the deal's 提 explain nothing)."""
+    code, article, why = problem
+    if code == "paohuzi.T01" and fold.from_play and fold.unlogged:
+        code, article, why = forced_problem(fold.unlogged, why)
+    fold.find(event, code, why, article)
+
+
+def _hu_claims(fold: _Fold, event: Hu, state: State) -> None:
+    win = state.win
+    assert win is not None
+    result = win.result
+    derived_card = card_id(win.card) if win.card is not None else None
+    if event.card != derived_card:
+        fold.find(event, "paohuzi.H05", f"claimed winning card {event.card}, derived {derived_card or 'none (own cards)'}", "第八条")
+    if event.huxi is not None and event.huxi != result.huxi:
+        fold.find(event, "paohuzi.H01", f"claimed {event.huxi} 胡息, derived {result.huxi}", ART_HUXI)
+    claimed = sorted(event.mingtang)
+    derived = sorted(name for name, _ in result.mingtang)
+    if claimed != derived and (event.mingtang or event.score is not None):
+        fold.find(event, "paohuzi.H02", f"claimed 名堂 {claimed}, derived {derived}", ART_MINGTANG)
+    if event.score is not None and event.score != 2 * result.score.s:
+        fold.find(event, "paohuzi.H03", f"claimed deal score {event.score}, derived {2 * result.score.s}", ART_SCORE)
+    if event.groups:
+        mine = sorted(tuple(sorted(g.cards)) for g in result.groups)
+        theirs = sorted(tuple(sorted(card_number(c) for c in g.cards)) for g in event.groups)
+        if mine != theirs:
+            shown = " ".join(ids(g) for g in mine)
+            fold.find(event, "paohuzi.H04", f"claimed decomposition is not the maximising one ({shown})", "第八条")
 
 
 class _Census:
@@ -552,23 +562,16 @@ def _move(counts: list[int], old: int, new: int) -> int:
     return new
 
 
-_OTHER: Final = 0
-_START: Final = 1
-_ACTION: Final = 2
-_MOVE_TIME: Final = 3
-_FORCED: Final = 4
-_BOARD: Final = 5
-_REVEAL: Final = 6
-_DEAL: Final = 7
-_LIANG: Final = 8
-_HUANGZHUANG: Final = 9
-_ENDED: Final = 10
-_KINDS: Final[dict[type, int]] = {
-    GameStarted: _START, MoveTimeUsed: _MOVE_TIME, BoardCreated: _BOARD, BoardRevealed: _REVEAL, Dealt: _DEAL,
-    LiangzhangRevealed: _LIANG, Huangzhuang: _HUANGZHUANG, GameEnded: _ENDED,
-    **{kind: _FORCED for kind in FORCED_KINDS}, **{kind: _ACTION for kind in ACTION_EVENTS},
+_NO_FACTS: Final[Facts] = {}
+"""The `facts` every handler is given and leaves alone (the step's facts are built after it: `_Fold._facts`)."""
+
+
+_HANDLERS: Final[dict[type, Handler[State, _Fold]]] = {
+    GameStarted: _on_start, MoveTimeUsed: _on_move_time, BoardCreated: _on_board, BoardRevealed: _on_reveal,
+    Dealt: _on_deal, LiangzhangRevealed: _on_liang, Huangzhuang: _on_huangzhuang, GameEnded: _on_ended,
+    **{kind: _on_forced for kind in FORCED_KINDS}, **{kind: _on_action for kind in ACTION_EVENTS},
 }
-"""Which fold step handles each kind of event; other kinds (penalties, draws offered …) change nothing."""
+"""The handler of each kind of event; other kinds (penalties, draws offered …) change nothing."""
 
 
 _NOTATIONS: Final[dict[Action, str]] = {a: a.notation() for a in (DRAW, PENG, HU, PASS, *DISCARDS, *DRAWS)}
