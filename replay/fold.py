@@ -47,8 +47,9 @@ class Handler(Protocol[S, F]):
     """The one shape of an event's rule in every fold: `(state, event, fold, facts) -> state`. It
     returns the state after the event, adds its facts to `facts` (the seat and action are in
     already) and reports findings through `fold.find` (`Findings`); `fold` is the game's running
-    context beside the state (clock, owed reveals). Paohuzi's fold keeps its own dispatch
-    (replay/paohuzi/fold.py says why)."""
+    context beside the state (clock, owed reveals). Paohuzi's handlers leave `facts` alone and put
+    their own on the fold, which builds the step's facts at once after them (replay/paohuzi/fold.py
+    says why)."""
 
     def __call__(self, state: S, event: Any, fold: F, facts: Facts, /) -> S: ...
 

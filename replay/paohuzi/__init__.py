@@ -19,15 +19,15 @@ the replay bar. Kept, because no other lever of that size is left and the contra
 test (tests/test_paohuzi_rules.py::test_every_transition_of_bot_deals_leaves_its_input_as_it_was
 fails when a transition changes its input). Revisit if mypyc learns to read Struct fields natively.
 
-Why the fold keeps its own dispatch (issue 29 point 4, measured 2026-12-04): the one handler shape
-of the checkers and Junqi folds (a `_HANDLERS` table of `(state, event, fold, facts) -> state`,
-findings through `_Fold.find(event, …)`; commit 778c2f3, every paohuzi test green) replayed the
-bench's 200 bot deals compiled in 50.3–52.0 ms of process time against 47.7–49.1 ms (best of 7,
-the two builds taking turns), and bench/replay_paohuzi.py gave 177.0–182.2 k actions/s (ratio
-1.49–1.61) against 188.8–190.7 k (1.58–1.59) on a quiet machine: about 5 % slower, beyond the
-unchanged build's spread, so it was reverted. The cost is the step's facts (a dict the handler
-fills, then the state's added) rather than the call through the table (calling the two busiest
-handlers directly changed nothing). Revisit with a facts record the handlers fill natively.
+Why the fold's handlers leave `facts` alone (issue 29 point 4, measured 2026-12-04): the one
+handler shape of the checkers and Junqi folds with handlers that fill the step's facts dict (commit
+778c2f3) replayed about 5 % slower compiled, beyond the unchanged build's spread, and was reverted.
+The shape kept (a `_HANDLERS` table of `(state, event, fold, facts) -> state`, findings only through
+`_Fold.find`) has the handlers put their own facts on the fold, and the step's facts are built at
+once from them and the state after it (`_StateFacts`), as with the earlier integer-kind dispatch:
+compiled, bench/replay_paohuzi.py gave 171.6–182.3 k actions/s against 167.6–187.7 k before (4
+turns each), and the process time of the bench's 200 deals 49.2–50.6 ms against 48.8–50.5 ms
+(7 turns each): within the unchanged build's spread (bench/README.md).
 """
 
 from replay import _compiled  # noqa: F401  (first: picks the compiled build or the sources)
