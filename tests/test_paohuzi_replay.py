@@ -279,3 +279,21 @@ def test_events_before_the_start() -> None:
     with pytest.raises(NoStartError, match=r"^paohuzi 对局须以它的 game.started 开始 a paohuzi replay opens with its "
                                            r"game.started, not paohuzi.board_created \(\S+ seq 0\)$"):
         list(ENGINE.replay([replace(events[1], seq=0)]))
+
+
+def test_a_refused_draw_against_the_wall_keeps_the_board() -> None:
+    """第五条/第七条 (issue 29.4, the fold's handlers return a state): a draw that contradicts the
+    board's wall and is refused (D05, then T01: no draw is due) leaves the state as it was, so the
+    board still checks the next wrong draw (D05 again) and the deal goes on clean."""
+    events = game(11)
+    steps = list(ENGINE.replay(events))
+    i = next(n for n, s in enumerate(steps) if s.state is not None and s.state.phase == "offer" and s.state.deck is not None)
+    state, drawn = steps[i].state, events[first(events, Drawn)]
+    seat = state.offers[0].seat
+    wrong = card_id(next(c for c in range(20) if c != state.wall[0]))
+    bad = [replace(drawn, seq=10_000 + k, ts=events[i].ts, seat=seat, card=wrong) for k in range(2)]
+    replayed = list(ENGINE.replay(events[: i + 1] + bad + events[i + 1:]))
+    for step in replayed[i + 1:i + 3]:
+        assert [f.code for f in step.findings] == ["paohuzi.D05", "paohuzi.T01"], step.facts
+        assert step.facts["action"] == "draw" and (step.state.deck, step.state.wall) == (state.deck, state.wall)
+    assert not [f for s in replayed[i + 3:] for f in s.findings]

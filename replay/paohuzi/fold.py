@@ -406,23 +406,24 @@ def _on_action(state: State, event: Event, fold: _Fold, facts: Facts) -> State:
         return state
     if not _seat_ok(fold, state, event, action):
         return state
+    played = state  # a draw against the board's wall drops the deck, but a refused action leaves the state as it was
     if action.kind == "draw" and state.deck is not None:
         drawn = card_number(event.card)  # type: ignore[attr-defined]
         if drawn != state.wall[0]:
             fold.find(event, "paohuzi.D05", f"drew {card_id(drawn)} but the board's wall has {card_id(state.wall[0])} on top", ART_DEAL)
-            state = state.replace(deck=None, wall=())
-            action = to_action(state, event)
-    pending = state.pending
+            played = state.replace(deck=None, wall=())
+            action = to_action(played, event)
+    pending = played.pending
     if pending is not None and getattr(event, "card", None) is not None and action.kind in ("chi", "peng", "pass"):
         if card_number(event.card) != pending.card:  # type: ignore[attr-defined]
             fold.find(event, "paohuzi.A26", f"{event.kind} names {event.card} but {card_id(pending.card)} is on offer", ART_PLAY)  # type: ignore[attr-defined]
             return state
     try:
-        check(state, action)
+        check(played, action)
     except IllegalActionError as exc:
         _flow_finding(fold, event, (exc.code, exc.article, exc.detail))
         return state
-    new = rules_apply(state, action)
+    new = rules_apply(played, action)
     fold.unlogged, fold.from_play = list(new.effects), True
     if action.kind == "hu":  # the action of a hu event, and of no other
         _hu_claims(fold, cast(Hu, event), new)
