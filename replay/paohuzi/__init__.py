@@ -25,9 +25,9 @@ handler shape of the checkers and Junqi folds with handlers that fill the step's
 The shape kept (a `_HANDLERS` table of `(state, event, fold, facts) -> state`, findings only through
 `_Fold.find`) has the handlers put their own facts on the fold, and the step's facts are built at
 once from them and the state after it (`_StateFacts`), as with the earlier integer-kind dispatch:
-compiled, bench/replay_paohuzi.py gave 171.6–182.3 k actions/s against 167.6–187.7 k before (4
-turns each), and the process time of the bench's 200 deals 49.2–50.6 ms against 48.8–50.5 ms
-(7 turns each): within the unchanged build's spread (bench/README.md).
+compiled (d007304, taking turns with the unchanged build), bench/replay_paohuzi.py gave 178.1–181.5 k
+actions/s against 174.7–182.8 k, and the process time of the bench's 200 deals 48.8–50.5 ms (one run
+57.0 at load 2.6) against 48.8–51.5 ms: within the unchanged build's spread (bench/README.md).
 """
 
 from replay import _compiled  # noqa: F401  (first: picks the compiled build or the sources)
