@@ -14,6 +14,7 @@ from audit.query.db import QUERIES
 from audit.query.session import Session, open_verified_session
 from audit.query.tournament_checks import deal_findings, seating_findings
 from ledger import VerifyReport
+from ledger.codes import V01 as LEDGER_UNVERIFIED
 from replay.protocol import Finding
 
 EXAMPLES = 3
@@ -97,7 +98,7 @@ def certify_session(report: VerifyReport, session: Session | None, tournament: s
         for check in results.values():
             check.ran = check.name == "log"
         where = f" (entry {report.index})" if report.index is not None else ""
-        finding = {"check": "log", "stream": None, "seq": None, "entry": report.index, "code": "ledger.V01", "article": None,
+        finding = {"check": "log", "stream": None, "seq": None, "entry": report.index, "code": LEDGER_UNVERIFIED, "article": None,
                    "rule_book": None, "message": f"{report.error}{where}", "severity": "error", "source": "verify"}
         return Certification(report, list(results.values()), [finding], [], tournament=tournament)
     if tournament is not None:

@@ -1,6 +1,6 @@
-"""The `audit.*` and `ledger.*` finding codes, and the index of every code matchledger reports: the
-engines' own catalogues (replay/junqi/codes.py, replay/paohuzi/codes.py, replay/checkers/codes.py)
-and these. Each code has its severity, the article of the rule book it cites, the rule (in English
+"""The `audit.*` finding codes, and the index of every code matchledger reports: the engines' own
+catalogues (replay/junqi/codes.py, replay/paohuzi/codes.py, replay/checkers/codes.py), the ledger's
+(ledger/codes.py) and these. Each code has its severity, the article of the rule book it cites, the rule (in English
 and Chinese) and what the finding means. README's table of codes is generated from here (`python -m
 audit.presentation.codes`) and a test holds both to the codes the engines and checks can emit.
 
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from audit.presentation.output import Rows, markdown
 from audit.presentation.terms import RULES
+from ledger.codes import ROWS as LEDGER_ROWS
 from replay.checkers.codes import CATALOGUE as CHECKERS
 from replay.junqi.codes import CODES as JUNQI
 from replay.paohuzi.codes import CODES as PAOHUZI
@@ -80,11 +81,8 @@ AUDIT = _with_rules("audit", [
 ])
 """The codes of the SQL checks, the tournament and appeal checks and the live audit."""
 
-LEDGER = _with_rules("ledger", [
-    ("V01", "E", None, "the log verifies: frames, tree, tiles, checkpoints, signatures",
-     "the log is damaged (the audit stops there)"),
-])
-"""The code of a log that does not verify."""
+LEDGER = _with_rules("ledger", LEDGER_ROWS)
+"""The code of a log that does not verify (its catalogue: ledger/codes.py)."""
 
 CODES: dict[str, Code] = {**JUNQI, **PAOHUZI, **CHECKERS, **AUDIT, **LEDGER}
 """Every code, the engines' first, in README's order."""
