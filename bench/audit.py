@@ -26,7 +26,7 @@ from audit.query.db import QUERIES  # noqa: E402
 from audit.query.session import movement_ranking, open_verified_session  # noqa: E402
 from audit.simulator.simulate import record_events  # noqa: E402
 from audit.simulator.tournament import TournamentPlan, simulate_tournament  # noqa: E402
-from bench.common import CACHE, best_rate, chess_games, replay_chess  # noqa: E402
+from bench.common import CACHE, best_rate, chess_games, event_plan, replay_chess  # noqa: E402
 from ledger import LogReader, store  # noqa: E402
 from ledger.store import Ledger  # noqa: E402
 from ledger.verify import verify  # noqa: E402
@@ -35,7 +35,6 @@ from schemas.envelope import Event  # noqa: E402
 GAMES = int(os.environ.get("MATCHLEDGER_BENCH_GAMES", "10000"))
 GAME = os.environ.get("MATCHLEDGER_BENCH_GAME", "junqi")
 INTERLEAVED = os.environ.get("MATCHLEDGER_BENCH_INTERLEAVED") == "1"
-SEATS = {"junqi": 4, "paohuzi": 3}
 GOAL_EVENTS_PER_MOVE = 3_132_445 / 10.0 / 128_000
 """The 10 s goal for the 3.13 M-event Junqi event, in events per python-chess move, as set on a
 machine where python-chess replayed 128,000 moves/s (bench/README.md, 2026-11-29)."""
@@ -44,8 +43,7 @@ machine where python-chess replayed 128,000 moves/s (bench/README.md, 2026-11-29
 def plan() -> TournamentPlan:
     """A duplicate event of GAMES games (Junqi, or Paohuzi with MATCHLEDGER_BENCH_GAME=paohuzi):
     5 rounds of 8 boards, as many tables as needed."""
-    tables = max(2, GAMES // 40)
-    return TournamentPlan(GAME, players=SEATS[GAME] * tables, rounds=5, games_per_round=8, seed=10_000, group_tables=8)
+    return event_plan(GAME, GAMES, 10_000)
 
 
 def build(root: Path) -> None:

@@ -69,3 +69,15 @@ def best_rate(run: Callable[[], int], repeat: int, clock: Callable[[], float] = 
         items = run()
         best = max(best, items / (clock() - t0))
     return best
+
+
+def event_plan(game: str, games: int, seed: int):  # noqa: ANN201 - audit.simulator's TournamentPlan
+    """Returns the plan of a simulated tournament of about `games` games: Junqi or Paohuzi in
+    bench/audit.py's duplicate shape (5 rounds of 8 boards, movement groups of 8 tables), checkers
+    as a Swiss event of 5 rounds of two-game matches; the tournament's id follows from the seed."""
+    from audit.simulator.tournament import TournamentPlan
+
+    if game == "checkers":
+        return TournamentPlan(game, players=2 * max(5, games // 10), rounds=5, games_per_round=2, seed=seed)
+    seats = {"junqi": 4, "paohuzi": 3}[game]
+    return TournamentPlan(game, players=seats * max(2, games // 40), rounds=5, games_per_round=8, seed=seed, group_tables=8)

@@ -32,7 +32,7 @@ def complete_hands(n: int, seed: int) -> list[list[int]]:
     """Returns n hands of 21 cards made of 7 random groups (sequences, 二七十 and triples of one
     card), the hands whose decomposition search runs to the end."""
     rng = random.Random(seed)
-    hands = []
+    hands: list[list[int]] = []
     while len(hands) < n:
         counts = [0] * 20
         for _ in range(7):

@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from audit.query.session import movement_ranking  # noqa: E402
 from audit.simulator.tournament import TournamentPlan, simulate_tournament  # noqa: E402
-from bench.common import CACHE  # noqa: E402
+from bench.common import CACHE, event_plan  # noqa: E402
 from ledger import LogReader, bundle, store  # noqa: E402
 from ledger.recorder import record  # noqa: E402
 from replay import run as run_mod  # noqa: E402
@@ -34,7 +34,7 @@ RUNS = int(os.environ.get("MATCHLEDGER_BENCH_RUNS", "15"))
 
 def plan(games: int) -> TournamentPlan:
     """The event of bench/audit.py at a given number of games."""
-    return TournamentPlan("junqi", players=4 * max(2, games // 40), rounds=5, games_per_round=8, seed=10_000, group_tables=8)
+    return event_plan("junqi", games, 10_000)
 
 
 def ledger_for(games: int) -> Path:

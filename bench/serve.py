@@ -40,6 +40,7 @@ import threading
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -94,7 +95,7 @@ def peer_server(db: str, stack: str) -> None:
         print(json.dumps({"at": "started", "url": f"http://127.0.0.1:{listener.getsockname()[1]}"}), file=sys.stderr, flush=True)
         await asyncio.Event().wait()
 
-    from audit.service.serve import run_loop  # the service's event loop (uvloop where installed)
+    from audit.service.process import run_loop  # the service's event loop (uvloop where installed)
 
     run_loop(run())
 
@@ -387,8 +388,10 @@ def ours(tmp: Path, tag: str, tables: list, requests: list, planted: dict[int, i
     root = tmp / "ledger"
     fresh_ledger(root)
     for n, t in enumerate(tables, start=1):
-        ledger_sources.change_sources(root, lambda book, led, t=t, n=n: ledger_sources.registration(book, led, t.signer.name, t.signer.verifier,
-                                                                                           (), [f"{tag}/t{n}"]))
+        def register(book: ledger_sources.SourceBook, led: ledger_api.Ledger, t: Any = t, n: int = n) -> ledger_sources.SourceRegistered:
+            return ledger_sources.registration(book, led, t.signer.name, t.signer.verifier, (), [f"{tag}/t{n}"])
+
+        ledger_sources.change_sources(root, register)
     proc, url = start(serve_args(root), tmp / "serve.log")
     took: list[float] = []
     playing = threading.Event()

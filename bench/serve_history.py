@@ -49,14 +49,16 @@ class Venue:
 
     def __init__(self, root: Path) -> None:
         import ledger as ledger_api
-        from ledger.sources import change_sources, log_identity, registration
+        from ledger.sources import SourceBook, SourceRegistered, change_sources, log_identity, registration
 
         ledger_api.init(root, ORIGIN)
         self.log = log_identity(ORIGIN, ledger_api.load_verifier(root).key_id)
         self.signers = [ledger_api.Signer.generate(f"t{n}") for n in range(TABLES)]
         for n, signer in enumerate(self.signers):
-            change_sources(root, lambda book, led, s=signer, n=n: registration(book, led, s.name, s.verifier, (),
-                                                                                                   [f"day/t{n}"]))
+            def register(book: SourceBook, led: ledger_api.Ledger, s: ledger_api.Signer = signer, n: int = n) -> SourceRegistered:
+                return registration(book, led, s.name, s.verifier, (), [f"day/t{n}"])
+
+            change_sources(root, register)
         self.seq = [0] * TABLES
 
     def requests(self, events: int) -> list[list[tuple[bytes, dict[str, str]]]]:

@@ -63,14 +63,15 @@ def check_authority(p: Pending) -> None:
     """
     if is_log_kind(p.kind):
         if not p.own:
-            raise SequenceError(p.line, f"field `kind`: {p.kind!r} is one of the log's own kinds; only the ledger's own "
-                                f"commands write it (来源不得写入日志自身的记录)", "log-kind")
+            raise SequenceError(p.line, f"字段 `kind`：{p.kind} 是日志自身的记录种类，只有账本自己的命令才能写入，来源不得写入 / "
+                                f"field `kind`: {p.kind!r} is one of the log's own kinds; only the ledger's own commands write it", "log-kind")
         home = LOG_KINDS.get(p.kind)
         if (p.stream != home) if home else not is_log_stream(p.stream):
-            raise SequenceError(p.line, f"field `stream`: {p.kind!r} belongs in {home or 'a `log.*` stream'}, not {p.stream!r}", "log-kind")
+            raise SequenceError(p.line, f"字段 `stream`：{p.kind} 应写在 {home or 'log.* 流'}，而非 {p.stream} / "
+                                f"field `stream`: {p.kind!r} belongs in {home or 'a `log.*` stream'}, not {p.stream!r}", "log-kind")
     elif is_log_stream(p.stream) and not p.own:
-        raise SequenceError(p.line, f"field `stream`: {p.stream!r} is one of the log's own streams; no sender may write it "
-                            f"(日志自身的流)", "log-stream")
+        raise SequenceError(p.line, f"字段 `stream`：{p.stream} 是日志自身的流，任何来源都不得写入 / "
+                            f"field `stream`: {p.stream!r} is one of the log's own streams; no sender may write it", "log-stream")
 
 
 class StreamRecords:
@@ -130,17 +131,19 @@ class BatchPlan:
                 if expected is None:
                     expected = self._next_seq(stream)
             if seq > expected:
-                raise SequenceError(p.line, f"field `seq`: stream {stream!r} expects seq {expected}, got {seq} (gap)", "seq-gap")
+                raise SequenceError(p.line, f"字段 `seq`：流 {stream} 下一个应为第 {expected} 号，收到第 {seq} 号（跳号） / "
+                                    f"field `seq`: stream {stream!r} expects seq {expected}, got {seq} (gap)", "seq-gap")
             if seq < expected:
                 entry = self._same(stream, seq, p.data, here)
                 if entry is None:
-                    raise SequenceError(p.line, f"field `seq`: stream {stream!r} already holds a different event at seq {seq} "
-                                        "(conflict)", "seq-conflict")
+                    raise SequenceError(p.line, f"字段 `seq`：流 {stream} 的第 {seq} 号已记录了另一个事件（冲突） / "
+                                        f"field `seq`: stream {stream!r} already holds a different event at seq {seq} (conflict)", "seq-conflict")
                 if entries is not None:
                     entries.append(entry)
                 continue
             if len(p.data) > self._max:
-                raise SequenceError(p.line, f"event is {len(p.data)} bytes, over the limit of {self._max}", "event-too-large")
+                raise SequenceError(p.line, f"事件大小 {len(p.data)} 字节，超过上限 {self._max} 字节 / "
+                                    f"event is {len(p.data)} bytes, over the limit of {self._max}", "event-too-large")
             entry = self.first + self.count + len(fresh)
             due[stream] = seq + 1
             here[(stream, seq)] = (p.data, entry)

@@ -69,14 +69,17 @@ class BundleCheck:
     complete: bool
 
     def statement(self, bundle: EvidenceBundle) -> str:
-        """Says in words what was proved."""
+        """Says in words what was proved, zh-Hans first, then English."""
         cp, n = self.checkpoint, len(bundle.entries)
+        where_zh = f"大小为 {cp.size}、由 {cp.origin} 签名的日志"
         where = f"the log of size {cp.size} (root {cp.root.hex()}), signed by {cp.origin}"
         if self.complete:
-            return (f"stream {bundle.stream} had exactly {n} {'entry' if n == 1 else 'entries'} (seq 0–{n - 1}) in {where}; "
+            return (f"流 {bundle.stream} 在{where_zh}中恰有 {n} 个条目（第 0–{n - 1} 号），本证明包含全部；大小 {cp.size} 之后追加的条目不在其内 / "
+                    f"stream {bundle.stream} had exactly {n} {'entry' if n == 1 else 'entries'} (seq 0–{n - 1}) in {where}; "
                     f"the bundle holds {'it' if n == 1 else 'all of them'}. "
                     f"Entries appended after size {cp.size} are not covered")
-        return (f"seq 0–{n - 1} of {bundle.stream}, in order and without a gap, are entries of {where}; this checkpoint "
+        return (f"{bundle.stream} 的第 0–{n - 1} 号条目按序且无缺口地属于{where_zh}；此检查点早于流承诺，故不能证明该流此后没有条目 / "
+                f"seq 0–{n - 1} of {bundle.stream}, in order and without a gap, are entries of {where}; this checkpoint "
                 f"predates stream commitments, so the bundle does not prove the stream has no later entries")
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import os
+from collections.abc import Iterable
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -439,6 +440,27 @@ def read_checkpoint(size: int, name: str, note: str, verifier: Verifier, witness
 def checkpoint_sizes(root: Path) -> list[int]:
     """Returns the tree sizes of every stored checkpoint note (in its own file or the notes file), ascending."""
     return sorted({size for size, _ in list_checkpoint_names(root)} | {s for s in logged_sizes(root) if s >= 0})
+
+
+def covering_checkpoint(root: Path, entry: int, verifier: Verifier) -> Checkpoint:
+    """Returns the first stored checkpoint whose tree holds entry `entry` (the one an identical
+    re-send's receipt names): its size found in `index/checkpoints` by a binary search (O(log n)
+    reads; no list of every size signed is kept or read whole), the next record's when a crash
+    left that record without its note.
+
+    :raises LedgerCorrupt: when no stored checkpoint covers the entry.
+    """
+    from ledger.commitments import open_history  # (commitments reads the notes this module writes)
+
+    with open_history(root) as history:
+        if history is None:  # a ledger no writer has opened since the history began: its notes, listed
+            later: Iterable[int] = [size for size in checkpoint_sizes(root) if size > entry]
+        else:
+            later = (history.size(n) for n in range(history.first_above(entry), len(history)))
+        for size in later:
+            if has_note(root, size):
+                return stored_checkpoint(root, size, verifier)
+    raise LedgerCorrupt(entry, "没有覆盖此条目的已签名检查点 / no stored checkpoint covers this entry")
 
 
 def stored_checkpoint(root: Path, size: int, verifier: Verifier) -> Checkpoint:

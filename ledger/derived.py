@@ -13,9 +13,11 @@ derived file is tied to the log it came from.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 from ledger.index import read_head
@@ -87,6 +89,26 @@ class DerivedFiles:
         self.directory.mkdir(parents=True, exist_ok=True)
         replace_unsynced(self._path(name), data, 0o640)
 
+    def write_named(self, name: str, fill: Callable[[HashingFile], object]) -> tuple[str, int]:
+        """Writes a file as `fill` makes it, hashing it as it goes, and names it by its content
+        (`name-<sha256>`): a kept table is never held whole in memory (issue 32.1). Returns the
+        file's name and size; on an error no file, not even a partial one, is left.
+        """
+        self.directory.mkdir(parents=True, exist_ok=True)
+        tmp = self._path(f".{name}.{os.getpid()}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o640)
+        out = HashingFile(fd)
+        try:
+            fill(out)
+        except BaseException:
+            os.close(fd)
+            tmp.unlink(missing_ok=True)
+            raise
+        os.close(fd)
+        named = f"{name}-{out.sha256.hexdigest()}"
+        os.replace(tmp, self._path(named))
+        return named, out.size
+
     def names(self) -> list[str]:
         """Returns the names of this kind's files (none when there is no directory)."""
         if not self.directory.is_dir() or self.directory.is_symlink():
@@ -101,6 +123,32 @@ class DerivedFiles:
         """Removes every file of this kind (they are rebuilt from the log)."""
         if self.directory.is_dir() and not self.directory.is_symlink():
             shutil.rmtree(self.directory)
+
+
+class HashingFile:
+    """A file being written, hashed as it is: the sink `DerivedFiles.write_named` gives its `fill`
+    (Arrow's IPC writer takes it as a Python file)."""
+
+    closed = False
+
+    def __init__(self, fd: int) -> None:
+        self.fd, self.sha256, self.size = fd, hashlib.sha256(), 0
+
+    def write(self, data: bytes | memoryview) -> int:
+        view = memoryview(data).cast("B")
+        write_all(self.fd, view)
+        self.sha256.update(view)
+        self.size += len(view)
+        return len(view)
+
+    def tell(self) -> int:
+        return self.size
+
+    def flush(self) -> None:  # written straight to the descriptor: nothing is buffered here
+        pass
+
+    def close(self) -> None:  # the descriptor is `write_named`'s to close
+        self.closed = True
 
 
 def indexed_size(root: Path) -> int:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from schemas.codec import at_line
+
 
 class LedgerError(Exception):
     """Base of every ledger error; the CLI prints its message and exits 1."""
@@ -44,7 +46,7 @@ class SequenceError(LedgerError):
     `reason` is a stable code (`seq-gap`, `seq-conflict`, `event-too-large`, `log-kind`, `log-stream`)."""
 
     def __init__(self, line: int, message: str, reason: str = "sequence") -> None:
-        super().__init__(f"line {line}: {message}")
+        super().__init__(f"{at_line(line)}: {message}")
         self.line, self.reason = line, reason
 
 

@@ -8,6 +8,7 @@ below are two implementations of it, and tests/test_fastscan.py holds them to th
 
 from __future__ import annotations
 
+import mmap
 import os
 from array import array
 from collections.abc import Sequence
@@ -140,7 +141,7 @@ class SegmentPacked(NamedTuple):
         return [bytes(data[ends[k] - base:ends[k + 1] - base]) for k in range(self.frames if stop is None else stop)]
 
 
-def segment_packed(data: bytes | memoryview, first_index: int, base: int = 0, into: bytearray | None = None,
+def segment_packed(data: bytes | memoryview, first_index: int, base: int = 0, into: bytearray | mmap.mmap | None = None,
                    accelerated: bool | None = None) -> SegmentPacked:
     """Checks every frame of a segment's bytes and returns their payloads back to back, with
     their boundaries counted from `base`. Given `into`, with room for the segment's bytes after

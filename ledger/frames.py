@@ -9,6 +9,7 @@ frame at a known place (`read_frame`); streams through the index and the frames 
 from __future__ import annotations
 
 import bisect
+import mmap
 import os
 import stat
 import time
@@ -23,7 +24,7 @@ import msgspec
 
 from ledger.errors import LedgerCorrupt, LedgerError
 from ledger.fastscan import SegmentPacked, scan_leaves, segment_packed
-from ledger.index import Head, load_stream, read_head
+from ledger.index import Head, iter_records, load_stream, read_head
 from ledger.layout import SEGMENTS, load_config
 from ledger.segments import COMMIT, HEADER, LENGTH_MASK, OVERHEAD, TRAILER, FrameError, fsync_dir, iter_frames, list_segments, segment_path, sync_file
 
@@ -226,9 +227,8 @@ def indexed_streams(root: Path, streams: Iterable[str], size: int) -> dict[str, 
     found: dict[str, list[tuple[int, bytes]]] = {}
     try:
         for stream in streams:
-            index = load_stream(root, stream)
             entries = found[stream] = []
-            for seq, (entry, offset) in enumerate(zip(index.entries, index.offsets)):
+            for seq, (entry, offset) in enumerate(iter_records(load_stream(root, stream))):  # a chunk of records at a time
                 if entry >= size:
                     break
                 first = starts[bisect.bisect_right(starts, entry) - 1] if starts else 0
@@ -379,7 +379,8 @@ def read_tail(root: Path, segment: int, offset: int, size: int, signed: int) -> 
         raise LedgerCorrupt(committed, f"log holds {committed} entries but checkpoint {signed} covers more")
     if cut is not None:
         dropped = _drop_after(found, cut[0], cut[1])
-        tail.recovered = f"recovered: dropped an unacknowledged tail of {dropped} bytes after entry {committed - 1} ({cut[2]})"
+        tail.recovered = (f"已恢复：丢弃第 {committed - 1} 号条目之后未确认的 {dropped} 字节残尾（写入中断） / "
+                          f"recovered: dropped an unacknowledged tail of {dropped} bytes after entry {committed - 1} ({cut[2]})")
     return tail
 
 
@@ -552,7 +553,7 @@ def iter_packed(root: Path, checkpointed: int, base: int = 0) -> Iterator[tuple[
 
 
 def packed_segments(segments: list[tuple[int, Path, int]], checkpointed: int, base: int,
-                    into: bytearray | None) -> Iterator[tuple[int, SegmentPacked]]:
+                    into: bytearray | mmap.mmap | None) -> Iterator[tuple[int, SegmentPacked]]:
     """As iter_packed, over the segments listed (each read up to its listed size); given `into`,
     with room for their bytes, the entries are written there at their offsets."""
     horizon = committed_end(segments)

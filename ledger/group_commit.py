@@ -15,7 +15,6 @@ the next group gathers. A client never holds the writer: it only sees batches wh
 from __future__ import annotations
 
 import asyncio
-import bisect
 import hashlib
 import threading
 import time
@@ -26,13 +25,13 @@ from pathlib import Path
 from typing import Any
 
 from ledger.batch import BatchPlan, Pending
-from ledger.checkpoints import Checkpoint, checkpoint_sizes, stored_checkpoint
+from ledger.checkpoints import Checkpoint, covering_checkpoint
+from ledger.entries import EntryReader
 from ledger.errors import LedgerError, SequenceError
 from ledger.index import BookHead, write_book_index
 from ledger.receipts import KeptNodes, Receipt, Subtrees, build_receipt
 from ledger.sources import AlreadyRegistered, Source, SourceBook, SourceRefused, compress_runs, expand_runs, load_source_book, now_ms
 from ledger.store import IndexJob, Ledger
-from ledger.tlog import EntryReader
 from schemas import decode, encode
 from schemas.envelope import Event
 from schemas.log import BATCHES_STREAM, BatchReceived
@@ -138,7 +137,6 @@ class Writer:
         self.book = load_source_book(self.ledger)
         self.checkpoint: Checkpoint = self.ledger.checkpoint()
         self.entries = EntryReader(root)
-        self._signed = checkpoint_sizes(root)
         self._index_at = time.monotonic() + INDEX_EVERY_S
         self._nodes = KeptNodes(root, self.checkpoint.size)
         self._thread = ThreadPoolExecutor(1, thread_name_prefix="ledger-writer")
@@ -335,7 +333,6 @@ class Writer:
             base = self.ledger.size
             result = self.ledger.append_planned(rules, [p for _, p in pending], checkpoint=False)  # (a game's end: the note below)
             self.checkpoint = self.ledger.checkpoint(index=False)
-            self._signed.append(self.checkpoint.size)
             committed = list(enumerate(pending, base))
             for entry, (event, p) in committed:
                 if p.own:  # only the records the writer made: a sender's events are data, never authority
@@ -419,8 +416,7 @@ class Writer:
         entries against the first checkpoint that covered them."""
         record = (known, self._read_entry(known))
         entries = [(i, self._read_entry(i)) for i in expand_runs(decode(record[1]).entries)]  # type: ignore[attr-defined]
-        size = self._signed[bisect.bisect_right(self._signed, known)]
-        checkpoint = stored_checkpoint(self.root, size, self.ledger.signer.verifier)
+        checkpoint = covering_checkpoint(self.root, known, self.ledger.signer.verifier)
         return build_receipt(self.root, checkpoint, batch.source.name, batch.digest, record, entries, nodes)
 
     def _change(self, change: Change) -> Outcome:
@@ -432,7 +428,6 @@ class Writer:
                 entry = self.ledger.size
                 self.ledger.append([Pending(0, event, encode(event), own=True)], checkpoint=False)
                 self.checkpoint = self.ledger.checkpoint(index=False)
-                self._signed.append(self.checkpoint.size)
                 self.book.fold(entry, event)
         except AlreadyRegistered as done:  # the same registration again (its answer was lost): the one recorded
             return done.event

@@ -14,9 +14,10 @@ import bisect
 import hashlib
 import hmac
 import os
+import stat
 import struct
 from array import array
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -73,43 +74,127 @@ def _read_regular(path: Path) -> bytes:
     return path.read_bytes()
 
 
-@dataclass
 class StreamIndex:
-    """One stream's records: entry indexes and frame offsets, in seq order; `stored` of them are on disk."""
+    """One stream's records in seq order: the first `stored` are on disk and read by seq (one
+    `pread` of the block of BLOCK_RECORDS around it, the last block kept), the rest, appended since
+    the last `flush`, in memory. The writer's memory is thus what it appended since the last full
+    checkpoint, whatever the stream's length (a `log.batches` of 5 M batches is 80 MB on disk,
+    none of it loaded)."""
 
-    stream: str
-    path: Path
-    entries: array = field(default_factory=lambda: array("Q"))
-    offsets: array = field(default_factory=lambda: array("Q"))
-    stored: int = 0
+    def __init__(self, stream: str, path: Path, stored: int = 0) -> None:
+        self.stream = stream
+        self.path = path
+        self.stored = stored
+        self.header = len(_header(stream))
+        self.new_entries = array("Q")
+        """The entries of the records not yet on disk (`flush` writes them)."""
+        self.new_offsets = array("Q")
+        self._near: tuple[int, array] = (0, array("Q"))  # the last block of stored records read: (first seq, records)
 
     def __len__(self) -> int:
-        return len(self.entries)
+        return self.stored + len(self.new_entries)
+
+    def append(self, entry: int, offset: int) -> None:
+        self.new_entries.append(entry)
+        self.new_offsets.append(offset)
+
+    def extend(self, entries: array, offsets: array) -> None:
+        self.new_entries.extend(entries)
+        self.new_offsets.extend(offsets)
+
+    def record(self, seq: int) -> tuple[int, int]:
+        """Returns (entry index, frame offset) of event `seq` (negative: from the end).
+
+        :raises IndexError: when the stream has no such event.
+        :raises LedgerCorrupt: when the file holds fewer records than it did when opened.
+        """
+        if seq < 0:
+            seq += len(self)
+        if not 0 <= seq < len(self):
+            raise IndexError(f"stream {self.stream!r} has no seq {seq} ({len(self)} events)")
+        if seq >= self.stored:
+            return self.new_entries[seq - self.stored], self.new_offsets[seq - self.stored]
+        first, pairs = self._near
+        if not 0 <= 2 * (seq - first) < len(pairs):  # read the aligned block around it: a walk by seq reads a block per BLOCK_RECORDS
+            first = seq - seq % BLOCK_RECORDS
+            pairs = self.read(first, min(first + BLOCK_RECORDS, self.stored))
+            self._near = (first, pairs)
+        return pairs[2 * (seq - first)], pairs[2 * (seq - first) + 1]
+
+    def forget_near(self) -> None:
+        """Drops the block of records kept from the last read (the file changed under it)."""
+        self._near = (0, array("Q"))
+
+    def entry(self, seq: int) -> int:
+        """Returns the entry index of event `seq` (negative: from the end)."""
+        return self.record(seq)[0]
+
+    def read(self, lo: int, hi: int) -> array:
+        """Returns the stored records of seqs `lo` to `hi` - 1 (`hi` ≤ `stored`), entry index and frame
+        offset interleaved, with one `pread`.
+
+        :raises LedgerCorrupt: when the file is gone or shorter than that.
+        """
+        pairs = array("Q")
+        if hi <= lo:
+            return pairs
+        want = (hi - lo) * RECORD.size
+        try:
+            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW)
+            try:
+                data = os.pread(fd, want, self.header + lo * RECORD.size)
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            raise LedgerCorrupt(None, f"索引文件无法读取 / index of stream {self.stream!r} ({self.path}): "
+                                f"{exc.strerror or exc}") from None
+        if len(data) != want:
+            raise LedgerCorrupt(None, f"索引文件比其记录短 / index file {self.path} of stream {self.stream!r} ends before seq "
+                                f"{hi - 1} (it held {self.stored} records when opened): it was cut while the writer had it open")
+        pairs.frombytes(data)
+        return pairs
+
+
+BLOCK_RECORDS = 64
+"""Stored records read at once for a question by seq (1 KiB; one block is kept per open index)."""
+CHUNK_RECORDS = 4096
+"""Records read at once when a reader walks a stream's index (64 KiB)."""
+
+
+def iter_records(index: StreamIndex, start: int = 0) -> Iterator[tuple[int, int]]:
+    """Yields (entry index, frame offset) of each event from seq `start` on, reading the stored
+    records CHUNK_RECORDS at a time: a reader that stops early reads no further."""
+    for lo in range(start, index.stored, CHUNK_RECORDS):
+        pairs = index.read(lo, min(lo + CHUNK_RECORDS, index.stored))
+        yield from zip(pairs[0::2], pairs[1::2])
+    first = max(start - index.stored, 0)
+    yield from zip(index.new_entries[first:], index.new_offsets[first:])
 
 
 def load_stream(root: Path, stream: str) -> StreamIndex:
-    """Reads a stream's index file (an empty index when the stream has no events).
+    """Opens a stream's index (an empty index when the stream has no events): checks the file's
+    header and counts its records from its size, reading none of them. A torn last record (a crash
+    during its append) is not counted; recovery rewrites it (`truncate_from`, `flush`).
 
-    :raises LedgerCorrupt: when the file is malformed or names another stream.
+    :raises LedgerCorrupt: when the file is not a regular file or names another stream.
     """
     path = stream_path(root, stream)
-    index = StreamIndex(stream, path)
-    try:
-        data = _read_regular(path)
-    except FileNotFoundError:
-        return index
-    except OSError as exc:
-        raise LedgerCorrupt(None, f"index of stream {stream!r}: {exc}") from None
     header = _header(stream)
-    if not data.startswith(header):
-        raise LedgerCorrupt(None, f"index file {path} does not belong to stream {stream!r}")
-    body = memoryview(data)[len(header):]
-    body = body[:len(body) - len(body) % RECORD.size]  # a torn record is rebuilt by recovery
-    pairs = array("Q")
-    pairs.frombytes(body)
-    index.entries, index.offsets = pairs[0::2], pairs[1::2]
-    index.stored = len(index.entries)
-    return index
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return StreamIndex(stream, path)
+    except OSError as exc:
+        raise LedgerCorrupt(None, f"index of stream {stream!r}: {path}: {exc.strerror or exc}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise LedgerCorrupt(None, f"index of stream {stream!r}: {path} is not a regular file")
+        if os.pread(fd, len(header), 0) != header:
+            raise LedgerCorrupt(None, f"index file {path} does not belong to stream {stream!r}")
+    finally:
+        os.close(fd)
+    return StreamIndex(stream, path, (info.st_size - len(header)) // RECORD.size)
 
 
 def _header(stream: str) -> bytes:
@@ -118,42 +203,72 @@ def _header(stream: str) -> bytes:
 
 
 def flush(index: StreamIndex) -> tuple[Path, list[Path]] | None:
-    """Appends the records not yet on disk; returns the file written, if any, with the
-    directories it created (a new file's directory must be synced too: it is returned among them
-    as the file itself when only the file is new)."""
-    if index.stored == len(index.entries):
+    """Writes the records not yet on disk after the stored ones (over a torn record a crash left)
+    and lets them go from memory; returns the file written, if any, with the directories it
+    created (a new file's directory must be synced too: it is returned among them as the file
+    itself when only the file is new)."""
+    if not index.new_entries:
         return None
     created: list[Path] = []
-    new = array("Q")
-    for i in range(index.stored, len(index.entries)):
-        new.append(index.entries[i])
-        new.append(index.offsets[i])
+    new = array("Q", bytes(16 * len(index.new_entries)))
+    new[0::2], new[1::2] = index.new_entries, index.new_offsets
     path = index.path
     if index.stored == 0:
         created = [*make_dirs(path.parent), path]
         data = _header(index.stream) + new.tobytes()
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o640)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o640)
+        at = 0
     else:
         data = new.tobytes()
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+        fd = os.open(path, os.O_WRONLY | os.O_NOFOLLOW)
+        at = index.header + index.stored * RECORD.size
     try:
-        os.write(fd, data)
+        done = 0
+        while done < len(data):
+            done += os.pwrite(fd, data[done:], at + done)
     finally:
         os.close(fd)
-    index.stored = len(index.entries)
+    index.stored += len(index.new_entries)
+    index.new_entries, index.new_offsets = array("Q"), array("Q")
+    index.forget_near()
     return path, created
 
 
+class _Entries:
+    """The entry indexes of a stream's records as a sequence (stored ones read a block at a time), for `bisect`."""
+
+    def __init__(self, index: StreamIndex) -> None:
+        self.index = index
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def __getitem__(self, seq: int) -> int:
+        return self.index.entry(seq)
+
+
+def count_below(index: StreamIndex, entry: int) -> int:
+    """Returns how many of a stream's records are of entries before `entry` (a binary search: O(log n) reads)."""
+    return bisect.bisect_left(_Entries(index), entry)
+
+
 def truncate_from(index: StreamIndex, entry: int) -> None:
-    """Drops the records of entries at or after `entry`, on disk too (recovery re-adds them from the log)."""
-    keep = bisect.bisect_left(index.entries, entry)
-    del index.entries[keep:], index.offsets[keep:]
+    """Drops the records of entries at or after `entry`, on disk too, and a torn record after
+    them (recovery re-adds them from the log)."""
+    keep = count_below(index, entry)
+    index.forget_near()
+    if keep >= index.stored:
+        del index.new_entries[keep - index.stored:], index.new_offsets[keep - index.stored:]
+    else:
+        index.new_entries, index.new_offsets = array("Q"), array("Q")
     if keep == 0:
         index.path.unlink(missing_ok=True)
-    elif index.path.exists():
-        with open(index.path, "r+b") as f:
-            f.truncate(len(_header(index.stream)) + keep * RECORD.size)
-    index.stored = keep
+        index.stored = 0
+    elif keep <= index.stored:
+        if index.path.exists():
+            with open(index.path, "r+b") as f:
+                f.truncate(index.header + keep * RECORD.size)
+        index.stored = keep
 
 
 def list_stream_files(root: Path) -> list[Path]:
@@ -163,6 +278,31 @@ def list_stream_files(root: Path) -> list[Path]:
         return []
     return [Path(entry.path) for sub in sorted(os.scandir(base), key=lambda e: e.name) if sub.is_dir()
             for entry in sorted(os.scandir(sub.path), key=lambda e: e.name)]
+
+
+def stream_of_file(path: Path) -> str:
+    """Returns the stream a stream index file holds, reading its header only.
+
+    :raises LedgerCorrupt: when the header is malformed or names a stream whose index lives elsewhere.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        try:
+            head = os.pread(fd, NAME_LEN.size, 0)
+            name = os.pread(fd, NAME_LEN.unpack(head)[0], NAME_LEN.size) if len(head) == NAME_LEN.size else b""
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise LedgerCorrupt(None, f"index file {path}: {exc.strerror or exc}") from None
+    if len(head) < NAME_LEN.size or len(name) != NAME_LEN.unpack(head)[0]:
+        raise LedgerCorrupt(None, f"index file {path} is truncated")
+    try:
+        stream = name.decode()
+    except UnicodeDecodeError:
+        raise LedgerCorrupt(None, f"index file {path} has a malformed stream id") from None
+    if hashlib.sha256(stream.encode()).hexdigest()[:32] != path.name:
+        raise LedgerCorrupt(None, f"index file {path} holds stream {stream!r}, whose index lives elsewhere")
+    return stream
 
 
 def read_stream_file(path: Path) -> tuple[str, array]:

@@ -64,7 +64,7 @@ def config_digest(root: Path) -> str:
     return hashlib.sha256(read_config_bytes(root)).hexdigest()
 
 
-def write_all(fd: int, data: bytes) -> None:
+def write_all(fd: int, data: bytes | memoryview) -> None:
     """Writes every byte to a file descriptor (`os.write` may write fewer than it is given)."""
     view = memoryview(data)
     while view:

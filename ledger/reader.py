@@ -8,34 +8,68 @@ on them: the whole signed log in one buffer (`packed`), decoded events, and the 
 read against the signed tree (`check`, `proved_stream`, `checked_events`, issue 28.6).
 
 The speed code stays behind this door: the packed segment scan (`ledger/fastscan.py`, C when
-built), the index reads and the position cache of `ledger/tlog.py`'s `EntryReader`.
+built), the index reads and the position cache of `ledger/entries.py`'s `EntryReader`.
 """
 
 from __future__ import annotations
 
 import gc
+import mmap
+import os
+import tempfile
 from array import array
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ledger.anchor import log_key
 from ledger.bundle import check_bundle, prove
 from ledger.checkpoints import Checkpoint, newest_checkpoint, newest_size
+from ledger.entries import EntryReader
 from ledger.errors import LedgerCorrupt, LedgerError
 from ledger.fastscan import extend, gather, leaf_hashes
 from ledger.frames import committed_end, committed_streams, decode_keys, iter_packed, packed_segments, segment_sizes
-from ledger.index import list_stream_files, load_stream, read_head, read_stream_file
+from ledger.index import count_below, list_stream_files, load_stream, read_head, stream_of_file
 from ledger.layout import load_config
 from ledger.merkle import CompactRange
 from ledger.notes import Verifier
 from ledger.tiles import WIDTH, TileReader
-from ledger.tlog import EntryReader
 from schemas import decode_stored, decode_stored_array
 from schemas.envelope import Event
 
 BATCH = 4096
 """Entries decoded per decoder call, and read per call by `entries` away from the log's start."""
+
+
+class _Scratch:
+    """An unnamed scratch file in the temp directory the log's payloads are written to, segment by
+    segment, then mapped shared (issue 32.1): the page cache holds them, not the reader's memory, and
+    a process touches only what it reads. Written, not filled through the mapping: a full disk is
+    an error naming the directory, never a SIGBUS; on a tmpfs the pages cost what anonymous memory did."""
+
+    def __enter__(self) -> _Scratch:
+        self.fd, path = tempfile.mkstemp(prefix="matchledger-log-")
+        self.path = path
+        os.unlink(path)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        os.close(self.fd)  # a mapping made keeps the file
+
+    def put(self, data: bytes | memoryview, offset: int) -> None:
+        """Writes bytes at an offset (a segment's payloads at theirs)."""
+        view = memoryview(data).cast("B")
+        try:
+            while view:
+                written = os.pwrite(self.fd, view, offset)
+                view, offset = view[written:], offset + written
+        except OSError as exc:
+            raise OSError(exc.errno, f"临时目录写不下日志的临时文件，请把 TMPDIR 设到别处 / {exc.strerror} (the log is read into a "
+                                     f"scratch file there; set TMPDIR elsewhere)", os.path.dirname(self.path)) from None
+
+    def mapped(self, size: int) -> bytearray | mmap.mmap:
+        """Returns the file's first `size` bytes mapped shared (an empty log: an empty buffer)."""
+        return mmap.mmap(self.fd, size) if size else bytearray()
 
 
 @dataclass(frozen=True)
@@ -46,6 +80,8 @@ class StoredEntries:
     ends: array
     unsigned: int = 0
     """Committed entries after the newest signed checkpoint, left out: nothing unsigned counts."""
+    released: list[int] = field(default_factory=lambda: [0], compare=False, repr=False)
+    """The entries below released[0] were given back (`release`): reading them is refused."""
 
     def __len__(self) -> int:
         return len(self.ends) - 1
@@ -54,8 +90,39 @@ class StoredEntries:
         """Returns the stored bytes of some entries (an int64 array of indexes) as one JSON array.
 
         :raises IndexError: when an index is not an entry.
+        :raises LedgerError: when an entry was released.
         """
+        if self.released[0] and len(indexes) and min(indexes) < self.released[0]:
+            raise LedgerError(f"entry {min(indexes)} was read and released already (entries below {self.released[0]} are)")
         return gather(self.data, self.ends, indexes)
+
+    def release(self, stop: int, shared: bool = False) -> None:
+        """Gives the memory of the entries below `stop` back (issue 32.1: a reader going through the
+        log in order holds what it has not read yet, not the log), and refuses them afterwards. Only
+        a buffer `LogReader.packed` made (a shared mapping) is given back: with `shared`, this
+        process's pages only (processes forked before still read them: the pages stay until `release`
+        without it, or the buffer's end); without, the pages themselves. Never read as zeros."""
+        buffer = self.data.obj if isinstance(self.data, memoryview) else None
+        stop = min(stop, len(self))
+        if not isinstance(buffer, mmap.mmap) or stop < self.released[0] or stop == self.released[0] and shared:
+            return
+        self.released[0] = stop
+        if end := self.ends[stop] // mmap.PAGESIZE * mmap.PAGESIZE:  # whole pages: the one entry `stop` starts in stays
+            try:
+                buffer.madvise(mmap.MADV_DONTNEED if shared or not hasattr(mmap, "MADV_REMOVE") else mmap.MADV_REMOVE, 0, end)
+            except OSError:  # a scratch file whose file system cannot punch holes: this process's pages at least
+                buffer.madvise(mmap.MADV_DONTNEED, 0, end)
+
+    def let_go(self, start: int, stop: int) -> None:
+        """Unmaps this process's pages of entries `start`–`stop - 1` of a buffer `LogReader.packed`
+        made, whose scratch file keeps them: read again, they come back from it (a pass over the log
+        holds what it is reading, not what it read). Anything else is left as it is."""
+        buffer = self.data.obj if isinstance(self.data, memoryview) else None
+        if isinstance(buffer, mmap.mmap):
+            low = -(-self.ends[start] // mmap.PAGESIZE) * mmap.PAGESIZE  # whole pages only: the entries around stay
+            high = self.ends[min(stop, len(self))] // mmap.PAGESIZE * mmap.PAGESIZE
+            if high > low:
+                buffer.madvise(mmap.MADV_DONTNEED, low, high - low)
 
     def events(self) -> Iterator[Event]:
         """Yields the entries decoded, in log order (a batch per decoder call)."""
@@ -71,6 +138,16 @@ class StoredEntries:
                 if enabled:
                     gc.enable()
             yield from events
+
+
+HASHED = 1 << 16
+"""Entries hashed at a time by `LogReader.check`: their bytes are copied out of the log to be hashed."""
+
+
+def _leaves(log: StoredEntries, low: int, high: int) -> bytes:
+    """Returns the leaf hashes of entries low … high − 1 of a log read."""
+    ends, data = log.ends, log.data
+    return leaf_hashes([bytes(data[ends[i]:ends[i + 1]]) for i in range(low, high)])
 
 
 class LogReader:
@@ -175,19 +252,23 @@ class LogReader:
         :raises LedgerCorrupt: when a damaged frame stops the reading before the last checkpoint, or
             the newest checkpoint does not verify.
         """
-        # One buffer with room for every segment's bytes, which are more than their payloads: each
-        # segment's payloads land right after the last's, with no join afterwards.
+        # Each segment's payloads are written to a scratch file right after the last's (an unfinished
+        # batch's overwritten by the next segment's), then the file is mapped shared: the reader holds
+        # none of it, processes forked later count only the pages they read, and
+        # `StoredEntries.release` / `let_go` can give those back (issue 32.1: the log read is not held).
         load_config(self.root)
         segments = segment_sizes(self.root)  # read no further than these sizes, whatever a writer adds meanwhile
-        into = bytearray(sum(size for _, _, size in segments))
         ends = array("q", [0])
         signed = self.size()
-        for _, part in packed_segments(segments, newest_size(self.root), 0, into):
-            ends += part.ends[1:part.last_commit + 1]
-        unsigned = max(0, len(ends) - 1 - signed)
-        if unsigned:
-            del ends[signed + 1:]
-        return StoredEntries(memoryview(into).toreadonly()[:ends[-1]], ends, unsigned)
+        with _Scratch() as scratch:
+            for _, part in packed_segments(segments, newest_size(self.root), 0, None):
+                scratch.put(part.data, part.ends[0])
+                ends += part.ends[1:part.last_commit + 1]
+            unsigned = max(0, len(ends) - 1 - signed)
+            if unsigned:
+                del ends[signed + 1:]
+            data = scratch.mapped(ends[-1])
+        return StoredEntries(memoryview(data).toreadonly(), ends, unsigned)
 
     def events(self, stream: str | None = None) -> Iterator[Event]:
         """Yields the signed events decoded, in log order: the whole log's or one stream's (through
@@ -218,12 +299,11 @@ class LogReader:
         size = checkpoint.size
         if len(log) < size:
             raise LedgerCorrupt(len(log), f"the log holds {len(log)} entries, but checkpoint {size} signs {size}: entries were removed")
-        ends, data = log.ends, log.data
-        leaves = leaf_hashes([bytes(data[ends[i]:ends[i + 1]]) for i in range(size)])
         tree = CompactRange()
-        extend(tree, leaves)
+        for low in range(0, size, HASHED):  # a piece at a time: every entry copied at once doubled the log (issue 32.1)
+            extend(tree, _leaves(log, low, min(low + HASHED, size)))
         if tree.root() != checkpoint.root:
-            self._refuse_changed(leaves, size, tree.root(), checkpoint)
+            self._refuse_changed(_leaves(log, 0, size), size, tree.root(), checkpoint)
         return checkpoint
 
     def _refuse_changed(self, leaves: bytes, size: int, root: bytes, checkpoint: Checkpoint) -> None:
@@ -288,11 +368,9 @@ class LogReader:
             return {}
         last: dict[str, int] = {}
         for path in list_stream_files(self.root):
-            stream, pairs = read_stream_file(path)
-            entries = pairs[0::2]
-            below = [e for e in entries if e < size] if entries and entries[-1] >= size else entries
-            if below:
-                last[stream] = below[-1]
+            index = load_stream(self.root, stream := stream_of_file(path))
+            if below := count_below(index, size):  # a binary search: no stream's records read whole
+                last[stream] = index.entry(below - 1)
         return last
 
     def _first_changed(self, leaves: bytes, size: int) -> int | None:
@@ -317,7 +395,8 @@ class LogReader:
             found = [bytes(log.data[log.ends[i]:log.ends[i + 1]]) for i in range(checkpoint.size)]
             return [data for data, key in zip(found, decode_keys(found, 0)) if key.stream == name], checkpoint
         newest = self.signed()
-        if not any(e < newest.size for e in load_stream(self.root, name).entries):
+        index = load_stream(self.root, name)
+        if not index or index.entry(0) >= newest.size:  # its first event is not signed yet (records are in log order)
             return [], newest
         bundle = prove(self.root, name)
         try:

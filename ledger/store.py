@@ -13,6 +13,7 @@ import os
 import shutil
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -48,6 +49,10 @@ from ledger.segments import OVERHEAD, FileOps, OriginProofs, SegmentWriter, fsyn
 from ledger.tiles import WIDTH, TileReader, TileWriter
 from schemas import decode, encode
 from schemas.log import WITNESS_STREAM, WitnessAdded
+
+OPEN_INDEXES = 4096
+"""Clean stream indexes the writer keeps open (at most about 2 KB each): those of the tables in
+play and the log's own streams; one let go is opened again, from its file's size, when next used."""
 
 
 @dataclass(frozen=True)
@@ -145,23 +150,25 @@ class Ledger:
             self.signer = Signer.load(root / PRIVATE_KEY)
             check_writer_key(self.signer)
             self.recovered: str | None = None
-            self._streams: dict[str, StreamIndex] = {}
-            self._dirty: set[str] = set()
+            self._streams: OrderedDict[str, StreamIndex] = OrderedDict()  # clean indexes, least recently used first
+            self._dirty: dict[str, StreamIndex] = {}  # indexes with records not yet on disk: kept until flushed
             self._since: set[str] = set()  # streams with entries the next checkpoint is the first to cover
             self._served_behind = False  # the `checkpoint` file and the partial tiles lag the newest note (see `checkpoint`)
             self._indexing = False  # an IndexJob is out (see `start_index`)
             self._signed_at: tuple[int, int] | None = None  # (segment, offset) where the newest checkpoint's last entry ends
             self._config_digest = config_digest(root)
             if self._notes.cut_torn():
-                self.recovered = "cut the checkpoint note a crash left cut short at the end of checkpoints/notes"
+                self.recovered = ("截去了崩溃留在 checkpoints/notes 末尾的残缺检查点记录 / "
+                                  "cut the checkpoint note a crash left cut short at the end of checkpoints/notes")
             self._proofs = OriginProofs(root, self.signer.origin_key())
             self._checkpoint = newest_checkpoint(root, self.signer.verifier)
             _check_not_rolled_back(root, self._checkpoint)
             _check_config_bound(self._checkpoint, self._config_digest)
             self._served_behind = self._checkpoint is not None and not serves(root, self._checkpoint)
             if self._served_behind:
-                self.recovered = _join(self.recovered, f"rewrote the `checkpoint` file, which lagged the newest note "
-                                       f"(size {self._checkpoint.size}), with its partial tiles")  # type: ignore[union-attr]
+                size = self._checkpoint.size  # type: ignore[union-attr]
+                self.recovered = _join(self.recovered, f"重写了落后于最新检查点（大小 {size}）的 `checkpoint` 文件及其部分瓦片 / "
+                                       f"rewrote the `checkpoint` file, which lagged the newest note (size {size}), with its partial tiles")
             self._open()
         except BaseException:
             self.close()
@@ -206,13 +213,31 @@ class Ledger:
 
     def entry_of(self, stream: str, seq: int) -> int:
         """Returns the log index of a stream's event `seq` (which must be recorded)."""
-        return self._stream(stream).entries[seq]
+        return self._stream(stream).entry(seq)
 
     def _stream(self, stream: str) -> StreamIndex:
+        """Returns a stream's index: an open one, else opened (its file's size read) among the
+        clean ones, of which the least recently used beyond OPEN_INDEXES are let go (a clean index
+        is all on disk, so opening it again gives it back as it was)."""
+        index = self._dirty.get(stream)
+        if index is not None:
+            return index
         index = self._streams.get(stream)
+        if index is not None:
+            self._streams.move_to_end(stream)
+            return index  # (a StreamIndex is falsy when empty: callers test `is None`)
+        index = self._streams[stream] = load_stream(self.root, stream)
+        while len(self._streams) > OPEN_INDEXES:
+            self._streams.popitem(last=False)
+        return index
+
+    def _dirty_stream(self, stream: str) -> StreamIndex:
+        """Returns a stream's index to add records to; it stays open until they are flushed."""
+        index = self._dirty.get(stream)
         if index is None:
-            index = self._streams[stream] = load_stream(self.root, stream)
-        return index  # (a StreamIndex is falsy when empty: callers test `is None`)
+            index = self._dirty[stream] = self._stream(stream)
+            self._streams.pop(stream, None)
+        return index
 
     # -- opening and recovery --------------------------------------------------------------
 
@@ -238,10 +263,12 @@ class Ledger:
         assert self._proofs is not None
         self._proofs.cut_beyond(self.size)  # proofs of batches a crash left uncommitted
         if self._tiles.repair_partials():
-            self.recovered = _join(self.recovered, "rewrote the partial tiles a crash left short (derived from the entries)")
+            self.recovered = _join(self.recovered, "由条目重写了崩溃留下的不完整部分瓦片 / "
+                                   "rewrote the partial tiles a crash left short (derived from the entries)")
         self._segment_starts = [first for first, _ in list_segments(self.root / SEGMENTS)] or [0]  # recovery may drop some
         if legacy and added:
-            self.recovered = _join(self.recovered, f"built tiles and index for {added} entries written before they existed")
+            self.recovered = _join(self.recovered, f"为早于瓦片和索引写入的 {added} 个条目建立了瓦片和索引 / "
+                                   f"built tiles and index for {added} entries written before they existed")
         self._open_writer()
         self._resume_history(signed)
         if self.size != signed:
@@ -297,7 +324,9 @@ class Ledger:
         assert self._proofs is not None
         foreign = self._proofs.first_unproven(batches, signed)
         if foreign is None:
-            self.recovered = _join(self.recovered, f"signed the {end - signed} entries after the newest checkpoint (size {signed}) "
+            self.recovered = _join(self.recovered, f"签署了崩溃后留在最新检查点（大小 {signed}）之后的 {end - signed} 个未签名条目："
+                                   f"每批都带有本写入者的来源证明 / "
+                                   f"signed the {end - signed} entries after the newest checkpoint (size {signed}) "
                                    f"that a crash left unsigned: each batch carries this writer's proof of origin")
             return
         segment = self._segment_starts[bisect.bisect_right(self._segment_starts, foreign) - 1]
@@ -311,14 +340,12 @@ class Ledger:
             + (f"; the {foreign - signed} entries before them are this writer's and are signed at the next open" if foreign > signed else ""))
 
     def _add_record(self, entry: int, stream: str, seq: int, offset: int, signed: int) -> None:
-        index = self._stream(stream)
+        index = self._dirty_stream(stream)
         if seq != len(index):
             raise LedgerCorrupt(entry, f"stream {stream!r} has seq {seq} where {len(index)} was due")
         if entry >= signed:
             self._since.add(stream)
-        index.entries.append(entry)
-        index.offsets.append(offset)
-        self._dirty.add(stream)
+        index.append(entry, offset)
 
     def _resume_history(self, signed: int) -> None:
         """Finds the newest checkpoint's record in `index/checkpoints` (a record beyond it, left by a
@@ -341,7 +368,8 @@ class Ledger:
             fsync_dir(self.root / INDEX)
         self._history_len = len(records)
         if signed:
-            self.recovered = _join(self.recovered, f"recorded where each of the {len(records)} checkpoints ends (index/checkpoints)")
+            self.recovered = _join(self.recovered, f"记录了 {len(records)} 个检查点各自的结束位置（index/checkpoints） / "
+                                   f"recorded where each of the {len(records)} checkpoints ends (index/checkpoints)")
 
     def _grow(self, leaves: bytes | memoryview, signed: int) -> None:
         """Extends the tree and the tiles; passing the signed size, the root must be the signed one."""
@@ -493,12 +521,7 @@ class Ledger:
     def _index_batch(self, plan: BatchPlan) -> None:
         """Adds a committed batch's records to the stream index (their seqs were checked by the plan)."""
         for stream, records in plan.streams.items():
-            index = self._streams.get(stream)
-            if index is None:
-                index = self._stream(stream)
-            index.entries.extend(records.entries)
-            index.offsets.extend(records.offsets)
-        self._dirty.update(plan.streams)
+            self._dirty_stream(stream).extend(records.entries, records.offsets)
         self._since.update(plan.streams)
 
     def _roll_segment(self, first: int) -> None:
@@ -535,7 +558,7 @@ class Ledger:
                 self._write_head()
             return self._checkpoint
         assert self._writer is not None
-        heads = [StreamHead(s, len(self._streams[s]), self._streams[s].entries[-1]) for s in self._since]
+        heads = [StreamHead(s, len(held), held.entry(-1)) for s in self._since for held in (self._stream(s),)]
         try:
             self._make_durable(index)
             # the history record first: a record beyond the newest note is a crash's and is cut at open
@@ -582,11 +605,15 @@ class Ledger:
         tiles = self._tiles
         files, entries = [], [d for d in tiles.new_dirs if index or not d.name.endswith(".p")]
         for stream in sorted(self._dirty) if index else ():
-            if (written := flush(self._streams[stream])) is not None:
+            if (written := flush(self._dirty[stream])) is not None:
                 files.append(written[0])
                 entries += written[1]
         if index:
+            for stream, flushed in self._dirty.items():  # now clean: back among the indexes let go when unused
+                self._streams[stream] = flushed
             self._dirty.clear()
+            while len(self._streams) > OPEN_INDEXES:
+                self._streams.popitem(last=False)
             tiles.write_partials()
             entries += [d for d in tiles.new_dirs if d.name.endswith(".p") and d not in entries]
         synced = tiles.dirty | set(tiles.partials.values()) if index else tiles.dirty
@@ -673,8 +700,7 @@ class Ledger:
 
         :raises LedgerCorrupt: when the index points at a frame that is not that event.
         """
-        index = self._stream(stream)
-        entry, offset = index.entries[seq], index.offsets[seq]
+        entry, offset = self._stream(stream).record(seq)
         n = bisect.bisect_right(self._segment_starts, entry) - 1
         data = read_frame(segment_path(self.root / SEGMENTS, self._segment_starts[n]), offset, entry)
         key = decode_key(data, entry)

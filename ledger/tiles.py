@@ -16,13 +16,12 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+from ledger.entries import TILE_HEIGHT, WIDTH, leaf_hashes_of
 from ledger.errors import LedgerCorrupt
 from ledger.fastscan import extend
 from ledger.merkle import CompactRange, node_hash, split_point
 from ledger.segments import make_dirs
 
-TILE_HEIGHT = 8
-WIDTH = 1 << TILE_HEIGHT
 HASH = 32
 TILES = "tile"
 
@@ -112,8 +111,6 @@ class TileReader:
 
         :raises LedgerCorrupt: when a full tile below or an entry is missing.
         """
-        from ledger.tlog import leaf_hashes_of  # (tlog serves these tiles)
-
         have = self.stored_prefix(level, n)[:width * HASH]
         first, count = n * WIDTH + len(have) // HASH, width - len(have) // HASH
         if level == 0:

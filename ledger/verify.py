@@ -121,11 +121,14 @@ def verify(root: Path, index: bool = True, witness_keys: Sequence[Verifier] = ()
             head = read_head(root)
             legacy = head is None  # written before tiles and index: the next writer builds them
             if legacy:
-                tail.append("tiles and stream index not built yet (a ledger from before them); the next writer builds them")
+                tail.append("尚未建立瓦片和流索引（账本早于它们），下一个写入者会建立 / "
+                            "tiles and stream index not built yet (a ledger from before them); the next writer builds them")
             tiles = TileAudit(root, 0 if legacy else checkpoints[-1].size, legacy, head.size if head else None)
             _check_entries(tree, checkpoints, found, segments, tail, tiles)
             if tiles.rebuilt:
-                tail.append(f"partial tiles are missing or short beyond the index head (entry {head.size if head else 0}), as a live "
+                tail.append(f"索引头（第 {head.size if head else 0} 号条目）之后的部分瓦片缺失或不完整（实时服务的提交或崩溃所致），"
+                            f"下一个完整检查点或写入者会由条目写出 / "
+                            f"partial tiles are missing or short beyond the index head (entry {head.size if head else 0}), as a live "
                             f"service's commits or a crash leave them: {', '.join(tiles.rebuilt[:3])}; the next full checkpoint "
                             f"or writer writes them from the entries")
             problem = check_history(root, [c.size for c in checkpoints], [first for first, _ in found])
@@ -229,7 +232,8 @@ def _served_older(root: Path, verifier: Verifier, signed: int, tail: list[str]) 
     except (FileNotFoundError, SignatureError):
         return  # none served, or a bad one: _check_served reports it
     if served < signed:
-        tail.append(f"`checkpoint` 文件提供的是旧检查点 / the `checkpoint` file serves size {served}, older than the newest "
+        tail.append(f"`checkpoint` 文件提供的是旧检查点（大小 {served}，最新为 {signed}）：两次写入间崩溃或文件被回滚，"
+                    f"读取它的客户端看到的更少 / the `checkpoint` file serves size {served}, older than the newest "
                     f"note ({signed}): a crash between the two writes, or the file was rolled back; clients served it see less")
 
 
@@ -240,8 +244,9 @@ def _indexed(root: Path, signed: int, tail: list[str]) -> int:
     head = read_head(root)
     if head is None or head.size >= signed:
         return signed
-    tail.append(f"the stream index is durable for the first {head.size} entries; the next writer indexes the "
-                f"{signed - head.size} signed after them (a live service stopped without its last full checkpoint)")
+    tail.append(f"流索引只对前 {head.size} 个条目已持久化，其后已签名的 {signed - head.size} 个条目由下一个写入者建立索引"
+                f"（实时服务停止时未做最后一次完整检查点） / the stream index is durable for the first {head.size} entries; "
+                f"the next writer indexes the {signed - head.size} signed after them (a live service stopped without its last full checkpoint)")
     return head.size
 
 
@@ -295,7 +300,8 @@ def _read_checkpoints(root: Path, verifier: Verifier, witnesses: list[Verifier],
             if n % SIGNATURE_BATCH == 0:
                 checks.start(signing)
         if logged.complete < logged.length:
-            tail.append(f"a checkpoint note cut short at the end of {CHECKPOINTS}/{NOTES} (a crash during its append); the next writer cuts it")
+            tail.append(f"{CHECKPOINTS}/{NOTES} 末尾有一条被截断的检查点记录（追加时崩溃），下一个写入者会截去 / "
+                        f"a checkpoint note cut short at the end of {CHECKPOINTS}/{NOTES} (a crash during its append); the next writer cuts it")
     readings.sort(key=lambda r: r.size)  # (stable: a bad logged note stays after the file of its size)
     return readings
 
@@ -329,7 +335,7 @@ def _notes_verdict(readings: list[CheckpointReading], checks: SignatureChecks, n
         except SignatureError as exc:
             return _note_failure(f"checkpoint of size {size} ({name}): {exc}", notes)
         if signed:
-            notes.append(f"checkpoint of size {size} co-signed by {', '.join(signed)}")
+            notes.append(f"大小为 {size} 的检查点由 {'、'.join(signed)} 联署 / checkpoint of size {size} co-signed by {', '.join(signed)}")
         if cp.size != size:
             return _note_failure(f"checkpoint file {name} holds a checkpoint of size {cp.size}", notes)
         if size in sizes:
@@ -365,7 +371,8 @@ def _check_entries(tree: CompactRange, checkpoints: list[Checkpoint], found: lis
             raise _Failed(first + part.frames, f"{part.error} (segment {path.name}, offset {part.error_offset})")
         if (part.error is not None or limit < part.frames) and not torn:
             torn = True
-            notes.append(f"unacknowledged tail after entry {tree.size - 1} ({part.error or 'no commit mark'}); the next writer drops it")
+            notes.append(f"第 {tree.size - 1} 号条目之后有未确认的残尾（写入中断），下一个写入者会丢弃 / "
+                         f"unacknowledged tail after entry {tree.size - 1} ({part.error or 'no commit mark'}); the next writer drops it")
         expected = first + part.frames
     if tree.size < covered:
         raise _Failed(tree.size, f"log ends after {tree.size} entries, but a checkpoint covers {covered}: entries were removed")

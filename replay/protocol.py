@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, NamedTuple, Protocol
 
 import msgspec
 
@@ -40,6 +40,39 @@ def seat_label(game: str, seat: int, player: str | None = None) -> str:
     letters = SEAT_LETTERS.get(game, "")
     letter = f" {letters[seat]}" if 0 <= seat < len(letters) else ""
     return f"{seat}{letter}" + (f"/{player}" if player else "")
+
+
+class Said(NamedTuple):
+    """A message people read, in Chinese and in English: shown Chinese first, English beside (issue 31)."""
+
+    zh: str
+    en: str
+
+    def __str__(self) -> str:
+        return f"{self.zh} {self.en}"
+
+
+def seats_zh_en(values: Sequence[object]) -> tuple[str, str]:
+    """Returns per-seat values (points) as people read them, Chinese and English: `座位0 −1、座位1 1`, `seat 0 -1, seat 1 1`."""
+    shown = [_number(v) for v in values]
+    zh = "、".join(f"座位{s} {v.replace('-', '−')}" for s, v in enumerate(shown))
+    return zh or "无", ", ".join(f"seat {s} {v}" for s, v in enumerate(shown)) or "none"
+
+
+def seat_list_zh_en(seats: Iterable[int]) -> tuple[str, str]:
+    """Returns seats (winners) as people read them, Chinese and English: `座位0、座位2`, `seats 0 and 2`; none is 无 (a draw)."""
+    listed = sorted(seats)
+    if not listed:
+        return "无（和局）", "none (a draw)"
+    en = f"seat {listed[0]}" if len(listed) == 1 else "seats " + ", ".join(map(str, listed[:-1])) + f" and {listed[-1]}"
+    return "、".join(f"座位{s}" for s in listed), en
+
+
+def _number(value: object) -> str:
+    """Returns a number without a needless `.0`."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return str(value)
 
 
 def finding_line(severity: str, code: str, article: str | None, book: str | None, stream: str | None, seq: int | None,
@@ -149,12 +182,14 @@ class NoStartError(InvalidActionError):
 class IllegalActionError(ReplayError):
     """The action is well formed but breaks a rule in this state; carries the rule's code and article."""
 
-    def __init__(self, code: str, message: str, article: str | None = None) -> None:
+    def __init__(self, code: str, message: str | Said, article: str | None = None) -> None:
         name = code_name(code)
         super().__init__(f"{code}{f' ({name})' if name else ''}{f' ({article})' if article else ''}: {message}")
         self.code = code
         self.article = article
-        self.detail = message
+        self.said = message if isinstance(message, Said) else Said("", message)
+        """Why, in Chinese and English, for a finding to quote (English only for a plain-text message)."""
+        self.detail = str(message)
 
 
 class StrictReplayError(ReplayError):

@@ -83,6 +83,11 @@ class Vote(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True
     vote: Literal["uphold", "reject", "void"]
 
 
+DECISIONS = {"upheld": ("申诉成立", "upheld"), "rejected": ("申诉驳回", "rejected"), "void_late": ("逾期无效", "void as late")}
+"""A committee's decisions (`AppealDecided.decision`) in Chinese and English: the pages' and the terminal's
+words (audit/presentation/terms.py), the appeal checks' (the `decision_words` table) and `appeal decide`'s choices."""
+
+
 class AppealDecided(Event, frozen=True, kw_only=True, tag="appeal.decided"):
     """The arbitration committee's decision on an appeal of the same stream (第十九条): upheld,
     rejected, or void as filed too late (第十八条 2), with every member's vote and the decision's

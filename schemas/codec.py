@@ -12,31 +12,34 @@ from typing import Any
 import msgspec
 
 from schemas.envelope import STREAM_PATTERN, STREAM_RULE, Event
+from schemas.events import AnyEvent
 
 DEFAULT_MAX_ENTRY_BYTES = 64 * 1024
 _encoder = msgspec.json.Encoder()
+
+
+def at_line(line: int) -> str:
+    """How every refusal names its input line, in Chinese and English: the one prefix the contract's
+    and the append rules' errors share, so a script or a referee reads one shape."""
+    return f"第 {line} 行 line {line}"
 
 
 class ContractError(ValueError):
     """An input line does not satisfy the event contract."""
 
     def __init__(self, line: int, message: str) -> None:
-        super().__init__(f"line {line}: {message}")
+        super().__init__(f"{at_line(line)}: {message}")
         self.line = line
         self.detail = message
 
 
 @functools.cache
 def _decoder() -> msgspec.json.Decoder[Any]:
-    from schemas import AnyEvent
-
     return msgspec.json.Decoder(AnyEvent)
 
 
 @functools.cache
 def _batch_decoder() -> msgspec.json.Decoder[Any]:
-    from schemas import AnyEvent
-
     return msgspec.json.Decoder(list[AnyEvent])  # type: ignore[valid-type]
 
 
@@ -106,7 +109,7 @@ def decode_line(data: bytes, line: int, max_bytes: int = DEFAULT_MAX_ENTRY_BYTES
     try:
         event = decode(data)
         canonical = encode(event)
-        if canonical != data or _LONG_NUMBER.search(data):
+        if canonical != data or _LONG_NUMBER in data.translate(_DIGITS):  # else parsed once: see _check_plain_json
             _check_plain_json(data)
     except msgspec.ValidationError as exc:
         raise ContractError(line, _with_path(str(exc))) from None
@@ -119,8 +122,11 @@ def decode_line(data: bytes, line: int, max_bytes: int = DEFAULT_MAX_ENTRY_BYTES
     return event, canonical
 
 
-_LONG_NUMBER = re.compile(rb"[0-9]{19}")
-"""Nineteen digits in a row: perhaps an integer outside int64 (2^63 has 19 digits)."""
+_DIGITS = bytes.maketrans(b"123456789", b"000000000")
+_LONG_NUMBER = b"0" * 19
+"""Nineteen digits in a row, once `_DIGITS` made every digit a 0: perhaps an integer outside int64
+(2^63 has 19 digits). Two C loops, a quarter of the time of the regex search `[0-9]{19}` it replaced,
+which took longer than decoding the line."""
 
 
 def _check_plain_json(data: bytes) -> None:
@@ -128,7 +134,9 @@ def _check_plain_json(data: bytes) -> None:
     (msgspec keeps the last, so two readers could disagree on what was sent) and integers
     outside int64 anywhere in the event (SQL engines cannot hold them). A line that is its own
     canonical encoding (as `send`, the client and most software write them) needs no such check
-    unless it has nineteen digits in a row: an encoding names each key once.
+    unless it has nineteen digits in a row: an encoding names each key once. Any other line is
+    parsed a second time here: msgspec keeps the last of two equal keys and takes any integer,
+    so the first parse cannot see either.
 
     :raises msgspec.ValidationError: naming the key or the number.
     """

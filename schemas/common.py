@@ -179,6 +179,16 @@ awarded to the opponents), annul the game (`void_game`), order it replayed from 
 error (`score_correction`, 第十四条 (1): the points replace the game's)."""
 
 
+RULING_WORDS: dict[str, tuple[str, str]] = {
+    "result_override": ("改判结果", "result overridden"), "authorised_skip": ("准许跳过", "skip authorised"),
+    "penalty": ("判罚", "penalty"), "forfeit": ("判负", "forfeit"), "withdrawal": ("退赛", "withdrawal"),
+    "void_game": ("判为无效", "game voided"), "replay_from": ("判令重赛", "replay ordered"),
+    "score_correction": ("更正得分", "score corrected"),
+}
+"""Each ruling kind in Chinese (the seed's 判罚, tournament.md's 判负) and English: the one table the pages,
+the terminal and the engines' messages read."""
+
+
 class Ruling(Event, frozen=True, kw_only=True, tag="game.ruling"):
     """A referee's ruling that corrects or amends an earlier event of the same stream; nothing is edited.
 

@@ -83,6 +83,9 @@ class Server:
         raise AssertionError(f"no such log line in {self.lines[-5:]}")
 
 
+LOG_ORIGIN = "serve.test/log"
+"""The origin of the empty ledger of tests/conftest.py's `ledger_dir`."""
+
 ORIGINS: dict[bytes, str] = {}
 """The origin of the log each source made here was registered in (by public key): `signed` signs for it."""
 
@@ -99,6 +102,11 @@ def make_source(tmp: Path, ledger: Path, name: str, **grants: list[str]) -> Sign
     ledger_sources.change_sources(ledger, lambda book, led: ledger_sources.registration(book, led, name, signer.verifier,
                                                                                 grants.get("tournaments", []), grants.get("streams", [])))
     return signer
+
+
+def lines(*events: bytes) -> bytes:
+    """Returns a batch's body: each event line ended by a newline (JSONL)."""
+    return b"".join(e + b"\n" for e in events)
 
 
 def post(url: str, body: bytes, headers: dict[str, str] | None = None, path: str = "/batches") -> tuple[int, dict[str, str], bytes]:

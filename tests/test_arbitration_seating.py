@@ -46,9 +46,11 @@ def test_appendix_3_a_seating_outside_the_allowed_orders_is_an_error_naming_the_
     expected = _expected(_tied_round().db(), "cup", "duplicate", 2, frozenset())
     found = list(_compare("cup", 9, 2, expected, [["B", "C", "F", "H"], ["G", "E", "D", "A"]], "duplicate"))
     assert [(f.code, f.severity, f.article) for f in found] == [("audit.W04", "error", "附录三")] * 2
-    assert found[0].message == ("第2轮第1桌座次不符合移位规则 round 2 table 1 seats ['B', 'C', 'F', 'H']; the movement rules give "
-                                "['A', 'C', 'F', 'H'] (并列 tied after §3 criteria 1–4: A, C, F, H (places 1–4, any order allowed); "
-                                "并列 tied after §3 criteria 1–4: B, D, E, G (places 5–8, any order allowed))")
+    assert found[0].message == ("第2轮第1桌座次不符合移位规则：实际 座位0 B、座位1 C、座位2 F、座位3 H，规则应为 座位0 A、座位1 C、座位2 F、座位3 H "
+                                "round 2 table 1: seat 0 B, seat 1 C, seat 2 F, seat 3 H; the movement rules give seat 0 A, seat 1 C, "
+                                "seat 2 F, seat 3 H（按第3节标准1–4并列：A、C、F、H（第 1–4 名，任意顺序均可） tied after §3 criteria 1–4: "
+                                "A, C, F, H (places 1–4, any order allowed)；按第3节标准1–4并列：B、D、E、G（第 5–8 名，任意顺序均可） "
+                                "tied after §3 criteria 1–4: B, D, E, G (places 5–8, any order allowed)）")
 
 
 @pytest.mark.parametrize("game", ["junqi", "paohuzi"])

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Literal
 
 import msgspec
 import pytest
@@ -38,6 +39,7 @@ def _override(c: Cup, game: str, signer: Signer | None, **change: object) -> Rul
     ruling = Ruling(stream=game, seq=len(events), ts=claim.ts + HOUR, corrects=claim.seq, text="override", ruling="result_override",
                     winners=[1 if claim.winners == [0] else 0])
     signed = sign(ruling, signer) if signer else ruling
+    assert isinstance(signed, Ruling)
     return msgspec.structs.replace(signed, **change) if change else signed
 
 
@@ -57,7 +59,7 @@ def _keygen(path: Path, name: str) -> Signer:
     return Signer.load(path)
 
 
-def _register_in(c: Cup, stream: str, pub: Path, role: str = "chief_referee") -> None:
+def _register_in(c: Cup, stream: str, pub: Path, role: Literal["referee", "chief_referee", "committee"] = "chief_referee") -> None:
     seq = len(list(LogReader(c.root).events(stream)))
     # own: as the ledger's own command writes it (a sender may not: tests/test_trust_sources.py), but past its checks
     record(c.root, [encode(ArbiterRegistered(stream=stream, seq=seq, ts=2, verifier=str(Verifier.load(pub)), role=role))], own=True)

@@ -34,7 +34,7 @@ from schemas.junqi import JunqiProfile
 GAMES = int(os.environ.get("MATCHLEDGER_AGREE_GAMES", "1000"))
 AGREEING = ("points", "quiet", "timing", "steps", "timeouts", "leave-camp")
 """The checks in which SQL re-derives what an engine derived."""
-_DERIVED = re.compile(r"^seat (\d+) \(.*\): SQL derives (\S+) points")
+_DERIVED = re.compile(r" seat (\d+) \(.*\): SQL derives (\S+) points")
 
 
 def _seed() -> int:
@@ -68,7 +68,7 @@ def sql_points(tables: dict[str, pa.Table]) -> dict[tuple[str, int], float | Non
     blank = seats.set_column(seats.schema.get_field_index("derived_points"), "derived_points", pa.nulls(len(seats), pa.float64()))
     derived = {}
     for row in AuditDB({**tables, "seats": blank}).run("points"):
-        seat, points = _DERIVED.match(row["message"]).groups()  # type: ignore[union-attr]
+        seat, points = _DERIVED.search(row["message"]).groups()  # type: ignore[union-attr]
         derived[(row["stream"], int(seat))] = None if points == "none" else float(points)
     return derived
 

@@ -82,7 +82,7 @@ def test_r_of_an_exact_half_is_shown_rounded_up() -> None:
 
 
 def _four(proj: Projection, table: int, rnd: int, players: list[str], winners_first: bool) -> None:
-    pts = [5, 1, 5, 1] if winners_first else [1, 5, 1, 5]
+    pts: list[float] = [5, 1, 5, 1] if winners_first else [1, 5, 1, 5]
     add_game(proj, "T", "junqi", rnd, table, 1, players, pts, board=f"r{rnd}-b1")
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import random
 import shutil
+from array import array
 from pathlib import Path
 
 import pyarrow as pa
@@ -123,7 +124,12 @@ def test_a_game_reaching_beyond_its_range_is_replayed_whole(ledger: Path, monkey
     whole = project_ledger(ledger, workers=1)
     dropped: list[set[str]] = []
     keep = projection._without
-    monkeypatch.setattr(projection, "_without", lambda tables, streams, entries: dropped.append(streams) or keep(tables, streams, entries))
+
+    def without(tables: dict[str, pa.Table], streams: set[str], entries: set[int]) -> dict[str, pa.Table]:
+        dropped.append(streams)
+        return keep(tables, streams, entries)
+
+    monkeypatch.setattr(projection, "_without", without)
     monkeypatch.setattr(projection, "RANGE_ENTRIES", 400)
     split = project_ledger(ledger, workers=1)
     assert dropped == [{LATE}]
@@ -155,9 +161,14 @@ def test_interleaved_games_give_the_same_rows(ledger: Path, tmp_path: Path, monk
             record_events(log, mixed[i:i + 500])
         log.checkpoint()
     monkeypatch.setattr(projection, "RANGE_ENTRIES", 40)
-    grouped = []
+    grouped: list[int] = []
     group = projection._group
-    monkeypatch.setattr(projection, "_group", lambda names, lo: grouped.append(len(set(names))) or group(names, lo))
+
+    def counted(names: list[str], lo: int) -> dict[str, array]:
+        grouped.append(len(set(names)))
+        return group(names, lo)
+
+    monkeypatch.setattr(projection, "_group", counted)
     one_by_one = project_ledger(root, workers=workers).tables()
     assert workers > 1 or max(grouped) > 8, "the interleaved log's ranges hold many streams"  # (forked: not seen here)
     expected = project_ledger(ledger, workers=1).tables()

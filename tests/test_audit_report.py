@@ -16,8 +16,8 @@ import pytest
 from audit.presentation import report
 from audit.presentation.articles import ARTICLES, article_text
 from audit.presentation.codes import CODES
+from audit.presentation.engine_words import RULES, rule
 from audit.presentation.report import arbitration_table, related_events
-from audit.presentation.terms import RULES, rule
 from ledger import Ledger, LogReader, Pending
 from replay.picture import AS_CLAIMED
 from replay.protocol import RULE_BOOKS
@@ -37,7 +37,7 @@ def test_report_of_a_game_with_a_planted_illegal_move(tmp_path: Path) -> None:
     result = cli("report", "--ledger", str(root), "--game", bad["stream"], "--out", str(out), "--json")
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout)
-    assert summary["findings"] >= 1 and summary["proof"].startswith("verified: stream") and "had exactly" in summary["proof"]
+    assert summary["findings"] >= 1 and summary["proof"].startswith("verified: 流 ") and "had exactly" in summary["proof"]
     page = out.read_text()
     assert bad["code"] in page and "class='bad'" in page
     assert f"{bad['code']} <code>{bad['name']}</code>" in page, "a checkers code shows its checkers.md name (issue 16)"
@@ -176,15 +176,15 @@ def _frames_of(page: str) -> dict[str, Any]:
     return dict(json.loads(page.split("<script type='application/json' id='frames'>")[1].split("</script>")[0].replace("<\\/", "</")))
 
 
-def test_beyond_a_halted_replay_the_board_is_shown_as_the_log_claims(tmp_path: Path) -> None:
-    """Issue 31 point 6: after an illegal move halts a Junqi replay (flag_and_stop), each later move
-    still moves the viewer's board, as the log claims it (its claimed combat result), every such
-    board captioned as not derived and its timeline row marked; the summary says where replay stopped."""
+def _beyond_the_halt(tmp_path: Path, game: str, players: int) -> tuple[dict[str, Any], str, dict[str, Any], set[int]]:
+    """Reports the game of a one-round tournament with an illegal move planted, checks what every
+    board beyond the halt shows (moved as the log claims, captioned as not derived, its row marked),
+    and returns the finding, the page, its frames and the frames shown beyond the halt."""
     root, out = tmp_path / "l", tmp_path / "r.html"
-    assert cli("simulate", "junqi", "--tournament", "--players", "8", "--rounds", "1", "--games-per-round", "1", "--seed", "3",
+    assert cli("simulate", game, "--tournament", "--players", str(players), "--rounds", "1", "--games-per-round", "1", "--seed", "3",
                "--inject", "illegal-move", "--ledger", str(root)).exit_code == 0
     audit = json.loads(cli("audit", "--ledger", str(root), "--json").stdout)
-    bad = next(f for f in audit["findings"] if f["severity"] == "error" and f["code"].startswith("junqi."))
+    bad = next(f for f in audit["findings"] if f["severity"] == "error" and f["code"].startswith(f"{game}."))
     assert cli("report", "--ledger", str(root), "--game", bad["stream"], "--out", str(out)).exit_code == 0
     page = out.read_text()
     data = _frames_of(page)
@@ -193,6 +193,14 @@ def test_beyond_a_halted_replay_the_board_is_shown_as_the_log_claims(tmp_path: P
     assert len(shown) > 10, "the claimed moves move the pieces"
     assert all(data["frames"][f][3].startswith(AS_CLAIMED) for f in shown), "every board beyond the halt says it is not derived"
     assert page.count("class=claimed") == len(data["steps"]) - halt - 1
+    return bad, page, data, shown
+
+
+def test_beyond_a_halted_replay_the_board_is_shown_as_the_log_claims(tmp_path: Path) -> None:
+    """Issue 31 point 6: after an illegal move halts a Junqi replay (flag_and_stop), each later move
+    still moves the viewer's board, as the log claims it (its claimed combat result), every such
+    board captioned as not derived and its timeline row marked; the summary says where replay stopped."""
+    bad, page, _, _ = _beyond_the_halt(tmp_path, "junqi", players=8)
     assert f"重放在 seq {bad['seq']} 处因 {bad['code']}" in page and f"the replay stopped at seq {bad['seq']} by {bad['code']}" in page
 
 
@@ -200,20 +208,8 @@ def test_beyond_a_stopped_checkers_check_the_board_is_shown_as_the_log_claims(tm
     """Issue 31 point 6, checkers.md §4.7 (stop_unverified): after an illegal move stops the check,
     each later move still moves the viewer's board, as the log claims it, every such board
     captioned as not derived, its timeline row marked, and the pieces still 10 a side."""
-    root, out = tmp_path / "l", tmp_path / "r.html"
-    assert cli("simulate", "checkers", "--tournament", "--players", "4", "--rounds", "1", "--games-per-round", "1", "--seed", "3",
-               "--inject", "illegal-move", "--ledger", str(root)).exit_code == 0
-    audit = json.loads(cli("audit", "--ledger", str(root), "--json").stdout)
-    bad = next(f for f in audit["findings"] if f["severity"] == "error" and f["code"].startswith("checkers."))
-    assert cli("report", "--ledger", str(root), "--game", bad["stream"], "--out", str(out)).exit_code == 0
-    page = out.read_text()
-    data = _frames_of(page)
-    halt = next(i for i, (seq, _) in enumerate(data["steps"]) if seq == bad["seq"])
-    shown = {f for _, f in data["steps"][halt + 1:]} - {data["steps"][halt][1]}
-    assert len(shown) > 10, "the claimed moves move the pieces"
-    assert all(data["frames"][f][3].startswith(AS_CLAIMED) for f in shown), "every board beyond the stop says it is not derived"
+    _, _, data, shown = _beyond_the_halt(tmp_path, "checkers", players=4)
     assert all(sorted(Counter(data["frames"][f][0].replace(".", "")).values()) == [10, 10] for f in shown), "10 pieces a side"
-    assert page.count("class=claimed") == len(data["steps"]) - halt - 1
 
 
 def test_findings_quote_their_article_in_chinese(tmp_path: Path) -> None:

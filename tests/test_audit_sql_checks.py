@@ -104,8 +104,10 @@ def test_junqi_quiet_messages() -> None:
     seqs = junqi_game(b, "......", "RESIGNED", stream="long")
     junqi_game(b, "....", "QUIET_LIMIT", stream="short")
     assert b.run("junqi_quiet") == [
-        ("long", seqs[4], "audit.Q02", f"the no-contact count reaches the limit at seq {seqs[4]}, but the game ended RESIGNED"),
-        ("short", None, "audit.Q02", "the engine ended the game QUIET_LIMIT, SQL never reaches the limit"),
+        ("long", seqs[4], "audit.Q02", f"无接触计数在第 {seqs[4]} 号事件达到上限，但对局已结束（认输） "
+                                        f"the no-contact count reaches the limit at seq {seqs[4]}, but the game ended (resigned)"),
+        ("short", None, "audit.Q02", "引擎判五十步无接触和棋，但 SQL 的无接触计数从未达到上限 "
+                                         "the engine ended the game (draw: no contact in 50 steps), SQL never reaches the limit"),
     ]
 
 
@@ -115,8 +117,8 @@ def test_junqi_quiet_engine_counter_that_ignores_contact() -> None:
     b = HandBuilt()
     seqs = junqi_game(b, "..x.", "RESIGNED", quiet=[1, 2, 3, 4])
     assert b.run("junqi_quiet") == [
-        (G, seqs[2], "audit.Q01", "SQL counts 0 quiet steps after this move, the engine 3"),
-        (G, seqs[3], "audit.Q01", "SQL counts 1 quiet steps after this move, the engine 4"),
+        (G, seqs[2], "audit.Q01", "无接触计数不一致：此步后 SQL 计 0 步，引擎计 3 步 SQL counts 0 quiet steps after this move, the engine 3"),
+        (G, seqs[3], "audit.Q01", "无接触计数不一致：此步后 SQL 计 1 步，引擎计 4 步 SQL counts 1 quiet steps after this move, the engine 4"),
     ]
 
 
@@ -166,9 +168,12 @@ def test_junqi_step_limit_messages() -> None:
     short = junqi_game(b, ".x..", "MAX_STEPS", STEPS5, stream="short")
     on = junqi_game(b, ".x....", None, STEPS5, stream="still-on")  # the engine never ended it: no termination, no NULL message
     assert b.run("junqi_step_limit") == [
-        ("past", seqs[-1], "audit.S01", "6 steps played with max_steps 5; the game ended RESIGNED"),
-        ("short", short[-1], "audit.S01", "4 steps played with max_steps 5; the game ended MAX_STEPS"),
-        ("still-on", on[-1], "audit.S01", "6 steps played with max_steps 5; the game has not ended"),
+        ("past", seqs[-1], "audit.S01", "共走 6 步，规定步数（max_steps）为 5；对局已结束（认输） 6 steps played with max_steps 5; the game ended "
+                                        "(resigned)"),
+        ("short", short[-1], "audit.S01", "共走 4 步，规定步数（max_steps）为 5；对局已结束（达到规定步数和棋） "
+                                              "4 steps played with max_steps 5; the game ended (draw: step limit reached)"),
+        ("still-on", on[-1], "audit.S01", "共走 6 步，规定步数（max_steps）为 5；对局尚未结束 6 steps played with max_steps 5; the game has not "
+                                          "ended"),
     ]
 
 
@@ -234,8 +239,10 @@ def test_leave_camp_messages() -> None:
     checkers_game(b, (1, 30), "LEAVE_CAMP", [0], stream="unfounded")
     assert b.run("leave_camp") == [
         ("missed", seqs[(1, 25)], "audit.L01",
-         "seat 1 misses a leave-camp deadline (7 out after turn 25, 8 due), but the game ended ALL_HOME"),
-        ("unfounded", None, "audit.L01", "the game ended LEAVE_CAMP, but every seat met every deadline"),
+         "座位1未按期出营（第 25 回合后出营 7 子，应出 8 子），但对局已结束（全部进营） "
+         "seat 1 misses a leave-camp deadline (7 out after turn 25, 8 due), but the game ended (all pieces home)"),
+        ("unfounded", None, "audit.L01", "对局以未按时出营判负结束，但每个座位都按期出营 "
+                                              "the game ended (lost: did not leave camp in time), but every seat met every deadline"),
     ]
 
 
@@ -317,7 +324,8 @@ def test_timeouts_message() -> None:
     """checkers.md §6: the finding tallies each player's timeouts against the allowance."""
     b = HandBuilt()
     timeouts_game(b, "checkers", profile_json(CHECKERS), [5, 1], "ALL_HOME", [1])
-    assert b.run("timeouts") == [(G, None, "audit.O01", "timeouts [N 5/4, S 1/4]; the game ended ALL_HOME")]
+    assert b.run("timeouts") == [(G, None, "audit.O01", "超时次数与终局不符：超时（次数/允许）座位0 N 5/4、座位1 S 1/4；对局已结束（全部进营） "
+                                                  "timeouts (count/allowed) seat 0 N 5/4, seat 1 S 1/4; the game ended (all pieces home)")]
 
 
 def test_timeouts_junqi_alliance_out_at_max_timeouts() -> None:
@@ -378,7 +386,8 @@ def test_move_time_gap_message() -> None:
     b = HandBuilt()
     timed_move(b, 4001)
     assert b.run("move_time_gaps") == [
-        (G, 2, "audit.T01", "seat 0 claims 4001 ms for the move at seq 1, the timestamps give 3000 ms")]
+        (G, 2, "audit.T01", "座位0申报第 1 号事件那一手用时 4001 毫秒，时间戳为 3000 毫秒 "
+                             "seat 0 claims 4001 ms for the move at seq 1, the timestamps give 3000 ms")]
 
 
 def test_move_time_gap_draw_offer_does_not_restart_the_clock() -> None:
@@ -397,8 +406,10 @@ def test_move_time_claim_without_its_move() -> None:
     b.event(G, 2, "game.move_time", seat=0, ts=103_000, ms=3000, move_seq=7)
     b.event(G, 3, "game.move_time", seat=None, ts=103_000, ms=900)
     assert b.run("move_time_gaps") == [
-        (G, 2, "audit.T01", "seat 0 claims 3000 ms for the move at seq 7, which is not in the stream: nothing to check it against"),
-        (G, 3, "audit.T01", "seat (none) claims 900 ms but names no move: nothing to check it against")]
+        (G, 2, "audit.T01", "座位0申报第 7 号事件那一手用时 3000 毫秒，但本流没有该事件：无从核对 "
+                             "seat 0 claims 3000 ms for the move at seq 7, which is not in the stream: nothing to check it against"),
+        (G, 3, "audit.T01", "未指明座位者申报用时 900 毫秒，但未指明哪一手：无从核对 "
+                             "no seat claims 900 ms but names no move: nothing to check it against")]
 
 
 def clocked_game(b: HandBuilt, claims: list[int], engine: list[int] | None, stream: str = G) -> None:
@@ -418,10 +429,14 @@ def clocked_game(b: HandBuilt, claims: list[int], engine: list[int] | None, stre
 
 TOTAL_CASES = [
     pytest.param([3000, 2000], [3000, 5000], [], id="totals-agree"),
-    pytest.param([3000, 2000], [3000, 5001], ["seat 0: SQL sums 5000 ms of move time, the engine 5001 ms"], id="one-ms-off"),
-    pytest.param([3000, 2000], [3000, 3000], ["seat 0: SQL sums 5000 ms of move time, the engine 3000 ms"],
+    pytest.param([3000, 2000], [3000, 5001], ["座位0用时合计不一致：SQL 合计 5000 毫秒，引擎 5001 毫秒 "
+                                              "seat 0: SQL sums 5000 ms of move time, the engine 5001 ms"],
+                 id="one-ms-off"),
+    pytest.param([3000, 2000], [3000, 3000], ["座位0用时合计不一致：SQL 合计 5000 毫秒，引擎 3000 毫秒 "
+                                              "seat 0: SQL sums 5000 ms of move time, the engine 3000 ms"],
                  id="engine-clock-missed-a-move"),
-    pytest.param([3000], None, ["seat 0: SQL sums 3000 ms of move time, the engine no ms"], id="no-engine-clock"),
+    pytest.param([3000], None, ["座位0用时合计不一致：SQL 合计 3000 毫秒，引擎 无 "
+                                "seat 0: SQL sums 3000 ms of move time, the engine none"], id="no-engine-clock"),
 ]
 
 
@@ -493,7 +508,7 @@ def test_points(game: str, profile: JunqiProfile | CheckersProfile | PaohuziProf
 
 def seq_and_seat(f: Finding) -> tuple[int | None, int]:
     """Returns a points finding's seq and the seat its message names."""
-    return f[1], int(f[3].split()[1])
+    return f[1], int(f[3].partition(" seat ")[2].split()[0])
 
 
 HU_CASES = [
@@ -523,7 +538,8 @@ def test_points_message() -> None:
     """tournament.md §1: the finding names the seat, the player, the SQL points and the engine's."""
     b = HandBuilt()
     b.game(G, "junqi", profile_json(JUNQI), "FLAG_CAPTURED", [0, 2], list(zip(JUNQI_PLAYERS, [5.0, 3.0, 5.0, 1.0])))
-    assert b.run("points") == [(G, None, "audit.P01", "seat 1 (W): SQL derives 1.0 points, the junqi engine 3.0")]
+    assert b.run("points") == [(G, None, "audit.P01", "座位1（W）得分不一致：SQL 推导 1 分，军棋引擎 3 分 "
+                                           "seat 1 (W): SQL derives 1 points, the junqi engine 3")]
 
 
 # -- claims.sql (audit.C01): tournament.md §1, the software's totals are claims to check ----------
@@ -563,8 +579,10 @@ def test_claims_message() -> None:
     """tournament.md §1: the finding shows the claim beside the derived result."""
     b = HandBuilt()
     claimed_game(b, ("FLAG_CAPTURED", [0, 2], [5, 1, 5, 3]))
-    assert b.run("claim_mismatches") == [(G, 300, "audit.C01", "claimed FLAG_CAPTURED winners [0, 2] points [5.0, 1.0, 5.0, 3.0], "
-                                                     "derived FLAG_CAPTURED winners [0, 2] points [5.0, 1.0, 5.0, 1.0]")]
+    assert b.run("claim_mismatches") == [(G, 300, "audit.C01", "申报结果与推导不符：申报军旗被夺，胜方座位0、座位2，各座位得分 5、1、5、3；"
+                                                     "推导军旗被夺，胜方座位0、座位2，各座位得分 5、1、5、1 "
+                                                     "claimed flag captured, winners seat 0, seat 2, points by seat 5, 1, 5, 3; "
+                                                     "derived flag captured, winners seat 0, seat 2, points by seat 5, 1, 5, 1")]
 
 
 def test_claims_message_for_a_game_not_over() -> None:
@@ -573,8 +591,10 @@ def test_claims_message_for_a_game_not_over() -> None:
     b = HandBuilt()
     b.game(G, "junqi", profile_json(JUNQI), None, None, list(zip(JUNQI_PLAYERS, [None] * 4)))
     b.event(G, 300, "game.ended", termination="FLAG_CAPTURED", winners=[0, 2], points=[5, 1, 5, 1])
-    assert b.run("claim_mismatches") == [(G, 300, "audit.C01", "claimed FLAG_CAPTURED winners [0, 2] points [5.0, 1.0, 5.0, 1.0], "
-                                                     "derived no end (the game is not over) winners none points none")]
+    assert b.run("claim_mismatches") == [(G, 300, "audit.C01", "申报结果与推导不符：申报军旗被夺，胜方座位0、座位2，各座位得分 5、1、5、1；"
+                                                     "推导无终局（对局尚未结束），胜方无，各座位得分 无 "
+                                                     "claimed flag captured, winners seat 0, seat 2, points by seat 5, 1, 5, 1; "
+                                                     "derived no end (the game is not over), winners none, points by seat none")]
 
 
 @pytest.mark.parametrize(("severity", "flagged"), [("error", False), ("warning", True)])

@@ -152,7 +152,8 @@ def test_checkers_s12_2_round_records_another_pairing(tmp_path: Path) -> None:
         log.checkpoint()
     report = json.loads(cli("audit", "--ledger", str(root), "--json").stdout)
     assert [(f["check"], f["code"], f["message"]) for f in report["findings"]] == [
-        ("seating", "audit.W02", "round 2 records pairing 'other-swiss/2'; the tournament rules give 'matchledger-swiss/1 points_seed'")]
+        ("seating", "audit.W02", "第2轮记录的编排算法为「other-swiss/2」，赛事规则规定为「matchledger-swiss/1 points_seed」 "
+                                 "round 2 records pairing other-swiss/2; the tournament rules give matchledger-swiss/1 points_seed")]
 
 
 def test_checkers_s4_7_abandoned_log_stays_in_the_swiss_standings(tmp_path: Path) -> None:

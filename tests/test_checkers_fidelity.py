@@ -60,7 +60,8 @@ def test_s1_4_event_naming_a_seat_outside_the_game_is_ignored(extra: Event, name
     assert codes(steps) == ["checkers.X01"]
     finding = steps[-1].findings[0]
     assert finding.article == "第十八条"
-    assert finding.message.startswith(f"{extra.kind} names seat {named}; the game has seats 0 and 1, so it is ignored")
+    assert finding.message.startswith(f"事件 {extra.kind} 指明座位{named}，本局只有座位0和1，此事件不计 "
+                                      f"{extra.kind} names seat {named}; the game has seats 0 and 1, so it is ignored")
     assert steps[-1].facts["ignored"] is True
     assert steps[-1].state == steps[-2].state
     assert final(steps).outcome is None and final(steps).offline == (False, False)
@@ -82,8 +83,10 @@ def test_s5_4a_log_ending_without_a_result_keeps_the_claim_unverified() -> None:
     assert codes(steps) == ["checkers.E02"]
     finding = steps[-1].findings[0]
     assert (finding.article, finding.severity) == ("第三条", "error")
-    assert finding.message == ("the log ends after ply 2 without a result (seat 0 to move); the claimed ABANDONED, "
-                               "winners [0], points [1, 0] is kept for the standings as UNVERIFIED")
+    assert finding.message == ("记录在第 2 手后结束而没有结果（轮到座位0走）；申报的「abandoned」、胜方座位0、得分 座位0 1、座位1 0 "
+                               "作为未验证结果计入排名 "
+                               "the log ends after ply 2 without a result (seat 0 to move); the claimed abandoned, "
+                               "winners seat 0, points seat 0 1, seat 1 0 is kept for the standings as unverified")
     outcome = ENGINE.outcome(final(steps))
     assert outcome is not None and (outcome.termination, outcome.winners, outcome.points) == ("UNVERIFIED", (0,), (1.0, 0.0))
     assert steps[-1].facts["unverified"] is True and steps[-1].facts["derived"] is None
@@ -111,7 +114,8 @@ def test_s5_4a_a_decided_game_is_still_compared_with_its_claim() -> None:
                                  winners=[0], points=[1, 0])]
     steps = list(ENGINE.replay(events))
     assert codes(steps) == ["checkers.E01"]
-    assert final(steps).outcome is not None and final(steps).outcome.termination == "RESIGNED"
+    outcome = final(steps).outcome
+    assert outcome is not None and outcome.termination == "RESIGNED"
 
 
 def _wall_turns(shuffle: list[str]) -> list[str]:
@@ -163,14 +167,16 @@ def _turns(state: CheckersState, turns: list[tuple[str, bool]]) -> tuple[Checker
     [
         ((OUT_A, True), "-3,5>-3,4", (BACK_A, True), []),
         ((OUT_A, True), "-3,5>-3,4", (BACK_B, True),
-         ["seat 0 moved 60>41 instead of waiting and took it back along 41>39>60, not the way it came (60>62>41)"]),
+         ["座位0没有等待而走了 60>41，且沿 41>39>60 退回，不是原路（60>62>41） "
+          "seat 0 moved 60>41 instead of waiting and took it back along 41>39>60, not the way it came (60>62>41)"]),
         ((OUT_A, True), "3,0>2,0", (BACK_B, False),
-         ["seat 0 moved 60>41 instead of waiting and took it back along a chain that cannot retrace it, "
+         ["座位0没有等待而走了 60>41，且沿 无法原路返回的连跳 退回，不是原路（60>62>41） "
+          "seat 0 moved 60>41 instead of waiting and took it back along a chain that cannot retrace it, "
           "not the way it came (60>62>41)"]),
         ((OUT_A, False), "3,0>2,0", (BACK_B, True), []),
         ((OUT_A, False), "-3,5>-3,4", (BACK_A, False), []),
         ((OUT_A, True), "-3,5>-3,4", ("2,-2>1,-1", True),
-         ["seat 0 moved 60>41 instead of waiting and did not take it back"]),
+         ["座位0没有等待而走了 60>41，且没有原路退回 seat 0 moved 60>41 instead of waiting and did not take it back"]),
     ],
     ids=["same-path", "other-path", "path-a-closed-back-by-ends", "out-by-ends-back-b", "both-by-ends", "no-take-back"],
 )

@@ -76,7 +76,9 @@ def test_simulated_games_replay_clean() -> None:
         events = ENGINE.bot_game(start(first=rng.randrange(2)), random.Random(rng.getrandbits(64)))
         steps = list(ENGINE.replay(events, strict=True))
         assert codes(steps) == []
-        ends.add(final(steps).outcome.termination)
+        outcome = final(steps).outcome
+        assert outcome is not None
+        ends.add(outcome.termination)
     assert "ALL_HOME" in ends
 
 
@@ -115,6 +117,7 @@ def _plant_out_of_turn(events: list[Event]) -> list[Event]:
     """A second move by the seat that just moved."""
     i = _first(events, lambda e: isinstance(e, Moved) and e.seq > 10)
     ev = events[i]
+    assert isinstance(ev, Moved)
     s = final(list(ENGINE.replay(events[: i + 1])))
     own = s.pieces[ev.seat]
     frm = ids(own)[0]
@@ -126,6 +129,7 @@ def _plant_out_of_turn(events: list[Event]) -> list[Event]:
 def _plant_after_end(events: list[Event]) -> list[Event]:
     """A move between the game's last turn and its claim."""
     s = final(list(ENGINE.replay(events)))
+    assert s.outcome is not None
     seat = 1 - s.outcome.winners[0] if s.outcome.winners else 0
     frm = ids(s.pieces[seat])[0]
     extra = Moved(stream=events[0].stream, seq=0, ts=events[-1].ts, seat=seat, from_=frm, to=frm ^ 1)
@@ -160,7 +164,8 @@ def test_planted_illegal_event_gives_exactly_its_finding(plant: object, expected
 def test_strict_replay_raises_at_the_first_error() -> None:
     """DESIGN replay/: strict mode raises StrictReplayError at the first error finding."""
     events = resequenced(_plant_occupied(_bot_events()))
-    line = r"^error checkers.M03 \(E_OCCUPIED\) \(第一条, 传统1v1跳棋竞赛规则\(2017\)\): \S+ seq \d+: seat \d moved"  # its checkers.md name too
+    # its checkers.md name too
+    line = r"^error checkers.M03 \(E_OCCUPIED\) \(第一条, 传统1v1跳棋竞赛规则\(2017\)\): \S+ seq \d+: 座位\d走 .* seat \d moved"
     with pytest.raises(StrictReplayError, match=line):
         list(ENGINE.replay(events, strict=True))
 
@@ -172,10 +177,12 @@ def test_log_ending_at_the_first_movers_arrival_is_settled_by_search() -> None:
         events = ENGINE.bot_game(start(), random.Random(seed))
         steps = list(ENGINE.replay(events))
         state = final(steps)
+        assert state.outcome is not None
         if state.outcome.termination == "ALL_HOME" and state.outcome.winners == (0,):
             break
     print(f"checkers equaliser seed={seed}")
     cut = [*events[:-3], events[-1]]  # drop G's last turn and its move_time; keep the claim
     steps = list(ENGINE.replay(resequenced(cut)))
     assert steps[-1].facts["equalizer"] == "computed"
-    assert codes(steps) == [] and final(steps).outcome.winners == (0,)
+    outcome = final(steps).outcome
+    assert codes(steps) == [] and outcome is not None and outcome.winners == (0,)

@@ -4,6 +4,8 @@ leave-camp deadlines, the timeout allowances, the waiting rule, cards and the wa
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
 import pytest
 
@@ -121,7 +123,7 @@ def test_repetition_is_not_counted_while_a_piece_is_at_home() -> None:
     assert state.outcome is None and state.evacuated_at == 0 and state.history == ()
 
 
-def _capped_game(caps: tuple[int, int], plies: int, **settings: object) -> list[Event]:
+def _capped_game(caps: tuple[int, int], plies: int, **settings: Any) -> list[Event]:
     """Plays a game in which each seat takes at most caps[seat] pieces out of its home camp (the
     deepest first), then moves one outside piece back and forth."""
     begin = start(**settings)
@@ -261,7 +263,8 @@ def test_referee_cards_end_the_game(card: str, termination: str) -> None:
     events = scripted(start(), ["3>14", "115>102"])
     events.append(PenaltyCard(stream=STREAM, seq=len(events), ts=events[-1].ts + 5, seat=1, card=card, reason="wall"))  # type: ignore[arg-type]
     steps = list(ENGINE.replay(claim(events, termination, [0], [1, 0])))
-    assert final(steps).outcome is not None and final(steps).outcome.termination == termination
+    outcome = final(steps).outcome
+    assert outcome is not None and outcome.termination == termination
     assert codes(steps) == []
 
 
@@ -271,7 +274,8 @@ def test_disconnect_is_reported_and_a_dissolved_table_is_a_yellow_card() -> None
     events.append(Disconnected(stream=STREAM, seq=len(events), ts=events[-1].ts + 5, seat=0))
     steps = list(ENGINE.replay(claim(events, "DISSOLVED", [1], [0, 1])))
     assert codes(steps) == ["checkers.P02"]
-    assert final(steps).outcome is not None and final(steps).outcome.termination == "DISSOLVED"
+    outcome = final(steps).outcome
+    assert outcome is not None and outcome.termination == "DISSOLVED"
 
 
 def test_slow_move_and_clock_disagreement_are_reported() -> None:
@@ -339,13 +343,14 @@ def _ev(cls: type, seat: int | None = None, **fields: object) -> Event:
     ids=["draw-not-in-the-sheet", "draw-agreed", "draw-declined", "resigned", "resign-ignored", "ruling",
          "after-end", "foreign-event"],
 )
-def test_other_game_events(settings: dict[str, object], extra: list[tuple[type, int | None, dict[str, object]]],
+def test_other_game_events(settings: dict[str, Any], extra: list[tuple[type, int | None, dict[str, object]]],
                            termination: str | None, found: list[str]) -> None:
     """第三条 and §5.3, §8: draws only as the sheet allows, resignation, referee rulings, events
     after the end (W_AFTER_END) and events of another game in the stream."""
     events = _with(scripted(start(**settings), ["3>14", "115>102"]), *(_ev(cls, seat, **f) for cls, seat, f in extra))
     steps = list(ENGINE.replay(events))
-    assert (final(steps).outcome.termination if final(steps).outcome else None) == termination
+    outcome = final(steps).outcome
+    assert (outcome.termination if outcome else None) == termination
     assert codes(steps) == found
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from audit.cli.results import Counted, HuJudged, SourceAdded, Witnessed
+from audit.cli.results import Counted, HuJudged, SourceAdded, Trust, Witnessed
 
 CLI = Path(__file__).resolve().parents[1] / "audit" / "cli"
 
@@ -59,9 +59,10 @@ def test_text_only_values_are_no_json_keys() -> None:
 def test_lines_follow_the_result() -> None:
     """Issue 29.6: the text is the result's: perft's count is its last line, witness's first visit says so."""
     assert Counted(counts=[20, 400], count=400, divide={"a": 1}).lines() == ["a: 1", "depth 1: 20", "depth 2: 400", "400"]
-    first = Witnessed(ok=True, origin="o", size=5, root="ab", previous_size=None, state="s", trust={})
+    trust = Trust(key={}, verified_size=None, verified_root=None, unsigned=0)  # lines() does not show it
+    first = Witnessed(ok=True, origin="o", size=5, root="ab", previous_size=None, state="s", trust=trust)
     assert first.lines()[0].startswith("首次见证 / first visit")
-    grew = Witnessed(ok=True, origin="o", size=7, root="ab", previous_size=5, state="s", trust={})
+    grew = Witnessed(ok=True, origin="o", size=7, root="ab", previous_size=5, state="s", trust=trust)
     assert "grew from 5 to 7" in grew.lines()[0]
 
 

@@ -16,9 +16,9 @@ from typer.testing import CliRunner
 
 from audit.cli import app
 from audit.presentation.codes import CODES, markdown_table
+from audit.presentation.engine_words import rule
 from audit.presentation.output import Rows
 from audit.presentation.render import COLUMNS, display_cell, duration, fit_widths, fitted_table, legend_markdown, machine_cell
-from audit.presentation.terms import rule
 from audit.query.standings import DUPLICATE_COLUMNS, SWISS_COLUMNS
 from replay.checkers.codes import public
 from tests.ledger_support import cli

@@ -60,6 +60,16 @@ def faulty(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+@pytest.fixture(scope="module")
+def mistimed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A Junqi tournament with one claimed move time planted false: the audit has an SQL finding (audit.T01) to print."""
+    root = tmp_path_factory.mktemp("mistimed") / "l"
+    result = cli("simulate", "junqi", "--tournament", "--players", "4", "--rounds", "1", "--games-per-round", "1",
+                 "--seed", "7", "--inject", "bad-move-time", "--ledger", str(root), "--json")
+    assert result.exit_code == 0, result.output
+    return root
+
+
 CAPTURES = {
     "standings-junqi": ("standings", "--tournament", "junqi-cup-2026", "--quiet"),
     "standings-checkers": ("standings", "--tournament", "checkers-cup-2026", "--quiet"),
@@ -189,9 +199,11 @@ def leaks(text: str) -> list[str]:
 
 
 @pytest.mark.parametrize("columns", [80, None])
-def test_no_internal_representation_in_any_command_text(demo: tuple[Path, str], faulty: Path, columns: int | None) -> None:
-    """Issue 31.2: the text of every command of the demo event (and of a log with a finding), on a
-    terminal and into a pipe, holds no Python tuple, True/False/None, enum name, card code or JSON list."""
+def test_no_internal_representation_in_any_command_text(demo: tuple[Path, str], faulty: Path, mistimed: Path,
+                                                        columns: int | None) -> None:
+    """Issue 31.2: the text of every command of the demo event (and of a log with an engine finding,
+    and one with an SQL check's finding), on a terminal and into a pipe, holds no Python tuple,
+    True/False/None, enum name, card code or JSON list."""
     root, printed = demo
     found = leaks(printed) if columns else []
     for args in COMMANDS:
@@ -200,6 +212,9 @@ def test_no_internal_representation_in_any_command_text(demo: tuple[Path, str], 
         text = capture(*args, columns=columns, root=faulty)
         assert "违规 error checkers." in text, text
         found += [f"{' '.join(args)} (faulty): {leak}" for leak in leaks(text)]
+    text = capture("audit", "--quiet", columns=columns, root=mistimed)
+    assert "违规 error audit.T01" in text and "号事件那一手用时" in text, text
+    found += [f"audit --quiet (mistimed): {leak}" for leak in leaks(text)]
     assert found == []
 
 

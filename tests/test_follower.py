@@ -18,20 +18,7 @@ from ledger.derived import indexed_size
 from ledger.group_commit import Batch, Refusal, Writer, digest_of
 from ledger.sources import HEADER as SIGNATURE_HEADER
 from tests.ledger_support import event_line
-from tests.serve_support import make_source, signed
-
-ORIGIN = "follower.test/production"
-
-
-@pytest.fixture()
-def ledger_dir(tmp_path: Path) -> Path:
-    root = tmp_path / "L"
-    ledger_api.init(root, ORIGIN)
-    return root
-
-
-def lines(*events: bytes) -> bytes:
-    return b"".join(e + b"\n" for e in events)
+from tests.serve_support import lines, make_source, signed
 
 
 def test_the_group_commit_checks_and_hashes_each_entry_once(ledger_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -197,17 +184,17 @@ def test_the_live_audit_resumes_from_its_persisted_position(ledger_dir: Path, mo
     files (`derived/live/state`); after a restart it reads the log from there, never an entry it had
     folded (counted at its reader), and publishes exactly the findings of one audit of the whole log."""
     from audit.live.auditor import LiveAuditor
-    from audit.live.follow import FrameReader
+    from audit.live.follow import CountingReader
     from audit.live.store import open_auditor
 
     reads: list[tuple[int, int | None]] = []
-    entries = FrameReader.entries
+    entries = CountingReader.entries
 
-    def counted(reader: FrameReader, start: int = 0, limit: int | None = None) -> Any:
+    def counted(reader: CountingReader, start: int = 0, limit: int | None = None) -> Any:
         reads.append((start, limit))
         return entries(reader, start, limit)
 
-    monkeypatch.setattr(FrameReader, "entries", counted)
+    monkeypatch.setattr(CountingReader, "entries", counted)
     events = _game_events()
     half = _record(ledger_dir, events[:len(events) // 2])
     auditor, opened = open_auditor(ledger_dir, half)
@@ -271,7 +258,7 @@ def test_the_follower_reader_reads_signed_entries_and_whole_streams(ledger_dir: 
     `stream`, as `ledger/reader.py` will name them) gives the signed size, reads no entry past it
     without a limit, and gives a stream's events from a seq on, those the stream index on disk
     covers and those after it alike, in seq order."""
-    from audit.live.follow import FrameReader
+    from audit.live.follow import CountingReader
 
     def pending(stream: str, seqs: range) -> list[Any]:
         return [ledger_api.Pending(n, *_decoded(event_line(stream, n))) for n in seqs]
@@ -282,7 +269,7 @@ def test_the_follower_reader_reads_signed_entries_and_whole_streams(ledger_dir: 
         led.append(pending("g", range(3, 5)) + pending("h", range(2, 3)), checkpoint=False)
         led.checkpoint(index=False)  # signed, the index lags
         led.append(pending("g", range(5, 6)), checkpoint=False)  # committed, never signed
-        reader = FrameReader(ledger_dir)
+        reader = CountingReader(ledger_dir)
         assert reader.size() == 8 and indexed_size(ledger_dir) == 5
         assert [i for i, _ in reader.entries()] == list(range(8))
         assert [i for i, _ in reader.entries(6)] == [6, 7]

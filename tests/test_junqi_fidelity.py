@@ -3,6 +3,7 @@ the rule section it pins (junqi.md and the rule book's 第X条)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +61,8 @@ def test_s6_1_no_voluntary_pass() -> None:
     events = scripted(["skip"])
     (finding,) = _findings(events)
     assert (finding.seq, finding.code, finding.article) == (5, "junqi.M12", "第七条")
-    assert finding.message == "seat 0 passed by choice: it has 41 legal moves and did not time out (no passing by choice)"
+    assert finding.message == ("座位0无故放弃行棋：有 41 种合法走法且未超时 "
+                               "seat 0 passed by choice: it has 41 legal moves and did not time out (no passing by choice)")
     assert _steps(events)[-1].state.halted == "junqi.M12"
 
 
@@ -121,7 +123,9 @@ def test_s2_event_naming_a_seat_outside_the_game_is_ignored(kind: type[Event], f
     steps = _steps(_then(events, kind, seat=4, **fields))
     (finding,) = steps[-1].findings
     assert (finding.code, finding.article) == ("junqi.E04", "第二条")
-    assert finding.message == f"{kind.__struct_config__.tag} names seat 4, not a seat of this game (0–3); the event is ignored"
+    tag = kind.__struct_config__.tag
+    assert finding.message == (f"事件 {tag} 指明座位4，本局座位为 0–3，此事件不计 "
+                               f"{tag} names seat 4, not a seat of this game (0–3); the event is ignored")
     assert steps[-1].state == steps[-2].state
 
 
@@ -159,7 +163,8 @@ def test_s10_reveal_accepted_when_the_marshal_dies_in_an_eliminating_step() -> N
 def test_s10_reveal_on_the_wrong_point_after_an_eliminating_step() -> None:
     """§10: the reveal is checked against where the flag stood before the step removed it."""
     _, found = _bombed("N62")
-    assert [(f.code, f.message) for f in found] == [("junqi.M11", "亮旗 shows seat 2's flag on N62, it stood on N64")]
+    assert [(f.code, f.message) for f in found] == [("junqi.M11", "亮旗显示座位2的军旗在 N62，实际在 "
+                                                                  "N64 the flag shown for seat 2 is on N62, it stood on N64")]
 
 
 @pytest.mark.parametrize(("setting", "expected"), [("optional", []), ("required", ["junqi.M11"])])
@@ -223,7 +228,7 @@ def test_s9_forfeit_points_in_the_sql_derivation(engine_points: list[int], flagg
            [(f"p{s}", float(p)) for s, p in enumerate(engine_points)])
     b.step("g", 5, "game.resigned", seat=0, resigned=0)
     b.step("g", 6, "game.resigned", seat=2, resigned=2)
-    assert [int(f[3].split()[1]) for f in b.run("points")] == flagged
+    assert [int(re.search(r" seat (\d+) ", f[3]).group(1)) for f in b.run("points")] == flagged  # type: ignore[union-attr]
 
 
 # -- item 19: the articles and messages of three findings ------------------------------------------
@@ -242,15 +247,16 @@ def test_s6_2_no_route_cites_the_one_step_rule(moves: list[str], article: str, r
 
 
 @pytest.mark.parametrize(("script", "why"), [
-    (["offer:S", "decline:W"], "seat 1 declined the offer at #6"),
-    (["offer:S", "accept:W"], "seats [2, 3] have not accepted the offer (accepted: [0, 1])"),
-    ([], "no draw was offered"),
+    (["offer:S", "decline:W"], "座位1在第 6 号事件拒绝了提和 draw by agreement claimed, but seat 1 declined the offer at #6"),
+    (["offer:S", "accept:W"], "座位2、座位3尚未同意（已同意：座位0、座位1） draw by agreement claimed, but seats 2 and 3 have not "
+                              "accepted the offer (accepted: seats 0 and 1)"),
+    ([], "没有人提和 draw by agreement claimed, but no draw was offered"),
 ])
 def test_s8_4_draw_claim_names_the_missing_agreement(script: list[str], why: str) -> None:
     """第九条 和局 1: a claimed draw by agreement without all four says what was missing."""
     events = _then(scripted(script), GameEnded, termination="DRAW_AGREED", winners=[], points=[3, 3, 3, 3])
     (finding,) = _findings(events)
-    assert (finding.code, finding.message) == ("junqi.E03", f"draw by agreement claimed, but {why}")
+    assert (finding.code, finding.message) == ("junqi.E03", f"申报议和，但{why}")
 
 
 def test_s4_2_bomb_taking_the_flag_is_removed_on_the_flag_point() -> None:

@@ -10,6 +10,7 @@ import pytest
 
 from replay.junqi import ENGINE
 from replay.protocol import CHANCE, IllegalActionError
+from schemas.envelope import Event
 from tests.junqi_support import SEATS, STANDARD, codes, grid_pieces, layout, layout_action, start
 
 DATA = Path(__file__).parent / "data" / "junqi"
@@ -37,7 +38,7 @@ def _broken(case: dict) -> list[tuple[str, str]]:  # type: ignore[type-arg]
 def test_layout_rules_L01_to_L08(case: dict) -> None:  # type: ignore[type-arg]
     """§5: each broken rule gives exactly its code, with the article of 第六条 / 第四条."""
     begin = start()
-    events = [begin]
+    events: list[Event] = [begin]
     if "colours" in case:
         for letter, colour in case["colours"].items():
             seat = SEATS.index(letter)

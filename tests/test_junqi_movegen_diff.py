@@ -14,6 +14,7 @@ import itertools
 import os
 import random
 from collections.abc import Iterator
+from typing import Any
 
 import msgspec
 import pytest
@@ -204,7 +205,7 @@ def _random_positions(rng: random.Random, n: int, profile: JunqiProfile) -> Iter
         yield msgspec.structs.replace(base, board=board, laid=(True,) * 4, to_move=rng.randrange(4))
 
 
-def _playouts(rng: random.Random, n: int, settings: dict[str, bool]) -> Iterator[JunqiState]:
+def _playouts(rng: random.Random, n: int, settings: dict[str, Any]) -> Iterator[JunqiState]:
     """Yields every eighth position of seeded bot games."""
     for _ in range(n):
         steps = list(ENGINE.replay(ENGINE.bot_game(start(**settings), random.Random(rng.randrange(1 << 30)))))

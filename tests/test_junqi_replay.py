@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import random
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pytest
@@ -85,7 +86,7 @@ def _renumber(events: list[Event]) -> list[Event]:
     return [replace(e, seq=i) for i, e in enumerate(events)]
 
 
-def _bot(seed: int = 99, **profile: object) -> list[Event]:
+def _bot(seed: int = 99, **profile: Any) -> list[Event]:
     return ENGINE.bot_game(start(**profile), random.Random(seed))
 
 
@@ -283,7 +284,8 @@ def test_strict_replay_raises_at_the_first_finding() -> None:
     with pytest.raises(StrictReplayError) as info:
         list(ENGINE.replay(events, strict=True))
     assert info.value.finding.code == "junqi.M10"
-    assert str(info.value) == ("error junqi.M10 (第四条 五, 竞技四国军棋竞赛规则): cup-r1-t1-g1 seq 5: illegal move S31>CSW by seat 0: "
+    assert str(info.value) == ("error junqi.M10 (第四条 五, 竞技四国军棋竞赛规则): cup-r1-t1-g1 seq 5: 座位0走 S31>CSW 不合法："
+                               "从 S31 到 CSW 无路可走：S11、S21 挡住了铁路 illegal move S31>CSW by seat 0: "
                                "no route from S31 to CSW: S11, S21 blocks the railway")
 
 

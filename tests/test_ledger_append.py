@@ -49,14 +49,17 @@ def test_resend_judged_by_canonical_bytes(ledger: Path, tmp_path: Path) -> None:
 
 
 BAD_INPUT = [
-    ("malformed-json", b'{"kind": "game.move_time",', "line 3: malformed JSON"),
-    ("unknown-kind", event_line("g0", 1, kind="game.teleported"), "line 3: Invalid value 'game.teleported' - at `$.kind`"),
-    ("unknown-field", event_line("g0", 1, colour="red"), "line 3: Object contains unknown field `colour` - at `$`"),
-    ("wrong-type", event_line("g0", 1, ms="fast"), "line 3: Expected `int`, got `str` - at `$.ms`"),
-    ("missing-field", b'{"kind":"game.move_time","stream":"g0","seq":1,"seat":0,"ms":5}', "line 3: Object missing required field `ts` - at `$`"),
-    ("sequence-gap", event_line("g0", 5), "line 3: field `seq`: stream 'g0' expects seq 2, got 5 (gap)"),
-    ("conflict", event_line("g0", 0, ms=99), "line 3: field `seq`: stream 'g0' already holds a different event at seq 0 (conflict)"),
-    ("oversized", event_line("g0", 1, kind="game.penalty", seat=0, card="red", reason="x" * 70_000), "line 3: event is"),
+    ("malformed-json", b'{"kind": "game.move_time",', "第 3 行 line 3: malformed JSON"),
+    ("unknown-kind", event_line("g0", 1, kind="game.teleported"), "第 3 行 line 3: Invalid value 'game.teleported' - at `$.kind`"),
+    ("unknown-field", event_line("g0", 1, colour="red"), "第 3 行 line 3: Object contains unknown field `colour` - at `$`"),
+    ("wrong-type", event_line("g0", 1, ms="fast"), "第 3 行 line 3: Expected `int`, got `str` - at `$.ms`"),
+    ("missing-field", b'{"kind":"game.move_time","stream":"g0","seq":1,"seat":0,"ms":5}',
+     "第 3 行 line 3: Object missing required field `ts` - at `$`"),
+    ("sequence-gap", event_line("g0", 5), "第 3 行 line 3: 字段 `seq`：流 g0 下一个应为第 2 号，收到第 5 号（跳号） / "
+                                           "field `seq`: stream 'g0' expects seq 2, got 5 (gap)"),
+    ("conflict", event_line("g0", 0, ms=99), "第 3 行 line 3: 字段 `seq`：流 g0 的第 0 号已记录了另一个事件（冲突） / "
+                                        "field `seq`: stream 'g0' already holds a different event at seq 0 (conflict)"),
+    ("oversized", event_line("g0", 1, kind="game.penalty", seat=0, card="red", reason="x" * 70_000), "第 3 行 line 3: event is"),
 ]
 
 

@@ -164,7 +164,7 @@ def test_arbiter_cosignature_is_checked(ledger: Path, tmp_path: Path) -> None:
     assert cli("keygen", "--name", "arbiter-zhang", "--out", str(key)).exit_code == 0
     assert cli("cosign", "--ledger", str(ledger), "--key", str(key), "--size", "18").exit_code == 0
     report = _verify(ledger)
-    assert "checkpoint of size 18 co-signed by arbiter-zhang" in report["notes"]
+    assert "大小为 18 的检查点由 arbiter-zhang 联署 / checkpoint of size 18 co-signed by arbiter-zhang" in report["notes"]
     note = ledger / "checkpoints" / f"{18:020d}.note"
     last = note.read_text().rstrip("\n").rsplit("\n", 1)[1]
     sig = last.rsplit(" ", 1)[1]

@@ -236,7 +236,8 @@ def test_a_ledger_written_before_tiles_migrates_with_the_same_roots(tmp_path: Pa
     notes_before = {p.name: p.read_bytes() for p in (root / "checkpoints").iterdir()}
     assert not (root / "tile").exists()
     result = record_mod.record(root, [])
-    assert result.recovered == ("built tiles and index for 1200 entries written before they existed; "
+    assert result.recovered == ("为早于瓦片和索引写入的 1200 个条目建立了瓦片和索引 / built tiles and index for 1200 entries written before "
+                                "they existed; 记录了 4 个检查点各自的结束位置（index/checkpoints） / "
                                 "recorded where each of the 4 checkpoints ends (index/checkpoints)")
     assert {p.name: p.read_bytes() for p in (root / "checkpoints").iterdir()} == notes_before
     report = verify(root)
@@ -274,20 +275,20 @@ def test_a_reader_following_the_log_bundle_by_bundle_scans_each_frame_about_once
     that follows the log fetches bundle 0, 1, 2, … in order. Each read starts where the last one
     ended, so each frame is scanned about once in all, not once per bundle from the segment's start
     (quadratic in the segment's length), and the entries are the stored ones."""
-    from ledger import LogReader, tlog
+    from ledger import LogReader, entries
 
     root = tmp_path / "l"
     _build(root, 2600, batch=2600)
     scanned = [0]
-    frames = tlog.iter_frames
+    frames = entries.iter_frames
 
     def counting(data: bytes, first: int):  # noqa: ANN202
         for frame in frames(data, first):
             scanned[0] += 1
             yield frame
 
-    monkeypatch.setattr(tlog, "iter_frames", counting)
-    reader, got = tlog.EntryReader(root), []
+    monkeypatch.setattr(entries, "iter_frames", counting)
+    reader, got = entries.EntryReader(root), []
     for n in range(2600 // 256 + 1):
         got += reader.read(256 * n, min(256, 2600 - 256 * n))
     log = LogReader(root).packed()

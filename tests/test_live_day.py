@@ -117,13 +117,14 @@ def test_a_registration_builds_one_verifier_in_the_front(monkeypatch: pytest.Mon
     source that changed, and the front builds that one verifier and leaves the others as they
     were, at 300 sources as at 1; a revocation reaches the front the same way."""
     from audit.service import front
+    from audit.service.process import source_message, sources_message
 
     signers = [ledger_api.Signer.generate(f"s{i}") for i in range(301)]
     book = ledger_sources.SourceBook(origin="day.test/log")
     for signer in signers[:300]:
         book.sources[signer.name] = ledger_sources.Source(signer.name, signer.verifier, (), ())
     fake = types.SimpleNamespace(book=ledger_sources.SourceBook())
-    front.Front._message(fake, front.sources_message(book))  # type: ignore[arg-type]
+    front.Front._message(fake, sources_message(book))  # type: ignore[arg-type]
     before = dict(fake.book.sources)
     built: list[str] = []
     original = ledger_api.Verifier.__init__
@@ -134,11 +135,11 @@ def test_a_registration_builds_one_verifier_in_the_front(monkeypatch: pytest.Mon
 
     monkeypatch.setattr(ledger_api.Verifier, "__init__", counting)
     added = ledger_sources.Source("s300", signers[300].verifier, (), ())
-    message = front.source_message(added)
+    message = source_message(added)
     assert len(message[1]) == 4  # one source's row, whatever the book's size
     front.Front._message(fake, message)  # type: ignore[arg-type]
     revoked = ledger_sources.Source("s7", signers[7].verifier, (), (), revoked=True)
-    front.Front._message(fake, front.source_message(revoked))  # type: ignore[arg-type]
+    front.Front._message(fake, source_message(revoked))  # type: ignore[arg-type]
     assert built == ["s300", "s7"]
     assert all(fake.book.sources[name] is before[name] for name in before if name != "s7")
     assert fake.book.sources["s7"].revoked and fake.book.sources["s300"].verifier.public == signers[300].verifier.public

@@ -30,7 +30,8 @@ WRITER_SIDE = {
     "ledger/segments.py": "the frame format and the segment writer",
     "ledger/fastscan.py": "the C scanner and its Python twin, behind the reader",
     "ledger/layout.py": "names the ledger's files",
-    "ledger/tlog.py": "EntryReader, the reader's position cache over the segments, and entry bundles",
+    "ledger/entries.py": "EntryReader, the reader's position cache over the segments (entry bundles, a partial tile's leaves)",
+    "ledger/tlog.py": "entry bundles, cut from the entries EntryReader reads",
     "ledger/store.py": "the writer's open, recovery and append",
     "ledger/verify.py": "checks the raw frames, by design",
     "ledger/group_commit.py": "the writer reads back entries it committed and has not signed yet (a re-send's receipt)",
@@ -48,7 +49,7 @@ FRAME_PARSER = {
     "ledger.frames": {"iter_packed", "packed_segments", "segment_sizes", "committed_streams", "indexed_streams", "read_frame",
                       "read_tail", "interval_keys", "stream_codes", "committed_end", "open_regular", "check_frame_ends"},
     "ledger.layout": {"SEGMENTS"},
-    "ledger.tlog": {"EntryReader", "leaf_hashes_of"},
+    "ledger.entries": {"EntryReader", "leaf_hashes_of"},
 }
 OLD_READERS = {"read_entries", "iter_entries", "iter_payloads", "stream_entries", "read_streams", "read_stream_entries", "read_events",
                "read_stream_events", "signed_events", "signed_stream", "check_signed", "newest_signed", "signed_extent", "signed_size"}

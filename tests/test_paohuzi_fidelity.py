@@ -12,7 +12,7 @@ import msgspec
 import pytest
 
 from replay.paohuzi import ENGINE, game_hu_report, hu_report
-from replay.paohuzi.cards import card_id, card_number
+from replay.paohuzi.cards import card_id, card_number, names
 from replay.paohuzi.checks import ART_FORCED, claim_out_of_turn
 from replay.paohuzi.fold import replay
 from replay.paohuzi.options import chi_options, hu_at, may_chi
@@ -108,7 +108,7 @@ def test_s2_dealer_skipping_its_first_discard_is_flagged() -> None:
     i = next(n for n, e in enumerate(events) if isinstance(e, Discarded))
     wrong = Drawn(stream=events[i].stream, seq=events[i].seq, ts=events[i].ts, seat=1, card="x1")
     assert _findings(events[:i] + [wrong]) == [
-        ("paohuzi.T01", "第七条", "seat 1 acts (draw) but seat 0 is to act (discard)")]
+        ("paohuzi.T01", "第七条", "轮到座位0出牌，座位1却摸牌 seat 1 acts (draw) but seat 0 is to act (discard)")]
 
 
 # ---- item 4: the deal exemption and a discard-free 跑 (§5.8 [PARAM deal_exemption]) -------------
@@ -202,7 +202,9 @@ def test_s6_chi_before_a_pending_peng_is_priority() -> None:
     planted = _planted(events, i, Chi, eater, **_chi_fields(state.hands[eater], state.pending.card))
     (code, article, message), = _findings(planted)
     assert (code, article) == ("paohuzi.P01", "第九条")
-    assert message.endswith(f"seat {state.offers[0].seat} has not answered its peng offer on {card_id(state.pending.card)} yet")
+    card = names([state.pending.card])
+    assert f"座位{state.offers[0].seat}尚未回应对{card}的碰" in message
+    assert message.endswith(f"seat {state.offers[0].seat} has not answered its peng offer on {card} yet")
 
 
 def test_s5_5_chi_after_guo_zhang() -> None:
@@ -245,7 +247,9 @@ def test_s5_forced_action_skipped_is_named(kind: str) -> None:
     wrong = next(s for s in range(3) if s != (state.turn if state.phase == "draw" else seat) and s != seat)
     (code, article, message), = _findings(_planted(events, i, Passed, wrong, card=card_id(card)))
     assert code == "paohuzi.F02" and article == ART_FORCED[kind]
-    assert message.endswith(f"the rules force {kind} {card_id(card)} by seat {seat} (§5.{'1' if kind == 'wei' else '3'}) first (was it skipped?)")
+    section, word = f"§5.{'1' if kind == 'wei' else '3'}", {"wei": "偎", "pao": "跑"}[kind]
+    assert f"按规则须先座位{seat}{word}{names([card])}（{section}）（是否漏记？）" in message
+    assert message.endswith(f"the rules force {kind} {names([card])} by seat {seat} ({section}) first (was it skipped?)")
 
 
 LOW_HAND = "一二三四五六七八九肆伍陆七八九肆伍陆柒捌"
@@ -258,12 +262,14 @@ def test_s7_3_hu_below_the_minimum_states_the_huxi() -> None:
     assert [(o.seat, o.stage) for o in state.offers] == [(2, "peng")]
     code, article, why = claim_out_of_turn(state, 1, HU)
     assert (code, article) == ("paohuzi.A40", "第八条")
-    assert why == "no winning hand on d9: 7 门子 with 3 胡息, below the minimum 15 (§7.3)"
+    assert why == ("用玖不成胡：7 门子只有 3 胡息，低于起胡 15 胡息（§7.3）", "no winning hand on 玖: 7 门子 "
+                                                                              "with 3 胡息, below the minimum 15 (§7.3)")
     settled = state
     while settled.phase == "offer":
         settled = ENGINE.apply_action(settled, PASS)
     assert settled.phase == "draw" and settled.turn == 1
-    with pytest.raises(IllegalActionError, match=r"paohuzi.A40 \(第八条\): hu by seat 1: no winning hand on d9: 7 门子 with 3 胡息"):
+    with pytest.raises(IllegalActionError, match=r"paohuzi.A40 \(第八条\): 座位1胡：用玖不成胡：7 门子只有 3 胡息.* hu by seat 1: no winning hand "
+                                                 r"on 玖: 7 门子 with 3 胡息"):
         ENGINE.apply_action(settled, HU)
 
 
@@ -275,7 +281,8 @@ def test_s7_3_hu_claim_out_of_turn_in_a_log() -> None:
     state = last_state(events[: i + 1])
     seat = next(s for s in range(3) if s != state.offers[0].seat and hu_at(state, s, state.pending.card, state.pending.owner) is None)
     (code, article, message), = _findings(_planted(events, i, Hu, seat, card=card_id(state.pending.card)))
-    assert (code, article) == ("paohuzi.A40", "第八条") and message.startswith(f"hu by seat {seat}: no winning hand on ")
+    assert (code, article) == ("paohuzi.A40", "第八条")
+    assert message.startswith(f"座位{seat}胡：") and f"hu by seat {seat}: no winning hand on " in message
 
 
 # ---- item 8: events naming a seat the game does not have (第二条: three players) ---------------
@@ -299,6 +306,7 @@ def test_s2_event_naming_seat_3_is_ignored(kind: type[Event], fields: dict[str, 
     log = events[: j + 1] + [extra] + [replace(e, seq=e.seq + 1) for e in events[j + 1:]]
     found = _findings(log)
     assert found == [("paohuzi.X03", "第二条 竞技跑胡子定义 (三人对抗)",
+                      f"事件 {extra.kind} 指明座位3，本局座位为 0–2，此事件不计 "
                       f"{extra.kind} names seat 3, but the game has seats 0–2; the event is ignored")]
     assert ENGINE.outcome(last_state(log)) == ENGINE.outcome(last_state(events))
 
@@ -313,7 +321,8 @@ def test_s2_deal_or_start_naming_seat_3() -> None:
     assert [f.code for f in steps[0].findings] == ["paohuzi.X03"] and steps[0].state is None
     fourth = replace(events[0], seats=[*events[0].seats, SeatHolder(seat=3, player="P4")])  # type: ignore[attr-defined]
     assert _findings([fourth, *events[1:]]) == [
-        ("paohuzi.X03", "第二条 竞技跑胡子定义 (三人对抗)", "game.started seats a player at seat 3, but the game has seats 0–2")]
+        ("paohuzi.X03", "第二条 竞技跑胡子定义 (三人对抗)", "开局把选手安排在座位3，本局座位为 0–2 game.started seats a player at seat 3, but the "
+                                                            "game has seats 0–2")]
 
 
 # ---- item 6: `matchledger hu` takes every profile field and the circumstances of a win (§7.3, §9) --

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import random
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pytest
@@ -13,6 +14,7 @@ import pytest
 import schemas
 from replay.paohuzi import ENGINE, PROFILES
 from replay.paohuzi.state import State
+from schemas.common import GameEnded
 from schemas.paohuzi import PaohuziProfile
 from tests.paohuzi_support import start_event
 
@@ -61,6 +63,7 @@ def test_simulated_deals_replay_clean(profile: str) -> None:
         steps = list(ENGINE.replay(events))
         assert not [str(f) for s in steps for f in s.findings], f"game {n}"
         assert all(_card_counts_hold(s.state) for s in steps if s.state is not None and s.state.hands), f"game {n}"
+        assert isinstance(events[-1], GameEnded)
         ends.add(events[-1].termination)
     assert ends <= {"HU", "WALL_EXHAUSTED"}
 
@@ -77,7 +80,7 @@ def test_s5_8_deal_exemption_kept_past_a_discard_free_pao() -> None:
     assert all(_card_counts_hold(s.state) for s in steps if s.state is not None and s.state.hands)
 
 
-VARIANTS = {
+VARIANTS: dict[str, dict[str, Any]] = {
     "hu_first": {"hu_vs_forced_order": "hu_first", "deal_exemption": "first_intake", "tinghu_intakes": "any_intake"},
     "hu_on_discard": {"hu_on_discard": True, "deal_score": "discarder_pays_both"},
     "xiajia_first": {"hu_priority": "xiajia_first", "chi_wall_card_by": "xiajia_only"},

@@ -39,7 +39,8 @@ def test_dihu_on_liangzhang() -> None:
     assert (hu.seat, hu.card, codes(events)) == (1, "x10", [])
     assert "地胡" in hu.mingtang
     state = last_state(events)
-    assert ENGINE.outcome(state).winners == (1,)
+    outcome = ENGINE.outcome(state)
+    assert outcome is not None and outcome.winners == (1,)
     closed = deal_events(["五五", HU_HAND, ""], "十", PaohuziProfile(xian_can_hu_liangzhang=False))
     opened = next(s.state for s in replay(closed) if s.state is not None and s.state.liangzhang is not None)
     assert opened.offers == () and opened.phase == "discard" and codes(closed) == []

@@ -64,7 +64,7 @@ def test_refused_card_is_drawn_dashed_beside_its_seat() -> None:
     events = ENGINE.bot_game(start_event(), random.Random(34))
     state = list(ENGINE.replay(events))[8].state
     shown = frame(state, attempt=Discarded(stream="g", seq=9, ts=0, seat=2, card="d2"))
-    assert [m.kind for m in shown.marks] == ["illegal"] and "refused paohuzi.discarded 贰 by seat 2" in shown.caption
+    assert [m.kind for m in shown.marks] == ["illegal"] and "被拒绝的动作 refused 座位 seat 2 打牌 discard 贰" in shown.caption
     assert shown.cells[shown.marks[0].path[0]] == key(11)
 
 

@@ -11,8 +11,9 @@ import pytest
 from replay.paohuzi import ENGINE, check_board_deals, play_board
 from replay.paohuzi.cards import card_id, full_deck
 from replay.paohuzi.rules import census_of
+from replay.paohuzi.state import Offer
 from replay.protocol import NoStartError, StrictReplayError
-from schemas.common import GameEnded
+from schemas.common import GameEnded, MoveTimeUsed
 from schemas.paohuzi import BoardCreated, BoardRevealed, Dealt, Discarded, Drawn, Hu, Huangzhuang, LiangzhangRevealed, Wei
 from tests.paohuzi_support import codes, last_state, start_event
 
@@ -23,6 +24,7 @@ def game(seed: int, dealer: int = 0, termination: str | None = None) -> list:
     """Returns the first bot deal from `seed` on that ends with `termination` (any when None)."""
     for s in range(seed, seed + 200):
         events = ENGINE.bot_game(start_event(dealer=dealer), random.Random(s))
+        assert isinstance(events[-1], GameEnded)
         if termination is None or events[-1].termination == termination:
             print(f"bot seed={s}")
             return events
@@ -76,7 +78,7 @@ def test_priority_violation() -> None:
     for seed in range(300):
         events = ENGINE.bot_game(start_event(), random.Random(seed))
         for i, step in enumerate(ENGINE.replay(events)):
-            offers = step.state.offers if step.state is not None else ()
+            offers: tuple[Offer, ...] = step.state.offers if step.state is not None else ()
             if len(offers) >= 2 and offers[0].seat != offers[1].seat:
                 nxt = events[i + 1]
                 if getattr(nxt, "seat", None) == offers[0].seat and nxt.kind == "paohuzi.passed":
@@ -254,12 +256,15 @@ def test_facts_for_the_audit() -> None:
     totals = [0, 0, 0]
     for step in steps:
         if step.event.kind == "game.move_time":
+            assert isinstance(step.event, MoveTimeUsed) and step.event.seat is not None
             totals[step.event.seat] += step.event.ms
             assert step.facts["time_used"] == totals[step.event.seat]
     hu = next(s for s in steps if isinstance(s.event, Hu))
     s = hu.facts["score_s"]
     assert hu.facts["payer"] is None and hu.facts["tun"] * hu.facts["fan"] * PROFILE_BASE == s
-    assert [2 * s if seat == hu.event.seat else -s for seat in range(3)] == list(ENGINE.outcome(steps[-1].state).points)
+    outcome = ENGINE.outcome(steps[-1].state)
+    assert outcome is not None
+    assert [2 * s if seat == hu.event.seat else -s for seat in range(3)] == list(outcome.points)
 
 
 PROFILE_BASE = 1

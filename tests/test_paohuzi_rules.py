@@ -155,6 +155,7 @@ def test_hu_takes_the_deal() -> None:
     state = ENGINE.apply_action(ENGINE.apply_action(table(["一", HU_HAND, "五"], wall="十"), DRAW), HU)
     outcome = ENGINE.outcome(state)
     assert outcome is not None and outcome.termination == "HU" and outcome.winners == (1,)
+    assert state.win is not None
     assert state.win.result.huxi == 18 and state.win.result.mingtang == (("听胡", 6),)
     assert outcome.points == (-12, 24, -12)
 
@@ -218,7 +219,8 @@ def test_precondition_codes(code: str, state: State, action: Action) -> None:
 def test_error_message_names_action_seat_and_rule() -> None:
     """STYLE §4: the error names the action, the seat and why."""
     state = replace(table(["一二三五五五", "", ""]), phase="discard")
-    with pytest.raises(IllegalActionError, match=r"^paohuzi.A11 \(第四条\(九\) 坎\): discard x5 by seat 0: x5 is a 坎 and cannot be discarded$"):
+    with pytest.raises(IllegalActionError, match=r"^paohuzi.A11 \(第四条\(九\) 坎\): 座位0打出 五：五是坎，不能打出 discard 五 by seat 0: 五 "
+                                                 r"is a 坎 and cannot be discarded$"):
         ENGINE.apply_action(state, Action("discard", card=c("五")))
 
 

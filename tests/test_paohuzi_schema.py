@@ -26,7 +26,7 @@ def test_chinese_names_decode_to_ids() -> None:
 
 def test_bad_card_names_the_field() -> None:
     """§1: a string that is no card is a contract error at its field."""
-    with pytest.raises(ContractError, match=r"^line 4: Invalid enum value 'x11' - at `\$.card`$"):
+    with pytest.raises(ContractError, match=r"^第 4 行 line 4: Invalid enum value 'x11' - at `\$.card`$"):
         decode_line(b'{"kind":"paohuzi.discarded","stream":"g1","seq":3,"ts":5,"seat":1,"card":"x11"}', 4)
 
 

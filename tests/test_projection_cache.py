@@ -5,7 +5,7 @@ the same answers as a projection built from scratch."""
 
 from __future__ import annotations
 
-import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import msgspec
@@ -13,11 +13,10 @@ import pytest
 
 import audit.query.projection_cache as cache
 from audit.query.projection import project_ledger
-from audit.query.session import movement_ranking, open_session
+from audit.query.session import open_session
 from audit.query.standings import standings
 from audit.simulator.simulate import simulate_games
-from audit.simulator.tournament import TournamentPlan, simulate_tournament
-from ledger import Signer, init
+from ledger import Signer
 from ledger.derived import DerivedFiles
 from ledger.layout import PRIVATE_KEY
 from tests.test_season_extend import same_projection
@@ -26,20 +25,8 @@ SEED = 20261201
 
 
 @pytest.fixture(scope="module")
-def season(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("kept") / "ledger"
-    init(root)
-    simulate_tournament(root, TournamentPlan("checkers", players=4, rounds=2, games_per_round=1, seed=SEED), movement_ranking)
-    simulate_games(root, "paohuzi", 2, SEED)
-    return root
-
-
-@pytest.fixture
-def root(season: Path, tmp_path: Path) -> Path:
-    copy = tmp_path / "ledger"
-    shutil.copytree(season, copy)
-    shutil.rmtree(copy / "derived", ignore_errors=True)
-    return copy
+def season(cup_and_deals: Callable[[str, int, int], Path]) -> Path:
+    return cup_and_deals("kept", SEED, 2)  # `root` (tests/conftest.py) gives each test its own copy
 
 
 def _tournament(root: Path) -> str:
@@ -73,7 +60,7 @@ def test_a_kept_projection_is_reused_and_answers_as_a_built_one(root: Path) -> N
 def test_every_named_query_answers_the_same_from_a_kept_projection(root: Path) -> None:
     """The tables the database builds at load (timings, results …) are kept too: every named query
     (each certification check among them) gives the same rows from them as from a fresh load."""
-    from audit.query.db import QUERIES, VIEWS
+    from audit.query.db import QUERIES, VIEWS, AuditDB
 
     open_session(root, kept=True)
     reused, fresh = open_session(root, kept=True), open_session(root)
@@ -82,6 +69,7 @@ def test_every_named_query_answers_the_same_from_a_kept_projection(root: Path) -
     for name in QUERIES:
         got, want = reused.db.run(name, tournament=tournament, through=2), fresh.db.run(name, tournament=tournament, through=2)
         assert [[(k, type(v), v) for k, v in row.items()] for row in got] == [[(k, type(v), v) for k, v in row.items()] for row in want], name
+    assert isinstance(reused.db, AuditDB) and isinstance(fresh.db, AuditDB)
     for view in VIEWS.values():  # the same types too (a sum is a HUGEINT, which Arrow holds as a decimal)
         if view.kind != "macro":
             assert reused.db.describe(view.name) == fresh.db.describe(view.name), view.name

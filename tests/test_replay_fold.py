@@ -216,8 +216,9 @@ def test_a_checkers_turns_findings_name_the_position_after_it() -> None:
     illegal = [f for f in steps[i].findings if f.severity == "error"]
     assert illegal and all(f.message.count("position") == 1 for f in illegal)
     (at_move,) = [f for f in steps[j].findings if f.code == "checkers.T05"]
-    assert at_move.message.startswith(f"timestamp {events[0].ts - 1} is before the previous event's ")
-    assert at_move.message.endswith(f"; position after it {describe(steps[j].state)}")
+    assert at_move.message.startswith(f"时间戳 {events[0].ts - 1} 早于上一事件的 ")
+    assert f"timestamp {events[0].ts - 1} is before the previous event's " in at_move.message
+    assert at_move.message.endswith(f"；此后局面 position after it {describe(steps[j].state)}")
     (elsewhere,) = [f for f in steps[k].findings if f.code == "checkers.T05"]
     assert "position" not in elsewhere.message, events[k].kind
 

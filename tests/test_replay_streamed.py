@@ -9,21 +9,21 @@ import random
 import shutil
 from pathlib import Path
 
-import msgspec
 import pytest
 
 import schemas
-from audit.simulator.simulate import game_start, record_events
+from audit.simulator.simulate import record_events
 from ledger import Ledger, LogReader, init
 from ledger.fastscan import frame_batch
 from ledger.index import RECORD, stream_path
 from ledger.layout import SEGMENTS
 from ledger.reader import StoredEntries
 from ledger.segments import list_segments
-from replay.registry import GAMES, SEATS, engine
+from replay.registry import GAMES
 from replay.run import summarise
 from schemas import decode
 from tests.ledger_support import cli, committed_entries, flat
+from tests.replay_support import bot_games
 
 SEED = 32
 
@@ -31,16 +31,7 @@ SEED = 32
 def _recorded(root: Path) -> None:
     """Records two bot games of each game, the second of each with an event sent twice under a later
     seq (a finding of every engine), the games' events interleaved in the log."""
-    rng = random.Random(SEED)
-    games = []
-    for game in GAMES:
-        for i in range(2):
-            start = game_start(game, f"T1/r1/t{i}/{game}", [f"p{s}" for s in range(SEATS[game])], i % 2, 1_790_000_000_000)
-            played = engine(game).bot_game(start, random.Random(rng.getrandbits(64)))
-            if i == 1:
-                played = [*played[:-1], msgspec.structs.replace(played[len(played) // 2], seq=len(played) - 1),
-                          msgspec.structs.replace(played[-1], seq=len(played))]
-            games.append(played)
+    games = bot_games(random.Random(SEED))
     init(root)
     with Ledger.open(root) as ledger:
         for step in range(max(map(len, games))):

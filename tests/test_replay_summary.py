@@ -9,15 +9,15 @@ import json
 import random
 from pathlib import Path
 
-import msgspec
 import pytest
 
-from audit.simulator.simulate import game_start, simulate_games
+from audit.simulator.simulate import simulate_games
 from ledger import init
-from replay.registry import GAMES, SEATS, engine
+from replay.registry import GAMES
 from replay.run import game_streams, replay_game, summarise
 from schemas.envelope import Event
 from tests.ledger_support import cli
+from tests.replay_support import bot_games
 
 SEED = 2026
 
@@ -27,15 +27,7 @@ def _games(seed: int) -> list[Event]:
     sent twice with a later seq (a rule break every engine reports: its seq or turn is wrong)."""
     rng = random.Random(seed)
     print(f"seed {seed}")
-    events: list[Event] = []
-    for game in GAMES:
-        for i in range(2):
-            start = game_start(game, f"T1/r1/t{i}/{game}", [f"p{s}" for s in range(SEATS[game])], i % 2, 1_790_000_000_000)
-            played = engine(game).bot_game(start, random.Random(rng.getrandbits(64)))
-            if i == 1:
-                played = [*played[:-1], msgspec.structs.replace(played[len(played) // 2], seq=len(played) - 1),
-                          msgspec.structs.replace(played[-1], seq=len(played))]
-            events += played
+    events: list[Event] = [event for played in bot_games(rng) for event in played]
     rng.shuffle(events)  # grouping restores each stream's order
     return events
 

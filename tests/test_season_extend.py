@@ -18,6 +18,7 @@ import audit.query.projection_cache as cache
 from audit.query.session import open_session
 from audit.query.standings import standings
 from ledger import LogReader, init, record
+from ledger.reader import StoredEntries
 from schemas import decode_stored
 
 SEED = int(os.environ.get("MATCHLEDGER_SEASON_SEED", random.randrange(1 << 30)))
@@ -190,7 +191,12 @@ def test_query_reads_body_only_when_it_names_it(entries: list[bytes], tmp_path: 
     _recorded(root, entries[len(entries) // 2:])
     whole = {"n": 0}
     reading = cache._whole_log
-    monkeypatch.setattr(cache, "_whole_log", lambda r: (whole.__setitem__("n", whole["n"] + 1), reading(r))[1])
+
+    def counted(r: Path) -> StoredEntries:
+        whole["n"] += 1
+        return reading(r)
+
+    monkeypatch.setattr(cache, "_whole_log", counted)
     got = runner.invoke(app, plain)
     assert got.exit_code == 0, got.output
     assert whole["n"] == 0

@@ -7,6 +7,7 @@ import json
 import os
 import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -77,7 +78,8 @@ def test_an_existing_output_is_kept_unless_forced(ledger: Path, tmp_path: Path) 
 ])
 def test_integers_are_bounded_by_the_contract(ledger: Path, field: str, value: int, message: str) -> None:
     before = snapshot(ledger)
-    line = event_line("g9", 0, **{field: value})
+    fields: dict[str, Any] = {field: value}
+    line = event_line("g9", 0, **fields)
     result = cli("record", "--ledger", str(ledger), "-", input=line)
     assert result.exit_code == 1 and f"line 1: {message}" in result.stderr, result.stderr
     assert snapshot(ledger) == before
@@ -117,6 +119,7 @@ def test_a_removed_cosignature_or_witness_folder_is_detected(ledger: Path, tmp_p
     note.write_text("".join(line for line in note.read_text().splitlines(keepends=True) if "arbiter-zhang" not in line))
     report = verify(ledger)
     assert not report.ok
+    assert report.error is not None
     assert "records 'arbiter-zhang' as a witness of checkpoint 12, but that checkpoint carries no valid co-signature" in report.error
 
 
@@ -240,7 +243,7 @@ def test_fuzz_record_never_crashes_and_never_half_appends(ledger: Path) -> None:
         result = cli("record", "--ledger", str(ledger), "-", input=bytes(line))
         assert "Traceback" not in result.output, f"seed {seed} case {case}: {bytes(line)!r}"
         if result.exit_code != 0:
-            assert result.stderr.startswith("error: line 1: ") and snapshot(ledger) == before, f"seed {seed} case {case}"
+            assert result.stderr.startswith("error: 第 1 行 line 1: ") and snapshot(ledger) == before, f"seed {seed} case {case}"
         else:
             assert verify(ledger).ok
             ledger_copy = snapshot(ledger)

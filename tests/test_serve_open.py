@@ -78,6 +78,7 @@ class Service:
         return found
 
     def stop(self) -> None:
+        assert isinstance(self.auditor.book, LiveStore)  # open_auditor's book: the kept files
         self.auditor.book.save(self.auditor)
 
 

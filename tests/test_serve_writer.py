@@ -7,7 +7,7 @@ from __future__ import annotations
 import gc
 import weakref
 
-from audit.service.serve import settle_heap
+from audit.service.process import settle_heap
 
 
 class _Node:
@@ -89,7 +89,7 @@ def test_index_job_runs_beside_appends_and_leaves_a_durable_head(tmp_path) -> No
     import pytest
 
     from ledger import Ledger, LedgerError, Pending, init, verify
-    from ledger.index import load_stream, read_head
+    from ledger.index import iter_records, load_stream, read_head
     from schemas import encode
 
     root = tmp_path / "ledger"
@@ -117,7 +117,7 @@ def test_index_job_runs_beside_appends_and_leaves_a_durable_head(tmp_path) -> No
         for t in tables:
             stream = t.events[0].stream
             index = load_stream(root, stream)
-            assert [e for e in index.entries if e < size] == [e for e in led._stream(stream).entries if e < size]
+            assert [e for e, _ in iter_records(index) if e < size] == [e for e, _ in iter_records(led._stream(stream)) if e < size]
         crashed = tmp_path / "crashed"
         shutil.copytree(root, crashed)
         led.finish_index(job)

@@ -68,7 +68,8 @@ def test_show_at_a_legal_event_shows_no_refusal(planted: tuple[Path, dict[str, A
 def test_show_beyond_a_halted_replay_is_the_log_claim(planted: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
     """Issue 31 point 6: `show --at` a later move of a Junqi or checkers game whose replay an illegal
     move halted draws the board as the log claims it, says so and names the finding that halted it;
-    a Paohuzi deal goes on derived (no claim, no refusal named)."""
+    a Paohuzi deal goes on derived (no claim, no refusal named): the planted discard out of turn is
+    one the log then ignores (tests/test_paohuzi_claimed.py has the faults the log goes on from)."""
     root, found = planted
     events = list(LogReader(root).events(found["stream"]))
     later = next(e.seq for e in events if e.seq > found["seq"] + 1 and e.kind.endswith((".moved", ".discarded")))

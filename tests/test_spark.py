@@ -139,8 +139,10 @@ def _remove_listed(out: Path) -> str:
     return "export files differ from the manifest: extra [], missing"
 
 
-@pytest.mark.parametrize("damage", [_tamper_value, _add_unlisted, _remove_listed])
+@pytest.mark.parametrize("damage", [_add_unlisted, _remove_listed])
 def test_a_changed_export_is_refused_before_spark_starts(exported: tuple[Path, Path], tmp_path: Path, damage, monkeypatch) -> None:
+    """A listing that is not the signed manifest's (a file added or removed) is refused by the driver
+    before Spark starts; a changed file's bytes, by the executors' hashes (below)."""
     import audit.spark.db
 
     root, original = exported
@@ -183,7 +185,7 @@ def test_entries_that_do_not_hash_to_the_signed_root_are_refused(exported: tuple
 def test_a_file_changed_after_the_drivers_check_is_refused_by_the_executors(exported: tuple[Path, Path], tmp_path: Path,
                                                                            spark_ready: None, monkeypatch) -> None:
     """The executors parse each file from the bytes whose SHA-256 they check: a file changed between
-    the driver's check and Spark's read (someone with write access racing the audit) is refused."""
+    the driver's check of the manifest and Spark's read (someone with write access racing the audit) is refused."""
     import audit.spark.session
     from audit.lake.export import verify_export
     from audit.spark.session import open_export
@@ -193,8 +195,8 @@ def test_a_file_changed_after_the_drivers_check_is_refused_by_the_executors(expo
     out = tmp_path / "pq"
     shutil.copytree(original, out)
 
-    def checked_then_changed(out: Path, verifier: Verifier):  # noqa: ANN202
-        manifest = verify_export(out, verifier)
+    def checked_then_changed(out: Path, verifier: Verifier, files: bool = True):  # noqa: ANN202
+        manifest = verify_export(out, verifier, files)
         path = next(p for p in sorted((out / "players").rglob("*.parquet")) if pq.read_metadata(p).num_rows)
         table = pq.read_table(path)  # a table Spark reads (seats, steps, games and findings it derives again)
         names = table["name"].to_pylist()
@@ -206,6 +208,51 @@ def test_a_file_changed_after_the_drivers_check_is_refused_by_the_executors(expo
     monkeypatch.setattr(audit.spark.session, "verify_export", checked_then_changed)
     with pytest.raises(ExportError, match=r"players/.*\.parquet: sha256 differs from the manifest"):
         open_export(out, Verifier.load(root / "signer.pub"))
+
+
+@pytest.mark.slow
+def test_a_changed_file_is_refused_by_the_executors_hashes(exported: tuple[Path, Path], tmp_path: Path, spark_ready: None) -> None:
+    """Tamper-evidence of an export (DESIGN "Nothing unsigned counts"): the files' SHA-256 are checked
+    on the executors now, not by the driver; a changed file of a table they derive again (`seats`,
+    never parsed) is still refused, named, before any query, by the CLI too (exit 1)."""
+    from audit.spark.session import open_export
+    from ledger import Verifier
+
+    root, original = exported
+    out = tmp_path / "pq"
+    shutil.copytree(original, out)
+    expected = _tamper_value(out)
+    with pytest.raises(ExportError, match=r"seats/.*\.parquet: sha256 differs from the manifest"):
+        open_export(out, Verifier.load(root / "signer.pub"))
+    result = cli("audit", "--engine", "spark", "--parquet", str(out), "--key", str(root / "signer.pub"))
+    assert result.exit_code == 1 and expected in result.stderr
+
+
+def test_the_executors_hashes_name_the_first_changed_file_in_manifest_order(exported: tuple[Path, Path], tmp_path: Path,
+                                                                           spark_ready: None) -> None:
+    """The executors' digests are combined on the driver in the manifest's order: of two changed
+    files the first listed is named, whichever executor finished first; an unreadable file is named too."""
+    from audit.lake.export import verify_export
+    from audit.spark.db import check_files, spark_session
+    from ledger import Verifier
+
+    root, original = exported
+    out = tmp_path / "pq"
+    shutil.copytree(original, out)
+    manifest = verify_export(out, Verifier.load(root / "signer.pub"))
+    spark = spark_session()
+    check_files(spark, out, manifest.files)  # unchanged: every digest is the manifest's
+    listed = [f for f in manifest.files if f.rows]
+    first, last = listed[0], listed[-1]
+    for f in (last, first):
+        with open(out / f.path, "ab") as changed:
+            changed.write(b"\0")
+    for _ in range(2):
+        with pytest.raises(ExportError, match=f"^{first.path}: sha256 differs from the manifest$"):
+            check_files(spark, out, manifest.files)
+    (out / first.path).unlink()
+    with pytest.raises(ExportError, match=f"^{first.path}: cannot be read"):
+        check_files(spark, out, manifest.files)
 
 
 def _resign(root: Path, out: Path) -> None:
@@ -277,6 +324,72 @@ def test_spark_audit_of_the_demo_event_gives_the_duckdb_audits_json(tmp_path: Pa
     assert _json("audit", *spark) == _json("audit", *pinned(root))
     for tournament in json.loads(demo.stdout)["tournaments"]:
         assert _json("standings", "--tournament", tournament, *spark) == _json("standings", "--tournament", tournament, *pinned(root))
+
+
+class _Collected:
+    """Records every row Spark hands to the driver (collect, toArrow, toPandas, toLocalIterator)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from pyspark.sql.classic.dataframe import DataFrame  # pyspark 4: where the methods are (take and tail call collect)
+
+        self.rows: list[tuple] = []
+        for name in ("collect", "toArrow", "toPandas", "toLocalIterator"):
+            monkeypatch.setattr(DataFrame, name, self._counted(getattr(DataFrame, name), name))
+
+    def _counted(self, original, name: str):  # noqa: ANN001, ANN202
+        def call(frame, *args, **kwargs):  # noqa: ANN001, ANN202
+            got = original(frame, *args, **kwargs)
+            if name == "toArrow":
+                self.rows += [tuple(r.values()) for r in got.to_pylist()]
+            elif name == "toPandas":
+                self.rows += list(got.itertuples(index=False))
+            elif name == "toLocalIterator":
+                got = list(got)
+                self.rows += [tuple(r) for r in got]
+                return iter(got)
+            else:
+                self.rows += [tuple(r) for r in got]
+            return got
+
+        return call
+
+    def naming(self, streams: set[str]) -> list[tuple]:
+        return [row for row in self.rows if any(isinstance(v, str) and v in streams for v in row)]
+
+
+@pytest.mark.slow
+def test_no_row_per_game_reaches_the_driver(tmp_path: Path, spark_ready: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 32 goal 4 (Spark, the driver's share): the certification of an export brings no row
+    per game to the driver, neither the games and seats tables nor the Paohuzi boards' deal events
+    (第五条, checked board by board on the executors); only counts, tile roots, tournament rows and
+    findings. Replays it on a Junqi and a Paohuzi tournament, clean."""
+    from audit.certification.certify import certify, certify_session
+    from audit.lake.export import load_parquet
+    from audit.spark.session import open_export
+    from ledger import Verifier
+
+    root, out = tmp_path / "l", tmp_path / "pq"
+    for game in ("junqi", "paohuzi"):
+        _simulate(root, game)
+    assert cli("export", "--ledger", str(root), "--parquet", str(out)).exit_code == 0
+    verifier = Verifier.load(root / "signer.pub")
+    games = set(load_parquet(out, verifier)["games"]["stream"].to_pylist())
+    boards = load_parquet(out, verifier)["games"]["board"].to_pylist()
+    assert len(games) >= 8 and any(boards)  # enough games to tell, and boards for the deal check
+    collected = _Collected(monkeypatch)
+    report, session = open_export(out, verifier)
+    remote = certify_session(report, session)
+    local = certify(root)
+    assert (remote.ok, remote.games, remote.findings, remote.warnings) == (local.ok, local.games, local.findings, local.warnings)
+    assert remote.ok and remote.games == len(games)
+    faulted = {row["stream"] for row in remote.warnings}
+    named = collected.naming(games)
+    assert {v for row in named for v in row if v in games} <= faulted, named[:5]
+    assert len(named) <= 3 * len(remote.warnings)  # a finding's own rows, not one per game
+    assert len(collected.rows) < len(games) * 20  # tile roots, counts, tournament rows: far fewer than the events
+    before = len(collected.naming(games))
+    assert {g["stream"] for g in session.projection.games} == games  # asked for, the games do come (the count above can see them)
+    assert len(collected.naming(games)) - before == len(games)
 
 
 @pytest.mark.slow

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import msgspec
@@ -33,25 +34,9 @@ TOURNAMENT = "junqi-cup-1"
 
 
 @pytest.fixture(scope="module")
-def season(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("anchor") / "ledger"
-    made = cli("simulate", "junqi", "--tournament", "--players", "4", "--rounds", "2", "--games-per-round", "1", "--ledger", str(root), "--json")
-    assert made.exit_code == 0, made.output
-    shutil.copy(root / PUBLIC_KEY, root.parent / "genuine.pub")
-    return root
-
-
-@pytest.fixture
-def root(season: Path, tmp_path: Path) -> Path:
-    copy = tmp_path / "ledger"
-    shutil.copytree(season, copy)
-    shutil.rmtree(copy / "derived", ignore_errors=True)
-    return copy
-
-
-@pytest.fixture
-def genuine(season: Path) -> str:
-    return str(season.parent / "genuine.pub")
+def season(simulated_season: Callable[..., Path]) -> Path:
+    """A Junqi tournament of 2 rounds (`root` and `genuine` in tests/conftest.py copy it and its key)."""
+    return simulated_season("anchor", "junqi", "--tournament", "--players", "4", "--rounds", "2", "--games-per-round", "1")
 
 
 def _standings(root: Path, *more: str) -> dict:

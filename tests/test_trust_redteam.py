@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -31,25 +32,10 @@ CHANGED = ("the signed range was changed", "does not match the signed tree")
 
 
 @pytest.fixture(scope="module")
-def season(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("redteam") / "ledger"
-    made = cli("simulate", "checkers", "--tournament", "--players", "4", "--rounds", "1", "--games-per-round", "1", "--seed", "7",
-               "--ledger", str(root), "--json")
-    assert made.exit_code == 0, made.output
-    shutil.copy(root / PUBLIC_KEY, root.parent / "genuine.pub")
-    return root
-
-
-@pytest.fixture
-def root(season: Path, tmp_path: Path) -> Path:
-    copy = tmp_path / "ledger"
-    shutil.copytree(season, copy)
-    return copy
-
-
-@pytest.fixture
-def genuine(season: Path) -> str:
-    return str(season.parent / "genuine.pub")
+def season(simulated_season: Callable[..., Path]) -> Path:
+    """A checkers tournament of one round (`root` and `genuine` in tests/conftest.py copy it and its key)."""
+    return simulated_season("redteam", "checkers", "--tournament", "--players", "4", "--rounds", "1", "--games-per-round", "1",
+                            "--seed", "7")
 
 
 def _flip_winner(root: Path) -> int:
@@ -350,5 +336,5 @@ def test_look_alike_stream_ids_are_refused_by_the_contract(stream: str) -> None:
     from schemas import ContractError, decode_line
 
     line = json.dumps({"kind": "game.move_time", "stream": stream, "seq": 0, "ts": 1, "seat": 0, "ms": 5}).encode()
-    with pytest.raises(ContractError, match=r"^line 4: Expected a stream id.* - at `\$\.stream`$"):
+    with pytest.raises(ContractError, match=r"^第 4 行 line 4: Expected a stream id.* - at `\$\.stream`$"):
         decode_line(line, 4)

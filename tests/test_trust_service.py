@@ -24,8 +24,9 @@ import pytest
 import ledger as ledger_api
 from audit.service.http1 import Answer, Request
 from audit.service.http1 import Server as HttpServer
-from audit.service.serve import error_body
+from audit.service.process import error_body
 from bench.serve import children
+from schemas.log import SourceRegistered
 from tests.ledger_support import cli, event_line
 from tests.serve_support import Server, get, log_of, make_source, post, signed
 
@@ -360,7 +361,7 @@ def test_a_registration_sent_again_is_acknowledged_once(ledger_dir: Path, tmp_pa
         late = ledger_api.Signer.load(key)
         assert post(server.url, body_of("cup/g", 0), signed(late, body_of("cup/g", 0), log_of(ledger_dir)))[0] == 200
     assert cli(*add, "--ledger", str(ledger_dir)).exit_code == 0, "offline, the same registration again"
-    registered = [e for e in list(ledger_api.LogReader(ledger_dir).events("log.sources")) if e.kind == "source.registered"]
+    registered = [e for e in list(ledger_api.LogReader(ledger_dir).events("log.sources")) if isinstance(e, SourceRegistered)]
     assert [e.name for e in registered] == ["late"]
     assert cli("source", "revoke", "--name", "late", "--ledger", str(ledger_dir)).exit_code == 0
     after = cli(*add, "--ledger", str(ledger_dir))
@@ -386,7 +387,8 @@ def test_send_keeps_the_receipts_before_a_refusal_and_check_proof_reads_them(led
         sent = cli("send", str(events), "--url", server.url, "--key", str(key), "--batch", "2", "--receipts", str(receipts))
     assert sent.exit_code == 1
     message = " ".join(sent.stderr.split())
-    assert "409 seq-gap" in message and f"{events} line 8:" in message and "batch 3 of 3" in message, message
+    assert "409 seq-gap" in message and f"{events} line 8: 字段 `seq`：" in message and "batch 3 of 3" in message, message
+    assert "第 2 行" not in message and "line 2:" not in message, message  # the body's line, told as the file's line 8
     assert "batches 1–2 (lines 1–6) were acknowledged" in message and str(receipts) in message, message
     assert len(receipts.read_bytes().splitlines()) == 2
     checked = cli("check-proof", str(receipts), "--key", str(ledger_dir / "signer.pub"), "--json")
@@ -509,6 +511,6 @@ def test_a_table_refused_stops_alone_and_an_outage_is_reported_and_resumed(ledge
         again.join()
     assert again.error is None, again.error
     assert complete(ledger_dir, "out", 2)
-    registered = [e.name for e in list(ledger_api.LogReader(ledger_dir).events("log.sources")) if e.kind == "source.registered"]
+    registered = [e.name for e in list(ledger_api.LogReader(ledger_dir).events("log.sources")) if isinstance(e, SourceRegistered)]
     assert registered.count("out-t1") == 1 and registered.count("out-t2") == 1
     assert ledger_api.verify(ledger_dir).ok

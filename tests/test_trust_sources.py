@@ -18,7 +18,7 @@ import ledger as ledger_api
 from audit.service.serve import parse_body
 from audit.simulator.client import Client
 from audit.simulator.live import make_tables
-from ledger import Ledger, LedgerError, Pending, Signer, record
+from ledger import Ledger, LedgerError, Pending, Receipt, Signer, record
 from ledger import sources as ledger_sources
 from ledger.errors import SequenceError
 from ledger.group_commit import Batch, Refusal, Writer, digest_of
@@ -26,20 +26,8 @@ from ledger.sources import SCHEME, load_source_book, old_message
 from schemas import ContractError, decode, decode_line, encode
 from schemas.log import BATCHES_STREAM, SOURCES_STREAM, BatchReceived, SourceRegistered
 from tests.ledger_support import cli, event_line, snapshot
-from tests.serve_support import Server, get, make_source, post, signed
-
-ORIGIN = "trust.test/production"
-
-
-@pytest.fixture()
-def ledger_dir(tmp_path: Path) -> Path:
-    root = tmp_path / "L"
-    ledger_api.init(root, ORIGIN)
-    return root
-
-
-def lines(*events: bytes) -> bytes:
-    return b"".join(e + b"\n" for e in events)
+from tests.serve_support import LOG_ORIGIN as ORIGIN  # the origin of conftest's `ledger_dir`
+from tests.serve_support import Server, get, lines, make_source, post, signed
 
 
 def forged_record(stream: str, seq: int, victim: str, body: bytes, streams: list[str]) -> bytes:
@@ -82,10 +70,11 @@ def test_the_group_commit_refuses_with_the_ledgers_own_append_rules(ledger_dir: 
 
     ok, refused, later = asyncio.run(run())
     assert isinstance(refused, Refusal) and (refused.status, refused.reason, refused.line) == (409, "seq-gap", 2)
-    assert str(refused) == "line 2: " + str(recorded.value).removeprefix("line 1: ")
+    assert str(refused) == "第 2 行 line 2: " + str(recorded.value).removeprefix("第 1 行 line 1: ")
     # entry 0: the registration; 1, 2: the first batch; 3: its record; 4: the third batch's fresh g/1
-    assert [e.index for e in ok.entries] == [1, 2]  # type: ignore[union-attr]
-    assert [e.index for e in later.entries] == [2, 4]  # type: ignore[union-attr]
+    assert isinstance(ok, Receipt) and isinstance(later, Receipt)
+    assert [e.index for e in ok.entries] == [1, 2]
+    assert [e.index for e in later.entries] == [2, 4]
     assert not hasattr(__import__("audit"), "writer") and not (Path(__file__).parents[1] / "audit" / "writer.py").exists()
 
 
@@ -206,7 +195,7 @@ def test_record_refuses_the_logs_own_kinds_and_the_operators_commands_still_writ
         path = tmp_path / f"in{n}.jsonl"
         path.write_bytes(lines(event_line("g", 0), line))
         result = cli("record", "--ledger", str(ledger_dir), str(path))
-        assert result.exit_code == 1 and "line 2: field `" in result.stderr and "log" in result.stderr, result.stderr
+        assert result.exit_code == 1 and "line 2: 字段 `" in result.stderr and "field `" in result.stderr and "log" in result.stderr, result.stderr
         assert snapshot(ledger_dir) == before
     with pytest.raises(SequenceError, match="belongs in log.arbiters, not 'log.sources'"):  # the own commands' kinds: only in their stream
         record(ledger_dir, [event_line("log.sources", 0, "arbiter.registered", verifier=key, role="chief_referee")], own=True)
@@ -284,7 +273,7 @@ def test_a_stream_id_may_not_end_in_a_newline_nor_hold_dot_segments(stream: str,
     `.`/`..` segment is refused by the contract, naming the line and field, in `record` and in a
     source's grant; nothing is appended."""
     line = json.dumps({"kind": "game.move_time", "stream": stream, "seq": 0, "ts": 1, "seat": 0, "ms": 5}).encode()
-    with pytest.raises(ContractError, match=r"^line 3: Expected a stream id.* - at `\$\.stream`$"):
+    with pytest.raises(ContractError, match=r"^第 3 行 line 3: Expected a stream id.* - at `\$\.stream`$"):
         decode_line(line, 3)
     record(ledger_dir, [])  # (a first open writes the empty index and segment)
     before = snapshot(ledger_dir)

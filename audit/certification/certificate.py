@@ -128,6 +128,10 @@ class AuditSummary(msgspec.Struct, frozen=True, rename="camel"):
     log_key: KeyInUse
     checkpoint: str
     """The log's signed checkpoint note the subject names (C2SP signed note)."""
+    state: Resource | None = None
+    """The audit's state kept beside the certificate (its file name and SHA-256), from which `audit --since` continues."""
+    since: Resource | None = None
+    """The earlier certificate this audit continued from (`audit --since`): its checkpoint's URI and the file's SHA-256."""
 
 
 class Predicate(msgspec.Struct, frozen=True, rename="camel"):
@@ -263,8 +267,9 @@ def _policy(profiles: list[RuleProfile]) -> Resource:
     return Resource(uri=POLICY_URI, digest={"sha256": sha256(canonical(profiles))})
 
 
-def statement(cert: Certification, checkpoint: Checkpoint, log: LogKey, auditor: Verifier, now: datetime) -> Statement:
-    """Returns the statement of an audit over the log at `checkpoint`, by `auditor`."""
+def statement(cert: Certification, checkpoint: Checkpoint, log: LogKey, auditor: Verifier, now: datetime,
+              state: Resource | None = None, since: Resource | None = None) -> Statement:
+    """Returns the statement of an audit over the log at `checkpoint`, by `auditor`, naming its state and the certificate it continued."""
     when = now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     dir_hash, files = code_fingerprint()
     profiles = _profiles(cert)
@@ -273,7 +278,7 @@ def statement(cert: Certification, checkpoint: Checkpoint, log: LogKey, auditor:
         unsigned=cert.log.unsigned, tournament=cert.tournament, games=cert.games, checks=_checks(cert),
         findings=_digested(cert.findings), warnings=_digested(cert.warnings), profiles=profiles,
         code=Code(version("matchledger"), dir_hash, files, accelerators()),
-        log_key=KeyInUse(log.verifier.name, log.verifier.key_id.hex(), log.pinned), checkpoint=checkpoint.note)
+        log_key=KeyInUse(log.verifier.name, log.verifier.key_id.hex(), log.pinned), checkpoint=checkpoint.note, state=state, since=since)
     predicate = Predicate(
         verifier=VerifierId(auditor_uri(auditor), {"matchledger": summary.code.version}), time_verified=when,
         resource_uri=log_uri(checkpoint.origin), policy=_policy(profiles),
@@ -320,14 +325,15 @@ def check_keys(auditor: Verifier, log: Verifier) -> None:
                          "a certificate is signed by the auditor's key (matchledger keygen)")
 
 
-def issue(root: Path, cert: Certification, log: LogKey, signer: Signer, now: datetime | None = None) -> bytes:
+def issue(root: Path, cert: Certification, log: LogKey, signer: Signer, now: datetime | None = None,
+          state: Resource | None = None, since: Resource | None = None) -> bytes:
     """Returns the certificate of an audit of the ledger at `root`, signed by the auditor's key.
 
     :raises CertificateError: when no signed checkpoint can be named. :raises ValueError: when the auditor's key is the log's.
     """
     check_keys(signer.verifier, log.verifier)
     checkpoint = _audited_checkpoint(root, cert, log)
-    made = statement(cert, checkpoint, log, signer.verifier, now or datetime.now(UTC))
+    made = statement(cert, checkpoint, log, signer.verifier, now or datetime.now(UTC), state, since)
     return seal(msgspec.json.encode(made), signer)
 
 
@@ -436,22 +442,46 @@ def check_certificate(data: bytes, auditor: Verifier, log: Verifier, where: str)
     return CheckedCertificate(made, _checkpoint(made, log, where))
 
 
-def write_certificate(path: Path, root: Path, cert: Certification, log: LogKey, signer: Signer, force: bool = False) -> dict[str, Any]:
-    """Writes the certificate of an audit to `path` (never inside a ledger); returns what a JSON output says of it.
+def write_certificate(path: Path, root: Path, cert: Certification, log: LogKey, signer: Signer, force: bool = False,
+                      state: bytes | None = None, since: Resource | None = None) -> dict[str, Any]:
+    """Writes the certificate of an audit to `path` (never inside a ledger), and its state beside it
+    (`audit --since` continues from it); returns what a JSON output says of them.
 
     :raises CertificateError: when no signed checkpoint can be named. :raises OutputRefused: as `ledger.check_output`.
     """
     from ledger import write_output
 
-    data = issue(root, cert, log, signer)
+    named = None if state is None else state_resource(path, state)
+    data = issue(root, cert, log, signer, state=named, since=since)
+    if state is not None:
+        write_output(state_path(path), state, force)
     write_output(path, data, force)
-    return {"path": str(path), "sha256": sha256(data), "auditor": key_hint(signer.verifier)}
+    told = {"path": str(path), "sha256": sha256(data), "auditor": key_hint(signer.verifier)}
+    return told if state is None else {**told, "state": str(state_path(path)), "state_sha256": sha256(state)}
+
+
+def state_path(certificate: Path) -> Path:
+    """Returns where a certificate's audit state is kept: beside it (`CERT.state`, read by `audit --since`)."""
+    return certificate.with_name(certificate.name + ".state")
+
+
+def state_resource(certificate: Path, state: bytes) -> Resource:
+    """Returns how a certificate names its state: the file's name beside it and its SHA-256."""
+    return Resource(name=state_path(certificate).name, digest={"sha256": sha256(state)})
 
 
 def written_line(written: dict[str, Any]) -> str:
     """Says where the certificate went and who signed it, zh-Hans first."""
-    return (f"审计证书已写入 {written['path']}（审计员 {written['auditor']} 签名）/ certificate written to {written['path']}, "
+    line = (f"审计证书已写入 {written['path']}（审计员 {written['auditor']} 签名）/ certificate written to {written['path']}, "
             f"signed by the auditor key {written['auditor']} (sha256 {written['sha256']})")
+    if "state" in written:
+        line += f"; 审计状态 / its audit state {written['state']} (sha256 {written['state_sha256']})"
+    if "since" in written:
+        s = written["since"]
+        line += (f"\n增量审计：自 {s['path']} 的检查点 {s['from']} 至 {s['to']}，新增 {s['entries']} 个条目，重放 {s['games']} 局 / "
+                 f"incremental audit since {s['path']}: checkpoint {s['from']} proved a prefix of {s['to']} (compact range), "
+                 f"{s['entries']} new entries, {s['games']} games folded again")
+    return line
 
 
 def checked_record(checked: CheckedCertificate) -> dict[str, Any]:
@@ -472,4 +502,7 @@ def checked_lines(checked: CheckedCertificate) -> list[str]:
             f"代码 / code: matchledger {a.code.version}, dirHash {a.code.dir_hash} ({a.code.files} files), accelerators: "
             f"{', '.join(a.code.accelerators) or 'none'}",
             f"日志公钥{'已固定' if a.log_key.pinned else '未固定'} / the audit's log key {a.log_key.name} (id {a.log_key.key_id}) was "
-            f"{'pinned' if a.log_key.pinned else 'taken from the ledger directory, unpinned'}"]
+            f"{'pinned' if a.log_key.pinned else 'taken from the ledger directory, unpinned'}",
+            *([f"审计状态 / audit state: {a.state.name} (sha256 {a.state.digest.get('sha256')}), what `audit --since` continues from"]
+              if a.state is not None else []),
+            *([f"接续 / continues the certificate of {a.since.uri} (sha256 {a.since.digest.get('sha256')})"] if a.since is not None else [])]

@@ -3,7 +3,6 @@ and report each check with its passed and failed counts, the worst examples and 
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,6 +10,7 @@ from typing import Any
 
 from audit.query.checks import CHECKS, check_of
 from audit.query.db import QUERIES
+from audit.query.findings import finding_text
 from audit.query.session import Session, open_verified_session
 from audit.query.tournament_checks import deal_findings, seating_findings
 from ledger import VerifyReport
@@ -114,7 +114,7 @@ def certify_session(report: VerifyReport, session: Session | None, tournament: s
     from audit.query.standings import status_time
 
     return Certification(report, list(results.values()), errors, [r for r in rows if r["severity"] != "error"],
-                         len(_games(session, tournament)), tournament, profiles_in_force(session, tournament), status_time(session))
+                         sum(session.game_counts(tournament).values()), tournament, profiles_in_force(session, tournament), status_time(session))
 
 
 def profiles_in_force(session: Session, tournament: str | None) -> list[dict[str, Any]]:
@@ -122,7 +122,7 @@ def profiles_in_force(session: Session, tournament: str | None) -> list[dict[str
     (with its rules), then each distinct game profile with the number of games played under it."""
     opened = [{"tournament": t["tournament"], "game": t["game"], "profile": t["profile"], "rules": t["rules"], "games": None}
               for t in session.projection.tournaments if tournament is None or t["tournament"] == tournament]
-    played = Counter((g["tournament"] or "", g["game"], g["profile"]) for g in _games(session, tournament))
+    played = session.game_counts(tournament)
     return opened + [{"tournament": t or None, "game": game, "profile": profile, "rules": None, "games": n}
                      for (t, game, profile), n in sorted(played.items())]
 
@@ -141,31 +141,29 @@ def collect_findings(session: Session, tournament: str | None) -> list[dict[str,
                     rows.append({**row, "check": query.check, "severity": "error", "source": f"sql:{query.name}"})
     python = [("seating", f) for f in seating_findings(session)] + [("deals", f) for f in deal_findings(session)]
     rows += [_row(f, check, "tournament") for check, f in python]
-    streams = _streams(session, tournament)
-    books = _rule_books(session)
+    owners = session.games_of({row["stream"] for row in rows})  # the games found at fault, not every game
+    books = _rule_books(session, owners)
     seen: set[tuple[str, str, Any, str]] = set()
     unique = []
     for row in rows:
         key = (row["check"], row["stream"], row["seq"], row["code"])
-        if (streams is None or row["stream"] in streams) and key not in seen:
+        if _within(row["stream"], tournament, owners) and key not in seen:
             seen.add(key)
             unique.append({**row, "rule_book": books.get(row["stream"])})
     return unique
 
 
-def _rule_books(session: Session) -> dict[str, str]:
-    """Returns the rule book each game or tournament stream's articles cite (its game's)."""
+def _rule_books(session: Session, owners: dict[str, dict[str, Any]]) -> dict[str, str]:
+    """Returns the rule book each game (of `owners`) or tournament stream's articles cite (its game's)."""
     from replay.protocol import RULE_BOOKS
 
-    games = [(g["stream"], g["game"]) for g in session.projection.games]
+    games = [(stream, g["game"]) for stream, g in owners.items()]
     games += [(t["tournament"], t["game"]) for t in session.projection.tournaments]
     return {stream: RULE_BOOKS[game] for stream, game in games if game in RULE_BOOKS}
 
 
 def _example(row: dict[str, Any]) -> str:
     """Returns one finding, whole, as the line every command prints it."""
-    from audit.presentation.render import finding_text
-
     return finding_text(row)
 
 
@@ -174,24 +172,17 @@ def _row(f: Finding, check: str, source: str) -> dict[str, Any]:
             "message": f.message, "severity": f.severity, "source": source, "seat": f.seat, "player": f.player}
 
 
-def _games(session: Session, tournament: str | None) -> list[dict[str, Any]]:
-    return [g for g in session.projection.games if tournament is None or g["tournament"] == tournament]
-
-
-def _streams(session: Session, tournament: str | None) -> set[str] | None:
-    if tournament is None:
-        return None
-    return {tournament} | {g["stream"] for g in _games(session, tournament)}
+def _within(stream: str | None, tournament: str | None, owners: dict[str, dict[str, Any]]) -> bool:
+    """Tells whether a stream is the tournament's own or one of its games' (any, without a tournament)."""
+    return tournament is None or stream == tournament or stream is not None and owners.get(stream, {}).get("tournament") == tournament
 
 
 def _arbitration_counts(session: Session, tournament: str | None) -> dict[str, int]:
     """Counts the appeals (with their decisions), the rulings, and the signed events of a tournament's arbitration."""
-    tables = session.projection.tables()
-    streams = _streams(session, tournament)
-
-    def count(name: str) -> int:
-        rows = tables[name].column("stream").to_pylist()
-        return sum(1 for s in rows if streams is None or s in streams)
+    def count(name: str) -> int:  # one table read, not every one (a kept projection's `steps` stays in its files)
+        rows = session.projection.column(name, "stream").to_pylist()
+        owners = session.games_of(rows) if tournament is not None else {}
+        return sum(1 for s in rows if _within(s, tournament, owners))
 
     return {"appeals": count("appeals"), "corrections": count("rulings") + count("decisions"),
             "arbiters": count("rulings") + count("decisions")}
@@ -199,8 +190,9 @@ def _arbitration_counts(session: Session, tournament: str | None) -> dict[str, i
 
 def _count_checked(session: Session, results: dict[str, CheckResult], tournament: str | None) -> None:
     """Sets how many items each check looked at, so that passed = checked − failed."""
-    games = _games(session, tournament)
-    by_game = {name: sum(1 for g in games if g["game"] == name) for name in ("junqi", "paohuzi", "checkers")}
+    played = session.game_counts(tournament)
+    by_game = {name: sum(n for (_, game, _), n in played.items() if game == name) for name in ("junqi", "paohuzi", "checkers")}
+    games = sum(played.values())
     kinds = dict(session.db.run("event_counts", tournament=tournament)[0]) if games else {}
     counts = {
         "rules": kinds.get("steps", 0),
@@ -208,7 +200,7 @@ def _count_checked(session: Session, results: dict[str, CheckResult], tournament
         "points": kinds.get("seats", 0),
         "deals": by_game["paohuzi"],
         "timing": kinds.get("timings", 0),
-        "timeouts": len(games),
+        "timeouts": games,
         "quiet": by_game["junqi"],
         "steps": by_game["junqi"],
         "leave-camp": by_game["checkers"],

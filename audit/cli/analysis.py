@@ -35,7 +35,7 @@ from ledger import anchor as ledger_anchor
 
 if TYPE_CHECKING:
     from audit.query.session import Session
-    from ledger import Signer, VerifyReport
+    from ledger import Signer, Verifier, VerifyReport
 
 
 class Engine(str, enum.Enum):
@@ -52,6 +52,12 @@ CertificateOpt = Annotated[Path | None, typer.Option("--certificate", help="Writ
                                                       "statement, check it with check-certificate) to this file; with --auditor-key.")]
 AuditorKeyOpt = Annotated[Path | None, key_option("--auditor-key", help="The auditor's private key (matchledger keygen), which "
                                                                      "signs the certificate.")]
+SinceOpt = Annotated[Path | None, typer.Option("--since", help="Audit only what the log gained since this earlier certificate "
+                                               "(from the state kept beside it); with --certificate NEW and --auditor-key.")]
+AuditorPubOpt = Annotated[Path | None, key_option("--auditor-pub", help="The auditor's public key the --since certificate was signed "
+                                                                     "by (default: that of --auditor-key).")]
+FullIfNeededOpt = Annotated[bool, typer.Option("--full-if-needed", help="With --since: when the earlier state cannot be used, say why "
+                                               "and audit in full (without it: exit 2).")]
 
 
 def _export_session(engine: Engine, parquet: Path | None, key: Path | None, master: str | None) -> tuple[VerifyReport, Session, Path] | None:
@@ -75,15 +81,20 @@ def _export_session(engine: Engine, parquet: Path | None, key: Path | None, mast
 def audit(ledger: LedgerOpt = DEFAULT_LEDGER,
           tournament: Annotated[str | None, typer.Option(help="Audit one tournament only.")] = None,
           engine: EngineOpt = Engine.duckdb, master: MasterOpt = None, parquet: ParquetOpt = None, key: LogKeyOpt = None,
-          certificate: CertificateOpt = None, auditor_key: AuditorKeyOpt = None, force: ForceOpt = False,
+          certificate: CertificateOpt = None, auditor_key: AuditorKeyOpt = None, since: SinceOpt = None,
+          auditor_pub: AuditorPubOpt = None, full_if_needed: FullIfNeededOpt = False, force: ForceOpt = False,
           fmt: FormatOpt = Format.table, quiet: QuietOpt = False) -> None:
     """Certify a ledger, or with --engine spark an export: verify, replay every game, run every query, check every claim (exit 1 on findings)."""
     from audit.certification.certificate import finding_records, write_certificate, written_line
     from audit.certification.certify import certify, certify_session
+    from audit.certification.since import audit_keeping_state
     from audit.presentation.render import certification_rows, finding_rows, finding_said
 
     if engine is Engine.duckdb and parquet is not None:
         raise typer.BadParameter("an export is audited on Spark: add --engine spark", param_hint="--parquet")
+    if (since is not None or auditor_pub is not None or full_if_needed) and certificate is None:
+        raise typer.BadParameter("--since CERT (with --auditor-pub, --full-if-needed) writes a new certificate: add --certificate NEW "
+                                 "--auditor-key KEY", param_hint="--since")
     auditor, written = _auditor(certificate, auditor_key, engine, force), None
     opened = _export_session(engine, parquet, key, master)
     if opened is not None:
@@ -93,10 +104,18 @@ def audit(ledger: LedgerOpt = DEFAULT_LEDGER,
         trust = export_trust(opened[2], opened[0].size, opened[0].root)
     else:
         with ledger_api.pinned_key(key), progress_bar("replaying games", 0, quiet=quiet) as advance:  # the bar's total: the games
-            cert = certify(existing_ledger(ledger), tournament, advance)  # checked before the verification forks
-            trust = trust_document(ledger, report=cert.log)
+            root = existing_ledger(ledger)  # checked before the verification forks
             if certificate is not None and auditor is not None:
-                written = write_certificate(certificate, ledger, cert, ledger_anchor.log_key(ledger), auditor, force)
+                log_key = ledger_anchor.log_key(ledger)
+                cert, state, continued, said = (_since(root, since, certificate, auditor_pub, auditor, log_key.verifier, tournament, full_if_needed,
+                                                       advance)
+                                                if since is not None else (*audit_keeping_state(root, certificate, tournament, advance), None, None))
+                written = write_certificate(certificate, ledger, cert, log_key, auditor, force, state, continued)
+                if said is not None:
+                    written["since"] = said
+            else:
+                cert = certify(root, tournament, advance)
+            trust = trust_document(ledger, report=cert.log)
     certified = Certified(
         ok=cert.ok, reason=cert.reason, size=cert.log.size, root=cert.log.root, unsigned=cert.log.unsigned,
         games=cert.games, as_of=cert.as_of, trust=trust,
@@ -110,6 +129,29 @@ def audit(ledger: LedgerOpt = DEFAULT_LEDGER,
                             trust_said=trust_lines(trust), verdict=cert.verdict(), written=written_line(written) if written else None), fmt)
     if not cert.ok:
         raise ExitCode(1)
+
+
+def _since(root: Path, since: Path, certificate: Path, auditor_pub: Path | None, auditor: Signer, log: Verifier, tournament: str | None,
+           full_if_needed: bool, advance: Any) -> tuple[Any, bytes | None, Any, dict[str, Any] | None]:
+    """Audits since an earlier certificate; returns the certification, its state, the earlier certificate
+    as the new one names it, and what the JSON output says of the incremental audit (None when it ran in full).
+
+    :raises UsageError: when the earlier state cannot be used and --full-if-needed was not given.
+    """
+    from audit.certification.since import SinceRefused, audit_keeping_state, audit_since, since_resource, since_said
+    from audit.cli.inputs import read_input
+    from ledger import Verifier
+
+    earlier = read_input(since, "an audit certificate (a DSSE envelope)")
+    try:
+        done = audit_since(root, earlier, since, Verifier.load(auditor_pub) if auditor_pub else auditor.verifier, log, certificate,
+                           tournament, advance)
+    except SinceRefused as exc:
+        if not full_if_needed:
+            raise UsageError(f"{exc}; 未审计 / nothing audited: audit without --since, or add --full-if-needed") from None
+        typer.echo(f"改为完整审计 / auditing in full (--full-if-needed): {exc}", err=True)
+        return (*audit_keeping_state(root, certificate, tournament, advance), None, None)
+    return done.cert, done.state, since_resource(earlier, done.earlier), since_said(since, done)
 
 
 def _auditor(certificate: Path | None, auditor_key: Path | None, engine: Engine, force: bool) -> Signer | None:

@@ -25,6 +25,7 @@ from audit.cli.base import (
 )
 from audit.cli.results import AppealsListed, ArbitrationRecorded
 from audit.presentation.output import Format, chosen, emit, progress_bar
+from schemas.arbitration import DECISIONS
 
 appeal_app = typer.Typer(name="appeal", no_args_is_help=True,
                          help="Write the arbitration procedure to the log: arbiters, appeals, decisions, rulings.",
@@ -32,7 +33,6 @@ appeal_app = typer.Typer(name="appeal", no_args_is_help=True,
 app.add_typer(appeal_app, name="appeal")
 
 ROLES = ("referee", "chief_referee", "committee")
-DECISIONS = ("upheld", "rejected", "void_late")
 KINDS = ("result_override", "authorised_skip", "penalty", "forfeit", "withdrawal", "void_game", "replay_from", "score_correction")
 AtOpt = Annotated[str | None, typer.Option("--at", help="When it happened: ms since the epoch or ISO 8601 (now by default).")]
 KeyOpt = Annotated[Path, key_option("--key", help="The arbiter's private key (matchledger keygen), registered with `appeal register`.")]
@@ -100,7 +100,7 @@ def decide(tournament: Annotated[str, typer.Option(help="The tournament stream h
     when decided already, without a valid majority of an odd committee, or signed by another key."""
     from audit.query.appeals import decide_appeal
 
-    _report(decide_appeal(ledger, tournament, appeal, _choice(decision, DECISIONS, "--decision"), vote, text, key, at, record_anyway),
+    _report(decide_appeal(ledger, tournament, appeal, _choice(decision, tuple(DECISIONS), "--decision"), vote, text, key, at, record_anyway),
             json)
 
 

@@ -22,6 +22,7 @@ from typing import Annotated, Any, TypeVar
 import typer
 
 from audit.cli.examples import EXAMPLES
+from audit.cli.results import Trust
 from audit.presentation.output import Folded, Format, fail, fail_note, said
 
 app = typer.Typer(no_args_is_help=True, help="Record, verify, replay and audit competitive games.",
@@ -60,7 +61,7 @@ LogKeyOpt = Annotated[Path | None, key_option("--key", envvar="MATCHLEDGER_LOG_K
 """The trust anchor of every command that reports results (issue 28.4; ledger/anchor.py)."""
 
 
-def trust_document(ledger: Path, signed: Any = None, report: Any = None) -> dict[str, Any]:
+def trust_document(ledger: Path, signed: Any = None, report: Any = None) -> Trust:
     """Returns what an output says of the key the log was checked with, the size it verified to (a
     signed checkpoint's, `ledger.Checkpoint`, what it read was checked against, or a verification's,
     `ledger.VerifyReport`, when it passed) and how many committed entries after the newest signed
@@ -69,14 +70,15 @@ def trust_document(ledger: Path, signed: Any = None, report: Any = None) -> dict
     from ledger.anchor import log_key
 
     if report is not None:
-        return _trust(log_key(ledger).record(), *((report.size, report.root) if report.ok else (None, None)), report.unsigned)
+        size, root = (report.size, report.root) if report.ok else (None, None)
+        return _trust(log_key(ledger).record(), size, root, report.unsigned)
     unsigned = LogReader(ledger).unsigned()
     if signed is not None:
         return _trust(log_key(ledger).record(), signed.size, signed.root.hex(), unsigned)
     return _trust(log_key(ledger).record(), None, None, unsigned)
 
 
-def export_trust(key: Path, size: int, root: str) -> dict[str, Any]:
+def export_trust(key: Path, size: int, root: str) -> Trust:
     """Returns the same for an export checked under a key given on the command line (pinned)."""
     from ledger import Verifier
     from ledger.anchor import LogKey
@@ -84,11 +86,11 @@ def export_trust(key: Path, size: int, root: str) -> dict[str, Any]:
     return _trust(LogKey(Verifier.load(key), key, pinned=True).record(), size, root, 0)
 
 
-def _trust(key: dict[str, Any], size: int | None, root: str | None, unsigned: int) -> dict[str, Any]:
-    return {"key": key, "verified_size": size, "verified_root": root, "unsigned": unsigned}
+def _trust(key: dict[str, Any], size: int | None, root: str | None, unsigned: int) -> Trust:
+    return Trust(key=key, verified_size=size, verified_root=root, unsigned=unsigned)
 
 
-def say_trust(trust: dict[str, Any], table: bool = True) -> None:
+def say_trust(trust: Trust, table: bool = True) -> None:
     """Says which key the log was checked with and the size verified to, with the unsigned entries
     after it left out, zh-Hans first: on stdout beside text for people (`table`), else on stderr
     (machine-readable output stays rows)."""
@@ -99,19 +101,19 @@ def say_trust(trust: dict[str, Any], table: bool = True) -> None:
             fail_note(line)
 
 
-def trust_lines(trust: dict[str, Any]) -> list[Folded]:
+def trust_lines(trust: Trust) -> list[Folded]:
     """Returns which key the log was checked with and the size verified to, zh-Hans first (`say_trust`)."""
     from ledger.anchor import ENV as LOG_KEY_ENV
 
-    key = trust["key"]
+    key = trust.key
     lines = [f"日志公钥：已固定 / log key: pinned ({key['from']}, id {key['key_id']})" if key["pinned"] else
              f"日志公钥：取自账本目录，未固定 / log key: taken from the ledger directory ({key['from']}), unpinned: anyone who can "
              f"write the directory can replace it; pin it with --key PUB or {LOG_KEY_ENV}"]
-    size, unsigned = trust["verified_size"], trust["unsigned"]
+    size, unsigned = trust.verified_size, trust.unsigned
     if size is not None:
         left = (f"；最新签名检查点之后 {unsigned} 个未签名条目不计 / the {unsigned} unsigned entries after the newest signed checkpoint "
                 f"are not shown") if unsigned else ""
-        lines.append(f"已核对至签名检查点 / verified against the signed checkpoint of size {size} (root {trust['verified_root']}){left}")
+        lines.append(f"已核对至签名检查点 / verified against the signed checkpoint of size {size} (root {trust.verified_root}){left}")
     return [Folded(line) for line in lines]  # folded at a terminal's width (a path may be long)
 
 

@@ -26,7 +26,7 @@ from audit.cli.base import (
     say_trust,
     trust_document,
 )
-from audit.cli.results import Counted, HuJudged, PageWritten, Planted, Replayed, ReportWritten, SeatShown, Shown, Simulated, SimulatedLive
+from audit.cli.results import Counted, HuJudged, PageWritten, Planted, Replayed, ReportWritten, SeatShown, Shown, Simulated, SimulatedLive, Trust
 from audit.presentation.output import Format, chosen, emit, progress_bar, progress_steps
 from audit.simulator.faults import FAULTS
 
@@ -137,7 +137,8 @@ def replay(ledger: LedgerOpt = DEFAULT_LEDGER,
            game: Annotated[str | None, typer.Option(help="Replay only this game stream.")] = None,
            key: LogKeyOpt = None, fmt: FormatOpt = Format.table, quiet: QuietOpt = False) -> None:
     """Re-derive every game from the rules and list the findings (exit 1 when there are any)."""
-    from audit.presentation.render import finding_record, finding_rows, finding_said
+    from audit.presentation.render import finding_rows, finding_said
+    from audit.query.findings import finding_record
     from replay import run as run_mod
     from schemas.common import GameStarted
 
@@ -163,7 +164,7 @@ def replay(ledger: LedgerOpt = DEFAULT_LEDGER,
         raise ExitCode(1)
 
 
-def _replay_streamed(ledger: Path, key: Path | None, advance: Any) -> tuple[Any, dict[str, Any]]:
+def _replay_streamed(ledger: Path, key: Path | None, advance: Any) -> tuple[Any, Trust]:
     """Replays every game of the signed log, each folded once its last entry is read and then dropped
     (issue 32.1), and returns the totals with what the output says of the check against the signed tree.
 
@@ -179,7 +180,7 @@ def _replay_streamed(ledger: Path, key: Path | None, advance: Any) -> tuple[Any,
         return summary, trust_document(ledger, signed)
 
 
-def _signed_events(ledger: Path, game: str | None, key: Path | None) -> tuple[list[Any], dict[str, Any]]:
+def _signed_events(ledger: Path, game: str | None, key: Path | None) -> tuple[list[Any], Trust]:
     """Returns the events a reader shows, checked against the signed tree under the log's key, and
     what the output says of that check.
 
@@ -200,8 +201,8 @@ def show(game: Annotated[str, typer.Option(help="Game stream id.")], ledger: Led
          key: LogKeyOpt = None, force: ForceOpt = False, json: JsonOpt = False) -> None:
     """Show a game's position at any step, as text (and SVG), with the seats and their players."""
     from audit.presentation import report as report_mod
-    from audit.presentation.render import finding_record
     from audit.presentation.terms import in_words
+    from audit.query.findings import finding_record
     from ledger import check_output, write_output
     from replay import run as run_mod
     from replay.protocol import seat_label

@@ -105,10 +105,10 @@ def verify(ledger: LedgerOpt = DEFAULT_LEDGER,
     emit(result, chosen(json))
     if not json and report.ok:  # what failed goes to stderr
         for absent in silent:
-            fail(f"--witness-key {absent} co-signed no checkpoint: none of its co-signatures could be checked")
+            fail(f"该仲裁员未联署任何检查点，无从核对 / --witness-key {absent} co-signed no checkpoint: none of its co-signatures could be checked")
     elif not json:
         where = f"entry {report.index}: " if report.index is not None else ""
-        fail(f"ledger damaged: {where}{report.error}")
+        fail(f"账本受损 / ledger damaged: {where}{report.error}")
     if not report.ok or silent:
         raise ExitCode(1)
 
@@ -187,7 +187,8 @@ def _export(ledger: Path, jsonl: Path | None, parquet: Path | None, location: st
         assert parquet is not None
         check_output(parquet, force, directory=True)
         with progress_bar("replaying games", 0, quiet=quiet or json) as advance:
-            projection, db, _, signed = projection_of(ledger, ledger_api.LogReader(ledger).packed(), advance)  # checked against the signed root
+            # `events.body` is read from the log as it is written, checked against the signed root (issue 32.1)
+            projection, db, _, signed = projection_of(ledger, None, advance, body=False)
         trust = trust_document(ledger, signed)
         manifest = export_parquet(ledger, projection, parquet, db, location, force=force)
         summary = ParquetExported(files=len(manifest["files"]), parquet=str(parquet), checkpoint=manifest["checkpoint"],
@@ -298,7 +299,8 @@ def check_proof(file: Annotated[Path, typer.Argument(help="Evidence bundle or re
         missing = sorted({w.name for w in witnesses} - set(cosigned))
         raise ledger_api.BundleError(f"the checkpoint of size {checked.checkpoint.size} carries {len(cosigned)} of the {threshold} "
                                      f"co-signatures required; missing: {', '.join(missing)}")
-    proved = checked.statement(loaded) + (f"; the checkpoint is co-signed by {', '.join(cosigned)}" if cosigned else "")
+    proved = checked.statement(loaded) + (f"；检查点由 {'、'.join(cosigned)} 联署 / the checkpoint is co-signed by {', '.join(cosigned)}"
+                                          if cosigned else "")
     emit(BundleChecked(ok=True, stream=loaded.stream, entries=len(loaded.entries), size=checked.checkpoint.size,
                        root=checked.checkpoint.root.hex(), complete=checked.complete, cosigners=cosigned, proved=proved), chosen(json))
 
@@ -315,14 +317,17 @@ def _check_receipts(file: Path, receipts: list[ledger_api.Receipt], key: Path, j
         except ledger_api.BundleError as exc:
             raise ledger_api.BundleError(f"{file} line {number}: {exc}") from None
         entries += len(receipt.entries)
-    proved = f"{len(receipts)} receipts, {entries} events, each batch's entries proved in a checkpoint signed by {verifier.name}"
+    proved = (f"{len(receipts)} 张回执、{entries} 个事件，每批的条目均在 {verifier.name} 签名的检查点中得到证明 / "
+              f"{len(receipts)} receipts, {entries} events, each batch's entries proved in a checkpoint signed by {verifier.name}")
     emit(ReceiptsChecked(ok=True, receipts=len(receipts), entries=entries, size=max(sizes, default=0), proved=proved), chosen(json))
 
 
 def _check_receipt(receipt: ledger_api.Receipt, key: Path, json: bool) -> None:
     checkpoint = ledger_api.check_receipt(receipt, Verifier.load(key))
     indexes = [e.index for e in receipt.entries]
-    proved = (f"the {len(indexes)} events of source {receipt.source}'s batch (sha256 {receipt.digest}) are entries "
+    proved = (f"来源 {receipt.source} 的这批 {len(indexes)} 个事件是大小为 {checkpoint.size}、由 {checkpoint.origin} 签名的日志中的"
+              f"第 {'、'.join(map(str, indexes))} 号条目，该批的记录在第 {receipt.batch.index} 号条目 / "
+              f"the {len(indexes)} events of source {receipt.source}'s batch (sha256 {receipt.digest}) are entries "
               f"{', '.join(map(str, indexes))} of the log of size {checkpoint.size} (root {checkpoint.root.hex()}), signed by "
               f"{checkpoint.origin}, with the batch's record at entry {receipt.batch.index}")
     emit(ReceiptChecked(ok=True, source=receipt.source, entries=len(indexes), size=checkpoint.size, root=checkpoint.root.hex(),

@@ -1,8 +1,8 @@
 """What the commands return (issue 29.6): one typed result per command, whose fields are its `--json`
 keys, declared here once; `lines()` is what a person reads. `audit.presentation.output.emit` prints either, and
 tests/test_cli_docs.py holds README's `--json` keys column to these types (`RESULTS`). A summary the
-library returns as a mapping (`demo`, `send`, `check-certificate`) is converted to its type, so a key
-it adds or drops fails there, not in a reader's script."""
+library returns as a mapping (`demo`, `send`, `simulate --url`, `check-certificate`) is converted to its
+type, which forbids unknown fields, so a key it adds, misspells or drops fails there, not in a reader's script."""
 
 from __future__ import annotations
 
@@ -11,6 +11,18 @@ from typing import Any
 import msgspec
 
 from audit.presentation.output import Result, Rows
+from audit.presentation.terms import EVENT_KINDS, TERMS
+
+
+class Trust(msgspec.Struct, kw_only=True):
+    """What an output says of its trust (`trust`): the log's key it was checked with (`ledger.anchor`'s
+    record: where from, pinned or not, its id), the signed size and root it verified to (null where it
+    did not), and the committed entries after that size it left unshown."""
+
+    key: dict[str, Any]
+    verified_size: int | None
+    verified_root: str | None
+    unsigned: int
 
 
 class Initialised(Result):
@@ -21,7 +33,7 @@ class Initialised(Result):
     verifier: str
 
     def lines(self) -> list[str]:
-        return [f"created ledger {self.ledger}", f"public key: {self.public_key}"]
+        return [f"已创建账本 / created ledger {self.ledger}", f"{TERMS['public_key'].both()}: {self.public_key}"]
 
 
 class Recorded(Result):
@@ -33,7 +45,8 @@ class Recorded(Result):
     recovered: str | None
 
     def lines(self) -> list[str]:
-        return [f"appended {self.appended} events, {self.duplicates} already present; tree size {self.size}"]
+        return [f"已追加 {self.appended} 个事件，{self.duplicates} 个已存在；树大小 {self.size} / "
+                f"appended {self.appended} events, {self.duplicates} already present; tree size {self.size}"]
 
 
 class Verified(Result):
@@ -46,11 +59,10 @@ class Verified(Result):
     checkpoints: int
     notes: list[str]
     not_cosigned: list[str]
-    trust: dict[str, Any]
+    trust: Trust
 
     def lines(self) -> list[str]:
-        head = f"{'ok' if self.ok else 'log ok'}: tree size {self.size}, root {self.root}, {self.checkpoints} checkpoints verified"
-        return [head, *(f"note: {note}" for note in self.notes)]
+        return [verified_line(self.ok, self.size, self.root, self.checkpoints), *(f"{TERMS['note'].both()}: {note}" for note in self.notes)]
 
 
 class Damaged(Result):
@@ -59,7 +71,7 @@ class Damaged(Result):
     ok: bool
     index: int | None
     error: str | None
-    trust: dict[str, Any]
+    trust: Trust
 
 
 class Repaired(Result):
@@ -81,8 +93,7 @@ class Repaired(Result):
                 *(f"原缺 / was missing: {name}" for name in self.missing),
                 *(f"与条目不符 / differed from its entries: {name}" for name in self.differed),
                 f"移走的文件留存为证据 / the files moved aside are kept in {self.kept} (evidence); remove it when done",
-                *([f"核对通过 / ok: tree size {verified.size}, root {verified.root}, {verified.checkpoints} checkpoints verified"]
-                  if self.ok and verified is not None else [])]
+                *([verified_line(True, verified.size, verified.root, verified.checkpoints)] if self.ok and verified is not None else [])]
 
 
 class Proved(Result):
@@ -91,10 +102,11 @@ class Proved(Result):
     stream: str
     entries: int
     out: str
-    trust: dict[str, Any]
+    trust: Trust
 
     def lines(self) -> list[str]:
-        return [f"wrote {self.entries} entries of {self.stream} with inclusion proofs to {self.out}"]
+        return [f"已将 {self.stream} 的 {self.entries} 个条目连同包含证明写入 {self.out} / "
+                f"wrote {self.entries} entries of {self.stream} with inclusion proofs to {self.out}"]
 
 
 class BundleChecked(Result):
@@ -110,7 +122,7 @@ class BundleChecked(Result):
     proved: str
 
     def lines(self) -> list[str]:
-        return [f"ok: {self.proved}"]
+        return [f"{TERMS['ok'].zh} / {TERMS['ok'].en}: {self.proved}"]  # the ledger's statement, zh-Hans first
 
 
 class ReceiptsChecked(Result):
@@ -123,7 +135,7 @@ class ReceiptsChecked(Result):
     proved: str
 
     def lines(self) -> list[str]:
-        return [f"ok: {self.proved}"]
+        return [proof_line(f"{self.receipts} 张回执的 {self.entries} 个事件均包含在签名检查点中", self.proved)]
 
 
 class ReceiptChecked(Result):
@@ -137,7 +149,7 @@ class ReceiptChecked(Result):
     proved: str
 
     def lines(self) -> list[str]:
-        return [f"ok: {self.proved}"]
+        return [proof_line(f"来源 {self.source} 的 {self.entries} 个事件包含在大小为 {self.size} 的签名检查点中", self.proved)]
 
 
 class Consistent(Result):
@@ -149,12 +161,13 @@ class Consistent(Result):
     new_root: str
     proof: list[str]
     out: str | None
-    trust: dict[str, Any]
+    trust: Trust
 
     def lines(self) -> list[str]:
-        said = [f"ok: the log at {self.old} entries (root {self.old_root}) is a prefix of the log at {self.new} "
+        said = [f"核对通过：{self.old} 个条目的日志是 {self.new} 个条目的日志的前缀，证明含 {len(self.proof)} 个哈希 / "
+                f"ok: the log at {self.old} entries (root {self.old_root}) is a prefix of the log at {self.new} "
                 f"(root {self.new_root}); proof of {len(self.proof)} hashes:", *(f"  {h}" for h in self.proof)]
-        return said + ([f"wrote the proof to {self.out}"] if self.out else [])
+        return said + ([f"已将证明写入 {self.out} / wrote the proof to {self.out}"] if self.out else [])
 
 
 class ConsistencyChecked(Result):
@@ -167,7 +180,8 @@ class ConsistencyChecked(Result):
     new_root: str
 
     def lines(self) -> list[str]:
-        return [f"核对通过 / ok: the log of {self.aside('origin')} at {self.old} entries (root {self.old_root}) is a prefix of the log at "
+        return [f"核对通过：{self.aside('origin')} 在 {self.old} 个条目时的日志是 {self.new} 个条目时的日志的前缀 / "
+                f"ok: the log of {self.aside('origin')} at {self.old} entries (root {self.old_root}) is a prefix of the log at "
                 f"{self.new} entries (root {self.new_root})"]
 
 
@@ -180,7 +194,7 @@ class Witnessed(Result):
     root: str
     previous_size: int | None
     state: str
-    trust: dict[str, Any]
+    trust: Trust
 
     def lines(self) -> list[str]:
         if self.previous_size is None:
@@ -196,7 +210,7 @@ class EntriesExported(Result):
 
     entries: int
     jsonl: str
-    trust: dict[str, Any]
+    trust: Trust
 
     def lines(self) -> list[str]:
         return [f"wrote {self.entries} entries to {self.jsonl}"]
@@ -207,7 +221,7 @@ class TilesExported(Result):
 
     size: int
     tiles: str
-    trust: dict[str, Any]
+    trust: Trust
 
     def lines(self) -> list[str]:
         return [f"wrote the checkpoint, tiles and entry bundles of the log at size {self.size} to {self.tiles} (serve it as static files)"]
@@ -219,7 +233,7 @@ class ParquetExported(Result):
     files: int
     parquet: str
     checkpoint: dict[str, Any]
-    trust: dict[str, Any]
+    trust: Trust
 
     def lines(self) -> list[str]:
         documents = ", ".join(f"{self.parquet}/{d}" for d in self.aside("documents", []))
@@ -231,7 +245,7 @@ class RecordsExported(Result):
 
     games: int
     out: str | None
-    trust: dict[str, Any]
+    trust: Trust
 
     def lines(self) -> list[str]:
         if self.out is None:  # the record went to stdout, which keeps it to itself
@@ -249,7 +263,7 @@ class ReportWritten(Result):
     events: int
     findings: int
     proof: str
-    trust: dict[str, Any]
+    trust: Trust
 
     def lines(self) -> list[str]:
         return [f"已写入 / wrote {self.out}: {self.events} events, {self.findings} findings; {self.proof}"]
@@ -263,7 +277,7 @@ class PageWritten(Result):
     players: int
     games: int
     reports: list[str]
-    trust: dict[str, Any]
+    trust: Trust
 
     def lines(self) -> list[str]:
         return [f"已写入 / wrote {self.out}: {self.players} players, {self.games} games, each game's report beside it"]
@@ -280,7 +294,7 @@ class HuJudged(Result, omit_defaults=True):
     mingtang: list[str]
     score: int
     reason: str
-    trust: dict[str, Any] | None = None
+    trust: Trust | None = None
 
     def lines(self) -> list[str]:
         decomposition = self.aside("decomposition")
@@ -299,7 +313,8 @@ class KeyMade(Result):
 
     def lines(self) -> list[str]:
         key_id = self.verifier.split("+")[1]  # a C2SP verifier key: name+keyid+key
-        return [f"private key: {self.private_key}", f"public key: {self.public_key}", f"key id: {key_id}"]
+        return [f"{TERMS['private_key'].both()}: {self.private_key}", f"{TERMS['public_key'].both()}: {self.public_key}",
+                f"{TERMS['key_id'].both()}: {key_id}"]
 
 
 class Cosigned(Result):
@@ -338,7 +353,7 @@ class Simulated(Result):
                 *([planted] if planted else [])]
 
 
-class SimulatedLive(Result):
+class SimulatedLive(Result, forbid_unknown_fields=True):
     """`simulate --url`: the run's tag, its tables (one game and source each), the events sent, the tree size, the streams."""
 
     tag: str
@@ -368,7 +383,7 @@ class Shown(Result):
     text: str
     svg: str | None
     seats: list[SeatShown]
-    trust: dict[str, Any]
+    trust: Trust
     refused: list[dict[str, Any]]
     """The findings of the refused event at this step (empty where the step is derived)."""
     as_claimed: bool
@@ -403,8 +418,9 @@ class ArbitrationRecorded(Result):
     arbiter: str | None
 
     def lines(self) -> list[str]:
-        by = f", signed by {self.arbiter}" if self.arbiter else ""
-        return [f"recorded {self.kind} at {self.stream}#{self.seq}{by}; tree size {self.size}"]
+        by_zh, by = (f"，由 {self.arbiter} 签名", f", signed by {self.arbiter}") if self.arbiter else ("", "")
+        return [f"已记录{EVENT_KINDS.get(self.kind, '')} {self.stream}#{self.seq}{by_zh}；树大小 {self.size} / "
+                f"recorded {self.kind} at {self.stream}#{self.seq}{by}; tree size {self.size}"]
 
 
 class Ranked(Result):
@@ -415,7 +431,7 @@ class Ranked(Result):
     format: str
     as_of: str | None
     rows: list[dict[str, Any]]
-    trust: dict[str, Any]
+    trust: Trust
 
     def lines(self) -> list[str | Rows]:
         return [*([f"成绩状态截至 status as of {self.as_of}"] if self.as_of else []), self.aside("table")]
@@ -426,7 +442,7 @@ class Legend(Result):
 
     tournament: str
     legend: list[dict[str, Any]]
-    trust: dict[str, Any]
+    trust: Trust
 
 
 class Explained(Result):
@@ -437,7 +453,7 @@ class Explained(Result):
     games: list[dict[str, Any]]
     boards: list[dict[str, Any]]
     seating: list[dict[str, Any]]
-    trust: dict[str, Any]
+    trust: Trust
 
 
 class Crossed(Result):
@@ -447,7 +463,7 @@ class Crossed(Result):
     format: str
     rounds: list[int]
     rows: list[dict[str, Any]]
-    trust: dict[str, Any]
+    trust: Trust
 
 
 class Queried(Result):
@@ -455,14 +471,14 @@ class Queried(Result):
 
     columns: list[str]
     rows: list[list[Any]]
-    trust: dict[str, Any]
+    trust: Trust
 
 
 class AppealsListed(Result):
     """`appeals`: every appeal as the query `appeal_list` gives it."""
 
     appeals: list[dict[str, Any]]
-    trust: dict[str, Any]
+    trust: Trust
 
 
 class Replayed(Result):
@@ -473,7 +489,7 @@ class Replayed(Result):
     moves: int
     findings: list[dict[str, Any]]
     seconds: float
-    trust: dict[str, Any]
+    trust: Trust
 
     def lines(self) -> list[str]:
         return [f"对局 games {self.games}, 事件 events {self.events}, 着法 moves {self.moves}, 发现 findings {len(self.findings)}, "
@@ -502,7 +518,7 @@ class Certified(Result, omit_defaults=True):
     unsigned: int
     games: int
     as_of: str | None
-    trust: dict[str, Any]
+    trust: Trust
     checks: list[CheckDone]
     findings: list[dict[str, Any]]
     warnings: list[dict[str, Any]]
@@ -515,7 +531,7 @@ class Certified(Result, omit_defaults=True):
                 *([f"成绩状态截至 status as of {self.as_of}"] if self.as_of else [])]
 
 
-class Demonstrated(Result):
+class Demonstrated(Result, forbid_unknown_fields=True):
     """`demo`: the verdict, the log's size and root, the tournaments, games and findings, each check's counts, the accelerators."""
 
     ok: bool
@@ -544,7 +560,7 @@ class Demonstrated(Result):
                 verdict, self.aside("accelerator_line"), self.aside("next_steps")]
 
 
-class Sent(Result):
+class Sent(Result, forbid_unknown_fields=True):
     """`send`: the events and batches sent, the first and last entry they became, the checkpoint size, whether signatures were checked."""
 
     events: int
@@ -595,7 +611,7 @@ class SourceRemoved(Result, forbid_unknown_fields=True):
         return [f"已吊销来源 / revoked source {self.name}"]
 
 
-class CertificateChecked(Result):
+class CertificateChecked(Result, forbid_unknown_fields=True):
     """`check-certificate`: the verdict the certificate states, the checkpoint it names, the auditor, the whole statement."""
 
     ok: bool
@@ -611,6 +627,18 @@ class CertificateChecked(Result):
 
     def lines(self) -> list[str]:
         return list(self.aside("said", []))
+
+
+def verified_line(ok: bool, size: int, root: str, checkpoints: int) -> str:
+    """Says what a verification reached (`verify`, `repair`), zh-Hans first: the signed size, its root, the checkpoints checked."""
+    said = TERMS["ok" if ok else "log_ok"]
+    return (f"{said.zh} / {said.en}: {TERMS['tree_size'].both()} {size}, {TERMS['root'].both()} {root}, "
+            f"{TERMS['checkpoints_verified'].both()} {checkpoints}")
+
+
+def proof_line(zh: str, proved: str) -> str:
+    """Says what `check-proof` proved: a sentence in zh-Hans, then the statement in English."""
+    return f"{TERMS['ok'].zh}：{zh} / {TERMS['ok'].en}: {proved}"
 
 
 RESULTS: dict[str, tuple[type[Result], ...]] = {

@@ -12,7 +12,9 @@ computed; `schema.json` and each Parquet field's metadata describe every column 
 from __future__ import annotations
 
 import hashlib
-from itertools import chain
+from array import array
+from collections.abc import Iterable, Iterator
+from itertools import accumulate, chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -20,15 +22,19 @@ from urllib.parse import urlsplit
 import msgspec
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
-from audit.lake.layout import LAKE, NONE, PARTITIONS, Limits, Places, Written, partitioned, with_timestamps, write_partitions
+from audit.lake.layout import LAKE, NONE, PARTITIONS, Limits, Places, Written, partitioned, with_timestamps, write_batches
 from audit.lake.trino import TRINO_FILE, registration_sql
 from audit.presentation.dictionary import BY_NAME, meaning
 from audit.query.projection import SCHEMAS, Projection
-from ledger import Signer, Verifier, newest_checkpoint
-from ledger.errors import SignatureError
+from audit.query.projection import batches as read_batches
+from ledger import Checkpoint, LogReader, Signer, Verifier, newest_checkpoint
+from ledger.errors import LedgerCorrupt, SignatureError
+from ledger.fastscan import extend, leaf_hashes
 from ledger.layout import PRIVATE_KEY
+from ledger.merkle import CompactRange
 from ledger.notes import sign_note, verify_note
 from ledger.outputs import output_directory
 
@@ -90,21 +96,20 @@ def export_parquet(root: Path, projection: Projection, out: Path, db: AuditDB | 
         raise ExportError(f"--location {location!r} is not a URI: give its scheme (s3://…, hdfs://…, file:///…)")
     signer = Signer.load(root / PRIVATE_KEY)  # first: the checkpoint is judged by the key that signs the manifest
     checkpoint = newest_checkpoint(root, signer.verifier)
-    base = projection.tables()
-    places = Places.of(base["games"], base["tournaments"])
+    places = Places.of(projection.table("games"), projection.table("tournaments"))
     with output_directory(out, force) as tree:
         files, schemas, derived = [], {}, []
-        for name, table in chain(base.items(), (db or AuditDB(base)).each_derived()):  # a derived table is computed, written, let go
-            derived += [name] if name not in base else []
-            table = _described(name, partitioned(with_timestamps(table), places))
-            files += [_describe(tree, written) for written in write_partitions(table, tree, name, limits)]
-            schemas[name] = table.schema
-            del table
+        for name, schema, batches in chain(_base(root, projection, checkpoint), _derived(db or AuditDB(projection.tables()))):
+            derived += [name] if name not in projection.arrow else []
+            shaped = _shaped(name, schema.empty_table(), places).schema
+            made = (_shaped(name, pa.Table.from_batches([batch], schema), places).to_batches() for batch in batches)
+            files += [_describe(tree, written) for written in write_batches(shaped, chain.from_iterable(made), tree, name, limits)]
+            schemas[name] = shaped
         documents = {SCHEMA_FILE: msgspec.json.format(msgspec.json.encode({n: _schema_entry(n, s) for n, s in schemas.items()})) + b"\n",
                      TRINO_FILE: registration_sql(schemas, location or out.resolve().as_uri()).encode()}
         for document, data in documents.items():
             tree.write(document, data)
-        manifest = {"format": MANIFEST_FORMAT, "tables": sorted(base), "checkpoint":
+        manifest = {"format": MANIFEST_FORMAT, "tables": sorted(projection.arrow), "checkpoint":
                     {"size": checkpoint.size, "root": checkpoint.root.hex(), "note": checkpoint.note} if checkpoint else None,
                     "files": files, "derived": sorted(derived), "partitioned_by": list(PARTITIONS),
                     "documents": {document: hashlib.sha256(data).hexdigest() for document, data in documents.items()}}
@@ -112,6 +117,63 @@ def export_parquet(root: Path, projection: Projection, out: Path, db: AuditDB | 
         tree.write(MANIFEST, data)
         tree.write(MANIFEST_NOTE, sign_note(f"{signer.name}\n{MANIFEST_FORMAT}\nsha256 {hashlib.sha256(data).hexdigest()}\n", signer).encode())
     return manifest
+
+
+_BATCH = 1 << 16
+"""Rows a table is handed to the writer in at most (issue 32.1: no table is reshaped whole)."""
+
+
+def _base(root: Path, projection: Projection, checkpoint: Checkpoint | None) -> Iterator[tuple[str, pa.Schema, Iterator[pa.RecordBatch]]]:
+    """Yields each projection table's schema and batches, in `SCHEMAS`' order: a kept table's read
+    from its files as they are written (`projection_cache.OnDisk`), never whole; `events` kept
+    without `body` gets it from the log batch by batch (`_with_body`)."""
+    from audit.query.projection_cache import sources
+
+    held = sources(projection.arrow)
+    order = list(SCHEMAS)
+    for name in sorted(held, key=lambda name: order.index(name) if name in order else len(order)):  # one order, however the projection was had
+        source = held[name]
+        if isinstance(source, ds.Dataset) and not projection.rows[name]:  # a batch in memory at a time
+            schema, batches = source.schema, read_batches(source, source.schema.names)
+        else:
+            table = projection.table(name)
+            schema, batches = table.schema, iter(table.to_batches(max_chunksize=_BATCH))
+        if name == "events" and "body" not in schema.names:
+            schema, batches = schema.append(SCHEMAS["events"].field("body")), _with_body(root, batches, checkpoint)
+        yield name, schema, batches
+
+
+def _with_body(root: Path, batches: Iterable[pa.RecordBatch], checkpoint: Checkpoint | None) -> Iterator[pa.RecordBatch]:
+    """Yields `events` batches (row i entry i) with their entries' stored bytes as `body`, read from
+    the log as they come and hashed on the way: the last batch is followed by the check that they
+    give the checkpoint's root, before anything is signed (issue 32.1: the log is not held whole).
+
+    :raises LedgerCorrupt: when they do not, or the log does not hold them.
+    """
+    size = checkpoint.size if checkpoint is not None else 0
+    reader = LogReader(root)
+    tree = CompactRange()
+    for batch in batches:  # the batch's entries alone (the whole log's reading holds a 64 MB segment three times over)
+        stored = [data for _, data in reader.entries(tree.size, min(batch.num_rows, size - tree.size))]
+        if len(stored) < batch.num_rows or (batch.num_rows and batch["entry"][0].as_py() != tree.size):
+            raise LedgerCorrupt(tree.size, f"导出时日志已变 / the log holds other entries than the projection's from entry {tree.size}: export again")
+        extend(tree, leaf_hashes(stored))
+        ends = array("q", accumulate(map(len, stored), initial=0))
+        yield batch.append_column("body", pa.LargeStringArray.from_buffers(len(stored), pa.py_buffer(ends), pa.py_buffer(b"".join(stored))))
+    if checkpoint is None or tree.size != checkpoint.size or tree.root() != checkpoint.root:
+        raise LedgerCorrupt(None, f"账本已签名部分被改动，拒绝导出 / the signed range was changed: entries 0–{tree.size - 1} do not give the root "
+                                  f"of checkpoint {size} (run `matchledger verify`)")
+
+
+def _derived(db: AuditDB) -> Iterator[tuple[str, pa.Schema, Iterator[pa.RecordBatch]]]:
+    """Yields each derived table's schema and batches as DuckDB computes them."""
+    for name, reader in db.each_derived():
+        yield name, reader.schema, iter(reader)
+
+
+def _shaped(name: str, table: pa.Table, places: Places) -> pa.Table:
+    """Returns rows as the export writes them: typed timestamps, partition columns, descriptions."""
+    return _described(name, partitioned(with_timestamps(table), places))
 
 
 def _described(name: str, table: pa.Table) -> pa.Table:
@@ -220,16 +282,16 @@ def export_checkpoint(manifest: Manifest, verifier: Verifier) -> tuple[int, str]
     return size, root
 
 
-def verify_export(out: Path, verifier: Verifier) -> Manifest:
+def verify_export(out: Path, verifier: Verifier, files: bool = True) -> Manifest:
     """Returns an export's manifest once its signature, its listing and every file's and document's
-    SHA-256 are checked: what an engine that reads the files itself (Spark) checks before it starts,
-    so a changed export is refused at once; its executors check each file again as they parse it
-    (`read_verified_file`), as load_parquet does, which needs no check before.
+    SHA-256 are checked; with `files` False every check but the files' hashes, which an engine that
+    reads the files itself (Spark) makes on its executors as they parse each file
+    (`read_verified_file`), as load_parquet does.
 
     :raises ExportError: as load_parquet does.
     """
     manifest = _checked_manifest(out, verifier)
-    for f in manifest.files:
+    for f in manifest.files if files else ():
         _verified_bytes(out, f)
     return manifest
 

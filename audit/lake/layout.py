@@ -15,7 +15,9 @@ discovers them."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import reduce
 from typing import Any, BinaryIO, NamedTuple
@@ -115,21 +117,69 @@ def write_partitions(table: pa.Table, out: OutputDirectory, name: str, limits: L
     """Writes a partitioned table under `name/` of an output (rows of one partition kept in their
     order) and returns its files; a table without rows gets one empty file, with its full schema,
     under the `none` partition."""
-    if not table.num_rows:
-        return [_write(table, out, f"{_partition_dir(name, (NONE, NONE))}/part-00000.parquet", limits)]
-    files = []
-    for key, rows in _partitions(table):
-        for n, part in enumerate(_split(rows, limits.file_rows)):
-            files.append(_write(part, out, f"{_partition_dir(name, key)}/part-{n:05d}.parquet", limits))
-    return files
+    return write_batches(table.schema, table.to_batches(), out, name, limits)
+
+
+def write_batches(schema: pa.Schema, batches: Iterable[pa.RecordBatch], out: OutputDirectory, name: str, limits: Limits) -> list[Written]:
+    """Writes a partitioned table given batch by batch (`write_partitions`), holding one partition at
+    a time (issue 32.1): each batch's rows go to their partition's spool file on disk as they come,
+    then each partition is read back from its file, put in log order and written."""
+    with tempfile.TemporaryDirectory(prefix="matchledger-export-") as spool:
+        counts: dict[tuple[str, ...], int] = {}
+        for batch in batches:
+            for key, rows in _partitions(pa.Table.from_batches([batch], schema)):
+                with open(os.path.join(spool, str(counts.setdefault(key, len(counts)))), "ab") as f, pa.ipc.new_stream(f, schema) as w:
+                    w.write_table(rows)
+            del batch, rows
+            pa.default_memory_pool().release_unused()  # each batch's memory back as it goes: the allocator would keep it
+        pa.default_memory_pool().release_unused()  # what the batches were made and split in, back before a partition is read
+        if not counts:
+            return [_write(schema.empty_table(), out, f"{_partition_dir(name, (NONE, NONE))}/part-00000.parquet", limits)]
+        files = []
+        for key in sorted(counts):
+            rows = _spooled(os.path.join(spool, str(counts[key])), schema)
+            order = _log_order(rows)
+            for n, (low, count) in enumerate(_bounds(len(rows), limits.file_rows)):
+                files.append(_write(rows, out, f"{_partition_dir(name, key)}/part-{n:05d}.parquet", limits, order, low, count))
+            del rows, order
+            pa.default_memory_pool().release_unused()  # a partition's memory back before the next one
+        return files
+
+
+def _spooled(path: str, schema: pa.Schema) -> pa.Table:
+    """Reads a partition's spool file: the streams written to it one after another, mapped, not copied."""
+    source = pa.memory_map(path)
+    batches: list[pa.RecordBatch] = []
+    while source.tell() < source.size():
+        batches += pa.ipc.open_stream(source).read_all().to_batches()
+    return pa.Table.from_batches(batches, schema)
+
+
+def _log_order(rows: pa.Table) -> pa.Array | None:
+    """Returns the order that puts a partition's rows in log order (`_order_by`: the replay's workers
+    may give `steps` out of order, DuckDB's threads a built table's rows in any), rows of one key in
+    the order they came; None when they are in it already."""
+    by = _order_by(rows.column_names)
+    if not by or len(rows) < 2:
+        return None
+    order = pc.sort_indices(rows, [(column, "ascending") for column in by])
+    return None if _is_run(order) and order[0].as_py() == 0 else order
+
+
+_ORDER_BY = (("entry",), ("stream", "seq"), ("stream", "seat"), ("stream",))
+"""A table's order in the lake: by log entry where it has one, else by the game's stream and the
+event or seat: the same rows make the same files, whatever order a run built them in."""
+
+
+def _order_by(columns: list[str]) -> list[str]:
+    return next((list(by) for by in _ORDER_BY if set(by) <= set(columns)), [])
 
 
 def _partitions(table: pa.Table) -> Iterator[tuple[tuple[str, ...], pa.Table]]:
-    """Yields each partition's key and rows in log order (by `entry` where the table has it: the
-    replay's workers may give `steps` out of order): one stable sort, then one partition at a time (a
+    """Yields each partition's key and rows in log order (`_log_order`): one stable sort, then one partition at a time (a
     filter per partition would read the whole table once per round of a season). Rounds are played one
     after another, so a round's rows are often one run of the table: a slice, not a copy."""
-    by = [*PARTITIONS, *(["entry"] if "entry" in table.column_names else [])]
+    by = [*PARTITIONS, *_order_by(table.column_names)]
     keys = table.select(by)
     order = pc.sort_indices(keys, [(p, "ascending") for p in by])
     ordered = keys.take(order)
@@ -148,22 +198,31 @@ def _is_run(indices: pa.Array) -> bool:
     return len(indices) == 1 or pc.all(pc.greater(indices[1:], indices[:-1])).as_py()
 
 
-def _split(rows: pa.Table, most: int) -> Iterator[pa.Table]:
-    """Yields a partition's rows in as few files of at most `most` rows as it takes, of equal size (no
-    small last file)."""
-    files = -(-len(rows) // most)
-    size, longer = divmod(len(rows), files)
+def _bounds(rows: int, most: int) -> Iterator[tuple[int, int]]:
+    """Yields the first row and the rows of each file a partition of `rows` rows is written in: as few
+    files of at most `most` rows as it takes, of equal size (no small last file)."""
+    files = -(-rows // most)
+    size, longer = divmod(rows, files)
     low = 0
     for n in range(files):
-        yield rows.slice(low, size + (n < longer))
+        yield low, size + (n < longer)
         low += size + (n < longer)
 
 
-def _write(rows: pa.Table, out: OutputDirectory, path: str, limits: Limits) -> Written:
+def _write(rows: pa.Table, out: OutputDirectory, path: str, limits: Limits, order: pa.Array | None = None, low: int = 0,
+           count: int | None = None) -> Written:
+    """Writes `count` rows from `low` (all by default) in `order` (as they are by default) as one file,
+    each row group taken and made one contiguous piece as it is written: the partition is not copied
+    whole, and the bytes do not depend on how the rows happened to be chunked."""
     footer: list[pq.FileMetaData] = []
+    count = len(rows) - low if count is None else count
     with out.open(path) as f:
         hashing = _Hashing(f)
-        pq.write_table(rows, hashing, row_group_size=limits.group_rows, metadata_collector=footer)
+        with pq.ParquetWriter(hashing, rows.schema, metadata_collector=footer) as writer:
+            for at in range(low, low + max(count, 1), limits.group_rows):
+                size = min(limits.group_rows, low + count - at)
+                group = rows.slice(at, size) if order is None else rows.take(order.slice(at, size))
+                writer.write_table(group.combine_chunks(), row_group_size=limits.group_rows)
     return Written(path, hashing.digest.hexdigest(), footer[0])
 
 

@@ -31,7 +31,7 @@ from typing import Any, Protocol
 
 import msgspec
 
-from audit.live.follow import FrameReader
+from audit.live.follow import CountingReader
 from audit.query.jsonsplit import split
 from ledger.derived import indexed_size
 from ledger.reader import LogReader, StoredEntries
@@ -39,6 +39,7 @@ from replay.fold import GameFold
 from replay.protocol import Finding, GameEngine
 from replay.registry import game_of
 from replay.run import GameReplay, KeepSteps
+from replay.values import event_kind
 from schemas import decode_stored, decode_stored_array
 from schemas.common import GameEnded, GameStarted, RoundClosed, Ruling, TournamentOpened
 from schemas.envelope import Event
@@ -116,8 +117,9 @@ class LiveGame:
             found = self.fold.push(event).findings
         except Exception as exc:  # noqa: BLE001 - whatever stops an engine is reported, not raised into the service
             self.stopped = True
-            return (Finding(stream=event.stream, seq=event.seq, code=ENGINE_STOPPED, message=f"the {self.game} engine stopped "
-                            f"at {event.kind}: {exc}; the game's later events are not folded"),)
+            return (Finding(stream=event.stream, seq=event.seq, code=ENGINE_STOPPED,
+                            message=f"引擎在 {event_kind(event.kind)} 处停止，本局此后的事件不再实时复盘 the {self.game} engine stopped "
+                                    f"at {event.kind}: {exc}; the game's later events are not folded"),)
         if isinstance(event, Ruling):  # a ruling that cannot be applied is a finding at its own seq, as in the batch
             unusable = tuple(f for f in self.fold.end().unusable if f.seq == event.seq)
             self.kept.findings.extend(unusable)
@@ -209,9 +211,9 @@ class LedgerLog:
     entry numbers (dropped once the index covers them) and reads their stored bytes back when a
     stream is asked for; it keeps no event and no bytes."""
 
-    def __init__(self, root: Path, reader: FrameReader | None = None) -> None:
+    def __init__(self, root: Path, reader: CountingReader | None = None) -> None:
         self.root = root
-        self.reader = reader if reader is not None else FrameReader(root)
+        self.reader = reader if reader is not None else CountingReader(root)
         self._indexed = indexed_size(root)
         self._recent: dict[str, array] = {}
         self._kept = 0
@@ -488,7 +490,8 @@ class LiveAuditor:
             self._close_round(event)
         except Exception as exc:  # noqa: BLE001
             self._publish(Finding(stream=event.stream, seq=event.seq, code=ROUND_CHECKS_FAILED,
-                                  message=f"the checks of round {event.round} could not run: {type(exc).__name__}: {exc}"),
+                                  message=f"第 {event.round} 轮的检查未能实时运行（批量审计仍会运行） the checks of round {event.round} "
+                                          f"could not run: {type(exc).__name__}: {exc}"),
                           None)  # at the round close being folded
 
     def _close_round(self, event: RoundClosed) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 from ledger.reader import LogReader
 
 
-class FrameReader:
+class CountingReader:
     """A ledger's signed entries by index and by stream, counted as they are handed out."""
 
     def __init__(self, root: Path) -> None:

@@ -13,8 +13,8 @@ shown beside the code so that an arbiter reading checkers.md can trace a finding
 
 from __future__ import annotations
 
-from audit.presentation.output import Rows, markdown
-from audit.presentation.terms import RULES
+from audit.presentation.engine_words import RULES
+from audit.presentation.rows import Rows, markdown
 from ledger.codes import ROWS as LEDGER_ROWS
 from replay.checkers.codes import CATALOGUE as CHECKERS
 from replay.junqi.codes import CODES as JUNQI
@@ -47,7 +47,7 @@ AUDIT = _with_rules("audit", [
     ("Q01", "E", "第九条", "Junqi 50-step no-contact count (SQL)",
      "SQL and the engine disagree on the quiet count"),
     ("Q02", "E", "第九条", "Junqi quiet-limit end (SQL)",
-     "SQL and the engine disagree on a QUIET_LIMIT end"),
+     "SQL and the engine disagree on a quiet-limit draw (五十步无接触和棋)"),
     ("S01", "E", "第九条", "Junqi total step limit (SQL)",
      "SQL and the engine disagree on the step limit"),
     ("G01", "E", None, "every stream opens a game or a tournament",

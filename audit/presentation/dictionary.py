@@ -180,7 +180,7 @@ def describe_columns(relation: str | None = None) -> list[tuple[str, str, str, s
 
 def readme_table() -> str:
     """Returns README's table of the projection: one line per relation, what a row is, and its columns."""
-    from audit.presentation.output import Rows, markdown
+    from audit.presentation.rows import Rows, markdown
 
     columns: dict[str, list[str]] = {}
     for relation, column, _, _ in describe_columns():

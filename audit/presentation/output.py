@@ -12,14 +12,16 @@ import enum
 import io
 import re
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Self
 
 import msgspec
+from rich.cells import cell_len
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+
+from audit.presentation.rows import Rows
 
 
 class Format(str, enum.Enum):
@@ -30,30 +32,6 @@ class Format(str, enum.Enum):
     tsv = "tsv"
     json = "json"
     ndjson = "ndjson"
-
-
-@dataclass
-class Rows:
-    """Rows a command prints: named columns, the rows, a title above and notes (a legend) below;
-    `short` labels for a terminal too narrow for the names (a legend of them goes underneath)."""
-
-    columns: list[str]
-    rows: Sequence[Sequence[Any]]
-    title: str | None = None
-    notes: Sequence[str] = ()
-    short: Mapping[str, str] = field(default_factory=dict)
-
-    def records(self) -> list[dict[str, Any]]:
-        """Returns every row as a column → value mapping."""
-        return [dict(zip(self.columns, row)) for row in self.rows]
-
-
-def markdown(t: Rows) -> str:
-    """Returns rows as a Markdown table (README's generated tables), cells as given."""
-    rows = [t.columns, *t.rows]
-    lines = ["| " + " | ".join(map(str, row)) + " |" for row in rows]
-    lines.insert(1, "|" + "---|" * len(t.columns))
-    return "\n".join(lines) + "\n"
 
 
 def stdout_console() -> Console:
@@ -140,7 +118,7 @@ def _rows_document(tables: list[Rows]) -> Any:
 
 
 def _delimited(t: Rows, delimiter: str) -> str:
-    from audit.presentation.render import machine_cell
+    from audit.presentation.render import machine_cell  # (render loads the terms and the engines: ~0.2 s a command printing no table need not pay)
 
     out = io.StringIO()
     writer = csv.writer(out, delimiter=delimiter, lineterminator="\n")
@@ -150,7 +128,7 @@ def _delimited(t: Rows, delimiter: str) -> str:
 
 
 def _print_tables(tables: list[Rows]) -> None:
-    from audit.presentation.render import fitted_table, plain_table
+    from audit.presentation.render import fitted_table, plain_table  # (as in _delimited: start-up)
 
     out = stdout_console()
     for t in tables:
@@ -193,8 +171,6 @@ def fit_line(line: str, width: int) -> list[str]:
     """Returns a line as lines of at most `width` cells, broken between words; a continued line keeps
     the first one's indent and two more spaces (or its label's width). A word wider than a line (a
     signature, a root) stays whole on a line of its own, to be copied as it is."""
-    from rich.cells import cell_len
-
     if cell_len(line) <= width:
         return [line]
     lead = line[:len(line) - len(line.lstrip(" "))]

@@ -10,7 +10,7 @@ from typing import Any
 
 import msgspec
 
-from audit.presentation.terms import colour_name
+from audit.presentation.engine_words import colour_name
 from replay.picture import FONT_STACK, LegendRow
 from schemas.envelope import Event
 

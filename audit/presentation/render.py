@@ -13,13 +13,16 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from rich import box
+from rich.cells import cell_len
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from audit.presentation.output import Rows, markdown
-from audit.presentation.terms import CHECKS, COLUMNS, TERMS, rule, term, termination
-from replay.protocol import RULE_BOOKS, Finding, code_name, finding_line, seat_label
+from audit.presentation.engine_words import rule
+from audit.presentation.rows import Rows, markdown
+from audit.presentation.terms import CHECKS, COLUMNS, TERMS, term, termination
+from audit.query.findings import FINDING_COLUMNS, finding_record
+from replay.protocol import Finding, seat_label
 
 if TYPE_CHECKING:
     from audit.certification.certify import Certification
@@ -109,8 +112,6 @@ GAP = 2
 
 
 def _width(text: str) -> int:
-    from rich.cells import cell_len
-
     return max((cell_len(line) for line in text.split("\n")), default=0)
 
 
@@ -245,13 +246,6 @@ def plain_table(t: Rows) -> str:
     return "\n".join(out) + "\n"
 
 
-def table(columns: Sequence[str], rows: Sequence[Sequence[Any]], title: str | None = None) -> RenderableType:
-    """Returns rows as a table fitted to the terminal."""
-    from audit.presentation.output import stdout_console
-
-    return fitted_table(Rows(list(columns), rows, title), stdout_console().width)
-
-
 # --- legends --------------------------------------------------------------------------------------
 
 def legend_rows(columns: Sequence[str]) -> Rows:
@@ -306,10 +300,6 @@ def explanation_rows(e: Explanation) -> list[Rows]:
     return tables
 
 
-FINDING_COLUMNS = ["severity", "code", "name", "article", "rule_book", "check", "stream", "seq", "seat", "player", "message"]
-"""`name`: the code's name in its rules file, where it has one (checkers.md: `checkers.M03` is `E_OCCUPIED`)."""
-
-
 APPEAL_COLUMNS = ["申诉 appeal", "申诉人 player", "对局 game", "理由 grounds", "提出 filed", "时限截止 window end", "是否按时 in time",
                   "答复期限 deadline", "决定 decision", "决定于 decided", "表决 votes", "仲裁员 arbiter", "签名 signature",
                   "纠正 correction", "未结 open", "不计 ignored"]
@@ -340,27 +330,6 @@ def clock(ts: int | None) -> str:
     if ts is None:
         return "–"
     return dt.datetime.fromtimestamp(ts / 1000, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
-
-
-def finding_record(f: Finding | dict[str, Any]) -> dict[str, Any]:
-    """Returns a finding (an engine's, or a row of the certification) as one record of `FINDING_COLUMNS`."""
-    if isinstance(f, dict):
-        code = str(f.get("code", ""))
-        book = f.get("rule_book") or RULE_BOOKS.get(code.partition(".")[0])
-        return {**{c: f.get(c) for c in FINDING_COLUMNS}, "name": code_name(code), "rule_book": book,
-                "severity": f.get("severity", "error")}
-    from audit.query.checks import check_of
-
-    return {"severity": f.severity, "code": f.code, "name": code_name(f.code), "article": f.article, "rule_book": f.rule_book,
-            "check": check_of(f.code), "stream": f.stream, "seq": f.seq, "seat": f.seat, "player": f.player, "message": f.message}
-
-
-def finding_text(f: Finding | dict[str, Any]) -> str:
-    """Returns a finding as the one line every command prints."""
-    r = finding_record(f)
-    game = str(r["code"]).partition(".")[0]
-    seat = seat_label(game, r["seat"], r["player"]) if r["seat"] is not None else None
-    return finding_line(r["severity"], r["code"], r["article"], r["rule_book"], r["stream"], r["seq"], seat, r["message"])
 
 
 def finding_said(f: Finding | dict[str, Any]) -> str:

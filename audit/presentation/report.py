@@ -9,7 +9,7 @@ script composes, so a 400-event game is a page of a few hundred kilobytes."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,12 +17,15 @@ from typing import Any
 import msgspec
 
 from audit.presentation.articles import article_text
+from audit.presentation.claimed import beyond_halt, claimed_boards, halted_at
+from audit.presentation.engine_words import rule
 from audit.presentation.game_record import GameRecord
 from audit.presentation.page import e, fields, fields_text, heading, legend_table, page, profile_table, seat_css, swatch, table
-from audit.presentation.render import clock, finding_text, signature_status
-from audit.presentation.terms import TERMINATIONS, event_kind, rule, term, termination
+from audit.presentation.render import clock, signature_status
+from audit.presentation.terms import TERMINATIONS, event_kind, term, termination
 from audit.presentation.timechart import time_chart
 from audit.presentation.verdict import summary
+from audit.query.findings import finding_text
 from ledger import BundleError, LogReader, check_bundle, check_output, load_verifier, prove, write_output
 from replay.fold import fold_game
 from replay.paohuzi.cards import card_number, names
@@ -176,51 +179,6 @@ def _frames(steps: list[Step], eng: Any) -> tuple[list[Frame], list[int]]:
     return frames, index
 
 
-def claimed_boards(steps: list[Step], game: str) -> Iterator[tuple[Any, Frame | None] | None]:
-    """Yields, per step, None where its board is derived (or the engine cannot draw a claim), else
-    the board as the log claims it after the step and the frame of the move it made (None where it
-    moved nothing): beyond a halted replay, each move taken as the log states it."""
-    draw = _beyond_halt(game)
-    claimed = None
-    for step, past in zip(steps, beyond_halt(steps)):
-        if draw is None or not past or any(f.severity == "error" for f in step.findings):
-            yield None
-            continue
-        moved = draw[0](claimed or step.state, step.event)
-        claimed = moved or claimed
-        yield claimed or step.state, (draw[1](moved, step.event) if moved is not None else None)
-
-
-def is_stopped(state: Any) -> bool:
-    """Tells whether a replay derives nothing more: Junqi halted (flag_and_stop), checkers' check
-    stopped as unverified (stop_unverified)."""
-    return getattr(state, "halted", None) is not None or bool(getattr(state, "unverified", False))
-
-
-def beyond_halt(steps: list[Step]) -> list[bool]:
-    """Tells, per step, whether it lies beyond the event that stopped the replay (after a refused
-    event, the state stopped): what the log claims there is not derived."""
-    out, stopped = [], False
-    for step in steps:
-        out.append(stopped)
-        stopped = stopped or (is_stopped(step.state) and any(f.severity == "error" for f in step.findings))
-    return out
-
-
-def _beyond_halt(game: str) -> tuple[Callable[[Any, Event], Any], Callable[[Any, Event], Frame]] | None:
-    """Returns how a game draws the board as the log claims it beyond a halted replay, where it can."""
-    if game == "junqi":
-        from replay.junqi.render import as_claimed, claimed_frame
-
-        return as_claimed, claimed_frame
-    if game == "checkers":
-        from replay.checkers.render import as_claimed as checkers_claimed
-        from replay.checkers.render import claimed_frame as checkers_frame
-
-        return checkers_claimed, checkers_frame
-    return None
-
-
 def _code(f: Finding) -> str:
     """Returns a finding's code as HTML, with the name its rules file gives it (checkers.md) beside it."""
     name = code_name(f.code)
@@ -243,7 +201,8 @@ def _findings(record: GameRecord, sheet: Sheet, frames: list[Frame], index: list
                    f"<td class='rule'>{_rule_cell(f, game)}</td><td class='msg'>{e(card_names(f.message, game))}</td></tr>" for _, f in found)
     head = "<tr><th>步 seq</th><th>代码 code</th><th>级别 severity</th><th>规则与条文 rule and article</th><th>说明 message</th></tr>"
     figures = []
-    for i in sorted({i for i, f in found if f.severity == "error"})[:MAX_FIGURES]:
+    past = beyond_halt(record.steps, game)  # beyond the stop a board is the log's claim, not the last legal position
+    for i in sorted({i for i, f in found if f.severity == "error" and not past[i]})[:MAX_FIGURES]:
         seq = record.steps[i].event.seq
         figures.append(f"<figure id='b{seq}'>{compose(sheet, frames[index[i]], standalone=False)}<figcaption>棋盘 board at "
                        f"<a href='#s{seq}'>seq {seq}</a>：最后的合法局面，红色虚线为被拒绝的着法 the last legal position, the refused "
@@ -267,7 +226,7 @@ class AtStep:
         """Returns the picture: the claimed board, else the last legal position with the refused event dashed."""
         assert self.refusal is not None
         shown = self.frame or eng.frame(state, self.refusal.event)
-        return compose(eng.sheet(self.claimed or state, players), shown)
+        return compose(eng.sheet(state, players), shown)  # the sheet (felt, board, legend) never depends on the claim
 
     def text(self, game: str) -> str:
         """Returns what the terminal says under the board: the refused event's findings, each with its
@@ -289,15 +248,18 @@ class AtStep:
 
 def at_step(events: list[Event], seq: int) -> AtStep | None:
     """Returns, for the step `seq` of a game (its events, game.started first), the refused event
-    there, or the board as the log claims it beyond a halted replay; None where the step is derived."""
+    there, or the board as the log claims it beyond a halted replay; None where the step is derived.
+    The whole game is replayed: whether a Paohuzi refusal stopped the replay depends on what follows."""
     game = game_of(events[0])  # type: ignore[arg-type]
-    steps = list(engine_for(events[0]).replay(events[: seq + 1]))  # type: ignore[arg-type]
-    if any(f.severity == "error" for f in steps[-1].findings):
-        return AtStep(steps[-1])
-    claims = list(claimed_boards(steps, game))
-    if claims[-1] is None:
+    steps = list(engine_for(events[0]).replay(events))  # type: ignore[arg-type]
+    at = next((i for i, s in enumerate(steps) if s.event.seq == seq), None)
+    if at is None:
         return None
-    halted = beyond_halt(steps).index(True) - 1  # the refused step that stopped the replay
+    claims = list(claimed_boards(steps, game))[: at + 1]
+    if claims[-1] is None:
+        return AtStep(steps[at]) if any(f.severity == "error" for f in steps[at].findings) else None
+    halted = halted_at(steps, game)
+    assert halted is not None
     frame = next((c[1] for c in reversed(claims) if c is not None and c[1] is not None), None)
     return AtStep(steps[halted], claims[-1][0], frame) if frame is not None else AtStep(steps[halted])
 
@@ -381,7 +343,7 @@ def _timeline(record: GameRecord) -> str:
     t0, game = record.start.ts, game_of(record.start)
     rows = []
     shown: dict[str, Any] = {}
-    past = beyond_halt(record.steps)
+    past = beyond_halt(record.steps, game)
     for i, step in enumerate(record.steps):
         ev, facts = step.event, step.facts
         said = fields(ev)

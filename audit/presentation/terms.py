@@ -9,12 +9,9 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from replay.checkers.codes import CATALOGUE as CHECKERS_CODES
-from replay.checkers.render import PALETTE as CHECKERS_PALETTE
-from replay.junqi.codes import CODES as JUNQI_CODES
-from replay.junqi.render import PALETTE as JUNQI_PALETTE
-from replay.paohuzi.codes import CODES as PAOHUZI_CODES
-from replay.paohuzi.render import PALETTE as PAOHUZI_PALETTE
+from replay.values import EVENT_KINDS, TERMINATION_WORDS, event_kind  # noqa: F401 - the pages' words, from the one table
+from schemas.arbitration import DECISIONS
+from schemas.common import RULING_WORDS
 
 
 class Term(NamedTuple):
@@ -70,31 +67,39 @@ COLUMNS: dict[str, Column] = {
 }
 """The meaning of every standings column: the legends of `standings --legend`, README and the tournament page."""
 
-TERMINATIONS: dict[str, Term] = {
-    "FLAG_CAPTURED": Term("军旗被夺", "flag captured", "an alliance lost both flags or all its pieces (军棋第九条)"),
-    "NO_LEGAL_MOVE": Term("无子可走", "no legal move", "an alliance had no piece left that could move"),
-    "TIMEOUTS": Term("超时判负", "lost on timeouts", "a seat reached the profile's limit of timeouts"),
-    "RESIGNED": Term("认输", "resigned", "a seat or alliance resigned"),
-    "ILLEGAL_MOVE": Term("违规判负", "lost by an illegal move", "the profile ends the game at an illegal move"),
-    "QUIET_LIMIT": Term("五十步无接触和棋", "draw: no contact in 50 steps", "draw: no contact within the quiet limit (军棋第九条 2)"),
-    "MAX_STEPS": Term("达到规定步数和棋", "draw: step limit reached", "draw: the whole game reached the step limit (军棋第九条 3)"),
-    "DRAW_AGREED": Term("议和", "draw agreed", "draw by agreement of all seats"),
-    "HU": Term("胡牌", "hu (a winning hand)", "a seat completed a winning hand (跑胡子第八条)"),
-    "WALL_EXHAUSTED": Term("荒庄", "wall exhausted", "the wall ran out without a hu: a draw"),
-    "ALL_HOME": Term("全部进营", "all pieces home", "a seat filled the opposite camp (跳棋第三条)"),
-    "MARGIN_DRAW": Term("进营差一步和棋", "draw: home within one move", "the first mover got home only one move sooner (跳棋第三条)"),
-    "REPETITION": Term("重复行棋和棋", "draw by repetition", "a position repeated (跳棋第三条)"),
-    "LEAVE_CAMP": Term("未按时出营判负", "lost: did not leave camp in time", "leave-camp deadline missed (跳棋第五条)"),
-    "DISCONNECTED": Term("掉线判负", "lost by disconnection", "a seat disconnected (跳棋第十六条)"),
-    "DISSOLVED": Term("解散判负", "lost: table dissolved", "the table was dissolved by a seat (跳棋第十六条)"),
-    "MAX_ROUNDS": Term("达到回合上限", "round limit reached", "the game reached the profile's round limit"),
-    "FORFEIT": Term("弃权判负", "forfeit", "a ruling: the seat forfeits"),
-    "RULING": Term("裁判判定", "decided by a ruling", "the result a referee's ruling sets"),
-    "VOID": Term("判为无效", "voided by a ruling", "a ruling voided the game"),
-    "REPLAY_ORDERED": Term("判令重赛", "replay ordered", "a ruling ordered the game replayed"),
-    "UNVERIFIED": Term("未验证", "unverified", "the engine could not derive a result; the declared one stands in"),
+TERMINATION_MEANINGS: dict[str, str] = {
+    "FLAG_CAPTURED": "an alliance lost both flags or all its pieces (军棋第九条)",
+    "NO_LEGAL_MOVE": "an alliance had no piece left that could move",
+    "TIMEOUTS": "a seat reached the profile's limit of timeouts",
+    "RESIGNED": "a seat or alliance resigned",
+    "ILLEGAL_MOVE": "the profile ends the game at an illegal move",
+    "QUIET_LIMIT": "draw: no contact within the quiet limit (军棋第九条 2)",
+    "MAX_STEPS": "draw: the whole game reached the step limit (军棋第九条 3)",
+    "DRAW_AGREED": "draw by agreement of all seats",
+    "HU": "a seat completed a winning hand (跑胡子第八条)",
+    "WALL_EXHAUSTED": "the wall ran out without a hu: a draw",
+    "ALL_HOME": "a seat filled the opposite camp (跳棋第三条)",
+    "MARGIN_DRAW": "the first mover got home only one move sooner (跳棋第三条)",
+    "REPETITION": "a position repeated (跳棋第三条)",
+    "LEAVE_CAMP": "leave-camp deadline missed (跳棋第五条)",
+    "DISCONNECTED": "a seat disconnected (跳棋第十六条)",
+    "DISSOLVED": "the table was dissolved by a seat (跳棋第十六条)",
+    "MAX_ROUNDS": "the game reached the profile's round limit",
+    "UNJUSTIFIED_SKIP": "a seat skipped without a card or timeout to justify it (跳棋第十六条)",
+    "NO_WAIT": "a seat moved faster than the minimum waiting time too often (跳棋第四条)",
+    "YELLOW_CARD": "a seat lost the game on a yellow card (跳棋第十六条)",
+    "RED_CARD": "a seat was disqualified by a red card (跳棋第十七条)",
+    "FORFEIT": "a ruling: the seat forfeits",
+    "RULING": "the result a referee's ruling sets",
+    "VOID": "a ruling voided the game",
+    "REPLAY_ORDERED": "a ruling ordered the game replayed",
+    "UNVERIFIED": "the engine could not derive a result; the declared one stands in",
 }
-"""How a game ended, in words (the engines' `Outcome.termination` values)."""
+"""What each way a game ends means (for a legend), in English; its words are replay/values.py's."""
+
+TERMINATIONS: dict[str, Term] = {name: Term(zh, en, TERMINATION_MEANINGS[name]) for name, (zh, en) in TERMINATION_WORDS.items()}
+"""How a game ended, in words (the engines' `Outcome.termination` values): the one table of
+replay/values.py (the engines' finding messages use it too), with what each means."""
 
 TERMS: dict[str, Term] = {
     # results and their standing
@@ -126,25 +131,26 @@ TERMS: dict[str, Term] = {
     "player_seat": Term("闲", "non-dealer"),
     "first": Term("先行", "first to move"),
     # rulings (schemas.common RulingKind) and appeals
-    "result_override": Term("改判结果", "result overridden"),
-    "forfeit": Term("判负", "forfeit"),
-    "penalty": Term("处罚", "penalty"),
-    "void_game": Term("判为无效", "game voided"),
-    "replay_from": Term("判令重赛", "replay ordered"),
-    "score_correction": Term("更正比分", "score corrected"),
-    "authorised_skip": Term("准许跳过", "skip authorised"),
-    "withdrawal": Term("退赛", "withdrawal"),
-    "upheld": Term("申诉成立", "upheld"),
-    "rejected": Term("申诉驳回", "rejected"),
+    **{kind: Term(zh, en) for kind, (zh, en) in RULING_WORDS.items()},  # schemas.common's one table
+    **{decision: Term(zh, en) for decision, (zh, en) in DECISIONS.items()},  # upheld, rejected, void_late: the checks' words
     "vote:uphold": Term("支持", "uphold"),  # a committee member's vote (schemas.common Vote), apart from the statuses
     "vote:reject": Term("驳回", "reject"),
     "vote:void": Term("逾期无效", "void as late"),
-    "void_late": Term("逾期无效", "void as late"),
     "in_time": Term("按时提出", "filed in time"),
     "late": Term("逾期", "late"),
     "verified": Term("签名有效", "signature verified"),
     "unsigned": Term("未签名", "unsigned"),
     "bad_signature": Term("签名无效", "signature does not verify"),
+    # the log and its keys (the results of init, record, verify, prove, check-proof, keygen)
+    "ok": Term("核对通过", "ok"),
+    "log_ok": Term("日志完好", "log ok"),
+    "tree_size": Term("树大小", "tree size"),
+    "root": Term("根哈希", "root"),
+    "checkpoints_verified": Term("已核对检查点", "checkpoints verified"),
+    "note": Term("说明", "note"),
+    "public_key": Term("公钥", "public key"),
+    "private_key": Term("私钥", "private key"),
+    "key_id": Term("密钥标识", "key id"),
 }
 """Other words the pages print: results, severities, seats, rulings and appeals."""
 
@@ -157,29 +163,6 @@ CHECKS: dict[str, str] = {
 }
 """Each check of the certification (audit/query/checks.py) in Chinese: the terminal's table shows it before the English title."""
 
-EVENT_KINDS: dict[str, str] = {
-    "game.started": "开局", "game.ended": "结果声明", "game.move_time": "用时", "game.timed_out": "超时", "game.resigned": "认输",
-    "game.skipped": "略过", "game.disconnected": "掉线", "game.draw_offered": "求和", "game.draw_answered": "答复求和",
-    "game.penalty": "处罚", "game.ruling": "裁决", "junqi.layout": "布阵", "junqi.moved": "行棋", "junqi.flag_revealed": "亮旗",
-    "checkers.moved": "行棋", "paohuzi.board_created": "建副", "paohuzi.board_revealed": "公开牌序", "paohuzi.dealt": "发牌",
-    "paohuzi.liangzhang": "亮张", "paohuzi.drawn": "摸牌", "paohuzi.discarded": "打牌", "paohuzi.chi": "吃", "paohuzi.peng": "碰",
-    "paohuzi.wei": "偎", "paohuzi.chou_wei": "臭偎", "paohuzi.ti": "提", "paohuzi.pao": "跑", "paohuzi.passed": "过",
-    "paohuzi.hu": "胡", "paohuzi.huangzhuang": "荒庄", "appeal.filed": "申诉", "appeal.decided": "申诉决定",
-    "arbiter.registered": "登记仲裁员", "tournament.opened": "赛事开幕", "tournament.player_registered": "选手报名",
-    "tournament.round_seated": "编排座位", "tournament.round_closed": "本轮结束",
-}
-"""Each event kind in Chinese (the timeline and the appeals table show it beside the kind)."""
-
-
-def event_kind(kind: str) -> str:
-    """Returns an event kind as people read it: its Chinese, then the kind as the log writes it."""
-    zh = EVENT_KINDS.get(kind)
-    return f"{zh} {kind}" if zh else kind
-
-
-COLOUR_NAMES: dict[str, Term] = {colour: Term(zh, en) for palette in (JUNQI_PALETTE, CHECKERS_PALETTE, PAOHUZI_PALETTE)
-                                  for colour, (zh, en) in palette.items()}
-"""The seat colours of the boards, in words (a legend names colours, not hex codes)."""
 
 
 def termination(name: str | None, lang: str = "both") -> str:
@@ -204,29 +187,3 @@ def term(name: str, lang: str = "both") -> str:
     """Returns a term, Chinese then English, or in `lang` (the name itself where the dictionary has none)."""
     found = TERMS.get(name)
     return found.said(lang) if found else name.replace("_", " ")
-
-
-def colour_name(colour: str) -> str:
-    """Returns a seat colour in words, Chinese then English."""
-    found = COLOUR_NAMES.get(colour.lower())
-    return found.both() if found else colour
-
-RULES: dict[str, str] = {
-    **{code.code: code.rule_zh for codes in (JUNQI_CODES, PAOHUZI_CODES, CHECKERS_CODES) for code in codes.values()},
-    "audit.C01": "声称结果须与推导结果一致（SQL）", "audit.C02": "声称胡息与得分须与推导一致（SQL）",
-    "audit.P01": "得分须由结果和规则设置得出（SQL）", "audit.O01": "超时次数不得超过允许次数（SQL）",
-    "audit.T01": "声称用时须与时间戳相符（SQL）", "audit.T02": "SQL与引擎计算的用时须一致", "audit.L01": "出营期限（SQL）",
-    "audit.Q01": "五十步无接触计数（SQL）", "audit.Q02": "五十步无接触终局（SQL）", "audit.S01": "总步数限制（SQL）",
-    "audit.G01": "每个流须为对局或赛事", "audit.A01": "申诉须在时限内提出（非限定场地24小时，限定场地3小时）",
-    "audit.A02": "仲裁委员会单数且不少于三人，少数服从多数，只裁决一次", "audit.A03": "须在时限内（默认2个工作日）答复申诉",
-    "audit.A04": "终局后只有申诉成立才能改判", "audit.A05": "申诉成立须有裁决执行", "audit.A06": "裁决须由登记的仲裁员签名",
-    "audit.A07": "裁决须写明其种类所需的内容", "audit.E01": "实时审计须处理对局的每个事件", "audit.E02": "实时审计须在每轮结束时检查",
-    "audit.W01": "首轮编排须可由种子复现", "audit.W02": "瑞士制编排按规则算法，不重复相遇", "audit.W03": "每局座位须与本轮编排一致",
-    "audit.W04": "按名次蛇形移位（瑞士移位法）", "ledger.V01": "记录须可验证：帧、树、瓦片、检查点、签名",
-}
-"""What each finding code's rule says, in Chinese: the engines' from their catalogues, the audit's and the log's here."""
-
-
-def rule(code: str) -> str | None:
-    """Returns a finding code's rule in Chinese, or None for a code the dictionary lacks."""
-    return RULES.get(code)

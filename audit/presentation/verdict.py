@@ -9,9 +9,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from audit.presentation.claimed import halted_at
+from audit.presentation.engine_words import rule
 from audit.presentation.game_record import GameRecord
 from audit.presentation.page import e
-from audit.presentation.terms import rule, term, termination
+from audit.presentation.terms import term, termination
 from replay.protocol import Outcome, seat_label
 from replay.rulings import apply_rulings
 from schemas.common import GameEnded
@@ -47,6 +49,9 @@ def verdict(record: GameRecord, eng: Any) -> Verdict:
         code = getattr(step.state, "halted", None)
         if halted is None and code is not None:
             halted = (step.event.seq, str(code))
+    stop = halted_at(record.steps, eng.name) if halted is None and derived is None else None  # a Paohuzi deal whose play was refused from there on
+    if stop is not None:
+        halted = (record.steps[stop].event.seq, next(f.code for f in record.steps[stop].findings if f.severity == "error"))
     return Verdict(derived, in_force, applied, end, halted)
 
 

@@ -66,10 +66,10 @@ def signature_status(stored: bytes, event: Ruling | AppealDecided, known: Known)
     return "valid" if role in SIGNING_ROLES[event.kind] else "wrong_role"
 
 
-IGNORED = {"unsigned": "未签名 unsigned", "unknown_signer": "签名者未登记 signer not registered in log.arbiters",
-           "wrong_role": "签名者无此职权 signer's role may not sign it", "bad_signature": "签名无效 signature does not verify"}
-"""Why a ruling or decision is ignored (not applied), by its signature status, in Chinese and English."""
-
+IGNORED = {"unsigned": ("未签名", "unsigned"), "unknown_signer": ("签名者未登记", "signer not registered in log.arbiters"),
+           "wrong_role": ("签名者无此职权", "signer's role may not sign it"), "bad_signature": ("签名无效", "signature does not verify")}
+"""Why a ruling or decision is ignored (not applied), by its signature status, in Chinese and English
+(audit.A06's message reads them as the `signature_words` table)."""
 
 def decision_deadline(filed_ts: int, rules: ArbitrationRules) -> int:
     """Returns the last moment (ms) of the committee's time to decide: `decision_days` after the

@@ -1,9 +1,10 @@
 """Every DuckDB call of matchledger: load the projection, run the named SQL files, run read-only SQL.
 
 The database is in memory. It reads the projection's Arrow tables where they are, as views over
-Arrow memory (copying them into DuckDB's own storage would cost more than every check scanning
-them), and holds what `audit/query/sql/views/` derives from them (views, and tables such as `timings`
-that several checks read and are built once at load). After loading, external access is switched
+Arrow memory or, for a kept projection, over its Arrow files batch by batch (copying them into
+DuckDB's own storage would cost more than every check scanning them), and holds what
+`audit/query/sql/views/` derives from them (views, and tables such as `timings` that several checks
+read and are built once at load). After loading, external access is switched
 off and locked, so no SQL can read or write files, let alone the ledger.
 """
 
@@ -12,13 +13,14 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import duckdb
 import pyarrow as pa
+import pyarrow.dataset as ds
 
 SQL_DIR = Path(__file__).parent / "sql"
 _HEADER = re.compile(r"^--\s*(\w+):\s*(.*)$")
@@ -92,18 +94,47 @@ def catalogue() -> list[tuple[str, str, str, str, str, str]]:
     return [(q.name, q.kind, ", ".join(q.params), q.check or "", q.computes, q.implements) for q in [*VIEWS.values(), *QUERIES.values()]]
 
 
+class _Built(Mapping[str, pa.Table]):
+    """The tables a database built at load, by name, each read from it when asked for (`built_tables`)."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, names: list[str]) -> None:
+        self._con, self._names = con, names
+
+    def __getitem__(self, name: str) -> pa.Table:
+        if name not in self._names:
+            raise KeyError(name)
+        table = self._con.sql(f'SELECT * FROM "{name}"').to_arrow_table()
+        types = self._con.execute(f'DESCRIBE "{name}"').fetchall()
+        return table.replace_schema_metadata({_TYPES: json.dumps([[row[0], row[1]] for row in types])})
+
+    def __contains__(self, name: object) -> bool:  # not Mapping's, which would read the table
+        return name in self._names
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+
 class AuditDB:
     """An in-memory DuckDB of the projection and what the views derive from it, locked against file access."""
 
-    def __init__(self, tables: dict[str, pa.Table], memory_limit: str = MEMORY_LIMIT, built: dict[str, pa.Table] | None = None,
-                 as_of: int | None = None) -> None:
-        """Loads the projection's tables; `built` holds the tables of `audit/query/sql/views/` as an
-        earlier load built them from the same tables (`built_tables`), read instead of built again;
-        `as_of` (ms) is the time the games' status is judged at (`game_status`), by default the
-        competition's latest event."""
+    def __init__(self, tables: dict[str, pa.Table | ds.Dataset], memory_limit: str = MEMORY_LIMIT,
+                 built: dict[str, pa.Table | ds.Dataset] | None = None,
+                 as_of: int | None = None, holds: Any = None) -> None:
+        """Loads the projection's tables (Arrow tables, or datasets over a kept projection's files);
+        `built` holds the tables of `audit/query/sql/views/` as an earlier load built them from the same
+        tables (`built_tables`), read instead of built again; `as_of` (ms) is the time the games'
+        status is judged at (`game_status`), by default the competition's latest event; `holds`, what
+        must live as long as the database (the open files its datasets read)."""
+        self._holds = holds
         self._con = duckdb.connect(":memory:")
+        self._con.execute("SET enable_progress_bar = false")  # DuckDB's own bar, on stdout, broke the JSON of a long query
         for name, table in tables.items():
             self._con.register(name, _few_chunks(table))
+        for name, words in word_tables().items():  # the checks' messages name terminations in words
+            self._con.register(name, words)
         self._con.execute("CREATE TABLE as_of (ts BIGINT)")
         if as_of is not None:
             if built is not None:
@@ -126,6 +157,15 @@ class AuditDB:
         """
         columns, rows = self._execute(_named(name), params)
         return [dict(zip(columns, row)) for row in rows]
+
+    def per_group(self, name: str, keys: tuple[str, ...], check: Callable[[list[dict[str, Any]]], list[Any]]) -> Iterator[Any]:
+        """Runs a named query and `check` on each group of its rows with the same `keys` (NULL as
+        ''), in the keys' order; yields what each call returns (Spark runs the groups on its executors)."""
+        groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+        for row in self.run(name):
+            groups.setdefault(tuple("" if row[k] is None else row[k] for k in keys), []).append(row)
+        for _, rows in sorted(groups.items()):
+            yield from check(rows)
 
     def run_named(self, name: str, params: dict[str, Any]) -> tuple[list[str], list[tuple[Any, ...]]]:
         """Runs a named query of `audit/query/sql/` for a user, with the parameters given (the others
@@ -166,28 +206,26 @@ class AuditDB:
         """Returns every table and view of `audit/query/sql/views/` (not the macros) as computed from the projection."""
         return self._relations(("view", "table"))
 
-    def each_derived(self) -> Iterator[tuple[str, pa.Table]]:
-        """Yields `derived_tables` one at a time, each computed when asked for (an export writes one
-        and lets it go before the next: issue 32.1)."""
+    def each_derived(self) -> Iterator[tuple[str, pa.RecordBatchReader]]:
+        """Yields every table and view of `audit/query/sql/views/` (not the macros) one at a time, as a
+        reader of its batches computed as they are read (an export writes them as they come: issue 32.1)."""
         for view in VIEWS.values():
             if view.kind in ("view", "table"):
-                yield view.name, self._con.sql(f'SELECT * FROM "{view.name}"').to_arrow_table()
+                yield view.name, self._con.sql(f'SELECT * FROM "{view.name}"').to_arrow_reader(_BATCH_ROWS)
 
-    def built_tables(self) -> dict[str, pa.Table]:
-        """Returns the tables of `audit/query/sql/views/` built at load (what `built` takes), each with its
+    def built_tables(self) -> Mapping[str, pa.Table]:
+        """Returns the tables of `audit/query/sql/views/` built at load (what `built` takes), each read
+        from DuckDB when it is asked for (keeping them holds one at a time, issue 32.1), with its
         columns' DuckDB types in its schema's metadata: Arrow has no HUGEINT, say, and a sum read
         back as DECIMAL(38,0) would print and compare otherwise."""
-        out = {}
-        for name, table in self._relations(("table",)).items():
-            types = self._con.execute(f'DESCRIBE "{name}"').fetchall()
-            out[name] = table.replace_schema_metadata({_TYPES: json.dumps([[row[0], row[1]] for row in types])})
-        return out
+        return _Built(self._con, [view.name for view in VIEWS.values() if view.kind == "table"])
 
-    def _load_built(self, name: str, table: pa.Table) -> None:
+    def _load_built(self, name: str, table: pa.Table | ds.Dataset) -> None:
         """Creates a table of `audit/query/sql/views/` from its rows as `built_tables` gave them, with its own types."""
         types = json.loads((table.schema.metadata or {})[_TYPES.encode()])
         columns = ", ".join(f'CAST("{column}" AS {kind}) AS "{column}"' for column, kind in types)
-        self._con.register("_built", table)
+        # a kept table's file read as one stream of batches, in its order (a dataset's scan may come in any)
+        self._con.register("_built", table if isinstance(table, pa.Table) else table.scanner(batch_size=_BATCH_ROWS).to_reader())
         self._con.execute(f'CREATE TABLE "{name}" AS SELECT {columns} FROM _built')
         self._con.unregister("_built")
 
@@ -269,10 +307,28 @@ _READ_ONLY = {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN, duckdb.
 _EXPLAIN = re.compile(r"^\s*EXPLAIN\s+(ANALY[SZ]E\s+)?", re.IGNORECASE)
 _TYPES = "matchledger.duckdb_types"
 """The schema metadata key of a built table's DuckDB column types (see `AuditDB.built_tables`)."""
+_BATCH_ROWS = 1 << 16
+"""Rows per batch of a relation read batch by batch (`each_derived`)."""
 _CHUNKS = 1024
 """Above this many chunks a table is merged before DuckDB reads it: DuckDB pays per chunk on every
 scan, and a projection table can arrive in one chunk per replayed game."""
 
 
-def _few_chunks(table: pa.Table) -> pa.Table:
+def word_tables() -> dict[str, pa.Table]:
+    """Returns the tables of words (name, zh, en) the checks' messages read: `termination_words`,
+    replay/values.py's one table of how a game ends, `signature_words`, why a ruling or decision
+    is ignored, and `decision_words`, a committee's decisions (audit/query/arbitration.py)."""
+    from audit.query.arbitration import IGNORED
+    from replay.values import TERMINATION_WORDS  # here: `matchledger --help` loads no engine module
+    from schemas.arbitration import DECISIONS
+
+    def table(words: dict[str, tuple[str, str]]) -> pa.Table:
+        return pa.table({"name": list(words), "zh": [w[0] for w in words.values()], "en": [w[1] for w in words.values()]})
+
+    return {"termination_words": table(TERMINATION_WORDS), "signature_words": table(IGNORED), "decision_words": table(DECISIONS)}
+
+
+def _few_chunks(table: pa.Table | ds.Dataset) -> pa.Table | ds.Dataset:
+    if isinstance(table, ds.Dataset):  # its files' batches are of a bounded size already
+        return table
     return table.combine_chunks() if table.num_columns and table.column(0).num_chunks > _CHUNKS else table

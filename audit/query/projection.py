@@ -12,13 +12,18 @@ over it, in forked worker processes when there is enough of it (they share the p
 2. spanning games: the parent, which now knows every stream's entries, has the games that reach
    beyond one range replayed whole (their first-pass rows, if any, are dropped).
 
-Workers leave their rows as Arrow files that the parent maps. The parent decodes only the few
-events of the other streams (tournaments, orphans), takes the `steps` rows' event columns from
-`events` by entry, and joins the buffer to `events` as its `body`, without a copy.
+Workers leave their rows as Arrow files that the parent maps. Once both passes are done, the parent
+writes `events` range by range with the stored bytes as `body`, copies out the few entries decoded
+beside the games (tournaments, arbitration, openings, orphans), and releases each range from its
+buffer (freed outright once the workers are gone). `events` and
+`steps` (its rows' event columns taken from `events` by entry, a task's rows at a time) end in
+unnamed files on disk that DuckDB scans batch by batch: the build's memory follows a range and the
+heads of `events`, not the log (issue 32.1).
 """
 
 from __future__ import annotations
 
+import bisect
 import gc
 import itertools
 import multiprocessing
@@ -26,6 +31,7 @@ import operator
 import os
 import shutil
 import tempfile
+import weakref
 from array import array
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -36,12 +42,14 @@ from typing import Any, NamedTuple
 import msgspec
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.dataset as ds
 
 from audit.query.arbitration import KINDS as ARBITRATION_KINDS
 from audit.query.arbitration import arbitration_rows, honoured
 from audit.query.checks import check_of
 from audit.query.jsonsplit import split
 from ledger import LogReader
+from ledger.fastscan import gather
 from ledger.reader import StoredEntries
 from replay.fold import GameEnd, fold_game
 from replay.protocol import Finding, GameEngine, Outcome, Step
@@ -149,12 +157,33 @@ class Projection:
     """The place in the log (`log_place`) of each engine finding, the first of `findings`: what an extension merges by."""
     body: Callable[[], pa.Array] | None = None
     """Where `events` was kept without its `body`: reads it (the whole log, checked), the first time it is asked for."""
+    held: Held | None = None
+    """The stored bytes of the entries decoded beside the games (`HELD_KINDS`, every entry of a stream
+    that is no game's), where the build released the log as it went (`project`)."""
 
     def tables(self) -> dict[str, pa.Table]:
         """Returns every table as Arrow (empty tables included)."""
+        self.with_body()
+        return {name: self._table(name) for name in self.arrow}
+
+    def with_body(self) -> None:
+        """Joins `body` to `events` where it was kept without it (the other tables are left where they are)."""
         if self.body is not None and "body" not in self.arrow["events"].column_names:
             self.arrow["events"] = self.arrow["events"].append_column("body", pa.chunked_array([self.body()]))
-        return {name: self._table(name) for name in self.arrow}
+
+    def table(self, name: str) -> pa.Table:
+        """Returns one table as Arrow, rows added by hand included."""
+        return self._table(name)
+
+    def sources(self) -> dict[str, pa.Table | ds.Dataset]:
+        """Returns every table for DuckDB to scan: those on disk as datasets, not read into memory (issue 32.1)."""
+        held = sources(self.arrow)
+        return {name: held[name] if isinstance(held[name], ds.Dataset) and not self.rows[name] else self._table(name) for name in held}
+
+    def column(self, table: str, name: str) -> pa.ChunkedArray:
+        """Returns one column of a table, reading no other column of a table on disk."""
+        held = sources(self.arrow)[table]
+        return held.to_table(columns=[name])[name] if isinstance(held, ds.Dataset) and not self.rows[table] else self._table(table)[name]
 
     def _table(self, name: str) -> pa.Table:
         table = self.arrow[name]
@@ -181,16 +210,49 @@ def project(log: StoredEntries, on_game: Callable[[int], None] | None = None, wo
     piece of work replayed; an `on_game` with an `expect` method (a progress bar's ticker) is told
     first how many games the log holds, so that the bar has its total from the start."""
     expect = getattr(on_game, "expect", None)
-    with _quiet_gc(), _Workers(log, workers) as pool:
-        first = _FirstPass()
+    _few_io_threads()
+    with _quiet_gc(), _Workers(log, workers) as pool, _Spill(SCHEMAS["events"]) as events:
+        first = _FirstPass(log, events, release=pool.forked)
         parts = pool.map(_read_range, [(lo, min(lo + RANGE_ENTRIES, len(log))) for lo in range(0, len(log), RANGE_ENTRIES)])
         if expect is not None:  # counted while the workers start on the ranges, not before them
             expect(count_games(log))
         for part in parts:
             first.add(part, on_game)
         late, late_findings = _replay_games(pool, first.left_over(), on_game, first.replayed)
+        first.write_events()
+    if pool.forked:
+        log.release(len(log))  # the workers are gone: the pages themselves
     kept, findings = first.game_tables()
-    return _assemble(log, first.streams, first.heads(), [*kept, *late], findings + late_findings)
+    return _assemble_spilled(first, events, [*kept, *late], findings + late_findings)
+
+
+def _few_io_threads() -> None:
+    """Each of Arrow's I/O threads reads ahead of a scan of the files written here: as many as the
+    cores, not Arrow's default 8 (issue 32.1: 100–150 MB less at an audit's peak on the 3.1 M-entry
+    event). Set before any scan: resizing the pool while a thread scans crashed an audit."""
+    wanted = max(1, os.cpu_count() or 1)
+    if pa.io_thread_count() > wanted:
+        pa.set_io_thread_count(wanted)
+
+
+def _assemble_spilled(first: _FirstPass, events: _Spill, games: list[dict[str, pa.Table]], findings: list[Finding]) -> Projection:
+    """Builds the projection of a log whose `events` the first pass wrote, releasing it as it went: the
+    other streams are decoded from the entries it held, `steps` written a task's rows at a time."""
+    heads = first.heads()
+    with _Spill(SCHEMAS["steps"]) as steps:
+        for tables in games:
+            steps.write(_steps_table(tables.pop("steps"), heads))  # the task's mapped rows let go once written
+    arrow = {name: pa.concat_tables([schema.empty_table(), *(t[name] for t in games)]) for name, schema in GAME_TABLES.items() if name != "steps"}
+    arrow["steps"] = SCHEMAS["steps"].empty_table()
+    held = first.held
+    projection = assemble_others(held, first.streams, arrow, findings, heads.append_column("body", pa.chunked_array([held.body()])))
+    spilled = OnDisk()
+    for name, table in projection.arrow.items():
+        dict.__setitem__(spilled, name, table)
+    spilled.open("events", [events.file])
+    spilled.open("steps", [steps.file])
+    projection.arrow, projection.held = spilled, held
+    return projection
 
 
 _GAME_START = b'{"kind":"game.started"'
@@ -201,7 +263,14 @@ def count_games(log: StoredEntries) -> int:
     """Counts the games of a log (its game.started entries) in one pass over the stored bytes,
     without decoding an entry: what a progress bar needs for its total."""
     stored = pa.LargeBinaryArray.from_buffers(pa.large_binary(), len(log), [None, pa.py_buffer(log.ends), pa.py_buffer(log.data)])
-    return int(pc.sum(pc.starts_with(stored, pattern=_GAME_START)).as_py() or 0)
+    games = 0
+    for lo in range(0, len(log), COUNT_ENTRIES):  # a slice at a time, its pages let go: the count does not hold the log
+        games += pc.sum(pc.starts_with(stored.slice(lo, COUNT_ENTRIES), pattern=_GAME_START)).as_py() or 0
+        log.let_go(lo, lo + COUNT_ENTRIES)
+    return games
+
+
+COUNT_ENTRIES = 1 << 16
 
 
 def project_replayed(log: StoredEntries, events: list[Event], games: Iterable[tuple[GameReplay, array]]) -> Projection:
@@ -309,8 +378,12 @@ def is_orphan(stream: str, first_kind: str) -> bool:
 
 def orphan(stream: str, events: list[Event]) -> Finding:
     """A stream that opens neither a game nor a tournament: its events belong to nothing replayable."""
+    from replay.values import event_kind  # the kind in words (issue 31)
+
     return Finding(stream=stream, seq=events[0].seq, code="audit.G01", article=None,
-                   message=f"stream opens with {events[0].kind}, not game.started or tournament.opened; its {len(events)} events are not replayed")
+                   message=f"流的首个事件为 {event_kind(events[0].kind)}，既非开局 game.started 也非赛事开幕 tournament.opened，"
+                           f"其 {len(events)} 个事件不予复盘 "
+                           f"stream opens with {events[0].kind}, not game.started or tournament.opened; its {len(events)} events are not replayed")
 
 
 def findings_table(findings: list[Finding], streams: dict[str, tuple[str, array]]) -> pa.Table:
@@ -334,6 +407,176 @@ def _tournament_rows(rows: Rows, event: Event, entry: int) -> None:
             for s in t.seats:
                 rows.add("seatings", entry=entry, tournament=event.stream, round=event.round, table_no=t.table,
                          group_no=t.group, seat=s.seat, player=s.holder)
+
+
+class OnDisk(dict):  # type: ignore[type-arg]
+    """Kept tables by name, each an Arrow dataset over its kept files (issue 32.1: the season's `steps`
+    and `events` are not held in memory to be queried). `sources` gives them as they are, for DuckDB
+    to scan batch by batch; asked for by name (`[]`, `items`, `values`), a table is read whole once."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._files: list[Any] = []
+        self.tails: dict[str, pa.Table] = {}
+        """The rows an extension added after a kept table's files, by table."""
+
+    def open(self, name: str, parts: list[tuple[str, Any]]) -> None:
+        """Opens a table over its parts' files (path, open file: kept open so the checked file is the one read)."""
+        self._files += [f for _, f in parts]
+        super().__setitem__(name, ds.dataset([path for path, _ in parts], format="ipc"))
+
+    @classmethod
+    def of(cls, tables: dict[str, pa.Table], opened: dict[str, Any]) -> OnDisk:
+        """Returns tables as these, keeping open the files of another (`opened`) that some of them read."""
+        made = cls()
+        made._files += getattr(opened, "_files", [])
+        dict.update(made, tables)
+        return made
+
+    def append(self, name: str, source: pa.Table | ds.Dataset, tail: pa.Table) -> None:
+        """Makes a table of a kept one (its files or its rows) followed by some rows (`tails`: what is kept of it next)."""
+        self.tails[name] = tail
+        if isinstance(source, ds.Dataset):
+            super().__setitem__(name, ds.dataset([source, ds.dataset(tail.cast(source.schema))]))
+        else:
+            super().__setitem__(name, pa.concat_tables([source, tail]))
+
+    def adopt(self, name: str, other: OnDisk, old: str) -> None:
+        """Takes a table from another of these under a new name."""
+        self._files += other._files
+        super().__setitem__(name, dict.pop(other, old))
+
+    def __getitem__(self, name: str) -> pa.Table:
+        value = super().__getitem__(name)
+        if isinstance(value, ds.Dataset):
+            value = value.to_table()
+            super().__setitem__(name, value)
+        return value
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self[name] if name in self else default
+
+    def items(self) -> list[tuple[str, pa.Table]]:  # type: ignore[override]
+        return [(name, self[name]) for name in self]
+
+    def values(self) -> list[pa.Table]:  # type: ignore[override]
+        return [self[name] for name in self]
+
+    def sources(self) -> dict[str, pa.Table | ds.Dataset]:
+        """Returns every table as it is: read already, or a dataset over its files."""
+        return dict(super().items())
+
+
+def batches(table: ds.Dataset, columns: list[str]) -> Iterator[pa.RecordBatch]:
+    """Yields a kept or spilled table's columns a file and a batch at a time, as they were written. A
+    dataset's own scan of an Arrow IPC file reads ahead without bound: copying the 3.1 M-entry
+    event's `steps` so peaked at 676 MB, against 143 MB a batch at a time (issue 32.1)."""
+    if isinstance(table, ds.UnionDataset):
+        for child in table.children:
+            yield from batches(child, columns)
+    elif isinstance(table, ds.FileSystemDataset) and isinstance(table.format, ds.IpcFileFormat):
+        wanted = pa.schema([table.schema.field(c) for c in columns])
+        for path in table.files:
+            with table.filesystem.open_input_file(path) as file:
+                reader = pa.ipc.open_file(file)
+                for i in range(reader.num_record_batches):
+                    batch = reader.get_batch(i).select(columns)
+                    yield batch if batch.schema == wanted else batch.cast(wanted)
+    else:
+        yield from table.to_batches(columns=columns, batch_readahead=1, fragment_readahead=1)
+
+
+def sources(tables: dict[str, pa.Table]) -> dict[str, pa.Table | ds.Dataset]:
+    """Returns tables for DuckDB to scan: kept ones (`OnDisk`) as datasets where not read already."""
+    return tables.sources() if isinstance(tables, OnDisk) else dict(tables)
+
+
+class Held:
+    """The stored bytes of some entries of a log of `size` entries, found by entry number."""
+
+    def __init__(self, size: int, entries: array, data: bytes, ends: array) -> None:
+        self.size, self.entries, self.data, self.ends = size, entries, data, ends
+
+    def __len__(self) -> int:
+        return self.size
+
+    def json_array(self, indexes: array) -> bytes:
+        """Returns the stored bytes of some held entries as one JSON array.
+
+        :raises IndexError: when an entry is not held.
+        """
+        at = array("q")
+        for entry in indexes:
+            k = bisect.bisect_left(self.entries, entry)
+            if k == len(self.entries) or self.entries[k] != entry:
+                raise IndexError(f"entry {entry} is not held")
+            at.append(k)
+        return gather(self.data, self.ends, at)
+
+    def stored(self, k: int) -> bytes:
+        return bytes(self.data[self.ends[k]:self.ends[k + 1]])
+
+    def body(self) -> pa.Array:
+        """Returns a `body` column of the log's length: the held entries' bytes, empty elsewhere
+        (what the rulings that do not count read: the openings and the rulings of their games)."""
+        lengths = array("q", bytes(8 * (self.size + 1)))  # zero where nothing is held; the loop is over the held entries only
+        for k, entry in enumerate(self.entries):
+            lengths[entry + 1] = self.ends[k + 1] - self.ends[k]
+        offsets = pc.cumulative_sum(pa.Array.from_buffers(pa.int64(), self.size + 1, [None, pa.py_buffer(lengths)]))
+        return pa.LargeStringArray.from_buffers(self.size, offsets.buffers()[1], pa.py_buffer(bytes(self.data)))
+
+    def with_entries(self, new: list[tuple[int, bytes]], size: int) -> Held:
+        """Returns these held entries followed by some later ones."""
+        ends = array("q", self.ends)
+        data = bytearray(self.data)
+        for _, stored in new:
+            data += stored
+            ends.append(len(data))
+        return Held(size, self.entries + array("q", [e for e, _ in new]), bytes(data), ends)
+
+
+SPILL_ROWS = 1 << 14
+"""Rows per record batch of a spilled table: what a scan of it holds at a time."""
+
+
+class _Spill:
+    """An Arrow IPC file in the temp directory written a batch at a time; once closed, `file` is the path that reads it and the open
+    file: it has no name left where /proc gives its descriptor's, and is gone with the last reader."""
+
+    def __init__(self, schema: pa.Schema) -> None:
+        self.schema = schema
+        self.file: tuple[str, Any] = ("", None)
+
+    def __enter__(self) -> _Spill:
+        fd, self._path = tempfile.mkstemp(prefix="matchledger-", suffix=".arrow")
+        os.close(fd)
+        self._sink = pa.OSFile(self._path, "wb")
+        self._writer = pa.ipc.new_file(self._sink, self.schema, options=_SPILL_IPC)
+        return self
+
+    def write(self, table: pa.Table) -> None:
+        self._writer.write_table(table, max_chunksize=SPILL_ROWS)
+
+    def __exit__(self, kind: object, *exc: object) -> None:
+        try:
+            self._writer.close()
+            self._sink.close()
+            if kind is None:
+                reader = open(self._path, "rb")
+                proc = f"/proc/self/fd/{reader.fileno()}"
+                if os.path.exists(proc):
+                    self.file = (proc, reader)
+                else:
+                    self.file = (self._path, reader)
+                    weakref.finalize(reader, os.unlink, self._path)
+                    return
+        finally:
+            if self.file[0] != self._path:
+                os.unlink(self._path)
+
+
+_SPILL_IPC = pa.ipc.IpcWriteOptions()
+"""No dictionary deltas: every batch of a spilled table has its columns' one dictionary."""
 
 
 # -- the worker processes ---------------------------------------------------------------------
@@ -373,6 +616,11 @@ class _Workers:
             self._spool.cleanup()  # the tables already read keep their mappings
         _LOG = StoredEntries(b"", array("q", [0]))
 
+    @property
+    def forked(self) -> bool:
+        """Tells whether the tasks run in forked processes (which hold their own copy of the log)."""
+        return self._pool is not None
+
     def map(self, fn: Callable[[Any], Any], tasks: list[Any]) -> Iterator[Any]:
         return self._pool.imap(fn, tasks) if self._pool is not None else map(fn, tasks)
 
@@ -411,6 +659,7 @@ def _read_range(bounds: tuple[int, int]) -> _RangeRows:
     lo, hi = bounds
     at = array("q", range(lo, hi))
     events = decode_stored_array(_LOG.json_array(at))
+    _LOG.let_go(lo, hi)  # decoded: the range's pages stay in the log's scratch file, not in this worker
     names = list(map(_stream_of, events))
     kinds = list(map(_KINDS.__getitem__, map(type, events)))
     streams = _group(names, lo)
@@ -457,6 +706,9 @@ def _group(names: list[str], lo: int) -> dict[str, array]:
 
 
 _KINDS = {cls: code for code, cls in enumerate(ALL_EVENTS)}
+HELD_KINDS = (*ARBITRATION_KINDS, GAME_OPENER)
+"""The kinds of event decoded beside the games: the arbitration's and the games' openings."""
+_HELD_NAMES = pa.array(HELD_KINDS, pa.string())
 _KIND_NAMES = pa.array([cls.__struct_config__.tag for cls in ALL_EVENTS], pa.string())
 _ENDED = _KINDS[GameEnded]
 
@@ -470,9 +722,10 @@ def _head_columns(events: list[Event], kinds: list[int]) -> list[pa.Array]:
 class _FirstPass:
     """The first pass's ranges, merged as they arrive in log order: every stream's entries, the
     `events` columns, and the games replayed, which stand when no other range holds any of their
-    entries."""
+    entries. `write_events` then writes `events` range by range, copying out the entries decoded
+    beside the games and (`release`: the log is shared with forked workers) releasing each range."""
 
-    def __init__(self) -> None:
+    def __init__(self, log: StoredEntries, events: _Spill, release: bool = False) -> None:
         self.streams: dict[str, tuple[str, array]] = {}
         """Every stream's first kind and entries in log order (log order is seq order: the writer
         keeps every stream's seqs dense and increasing)."""
@@ -482,6 +735,10 @@ class _FirstPass:
         self._codes: dict[str, int] = {}
         self._heads: list[pa.Table] = []
         self._games: list[tuple[dict[str, pa.Table], list[Finding], list[str]]] = []
+        self._log, self._events, self._release = log, events, release
+        self._body = pa.LargeStringArray.from_buffers(len(log), pa.py_buffer(log.ends), pa.py_buffer(log.data))
+        self._others: set[int] = set()  # the codes of the streams that are no game's
+        self._held = (array("q"), bytearray(), array("q", [0]))
 
     def add(self, part: _RangeRows, on_game: Callable[[int], None] | None) -> None:
         """Merges one range's results."""
@@ -492,15 +749,49 @@ class _FirstPass:
             else:
                 self.streams[stream] = (kind, array("q"))
                 self._codes[stream] = len(self._codes)
+                if kind != GAME_OPENER:
+                    self._others.add(self._codes[stream])
             self.streams[stream][1].frombytes(entries)
             codes.append(self._codes[stream])
         heads = _unspool(part.files["heads"])  # its stream codes are the range's own: made global here
-        self._heads.append(heads.set_column(1, "stream", pc.take(pa.array(codes, pa.int32()), heads["stream"])))
+        heads = heads.set_column(1, "stream", pc.take(pa.array(codes, pa.int32()), heads["stream"]))
+        kinds = pa.chunked_array([pa.DictionaryArray.from_arrays(c.indices, _KIND_NAMES) for c in heads["kind"].chunks], _CODED)
+        self._heads.append(heads.set_column(4, SCHEMAS["events"].field("kind"), kinds))  # one dictionary for every range
         if part.replayed:
             self._games.append(({name: _unspool(part.files[name]) for name in GAME_TABLES}, part.findings, part.replayed))
             self.replayed.update(part.replayed)
             if on_game:
                 on_game(len(part.replayed))
+
+    def write_events(self) -> None:
+        """Writes `events` range by range, every stream's name known (one dictionary for the file), copying
+        out each range's entries decoded beside the games (the other streams' and `HELD_KINDS`) and
+        releasing it: this process's pages, the workers still reading theirs."""
+        names = pa.array(list(self._codes), pa.string())
+        for heads in self._heads:
+            if heads.num_rows:
+                self._write_range(heads, names)
+
+    def _write_range(self, heads: pa.Table, names: pa.Array) -> None:
+        lo, hi = heads["entry"][0].as_py(), heads["entry"][-1].as_py() + 1
+        stream = pa.chunked_array([pa.DictionaryArray.from_arrays(c, names) for c in heads["stream"].chunks], _CODED)
+        self._events.write(heads.set_column(1, SCHEMAS["events"].field("stream"), stream).append_column("body", self._body.slice(lo, hi - lo)))
+        others = pa.array(sorted(self._others), pa.int32())
+        held = pc.or_(pc.is_in(heads["kind"].cast(pa.string()), value_set=_HELD_NAMES), pc.is_in(heads["stream"], value_set=others))
+        entries, data, ends = self._held
+        data_of, bounds = self._log.data, self._log.ends
+        for entry in pc.filter(heads["entry"], held).to_pylist():
+            entries.append(entry)
+            data += data_of[bounds[entry]:bounds[entry + 1]]
+            ends.append(len(data))
+        if self._release:
+            self._log.release(hi, shared=True)  # the workers' second pass may still read it
+
+    @property
+    def held(self) -> Held:
+        """Returns the entries copied out as the ranges were written."""
+        entries, data, ends = self._held
+        return Held(len(self._log), entries, bytes(data), ends)
 
     def left_over(self) -> list[tuple[str, array]]:
         """Returns the games the first pass could not replay whole, with their entries."""
@@ -508,10 +799,11 @@ class _FirstPass:
                 if kind == GAME_OPENER and (s not in self.replayed or s in self.spanning)]
 
     def heads(self) -> pa.Table:
-        """Returns the `events` columns other than `body`, in log order, streams by name."""
+        """Returns the `events` columns other than `body`, in log order, streams by name (a chunk per
+        range, not joined: the ranges' rows stay where the workers left them)."""
         names = pa.array(list(self._codes), pa.string())
-        table = pa.concat_tables([_HEADS.empty_table(), *self._heads]).combine_chunks()
-        stream = pa.DictionaryArray.from_arrays(table["stream"].chunk(0), names)  # one chunk, the empty table's at least
+        table = pa.concat_tables([_HEADS.empty_table(), *self._heads])
+        stream = pa.chunked_array([pa.DictionaryArray.from_arrays(c, names) for c in table["stream"].chunks], _CODED)
         return table.set_column(1, SCHEMAS["events"].field("stream"), stream)
 
     def game_tables(self) -> tuple[list[dict[str, pa.Table]], list[Finding]]:

@@ -28,26 +28,41 @@ never reads them: a certification derives everything from the log.
 
 from __future__ import annotations
 
-import bisect
 import hashlib
 import heapq
+import os
+import stat
 from array import array
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import duckdb
 import msgspec
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.dataset as ds
 
-from audit.query.arbitration import KINDS as ARBITRATION_KINDS
 from audit.query.db import VIEWS, AuditDB
-from audit.query.projection import _KINDS, GAME_OPENER, Projection, _GameRows, _head_columns, _steps_table, assemble_others, project
+from audit.query.projection import (
+    _KINDS,
+    GAME_OPENER,
+    HELD_KINDS,
+    Held,
+    OnDisk,
+    Projection,
+    _GameRows,
+    _head_columns,
+    _steps_table,
+    assemble_others,
+    batches,
+    project,
+    sources,
+)
 from audit.query.signed_state import StateRefused, code_fingerprint, load_signer, open_state, sign_state
 from ledger import Checkpoint, LedgerCorrupt, LedgerError, LogReader
-from ledger.derived import DerivedFiles
-from ledger.fastscan import extend, gather, leaf_hashes
+from ledger.derived import DerivedFiles, HashingFile
+from ledger.fastscan import extend, leaf_hashes
 from ledger.frames import decode_keys
 from ledger.merkle import CompactRange, ProofError, inclusion_proof, leaf_hash, verify_inclusion
 from ledger.reader import StoredEntries
@@ -71,10 +86,13 @@ boundaries and their entry numbers (int64)."""
 PER_STREAM = ("claims", "timings")
 """The tables the database builds at load whose rows each rest on one stream's events alone: an
 extension patches them stream by stream (the others are built again from the tables, by SQL)."""
-_HELD_KINDS = (*ARBITRATION_KINDS, GAME_OPENER)
+_HELD_KINDS = HELD_KINDS
 MAX_PARTS = 16
 """Parts a kept table may have (one per extension that only added rows); then it is written whole again."""
 _IPC = pa.ipc.IpcWriteOptions(compression="zstd")
+BATCH_ROWS = 1 << 16
+"""Rows per record batch of a kept table: DuckDB scans a kept table from its file batch by batch, so
+one batch is what a scan holds of it (issue 32.1)."""
 
 
 class Kept(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -92,48 +110,14 @@ class Kept(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """That tree's compact range (hex, left to right): the new entries' leaf hashes extend it to a newer root."""
 
 
-class Held:
-    """The stored bytes of some entries of a log of `size` entries, found by entry number."""
+class Named(Protocol):
+    """What names kept files: each file's name (`name-sha256`) and size, by name (`Kept`, and the audit's state)."""
 
-    def __init__(self, size: int, entries: array, data: bytes, ends: array) -> None:
-        self.size, self.entries, self.data, self.ends = size, entries, data, ends
+    @property
+    def files(self) -> dict[str, str]: ...
 
-    def __len__(self) -> int:
-        return self.size
-
-    def json_array(self, indexes: array) -> bytes:
-        """Returns the stored bytes of some held entries as one JSON array.
-
-        :raises IndexError: when an entry is not held.
-        """
-        at = array("q")
-        for entry in indexes:
-            k = bisect.bisect_left(self.entries, entry)
-            if k == len(self.entries) or self.entries[k] != entry:
-                raise IndexError(f"entry {entry} is not held")
-            at.append(k)
-        return gather(self.data, self.ends, at)
-
-    def stored(self, k: int) -> bytes:
-        return bytes(self.data[self.ends[k]:self.ends[k + 1]])
-
-    def body(self) -> pa.Array:
-        """Returns a `body` column of the log's length: the held entries' bytes, empty elsewhere
-        (what the rulings that do not count read: the openings and the rulings of their games)."""
-        ends = pa.array(self.ends, pa.int64())
-        lengths = pc.subtract(ends[1:], ends[:-1])
-        at = pc.index_in(pa.array(range(self.size), pa.int64()), value_set=pa.array(self.entries, pa.int64()))
-        offsets = pc.cumulative_sum(pa.concat_arrays([pa.array([0], pa.int64()), pc.fill_null(pc.take(lengths, at), 0)]))
-        return pa.LargeStringArray.from_buffers(self.size, offsets.buffers()[1], pa.py_buffer(bytes(self.data)))
-
-    def with_entries(self, new: list[tuple[int, bytes]], size: int) -> Held:
-        """Returns these held entries followed by some later ones."""
-        ends = array("q", self.ends)
-        data = bytearray(self.data)
-        for _, stored in new:
-            data += stored
-            ends.append(len(data))
-        return Held(size, self.entries + array("q", [e for e, _ in new]), bytes(data), ends)
+    @property
+    def sizes(self) -> dict[str, int]: ...
 
 
 # -- reading the log: through the one reader (ledger/reader.py) -----------------------------------------
@@ -182,11 +166,11 @@ def projection_of(root: Path, log: StoredEntries | None = None, on_game: Callabl
         projection, built = load(files, kept)
         if tuple(kept.signed) == (signed.size, signed.root.hex()):
             projection.body = _body_reader(root, kept.signed, log)
-            return projection, _database(projection, built, body), "reused", signed
-        projection, built, frontier, held, new, kept_rows = _extended(root, kept, held, projection, built, signed, on_game)
+            return projection, database(projection, built, body), "reused", signed
+        projection, built, frontier, held, new, kept_rows = extended(root, kept, held, projection, built, signed, on_game)
         origin = f"extended ({new} entries signed since checkpoint {kept.signed[0]})"
         projection.body = _body_reader(root, (signed.size, signed.root.hex()), log)
-        db = _database(projection, built, body)
+        db = database(projection, built, body)
         return projection, db, _kept(root, projection, db, signed, frontier, origin, held, (kept, kept_rows)), signed
     except StateRefused as exc:
         why = str(exc)
@@ -195,15 +179,15 @@ def projection_of(root: Path, log: StoredEntries | None = None, on_game: Callabl
     log = log if log is not None else _whole_log(root)
     signed, tree = _checked(root, log)  # before the replay: an edited signed range is refused, never shown
     projection = project(log, on_game)
-    db = AuditDB(projection.tables())
-    return projection, db, _kept(root, projection, db, signed, tree, f"built ({why})", log), signed
+    db = AuditDB(projection.sources(), holds=projection.arrow)
+    return projection, db, _kept(root, projection, db, signed, tree, f"built ({why})", projection.held or log), signed
 
 
-def _database(projection: Projection, built: dict[str, pa.Table], body: bool) -> AuditDB:
+def database(projection: Projection, built: dict[str, pa.Table], body: bool) -> AuditDB:
     """Returns the database of a kept projection: `events` without `body` unless it is asked for."""
     if body:
-        return AuditDB(projection.tables(), built=built)
-    return AuditDB({name: table for name, table in projection.arrow.items()}, built=built)
+        projection.with_body()
+    return AuditDB(sources(projection.arrow), built=sources(built), holds=(projection.arrow, built))
 
 
 def _kept(root: Path, projection: Projection, db: AuditDB, signed: Checkpoint, tree: CompactRange,
@@ -222,13 +206,25 @@ def _checked(root: Path, log: StoredEntries) -> tuple[Checkpoint, CompactRange]:
     :raises LedgerCorrupt: naming the first changed entry when they do not.
     """
     signed = LogReader(root).signed()
-    tree = CompactRange()
-    if len(log) >= signed.size:
-        extend(tree, leaf_hashes([bytes(log.data[log.ends[i]:log.ends[i + 1]]) for i in range(signed.size)]))
+    tree = tree_of(log, signed.size) if len(log) >= signed.size else CompactRange()
     if tree.size != signed.size or tree.root() != signed.root:
         LogReader(root).check(log)  # names the changed entry
         raise LedgerCorrupt(None, f"the log read does not give the root of checkpoint {signed.size}")
     return signed, tree
+
+
+HASHED = 1 << 16
+"""Entries hashed at a time: their bytes are copied out of the log to be hashed, a piece at a time."""
+
+
+def tree_of(log: StoredEntries, size: int) -> CompactRange:
+    """Returns the tree of a log's first `size` entries, hashed a piece at a time (issue 32.1: the
+    entries copied whole beside the log had doubled the memory of reading it)."""
+    tree = CompactRange()
+    data, ends = log.data, log.ends
+    for low in range(0, size, HASHED):
+        extend(tree, leaf_hashes([bytes(data[ends[i]:ends[i + 1]]) for i in range(low, min(low + HASHED, size))]))
+    return tree
 
 
 def _body_reader(root: Path, signed: tuple[int, str], log: StoredEntries | None) -> Callable[[], pa.Array]:
@@ -239,10 +235,7 @@ def _body_reader(root: Path, signed: tuple[int, str], log: StoredEntries | None)
         whole = log if log is not None else _whole_log(root)
         if len(whole) < size:
             raise LedgerCorrupt(len(whole), f"the log holds {len(whole)} entries, but checkpoint {size} signs {size}: entries were removed")
-        stored = [bytes(whole.data[whole.ends[i]:whole.ends[i + 1]]) for i in range(size)]
-        tree = CompactRange()
-        extend(tree, leaf_hashes(stored))
-        if tree.root().hex() != root_hex:
+        if tree_of(whole, size).root().hex() != root_hex:
             LogReader(root).check(whole)  # names the changed entry where the newest checkpoint is this one
             raise LedgerCorrupt(None, f"账本已签名部分被改动，拒绝显示 / the signed range was changed: entries 0–{size - 1} do not give "
                                       f"the root checkpoint {size} signs (run `matchledger verify`)")
@@ -253,12 +246,15 @@ def _body_reader(root: Path, signed: tuple[int, str], log: StoredEntries | None)
 
 # -- extending ----------------------------------------------------------------------------------
 
-def _extended(root: Path, kept: Kept, held: Held, projection: Projection, built: dict[str, pa.Table], signed: Checkpoint,
-              on_game: Callable[[int], None] | None) -> tuple[Projection, dict[str, pa.Table], CompactRange, Held, int, dict[str, int]]:
+def extended(root: Path, kept: Kept, held: Held, projection: Projection, built: dict[str, pa.Table], signed: Checkpoint,
+              on_game: Callable[[int], None] | None,
+              on_new: Callable[[list[tuple[int, bytes]], list[Any]], None] | None = None,
+              ) -> tuple[Projection, dict[str, pa.Table], CompactRange, Held, int, dict[str, int]]:
     """Extends a kept projection by the entries signed since its checkpoint; returns it, the
     database's tables it patched (the others are built at load), the new tree's compact range, the
     entries it holds now, how many entries were new, and the tables whose kept rows lead the new
     ones unchanged, with how many (their kept files are kept, the rows after them added as a part).
+    `on_new` is given the new entries and their events once they are proved (the incremental audit keeps more of them).
 
     :raises StateRefused: when the log signed now does not extend the kept one, or its entries cannot be read.
     """
@@ -276,6 +272,8 @@ def _extended(root: Path, kept: Kept, held: Held, projection: Projection, built:
         raise StateRefused(f"账本已签名部分与所保存的不一致 / the log signed at {signed.size} does not extend checkpoint {size} "
                            f"it was derived at (its entries {size}–{signed.size - 1} do not give the signed root)")
     events = decode_stored_array(b"[" + b",".join(stored for _, stored in new) + b"]")
+    if on_new is not None:
+        on_new(new, events)
     games = set(projection.arrow["games"]["stream"].to_pylist())
     firsts: dict[str, Any] = {}
     for event in events:
@@ -306,10 +304,15 @@ def _extended(root: Path, kept: Kept, held: Held, projection: Projection, built:
     fresh = rows.tables()
     arrow = {name: pa.concat_tables([_without(projection.arrow[name], touched, name), fresh[name]]) for name in ("games", "seats", "findings")}
     arrow["findings"] = arrow["findings"].filter(pc.equal(arrow["findings"]["source"], "replay"))  # the orphans are found again
-    arrow["steps"] = pa.concat_tables([_without(projection.arrow["steps"], touched, "steps"),
-                                       _steps_table(fresh["steps"], heads)])
+    steps = _steps_table(fresh["steps"], heads)
+    kept_steps = sources(projection.arrow)["steps"]
+    if ongoing:  # a kept game's rows are replaced: `steps` is read whole
+        arrow["steps"] = pa.concat_tables([_without(projection.arrow["steps"], touched, "steps"), steps])
     grown = assemble_others(held, streams, arrow, rows.findings, heads.append_column("body", pa.chunked_array([held.body()])))
     grown.arrow["events"] = heads
+    if not ongoing:  # no kept row changes: the kept `steps` stays in its files, the new rows after it (issue 32.1)
+        grown.arrow = OnDisk.of(grown.arrow, projection.arrow)
+        grown.arrow.append("steps", kept_steps, steps)
     kept_found = [(place, f.stream, f) for place, f in zip(projection.places, projection.findings) if f.stream not in new_of]
     found = list(heapq.merge(kept_found, [(place, f.stream, f) for place, f in zip(grown.places, grown.findings)], key=lambda k: k[:2]))
     grown.findings = [f for _, _, f in found] + grown.findings[len(grown.places):]
@@ -318,7 +321,7 @@ def _extended(root: Path, kept: Kept, held: Held, projection: Projection, built:
     patched = _patched(built, changed, whole, held, streams)
     kept_rows = {"events": len(projection.arrow["events"])}
     if not ongoing:  # no row of a kept game was dropped: the kept rows lead the new tables unchanged
-        kept_rows.update({"steps": len(projection.arrow["steps"]),
+        kept_rows.update({"steps": kept_steps.count_rows() if isinstance(kept_steps, ds.Dataset) else len(kept_steps),
                           **{f"{BUILT}{name}": len(built[name]) for name in PER_STREAM if len(patched[name]) >= len(built[name])
                              and _without(built[name], changed, name) is built[name]}})
     return grown, patched, tree, held, len(new), kept_rows
@@ -363,9 +366,19 @@ def _grown_heads(old: pa.Table, events: list[Any], size: int) -> pa.Table:
     return pa.concat_tables([head, pa.Table.from_arrays(tail, schema=head.schema)])
 
 
+class _Head(msgspec.Struct, frozen=True):
+    """An entry's kind and stream: all `_held_streams` reads of each held entry (not the whole event)."""
+
+    kind: str
+    stream: str
+
+
+_HEADS = msgspec.json.Decoder(list[_Head])
+
+
 def _held_streams(held: Held) -> dict[str, tuple[str, array]]:
     """Returns the first kind and held entries of every stream with a held entry, in order of first appearance."""
-    events = decode_stored_array(held.json_array(held.entries)) if len(held.entries) else []
+    events = _HEADS.decode(held.json_array(held.entries)) if len(held.entries) else []
     streams: dict[str, tuple[str, array]] = {}
     for entry, event in zip(held.entries, events):
         if event.stream not in streams:
@@ -376,13 +389,23 @@ def _held_streams(held: Held) -> dict[str, tuple[str, array]]:
 
 def _without(table: pa.Table, streams: list[str], name: str) -> pa.Table:
     """Returns a table without the rows of some streams."""
-    column = table["stream"].combine_chunks()
-    if isinstance(column, pa.DictionaryArray):
-        mask = pc.take(pc.is_in(column.dictionary, value_set=pa.array(streams, pa.string())), column.indices)
-    else:
-        mask = pc.is_in(column, value_set=pa.array(streams, pa.string()))
-    mask = pc.fill_null(mask, False)
+    mask = _of_streams(table["stream"].combine_chunks(), streams)
     return table.filter(pc.invert(mask)) if pc.any(mask).as_py() else table  # a new game has no rows to drop: nothing copied
+
+
+def only_streams(table: pa.Table | ds.Dataset, streams: list[str]) -> pa.Table:
+    """Returns the rows of some streams of a table, or of a kept one read batch by batch (never whole)."""
+    return pa.Table.from_batches([b.filter(_of_streams(b.column("stream"), streams)) for b in table.to_batches()], schema=table.schema)
+
+
+def _of_streams(column: pa.Array, streams: list[str]) -> pa.BooleanArray:
+    """Returns which rows of a `stream` column (dictionary-coded or not) are of some streams."""
+    wanted = pa.array(streams, pa.string())
+    if isinstance(column, pa.DictionaryArray):
+        mask = pc.take(pc.is_in(column.dictionary, value_set=wanted), column.indices)
+    else:
+        mask = pc.is_in(column, value_set=wanted)
+    return pc.fill_null(mask, False)
 
 
 def _patched(built: dict[str, pa.Table], streams: list[str], whole: dict[str, list[tuple[int, bytes]]], held: Held,
@@ -415,7 +438,7 @@ def _patched(built: dict[str, pa.Table], streams: list[str], whole: dict[str, li
 
 # -- keeping and loading ---------------------------------------------------------------------------
 
-def keep(files: DerivedFiles, root: Path, projection: Projection, built: dict[str, pa.Table], signed: Checkpoint,
+def keep(files: DerivedFiles, root: Path, projection: Projection, built: Mapping[str, pa.Table], signed: Checkpoint,
          tree: CompactRange, log: StoredEntries | Held | None = None, before: tuple[Kept, dict[str, int]] | None = None) -> None:
     """Writes a projection's files and the tables its database built (`AuditDB.built_tables`), then
     their signed state, naming the checkpoint its entries were checked against and that tree's
@@ -427,34 +450,13 @@ def keep(files: DerivedFiles, root: Path, projection: Projection, built: dict[st
     :raises OSError: when the files cannot be written.
     """
     signer = load_signer(root)  # first: without the key nothing is written
-    reader, projection.body = projection.body, None  # what is kept is `events` without its body: not read for it
-    try:
-        tables = projection.tables()
-    finally:
-        projection.body = reader
-    events = tables["events"].drop_columns(["body"]) if "body" in tables["events"].column_names else tables["events"]
-    held = log if isinstance(log, Held) else _held_of(events, tables["games"], log)
-    whole = {**{name: events if name == "events" else table for name, table in tables.items()},
-             **{f"{BUILT}{name}": table for name, table in built.items()}}
-    previous, leading = before if before is not None else (None, {})
-    named: dict[str, bytes] = {}
-    reused: dict[str, tuple[str, int]] = {}
-    for name, table in whole.items():
-        parts = _parts(previous.files, name) if previous is not None else []
-        if name in leading and 0 < len(parts) < MAX_PARTS:
-            assert previous is not None
-            reused.update({part: (previous.files[part], previous.sizes[part]) for part in parts})
-            named[f"{name}+{len(parts)}"] = _ipc(table.slice(leading[name]))
-        else:
-            named[name] = _ipc(table)
-    named[FINDINGS] = msgspec.json.encode(projection.findings)
-    named[PLACES] = array("q", projection.places).tobytes()
-    named[TOURNAMENT] = array("q", _tournament_entries(held, projection)).tobytes()
-    named.update({HELD: bytes(held.data), HELD_ENDS: held.ends.tobytes(), HELD_ENTRIES: held.entries.tobytes()})
-    kept = {name: f"{name}-{hashlib.sha256(data).hexdigest()}" for name, data in named.items()}
-    for name, data in named.items():
-        files.replace(kept[name], data)
-    sizes = {name: len(data) for name, data in named.items()}
+    kept: dict[str, str] = {}
+    sizes: dict[str, int] = {}
+
+    def put(name: str, fill: Fill) -> None:  # written as made, not held until all are (issue 32.1)
+        kept[name], sizes[name] = files.write_named(name, fill)
+
+    reused = kept_files(put, projection, built, log, before)
     kept.update({part: file for part, (file, _) in reused.items()})
     sizes.update({part: size for part, (_, size) in reused.items()})
     state = msgspec.json.encode(Kept(kind=KIND, code=code_fingerprint(), files=kept, sizes=sizes,
@@ -462,6 +464,66 @@ def keep(files: DerivedFiles, root: Path, projection: Projection, built: dict[st
     files.replace(STATE, sign_state(signer, KIND, state))
     for stale in set(files.names()) - {STATE, *kept.values()}:
         files.remove(stale)
+
+
+Fill = Callable[[HashingFile], object]
+"""Writes one kept file to the sink it is given (`DerivedFiles.write_named`)."""
+
+
+def kept_files(put: Callable[[str, Fill], None], projection: Projection, built: Mapping[str, pa.Table],
+               log: StoredEntries | Held | None = None,
+               before: tuple[Kept, dict[str, int]] | None = None) -> dict[str, tuple[str, int]]:
+    """Gives `put` the writer of each file a projection is kept in, by name, one at a time (a built
+    table is read from `built` only then: one held at a time), and returns
+    the kept parts reused as they are, with their file names and sizes (see `keep`); the incremental
+    audit keeps the same files in its state.
+
+    :raises LedgerError: when `log` is None and the held entries are not the projection's.
+    """
+    reader, projection.body = projection.body, None  # what is kept is `events` without its body: not read for it
+    tails: dict[str, pa.Table] = getattr(projection.arrow, "tails", {})
+    previous, leading = before if before is not None else (None, {})
+    spilled = {name: table for name, table in projection.sources().items() if isinstance(table, ds.Dataset) and name not in leading}
+    try:  # a table with rows added after its kept files is not read: its new rows are kept as a part; one on disk is copied batch by batch
+        tables: dict[str, pa.Table | ds.Dataset | None] = {name: None if name in tails else spilled[name] if name in spilled
+                                                           else projection.table(name) for name in projection.arrow}
+        events, games = tables["events"] if tables["events"] is not None else projection.table("events"), projection.table("games")
+    finally:
+        projection.body = reader
+    if isinstance(events, pa.Table) and "body" in events.column_names:
+        events = events.drop_columns(["body"])
+    held = log if isinstance(log, Held) else _held_of(events, games, log)
+
+    def whole() -> Iterator[tuple[str, pa.Table | ds.Dataset | None]]:
+        yield from ((name, events if name == "events" else table) for name, table in tables.items())
+        yield from ((f"{BUILT}{name}", built[name]) for name in built)
+
+    reused: dict[str, tuple[str, int]] = {}
+    for name, table in whole():
+        parts = _parts(previous.files, name) if previous is not None else []
+        if name in leading and 0 < len(parts) < MAX_PARTS:
+            assert previous is not None
+            reused.update({part: (previous.files[part], previous.sizes[part]) for part in parts})
+            if name in tails:
+                rest = tails[name]
+            else:  # a table whose rows are not a tail here is one of the projection's, not None
+                assert table is not None
+                rest = table.slice(leading[name])
+            put(f"{name}+{len(parts)}", _ipc(rest))
+        else:
+            put(name, _ipc(table if table is not None else projection.table(name)))
+        del table  # a built table let go before the next is read
+    put(FINDINGS, given(msgspec.json.encode(projection.findings)))
+    put(PLACES, given(array("q", projection.places)))
+    put(TOURNAMENT, given(array("q", _tournament_entries(held, projection))))
+    for name, data in ((HELD, held.data), (HELD_ENDS, held.ends), (HELD_ENTRIES, held.entries)):
+        put(name, given(data))
+    return reused
+
+
+def given(data: bytes | memoryview | array) -> Fill:
+    """The writer of a file whose bytes are at hand."""
+    return lambda out: out.write(memoryview(data))
 
 
 def _open(files: DerivedFiles, root: Path) -> tuple[Kept, Held]:
@@ -476,12 +538,12 @@ def _open(files: DerivedFiles, root: Path) -> tuple[Kept, Held]:
     if kept.code != code_fingerprint():
         raise StateRefused(f"it was derived by other code ({kept.code}; this is {code_fingerprint()})")
     ends, entries = array("q"), array("q")
-    ends.frombytes(_file(files, kept, HELD_ENDS))
-    entries.frombytes(_file(files, kept, HELD_ENTRIES))
-    return kept, Held(kept.signed[0], entries, _file(files, kept, HELD), ends)
+    ends.frombytes(kept_file(files, kept, HELD_ENDS))
+    entries.frombytes(kept_file(files, kept, HELD_ENTRIES))
+    return kept, Held(kept.signed[0], entries, kept_file(files, kept, HELD), ends)
 
 
-def _file(files: DerivedFiles, kept: Kept, name: str) -> bytes:
+def kept_file(files: DerivedFiles, kept: Named, name: str) -> bytes:
     """Returns a kept file's bytes, which must be those its state names.
 
     :raises StateRefused: when they are not.
@@ -494,24 +556,55 @@ def _file(files: DerivedFiles, kept: Kept, name: str) -> bytes:
 
 
 def load(files: DerivedFiles, kept: Kept) -> tuple[Projection, dict[str, pa.Table]]:
-    """Returns the kept projection (its `events` without `body`) and the tables its database built.
+    """Returns the kept projection (its `events` without `body`) and the tables its database built,
+    each table opened from its files (`OnDisk`): DuckDB scans them there, and a table is read whole
+    only where an extension asks for it by name.
 
     :raises StateRefused: naming why it cannot be used.
     """
-    held = {name: _file(files, kept, name) for name in kept.files}
     others = (FINDINGS, PLACES, TOURNAMENT, HELD, HELD_ENDS, HELD_ENTRIES)
+    held = {name: kept_file(files, kept, name) for name in others}
     names = [name for name in kept.files if name not in others and "+" not in name]
-    tables = {name: pa.concat_tables([pa.ipc.open_file(pa.py_buffer(held[part])).read_all() for part in _parts(kept.files, name)])
-              for name in names}
-    built = {name[len(BUILT):]: tables.pop(name) for name in list(tables) if name.startswith(BUILT)}
+    opened = OnDisk()
+    for name in names:
+        opened.open(name, [_opened(files, kept, part) for part in _parts(kept.files, name)])
+    built = OnDisk()
+    for name in [name for name in names if name.startswith(BUILT)]:
+        built.adopt(name[len(BUILT):], opened, name)
     places, tournament, entries, ends = array("q"), array("q"), array("q"), array("q")
     places.frombytes(held[PLACES])
     tournament.frombytes(held[TOURNAMENT])
     entries.frombytes(held[HELD_ENTRIES])
     ends.frombytes(held[HELD_ENDS])
     stored = Held(kept.signed[0], entries, held[HELD], ends)
-    return Projection(tables, findings=msgspec.json.decode(held[FINDINGS], type=list[Finding]), places=list(places),
+    return Projection(opened, findings=msgspec.json.decode(held[FINDINGS], type=list[Finding]), places=list(places),
                       tournament_events=decode_stored_array(stored.json_array(tournament)) if tournament else []), built
+
+
+def _opened(files: DerivedFiles, kept: Kept, name: str) -> tuple[str, Any]:
+    """Opens a kept file once its size and SHA-256 are those its state names (hashed as it is read
+    in pieces, never held whole); returns the path that reads this very file (the open descriptor's,
+    where there is one: a file swapped after the check is not the one read) and the open file.
+
+    :raises StateRefused: when they are not.
+    """
+    file = kept.files.get(name, "")
+    refused = StateRefused(f"its {name} file is missing or does not match its state (SHA-256)")
+    if not file or "/" in file:
+        raise refused
+    try:
+        fd = os.open(files.directory / file, os.O_RDONLY | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        raise refused from None
+    f = os.fdopen(fd, "rb")
+    if not stat.S_ISREG(os.fstat(fd).st_mode) or os.fstat(fd).st_size != kept.sizes.get(name):
+        f.close()
+        raise refused
+    if f"{name}-{hashlib.file_digest(f, 'sha256').hexdigest()}" != file:
+        f.close()
+        raise refused
+    proc = f"/proc/self/fd/{fd}"
+    return (proc if os.path.exists(proc) else str(files.directory / file)), f
 
 
 def _parts(files: dict[str, str], name: str) -> list[str]:
@@ -523,6 +616,8 @@ def _held_of(events: pa.Table, games: pa.Table, log: StoredEntries | None) -> He
     """Returns the entries the projection decodes beside the games, taken from the log read."""
     if log is None:
         raise LedgerError("the projection's entries were not read: nothing to keep")
+    if isinstance(events, ds.Dataset):
+        events = events.to_table(columns=["entry", "stream", "kind"])
     stream = events["stream"].combine_chunks()
     if not isinstance(stream, pa.DictionaryArray):
         stream = stream.dictionary_encode()
@@ -548,10 +643,22 @@ def _tournament_entries(held: Held, projection: Projection) -> list[int]:
     return [where[(e.stream, e.seq)] for e in projection.tournament_events]
 
 
-def _ipc(table: pa.Table) -> bytes:
-    """Returns a table as an Arrow IPC file (one dictionary per column: the file format keeps one)."""
-    table = table.unify_dictionaries()
-    sink = pa.BufferOutputStream()
-    with pa.ipc.new_file(sink, table.schema, options=_IPC) as writer:
-        writer.write_table(table)
-    return sink.getvalue().to_pybytes()
+def _ipc(table: pa.Table | ds.Dataset) -> Fill:
+    """The writer of a table as an Arrow IPC file (one dictionary per column: the file format keeps
+    one), straight to the kept file's sink; a table on disk (`events` without its body) is copied a
+    batch at a time (one dictionary a column there too). Never held whole (issue 32.1)."""
+
+    def fill(out: HashingFile) -> None:
+        sink = pa.PythonFile(out, mode="w")
+        if isinstance(table, ds.Dataset):
+            columns = [name for name in table.schema.names if name != "body"]
+            with pa.ipc.new_file(sink, pa.schema([table.schema.field(c) for c in columns]), options=_IPC) as writer:
+                for batch in batches(table, columns):
+                    writer.write_batch(batch)
+                    pa.default_memory_pool().release_unused()  # the batch read and compressed: its memory back to the system
+            return
+        unified = table.unify_dictionaries()
+        with pa.ipc.new_file(sink, unified.schema, options=_IPC) as writer:
+            writer.write_table(unified, max_chunksize=BATCH_ROWS)
+
+    return fill

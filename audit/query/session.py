@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import gc
 import multiprocessing
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection
@@ -29,6 +30,8 @@ class Database(Protocol):
 
     def run_named(self, name: str, params: dict[str, Any]) -> tuple[list[str], list[tuple[Any, ...]]]: ...
 
+    def per_group(self, name: str, keys: tuple[str, ...], check: Callable[[list[dict[str, Any]]], list[Any]]) -> Iterator[Any]: ...
+
     def query(self, sql: str, timeout: float = 60.0) -> tuple[list[str], list[tuple[Any, ...]]]: ...
 
 
@@ -42,6 +45,16 @@ class Session:
     """How the projection was had: built from the log, or reused as kept beside it (audit.query.projection_cache)."""
     signed: Checkpoint | None = None
     """The signed checkpoint the entries read were checked against (readers say the size they verified to)."""
+
+    def game_counts(self, tournament: str | None = None) -> Counter[tuple[str, str, str]]:
+        """Counts the games (of one tournament, or all) by tournament ('' for none), game and profile."""
+        return Counter((g["tournament"] or "", g["game"], g["profile"]) for g in self.projection.games
+                       if tournament is None or g["tournament"] == tournament)
+
+    def games_of(self, streams: Iterable[str | None]) -> dict[str, dict[str, Any]]:
+        """Returns the game and tournament of each of `streams` that is a game's."""
+        wanted = set(streams)
+        return {g["stream"]: {"game": g["game"], "tournament": g["tournament"]} for g in self.projection.games if g["stream"] in wanted}
 
     def tournament_game(self, tournament: str) -> tuple[str, str]:
         """Returns a tournament's game and format.
@@ -64,7 +77,7 @@ def open_session(root: Path, progress: Callable[[int], None] | None = None, kept
     if kept:
         return Session(*projection_of(root, None, progress, body=body))
     projection = project_ledger(root, progress)
-    return Session(projection, AuditDB(projection.tables()))
+    return Session(projection, AuditDB(projection.sources(), holds=projection.arrow))
 
 
 def open_verified_session(root: Path, progress: Callable[[int], None] | None = None) -> tuple[VerifyReport, Session | None]:
@@ -78,7 +91,7 @@ def open_verified_session(root: Path, progress: Callable[[int], None] | None = N
         # both wait mostly outside the interpreter, on files and in DuckDB's and Arrow's threads.
         with ThreadPoolExecutor(max_workers=1) as pool:
             indexed = pool.submit(_index_checked, root, report, projection)
-            session = Session(projection, AuditDB(projection.tables()))
+            session = Session(projection, AuditDB(projection.sources(), holds=projection.arrow))
     except msgspec.ValidationError:
         if not report().ok:
             return report(), None
@@ -114,7 +127,7 @@ def _first_unreadable(root: Path) -> tuple[int | None, str]:
 def _with_index_checked(root: Path, report: VerifyReport, projection: Projection) -> VerifyReport:
     """Checks the stream index against the projection's `events` (row i is entry i), which has every
     entry's stream decoded already: the verification beside it skips that part."""
-    streams = projection.tables()["events"]["stream"].combine_chunks()
+    streams = projection.column("events", "stream").combine_chunks()
     problem = check_index(root, streams, report.signed)
     if problem is not None:
         return replace(report, ok=False, error=f"stream index: {problem}")

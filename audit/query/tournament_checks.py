@@ -43,8 +43,8 @@ def seating_findings(session: Session) -> Iterator[Finding]:
                 yield from _check_draw(tid, event, players, tables, SEATS[game])
             else:
                 if t["format"] == "swiss" and event is not None and event.pairing not in (None, pairing):
-                    yield _finding(tid, event.seq, "audit.W02", f"round {rnd} records pairing {event.pairing!r}; "
-                                   f"the tournament rules give {pairing!r}", "第十八条")
+                    yield _finding(tid, event.seq, "audit.W02", f"第{rnd}轮记录的编排算法为「{event.pairing}」，赛事规则规定为「{pairing}」 "
+                                   f"round {rnd} records pairing {event.pairing}; the tournament rules give {pairing}", "第十八条")
                 db = as_of(session, seated.get(rnd))
                 expected = _expected(db, tid, t["format"], rnd, frozenset(had_bye))
                 yield from _compare(tid, event.seq if event else None, rnd, expected, tables, t["format"])
@@ -55,26 +55,35 @@ def as_of(session: Session, entry: int | None) -> Database:
     """Returns the session's database as it stood before log entry `entry`: the rulings recorded at
     or after it left out (their games' results recomputed without them), or the session's own when
     there are none."""
-    tables = session.projection.tables()
-    rulings = tables["rulings"]
+    rulings = session.projection.table("rulings")  # the others are read only where a ruling asks (kept ones stay in their files)
     if entry is None or not any(e is not None and e >= entry for e in rulings["entry"].to_pylist()):
         return session.db
+    tables = session.projection.tables()  # only now: on Spark, the driver holds no game's rows until asked
     tables.update(honoured(tables, keep=lambda r: r["entry"] < entry))
     tables["rulings"] = rulings.filter(pc.less(rulings["entry"], entry))
-    return AuditDB(tables)
+    # The tables resting on each stream's events alone are the session's: no ruling changes them, and
+    # an incremental audit's `events` holds only the stored bytes its checks read (audit/certification/since.py).
+    from audit.query.projection_cache import PER_STREAM
+
+    built = session.db.built_tables() if isinstance(session.db, AuditDB) else {}
+    return AuditDB(tables, built={name: built[name] for name in PER_STREAM if name in built} or None)
 
 
 def deal_findings(session: Session) -> Iterator[Finding]:
-    """Yields a finding for every Paohuzi table whose deal differs from the others of its board (第五条)."""
+    """Yields a finding for every Paohuzi table whose deal differs from the others of its board (第五条),
+    board by board (on Spark's executors, each board where its rows are)."""
+    yield from session.db.per_group("deal_events", ("tournament", "board"), board_deal_findings)
+
+
+def board_deal_findings(rows: list[dict]) -> list[Finding]:
+    """The findings of one board's `deal_events` rows: only the events the check reads are decoded
+    (deck, deal, 亮张 and draws, about a fifth of a game), each table's in log order."""
     from replay.paohuzi import check_board_deals
 
-    # only the events the check reads are decoded: deck, deal, 亮张 and draws, about a fifth of a game
-    boards: dict[tuple[str, str], dict[str, list[bytes]]] = {}
-    for row in session.db.run("deal_events"):
-        tables = boards.setdefault((row["tournament"] or "", row["board"]), {})
+    tables: dict[str, list[bytes]] = {}
+    for row in sorted(rows, key=lambda r: (r["stream"], r["seq"])):
         tables.setdefault(row["stream"], []).append(row["body"].encode())
-    for _, tables in sorted(boards.items()):
-        yield from check_board_deals(decode_stored(stored) for _, stored in sorted(tables.items()))
+    return list(check_board_deals(decode_stored(stored) for _, stored in sorted(tables.items())))
 
 
 def _round_events(session: Session, tid: str) -> list[RoundSeated]:
@@ -97,12 +106,16 @@ def _finding(tid: str, seq: int | None, code: str, message: str, article: str = 
 def _check_draw(tid: str, event, players: list[str], tables: list[list[str]], seats: int) -> Iterator[Finding]:  # noqa: ANN001
     draw = event.draw if event is not None else None
     if draw is None or draw.seed is None:
-        yield _finding(tid, event.seq if event else None, "audit.W01", "round 1 records no seed: the draw cannot be reproduced")
+        yield _finding(tid, event.seq if event else None, "audit.W01", "第1轮未记录抽签种子，抽签无法复现 "
+                                                                       "round 1 records no seed: the draw cannot be reproduced")
         return
     if draw.commitment is not None and seating.commitment(draw.seed) != draw.commitment:
-        yield _finding(tid, event.seq, "audit.W01", f"round-1 seed hashes to {seating.commitment(draw.seed)}, committed {draw.commitment}")
+        hashed = seating.commitment(draw.seed)
+        yield _finding(tid, event.seq, "audit.W01", f"第1轮抽签种子的哈希为 {hashed}，与承诺值 {draw.commitment} 不符 "
+                       f"round-1 seed hashes to {hashed}, committed {draw.commitment}")
     if draw.method != seating.DRAW_METHOD:
-        yield _finding(tid, event.seq, "audit.W01", f"round-1 draw method {draw.method!r} is unknown to the auditor")
+        yield _finding(tid, event.seq, "audit.W01", f"第1轮抽签方法「{draw.method}」审计方未知 "
+                                                    f"round-1 draw method {draw.method} is unknown to the auditor")
         return
     expected = seating.draw_first_round(players, seats, draw.seed)
     yield from _compare(tid, event.seq, 1, Expected(expected), tables, "duplicate")
@@ -146,7 +159,8 @@ class Expected:
         """Names the open choices among a table's players (ties after §3 criteria 1–4), or ''."""
         tied = [(p, self.places[p]) for p in row if p in self.places and self.places[p][0] < self.places[p][1]]
         groups = sorted({lohi for _, lohi in tied})
-        return "; ".join(f"并列 tied after §3 criteria 1–4: {', '.join(self.by_place[k] for k in range(lo, hi + 1))} "
+        return "；".join(f"按第3节标准1–4并列：{'、'.join(self.by_place[k] for k in range(lo, hi + 1))}（第 {lo + 1}–{hi + 1} 名，任意顺序均可） "
+                         f"tied after §3 criteria 1–4: {', '.join(self.by_place[k] for k in range(lo, hi + 1))} "
                          f"(places {lo + 1}–{hi + 1}, any order allowed)" for lo, hi in groups)
 
 
@@ -155,11 +169,19 @@ def _compare(tid: str, seq: int | None, rnd: int, expected: Expected, tables: li
         pairs = sorted(sorted(t) for t in expected.tables)
         for pair in (sorted(t) for t in tables):
             if pair not in pairs:
-                yield _finding(tid, seq, "audit.W02", f"round {rnd} pairs {' – '.join(pair)}; the Swiss pairing gives {pairs}", "第十八条")
+                zh, en = "、".join(" – ".join(p) for p in pairs), ", ".join(" – ".join(p) for p in pairs)
+                yield _finding(tid, seq, "audit.W02", f"第{rnd}轮对阵 {' – '.join(pair)} 不符合瑞士制编排（应为 {zh}） "
+                               f"round {rnd} pairs {' – '.join(pair)}; the Swiss pairing gives {en}", "第十八条")
         return
     for n, (want, got) in enumerate(zip(expected.tables, tables), start=1):
         if want == got or (expected.places and all(expected.allows(n, s, p) for s, p in enumerate(got))):
             continue
         choice = expected.choice(want + got)
-        yield _finding(tid, seq, "audit.W04", f"第{rnd}轮第{n}桌座次不符合移位规则 round {rnd} table {n} seats {got}; the movement "
-                       f"rules give {want}" + (f" ({choice})" if choice else ""))
+        yield _finding(tid, seq, "audit.W04", f"第{rnd}轮第{n}桌座次不符合移位规则：实际 {_seated(got, '座位', '、')}，"
+                       f"规则应为 {_seated(want, '座位', '、')} round {rnd} table {n}: {_seated(got, 'seat ', ', ')}; "
+                       f"the movement rules give {_seated(want, 'seat ', ', ')}" + (f"（{choice}）" if choice else ""))
+
+
+def _seated(players: list[str], seat: str, comma: str) -> str:
+    """Returns a table's players in seat order as people read them: `座位0 P1、座位1 P2` or `seat 0 P1, seat 1 P2`."""
+    return comma.join(f"{seat}{s} {p}" for s, p in enumerate(players))

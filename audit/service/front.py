@@ -33,22 +33,16 @@ import json
 import os
 import signal
 import socket
-import struct
 import sys
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-import msgspec
-
-from audit.service.http1 import Answer, Refused, Request
+from audit.service.http1 import RESERVED_FILES, Answer, Refused, Request, Server, connection_limit
+from audit.service.process import Link, SignatureChecker, error_body, json_log, run_loop, settle_heap, too_many_streams
+from ledger import Verifier
 from ledger import sources as ledger_sources
+from ledger.group_commit import Refusal
+from ledger.sources import Source, SourceBook
 
-if TYPE_CHECKING:
-    from ledger.group_commit import Refusal
-
-FRAME = struct.Struct("!I")
-_encode = msgspec.msgpack.Encoder().encode
-_decode = msgspec.msgpack.Decoder().decode
 PASSED_HEADERS = ("Content-Type", "Cache-Control", "Retry-After")
 """Response headers the front passes on from the writer's application."""
 SIGNATURE_NAME = ledger_sources.HEADER.lower().encode()
@@ -62,63 +56,6 @@ ADMIN = 4
 """The operator's changes (`POST /sources`) passed at once, in a pool no reader uses."""
 HOP_HEADERS = frozenset({"host", "content-length", "connection", "keep-alive", "transfer-encoding", "upgrade", "expect", "te", "trailer"})
 """Request headers not passed through: the connection's own, which the front has already acted on."""
-
-
-class Link(asyncio.Protocol):
-    """One end of the socket pair between a front and the writer's process: messages (msgpack
-    lists) framed by a 4-byte length. What is sent during one loop turn goes in one write."""
-
-    def __init__(self, on_message: Callable[[list[Any]], None], on_lost: Callable[[], None]) -> None:
-        self._on_message, self._on_lost = on_message, on_lost
-        self._buffer = bytearray()
-        self._out: list[bytes] = []
-        self.transport: asyncio.Transport | None = None
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]
-
-    def data_received(self, data: bytes) -> None:
-        buffer = self._buffer
-        buffer += data
-        at, end = 0, len(buffer)
-        while end - at >= 4:
-            (size,) = FRAME.unpack_from(buffer, at)
-            if end - at - 4 < size:
-                break
-            message = _decode(bytes(buffer[at + 4:at + 4 + size]))
-            at += 4 + size
-            self._on_message(message)
-        del buffer[:at]
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self._on_lost()
-
-    def send(self, message: list[Any]) -> None:
-        """Queues a message; the messages of one loop turn are written together when it ends."""
-        data = _encode(message)
-        self._out.append(FRAME.pack(len(data)) + data)
-        if len(self._out) == 1:
-            asyncio.get_running_loop().call_soon(self.flush)
-
-    def flush(self) -> None:
-        out, self._out = self._out, []
-        if out and self.transport is not None and not self.transport.is_closing():
-            self.transport.write(b"".join(out))
-
-
-def sources_message(book: Any) -> list[Any]:
-    """Returns the message that gives a starting front the sources it checks signatures against, and the log's origin they sign."""
-    return ["sources", [_source_row(s) for s in book.sources.values()], book.origin]
-
-
-def source_message(source: Any) -> list[Any]:
-    """Returns the message that tells a front of one source registered or revoked: only the change,
-    so a registration costs the front one key, however many sources the log has (issue 33)."""
-    return ["source", _source_row(source)]
-
-
-def _source_row(source: Any) -> list[Any]:
-    return [source.name, source.verifier.name, source.verifier.public, source.revoked]
 
 
 class Pool:
@@ -152,10 +89,6 @@ class Front:
     """One front process: POST /batches checked and handed to the writer; all else passed through."""
 
     def __init__(self, settings: dict[str, Any]) -> None:
-        from audit.service.http1 import RESERVED_FILES, Server, connection_limit
-        from audit.service.serve import SignatureChecker, error_body, json_log
-        from ledger.sources import SourceBook
-
         self.settings = settings
         self.log = json_log()
         self.book = SourceBook()
@@ -233,8 +166,6 @@ class Front:
         for `/live`); a full pool is answered 503 with Retry-After, a pass-through over its time 504."""
         pool = self.streams if request.path == "/live" else self.reads if request.method in ("GET", "HEAD") else self.admin
         if not await pool.take():
-            from audit.service.serve import too_many_streams
-
             self._refuse(request, answer, too_many_streams(pool.most) if pool is self.streams else Refused(
                 503, "busy", f"服务繁忙 / the service passes {pool.most} requests of this kind at once, all it may: send again later",
                 retry_after=1))
@@ -282,8 +213,6 @@ class Front:
     # -- running ---------------------------------------------------------------------------------
 
     async def run(self) -> None:
-        from audit.service.serve import settle_heap
-
         loop = asyncio.get_running_loop()
         link_socket = socket.socket(fileno=self.settings["link"])
         _, self.link = await loop.connect_accepted_socket(lambda: Link(self._message, self._lost), link_socket)
@@ -299,9 +228,6 @@ class Front:
 
 def _front_source(row: list[Any]) -> tuple[str, Any]:
     """Returns a source as a front keeps it (its name, key and whether it was revoked) from a row of `sources_message`."""
-    from ledger import Verifier
-    from ledger.sources import Source
-
     name, key_name, public, revoked = row
     return name, Source(name, Verifier(key_name, public), (), (), revoked)
 
@@ -324,8 +250,6 @@ def main() -> None:
     settings = json.loads(sys.argv[1])
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with_parent(settings["parent"])
-    from audit.service.serve import run_loop
-
     async def run() -> None:
         await Front(settings).run()
 

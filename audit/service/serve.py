@@ -3,7 +3,8 @@
 Built on aiohttp: one well-kept package gives the server (its C HTTP parser, streaming responses
 for Server-Sent Events, a request size limit) and the client the package ships (`audit/simulator/client.py`),
 so the service, its client and the benchmark's peer run on one stack with nothing else to install;
-on uvloop's event loop where it is installed (`run_loop`).
+on uvloop's event loop where it is installed (`run_loop` of `audit/service/process.py`, which holds
+what this process and its fronts share).
 
 Processes: with `fronts` (1 by default) the HTTP connections are taken by front processes
 (`audit/service/front.py`), which read and check each batch and hand it over a socket pair to this process
@@ -28,7 +29,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import gc
 import json
 import math
 import os
@@ -42,24 +42,31 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 from aiohttp import web
 
 import ledger as ledger_api
 from audit.service.live_hub import LiveHub
+from audit.service.process import (
+    Link,
+    SignatureChecker,
+    error_body,
+    json_log,
+    run_loop,
+    settle_heap,
+    source_message,
+    sources_message,
+    too_many_streams,
+)
 from ledger import bundle as ledger_bundle
-from ledger import fastscan as ledger_fastscan
 from ledger import receipts as ledger_receipts
 from ledger import sources as ledger_sources
 from ledger import tiles as ledger_tiles
 from ledger import tlog as ledger_tlog
 from ledger.group_commit import Batch, Change, Refusal, Writer, digest_of, refusal_of
 from schemas.codec import ContractError, decode_line
-
-if TYPE_CHECKING:
-    from audit.service.http1 import Refused
 
 JSONL = "application/jsonl"
 INLINE_PARSE = 16 * 1024
@@ -110,15 +117,6 @@ class RateLimiter:
             return 0.0
         self._buckets[source] = (tokens, now)
         return (1 - tokens) / self.rate
-
-
-def error_body(refusal: Refusal | Refused) -> bytes:
-    """Returns the JSON error of a refusal (the service's, or its HTTP server's own): `error` (the
-    stable reason), `message`, and `line` where there is one."""
-    body: dict[str, Any] = {"error": refusal.reason, "message": str(refusal)}
-    if refusal.line is not None:
-        body["line"] = refusal.line
-    return msgspec.json.encode(body)
 
 
 def error_response(refusal: Refusal) -> web.Response:
@@ -199,52 +197,6 @@ def parse_body(body: bytes, max_bytes: int) -> list[tuple[Any, bytes]]:
     if not events:
         raise Refusal(400, "empty-batch", "the batch holds no events")
     return events
-
-
-CHECKS_PER_CALL = 128
-"""The most signature checks the event loop waits for at once (a few ms); more wait for its next turn."""
-
-
-class SignatureChecker:
-    """Checks batch signatures for the event loop: the checks asked for during one turn of the loop
-    are made together when the turn ends, in one call to the accelerator, which lets go of the GIL
-    and splits them over `threads` threads of its own (libsodium: 40-110 µs a check on this
-    machine, so a group commit's 20-30 answered batches, sent again at once, take about 1 ms).
-    The loop waits for that call; nothing else in the process does.
-
-    Why not a pool of Python threads, as before: each part handed over and back cost the loop a
-    future, a wake-up and a call from another thread, and each verdict then waited for the
-    interpreter lock behind whatever the loop was doing. Under bench/serve.py's load a check so
-    took 7 ms (p50) from asking to verdict, most of a request's time in the front."""
-
-    def __init__(self, threads: int = 2) -> None:
-        self._asked: list[tuple[ledger_api.Verifier, bytes, bytes, asyncio.Future[bool]]] = []
-        self._threads = threads
-
-    def check(self, verifier: ledger_api.Verifier, message: bytes, signature: bytes) -> asyncio.Future[bool]:
-        """Returns a future that tells whether the signature verifies (on the event loop)."""
-        loop = asyncio.get_running_loop()
-        verdict: asyncio.Future[bool] = loop.create_future()
-        self._asked.append((verifier, message, signature, verdict))
-        if len(self._asked) == 1:
-            loop.call_soon(self._check_asked, loop)
-        return verdict
-
-    def _check_asked(self, loop: asyncio.AbstractEventLoop) -> None:
-        asked, self._asked = self._asked[:CHECKS_PER_CALL], self._asked[CHECKS_PER_CALL:]
-        if self._asked:
-            loop.call_soon(self._check_asked, loop)
-        try:
-            verdicts = ledger_fastscan.verify_each([v for v, _, _, _ in asked], [m for _, m, _, _ in asked],
-                                              [s for _, _, s, _ in asked], self._threads)
-        except Exception as exc:  # noqa: BLE001 - every waiting handler hears of it
-            for *_, verdict in asked:
-                if not verdict.done():
-                    verdict.set_exception(exc)
-            return
-        for (*_, verdict), ok in zip(asked, verdicts):
-            if not verdict.done():
-                verdict.set_result(bool(ok))
 
 
 class Service:
@@ -562,8 +514,7 @@ class Service:
         """
         import socket
 
-        from audit.service.front import Link, sources_message
-
+        assert self._front_start is not None  # set by `_start_fronts` before any front is spawned
         settings, env, listener = self._front_start
         mine, theirs = socket.socketpair()
         front = _FrontEnd(self, stop)
@@ -621,8 +572,6 @@ class Service:
 
     def _tell_fronts_source(self, name: str) -> None:
         """Sends the fronts the one source that changed (never the whole book: issue 33)."""
-        from audit.service.front import source_message
-
         message = source_message(self.writer.book.sources[name])
         for front in self.fronts:
             front.link.send(message)
@@ -652,12 +601,6 @@ def starting(phase: str) -> Iterator[None]:
         raise OSError(exc.errno, f"服务启动失败 / start-up, {phase}: {exc.strerror}", exc.filename) from None
 
 
-def too_many_streams(most: int) -> Refusal:
-    """Returns the refusal of a `/live` stream beyond the `most` served at once (by a front or by this process)."""
-    return Refusal(503, "too-many-streams", f"实时流已满 / the service serves {most} live streams, all it may: read "
-                   "GET /findings?since=N, or send again later", retry_after=5)
-
-
 def warm_up(live: bool) -> None:
     """Does before the first batch what the first batch would otherwise pay for while every table
     waits, each holding the interpreter lock: the event decoders' build (~25 ms) and, for the live
@@ -670,17 +613,6 @@ def warm_up(live: bool) -> None:
 
         for game in GAMES:
             engine(game)
-
-
-def settle_heap() -> None:
-    """Puts what start-up made (the modules, the ledger's index, the live audit's games: some
-    100,000 objects) out of the cyclic garbage collector's reach, once, before the first batch.
-    A full collection scans every object it tracks while it holds the interpreter lock: on the
-    event loop under load one took 75-155 ms (bench/serve.py), and every batch waiting for its
-    answer waited with it, which was the ack p99. Frozen objects are never collected, so the
-    garbage of start-up is collected first; what the service makes later is collected as before."""
-    gc.collect()
-    gc.freeze()
 
 
 def _log_receipt(log: dict[str, Any], done: asyncio.Future[ledger_api.Receipt]) -> None:
@@ -809,53 +741,6 @@ def _source_change(body: bytes) -> Change:
     raise Refusal(400, "malformed-body", f"unknown action {change.action!r}: register or revoke")
 
 
-_encode_log = msgspec.json.Encoder().encode
-
-
-class JsonLog:
-    """Writes each record as one JSON line (with a UTC timestamp) to stderr.
-
-    On the event loop the lines of one loop turn are written together when the turn ends (one
-    write a turn instead of one per request: under load the requests answered in a turn share it);
-    elsewhere, and on `flush`, at once. A line is never held past the turn that logged it."""
-
-    def __init__(self, stream: Any = None) -> None:
-        self.out = stream or sys.stderr
-        self._lines: list[bytes] = []
-        self._second, self._prefix = -1, ""
-
-    def __call__(self, record: dict[str, Any]) -> None:
-        now = time.time()
-        second = int(now)
-        if second != self._second:  # the date and time formatted once a second
-            self._second, self._prefix = second, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
-        self._lines.append(_encode_log({"ts": f"{self._prefix}.{int(now * 1000) % 1000:03d}Z", **record}))
-        if len(self._lines) == 1:
-            try:
-                asyncio.get_running_loop().call_soon(self.flush)
-            except RuntimeError:  # not on the event loop
-                self.flush()
-
-    def flush(self) -> None:
-        """Writes the lines logged so far."""
-        lines, self._lines = self._lines, []
-        if lines:
-            data = b"\n".join(lines) + b"\n"
-            binary = getattr(self.out, "buffer", None)
-            if binary is None:
-                self.out.write(data.decode())
-                self.out.flush()
-            else:  # straight to the bytes below (no decoding and encoding again); what the text layer holds goes first
-                self.out.flush()
-                binary.write(data)
-                binary.flush()
-
-
-def json_log(stream: Any = None) -> JsonLog:
-    """Returns a logger writing each record as one JSON line (with a UTC timestamp) to stderr."""
-    return JsonLog(stream)
-
-
 def serve(config: ServeConfig, ready: Callable[[str], None] | None = None) -> None:
     """Runs the service until it is stopped (SIGTERM, SIGINT).
 
@@ -881,24 +766,3 @@ def raise_file_limit() -> int:
         except (ValueError, OSError):  # an unlimited hard limit above the kernel's nr_open: keep the soft one
             return soft
     return hard
-
-
-SWITCH_INTERVAL = 0.0005
-"""Seconds a thread waiting for the interpreter lock waits before the holder is asked to let go
-(Python's default is 0.005). The service's threads hand the lock to each other at every system call
-(the writer's thread at each write and sync, the live auditor between games), and the loop
-thread, busy with a group's receipts or requests, kept it up to 5 ms each time: a commit's syncs
-queued behind it, which showed in the acknowledgements' p99 (bench/README, issue 14)."""
-
-
-def run_loop(main: Awaitable[None]) -> None:
-    """Runs the service's event loop: uvloop where it is installed (libuv's loop in C: less CPU a
-    request than asyncio's), else asyncio's own. The bench's peer runs on the same."""
-    sys.setswitchinterval(SWITCH_INTERVAL)
-    try:
-        import uvloop  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
-        asyncio.run(main)  # type: ignore[arg-type]
-        return
-    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-        runner.run(main)  # type: ignore[arg-type]

@@ -64,7 +64,7 @@ def _in_file(refused: SendError, path: Path, batches: list[list[tuple[int, bytes
     """Returns the refusal of batch `acknowledged` told in the file's terms: its lines, the line the
     service named (in the file, not in the batch), and the batches acknowledged before it."""
     lines = batches[acknowledged]
-    message = re.sub(r"^line \d+: ", "", refused.message)
+    message = re.sub(r"^(?:第 \d+ 行 )?line \d+: ", "", refused.message)  # the body line, told again as the file line
     line = lines[refused.line - 1][0] if refused.line is not None and 0 < refused.line <= len(lines) else None
     where = f"{path} line {line}" if line is not None else f"{path} lines {lines[0][0]}–{lines[-1][0]}"
     if acknowledged:

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from audit.lake.export import ManifestFile
-from audit.query.db import QUERIES, AuditError, check_call
+from audit.query.db import QUERIES, AuditError, check_call, word_tables
 from audit.query.projection import SCHEMAS
 from audit.spark.sql import TranslationError, spark_query, spark_relations, spark_sql
 
@@ -83,12 +83,74 @@ def _file_reader(out: str, name: str, schema: pa.Schema) -> Any:
     return read
 
 
+def check_files(spark: SparkSession, out: Path, files: list[ManifestFile]) -> None:
+    """Checks files of an export against the manifest's SHA-256, each hashed on an executor as it
+    streams from disk (a MiB at a time: neither the driver nor an executor holds a whole file); the
+    driver gets a digest a file and compares them in the manifest's order, so the file it names
+    is the first changed one, as a check in one process names it.
+
+    :raises ExportError: naming the first file that differs or cannot be read.
+    """
+    from audit.lake.export import ExportError
+
+    if not files:
+        return
+    listing = spark.createDataFrame([(f.path,) for f in files], "path string")
+    spread = listing.repartition(max(1, min(len(files), spark.sparkContext.defaultParallelism)))
+    digests = {row["path"]: (row["sha256"], row["error"])
+               for row in spread.mapInArrow(_file_hasher(str(out)), "path string, sha256 string, error string").collect()}
+    for f in files:
+        digest, error = digests.get(f.path, (None, "not hashed"))
+        if error is not None:
+            raise ExportError(f"{f.path}: cannot be read ({error})")
+        if digest != f.sha256:
+            raise ExportError(f"{f.path}: sha256 differs from the manifest")
+
+
+def _file_hasher(out: str) -> Any:
+    """Returns the executors' hasher: a row (path, SHA-256 hex, error) for each listed file."""
+
+    def hashed(listings: Iterable[pa.RecordBatch]) -> Iterable[pa.RecordBatch]:
+        import hashlib
+
+        for listing in listings:
+            rows: list[tuple[str, str | None, str | None]] = []
+            for path in listing.column("path").to_pylist():
+                digest = hashlib.sha256()
+                try:
+                    with open(Path(out) / path, "rb") as f:
+                        while chunk := f.read(1 << 20):
+                            digest.update(chunk)
+                    rows.append((path, digest.hexdigest(), None))
+                except OSError as exc:
+                    rows.append((path, None, exc.strerror or type(exc).__name__))
+            yield pa.RecordBatch.from_pylist([dict(zip(("path", "sha256", "error"), row)) for row in rows],
+                                             schema=pa.schema([("path", pa.string()), ("sha256", pa.string()), ("error", pa.string())]))
+
+    return hashed
+
+
 _PLAIN = {pa.large_string(): pa.string(), pa.dictionary(pa.int32(), pa.string()): pa.string()}
 
 
 def plain_type(kind: pa.DataType) -> pa.DataType:
     """Returns an Arrow type as Spark holds it: a dictionary of strings or a large string as a string."""
     return _PLAIN.get(kind, kind)
+
+
+def _group_check(check: Callable[[list[dict[str, Any]]], list[Any]], keys: tuple[str, ...]) -> Any:
+    """Returns the executors' side of `per_group`: one group's rows to `check`, its results pickled."""
+
+    def run(group: pa.Table) -> pa.Table:
+        import pickle
+
+        rows = group.to_pylist()
+        found = check(rows)
+        schema = pa.schema([*(group.schema.field(k) for k in keys), ("ordinal", pa.int64()), ("result", pa.binary())])
+        key_values = {k: [rows[0][k] if rows else None] * len(found) for k in keys}
+        return pa.table({**key_values, "ordinal": list(range(len(found))), "result": [pickle.dumps(f) for f in found]}, schema=schema)
+
+    return run
 
 
 class SparkDB:
@@ -101,6 +163,8 @@ class SparkDB:
         for name, frame in tables.items():
             frame.cache().createOrReplaceTempView(name)
         spark.sql("SELECT CAST(NULL AS BIGINT) AS ts WHERE false").createOrReplaceTempView("as_of")  # game_status: the default time
+        for name, words in word_tables().items():  # the checks' messages name terminations in words
+            spark.createDataFrame(words.to_pylist(), "name string, zh string, en string").createOrReplaceTempView(name)
         for relation in spark_relations():
             made = spark.sql(relation.select)
             if relation.kept:
@@ -123,6 +187,35 @@ class SparkDB:
         """
         check_call(name, params)
         return self._named(name, params)
+
+    def per_group(self, name: str, keys: tuple[str, ...], check: Callable[[list[dict[str, Any]]], list[Any]]) -> Iterator[Any]:
+        """Runs a named query and `check` on each group of its rows with the same `keys`, on the
+        executors (a grouped map: the rows stay there); yields what each call returned, in the keys'
+        order (NULL as ''), as `AuditDB.per_group` does.
+
+        :raises AuditError: when the query does not translate or fails.
+        """
+        import pickle
+
+        from pyspark.errors import PySparkException
+
+        try:
+            steps = spark_query(name, {})
+        except TranslationError as exc:
+            raise AuditError(f"query {name}: {exc}") from None
+        try:
+            for view, select in steps.ctes:
+                self._step(name, view, select)
+            frame = self.spark.sql(steps.select)
+            ddl = ", ".join([*(f"{f.name} {f.dataType.simpleString()}" for f in (frame.schema[k] for k in keys)), "ordinal long", "result binary"])
+            rows = frame.groupBy(*keys).applyInArrow(_group_check(check, keys), ddl).collect()
+        except PySparkException as exc:
+            raise AuditError(f"query {name}: {exc}") from None
+        finally:
+            for view, _ in steps.ctes:
+                self.spark.catalog.dropTempView(view)
+        for row in sorted(rows, key=lambda r: (tuple("" if r[k] is None else r[k] for k in keys), r["ordinal"])):
+            yield pickle.loads(row["result"])  # noqa: S301 (written by this code on the executors)
 
     def query(self, sql: str, timeout: float = 60.0) -> tuple[list[str], list[tuple[Any, ...]]]:
         """Runs a user's read-only SELECT, written in DuckDB's dialect like every query of the

@@ -2,18 +2,24 @@
 replayed on the executors, every view and named query run as Spark SQL; certification, standings
 and queries then run on it as on a ledger's session in DuckDB.
 
-Before a query runs, the manifest's signature by the ledger's key, every file's SHA-256, the
+Before a query runs, the manifest's signature by the ledger's key, every file's SHA-256 (on the
+executors: a file they parse is hashed as they read it, the others by `db.check_files`), the
 signature of the checkpoint the export was made from, and the export's entries against that
 checkpoint's tree (hashed per block of tiles on the executors, ledger/export_tree.py) are checked.
 The tables an export holds of the replay (`steps`, `games`, `seats`, `findings`) are not read: the
 executors derive them again from `events`, the stored entries themselves. The driver keeps what the
-tournament checks read in Python, all of it small: the games, seats, tournaments, registrations,
-seatings and arbitration tables, the engines' findings and the tournament streams' events.
+tournament checks read in Python, none of it a row per game or event: the tournaments,
+registrations, seatings and arbitration tables, the engines' findings and the tournament streams'
+events; the games are counted on Spark and the Paohuzi deals checked there, board by board.
 """
 
 from __future__ import annotations
 
 from array import array
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,9 +36,52 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 REPLAYED = ("steps", "games", "seats", "findings")
-DRIVER_TABLES = ("games", "seats", "tournaments", "players", "seatings", "arbiters", "appeals", "decisions", "rulings")
-"""The tables the driver holds as Arrow for the checks made in Python (small: a row per game, seat,
-registration or ruling, none per event)."""
+DRIVER_TABLES = ("tournaments", "players", "seatings", "arbiters", "appeals", "decisions", "rulings")
+"""The tables the driver holds as Arrow for the checks made in Python (a row per tournament,
+registration, seat of a round's seating or ruling; none per event or game)."""
+ON_DEMAND = ("games", "seats")
+"""The tables of a row per game or seat of a game: left on the executors, brought to the driver
+only when a command asks for them whole (the certification asks Spark for counts instead)."""
+
+
+@dataclass
+class ExportProjection(Projection):
+    """A projection whose per-game tables stay on Spark until a caller asks for them."""
+
+    on_demand: dict[str, Callable[[], pa.Table]] = field(default_factory=dict)
+
+    def _table(self, name: str) -> pa.Table:
+        if name in self.on_demand:
+            self.arrow[name] = self.on_demand.pop(name)()
+        return super()._table(name)
+
+
+@dataclass
+class ExportSession(Session):
+    """A session on an export: what the certification asks of the games, asked of Spark."""
+
+    @property
+    def _spark(self) -> Any:
+        """The Spark session its database (`SparkDB`) runs on."""
+        return self.db.spark  # type: ignore[attr-defined]
+
+    def game_counts(self, tournament: str | None = None) -> Counter[tuple[str, str, str]]:
+        from pyspark.sql import functions as F
+
+        games = self._spark.table("games")
+        if tournament is not None:
+            games = games.where(F.col("tournament") == tournament)
+        return Counter({(r["tournament"] or "", r["game"], r["profile"]): r["count"]
+                        for r in games.groupBy("tournament", "game", "profile").count().collect()})
+
+    def games_of(self, streams: Iterable[str | None]) -> dict[str, dict[str, Any]]:
+        from pyspark.sql import functions as F
+
+        wanted = sorted({s for s in streams if s is not None})
+        if not wanted:
+            return {}
+        rows = self._spark.table("games").where(F.col("stream").isin(wanted)).select("stream", "game", "tournament").collect()
+        return {r["stream"]: {"game": r["game"], "tournament": r["tournament"]} for r in rows}
 
 
 def open_export(out: Path, verifier: Verifier, master: str | None = None) -> tuple[VerifyReport, Session]:
@@ -40,14 +89,16 @@ def open_export(out: Path, verifier: Verifier, master: str | None = None) -> tup
 
     :raises ExportError: when the export or its checkpoint does not verify.
     """
-    from audit.spark.db import SparkDB, read_table, spark_session
+    from audit.spark.db import SparkDB, check_files, read_table, spark_session
     from audit.spark.replay import engine_findings, replay_games
 
-    manifest = verify_export(out, verifier)
+    manifest = verify_export(out, verifier, files=False)  # the signature, the listing, the documents: the files' hashes below
     checkpoint = export_checkpoint(manifest, verifier)
     spark = spark_session(master)
     files = _files_by_table(manifest)
-    read = _materialized({name: read_table(spark, out, name, files[name]) for name in manifest.tables if name not in REPLAYED})
+    names = [name for name in manifest.tables if name not in REPLAYED]
+    check_files(spark, out, [f for name, listed in files.items() if name not in names for f in listed])  # files no executor reads
+    read = _materialized({name: read_table(spark, out, name, files[name]) for name in names})  # each file hashed as it is parsed
     events = read["events"]
     _check_tree(events, manifest)
     replayed = replay_games(events)
@@ -57,10 +108,11 @@ def open_export(out: Path, verifier: Verifier, master: str | None = None) -> tup
     tables = {**read, "events": events, **{name: replayed[name] for name in REPLAYED[:3]},
               "findings": engine.drop("place", "ordinal", "finding").unionByName(_frame(spark, findings_table(orphans, streams)))}
     db = SparkDB(spark, tables)
-    projection = Projection(arrow=_driver_tables(tables), findings=engine_findings(engine) + orphans,
-                            tournament_events=[e for found in others.values() for e in found if e.kind.startswith("tournament.")])
+    projection = ExportProjection(arrow=_driver_tables(tables), findings=engine_findings(engine) + orphans,
+                                  tournament_events=[e for found in others.values() for e in found if e.kind.startswith("tournament.")],
+                                  on_demand={name: partial(_driver_table, tables, name) for name in ON_DEMAND})
     report = VerifyReport(ok=True, size=checkpoint[0], root=checkpoint[1], checkpoints=1, signed=checkpoint[0])
-    return report, Session(projection, db, origin="spark")
+    return report, ExportSession(projection, db, origin="spark")
 
 
 def _check_tree(events: DataFrame, manifest: Manifest) -> None:
@@ -135,9 +187,14 @@ def _driver_tables(tables: dict[str, Any]) -> dict[str, pa.Table]:
     row per event, stay on Spark (empty here: nothing of the driver reads them)."""
     out = {name: schema.empty_table() for name, schema in SCHEMAS.items()}
     for name in DRIVER_TABLES:
-        table = tables[name].select(*SCHEMAS[name].names).toArrow().cast(SCHEMAS[name])
-        out[name] = table.sort_by([(key, "ascending") for key in _LOG_ORDER.get(name, ("entry",))])
+        out[name] = _driver_table(tables, name)
     return out
+
+
+def _driver_table(tables: dict[str, Any], name: str) -> pa.Table:
+    """Returns one table from Spark as Arrow with the projection's schema, in log order."""
+    table = tables[name].select(*SCHEMAS[name].names).toArrow().cast(SCHEMAS[name])
+    return table.sort_by([(key, "ascending") for key in _LOG_ORDER.get(name, ("entry",))])
 
 
 _LOG_ORDER = {"seats": ("entry", "seat"), "seatings": ("entry", "table_no", "seat")}

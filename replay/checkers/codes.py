@@ -103,13 +103,15 @@ class Note(NamedTuple):
     code: str
     """The code's rules-file name (`E_OCCUPIED`); `public` gives the published code."""
     message: str
+    """Chinese first, English beside (issue 31)."""
     severity: str = "error"
 
 
-def note(code: str, message: str) -> Note:
-    """Returns a note whose severity follows the code: `W_…` warnings, `E_…` errors."""
+def note(code: str, message: object) -> Note:
+    """Returns a note whose severity follows the code: `W_…` warnings, `E_…` errors; `message` is text or a
+    `replay.protocol.Said` (not imported: replay.protocol reads this catalogue)."""
     assert code in CODES, code
-    return Note(code, message, severity(code))
+    return Note(code, str(message), severity(code))
 
 
 class Termination(DocumentedTermination):

@@ -16,8 +16,8 @@ from replay.checkers.rules import Turn, both_lose, count_timeout, derived, draw,
 from replay.checkers.state import NOBODY, CheckersState, StartError, describe, initial_state, position_key
 from replay.claims import check_claim
 from replay.fold import Facts, Handler, checked_steps
-from replay.protocol import Finding, InvalidActionError, Outcome, Place, Step, found
-from replay.values import SharedTermination
+from replay.protocol import Finding, InvalidActionError, Outcome, Place, Said, Step, found, seat_list_zh_en, seats_zh_en
+from replay.values import SharedTermination, ended
 from schemas.checkers import CheckersProfile, Moved
 from schemas.common import (
     Disconnected,
@@ -119,17 +119,19 @@ def _at_position(finding: Finding, state: CheckersState) -> Finding:
     replay.protocol.finding_line)."""
     if "position" in finding.message:
         return finding
-    return msgspec.structs.replace(finding, message=f"{finding.message}; position after it {describe(state)}")
+    return msgspec.structs.replace(finding, message=f"{finding.message}；此后局面 position after it {describe(state)}")
 
 
 def _envelope(start: GameStarted, ev: Event, expected: int, clock: Clock) -> None:
     """Checks the envelope: the game's stream, dense sequence numbers, timestamps that never go back."""
     if ev.stream != start.stream:
-        clock.note(ev, note("E_STREAM", f"{ev.kind} belongs to stream {ev.stream}, not {start.stream}"))  # type: ignore[attr-defined]
+        clock.note(ev, note("E_STREAM", f"事件 {ev.kind} 属于流 {ev.stream}，不是 {start.stream} "  # type: ignore[attr-defined]
+                                        f"{ev.kind} belongs to stream {ev.stream}, not {start.stream}"))
     if ev.seq != expected:
-        clock.note(ev, note("E_SEQ", f"sequence number {ev.seq} where {expected} was expected"))
+        clock.note(ev, note("E_SEQ", f"序号为 {ev.seq}，应为 {expected} sequence number {ev.seq} where {expected} was expected"))
     if ev.ts < clock.prev_ts:
-        clock.note(ev, note("W_CLOCK", f"timestamp {ev.ts} is before the previous event's {clock.prev_ts}"))
+        clock.note(ev, note("W_CLOCK", f"时间戳 {ev.ts} 早于上一事件的 {clock.prev_ts} timestamp {ev.ts} is before the previous event's "
+                                       f"{clock.prev_ts}"))
 
 
 def _outside_seats(ev: Event) -> list[int]:
@@ -146,7 +148,9 @@ def _on_no_seat(s: CheckersState, ev: Event, clock: Clock, facts: Facts) -> Chec
     """Ignores an event that names a seat the game does not have (E_NO_SEAT): applied, it would
     change the result (a card to seat 2 would make seat 1 lose)."""
     facts["ignored"] = True
-    message = f"{ev.kind} names seat {', '.join(map(str, _outside_seats(ev)))}; the game has seats 0 and 1, so it is ignored"  # type: ignore[attr-defined]
+    named = ", ".join(map(str, _outside_seats(ev)))
+    message = (f"事件 {ev.kind} 指明座位{named}，本局只有座位0和1，此事件不计 "  # type: ignore[attr-defined]
+               f"{ev.kind} names seat {named}; the game has seats 0 and 1, so it is ignored")
     clock.note(ev, note("E_NO_SEAT", message))
     return s
 
@@ -158,7 +162,9 @@ def _after_end(s: CheckersState, ev: Event, clock: Clock, facts: Facts) -> Check
     if s.unverified:
         return s
     assert s.outcome is not None
-    clock.note(ev, note("W_AFTER_END", f"{ev.kind} of seat {ev.seat} after the game ended ({s.outcome.termination})"))  # type: ignore[attr-defined]
+    zh, en = ended(s.outcome.termination)
+    clock.note(ev, note("W_AFTER_END", f"对局已结束（{zh}）后座位{ev.seat}仍有事件 {ev.kind} "  # type: ignore[attr-defined]
+                                       f"{ev.kind} of seat {ev.seat} after the game ended ({en})"))
     return s
 
 
@@ -202,19 +208,20 @@ def _slow(turn: Turn, ev: Moved, think: int) -> Turn:
     """Reports a move over the 20-second limit (第四条, §6: W_SLOW_MOVE), counted as a timeout
     when the profile derives timeouts from timestamps."""
     p = turn.state.profile
-    slow = note("W_SLOW_MOVE", f"seat {ev.seat} took {think} ms for {ev.from_}>{ev.to}, over the {p.move_time_limit_s} s limit")
+    slow = note("W_SLOW_MOVE", f"座位{ev.seat}走 {ev.from_}>{ev.to} 用时 {think} 毫秒，超过 {p.move_time_limit_s} 秒限时 "
+                               f"seat {ev.seat} took {think} ms for {ev.from_}>{ev.to}, over the {p.move_time_limit_s} s limit")
     if not p.derive_timeouts_from_timestamps or turn.state.outcome is not None:
         return Turn(turn.state, (*turn.notes, slow))
     counted = count_timeout(turn.state, ev.seat)
     return Turn(counted.state, (*turn.notes, slow, *counted.notes))
 
 
-def _illegal(s: CheckersState, ev: Moved, code: str, why: str, action: str, think: int, clock: Clock,
+def _illegal(s: CheckersState, ev: Moved, code: str, why: Said, action: str, think: int, clock: Clock,
              facts: Facts) -> CheckersState:
     """Reports an illegal move and goes on as `on_illegal_move` says (§4.7): stop the check and
     mark the game unverified, or apply a move that can be applied and flag it."""
     shown = f"{ev.from_}>{ev.to} ({rowcol(ev.from_)}>{rowcol(ev.to)})"
-    clock.note(ev, note(code, f"seat {ev.seat} moved {shown}: {why}; position {describe(s)}"))
+    clock.note(ev, note(code, f"座位{ev.seat}走 {shown} 不合法：{why.zh} seat {ev.seat} moved {shown}: {why.en}；局面 position {describe(s)}"))
     appliable = code not in ("E_NOT_YOUR_TURN", "E_NO_OWN_PIECE", "E_OCCUPIED")
     if s.profile.on_illegal_move == "flag_and_apply" and appliable:
         turn = play_move(s, ev.from_, ev.to, ev.path or (ev.from_, ev.to), shown=ev.path is not None)
@@ -236,7 +243,8 @@ def _on_timed_out(s: CheckersState, ev: TimedOut, clock: Clock, facts: Facts) ->
         facts["think_ms"] = think
         if s.outcome is not None:
             return _after_end(s, ev, clock, facts)
-        clock.note(ev, note("E_NOT_YOUR_TURN", f"timeout of seat {ev.seat} while seat {s.to_move} is to move"))
+        clock.note(ev, note("E_NOT_YOUR_TURN", f"轮到座位{s.to_move}走时座位{ev.seat}超时 "
+                                               f"timeout of seat {ev.seat} while seat {s.to_move} is to move"))
         return s
     turn = play_pass(s, timeout=True) if s.profile.on_timeout == "pass" else count_timeout(s, s.to_move)
     seat = s.to_move
@@ -259,7 +267,7 @@ def _on_skipped(s: CheckersState, ev: Skipped, clock: Clock, facts: Facts) -> Ch
     think = clock.turn(ev.seat, ev.ts)
     if ev.seat != s.to_move:
         facts["think_ms"] = think
-        clock.note(ev, note("E_NOT_YOUR_TURN", f"略过 of seat {ev.seat} while seat {s.to_move} is to move"))
+        clock.note(ev, note("E_NOT_YOUR_TURN", f"轮到座位{s.to_move}走时座位{ev.seat}略过 skip of seat {ev.seat} while seat {s.to_move} is to move"))
         return s
     turn = play_pass(s, timeout=False)
     seat = s.to_move
@@ -280,7 +288,8 @@ def _on_move_time(s: CheckersState, ev: MoveTimeUsed, clock: Clock, facts: Facts
         facts["time_used"] = clock.used[seat]
     gap = clock.last_gap
     if gap >= 0 and not s.unverified and abs(ev.ms - gap) > s.profile.time_tolerance_ms:
-        clock.note(ev, note("W_MOVE_TIME", f"clock says seat {seat} used {ev.ms} ms, the timestamps say {gap} ms"))
+        clock.note(ev, note("W_MOVE_TIME", f"计时称座位{seat}用时 {ev.ms} 毫秒，时间戳为 {gap} 毫秒 "
+                                           f"clock says seat {seat} used {ev.ms} ms, the timestamps say {gap} ms"))
     return s
 
 
@@ -288,14 +297,14 @@ def _on_disconnected(s: CheckersState, ev: Disconnected, clock: Clock, facts: Fa
     """A disconnect is reported; a table that ends while a seat is offline was dissolved (§8)."""
     facts["reconnected"] = ev.reconnected
     if ev.seat is None:
-        clock.note(ev, note("E_NO_SEAT", "game.disconnected names no seat"))
+        clock.note(ev, note("E_NO_SEAT", "掉线事件未指明座位 game.disconnected names no seat"))
         return s
     s = msgspec.structs.replace(s, offline=_put(s.offline, ev.seat, not ev.reconnected))
     if ev.reconnected or s.outcome is not None:
         return s
     if s.profile.disconnect_without_dissolve == "yellow":
         s = msgspec.structs.replace(s, outcome=win(1 - ev.seat, Termination.DISCONNECTED))
-    clock.note(ev, note("W_DISCONNECT", f"seat {ev.seat} disconnected at ply {s.ply}"))
+    clock.note(ev, note("W_DISCONNECT", f"座位{ev.seat}在第 {s.ply} 手掉线 seat {ev.seat} disconnected at ply {s.ply}"))
     return s
 
 
@@ -303,7 +312,7 @@ def _on_penalty(s: CheckersState, ev: PenaltyCard, clock: Clock, facts: Facts) -
     """A yellow card loses the game (第十六条), a red card disqualifies (第十七条)."""
     facts["card"] = ev.card
     if ev.seat is None:
-        clock.note(ev, note("E_NO_SEAT", "game.penalty names no seat"))
+        clock.note(ev, note("E_NO_SEAT", "判罚事件未指明座位 game.penalty names no seat"))
         return s
     if s.outcome is not None:
         return _after_end(s, ev, clock, facts)
@@ -312,12 +321,13 @@ def _on_penalty(s: CheckersState, ev: PenaltyCard, clock: Clock, facts: Facts) -
 
 def _on_resigned(s: CheckersState, ev: Resigned, clock: Clock, facts: Facts) -> CheckersState:
     if ev.seat is None:
-        clock.note(ev, note("E_NO_SEAT", "game.resigned names no seat"))
+        clock.note(ev, note("E_NO_SEAT", "认输事件未指明座位 game.resigned names no seat"))
         return s
     if s.outcome is not None:
         return _after_end(s, ev, clock, facts)
     if not s.profile.resign_allowed:
-        clock.note(ev, note("W_RESIGN_IGNORED", f"seat {ev.seat} resigned; the profile does not end games by resignation"))
+        clock.note(ev, note("W_RESIGN_IGNORED", f"座位{ev.seat}认输，但本赛制设置不以认输结束对局 "
+                                                f"seat {ev.seat} resigned; the profile does not end games by resignation"))
         return s
     return msgspec.structs.replace(s, outcome=win(1 - ev.seat, Termination.RESIGNED))
 
@@ -345,7 +355,8 @@ def _on_draw_answered(s: CheckersState, ev: DrawAnswered, clock: Clock, facts: F
         return s
     if s.profile.agreed_draw:
         return msgspec.structs.replace(s, outcome=draw(Termination.DRAW_AGREED))
-    clock.note(ev, note("W_DRAW_AGREEMENT", "a draw was agreed; the sheet draws only by the margin rule or repetition, so play goes on"))
+    clock.note(ev, note("W_DRAW_AGREEMENT", "双方议和，但规则只按进营差或重复行棋判和，对局继续 "
+                                          "a draw was agreed; the sheet draws only by the margin rule or repetition, so play goes on"))
     return s
 
 
@@ -401,9 +412,10 @@ def _adopt_claim(s: CheckersState, ev: GameEnded) -> CheckersState:
 def _no_result(s: CheckersState, ev: GameEnded) -> Note:
     """Flags a log that ends while the rules still have the game going on (§5.4a: UNVERIFIED,
     compared with the claim), naming what the software declared."""
-    return note("E_NO_RESULT", f"the log ends after ply {s.ply} without a result (seat {s.to_move} to move); the claimed "
-                               f"{ev.termination}, winners {list(ev.winners)}, points {list(ev.points)} is kept for the "
-                               f"standings as UNVERIFIED")
+    (tzh, ten), (wzh, wen), (pzh, pen) = ended(ev.termination), seat_list_zh_en(ev.winners), seats_zh_en(ev.points)
+    return note("E_NO_RESULT", f"记录在第 {s.ply} 手后结束而没有结果（轮到座位{s.to_move}走）；申报的{tzh}、胜方{wzh}、得分 {pzh} "
+                               f"作为未验证结果计入排名 the log ends after ply {s.ply} without a result (seat {s.to_move} to move); "
+                               f"the claimed {ten}, winners {wen}, points {pen} is kept for the standings as unverified")
 
 
 def _dissolved(s: CheckersState) -> Outcome:
@@ -414,7 +426,7 @@ def _dissolved(s: CheckersState) -> Outcome:
 
 
 def _on_foreign(s: CheckersState, ev: Event, clock: Clock, facts: Facts) -> CheckersState:
-    clock.note(ev, note("E_FOREIGN_EVENT", f"{ev.kind} is not an event of a checkers game"))  # type: ignore[attr-defined]
+    clock.note(ev, note("E_FOREIGN_EVENT", f"{ev.kind} 不是跳棋对局的事件 {ev.kind} is not an event of a checkers game"))  # type: ignore[attr-defined]
     return s
 
 

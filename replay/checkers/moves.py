@@ -21,6 +21,7 @@ from replay.checkers.board import (
     TARGET,
     ids,
 )
+from replay.protocol import Said
 from schemas.checkers import CheckersProfile
 
 
@@ -144,7 +145,7 @@ class PathCheck(msgspec.Struct, frozen=True):
     """The verdict on a witness path: why it fails (None when it holds), its hop count, and
     whether it lands twice on one hole (§4.3). A struct, as `check.Verdict` is."""
 
-    problem: str | None
+    problem: Said | None
     hops: int
     revisits: bool
 
@@ -154,7 +155,7 @@ def check_path(seat: int, path: tuple[int, ...], occupied: int, rules: MoveRules
     frm = path[0]
     occ = occupied & ~BIT[frm]
     if len(path) < 2:
-        return PathCheck("the path has no segment", 0, False)
+        return PathCheck(Said("路径没有任何一段", "the path has no segment"), 0, False)
     if len(path) == 2 and BIT[path[1]] & NEIGHBOUR_MASK[frm]:
         return PathCheck(_land_problem(path[1], occ, rules, seat, frm, final=True), 0, False)
     if not rules.land_forbidden and not rules.end_forbidden and rules.lock == "off":
@@ -183,46 +184,46 @@ def _explain_path(seat: int, path: tuple[int, ...], occ: int, rules: MoveRules) 
     for i, (a, b) in enumerate(zip(path, path[1:])):
         problem = _hop_problem(a, b, occ, rules)
         if problem is None and rules.lock == "within_chain" and target & BIT[a] and not target & BIT[b]:
-            problem = f"leaves the target camp at {a}>{b} inside the chain"
+            problem = Said(f"连跳中在 {a}>{b} 离开目标营", f"leaves the target camp at {a}>{b} inside the chain")
         if problem is None:
             problem = _land_problem(b, occ, rules, seat, frm, final=i == len(path) - 2)
         if problem:
-            return PathCheck(f"segment {a}>{b} {problem}", i, revisits)
+            return PathCheck(Said(f"第 {a}>{b} 段{problem.zh}", f"segment {a}>{b} {problem.en}"), i, revisits)
         revisits = revisits or bool(seen & BIT[b])
         seen |= BIT[b]
     return PathCheck(None, len(path) - 1, revisits)
 
 
-def _hop_problem(a: int, b: int, occ: int, rules: MoveRules) -> str | None:
+def _hop_problem(a: int, b: int, occ: int, rules: MoveRules) -> Said | None:
     """Returns why a→b is not a hop in `occ`, or None."""
     geometry = HOP_GEOMETRY.get((a, b))
     if geometry is None:
-        return "is neither a step at the start nor a hop (a chain never mixes them)"
+        return Said("既不是开头的一步也不是一跳（连跳不能夹走步）", "is neither a step at the start nor a hop (a chain never mixes them)")
     pivot, clear, adjacent = geometry
     if not adjacent and not rules.long_hops:
-        return "is a long (equidistant) hop"
+        return Said("是远跳（等距跳）", "is a long (equidistant) hop")
     if not occ & pivot:
-        return f"jumps over the empty hole {pivot.bit_length() - 1}"
+        return Said(f"跳过的 {pivot.bit_length() - 1} 号孔是空的", f"jumps over the empty hole {pivot.bit_length() - 1}")
     if occ & clear:
-        return "lands on or passes over an occupied hole"
+        return Said("落在或越过有子的孔", "lands on or passes over an occupied hole")
     return None
 
 
-def step_problem(seat: int, frm: int, to: int, occupied: int, rules: MoveRules = DEFAULT_RULES) -> str | None:
+def step_problem(seat: int, frm: int, to: int, occupied: int, rules: MoveRules = DEFAULT_RULES) -> Said | None:
     """Returns why a step from `frm` to the adjacent `to` breaks a rule, or None (§4.1, §4.5, §4.6)."""
     return _land_problem(to, occupied & ~BIT[frm], rules, seat, frm, final=True)
 
 
-def _land_problem(b: int, occ: int, rules: MoveRules, seat: int, frm: int, *, final: bool) -> str | None:
+def _land_problem(b: int, occ: int, rules: MoveRules, seat: int, frm: int, *, final: bool) -> Said | None:
     """Returns why landing on `b` breaks the side-triangle or goal-lock options, or None."""
     if occ & BIT[b]:
-        return f"lands on the occupied hole {b}"
+        return Said(f"落在有子的 {b} 号孔", f"lands on the occupied hole {b}")
     if rules.land_forbidden & BIT[b]:
-        return "enters a side triangle"
+        return Said("进入侧角", "enters a side triangle")
     if final and rules.end_forbidden & BIT[b]:
-        return "ends in a side triangle"
+        return Said("停在侧角", "ends in a side triangle")
     if final and rules.lock != "off" and TARGET[seat] & BIT[frm] and not TARGET[seat] & BIT[b]:
-        return "takes a piece out of its target camp"
+        return Said("把棋子移出目标营", "takes a piece out of its target camp")
     return None
 
 

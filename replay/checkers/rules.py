@@ -13,7 +13,7 @@ from replay.checkers.codes import Note, Termination, note
 from replay.checkers.match import timeout_allowance
 from replay.checkers.moves import MoveRules, all_moves, can_arrive_within, can_retrace, is_stuck
 from replay.checkers.state import NOBODY, CheckersState, Undo, position_key
-from replay.protocol import Outcome
+from replay.protocol import Outcome, Said
 from schemas.checkers import CheckersProfile
 
 NO_NOTES: Final[tuple[Note, ...]] = ()
@@ -102,11 +102,12 @@ def play_move(s: CheckersState, frm: int, to: int, path: tuple[int, ...], shown:
     pieces = (own, s.pieces[1]) if seat == 0 else (s.pieces[0], own)
     notes: list[Note] = []
     if TARGET[seat] & BIT[frm] and not TARGET[seat] & BIT[to]:
-        notes.append(note("W_LEFT_TARGET", f"move {frm}>{to} of seat {seat} leaves its target camp"))
+        notes.append(note("W_LEFT_TARGET", f"座位{seat}的 {frm}>{to} 离开目标营 move {frm}>{to} of seat {seat} leaves its target camp"))
     d = derived(s.profile)
     if HOME[seat] & BIT[to] and not HOME[seat] & BIT[frm] and s.turns[seat] >= d.last_check[0] \
             and s.profile.reentry_own_home_after_deadline == "flag":
-        notes.append(note("W_REENTER_OWN_CAMP", f"move {frm}>{to} of seat {seat} re-enters its home camp after turn {d.last_check[0]}"))
+        notes.append(note("W_REENTER_OWN_CAMP", f"座位{seat}的 {frm}>{to} 在第 {d.last_check[0]} 回合后回到本方营 "
+                                                  f"move {frm}>{to} of seat {seat} re-enters its home camp after turn {d.last_check[0]}"))
     if s.undo is None and s.owe_wait != seat:
         undo, owe_wait, outcome = None, s.owe_wait, None  # the waiting rule has nothing to say (most plies)
     else:
@@ -127,7 +128,7 @@ def play_pass(s: CheckersState, timeout: bool) -> Turn:
         if "unjustified_pass" in p.auto_cards:
             outcome = win(1 - seat, Termination.UNJUSTIFIED_SKIP)
         else:
-            notes.append(note("W_UNJUSTIFIED_SKIP", f"seat {seat} pressed 略过 while it had a legal move"))
+            notes.append(note("W_UNJUSTIFIED_SKIP", f"座位{seat}有合法着法却按了略过 seat {seat} pressed skip while it had a legal move"))
     undo, owe_wait, waited = _waiting(s, seat, None, notes)
     if timeout and outcome is None and p.waiting_rule != "off":
         owe_wait = 1 - seat
@@ -151,7 +152,8 @@ def _count_timeout(s: CheckersState, seat: int, notes: list[Note]) -> tuple[tupl
         return timeouts, None
     if "timeout_overflow" in s.profile.auto_cards:
         return timeouts, win(1 - seat, Termination.TIMEOUTS)
-    notes.append(note("W_TIMEOUTS", f"seat {seat} timed out {timeouts[seat]} times, over the {s.profile.stage} allowance of {allowance}"))
+    notes.append(note("W_TIMEOUTS", f"座位{seat}超时 {timeouts[seat]} 次，超过本阶段允许的 {allowance} 次 "
+                                   f"seat {seat} timed out {timeouts[seat]} times, over the {s.profile.stage} allowance of {allowance}"))
     return timeouts, None
 
 
@@ -183,7 +185,8 @@ def _waiting(s: CheckersState, seat: int, move: Played | None, notes: list[Note]
     if undo is not None and undo.seat == seat:
         problem = _take_back_problem(s, undo, move)
         if problem:
-            message = f"seat {seat} moved {undo.frm}>{undo.to} instead of waiting and {problem}"
+            message = (f"座位{seat}没有等待而走了 {undo.frm}>{undo.to}，且{problem.zh} "
+                       f"seat {seat} moved {undo.frm}>{undo.to} instead of waiting and {problem.en}")
             if s.profile.waiting_rule == "yellow_card":
                 outcome = win(1 - seat, Termination.NO_WAIT)
             else:
@@ -197,13 +200,13 @@ def _waiting(s: CheckersState, seat: int, move: Played | None, notes: list[Note]
     return undo, owe_wait, outcome
 
 
-def _take_back_problem(s: CheckersState, undo: Undo, move: Played | None) -> str:
+def _take_back_problem(s: CheckersState, undo: Undo, move: Played | None) -> Said | None:
     """Returns how a turn fails to take back the move made instead of waiting, or '': the same
     piece must go back along the same path (原路退回; a step back is always that)."""
     if move is None or (move.frm, move.to) != (undo.to, undo.frm):
-        return "did not take it back"
+        return Said("没有原路退回", "did not take it back")
     if NEIGHBOUR_MASK[undo.frm] & BIT[undo.to]:
-        return ""
+        return None
     back = move.path[::-1] if move.path is not None else None
     if undo.path is not None and back is not None:
         same = undo.path == back
@@ -211,10 +214,11 @@ def _take_back_problem(s: CheckersState, undo: Undo, move: Played | None) -> str
         after = (s.pieces[0] | s.pieces[1]) & ~BIT[undo.to]
         same = can_retrace(undo.frm, undo.to, undo.before, after, derived(s.profile).rules.long_hops, undo.path or back)
     if same:
-        return ""
-    came = ">".join(map(str, undo.path)) if undo.path else "its path"
-    went = ">".join(map(str, move.path)) if move.path else "a chain that cannot retrace it"
-    return f"took it back along {went}, not the way it came ({came})"
+        return None
+    came = ">".join(map(str, undo.path)) if undo.path else None
+    went = ">".join(map(str, move.path)) if move.path else None
+    return Said(f"沿 {went or '无法原路返回的连跳'} 退回，不是原路（{came or '原路径'}）",
+                f"took it back along {went or 'a chain that cannot retrace it'}, not the way it came ({came or 'its path'})")
 
 
 def _deadline_excuses(s: CheckersState, seat: int, move: Played) -> bool:
@@ -240,7 +244,8 @@ def _end_turn(s: CheckersState, seat: int, pieces: tuple[int, int], last: tuple[
     if moved and pieces[seat] == TARGET[seat] and not arrived[seat]:
         arrived = _put(arrived, seat, turns[seat])
         if p.implausible_fast_turns and turns[seat] < p.implausible_fast_turns:
-            notes.append(note("W_IMPLAUSIBLY_FAST", f"seat {seat} completed its target camp on its turn {turns[seat]}, "
+            notes.append(note("W_IMPLAUSIBLY_FAST", f"座位{seat}在自己的第 {turns[seat]} 回合就全部进营，早于第 {p.implausible_fast_turns} 回合 "
+                                                    f"seat {seat} completed its target camp on its turn {turns[seat]}, "
                                                     f"before turn {p.implausible_fast_turns} (30 moves is the known minimum game)"))
     if outcome is None and arrived != (0, 0):
         outcome = decide_margin(p, s.first, seat, arrived, turns)
@@ -332,7 +337,8 @@ def _leave_camp(s: CheckersState, seat: int, pieces: tuple[int, int], turns: tup
     out = 10 - (pieces[seat] & HOME[seat]).bit_count()
     failed = need is not None and out < need
     if failed and p.leave_camp_penalty == "flag":
-        notes.append(note("W_LEAVE_CAMP", f"seat {seat} has {out} pieces out of camp after its turn {k}, {need} required"))
+        notes.append(note("W_LEAVE_CAMP", f"座位{seat}第 {k} 回合后出营 {out} 子，应出 {need} 子 "
+                                          f"seat {seat} has {out} pieces out of camp after its turn {k}, {need} required"))
         failed = False
     if p.leave_camp_check_time == "after_own_turn":
         return (win(1 - seat, "LEAVE_CAMP") if failed else None), camp_failed
@@ -362,7 +368,8 @@ def _track_wall(s: CheckersState, seat: int, pieces: tuple[int, int], ply: int, 
     if still_n > s.profile.wall_cycles and not walled_now and waiting:
         if is_stuck(victim, pieces[victim], pieces[0] | pieces[1], HOME[victim], derived(s.profile).rules):
             walled_now = True
-            notes.append(note("W_POSSIBLE_WALL", f"seat {seat} has held the same pieces in front of its camp for {still_n} "
+            notes.append(note("W_POSSIBLE_WALL", f"座位{seat}在营前以同样的棋子堵了 {still_n} 回合，座位{victim}无法进入目标营（第 {ply} 手） "
+                                                 f"seat {seat} has held the same pieces in front of its camp for {still_n} "
                                                  f"turns while seat {victim} cannot enter its target camp, at ply {ply}"))
     if seat == 0:
         return (form, s.formation[1]), (still_n, s.still[1]), (walled_now, s.walled[1])

@@ -91,9 +91,9 @@ def position_key(pieces: tuple[int, int], to_move: int, with_side: bool) -> int:
 
 
 def describe(state: CheckersState) -> str:
-    """Returns the position as text for messages: `N:0,1,… S:111,… seat 0 to move, ply 12`."""
+    """Returns the position as text for messages: `N:0,1,… S:111,…，轮到座位0，第 12 手 seat 0 to move, ply 12`."""
     north, south = (",".join(map(str, ids(p))) for p in state.pieces)
-    return f"N:{north} S:{south}, seat {state.to_move} to move, ply {state.ply}"
+    return f"N:{north} S:{south}，轮到座位{state.to_move}，第 {state.ply} 手 seat {state.to_move} to move, ply {state.ply}"
 
 
 def setup(profile: CheckersProfile, north: list[int], south: list[int], to_move: int, first: int = 0) -> CheckersState:

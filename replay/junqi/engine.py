@@ -51,12 +51,14 @@ class JunqiEngine:
                 code, message = problems[0]
                 raise IllegalActionError(f"junqi.{code}", message, LAYOUT_ARTICLES[code])
             if state.laid[action.seat] or state.to_move >= 0:
-                raise IllegalActionError("junqi.M02", f"layout of seat {action.seat} outside the layout phase", "第六条")
+                raise IllegalActionError("junqi.M02", f"座位{action.seat}的布阵不在布阵阶段 "
+                                                      f"layout of seat {action.seat} outside the layout phase", "第六条")
             return fold.start_if_ready(place(state, action))
         if isinstance(action, tuple) and len(action) == 2 and all(isinstance(p, int) and 0 <= p < 129 for p in action):
             move = Move(*action)
             if state.to_move < 0:
-                raise IllegalActionError("junqi.M02", f"move {move.notation()} while no seat is to move", "第七条")
+                raise IllegalActionError("junqi.M02", f"走子 {move.notation()} 时没有轮到任何座位 "
+                                                      f"move {move.notation()} while no seat is to move", "第七条")
             check_move(state, state.to_move, move.frm, move.to)
             return do_move(state, move.frm, move.to)[0]
         raise InvalidActionError(f"not a junqi action: {action!r}")

@@ -22,7 +22,8 @@ from replay.junqi.moves import can_move, check_move, legal_moves
 from replay.junqi.pieces import FLAG, KIND_NAMES, KIND_OF, kind_of, seat_of
 from replay.junqi.rules import do_move, draw_voters, finish, next_turn, offer_draw, pass_turn, resign, vote_draw
 from replay.junqi.state import ALLIANCES, JunqiState, Layout, initial_state, notation, point_index, settings
-from replay.protocol import CHANCE, Finding, IllegalActionError, Place, Step, found
+from replay.protocol import CHANCE, Finding, IllegalActionError, Place, Step, found, seat_list_zh_en
+from replay.values import ended
 from schemas.common import DrawAnswered, DrawOffered, GameEnded, GameStarted, MoveTimeUsed, Resigned, Ruling, Skipped, TimedOut, ruling_kind
 from schemas.envelope import Event
 from schemas.junqi import FlagRevealed, JunqiProfile, LayoutSubmitted, Moved
@@ -110,7 +111,7 @@ def fold_event(state: JunqiState, event: Event, audit: Audit) -> tuple[JunqiStat
     """Applies one event to the state, recording findings in `audit`; returns the state and facts."""
     ts = event.ts
     if ts < audit.last_ts:
-        audit.find(event, "junqi.T01", f"timestamp {ts} is before the previous event's {audit.last_ts}")
+        audit.find(event, "junqi.T01", f"时间戳 {ts} 早于上一事件的 {audit.last_ts} timestamp {ts} is before the previous event's {audit.last_ts}")
     else:
         audit.last_ts = ts
     # Moves in play and their timing, nearly every event, each take their own path. Events are
@@ -142,7 +143,8 @@ def _other_event(state: JunqiState, event: Event, kind: type, audit: Audit) -> t
         _missed_reveals(event, audit)
     if state.outcome is not None and not isinstance(event, AFTER_END_ALLOWED) and _has_rule_effect(event, state, audit):
         code = "junqi.M01" if isinstance(event, Moved) else "junqi.E01"
-        audit.find(event, code, f"{event.kind} after the game ended ({state.outcome.termination})", "第九条")
+        zh, en = ended(state.outcome.termination)
+        audit.find(event, code, f"对局已结束（{zh}）后又有事件 {event.kind} {event.kind} after the game ended ({en})", "第九条")
         return state, _counters(state, facts)
     handler = _HANDLERS.get(kind)
     if handler is not None:
@@ -178,7 +180,8 @@ def _is_seat(seat: int | None) -> bool:
 
 
 def _no_seat(event: Event, audit: Audit) -> None:
-    audit.find(event, "junqi.E04", f"{event.kind} names seat {event.seat}, not a seat of this game (0–3); the event is ignored", "第二条")
+    audit.find(event, "junqi.E04", f"事件 {event.kind} 指明座位{event.seat}，本局座位为 0–3，此事件不计 "
+                                   f"{event.kind} names seat {event.seat}, not a seat of this game (0–3); the event is ignored", "第二条")
 
 
 # 亮旗 is common practice (junqi.md §10, [COM]); the rule book excerpt has no article for it, so its
@@ -186,14 +189,15 @@ def _no_seat(event: Event, audit: Audit) -> None:
 def _missed_reveals(event: Event, audit: Audit) -> None:
     for owner, (_, owed) in audit.pending_reveals.items():
         if owed:
-            audit.find(event, "junqi.M11", f"seat {owner}'s 司令 died in combat but its flag was not revealed (亮旗)")
+            audit.find(event, "junqi.M11", f"座位{owner}的司令阵亡，但未亮旗 seat {owner}'s 司令 died in combat but its flag was not revealed")
     audit.pending_reveals.clear()
 
 
 def _layout(state: JunqiState, event: LayoutSubmitted, audit: Audit, facts: dict[str, Any]) -> JunqiState:
     seat = event.seat
     if seat is None or state.to_move != CHANCE or state.laid[seat]:
-        audit.find(event, "junqi.M02", f"layout of seat {seat} outside the layout phase or sent twice", "第六条")
+        zh, en = _who(seat)
+        audit.find(event, "junqi.M02", f"{zh}的布阵不在布阵阶段或重复提交 layout of {en} outside the layout phase or sent twice", "第六条")
         return state
     index = settings(state.profile).index
     layout = Layout(seat, tuple((index[p], KIND_OF[k]) for p, k in event.pieces), event.colour)
@@ -224,7 +228,8 @@ def _moved(state: JunqiState, event: Moved, audit: Audit) -> tuple[JunqiState, d
     try:
         check_move(state, seat, frm, to)
     except IllegalActionError as exc:
-        audit.find(event, exc.code, f"illegal move {action} by seat {seat}: {exc.detail}", exc.article)
+        why = exc.said
+        audit.find(event, exc.code, f"座位{seat}走 {action} 不合法：{why.zh} illegal move {action} by seat {seat}: {why.en}", exc.article)
         state = _illegal(state, seat, exc.code)
         return state, _counters(state, {"seat": seat, "action": action})
     piece = KIND_NAMES[kind_of(state.board[frm])]
@@ -232,9 +237,11 @@ def _moved(state: JunqiState, event: Moved, audit: Audit) -> tuple[JunqiState, d
     state, report = do_move(state, frm, to)
     result, removed, eliminated = report.result, report.removed, report.eliminated
     if event.result is not None and event.result != result:
-        audit.find(event, "junqi.M11", f"claimed combat result {event.result}, derived {result}", "第八条")
+        (czh, cen), (dzh, den) = COMBAT_WORDS[event.result], COMBAT_WORDS[result]
+        audit.find(event, "junqi.M11", f"申报碰子结果为{czh}，推导为{dzh} claimed combat result {cen}, derived {den}", "第八条")
     if event.piece is not None and event.piece != piece:
-        audit.find(event, "junqi.M11", f"claimed mover {event.piece}, the piece on {event.from_} is {piece}", "第八条")
+        audit.find(event, "junqi.M11", f"申报走子为{event.piece}，{event.from_} 上的棋子是{piece} "
+                                       f"claimed mover {event.piece}, the piece on {event.from_} is {piece}", "第八条")
     if report.marshal_deaths:
         audit.pending_reveals = _reveals_due(before, state, report.marshal_deaths)
     facts = _MOVE_FACTS.copy()
@@ -255,11 +262,11 @@ def _unplayable_move(state: JunqiState, event: Moved, action: str, audit: Audit)
     """Reports a move that names no seat of the game or comes before the layouts are in; returns its facts."""
     seat = event.seat
     if seat is None:
-        audit.find(event, "junqi.M02", f"move {action} names no seat", "第七条")
+        audit.find(event, "junqi.M02", f"走子 {action} 未指明座位 move {action} names no seat", "第七条")
     elif not _is_seat(seat):
         _no_seat(event, audit)
     else:
-        audit.find(event, "junqi.M02", f"move {action} before all four layouts are in", "第七条")
+        audit.find(event, "junqi.M02", f"四家布阵未齐就走子 {action} move {action} before all four layouts are in", "第七条")
     return _counters(state, {"seat": seat, "action": action})
 
 
@@ -298,10 +305,12 @@ def _flag_revealed(state: JunqiState, event: FlagRevealed, audit: Audit, facts: 
     facts["revealed"] = event.owner
     due = audit.pending_reveals.pop(event.owner, None)
     if due is None:
-        audit.find(event, "junqi.M11", f"亮旗 of seat {event.owner} without its 司令 dying in the move before")
+        audit.find(event, "junqi.M11", f"座位{event.owner}亮旗，但上一步其司令并未阵亡 "
+                                       f"seat {event.owner} showed its flag without its 司令 dying in the move before")
     elif point_index(event.point, state.profile) != due[0]:
         where = "stood" if actual is None else "stands"
-        audit.find(event, "junqi.M11", f"亮旗 shows seat {event.owner}'s flag on {event.point}, it {where} on {NAMES[due[0]]}")
+        audit.find(event, "junqi.M11", f"亮旗显示座位{event.owner}的军旗在 {event.point}，实际在 {NAMES[due[0]]} "
+                                       f"the flag shown for seat {event.owner} is on {event.point}, it {where} on {NAMES[due[0]]}")
     return state
 
 
@@ -309,11 +318,13 @@ def _move_time(state: JunqiState, event: MoveTimeUsed, audit: Audit) -> dict[str
     """Checks a move-time claim against the limit and the clock; returns its facts."""
     seat, ms, limit = event.seat, event.ms, settings(state.profile).move_time_limit_s
     if limit is not None and ms > limit * 1000:
-        audit.find(event, "junqi.T02", f"seat {seat} used {ms} ms, over the limit of {limit} s")
+        zh, en = _who(seat)
+        audit.find(event, "junqi.T02", f"{zh}用时 {ms} 毫秒，超过 {limit} 秒限时 {en} used {ms} ms, over the limit of {limit} s")
     seq, gap = audit.last_turn
     if event.move_seq == seq and abs(ms - gap) > CLOCK_TOLERANCE_MS:
-        audit.find(event, "junqi.T03", f"seat {seat} is said to have used {ms} ms for #{seq}, but "
-                   f"{gap} ms passed since the previous turn ended")
+        zh, en = _who(seat)
+        audit.find(event, "junqi.T03", f"声称{zh}第 {seq} 号事件用时 {ms} 毫秒，但距上一手结束过了 {gap} 毫秒 "
+                   f"{en} is said to have used {ms} ms for #{seq}, but {gap} ms passed since the previous turn ended")
     if seat is None or not 0 <= seat <= 3:
         if seat is not None:
             _no_seat(event, audit)
@@ -329,7 +340,8 @@ def _move_time(state: JunqiState, event: MoveTimeUsed, audit: Audit) -> dict[str
 
 def _timed_out(state: JunqiState, event: TimedOut, audit: Audit, facts: dict[str, Any]) -> JunqiState:
     if event.seat is None or event.seat != state.to_move:
-        audit.find(event, "junqi.M02", f"{event.kind} of seat {event.seat} but it is seat {state.to_move}'s turn", "第七条")
+        (zh, en), (turn, turn_en) = _who(event.seat), _turn(state)
+        audit.find(event, "junqi.M02", f"{turn}，{zh}却超时 {event.kind} of {en} but {turn_en}", "第七条")
         return state
     state = pass_turn(state, event.seat, timeout=True)
     audit.timed_out = (event.seat, state.plies)
@@ -346,11 +358,12 @@ def _skipped(state: JunqiState, event: Skipped, audit: Audit, facts: dict[str, A
         facts["skip"] = consequence
         return pass_turn(state, state.to_move, timeout=False) if consequence == "ruling" else state
     if seat is None or seat != state.to_move:
-        audit.find(event, "junqi.M02", f"{event.kind} of seat {seat} but it is seat {state.to_move}'s turn", "第七条")
+        (zh, en), (turn, turn_en) = _who(seat), _turn(state)
+        audit.find(event, "junqi.M02", f"{turn}，{zh}却略过 {event.kind} of {en} but {turn_en}", "第七条")
         return state
     moves = len(legal_moves(state, seat))
-    audit.find(event, "junqi.M12", f"seat {seat} passed by choice: it has {moves} legal moves and did not time out "
-               "(no passing by choice)", MOVE_ARTICLES["M12"])
+    audit.find(event, "junqi.M12", f"座位{seat}无故放弃行棋：有 {moves} 种合法走法且未超时 "
+               f"seat {seat} passed by choice: it has {moves} legal moves and did not time out (no passing by choice)", MOVE_ARTICLES["M12"])
     return _illegal(state, seat, "junqi.M12")
 
 
@@ -384,7 +397,8 @@ def _ruling(state: JunqiState, event: Ruling, audit: Audit, facts: dict[str, Any
 
 def _resigned(state: JunqiState, event: Resigned, audit: Audit, facts: dict[str, Any]) -> JunqiState:
     if event.seat is None or not state.alive[event.seat]:
-        audit.find(event, "junqi.M03", f"resignation of seat {event.seat}, which is not in the game", "第九条")
+        zh, en = _who(event.seat)
+        audit.find(event, "junqi.M03", f"{zh}认输，但它已不在对局中 resignation of {en}, which is not in the game", "第九条")
         return state
     facts["resigned"] = event.seat
     return resign(state, event.seat)
@@ -394,8 +408,13 @@ def _draw_offered(state: JunqiState, event: DrawOffered, audit: Audit, facts: di
     profile = state.profile
     too_many = profile.max_draw_offers is not None and state.draw_offers >= profile.max_draw_offers
     if event.seat is None or state.step < profile.draw_min_step or too_many:
-        audit.find(event, "junqi.E03", f"draw offer by seat {event.seat} not allowed at step {state.step} "
-                   f"(offer {state.draw_offers + 1}; from step {profile.draw_min_step}, at most {profile.max_draw_offers})", "第九条")
+        zh, en = _who(event.seat)
+        most = "不限" if profile.max_draw_offers is None else f"最多 {profile.max_draw_offers} 次"
+        most_en = "no limit" if profile.max_draw_offers is None else f"at most {profile.max_draw_offers}"
+        audit.find(event, "junqi.E03", f"{zh}在第 {state.step} 步提和不被允许（第 {state.draw_offers + 1} 次提和；第 {profile.draw_min_step} "
+                                       f"步起，{most}） "
+                   f"draw offer by {en} not allowed at step {state.step} "
+                   f"(offer {state.draw_offers + 1}; from step {profile.draw_min_step}, {most_en})", "第九条")
         return state
     audit.declined = None
     return offer_draw(state, event.seat)
@@ -403,7 +422,8 @@ def _draw_offered(state: JunqiState, event: DrawOffered, audit: Audit, facts: di
 
 def _draw_answered(state: JunqiState, event: DrawAnswered, audit: Audit, facts: dict[str, Any]) -> JunqiState:
     if event.seat is None or state.draw_votes is None:
-        audit.find(event, "junqi.E03", f"draw answer by seat {event.seat} with no draw offer pending", "第九条")
+        zh, en = _who(event.seat)
+        audit.find(event, "junqi.E03", f"{zh}应和，但没有待答的提和 draw answer by {en} with no draw offer pending", "第九条")
         return state
     if not event.accept:
         audit.declined = (event.seat, event.seq)
@@ -412,27 +432,47 @@ def _draw_answered(state: JunqiState, event: DrawAnswered, audit: Audit, facts: 
 
 def _ended(state: JunqiState, event: GameEnded, audit: Audit, facts: dict[str, Any]) -> JunqiState:
     if audit.ended:
-        audit.find(event, "junqi.E01", "a second game.ended claim", "第九条")
+        audit.find(event, "junqi.E01", "第二次结果声明 a second game.ended claim", "第九条")
         return state
     audit.ended = True
     if event.termination == Termination.DRAW_AGREED and state.outcome is None:
-        audit.find(event, "junqi.E03", f"draw by agreement claimed, but {_missing_votes(state, audit)}", "第九条")
+        zh, en = _missing_votes(state, audit)
+        audit.find(event, "junqi.E03", f"申报议和，但{zh} draw by agreement claimed, but {en}", "第九条")
         return state
     for finding in check_claim(CODES, "junqi.E02", event, state.outcome, "第九条"):
         audit.findings.append(finding)
     return state
 
 
-def _missing_votes(state: JunqiState, audit: Audit) -> str:
-    """Says why no draw was agreed: no offer, a declined one, or the voters still missing (第九条)."""
+def _missing_votes(state: JunqiState, audit: Audit) -> tuple[str, str]:
+    """Says why no draw was agreed, in Chinese and English: no offer, a declined one, or the voters still missing (第九条)."""
     votes = state.draw_votes
     if votes is not None:
-        missing = sorted(draw_voters(state) - set(votes))
-        return f"seats {missing} have not accepted the offer (accepted: {list(votes)})"
+        (mzh, men), (azh, aen) = seat_list_zh_en(draw_voters(state) - set(votes)), seat_list_zh_en(votes)
+        return f"{mzh}尚未同意（已同意：{azh}）", f"{men} have not accepted the offer (accepted: {aen})"
     if audit.declined is not None:
         seat, seq = audit.declined
-        return f"seat {seat} declined the offer at #{seq}"
-    return "no draw was offered"
+        return f"座位{seat}在第 {seq} 号事件拒绝了提和", f"seat {seat} declined the offer at #{seq}"
+    return "没有人提和", "no draw was offered"
+
+
+def _turn(state: JunqiState) -> tuple[str, str]:
+    """Returns whose turn it is, Chinese and English, or that no seat is to move (the layout phase, the end)."""
+    if state.to_move < 0:
+        return "此时不轮到任何座位", "no seat is to move"
+    return f"轮到座位{state.to_move}", f"it is seat {state.to_move}'s turn"
+
+
+def _who(seat: int | None) -> tuple[str, str]:
+    """Returns the seat an event names, Chinese and English, or that it names none."""
+    return ("未指明座位的事件", "an event naming no seat") if seat is None else (f"座位{seat}", f"seat {seat}")
+
+
+COMBAT_WORDS: Final[dict[str, tuple[str, str]]] = {
+    "move": ("无碰子", "no contact"), "win": ("吃子", "the mover wins"), "lose": ("被吃", "the mover loses"),
+    "both": ("同归于尽", "both removed"),
+}
+"""A combat result (第八条) in words, Chinese and English."""
 
 
 _HANDLERS: Final[dict[type, Handler[JunqiState, Audit]]] = {

@@ -24,21 +24,22 @@ def layout_problems(state: JunqiState, layout: Layout) -> list[tuple[str, str]]:
         counts[kind] += 1
     if len(placements) != 25 or any(counts[k] != n for k, n in enumerate(COUNTS)):
         wrong = [f"{KIND_NAMES[k]} {counts[k]}/{n}" for k, n in enumerate(COUNTS) if counts[k] != n]
-        problems.setdefault("L01", f"{len(placements)} pieces, expected 25 ({', '.join(wrong) or 'counts differ'})")
+        problems.setdefault("L01", f"布阵有 {len(placements)} 枚棋子，应为 25 枚（{'，'.join(wrong) or '数目不符'}） "
+                                   f"{len(placements)} pieces, expected 25 ({', '.join(wrong) or 'counts differ'})")
     for point, kind in placements:
         name, piece = NAMES[point], KIND_NAMES[kind]
         if owner_of(point) != seat:
-            problems.setdefault("L02", f"{piece} on {name}, outside seat {seat}'s arm")
+            problems.setdefault("L02", f"{piece}在 {name}，不在座位{seat}的阵地内 {piece} on {name}, outside seat {seat}'s arm")
             continue
         row = row_col(point)[0]
         if IS_CAMP[point]:
-            problems.setdefault("L03", f"{piece} on the 行营 {name}")
+            problems.setdefault("L03", f"{piece}摆在行营 {name} {piece} on the 行营 {name}")
         if kind == FLAG and row_col(point) not in ((6, 2), (6, 4)):
-            problems.setdefault("L05", f"军旗 on {name}, not in a 大本营")
+            problems.setdefault("L05", f"军旗在 {name}，不在大本营 军旗 on {name}, not in a 大本营")
         if kind == MINE and row < 5:
-            problems.setdefault("L06", f"地雷 on {name}, outside the last two rows")
+            problems.setdefault("L06", f"地雷在 {name}，不在后两线 地雷 on {name}, outside the last two rows")
         if kind == BOMB and row == 1:
-            problems.setdefault("L07", f"炸弹 on {name}, in the first row")
+            problems.setdefault("L07", f"炸弹在 {name}，位于第一线 炸弹 on {name}, in the first row")
     seen: set[int] = set()
     doubled: set[int] = set()
     for point, _ in placements:
@@ -46,7 +47,8 @@ def layout_problems(state: JunqiState, layout: Layout) -> list[tuple[str, str]]:
             doubled.add(point)
         seen.add(point)
     if doubled:
-        problems.setdefault("L04", f"two pieces on {', '.join(sorted([NAMES[p] for p in doubled]))}")
+        points = sorted([NAMES[p] for p in doubled])
+        problems.setdefault("L04", f"同一位置摆了两枚棋子：{'、'.join(points)} two pieces on {', '.join(points)}")
     if layout.colour is not None:
         clash = _colour_clash(state, seat, layout.colour)
         if clash:
@@ -58,10 +60,11 @@ def _colour_clash(state: JunqiState, seat: int, colour: str) -> str | None:
     """Returns why a seat's colour breaks 红+蓝 / 绿+黑 alliances, or None when it fits."""
     for other, known in enumerate(state.colours):
         if other != seat and known == colour:
-            return f"colour {colour} of seat {seat} is already seat {other}'s"
+            return f"座位{seat}的颜色{colour}已是座位{other}的颜色 colour {colour} of seat {seat} is already seat {other}'s"
     ally = state.colours[partner(seat)]
     if ally is not None and {colour, ally} not in ALLIED_COLOURS:
-        return f"seat {seat} is {colour} but its partner is {ally}: 红+蓝 and 绿+黑 are the alliances"
+        return (f"座位{seat}为{colour}色而盟友为{ally}色：联盟须为红+蓝、绿+黑 "
+                f"seat {seat} is {colour} but its partner is {ally}: 红+蓝 and 绿+黑 are the alliances")
     return None
 
 

@@ -8,7 +8,7 @@ from typing import Final
 from replay.junqi.board import IS_CAMP, IS_HQ, NAMES, Board, owner_of
 from replay.junqi.pieces import ENGINEER, KIND_NAMES, is_movable, kind_of, seat_of
 from replay.junqi.state import JunqiState, Move, Settings, is_enemy, settings
-from replay.protocol import TERMINAL, IllegalActionError
+from replay.protocol import TERMINAL, IllegalActionError, Said
 from schemas.junqi import JunqiProfile
 
 ARTICLES: Final = {
@@ -40,7 +40,7 @@ def is_protected(point: int, value: int, profile: JunqiProfile) -> bool:
     return IS_CAMP[point] and (profile.camp_protects_any_occupant or owner_of(point) == seat_of(value))
 
 
-def _fail(code: str, message: str) -> IllegalActionError:
+def _fail(code: str, message: Said) -> IllegalActionError:
     return IllegalActionError(f"junqi.{code}", message, ARTICLES[code])
 
 
@@ -51,30 +51,36 @@ def check_move(state: JunqiState, seat: int, frm: int, to: int) -> None:
     """
     cells, profile, to_move = state.board, state.profile, state.to_move
     if state.outcome is not None or to_move == TERMINAL:
-        raise _fail("M01", "the game is over")
+        raise _fail("M01", Said("对局已结束", "the game is over"))
     if not state.alive[seat]:
-        raise _fail("M03", f"seat {seat} is eliminated")
+        raise _fail("M03", Said(f"座位{seat}已出局", f"seat {seat} is eliminated"))
     if seat != to_move:
-        raise _fail("M02", f"seat {seat} moved but it is seat {to_move}'s turn")
+        raise _fail("M02", Said(f"轮到座位{to_move}，座位{seat}却走了", f"seat {seat} moved but it is seat {to_move}'s turn"))
     mover = cells[frm]
     if mover == 0 or (mover - 1) & 3 != seat:
-        raise _fail("M04", f"{NAMES[frm]} holds no piece of seat {seat}")
+        raise _fail("M04", Said(f"{NAMES[frm]} 上没有座位{seat}的棋子", f"{NAMES[frm]} holds no piece of seat {seat}"))
     if mover < 9:  # cells 1–8 are 军旗 and 地雷 (kinds 0 and 1)
-        raise _fail("M05", f"{KIND_NAMES[kind_of(mover)]} on {NAMES[frm]} never moves")
+        raise _fail("M05", Said(f"{NAMES[frm]} 上的{KIND_NAMES[kind_of(mover)]}不能移动",
+                                f"{KIND_NAMES[kind_of(mover)]} on {NAMES[frm]} never moves"))
     if IS_HQ[frm] and is_frozen(frm, mover, profile):
-        raise _fail("M06", f"{KIND_NAMES[kind_of(mover)]} on {NAMES[frm]} stands in a 大本营 and never moves")
+        raise _fail("M06", Said(f"{NAMES[frm]} 上的{KIND_NAMES[kind_of(mover)]}在大本营中，不能再移动",
+                                f"{KIND_NAMES[kind_of(mover)]} on {NAMES[frm]} stands in a 大本营 and never moves"))
     if to == frm:
-        raise _fail("M07", f"the move goes from {NAMES[frm]} to itself")
+        raise _fail("M07", Said(f"从 {NAMES[frm]} 走到原位", f"the move goes from {NAMES[frm]} to itself"))
     target = cells[to]
     if target:
         if not is_enemy(seat, seat_of(target)):
-            raise _fail("M08", f"{NAMES[to]} holds a piece of {'the same seat' if seat_of(target) == seat else 'the partner'}")
+            own = seat_of(target) == seat
+            raise _fail("M08", Said(f"{NAMES[to]} 上是{'本方' if own else '盟友'}的棋子",
+                                    f"{NAMES[to]} holds a piece of {'the same seat' if own else 'the partner'}"))
         if is_protected(to, target, profile):
-            raise _fail("M09", f"the enemy piece on {NAMES[to]} stands in a 行营 and cannot be attacked")
+            raise _fail("M09", Said(f"{NAMES[to]} 上的敌方棋子在行营中，不受攻击",
+                                    f"the enemy piece on {NAMES[to]} stands in a 行营 and cannot be attacked"))
     geo = geometry(profile)
     if not has_route(cells, geo, frm, to, kind_of(mover) == ENGINEER):
         article, reason = _route_problem(cells, geo, frm, to)
-        raise IllegalActionError("junqi.M10", f"no route from {NAMES[frm]} to {NAMES[to]}: {reason}", article)
+        raise IllegalActionError("junqi.M10", Said(f"从 {NAMES[frm]} 到 {NAMES[to]} 无路可走：{reason.zh}",
+                                                   f"no route from {NAMES[frm]} to {NAMES[to]}: {reason.en}"), article)
 
 
 def has_route(cells: tuple[int, ...], geo: Board, frm: int, to: int, engineer: bool) -> bool:
@@ -91,18 +97,20 @@ def has_route(cells: tuple[int, ...], geo: Board, frm: int, to: int, engineer: b
     return any(all(cells[p] == 0 for p in mids) for mids in geo.between.get((frm, to), ()))
 
 
-def _route_problem(cells: tuple[int, ...], geo: Board, frm: int, to: int) -> tuple[str, str]:
+def _route_problem(cells: tuple[int, ...], geo: Board, frm: int, to: int) -> tuple[str, Said]:
     """Explains why has_route failed: the article of the movement rule broken, and why."""
     if IS_CAMP[frm]:
-        return "第四条 三", "a piece in a 行营 moves one step at a time"
+        return "第四条 三", Said("行营中的棋子一次只走一步", "a piece in a 行营 moves one step at a time")
     if not (geo.is_rail[frm] and geo.is_rail[to]):
-        return "第四条 六", "not adjacent and not both on the railway (off the railway a piece moves one step)"
+        return "第四条 六", Said("两点不相邻，也不都在铁路线上（公路线只走一步）",
+                                 "not adjacent and not both on the railway (off the railway a piece moves one step)")
     lines = geo.between.get((frm, to))
     if not lines:
-        turn = "not on one railway line (a non-engineer cannot turn)" if kind_of(cells[frm]) != ENGINEER else "no rail path"
-        return ARTICLES["M10"], turn
+        if kind_of(cells[frm]) != ENGINEER:
+            return ARTICLES["M10"], Said("不在同一条铁路线上（工兵以外的棋子不能转弯）", "not on one railway line (a non-engineer cannot turn)")
+        return ARTICLES["M10"], Said("没有铁路通路", "no rail path")
     blockers = sorted({NAMES[p] for mids in lines for p in mids if cells[p]})
-    return ARTICLES["M10"], f"{', '.join(blockers)} blocks the railway"
+    return ARTICLES["M10"], Said(f"{'、'.join(blockers)} 挡住了铁路", f"{', '.join(blockers)} blocks the railway")
 
 
 def _engineer_reach(cells: tuple[int, ...], geo: Board, frm: int, stop: int = -1) -> set[int]:

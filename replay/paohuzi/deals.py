@@ -6,9 +6,9 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Sequence
 
-from replay.paohuzi.cards import COPIES, DECK_SIZE, N_VALUES, card_id, card_number, counts_of
+from replay.paohuzi.cards import COPIES, DECK_SIZE, N_VALUES, card_number, counts_of, names
 from replay.paohuzi.codes import CODES
-from replay.protocol import Finding, found
+from replay.protocol import Finding, found, seat_list_zh_en
 from schemas.envelope import Event
 from schemas.paohuzi import CARD_IDS, BoardCreated, BoardRevealed, Dealt, Drawn, LiangzhangRevealed
 
@@ -22,10 +22,10 @@ def commitment(deck: Sequence[int], salt: str) -> str:
 def deck_problem(deck: Sequence[int]) -> str | None:
     """Returns why a deck order is not 80 cards with four of each, or None if it is."""
     if len(deck) != DECK_SIZE:
-        return f"the deck has {len(deck)} cards, not {DECK_SIZE}"
+        return f"整副牌有 {len(deck)} 张，应为 {DECK_SIZE} 张 the deck has {len(deck)} cards, not {DECK_SIZE}"
     counts = counts_of(deck)
-    wrong = [card_id(c) for c in range(N_VALUES) if counts[c] != COPIES]
-    return f"the deck does not hold four of {', '.join(wrong)}" if wrong else None
+    wrong = [names([c]) for c in range(N_VALUES) if counts[c] != COPIES]
+    return f"{'、'.join(wrong)}不是各四张 the deck does not hold four of {', '.join(wrong)}" if wrong else None
 
 
 class TableDeal:
@@ -82,19 +82,22 @@ def check_board_deals(tables: Iterable[Iterable[Event]]) -> list[Finding]:
 def _differences(a: TableDeal, b: TableDeal) -> list[str]:
     problems = []
     if a.board != b.board:
-        problems.append(f"board {b.board!r} is not board {a.board!r} of table {a.stream}")
+        problems.append(f"牌局编号 {b.board} 与桌 {a.stream} 的 {a.board} 不同 board {b.board} is not board {a.board} of table {a.stream}")
     if a.commitment != b.commitment:
-        problems.append(f"commitment {b.commitment} differs from {a.commitment} at table {a.stream}")
+        problems.append(f"牌序承诺 {b.commitment} 与桌 {a.stream} 的 {a.commitment} 不同 "
+                        f"commitment {b.commitment} differs from {a.commitment} at table {a.stream}")
     if a.deck is not None and b.deck is not None and a.deck != b.deck:
         at = next(i for i, (x, y) in enumerate(zip(a.deck, b.deck)) if x != y) if len(a.deck) == len(b.deck) else 0
-        problems.append(f"deck order differs from table {a.stream} at card {at}")
+        problems.append(f"牌序从第 {at} 张起与桌 {a.stream} 不同 deck order differs from table {a.stream} at card {at}")
     if a.dealer != b.dealer:
-        problems.append(f"dealer {b.dealer} differs from dealer {a.dealer} at table {a.stream}")
+        problems.append(f"庄家座位{b.dealer}与桌 {a.stream} 的庄家座位{a.dealer}不同 "
+                        f"dealer {b.dealer} differs from dealer {a.dealer} at table {a.stream}")
     if a.hands is not None and b.hands is not None and a.hands != b.hands:
         seats = [s for s in range(len(a.hands)) if s < len(b.hands) and a.hands[s] != b.hands[s]]
-        problems.append(f"hands of seats {seats} differ from table {a.stream}")
+        zh, en = seat_list_zh_en(seats)
+        problems.append(f"{zh}的手牌与桌 {a.stream} 不同 hands of {en} differ from table {a.stream}")
     common = min(len(a.seen), len(b.seen))
     if a.seen[:common] != b.seen[:common]:
         at = next(i for i in range(common) if a.seen[i] != b.seen[i])
-        problems.append(f"wall card {at} (亮张 = 0) differs from table {a.stream}")
+        problems.append(f"墩中第 {at} 张（亮张为第 0 张）与桌 {a.stream} 不同 wall card {at} (亮张 = 0) differs from table {a.stream}")
     return problems

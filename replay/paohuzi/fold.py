@@ -32,7 +32,7 @@ from replay.paohuzi.cards import (
     card_numbers,
     counts_of,
     deal_hands,
-    ids,
+    names,
 )
 from replay.paohuzi.checks import (
     ART_DEAL,
@@ -44,16 +44,19 @@ from replay.paohuzi.checks import (
     ART_PRIORITY,
     ART_SCORE,
     ART_SEATS,
+    PHASE_WORDS,
+    by_seat,
     check,
     claim_out_of_turn,
     forced_problem,
+    stage_words,
 )
 from replay.paohuzi.codes import CODES, Termination
 from replay.paohuzi.deals import commitment, deck_problem
 from replay.paohuzi.events import ACTION_EVENTS, FORCED_KINDS, to_action
 from replay.paohuzi.melds import Group
-from replay.paohuzi.state import DISCARDS, DRAW, DRAWS, HU, PASS, PENG, SEATS, Action, Pending, State, Win
-from replay.protocol import Finding, IllegalActionError, InvalidActionError, Outcome, Place, Step, found
+from replay.paohuzi.state import DISCARDS, DRAW, DRAWS, HU, KIND_WORDS, PASS, PENG, SEATS, Action, Pending, State, Win
+from replay.protocol import Finding, IllegalActionError, InvalidActionError, Outcome, Place, Said, Step, found, seat_list_zh_en
 from schemas.common import GameEnded, GameStarted, MoveTimeUsed
 from schemas.envelope import Event
 from schemas.paohuzi import BoardCreated, BoardRevealed, Dealt, Hu, Huangzhuang, LiangzhangRevealed, PaohuziProfile
@@ -185,7 +188,7 @@ class _Fold:
         if ((seat is not None and seat >= SEATS) or handler is None or kind is GameStarted or kind is Dealt) and self._names_no_seat(event):
             pass  # ignored: it can change nothing in a game without that seat
         elif state is None and kind is not GameStarted:
-            self.find(event, "paohuzi.X02", f"{event.kind} before game.started", ART_DEAL)  # type: ignore[attr-defined]
+            self.find(event, "paohuzi.X02", f"开局事件之前出现 {event.kind} {event.kind} before game.started", ART_DEAL)  # type: ignore[attr-defined]
         elif handler is not None:
             # the state is None only for the start, whose handler takes None
             state = handler(state, event, self, _NO_FACTS)  # type: ignore[arg-type]
@@ -225,12 +228,13 @@ class _Fold:
         if isinstance(event, (GameStarted, Dealt)) and (seat is None or seat < SEATS):
             seat = event.first if isinstance(event, GameStarted) else event.dealer
         if seat is not None and seat >= SEATS:
-            self.find(event, "paohuzi.X03", f"{event.kind} names seat {seat}, but the game has seats 0–{SEATS - 1}; "  # type: ignore[attr-defined]
-                      "the event is ignored", ART_SEATS)
+            self.find(event, "paohuzi.X03", f"事件 {event.kind} 指明座位{seat}，本局座位为 0–{SEATS - 1}，此事件不计 "  # type: ignore[attr-defined]
+                      f"{event.kind} names seat {seat}, but the game has seats 0–{SEATS - 1}; the event is ignored", ART_SEATS)
             return True
         holders = [h.seat for h in event.seats if h.seat >= SEATS] if isinstance(event, GameStarted) else []
         if holders:
-            self.find(event, "paohuzi.X03", f"{event.kind} seats a player at seat {holders[0]}, but the game has seats 0–{SEATS - 1}", ART_SEATS)
+            self.find(event, "paohuzi.X03", f"开局把选手安排在座位{holders[0]}，本局座位为 0–{SEATS - 1} "
+                      f"{event.kind} seats a player at seat {holders[0]}, but the game has seats 0–{SEATS - 1}", ART_SEATS)
         return False
 
     def _set_left_wall(self, counts: Counts) -> None:
@@ -257,8 +261,9 @@ class _Fold:
         census = self.census.of(known)
         total = self.left_total + known.wall + (1 if known.phase == "liang" else 0)
         if census != self.left_wall or total != DECK_SIZE or self.left_max > COPIES:
-            bad = [card_id(c) for c in range(N_VALUES) if census[c] != self.left_wall[c] or self.left_wall[c] > COPIES]
-            self.find(event, "paohuzi.C01", f"card conservation broken: {total} cards, wrong count of {', '.join(bad) or '-'}", ART_DEAL)
+            bad = [names([c]) for c in range(N_VALUES) if census[c] != self.left_wall[c] or self.left_wall[c] > COPIES]
+            self.find(event, "paohuzi.C01", f"牌数不守恒：共 {total} 张，{'、'.join(bad) or '各牌'}张数不对 "
+                      f"card conservation broken: {total} cards, wrong count of {', '.join(bad) or '-'}", ART_DEAL)
 
 
 # ---- the handlers, one per kind of event: `(state, event, fold, facts) -> state` (replay.fold.Handler) ----
@@ -270,7 +275,7 @@ def _on_start(state: State | None, event: GameStarted, fold: _Fold, facts: Facts
 
 def _on_huangzhuang(state: State, event: Huangzhuang, fold: _Fold, facts: Facts) -> State:
     if not state.exhausted:
-        fold.find(event, "paohuzi.E02", "荒庄 claimed but the wall is not exhausted or the deal was won", ART_END)
+        fold.find(event, "paohuzi.E02", "申报荒庄，但墩未摸完或本局已有人胡 荒庄 claimed but the wall is not exhausted or the deal was won", ART_END)
     return state
 
 
@@ -289,7 +294,8 @@ def _on_move_time(state: State, event: MoveTimeUsed, fold: _Fold, facts: Facts) 
         fold.used = fold.time_used[seat]
     gap = fold.gaps.get(move_seq) if move_seq is not None else None
     if gap is not None and gap != ms:
-        fold.find(event, "paohuzi.W01", f"seat {seat} used {ms} ms by the clock but the timestamps give {gap} ms")
+        fold.find(event, "paohuzi.W01", f"计时称座位{seat}用时 {ms} 毫秒，时间戳为 {gap} 毫秒 "
+                                        f"seat {seat} used {ms} ms by the clock but the timestamps give {gap} ms")
     return state
 
 
@@ -298,7 +304,7 @@ def _on_move_time(state: State, event: MoveTimeUsed, fold: _Fold, facts: Facts) 
 
 def _on_board(state: State, event: BoardCreated, fold: _Fold, facts: Facts) -> State:
     if state.phase != "board" or state.board is not None:
-        fold.find(event, "paohuzi.T01", "board_created after the board was set or the deal began", ART_DEAL)
+        fold.find(event, "paohuzi.T01", "牌局已建或已发牌后又建牌局 board_created after the board was set or the deal began", ART_DEAL)
         return state
     deck = _deck(fold, event, event.deck) if event.deck is not None else None
     return state.replace(board=event.board, commitment=event.commitment, deck=deck)
@@ -318,18 +324,20 @@ def _on_reveal(state: State, event: BoardRevealed, fold: _Fold, facts: Facts) ->
     if deck is None:
         return state
     if state.commitment is not None and commitment(deck, event.salt) != state.commitment:
-        fold.find(event, "paohuzi.D02", f"revealed deck hashes to {commitment(deck, event.salt)}, committed {state.commitment}", ART_DEAL)
+        fold.find(event, "paohuzi.D02", f"公开的牌序散列为 {commitment(deck, event.salt)}，与承诺的 {state.commitment} 不符 "
+                                        f"revealed deck hashes to {commitment(deck, event.salt)}, committed {state.commitment}", ART_DEAL)
         return state
     if state.deck is not None and state.deck != deck:
-        fold.find(event, "paohuzi.D02", "revealed deck differs from the deck of board_created", ART_DEAL)
+        fold.find(event, "paohuzi.D02", "公开的牌序与建局时的牌序不同 revealed deck differs from the deck of board_created", ART_DEAL)
         return state
     if fold.dealt is not None and not _deal_matches(fold, event, deck, state.dealer, fold.dealt):
         return state
     if state.liangzhang is not None and deck[LIANGZHANG_INDEX] != state.liangzhang:
-        fold.find(event, "paohuzi.D04", f"亮张 {card_id(state.liangzhang)} is not the revealed deck's", ART_LIANG)
+        shown = names([state.liangzhang])
+        fold.find(event, "paohuzi.D04", f"亮张{shown}不是公开牌序中的那张 亮张 {shown} is not the revealed deck's", ART_LIANG)
         return state
     if tuple(deck[WALL_START:WALL_START + len(state.drawn)]) != state.drawn:
-        fold.find(event, "paohuzi.D05", "the wall cards turned so far differ from the revealed deck", ART_DEAL)
+        fold.find(event, "paohuzi.D05", "已翻出的墩牌与公开的牌序不同 the wall cards turned so far differ from the revealed deck", ART_DEAL)
         return state
     wall = deck[WALL_START + len(state.drawn):] if fold.dealt is not None else ()
     return state.replace(deck=deck, wall=wall)
@@ -339,22 +347,25 @@ def _deal_matches(fold: _Fold, event: Event, deck: tuple[int, ...], dealer: int,
     expected = deal_hands(deck, dealer)
     seats = [s for s in range(SEATS) if expected[s] != hands[s]]
     if seats:
-        fold.find(event, "paohuzi.D03", f"hands of seats {seats} are not the board's deck order", ART_DEAL)
+        zh, en = seat_list_zh_en(seats)
+        fold.find(event, "paohuzi.D03", f"{zh}的手牌不符合牌局的牌序 hands of {en} are not the board's deck order", ART_DEAL)
     return not seats
 
 
 def _on_deal(state: State, event: Dealt, fold: _Fold, facts: Facts) -> State:
     if state.phase != "board":
-        fold.find(event, "paohuzi.T01", "a second deal in one game", ART_DEAL)
+        fold.find(event, "paohuzi.T01", "一局中第二次发牌 a second deal in one game", ART_DEAL)
         return state
     hands = [sorted(card_numbers(h)) for h in event.hands]
     dealt = counts_of(chain.from_iterable(hands))
     if len(hands) != SEATS or any(len(h) != HAND_SIZE for h in hands) or max(dealt) > 4:
-        fold.find(event, "paohuzi.D07", f"the deal must give {SEATS} hands of {HAND_SIZE} cards from one deck", ART_DEAL)
+        fold.find(event, "paohuzi.D07", f"发牌须从一副牌发出 {SEATS} 手各 {HAND_SIZE} 张 "
+                                        f"the deal must give {SEATS} hands of {HAND_SIZE} cards from one deck", ART_DEAL)
         hands = (hands + [[], [], []])[:SEATS]
         dealt = counts_of(chain.from_iterable(hands))
     if event.dealer != state.dealer:
-        fold.find(event, "paohuzi.D08", f"dealer {event.dealer} is not seat {state.dealer} named first by game.started", ART_DEAL)
+        fold.find(event, "paohuzi.D08", f"庄家座位{event.dealer}不是开局指定的座位{state.dealer} "
+                                        f"dealer {event.dealer} is not seat {state.dealer} named first by game.started", ART_DEAL)
     if state.deck is not None and not _deal_matches(fold, event, state.deck, event.dealer, hands):
         state = state.replace(deck=None)
     fold.dealt = hands
@@ -364,11 +375,12 @@ def _on_deal(state: State, event: Dealt, fold: _Fold, facts: Facts) -> State:
 
 def _on_liang(state: State, event: LiangzhangRevealed, fold: _Fold, facts: Facts) -> State:
     if state.phase != "liang":
-        fold.find(event, "paohuzi.T01", "亮张 outside the deal", ART_LIANG)
+        fold.find(event, "paohuzi.T01", "发牌阶段以外亮张 亮张 outside the deal", ART_LIANG)
         return state
     card = card_number(event.card)
     if state.deck is not None and state.deck[LIANGZHANG_INDEX] != card:
-        fold.find(event, "paohuzi.D04", f"亮张 {event.card} is not the deck's {card_id(state.deck[LIANGZHANG_INDEX])}", ART_LIANG)
+        shown, due = names([card]), names([state.deck[LIANGZHANG_INDEX]])
+        fold.find(event, "paohuzi.D04", f"亮张{shown}不是牌序中的{due} 亮张 {shown} is not the deck's {due}", ART_LIANG)
         state = state.replace(deck=None, wall=())
     state = rules.reveal_liangzhang(state, card)
     fold._left_wall(card)
@@ -389,9 +401,10 @@ def _on_forced(state: State, event: Event, fold: _Fold, facts: Facts) -> State:
     if logged in fold.unlogged:
         fold.unlogged.remove(logged)
         return state
-    derived = ", ".join(f"{k} {card_id(c)} by seat {s}" for k, s, c in fold.unlogged) or "none"
-    fold.find(event, "paohuzi.F01", f"logged forced {kind} {card_id(card)} by seat {event.seat}; the rules derive {derived}",
-              "第四条 术语定义")
+    derived = "、".join(f"座位{s}{KIND_WORDS[k][0]}{names([c])}" for k, s, c in fold.unlogged) or "无"
+    derived_en = ", ".join(f"{KIND_WORDS[k][1]} {names([c])} by seat {s}" for k, s, c in fold.unlogged) or "none"
+    fold.find(event, "paohuzi.F01", f"记录为座位{event.seat}{KIND_WORDS[kind][0]}{names([card])}，按规则应为{derived} "
+              f"logged forced {KIND_WORDS[kind][1]} {names([card])} by seat {event.seat}; the rules derive {derived_en}", "第四条 术语定义")
     return state
 
 
@@ -402,7 +415,8 @@ def _on_action(state: State, event: Event, fold: _Fold, facts: Facts) -> State:
     fold.gaps[event.seq] = ts - fold.turn_end
     fold.turn_end = ts
     if state.phase == "end":
-        fold.find(event, "paohuzi.X01", f"{action.notation()} after the end of the deal", ART_END)
+        done = action.said()
+        fold.find(event, "paohuzi.X01", f"本局结束后又{done.zh} {done.en} after the end of the deal", ART_END)
         return state
     if not _seat_ok(fold, state, event, action):
         return state
@@ -410,18 +424,22 @@ def _on_action(state: State, event: Event, fold: _Fold, facts: Facts) -> State:
     if action.kind == "draw" and state.deck is not None:
         drawn = card_number(event.card)  # type: ignore[attr-defined]
         if drawn != state.wall[0]:
-            fold.find(event, "paohuzi.D05", f"drew {card_id(drawn)} but the board's wall has {card_id(state.wall[0])} on top", ART_DEAL)
+            got, top = names([drawn]), names([state.wall[0]])
+            fold.find(event, "paohuzi.D05", f"摸到{got}，但牌局的墩顶是{top} drew {got} but the board's wall has {top} on top", ART_DEAL)
             played = state.replace(deck=None, wall=())
             action = to_action(played, event)
     pending = played.pending
     if pending is not None and getattr(event, "card", None) is not None and action.kind in ("chi", "peng", "pass"):
         if card_number(event.card) != pending.card:  # type: ignore[attr-defined]
-            fold.find(event, "paohuzi.A26", f"{event.kind} names {event.card} but {card_id(pending.card)} is on offer", ART_PLAY)  # type: ignore[attr-defined]
+            named, offered = names([card_number(event.card)]), names([pending.card])  # type: ignore[attr-defined]
+            done = action.said()
+            fold.find(event, "paohuzi.A26", f"{done.zh}指明{named}，但待吃碰的是{offered} {done.en} names {named} but {offered} is on "
+                                            f"offer", ART_PLAY)
             return state
     try:
         check(played, action)
     except IllegalActionError as exc:
-        _flow_finding(fold, event, (exc.code, exc.article, exc.detail))
+        _flow_finding(fold, event, (exc.code, exc.article, exc.said))
         return state
     new = rules_apply(played, action)
     fold.unlogged, fold.from_play = list(new.effects), True
@@ -439,23 +457,29 @@ def _seat_ok(fold: _Fold, state: State, event: Event, action: Action) -> bool:
         return True
     if action.kind in ("hu", "peng", "chi") and event.seat is not None and not (fold.from_play and fold.unlogged):
         code, article, why = claim_out_of_turn(state, event.seat, action)
-        fold.find(event, code, f"{action.notation()} by seat {event.seat}: {why}", article)
+        fold.find(event, code, str(by_seat(action, event.seat, why)), article)
     elif any(o.seat == event.seat for o in state.offers[1:]):
-        stage = state.offers[0].stage
-        fold.find(event, "paohuzi.P01", f"seat {event.seat} acts ({action.notation()}) before seat {seat} answered its {stage} offer", ART_PRIORITY)
+        (stage, stage_en), done = stage_words(state.offers[0].stage), action.said()
+        fold.find(event, "paohuzi.P01", f"座位{seat}尚未回应{stage}，座位{event.seat}就{done.zh} "
+                  f"seat {event.seat} acts ({done.en}) before seat {seat} answered its {stage_en} offer", ART_PRIORITY)
     else:
-        _flow_finding(fold, event, ("paohuzi.T01", ART_PLAY,
-                                    f"seat {event.seat} acts ({action.notation()}) but seat {seat} is to act ({state.phase})"))
+        (phase, phase_en), done = PHASE_WORDS[state.phase], action.said()
+        actor, actor_en = ("未指明座位的事件", "an event naming no seat") if event.seat is None else (f"座位{event.seat}", f"seat {event.seat}")
+        if seat is None:
+            why = Said(f"{phase}阶段不轮到任何座位，{actor}却{done.zh}", f"{actor_en} acts ({done.en}) while no seat is to act ({phase_en})")
+        else:
+            why = Said(f"轮到座位{seat}{phase}，{actor}却{done.zh}", f"{actor_en} acts ({done.en}) but seat {seat} is to act ({phase_en})")
+        _flow_finding(fold, event, ("paohuzi.T01", ART_PLAY, why))
     return False
 
 
-def _flow_finding(fold: _Fold, event: Event, problem: tuple[str, str | None, str]) -> None:
+def _flow_finding(fold: _Fold, event: Event, problem: tuple[str, str | None, Said]) -> None:
     """Reports a problem; an action out of turn right after forced actions of play the log has not
     shown is reported as those actions skipped (F02), naming them (the deal's 提 explain nothing)."""
     code, article, why = problem
     if code == "paohuzi.T01" and fold.from_play and fold.unlogged:
         code, article, why = forced_problem(fold.unlogged, why)
-    fold.find(event, code, why, article)
+    fold.find(event, code, str(why), article)
 
 
 def _hu_claims(fold: _Fold, event: Hu, state: State) -> None:
@@ -464,21 +488,33 @@ def _hu_claims(fold: _Fold, event: Hu, state: State) -> None:
     result = win.result
     derived_card = card_id(win.card) if win.card is not None else None
     if event.card != derived_card:
-        fold.find(event, "paohuzi.H05", f"claimed winning card {event.card}, derived {derived_card or 'none (own cards)'}", "第八条")
+        claimed_card = _card_said(event.card)
+        derived_said = _card_said(derived_card)
+        fold.find(event, "paohuzi.H05", f"申报胡的牌为{claimed_card.zh}，推导为{derived_said.zh} "
+                  f"claimed winning card {claimed_card.en}, derived {derived_said.en}", "第八条")
     if event.huxi is not None and event.huxi != result.huxi:
-        fold.find(event, "paohuzi.H01", f"claimed {event.huxi} 胡息, derived {result.huxi}", ART_HUXI)
+        fold.find(event, "paohuzi.H01", f"申报 {event.huxi} 胡息，推导为 {result.huxi} 胡息 "
+                                        f"claimed {event.huxi} 胡息, derived {result.huxi}", ART_HUXI)
     claimed = sorted(event.mingtang)
     derived = sorted(name for name, _ in result.mingtang)
     if claimed != derived and (event.mingtang or event.score is not None):
-        fold.find(event, "paohuzi.H02", f"claimed 名堂 {claimed}, derived {derived}", ART_MINGTANG)
+        fold.find(event, "paohuzi.H02", f"申报名堂为{'、'.join(claimed) or '无'}，推导为{'、'.join(derived) or '无'} "
+                  f"claimed 名堂 {', '.join(claimed) or 'none'}, derived {', '.join(derived) or 'none'}", ART_MINGTANG)
     if event.score is not None and event.score != 2 * result.score.s:
-        fold.find(event, "paohuzi.H03", f"claimed deal score {event.score}, derived {2 * result.score.s}", ART_SCORE)
+        fold.find(event, "paohuzi.H03", f"申报本局得分 {event.score}，推导为 {2 * result.score.s} "
+                  f"claimed deal score {event.score}, derived {2 * result.score.s}", ART_SCORE)
     if event.groups:
         mine = sorted(tuple(sorted(g.cards)) for g in result.groups)
         theirs = sorted(tuple(sorted(card_number(c) for c in g.cards)) for g in event.groups)
         if mine != theirs:
-            shown = " ".join(ids(g) for g in mine)
-            fold.find(event, "paohuzi.H04", f"claimed decomposition is not the maximising one ({shown})", "第八条")
+            shown = " ".join(names(g) for g in mine)
+            fold.find(event, "paohuzi.H04", f"申报的组牌不是胡息最大的组法（应为 {shown}） "
+                                            f"claimed decomposition is not the maximising one ({shown})", "第八条")
+
+
+def _card_said(card: str | None) -> Said:
+    """Returns a claimed or derived winning card as the board shows it, or that the hu is on the seat's own cards."""
+    return Said(names([card_number(card)]), names([card_number(card)])) if card is not None else Said("无（自摸）", "none (own cards)")
 
 
 class _Census:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Final, NamedTuple
 
-from replay.paohuzi.cards import N_VALUES, Counts, card_id, ids
+from replay.paohuzi.cards import N_VALUES, Counts, card_id, ids, names
 from replay.paohuzi.hu import HuResult
 from replay.paohuzi.melds import Group
+from replay.protocol import Said
 from schemas.paohuzi import PaohuziProfile
 
 SEATS: Final = 3
@@ -32,6 +33,22 @@ class Action(NamedTuple):
         if self.card >= 0:
             return f"{self.kind} {card_id(self.card)}"
         return self.kind
+
+    def said(self) -> Said:
+        """Returns the action as people read it, its cards as the board shows them: `吃 一二三 比 三四五`, `chi 一二三 bi 三四五`."""
+        zh, en = KIND_WORDS[self.kind]
+        if self.kind == "chi":
+            return Said("吃 " + " 比 ".join(names(g) for g in self.groups), "chi " + " bi ".join(names(g) for g in self.groups))
+        if self.card >= 0:
+            return Said(f"{zh} {names([self.card])}", f"{en} {names([self.card])}")
+        return Said(zh, en)
+
+
+KIND_WORDS: Final = {
+    "draw": ("摸牌", "draw"), "discard": ("打出", "discard"), "chi": ("吃", "chi"), "peng": ("碰", "peng"), "hu": ("胡", "hu"),
+    "pass": ("过", "pass"), "wei": ("偎", "wei"), "chou_wei": ("臭偎", "chou wei"), "pao": ("跑", "pao"), "ti": ("提", "ti"),
+}
+"""Each action and forced action of play in words, Chinese and English (the Chinese as the rule book names it)."""
 
 
 DRAW: Final = Action("draw")

@@ -30,16 +30,22 @@ WITH g AS (  -- each game's settings, read once, and a number per game for the w
     WHERE c.sql_quiet > g.quiet_limit OR (g.trigger_op = '>=' AND c.sql_quiet = g.quiet_limit) GROUP BY c.gid
 )
 SELECT g.stream, c.seq, 'audit.Q01' AS code, '第九条' AS article,
-       format('SQL counts {} quiet steps after this move, the engine {}', c.sql_quiet, c.engine_quiet) AS message
+       format('无接触计数不一致：此步后 SQL 计 {} 步，引擎计 {} 步 SQL counts {} quiet steps after this move, the engine {}',
+              c.sql_quiet, c.engine_quiet, c.sql_quiet, c.engine_quiet) AS message
 FROM counted c JOIN g USING (gid) WHERE c.engine_quiet IS NOT NULL AND c.sql_quiet <> c.engine_quiet
 UNION ALL
 SELECT g.stream, r.seq, 'audit.Q02', '第九条',
-       format('the no-contact count reaches the limit at seq {}, but {}', r.seq, CASE WHEN g.termination IS NULL THEN 'the game has not ended' ELSE 'the game ended ' || g.termination END)
+       format('无接触计数在第 {} 号事件达到上限，但{} the no-contact count reaches the limit at seq {}, but {}',
+              r.seq, CASE WHEN g.termination IS NULL THEN '对局尚未结束' ELSE '对局已结束（' || coalesce(w.zh, '「' || lower(replace(g.termination, '_', ' ')) || '」') || '）' END, r.seq,
+              CASE WHEN g.termination IS NULL THEN 'the game has not ended' ELSE 'the game ended (' || coalesce(w.en, lower(replace(g.termination, '_', ' '))) || ')' END)
 FROM g JOIN reached r USING (gid) JOIN (SELECT gid, max(seq) AS last FROM counted GROUP BY gid) l USING (gid)
+LEFT JOIN termination_words w ON w.name = g.termination
 WHERE g.termination IS DISTINCT FROM 'QUIET_LIMIT' OR r.seq <> l.last
 UNION ALL
-SELECT g.stream, NULL, 'audit.Q02', '第九条', 'the engine ended the game QUIET_LIMIT, SQL never reaches the limit'
-FROM g
+SELECT g.stream, NULL, 'audit.Q02', '第九条',
+       format('引擎判{}，但 SQL 的无接触计数从未达到上限 the engine ended the game ({}), SQL never reaches the limit',
+              coalesce(w.zh, g.termination), coalesce(w.en, g.termination))
+FROM g LEFT JOIN termination_words w ON w.name = g.termination
 WHERE g.termination = 'QUIET_LIMIT' AND g.gid NOT IN (SELECT gid FROM reached)
   AND g.gid IN (SELECT gid FROM counted)
 ORDER BY 1, 2, 3;

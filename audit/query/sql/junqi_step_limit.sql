@@ -14,8 +14,10 @@ WITH counted AS (
     GROUP BY ALL
 )
 SELECT stream, last_seq AS seq, 'audit.S01' AS code, '第九条' AS article,
-       format('{} steps played with max_steps {}; {}', steps, max_steps, CASE WHEN termination IS NULL THEN 'the game has not ended' ELSE 'the game ended ' || termination END) AS message
-FROM counted
+       format('共走 {} 步，规定步数（max_steps）为 {}；{} {} steps played with max_steps {}; {}',
+              steps, max_steps, CASE WHEN termination IS NULL THEN '对局尚未结束' ELSE '对局已结束（' || coalesce(w.zh, '「' || lower(replace(termination, '_', ' ')) || '」') || '）' END,
+              steps, max_steps, CASE WHEN termination IS NULL THEN 'the game has not ended' ELSE 'the game ended (' || coalesce(w.en, lower(replace(termination, '_', ' '))) || ')' END) AS message
+FROM counted LEFT JOIN termination_words w ON w.name = counted.termination
 WHERE max_steps IS NOT NULL
   AND (steps > max_steps OR (termination = 'MAX_STEPS' AND steps < max_steps))
 ORDER BY stream;

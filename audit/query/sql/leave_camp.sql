@@ -33,17 +33,24 @@ WITH judged AS (
     GROUP BY ALL
 ), missed AS (
     SELECT stream, arg_min(seat, seq) AS seat, min(seq) AS seq, any_value(termination) AS termination, any_value(winners) AS winners,
+           arg_min('第 ' || turn || ' 回合后出营 ' || pieces_out || ' 子，应出 ' || required || ' 子', seq) AS why_zh,
            arg_min(pieces_out || ' out after turn ' || turn || ', ' || required || ' due', seq) AS why
     FROM due WHERE pieces_out < required GROUP BY stream
 )
 SELECT stream, seq, 'audit.L01' AS code, '第五条' AS article,
        CASE WHEN termination IS DISTINCT FROM 'LEAVE_CAMP'
-            THEN format('seat {} misses a leave-camp deadline ({}), but {}', seat, why, CASE WHEN termination IS NULL THEN 'the game has not ended' ELSE 'the game ended ' || termination END)
-            ELSE format('seat {} misses a leave-camp deadline ({}), but the game ends LEAVE_CAMP with it among the winners {}', seat, why, winners)
+            THEN format('座位{}未按期出营（{}），但{} seat {} misses a leave-camp deadline ({}), but {}',
+                        seat, why_zh, CASE WHEN termination IS NULL THEN '对局尚未结束' ELSE '对局已结束（' || coalesce(w.zh, '「' || lower(replace(termination, '_', ' ')) || '」') || '）' END,
+                        seat, why, CASE WHEN termination IS NULL THEN 'the game has not ended' ELSE 'the game ended (' || coalesce(w.en, lower(replace(termination, '_', ' '))) || ')' END)
+            ELSE format('座位{}未按期出营（{}），但对局以{}结束，而它在胜方之中（{}） seat {} misses a leave-camp deadline ({}), but the game ends ({}) with it among the winners ({})',
+                        seat, why_zh, w.zh, array_to_string(list_transform(winners, lambda s: '座位' || s), '、'),
+                        seat, why, w.en, array_to_string(list_transform(winners, lambda s: 'seat ' || s), ', '))
        END AS message
-FROM missed WHERE termination IS DISTINCT FROM 'LEAVE_CAMP' OR list_contains(winners, seat)
+FROM missed LEFT JOIN termination_words w ON w.name = missed.termination
+WHERE termination IS DISTINCT FROM 'LEAVE_CAMP' OR list_contains(winners, seat)
 UNION ALL
-SELECT stream, NULL, 'audit.L01', '第五条', 'the game ended LEAVE_CAMP, but every seat met every deadline'
-FROM judged
+SELECT stream, NULL, 'audit.L01', '第五条',
+       format('对局以{}结束，但每个座位都按期出营 the game ended ({}), but every seat met every deadline', w.zh, w.en)
+FROM judged LEFT JOIN termination_words w ON w.name = judged.termination
 WHERE termination = 'LEAVE_CAMP' AND stream NOT IN (SELECT stream FROM missed)
 ORDER BY 1, 2;

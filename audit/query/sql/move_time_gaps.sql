@@ -9,11 +9,13 @@ WITH tolerance AS (  -- each game's tolerance, read once from its tournament's r
 )
 SELECT t.stream, t.seq, 'audit.T01' AS code, 'tournament.md §3' AS article,
        CASE WHEN t.gap_ms IS NOT NULL  -- format() of a NULL gives NULL: a claim with nothing to check it against says so
-            THEN format('seat {} claims {} ms for the move at seq {}, the timestamps give {} ms', t.seat, t.ms, t.move_seq, t.gap_ms)
+            THEN format('座位{}申报第 {} 号事件那一手用时 {} 毫秒，时间戳为 {} 毫秒 seat {} claims {} ms for the move at seq {}, the timestamps give {} ms',
+                        t.seat, t.move_seq, t.ms, t.gap_ms, t.seat, t.ms, t.move_seq, t.gap_ms)
             WHEN t.move_seq IS NULL
-            THEN format('seat {} claims {} ms but names no move: nothing to check it against', coalesce(CAST(t.seat AS VARCHAR), '(none)'), t.ms)
-            ELSE format('seat {} claims {} ms for the move at seq {}, which is not in the stream: nothing to check it against',
-                        coalesce(CAST(t.seat AS VARCHAR), '(none)'), t.ms, t.move_seq)
+            THEN format('{}申报用时 {} 毫秒，但未指明哪一手：无从核对 {} claims {} ms but names no move: nothing to check it against',
+                        coalesce('座位' || t.seat, '未指明座位者'), t.ms, coalesce('seat ' || t.seat, 'no seat'), t.ms)
+            ELSE format('{}申报第 {} 号事件那一手用时 {} 毫秒，但本流没有该事件：无从核对 {} claims {} ms for the move at seq {}, which is not in the stream: nothing to check it against',
+                        coalesce('座位' || t.seat, '未指明座位者'), t.move_seq, t.ms, coalesce('seat ' || t.seat, 'no seat'), t.ms, t.move_seq)
        END AS message
 FROM timings t
 LEFT JOIN tolerance tol ON tol.stream = t.stream

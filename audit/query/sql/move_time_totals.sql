@@ -11,7 +11,9 @@ WITH sql_total AS (
     FROM steps WHERE kind = 'game.move_time' GROUP BY stream, seat
 )
 SELECT coalesce(s.stream, e.stream) AS stream, NULL::BIGINT AS seq, 'audit.T02' AS code, 'tournament.md §3' AS article,
-       format('seat {}: SQL sums {} ms of move time, the engine {} ms', coalesce(s.seat, e.seat), coalesce(CAST(s.ms AS VARCHAR), 'no'), coalesce(CAST(e.ms AS VARCHAR), 'no')) AS message
+       format('{}用时合计不一致：SQL 合计 {}，引擎 {} {}: SQL sums {} of move time, the engine {}',  -- format() of a NULL is NULL
+              coalesce('座位' || coalesce(s.seat, e.seat), '未指明座位者'), coalesce(s.ms || ' 毫秒', '无'), coalesce(e.ms || ' 毫秒', '无'),
+              coalesce('seat ' || coalesce(s.seat, e.seat), 'no seat'), coalesce(s.ms || ' ms', 'none'), coalesce(e.ms || ' ms', 'none')) AS message
 FROM sql_total s FULL JOIN engine_total e ON e.stream = s.stream AND e.seat = s.seat
 WHERE s.ms IS DISTINCT FROM e.ms
   AND NOT EXISTS (SELECT 1 FROM findings f WHERE f.stream = coalesce(s.stream, e.stream) AND f.check_name = 'rules' AND f.severity = 'error')

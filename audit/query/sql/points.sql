@@ -40,7 +40,12 @@ WITH hu AS (
     WHERE g.derived_termination IS NOT NULL AND g.derived_termination <> 'UNVERIFIED'  -- UNVERIFIED keeps the claim: nothing to derive
 )
 SELECT stream, NULL::BIGINT AS seq, 'audit.P01' AS code, 'tournament.md §1' AS article,
-       format('seat {} ({}): SQL derives {} points, the {} engine {}', seat, player, coalesce(CAST(sql_points AS VARCHAR), 'none'), game, coalesce(CAST(engine_points AS VARCHAR), 'none')) AS message
+       format('座位{}（{}）得分不一致：SQL 推导 {}，{}引擎 {} seat {} ({}): SQL derives {} points, the {} engine {}',
+              seat, player, coalesce(replace(regexp_replace(CAST(sql_points AS VARCHAR), '\.0$', ''), '-', '−') || ' 分', '无'),
+              CASE game WHEN 'junqi' THEN '军棋' WHEN 'paohuzi' THEN '跑胡子' WHEN 'checkers' THEN '跳棋' ELSE game END,
+              coalesce(replace(regexp_replace(CAST(engine_points AS VARCHAR), '\.0$', ''), '-', '−') || ' 分', '无'),
+              seat, player, coalesce(regexp_replace(CAST(sql_points AS VARCHAR), '\.0$', ''), 'none'), game,
+              coalesce(regexp_replace(CAST(engine_points AS VARCHAR), '\.0$', ''), 'none')) AS message
 FROM derived
 WHERE sql_points IS DISTINCT FROM engine_points
 ORDER BY stream, seat;

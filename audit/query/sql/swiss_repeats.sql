@@ -9,7 +9,8 @@ WITH unmet AS (
     GROUP BY r.tournament, r.round, r.table_no HAVING bool_and(r.source = 'void')
 )
 SELECT t.tournament AS stream, NULL::BIGINT AS seq, 'audit.W02' AS code, '第十八条' AS article,
-       format('{} and {} meet in rounds {}', a.player, b.player, list(DISTINCT a.round ORDER BY a.round)) AS message
+       format('重复相遇：{} 与 {} 在第 {} 轮都相遇 {} and {} meet in rounds {}', a.player, b.player,
+              array_to_string(list(DISTINCT a.round ORDER BY a.round), '、'), a.player, b.player, array_to_string(list(DISTINCT a.round ORDER BY a.round), ', ')) AS message
 FROM seatings a JOIN seatings b ON a.tournament = b.tournament AND a.round = b.round AND a.table_no = b.table_no AND a.player < b.player
 JOIN tournaments t ON t.tournament = a.tournament AND t.format = 'swiss'
 WHERE NOT EXISTS (SELECT 1 FROM unmet u WHERE u.tournament = a.tournament AND u.round = a.round AND u.table_no = a.table_no)

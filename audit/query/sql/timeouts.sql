@@ -18,12 +18,14 @@ WITH counted AS (
     SELECT stream, any_value(game) AS game, termination,
            coalesce(bool_or(timeouts > allowed), false) AS over,
            coalesce(bool_or(timeouts >= allowed), false) AS reached,
-           list(player || ' ' || timeouts || '/' || coalesce(CAST(allowed AS VARCHAR), '∞') ORDER BY seat) AS tally
+           list(seat || ' ' || player || ' ' || timeouts || '/' || coalesce(CAST(allowed AS VARCHAR), '∞') ORDER BY seat) AS tally
     FROM counted GROUP BY stream, termination
 )
 SELECT stream, NULL::BIGINT AS seq, 'audit.O01' AS code, CASE game WHEN 'junqi' THEN '第九条' ELSE '第四条' END AS article,
-       format('timeouts {}; the game ended {}', tally, termination) AS message
-FROM per_game
+       format('超时次数与终局不符：超时（次数/允许）{}；对局已结束（{}） timeouts (count/allowed) {}; the game ended ({})',
+              array_to_string(list_transform(tally, lambda t: '座位' || t), '、'), coalesce(w.zh, termination),
+              array_to_string(list_transform(tally, lambda t: 'seat ' || t), ', '), coalesce(w.en, termination)) AS message
+FROM per_game LEFT JOIN termination_words w ON w.name = per_game.termination
 WHERE CASE game
         WHEN 'junqi' THEN over OR (termination = 'TIMEOUTS' AND NOT reached)
         ELSE over <> (termination = 'TIMEOUTS') END

@@ -28,4 +28,5 @@ SELECT tournament, round, board, field, seat, player, stream, table_no, points, 
        2 * worse + equal - 1 AS mp,
        2 * (compared_with - 1) AS top,
        CASE WHEN compared_with > 1 THEN 100.0 * (2 * worse + equal - 1) / (2 * (compared_with - 1)) END AS r
-FROM compared;
+FROM compared
+ORDER BY tournament, round, board, field, seat, mp DESC, player, stream;  -- as `mp` lists them, one order for every reader

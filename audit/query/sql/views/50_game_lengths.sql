@@ -9,4 +9,5 @@ SELECT g.stream, g.game, g.tournament, g.round, g.table_no, g.game_no,
        round((g.ended_ts - g.started_ts) / 60000.0, 2) AS minutes,
        epoch_ms(g.started_ts) AS started_at, epoch_ms(g.ended_ts) AS ended_at
 FROM games g
-LEFT JOIN (SELECT stream, count(*) AS moves FROM steps WHERE action IS NOT NULL GROUP BY stream) m USING (stream);
+LEFT JOIN (SELECT stream, count(*) AS moves FROM steps WHERE action IS NOT NULL GROUP BY stream) m USING (stream)
+ORDER BY g.tournament, g.round, g.table_no, g.game_no, g.stream;  -- one order for every reader

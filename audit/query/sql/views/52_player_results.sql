@@ -19,4 +19,5 @@ JOIN games g USING (stream)
 JOIN game_lengths l USING (stream)
 LEFT JOIN (SELECT stream, seat, count(*) AS moves FROM steps WHERE action IS NOT NULL GROUP BY stream, seat) a
        ON a.stream = r.stream AND a.seat = r.seat
-LEFT JOIN seat_times t ON t.stream = r.stream AND t.seat = r.seat;
+LEFT JOIN seat_times t ON t.stream = r.stream AND t.seat = r.seat
+ORDER BY r.tournament, r.round, r.table_no, r.game_no, r.stream, r.seat;  -- one order for every reader

@@ -1,0 +1,120 @@
+"""The check queries an incremental audit runs over the games it touched only (issue 32.4: cost
+what changed). Each row of these queries rests on one game's rows alone (its steps, events, seats,
+timings, claims, engine findings, its game row and its tournament's rules) and is led by its
+stream, in stream order; so the rows of the games not touched are the earlier audit's, kept in its
+state (`ROWS`), and the touched games' rows are found again over their rows only. A game is touched
+when a new entry is on its stream or its row in `games`, `seats` or `findings` changed (a ruling
+recorded elsewhere changes a result). The differential test at random cuts holds the verdict equal
+to a full audit's (tests/test_audit_since.py)."""
+
+from __future__ import annotations
+
+import heapq
+from typing import Any
+
+import pyarrow as pa
+
+from audit.query.db import AuditDB
+from audit.query.projection import Projection
+from audit.query.projection_cache import only_streams, sources
+
+SCOPED = ("claim_mismatches", "huxi_claims", "junqi_quiet", "junqi_step_limit", "leave_camp", "move_time_gaps",
+          "move_time_totals", "points", "timeouts")
+"""The per-game check queries (tests/test_audit_since.py checks that each orders by its stream first)."""
+FILTERED, FILTERED_BUILT = ("steps", "events", "seats"), ("claims", "timings")
+"""The tables (and built tables) cut to the touched games for them: the large per-move ones; the
+others are whole, and the rows of the games not touched are dropped from what the queries give."""
+COUNTS, PER_GAME_COUNTS = "event_counts", ("steps", "claims", "seats", "timings")
+"""The counts of what each check looked at: those of the games' own rows add up (when every touched
+game is new, none of its rows was counted before); the seatings are counted whole."""
+RECORDED = (*SCOPED, COUNTS)
+ROWS = "checks.rows"
+"""The state's file of each scoped query's rows over the whole ledger (JSON)."""
+COMPARED = ("games", "seats", "findings")
+
+Rows = dict[str, list[dict[str, Any]]]
+Touched = tuple[set[str], bool]
+"""The touched streams, and whether they are all new games (none has rows in a kept table's files)."""
+
+
+def recording(db: AuditDB, rows: Rows) -> None:
+    """Makes `db` keep in `rows` what each scoped query gives over the whole ledger (the next audit's earlier rows)."""
+    run = db.run
+
+    def recorded(name: str, **params: Any) -> list[dict[str, Any]]:
+        got = run(name, **params)
+        if name in RECORDED and params.get("tournament") is None:
+            rows[name] = got
+        return got
+
+    db.run = recorded  # type: ignore[method-assign]
+
+
+def scoping(db: AuditDB, projection: Projection, built: dict[str, Any], touched: Touched, earlier: Rows, rows: Rows) -> None:
+    """Makes `db` answer each scoped query from the earlier rows of the games not touched and a run
+    over the touched games' rows only, keeping what it gives in `rows`; a query the earlier audit
+    did not run over the whole ledger (`audit --tournament`) runs whole."""
+    streams, new_only = touched
+    run = db.run
+    small: list[AuditDB] = []
+
+    def touched_db() -> AuditDB:
+        if not small:
+            small.append(_touched_db(projection, built, sorted(streams), new_only))
+        return small[0]
+
+    def scoped(name: str, **params: Any) -> list[dict[str, Any]]:
+        whole = name not in earlier or params.get("tournament") is not None or (name == COUNTS and not new_only)
+        if name not in RECORDED or whole:
+            got = run(name, **params)
+        elif name == COUNTS:
+            got = [_counts(earlier[name][0], touched_db().run(name, **params)[0] if streams else None)]
+        else:
+            fresh = [r for r in touched_db().run(name, **params) if r["stream"] in streams] if streams else []
+            got = list(heapq.merge([r for r in earlier[name] if r["stream"] not in streams], fresh, key=lambda r: r["stream"]))
+        if name in RECORDED and params.get("tournament") is None:
+            rows[name] = got
+        return got
+
+    db.run = scoped  # type: ignore[method-assign]
+
+
+def _counts(before: dict[str, Any], fresh: dict[str, Any] | None) -> dict[str, Any]:
+    """Returns the earlier counts with the new games' added (the seatings as counted now)."""
+    if fresh is None:
+        return before
+    return {k: before[k] + fresh[k] if k in PER_GAME_COUNTS else fresh[k] for k in before}
+
+
+def touched_games(before: Projection, after: Projection, streams: set[str]) -> Touched:
+    """Returns the streams with a new entry, the games whose rows in `COMPARED` differ between two
+    projections and the games of a tournament whose row differs (compared only when a new entry is
+    on a stream that is no game's: a tournament's or the arbitration's, whose rulings change
+    results), and whether every touched game is new."""
+    touched = set(streams)
+    earlier = set(before.table("games")["stream"].to_pylist())
+    games = after.table("games")
+    if not streams <= set(games["stream"].to_pylist()):
+        for name in COMPARED:
+            old, new = _by_stream(before.table(name)), _by_stream(after.table(name))
+            touched.update(s for s in old.keys() | new.keys() if old.get(s) != new.get(s))
+        old, new = _by_stream(before.table("tournaments"), "tournament"), _by_stream(after.table("tournaments"), "tournament")
+        changed = {t for t in old.keys() | new.keys() if old.get(t) != new.get(t)}  # a game's checks read its tournament's rules
+        touched.update(g for g, t in zip(games["stream"].to_pylist(), games["tournament"].to_pylist()) if t in changed)
+    return touched, not touched & earlier
+
+
+def _by_stream(table: pa.Table, key: str = "stream") -> dict[str, list[dict[str, Any]]]:
+    out: dict[str, list[dict[str, Any]]] = {}
+    for row in table.to_pylist():
+        out.setdefault(row[key], []).append(row)
+    return out
+
+
+def _touched_db(projection: Projection, built: dict[str, Any], touched: list[str], new_only: bool) -> AuditDB:
+    """Returns a database of the touched games' rows of the large tables, the others whole; the
+    rows of new games only are in the rows an extension added after a kept table's files (`tails`)."""
+    tails = getattr(projection.arrow, "tails", {}) if new_only else {}
+    tables = {name: only_streams(tails.get(name, t), touched) if name in FILTERED else t for name, t in sources(projection.arrow).items()}
+    cut = {name: only_streams(t, touched) for name, t in sources(built).items() if name in FILTERED_BUILT}
+    return AuditDB(tables, built=cut)
