@@ -8,6 +8,14 @@ Each game's fold (`steps(start, events)` in replay/<game>/fold.py) yields one `S
 collect mode; `checked_steps` gives all three the same refusal of a bad first event and the same
 strict mode, so no engine tells them apart. Inside a fold, an event's rule is a `Handler` and a
 finding is reported one way, `Findings.find`: the handler never returns or raises a finding.
+
+A referee's `game.ruling` acts during play (an authorised skip, a result override) and after it
+(replay/rulings.py) only when it counts, and whether it counts is a question of signatures the
+replay cannot answer (it knows no keys and no stored bytes). Whoever reads the log says so with a
+`RulingCheck` (audit/query/arbitration.py). The engine sees a ruling set aside as one that changes
+nothing (a penalty card without points), so its envelope (seq, time) is checked as any event's, and
+the step says the ruling and why it was set aside; the rulings applied after play leave it out. A
+fold given no check is an engine test's, whose caller vouches for its rulings.
 """
 
 from __future__ import annotations
@@ -21,7 +29,7 @@ import msgspec
 from replay.protocol import Finding, GameEngine, NoStartError, Outcome, Place, Step, StrictReplayError
 from replay.registry import engine_for, game_of
 from replay.rulings import apply_rulings
-from schemas.common import GameStarted
+from schemas.common import GameStarted, Ruling, ruling_kind
 from schemas.envelope import Event
 from schemas.profiles import Profile
 
@@ -32,6 +40,8 @@ Facts = dict[str, Any]
 """A step's derived facts, by name (DESIGN.md replay/)."""
 GameSteps = Callable[[GameStarted, Iterator[Event]], Iterator[Step]]
 """A game's fold in collect mode: the checked start, then the rest of its events, to one step each (the start's first)."""
+RulingCheck = Callable[[Ruling], str | None]
+"""Why a game's `game.ruling` does not count (its signature status, e.g. `unsigned`), or None when it does."""
 
 
 class Findings(Protocol):
@@ -152,7 +162,7 @@ class GameFold(Generic[R]):
     :raises NoStartError: when `start` is not a `game.started` of a registered game.
     """
 
-    def __init__(self, start: Event, visitor: Visitor[R], strict: bool = False) -> None:
+    def __init__(self, start: Event, visitor: Visitor[R], strict: bool = False, rulings: RulingCheck | None = None) -> None:
         if not isinstance(start, GameStarted):
             raise NoStartError(f"对局须以 game.started 开始 a game opens with game.started, not {start.kind} "  # type: ignore[attr-defined]
                                f"({start.stream} seq {start.seq})")
@@ -162,8 +172,9 @@ class GameFold(Generic[R]):
         self.visitor = visitor
         self.strict = strict
         self.players = {h.seat: h.holder for h in start.seats}
+        self.rulings = rulings
         self.events: list[Event] = []
-        """The events folded, in order."""
+        """The events folded, in order (a ruling set aside is not among them)."""
         self.state: Any = None
         self.inbox = Inbox()
         self.steps: Iterator[Step] | None = None
@@ -175,12 +186,21 @@ class GameFold(Generic[R]):
 
         :raises StrictReplayError: in strict mode, at the first error finding.
         """
-        self.events = events
+        aside: dict[int, tuple[Ruling, str]] = {}
+        if self.rulings is not None and Ruling in map(type, events):  # rare: a game a referee ruled in
+            events = list(events)
+            for at, event in enumerate(events):
+                if type(event) is Ruling and (why := self.rulings(event)) is not None:
+                    aside[at] = (event, why)
+                    events[at] = _inert(event)
+        self.events = [e for at, e in enumerate(events) if at not in aside] if aside else events
         visit, players = self.visitor.visit_step, self.players
         state = None
-        for step in self.engine.replay(events, strict=self.strict):
+        for at, step in enumerate(self.engine.replay(events, strict=self.strict)):
             if step.findings:
                 step = _with_seats(step, players)
+            if aside and at in aside:
+                step = _set_aside(step, *aside[at])
             visit(step)
             state = step.state
         self.state = state
@@ -199,12 +219,16 @@ class GameFold(Generic[R]):
         return self._pull(event)
 
     def _pull(self, event: Event) -> Step:
-        self.inbox.event = event
+        why = self.rulings(event) if type(event) is Ruling and self.rulings is not None else None
+        self.inbox.event = event if why is None else _inert(event)  # type: ignore[arg-type]
         assert self.steps is not None
         step = next(self.steps)
         if step.findings:
             step = _with_seats(step, self.players)
-        self.events.append(event)
+        if why is None:
+            self.events.append(event)
+        else:
+            step = _set_aside(step, event, why)  # type: ignore[arg-type]
         self.state = step.state
         self.visitor.visit_step(step)
         return step
@@ -216,15 +240,29 @@ class GameFold(Generic[R]):
         return GameEnd(self.state, derived, ruled, applied, unusable)
 
 
-def fold_game(events: list[Event], visitor: Visitor[R], strict: bool = False) -> R:
-    """Folds one game's events (its `game.started` first) for a visitor; returns the visitor's result.
+def fold_game(events: list[Event], visitor: Visitor[R], strict: bool = False, rulings: RulingCheck | None = None) -> R:
+    """Folds one game's events (its `game.started` first) for a visitor, the rulings that `rulings`
+    sets aside changing nothing; returns the visitor's result.
 
     :raises NoStartError: when the first event is not a `game.started` of a registered game.
     :raises StrictReplayError: in strict mode, at the first error finding.
     """
     if not events:
         raise NoStartError("对局须以 game.started 开始 a game opens with game.started, not nothing")
-    return GameFold(events[0], visitor, strict).run(events)
+    return GameFold(events[0], visitor, strict, rulings).run(events)
+
+
+def _inert(ruling: Ruling) -> Ruling:
+    """The ruling as the engine sees it when it does not count: a card without points, which no
+    engine acts on during play and which changes no result after it."""
+    return msgspec.structs.replace(ruling, ruling="penalty", seat=None, winners=None, termination=None, points=None)
+
+
+def _set_aside(step: Step, ruling: Ruling, why: str) -> Step:
+    """The step of a ruling that does not count: the engine's (its state unchanged, the envelope's
+    findings) with the ruling as recorded and, in its facts, its kind and why it was set aside
+    (audit.A06 is the audit's finding about it)."""
+    return msgspec.structs.replace(step, event=ruling, facts={**step.facts, "ruling": ruling_kind(ruling), "set_aside": why})
 
 
 def _with_seats(step: Step, players: dict[int, str]) -> Step:

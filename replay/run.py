@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from replay.fold import GameEnd, fold_game
+from replay.fold import GameEnd, RulingCheck, fold_game
 from replay.protocol import Finding, GameEngine, Outcome, Step
 from replay.registry import engine
 from schemas.common import GameStarted
@@ -76,13 +76,14 @@ def is_game_stream(events: list[Event]) -> bool:
     return bool(events) and isinstance(events[0], GameStarted)
 
 
-def replay_game(events: list[Event], strict: bool = False) -> GameReplay:
-    """Folds one game's events with the engine its start event names, keeping every step.
+def replay_game(events: list[Event], strict: bool = False, rulings: RulingCheck | None = None) -> GameReplay:
+    """Folds one game's events with the engine its start event names, keeping every step (the
+    rulings `rulings` sets aside changing nothing: replay/fold.py).
 
     :raises NoStartError: when the first event is not a `game.started` of a registered game.
     :raises StrictReplayError: in strict mode, at the first finding.
     """
-    return fold_game(events, KeepSteps(), strict)
+    return fold_game(events, KeepSteps(), strict, rulings)
 
 
 class KeepSteps:
@@ -124,19 +125,21 @@ def replay_all(events: Iterable[Event], game: str | None = None, strict: bool = 
 
 
 def summarise(events: Iterable[Event], game: str | None = None, strict: bool = False,
-              on_game: Callable[[int], None] | None = None) -> ReplaySummary:
+              on_game: Callable[[int], None] | None = None, rulings: Callable[[str], RulingCheck] | None = None) -> ReplaySummary:
     """Replays every game stream (or only `game`) and adds up games, events, moves (steps whose facts
     name an `action`) and findings, timing the work (and telling `on_game` of each game): what
     `matchledger replay` prints. Only the totals are kept, not each step as `replay_game` keeps them
     for the projection."""
-    return summarise_streams(game_streams(events, game), strict, on_game)
+    return summarise_streams(game_streams(events, game), strict, on_game, rulings)
 
 
 def summarise_streams(streams: Iterable[list[Event]], strict: bool = False,
-                      on_game: Callable[[int], None] | None = None) -> ReplaySummary:
+                      on_game: Callable[[int], None] | None = None,
+                      rulings: Callable[[str], RulingCheck] | None = None) -> ReplaySummary:
     """As `summarise`, over streams given one at a time, in any order (each stream's events; those
     that are no game are passed over), each dropped once folded: memory follows one game, not the
-    log (issue 32.1). The findings come in stream order, whatever order the streams came in."""
+    log (issue 32.1). The findings come in stream order, whatever order the streams came in.
+    `rulings` gives each game stream's ruling check (replay/fold.py)."""
     summary = ReplaySummary()
     t0 = time.perf_counter()
     found: list[tuple[str, list[Finding]]] = []
@@ -147,7 +150,7 @@ def summarise_streams(streams: Iterable[list[Event]], strict: bool = False,
             if not is_game_stream(items):
                 continue
             before = len(summary.findings)
-            fold_game(items, totals, strict)
+            fold_game(items, totals, strict, rulings(items[0].stream) if rulings is not None else None)
             if len(summary.findings) > before:
                 found.append((items[0].stream, summary.findings[before:]))
                 del summary.findings[before:]
@@ -214,8 +217,9 @@ class Position:
     """Who holds each seat, for the pictures' legend."""
 
 
-def position(events: Iterable[Event], stream: str, seq: int | None = None) -> Position:
-    """Returns the position of a game after event `seq` (the last event by default).
+def position(events: Iterable[Event], stream: str, seq: int | None = None, rulings: RulingCheck | None = None) -> Position:
+    """Returns the position of a game after event `seq` (the last event by default), the rulings
+    `rulings` sets aside changing nothing.
 
     :raises ValueError: when there is no such game or event.
     """
@@ -224,7 +228,7 @@ def position(events: Iterable[Event], stream: str, seq: int | None = None) -> Po
         raise ValueError(f"no game stream {stream!r} (a game opens with game.started)")
     if seq is not None and not 0 <= seq < len(items):
         raise ValueError(f"game {stream!r} has events 0–{len(items) - 1}, not {seq}")
-    return fold_game(items[: len(items) if seq is None else seq + 1], LastStep())
+    return fold_game(items[: len(items) if seq is None else seq + 1], LastStep(), rulings=rulings)
 
 
 class LastStep:

@@ -11,11 +11,13 @@ import msgspec
 import pytest
 
 import schemas
+from replay.fold import fold_game
 from replay.junqi import ENGINE
 from replay.junqi.fold import Audit, fold_event
 from replay.junqi.perft import parse_position
 from replay.junqi.state import JunqiState
 from replay.protocol import Finding, Step
+from replay.run import EveryStep
 from schemas.common import DrawAnswered, DrawOffered, GameEnded, MoveTimeUsed, Resigned, Ruling, Skipped, TimedOut
 from schemas.envelope import Event
 from schemas.junqi import FlagRevealed, Moved
@@ -264,3 +266,14 @@ def test_s4_2_bomb_taking_the_flag_is_removed_on_the_flag_point() -> None:
     state = parse_position("turn S\nS S62=军旗 W52=炸弹 S12=司令\nW W62=军旗 W12=工兵\nN N62=军旗 N12=工兵\nE E62=军旗 E12=工兵\n")
     _, facts, found = _fold(state, [_move(1, 0, "W52", "W62")])
     assert found == [] and facts[0]["removed_pieces"] == "军旗@W62 炸弹@W62"
+
+
+def test_s7_5_a_ruling_set_aside_allows_no_skip() -> None:
+    """§7.5 with 第十四条: the same ruling, set aside by the reader of the log (unsigned, say), allows
+    nothing: the skip after it is M12, and the ruling's step names why it did not count."""
+    events = _then(scripted([]), Ruling, seat=0, corrects=4, text="S's device failed: skip the turn")
+    events = _then(events, Skipped, seat=0)
+    steps = fold_game(events, EveryStep(), rulings=lambda ruling: "unsigned")
+    assert [(f.seq, f.code) for s in steps for f in s.findings] == [(6, "junqi.M12")]
+    assert steps[5].facts["set_aside"] == "unsigned" and steps[5].facts["ruling"] == "authorised_skip"
+    assert steps[5].event == events[5] and steps[5].state == steps[4].state

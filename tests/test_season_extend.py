@@ -129,9 +129,9 @@ def test_one_more_game_reads_and_hashes_only_its_entries(entries: list[bytes], t
         counted["whole"] += 1
         return packed(LogReader(root))
 
-    def replayed(events: Any) -> Any:
+    def replayed(events: Any, **options: Any) -> Any:
         counted["replayed"] += 1
-        return replaying(events)
+        return replaying(events, **options)
 
     monkeypatch.setattr(cache, "_entries", read)
     monkeypatch.setattr(cache, "leaf_hashes", hashed)

@@ -149,7 +149,7 @@ def replay(ledger: LedgerOpt = DEFAULT_LEDGER,
         events, trust = _signed_events(ledger, game, key)
         total = sum(1 for e in events if isinstance(e, GameStarted))
         with progress_bar("replaying games", total, quiet=quiet) as advance:
-            summary = run_mod.summarise(events, game, on_game=advance)
+            summary = run_mod.summarise(events, game, on_game=advance, rulings=_rulings(ledger).of_stream)
     if game is not None and summary.games == 0:
         raise UsageError(f"no game stream {game!r} in {ledger}")
     replayed = Replayed(games=summary.games, events=summary.events, moves=summary.moves,
@@ -171,12 +171,15 @@ def _replay_streamed(ledger: Path, key: Path | None, advance: Any) -> tuple[Any,
     :raises LedgerCorrupt: when what was read does not match the signed root (exit 1).
     """
     import ledger as ledger_api
+    from audit.query.arbitration import LogRulings
     from replay import run as run_mod
     from schemas import decode_stored
 
     with ledger_api.pinned_key(key):
-        signed, streams = ledger_api.LogReader(ledger).checked_streams()
-        summary = run_mod.summarise_streams((decode_stored(items) for _, items in streams), on_game=advance)
+        reader = ledger_api.LogReader(ledger)
+        signed, streams = reader.checked_streams()
+        summary = run_mod.summarise_streams((decode_stored(items) for _, items in streams), on_game=advance,
+                                            rulings=LogRulings(reader, signed.size).of_stream)
         return summary, trust_document(ledger, signed)
 
 
@@ -191,6 +194,14 @@ def _signed_events(ledger: Path, game: str | None, key: Path | None) -> tuple[li
     with ledger_api.pinned_key(key):
         events, signed = ledger_api.LogReader(ledger).checked_events(game)
         return events, trust_document(ledger, signed)
+
+
+def _rulings(ledger: Path) -> Any:
+    """The ruling checks of a ledger's games: a ruling counts only when signed (replay/fold.py)."""
+    import ledger as ledger_api
+    from audit.query.arbitration import LogRulings
+
+    return LogRulings(ledger_api.LogReader(ledger))
 
 
 @command
@@ -211,7 +222,7 @@ def show(game: Annotated[str, typer.Option(help="Game stream id.")], ledger: Led
     if svg is not None:
         check_output(svg, force)
     events, trust = _signed_events(ledger, game, key)
-    view = run_mod.position(events, game, at)
+    view = run_mod.position(events, game, at, rulings=_rulings(ledger).of_stream(game))
     count = SEATS[view.engine.name]
     if seat is not None and not 0 <= seat < count:
         raise typer.BadParameter(f"{game} is a {view.engine.name} game: its seats are 0–{count - 1}, not {seat}", param_hint="--seat")
@@ -318,7 +329,7 @@ def hu(hand: Annotated[str | None, typer.Option(help="Cards: 一…十, 壹…�
     trust = None
     if game is not None:
         events, trust = _signed_events(ledger, game, key)  # the game's entries, proved against the signed tree
-        report = game_hu_report(run_mod.position(events, game, at).state, seat, set_ or [], min_huxi)
+        report = game_hu_report(run_mod.position(events, game, at, _rulings(ledger).of_stream(game)).state, seat, set_ or [], min_huxi)
     elif hand is not None:
         try:
             report = hu_report(hand, melds, win, source, profile, set_ or [], special or "", min_huxi)

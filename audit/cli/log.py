@@ -204,6 +204,7 @@ def _export_records(ledger: Path, game: str | None, tournament: str | None, out:
     `out`), read from the signed log (LogReader.checked_events); returns the games written and where, and
     the checkpoint it was checked against."""
     from audit.presentation.record_format import game_record, game_streams, record_file_name
+    from audit.query.arbitration import LogRulings
 
     if tournament is not None and out is None:
         raise typer.BadParameter("a tournament's records go one file per game into a directory: give --out DIR", param_hint="--out")
@@ -213,7 +214,7 @@ def _export_records(ledger: Path, game: str | None, tournament: str | None, out:
         events, signed = ledger_api.LogReader(ledger).checked_events(game)
         if not events:
             raise ValueError(f"no game stream {game!r} in {ledger}")
-        record = game_record(events, _tournament_name(ledger, events[0]))
+        record = game_record(events, _tournament_name(ledger, events[0]), LogRulings(ledger_api.LogReader(ledger)).of_stream(game))
         if out is None:
             sys.stdout.write(record)
             return (1, None), signed
@@ -228,11 +229,12 @@ def _export_records(ledger: Path, game: str | None, tournament: str | None, out:
     for event in log:
         by_stream.setdefault(event.stream, []).append(event)
     name = None
+    rulings = LogRulings(ledger_api.LogReader(ledger), signed.size)
     with ledger_outputs.output_directory(out, force) as tree:
         for stream in streams:
             events = by_stream[stream]
             name = name or _tournament_name(ledger, events[0], by_stream.get(tournament))
-            tree.write(record_file_name(stream), game_record(events, name).encode())
+            tree.write(record_file_name(stream), game_record(events, name, rulings.of_stream(stream)).encode())
     return (len(streams), str(out)), signed
 
 

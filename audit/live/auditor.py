@@ -32,15 +32,17 @@ from typing import Any, Protocol
 import msgspec
 
 from audit.live.follow import CountingReader
+from audit.query.arbitration import RulingSigners
 from audit.query.jsonsplit import split
 from ledger.derived import indexed_size
 from ledger.reader import LogReader, StoredEntries
-from replay.fold import GameFold
+from replay.fold import GameFold, RulingCheck
 from replay.protocol import Finding, GameEngine
 from replay.registry import game_of
 from replay.run import GameReplay, KeepSteps
 from replay.values import event_kind
 from schemas import decode_stored, decode_stored_array
+from schemas.arbitration import ARBITER_STREAM
 from schemas.common import GameEnded, GameStarted, RoundClosed, Ruling, TournamentOpened
 from schemas.envelope import Event
 from schemas.log import BATCHES_STREAM
@@ -88,10 +90,10 @@ class FeedError(ValueError):
 class LiveGame:
     """One game folded as its events arrive: the fold driver (replay/fold.py) pushed one event at a time."""
 
-    def __init__(self, start: GameStarted, entries: array) -> None:
+    def __init__(self, start: GameStarted, entries: array, rulings: RulingCheck | None = None) -> None:
         self.start = start
         self.kept = KeepSteps()
-        self.fold: GameFold[GameReplay] = GameFold(start, self.kept)
+        self.fold: GameFold[GameReplay] = GameFold(start, self.kept, rulings=rulings)
         self.game = self.fold.game
         self.engine: GameEngine = self.fold.engine
         self.inbox = self.fold.inbox
@@ -450,7 +452,7 @@ class LiveAuditor:
         """Starts following a new stream: returns a game's, or keeps a tournament's or another (an
         orphan is a finding, as in the audit)."""
         if isinstance(event, GameStarted):
-            game = self.games[event.stream] = LiveGame(event, array("q"))
+            game = self.games[event.stream] = self._game(event)
             if event.tournament is not None:
                 self.book.add_game(event.tournament, event.stream)
             return game
@@ -474,12 +476,25 @@ class LiveAuditor:
 
     def refold(self, view: View) -> LiveGame:
         """Returns a game folded from its events so far; their findings were published already."""
-        game = LiveGame(view.events[0], array("q"))  # type: ignore[arg-type]
+        game = self._game(view.events[0])  # type: ignore[arg-type]
         for entry, event in zip(view.entries, view.events):
             game.entries.append(entry)
             game.push(event)
         self.refolded += len(view.events)
         return game
+
+    def _game(self, start: GameStarted) -> LiveGame:
+        """A game to fold, whose rulings count only when signed, as in the batch audit: its
+        ruling and the arbiters registered before it are read back when a ruling comes."""
+        entries = array("q")
+
+        def why_not(ruling: Ruling) -> str | None:
+            entry = entries[ruling.seq]
+            arbiters = self.log.stream(ARBITER_STREAM, entry)
+            signers = RulingSigners(list(zip(arbiters.entries, arbiters.stored)))
+            return signers.why_not(self.log.stream(start.stream, entry + 1).stored[ruling.seq], ruling, entry)
+
+        return LiveGame(start, entries, why_not)
 
     # -- a round closes --------------------------------------------------------------------------
 

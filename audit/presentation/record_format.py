@@ -27,7 +27,9 @@ from typing import Any
 
 import msgspec
 
+from audit.query.arbitration import IGNORED
 from ledger.outputs import stream_file_name
+from replay.fold import RulingCheck
 from replay.run import GameReplay, replay_game
 from schemas.common import GameEnded, GameStarted, MoveTimeUsed
 from schemas.envelope import Event
@@ -36,15 +38,15 @@ SILENT_KINDS = {"game.started", "game.move_time", "game.ended"}
 """Events the record shows through its tags and clock comments rather than as a line of their own."""
 
 
-def game_record(events: list[Event], event_name: str | None = None) -> str:
-    """Returns the text record of one game from its events (replayed here), `event_name` being
-    the tournament's name when it has one.
+def game_record(events: list[Event], event_name: str | None = None, rulings: RulingCheck | None = None) -> str:
+    """Returns the text record of one game from its events (replayed here, the rulings `rulings`
+    sets aside changing nothing), `event_name` being the tournament's name when it has one.
 
     :raises ValueError: when the events are not one game opening with game.started.
     """
     if not events or not isinstance(events[0], GameStarted):
         raise ValueError("a game record needs a game's events, opening with game.started")
-    replayed = replay_game(events)
+    replayed = replay_game(events, rulings=rulings)
     return "\n".join([*_tags(replayed, event_name), "", *_movetext(replayed), _result(replayed), ""])
 
 
@@ -82,7 +84,8 @@ def _movetext(r: GameReplay) -> list[str]:
             clock = f" {{[%emt {_clock(clocks[event.seq])}]}}" if event.seq in clocks else ""
             lines.append(f"{number}. S{seat} {players.get(seat, '?') if seat is not None else '?'} {action}{clock}")
         elif event.kind not in SILENT_KINDS:
-            lines.append(f"{{seq {event.seq} {event.kind}{'' if seat is None else f' seat {seat}'}}}")
+            aside = f" 未计入 set aside: {' '.join(IGNORED[facts['set_aside']])}" if "set_aside" in facts else ""
+            lines.append(f"{{seq {event.seq} {event.kind}{'' if seat is None else f' seat {seat}'}{aside}}}")
         lines += findings.pop(event.seq, [])
     lines += [line for seq in sorted(findings) for line in findings[seq]]  # findings past the last step
     return lines

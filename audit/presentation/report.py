@@ -25,6 +25,7 @@ from audit.presentation.render import clock, signature_status
 from audit.presentation.terms import TERMINATIONS, event_kind, term, termination
 from audit.presentation.timechart import time_chart
 from audit.presentation.verdict import summary
+from audit.query.arbitration import IGNORED, LogRulings
 from audit.query.findings import finding_text
 from ledger import BundleError, LogReader, check_bundle, check_output, load_verifier, prove, write_output
 from replay.fold import fold_game
@@ -33,7 +34,7 @@ from replay.picture import AS_CLAIMED, MARK_STYLES, Frame, Sheet, compose
 from replay.protocol import RULE_BOOKS, Finding, Step, code_name
 from replay.registry import engine_for, game_of
 from replay.run import EveryStep, is_game_stream
-from schemas.common import GameEnded, GameStarted, MoveTimeUsed
+from schemas.common import RULING_WORDS, GameEnded, GameStarted, MoveTimeUsed
 from schemas.envelope import Event
 
 SCRIPT = (Path(__file__).parent / "report.js").read_text(encoding="utf-8")
@@ -50,14 +51,15 @@ def load_game(root: Path, stream: str, appeals: list[dict[str, Any]] | None = No
 
     :raises ValueError: when the ledger holds no such game.
     """
-    events = list(LogReader(root).events(stream))
+    reader = LogReader(root)
+    events = list(reader.events(stream))
     if not is_game_stream(events):
         raise ValueError(f"no game stream {stream!r} (a game opens with game.started)")
     start = events[0]
     assert isinstance(start, GameStarted)
     evidence = prove(root, stream)
     events, unsigned = events[:len(evidence.entries)], events[len(evidence.entries):]  # nothing unsigned counts
-    steps = fold_game(events, EveryStep())
+    steps = fold_game(events, EveryStep(), rulings=LogRulings(reader).of_stream(stream))
     claims = [e for e in events if isinstance(e, GameEnded)]
     try:
         proof_ok = f"verified: {check_bundle(evidence, load_verifier(root)).statement(evidence)}"
@@ -379,11 +381,16 @@ def _own(ev: Event, said: dict[str, Any], action: str, before: int | None) -> di
 
 def _worded(values: dict[str, Any]) -> dict[str, Any]:
     """Returns fields with each termination in words (a claim's `FLAG_CAPTURED` as 军旗被夺 flag
-    captured), and a turn that is no seat's (a deal or layout pending, the game over) left out."""
+    captured), a ruling's kind and why it was set aside in words, and a turn that is no seat's (a
+    deal or layout pending, the game over) left out."""
     out = {}
     for k, v in values.items():
         if isinstance(v, str) and v in TERMINATIONS:
             v = termination(v)
+        elif k == "ruling" and v in RULING_WORDS:
+            v = " ".join(RULING_WORDS[v])
+        elif k == "set_aside" and v in IGNORED:
+            k, v = "未计入 set aside", " ".join(IGNORED[v])
         elif k in ("to_move", "turn") and isinstance(v, int) and v < 0:
             continue
         out[k] = v

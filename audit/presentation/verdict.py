@@ -39,7 +39,7 @@ class Verdict:
 def verdict(record: GameRecord, eng: Any) -> Verdict:
     """Returns the game's result of play and in force, and the step it ended or stopped at."""
     derived = eng.outcome(record.steps[-1].state)
-    in_force, applied, _ = apply_rulings(record.start, derived, [s.event for s in record.steps])
+    in_force, applied, _ = apply_rulings(record.start, derived, [s.event for s in record.steps if "set_aside" not in s.facts])
     end = halted = None
     moves = 0
     for step in record.steps:

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from audit.query.arbitration import SIGNING_ROLES, registered_keys, sign
+from audit.query.arbitration import SIGNING_ROLES, LogRulings, registered_keys, sign
 from ledger import AppendResult, LogReader, Signer, Verifier, record
 from replay.run import replay_game
 from schemas import decode, encode
@@ -207,7 +207,8 @@ def _ruling_problems(root: Path, events: list[Event], ruling: Ruling) -> list[st
     changes an ended game's result on no upheld appeal of it (audit.A04, 第十四条 (1))."""
     start = events[0]
     assert isinstance(start, GameStarted)
-    replayed = replay_game([*events, ruling])
+    earlier = LogRulings(LogReader(root)).of_stream(start.stream)  # the game's rulings so far count only when signed
+    replayed = replay_game([*events, ruling], rulings=lambda r: None if r is ruling else earlier(r))
     problems = [f.message for f in replayed.findings if f.code == "audit.A07" and f.seq == ruling.seq]
     ended = any(isinstance(e, GameEnded) for e in events)
     if ruling.ruling == "result_override" and ended:

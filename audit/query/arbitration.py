@@ -9,13 +9,14 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import msgspec
 import pyarrow as pa
 
 from ledger import LedgerError, Signer, Verifier
+from replay.fold import RulingCheck
 from replay.protocol import Outcome
 from replay.rulings import RESULT_KINDS, apply_rulings
 from schemas import decode_stored, encode
@@ -130,6 +131,82 @@ def registered_keys(events: Iterable[Event]) -> Known:
     return known
 
 
+class RulingSigners:
+    """Who could sign a `game.ruling` where a game is folded: the arbiters' keys log.arbiters
+    registered, entry by entry. A ruling counts in play and after it only when it is signed by a
+    key registered before it, of a role that may sign it; the replay cannot check that (it knows no
+    keys), so each reader of the log hands the fold the `RulingCheck` this makes (replay/fold.py).
+
+    Built from the arbiters' stored entries, so it travels to a worker or a Spark executor as bytes."""
+
+    def __init__(self, registrations: Sequence[tuple[int, bytes]]) -> None:
+        self.registrations = list(registrations)
+        """(log entry, stored bytes) of log.arbiters's events, in log order."""
+
+    @classmethod
+    def of(cls, reader: Any, upto: int | None = None) -> RulingSigners:
+        """The registrations among a log's first `upto` entries, read through its stream index
+        (`reader` is a `ledger.LogReader`)."""
+        return cls(list(reader.stream(ARBITER_STREAM, upto=upto)))
+
+    def known_before(self, entry: int) -> Known:
+        """The keys honoured for an event at `entry`: those registered at an earlier entry."""
+        return registered_keys(decode_stored([data for at, data in self.registrations if at < entry]))
+
+    def why_not(self, stored: bytes, ruling: Ruling, entry: int) -> str | None:
+        """Why the ruling stored at `entry` does not count (`unsigned`, `unknown_signer`,
+        `wrong_role`, `bad_signature`), or None when it does."""
+        status = signature_status(stored, ruling, self.known_before(entry))
+        return None if status == "valid" else status
+
+    def check(self, entries: Sequence[int], stored_at: Callable[[int], bytes]) -> RulingCheck:
+        """The check for one game whose event of seq s is at entries[s], `stored_at(entry)` giving
+        an entry's stored bytes (read only for a ruling)."""
+        return lambda ruling: self.why_not(stored_at(entries[ruling.seq]), ruling, entries[ruling.seq])
+
+    def check_array(self, stored: bytes, entries: Sequence[int]) -> RulingCheck:
+        """The check for one game given as the JSON array of its stored events (the projection's
+        and Spark's unit of replay); the array is split only when the game holds a ruling."""
+        elements: dict[int, bytes] = {}
+
+        def stored_at(entry: int) -> bytes:
+            if not elements:
+                elements.update(zip(entries, map(bytes, _RAW_ELEMENTS.decode(stored))))
+            return elements[entry]
+
+        return self.check(entries, stored_at)
+
+
+_RAW_ELEMENTS = msgspec.json.Decoder(list[msgspec.Raw])
+
+
+class LogRulings:
+    """The ruling checks of a log read through its reader (`ledger.LogReader`): a game stream's
+    check reads the stream's entries, and the arbiters' registrations, only when the game holds a
+    ruling, so a reader folding games one by one pays nothing for the rest."""
+
+    def __init__(self, reader: Any, upto: int | None = None) -> None:
+        self.reader, self.upto = reader, upto
+        self._signers: RulingSigners | None = None
+
+    def signers(self) -> RulingSigners:
+        if self._signers is None:
+            self._signers = RulingSigners.of(self.reader, self.upto)
+        return self._signers
+
+    def of_stream(self, stream: str) -> RulingCheck:
+        """The check of one game stream's rulings."""
+        held: list[tuple[int, bytes]] = []
+
+        def why_not(ruling: Ruling) -> str | None:
+            if not held:
+                held.extend(self.reader.stream(stream, upto=self.upto))
+            entry, stored = held[ruling.seq]
+            return self.signers().why_not(stored, ruling, entry)
+
+        return why_not
+
+
 def _registered(ev: ArbiterRegistered, known: Known) -> dict[str, Any]:
     """Adds a registered key to `known` when the log wrote it in log.arbiters and its key name is
     not another key's; otherwise the row keeps why it is not honoured (issue 28 point 3)."""
@@ -154,22 +231,19 @@ def _backs(vote: str, decision: str) -> bool:
 
 
 def honoured(tables: dict[str, pa.Table], keep: Callable[[dict[str, Any]], bool] | None = None) -> dict[str, pa.Table]:
-    """Returns the `games` and `seats` tables with each game's result after only the rulings that
-    count: those signed by a registered arbiter of the right role (第十四条; issue 28 point 6) and,
-    given `keep`, kept by it (a ruling recorded after a round was seated, say); empty when every
-    result-changing ruling counts. The engine's result of play (`derived_*`) is the starting point,
-    as in the replay (replay/rulings.py)."""
-    rulings = [r for r in tables["rulings"].to_pylist() if r["ruling"] in RESULT_KINDS]
-
-    def counts(r: dict[str, Any]) -> bool:
-        return r["signature"] == "valid" and (keep is None or keep(r))
-
-    hit = {r["stream"] for r in rulings if not counts(r)}
+    """Returns the `games` and `seats` tables with each game's result after only the signed rulings
+    `keep` keeps (a ruling recorded after a round was seated, say); empty when it keeps them all.
+    A ruling no registered arbiter of its role signed never counted: the fold set it aside
+    (replay/fold.py), so the result of play (`derived_*`) is the starting point, as in the replay."""
+    if keep is None:
+        return {}
+    rulings = [r for r in tables["rulings"].to_pylist() if r["ruling"] in RESULT_KINDS and r["signature"] == "valid"]
+    hit = {r["stream"] for r in rulings if not keep(r)}
     if not hit:
         return {}
     games, seats = tables["games"].to_pylist(), tables["seats"].to_pylist()
     outcomes = {g["stream"]: _reruled(tables["events"], g, [s for s in seats if s["stream"] == g["stream"]],
-                                      [r["entry"] for r in rulings if r["stream"] == g["stream"] and counts(r)])
+                                      [r["entry"] for r in rulings if r["stream"] == g["stream"] and keep(r)])
                 for g in games if g["stream"] in hit}
     for g in games:
         if g["stream"] in outcomes:

@@ -45,7 +45,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
 from audit.query.arbitration import KINDS as ARBITRATION_KINDS
-from audit.query.arbitration import arbitration_rows, honoured
+from audit.query.arbitration import RulingSigners, arbitration_rows
 from audit.query.checks import check_of
 from audit.query.jsonsplit import split
 from ledger import LogReader
@@ -202,16 +202,20 @@ class Projection:
 
 def project_ledger(root: Path, on_game: Callable[[int], None] | None = None, workers: int | None = None) -> Projection:
     """Builds the projection of a ledger directory (see `project` for `on_game`)."""
-    return project(LogReader(root).packed(), on_game, workers)
+    reader = LogReader(root)
+    log = reader.packed()
+    return project(log, on_game, workers, RulingSigners.of(reader, len(log)))
 
 
-def project(log: StoredEntries, on_game: Callable[[int], None] | None = None, workers: int | None = None) -> Projection:
+def project(log: StoredEntries, on_game: Callable[[int], None] | None = None, workers: int | None = None,
+            signers: RulingSigners | None = None) -> Projection:
     """Builds the projection of a log's committed entries, telling `on_game` how many games each
     piece of work replayed; an `on_game` with an `expect` method (a progress bar's ticker) is told
-    first how many games the log holds, so that the bar has its total from the start."""
+    first how many games the log holds, so that the bar has its total from the start. A game's
+    ruling counts only when `signers` shows it signed (none do without them: nothing unsigned counts)."""
     expect = getattr(on_game, "expect", None)
     _few_io_threads()
-    with _quiet_gc(), _Workers(log, workers) as pool, _Spill(SCHEMAS["events"]) as events:
+    with _quiet_gc(), _Workers(log, workers, signers or RulingSigners(())) as pool, _Spill(SCHEMAS["events"]) as events:
         first = _FirstPass(log, events, release=pool.forked)
         parts = pool.map(_read_range, [(lo, min(lo + RANGE_ENTRIES, len(log))) for lo in range(0, len(log), RANGE_ENTRIES)])
         if expect is not None:  # counted while the workers start on the ranges, not before them
@@ -325,7 +329,6 @@ def assemble_others(log: Any, streams: dict[str, tuple[str, array]], arrow: dict
     arrow.update({name: tournament.table(name) for name in tournament.columns})
     arrow["events"] = events
     arrow.update(_arbitration_tables(log, heads, [e for e in tournament_events if isinstance(e, TournamentOpened)]))
-    arrow.update(honoured(arrow))  # a ruling no registered arbiter of its role signed changes no result (第十四条)
     placed = sorted(((log_place(f, streams[f.stream][1]), f.stream, n) for n, f in enumerate(findings)))  # whichever pass found them
     found = [findings[n] for _, _, n in placed]
     return Projection(arrow, findings=found + orphans, tournament_events=tournament_events, places=[p for p, _, _ in placed])
@@ -585,6 +588,8 @@ _LOG = StoredEntries(b"", array("q", [0]))
 """The stored entries, which forked workers inherit from the parent instead of receiving them."""
 _SPOOL = Path()
 """Where workers leave their tables for the parent."""
+_SIGNERS = RulingSigners(())
+"""Who could sign the log's rulings, which the workers inherit with it."""
 
 
 class _Workers:
@@ -593,15 +598,16 @@ class _Workers:
     directory in memory (/dev/shm where there is one) as Arrow files the parent maps: sending
     them down the pool's pipes would copy every byte twice, in both processes."""
 
-    def __init__(self, log: StoredEntries, workers: int | None) -> None:
+    def __init__(self, log: StoredEntries, workers: int | None, signers: RulingSigners) -> None:
         self.log = log
+        self.signers = signers
         self.workers = workers if workers is not None else min(os.cpu_count() or 1, 4)
         self._pool: Any = None
         self._spool: tempfile.TemporaryDirectory[str] | None = None
 
     def __enter__(self) -> _Workers:
-        global _LOG, _SPOOL
-        _LOG = self.log
+        global _LOG, _SPOOL, _SIGNERS
+        _LOG, _SIGNERS = self.log, self.signers
         self._spool = tempfile.TemporaryDirectory(prefix="matchledger-", dir=_spool_root(len(self.log.data)))
         _SPOOL = Path(self._spool.name)
         if self.workers > 1 and len(self.log) > 4 * RANGE_ENTRIES and "fork" in multiprocessing.get_all_start_methods():
@@ -609,12 +615,12 @@ class _Workers:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        global _LOG
+        global _LOG, _SIGNERS
         if self._pool is not None:
             self._pool.terminate()
         if self._spool is not None:
             self._spool.cleanup()  # the tables already read keep their mappings
-        _LOG = StoredEntries(b"", array("q", [0]))
+        _LOG, _SIGNERS = StoredEntries(b"", array("q", [0])), RulingSigners(())
 
     @property
     def forked(self) -> bool:
@@ -670,7 +676,7 @@ def _read_range(bounds: tuple[int, int]) -> _RangeRows:
         first, last = entries[0] - lo, entries[-1] - lo
         if stream in ended and type(events[first]) is GameStarted and events[first].seq == 0:
             game = events[first:last + 1] if last - first + 1 == len(entries) else [events[e - lo] for e in entries]
-            fold_game(game, rows.visitor(entries))
+            fold_game(game, rows.visitor(entries), rulings=_SIGNERS.check(entries, _stored_entry))
             replayed.append(stream)
     codes = {stream: code for code, stream in enumerate(streams)}
     heads = pa.Table.from_arrays([pa.array(at, pa.int64()), pa.array(map(codes.__getitem__, names), pa.int32()),
@@ -683,6 +689,11 @@ def _read_range(bounds: tuple[int, int]) -> _RangeRows:
 
 
 _stream_of = operator.attrgetter("stream")
+
+
+def _stored_entry(entry: int) -> bytes:
+    """The stored bytes of one entry of the workers' log (a ruling's, whose signature is checked)."""
+    return _LOG.json_array(array("q", [entry]))[1:-1]
 
 
 def _group(names: list[str], lo: int) -> dict[str, array]:
@@ -848,18 +859,18 @@ def _replay_chunk(task: tuple[int, list[tuple[str, array]]]) -> tuple[dict[str, 
     """Decodes and replays some games; returns the spool files of their rows, one per table, and
     their findings."""
     number, games = task
-    tables, findings = replay_stored((_LOG.json_array(entries), entries) for _, entries in games)
+    tables, findings = replay_stored(((_LOG.json_array(entries), entries) for _, entries in games), _SIGNERS)
     return {name: _spool(table, f"g{number}-{name}") for name, table in tables.items()}, findings
 
 
-def replay_stored(games: Iterable[tuple[bytes, array]]) -> tuple[dict[str, pa.Table], list[Finding]]:
+def replay_stored(games: Iterable[tuple[bytes, array]], signers: RulingSigners) -> tuple[dict[str, pa.Table], list[Finding]]:
     """Decodes and replays games, each given as the JSON array of its stored entries and their
-    entry numbers; returns their rows in `GAME_TABLES` (`steps` without its events' columns) and
-    their findings. The projection's workers and Spark's executors (audit/spark/replay.py) both
-    replay through it."""
+    entry numbers, a ruling counting only when `signers` shows it signed; returns their rows in
+    `GAME_TABLES` (`steps` without its events' columns) and their findings. The projection's
+    workers and Spark's executors (audit/spark/replay.py) both replay through it."""
     rows = _GameRows()
     for stored, entries in games:
-        fold_game(decode_stored_array(stored), rows.visitor(entries))
+        fold_game(decode_stored_array(stored), rows.visitor(entries), rulings=signers.check_array(stored, entries))
     return rows.tables(), rows.findings
 
 

@@ -43,6 +43,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
+from audit.query.arbitration import RulingSigners
 from audit.query.db import VIEWS, AuditDB
 from audit.query.projection import (
     _KINDS,
@@ -178,7 +179,7 @@ def projection_of(root: Path, log: StoredEntries | None = None, on_game: Callabl
         why = f"its files cannot be read ({exc})"
     log = log if log is not None else _whole_log(root)
     signed, tree = _checked(root, log)  # before the replay: an edited signed range is refused, never shown
-    projection = project(log, on_game)
+    projection = project(log, on_game, signers=RulingSigners.of(LogReader(root), len(log)))
     db = AuditDB(projection.sources(), holds=projection.arrow)
     return projection, db, _kept(root, projection, db, signed, tree, f"built ({why})", projection.held or log), signed
 
@@ -290,10 +291,11 @@ def extended(root: Path, kept: Kept, held: Held, projection: Projection, built: 
             new_of[event.stream].append((entry, stored))
     rows = _GameRows()
     whole: dict[str, list[tuple[int, bytes]]] = {}
+    signers = RulingSigners.of(LogReader(root), signed.size)
     for stream in touched:
         whole[stream] = earlier.get(stream, []) + new_of[stream]
-        rows.add(replay_game(decode_stored_array(b"[" + b",".join(d for _, d in whole[stream]) + b"]")),
-                 array("q", [e for e, _ in whole[stream]]))
+        stored, entries = b"[" + b",".join(d for _, d in whole[stream]) + b"]", array("q", [e for e, _ in whole[stream]])
+        rows.add(replay_game(decode_stored_array(stored), rulings=signers.check_array(stored, entries)), entries)
     if on_game:
         on_game(len(touched))
     heads = _grown_heads(projection.arrow["events"], events, size)

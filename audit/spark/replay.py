@@ -11,6 +11,7 @@ JSON, which the certification reads back as the local projection has them.
 
 from __future__ import annotations
 
+import functools
 from array import array
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
@@ -19,9 +20,11 @@ import msgspec
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from audit.query.arbitration import RulingSigners
 from audit.query.projection import GAME_OPENER, SCHEMAS, log_place, replay_stored
 from audit.spark.db import plain_type
 from replay.protocol import Finding
+from schemas.arbitration import ARBITER_STREAM
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -40,18 +43,22 @@ _STEP_EVENT = ("stream", "seq", "ts", "kind")
 
 def replay_games(events: DataFrame, partitions: int | None = None) -> dict[str, DataFrame]:
     """Returns the four game tables of an export's `events`, replayed on the executors; `findings`
-    keeps `place` and `finding` beside the projection's columns."""
+    keeps `place` and `finding` beside the projection's columns. The arbiters' registrations (a
+    few rows) go to every executor, which checks a game's rulings against them."""
     from pyspark.sql import functions as F
     from pyspark.sql.pandas.types import from_arrow_schema
 
     games = events.where((F.col("seq") == 0) & (F.col("kind") == GAME_OPENER)).select("stream")
     moves = events.join(games, "stream", "left_semi").select("entry", "stream", "seq", "ts", "kind", "body")
     spread = moves.repartition(partitions or events.sparkSession.sparkContext.defaultParallelism, "stream")
-    replayed = spread.sortWithinPartitions("stream", "seq").mapInArrow(_replay_partition, from_arrow_schema(OUTPUT)).cache()
+    arbiters = events.where(F.col("stream") == ARBITER_STREAM).select("entry", "body").orderBy("entry").collect()
+    signers = RulingSigners([(row["entry"], row["body"].encode()) for row in arbiters])
+    replay = functools.partial(_replay_partition, signers=signers)
+    replayed = spread.sortWithinPartitions("stream", "seq").mapInArrow(replay, from_arrow_schema(OUTPUT)).cache()
     return {name: replayed.select(F.explode(name).alias("row")).select("row.*") for name in TABLES}
 
 
-def _replay_partition(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+def _replay_partition(batches: Iterator[pa.RecordBatch], signers: RulingSigners) -> Iterator[pa.RecordBatch]:
     """Replays the games of one partition, whose events come sorted by stream and seq."""
     pending: list[pa.RecordBatch] = []
     for batch in batches:
@@ -62,30 +69,30 @@ def _replay_partition(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBa
             whole = pc.not_equal(table["stream"], last)
             done, rest = table.filter(whole), table.filter(pc.invert(whole))
             if len(done):
-                yield from _replay_table(done)
+                yield from _replay_table(done, signers)
             pending = rest.to_batches()
     if pending:
-        yield from _replay_table(pa.Table.from_batches(pending))
+        yield from _replay_table(pa.Table.from_batches(pending), signers)
 
 
-def _replay_table(events: pa.Table) -> Iterator[pa.RecordBatch]:
+def _replay_table(events: pa.Table, signers: RulingSigners) -> Iterator[pa.RecordBatch]:
     """Replays whole games (their events sorted by stream and seq), CHUNK at a time."""
     streams = events["stream"].to_pylist()
     starts = [0, *(i for i in range(1, len(streams)) if streams[i] != streams[i - 1]), len(streams)]
     bounds = list(zip(starts, starts[1:]))
     for at in range(0, len(bounds), CHUNK):
         chunk = bounds[at:at + CHUNK]
-        yield _chunk_rows(events.slice(chunk[0][0], chunk[-1][1] - chunk[0][0]))
+        yield _chunk_rows(events.slice(chunk[0][0], chunk[-1][1] - chunk[0][0]), signers)
 
 
-def _chunk_rows(events: pa.Table) -> pa.RecordBatch:
+def _chunk_rows(events: pa.Table, signers: RulingSigners) -> pa.RecordBatch:
     """Replays the games of a slice of events; returns one row holding each table's rows."""
     entries_of = _stream_entries(events)
     bodies = events["body"].to_pylist()
     games = []
     for stream, (lo, hi) in _runs(events["stream"].to_pylist()):
         games.append((b"[" + ",".join(bodies[lo:hi]).encode() + b"]", entries_of[stream]))
-    tables, findings = replay_stored(games)
+    tables, findings = replay_stored(games, signers)
     out = {"steps": _with_event_columns(tables["steps"], events), "games": tables["games"], "seats": tables["seats"],
            "findings": _with_places(tables["findings"], findings, entries_of)}
     columns = [_as_list(out[name].cast(TABLES[name])) for name in TABLES]
