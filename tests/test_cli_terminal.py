@@ -50,24 +50,25 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     return root, text
 
 
+def _planted(tmp_path_factory: pytest.TempPathFactory, game: str, inject: str) -> Path:
+    """A one-round tournament of `game` for four players with one fault of `inject` planted."""
+    root = tmp_path_factory.mktemp(inject) / "l"
+    result = cli("simulate", game, "--tournament", "--players", "4", "--rounds", "1", "--games-per-round", "1",
+                 "--seed", "7", "--inject", inject, "--ledger", str(root), "--json")
+    assert result.exit_code == 0, result.output
+    return root
+
+
 @pytest.fixture(scope="module")
 def faulty(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A checkers tournament with one illegal move planted: the commands have a finding to print."""
-    root = tmp_path_factory.mktemp("faulty") / "l"
-    result = cli("simulate", "checkers", "--tournament", "--players", "4", "--rounds", "1", "--games-per-round", "1",
-                 "--seed", "7", "--inject", "illegal-move", "--ledger", str(root), "--json")
-    assert result.exit_code == 0, result.output
-    return root
+    return _planted(tmp_path_factory, "checkers", "illegal-move")
 
 
 @pytest.fixture(scope="module")
 def mistimed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A Junqi tournament with one claimed move time planted false: the audit has an SQL finding (audit.T01) to print."""
-    root = tmp_path_factory.mktemp("mistimed") / "l"
-    result = cli("simulate", "junqi", "--tournament", "--players", "4", "--rounds", "1", "--games-per-round", "1",
-                 "--seed", "7", "--inject", "bad-move-time", "--ledger", str(root), "--json")
-    assert result.exit_code == 0, result.output
-    return root
+    return _planted(tmp_path_factory, "junqi", "bad-move-time")
 
 
 CAPTURES = {
