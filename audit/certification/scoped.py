@@ -114,7 +114,7 @@ def _by_stream(table: pa.Table, key: str = "stream") -> dict[str, list[dict[str,
 def _touched_db(projection: Projection, built: dict[str, Any], touched: list[str], new_only: bool) -> AuditDB:
     """Returns a database of the touched games' rows of the large tables, the others whole; the
     rows of new games only are in the rows an extension added after a kept table's files (`tails`)."""
-    tails = {name: t for name, t in getattr(projection.arrow, "tails", {}).items() if name != "events"} if new_only else {}  # `events`' has no body
+    tails = getattr(projection.arrow, "tails", {}) if new_only else {}
     tables = {name: only_streams(tails.get(name, t), touched) if name in FILTERED else t for name, t in sources(projection.arrow).items()}
     cut = {name: only_streams(t, touched) for name, t in sources(built).items() if name in FILTERED_BUILT}
     return AuditDB(tables, built=cut)

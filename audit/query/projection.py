@@ -312,12 +312,12 @@ def _assemble(log: StoredEntries, streams: dict[str, tuple[str, array]], heads: 
 
 
 def assemble_others(log: Any, streams: dict[str, tuple[str, array]], arrow: dict[str, pa.Table], findings: list[Finding],
-                    events: pa.Table, arbitration: array | None = None) -> Projection:
+                    events: pa.Table) -> Projection:
     """Completes the projection from the games' tables and findings: the other streams (tournaments,
     arbitration, orphans) decoded from `log` (anything with `json_array`: every entry of a stream
     that is not a game's, and the arbitration events and game openings, must be there), given the
-    `events` table and the first kind and entries of those streams and of every stream with a finding;
-    the entries of the arbitration's events are found in `events` unless given (`arbitration`)."""
+    `events` table and the first kind and entries of those streams and of every stream with a finding."""
+    heads = events
     others = {s: decode_stored_array(log.json_array(entries)) for s, (kind, entries) in streams.items() if kind != GAME_OPENER}
     tournament = Rows(["seatings", "players", "tournaments"])
     tournament_events = [e for events in others.values() for e in events if e.kind.startswith("tournament.")]
@@ -327,8 +327,7 @@ def assemble_others(log: Any, streams: dict[str, tuple[str, array]], arrow: dict
     arrow["findings"] = pa.concat_tables([arrow["findings"], findings_table(orphans, streams)])
     arrow.update({name: tournament.table(name) for name in tournament.columns})
     arrow["events"] = events
-    opened = [e for e in tournament_events if isinstance(e, TournamentOpened)]
-    arrow.update(_arbitration_tables(log, arbitration if arbitration is not None else arbitration_entries(events), opened))
+    arrow.update(_arbitration_tables(log, heads, [e for e in tournament_events if isinstance(e, TournamentOpened)]))
     placed = sorted(((log_place(f, streams[f.stream][1]), f.stream, n) for n, f in enumerate(findings)))  # whichever pass found them
     found = [findings[n] for _, _, n in placed]
     return Projection(arrow, findings=found + orphans, tournament_events=tournament_events, places=[p for p, _, _ in placed])
@@ -341,15 +340,11 @@ def events_table(heads: pa.Table, log: StoredEntries) -> pa.Table:
     return heads.append_column("body", pa.chunked_array([body]))
 
 
-def arbitration_entries(heads: pa.Table) -> array:
-    """Returns the entries of the arbitration's events among the rows of `events`."""
+def _arbitration_tables(log: Any, heads: pa.Table, opened: list[TournamentOpened]) -> dict[str, pa.Table]:
+    """Returns the arbiters, appeals, decisions and rulings, decoded from their entries (few of them)."""
     kinds = heads["kind"].combine_chunks()  # one dictionary: the kind names of every event class, in order
     codes = [code for code, name in enumerate(kinds.dictionary.to_pylist()) if name in ARBITRATION_KINDS]
-    return array("q", pc.filter(heads["entry"], pc.is_in(kinds.indices, value_set=pa.array(codes, pa.int32()))).to_pylist())
-
-
-def _arbitration_tables(log: Any, entries: array, opened: list[TournamentOpened]) -> dict[str, pa.Table]:
-    """Returns the arbiters, appeals, decisions and rulings, decoded from their entries (few of them)."""
+    entries = array("q", pc.filter(heads["entry"], pc.is_in(kinds.indices, value_set=pa.array(codes, pa.int32()))).to_pylist())
     stored_array = log.json_array(entries) if entries else b"[]"
     events = decode_stored_array(stored_array) if entries else []
     data, ends = split(stored_array)  # each entry's stored bytes, whatever holds them
@@ -369,10 +364,10 @@ def log_place(finding: Finding, entries: array) -> int:
     return entries[-1] + 1 if entry is None else entry
 
 
-def _steps_table(steps: pa.Table, events: pa.Table, first: int = 0) -> pa.Table:
+def _steps_table(steps: pa.Table, events: pa.Table) -> pa.Table:
     """Returns the workers' `steps` rows with the columns of their events taken from `events`,
-    whose row i is entry first + i."""
-    taken = events.select(_STEP_EVENT).take(pc.subtract(steps["entry"], first) if first else steps["entry"])
+    whose row i is entry i."""
+    taken = events.select(_STEP_EVENT).take(steps["entry"])
     columns = {**{name: steps[name] for name in steps.column_names}, **{name: taken[name] for name in _STEP_EVENT}}
     return pa.Table.from_arrays([columns[name] for name in SCHEMAS["steps"].names], schema=SCHEMAS["steps"])
 

@@ -43,14 +43,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
-from audit.query.arbitration import KINDS as ARBITRATION_KINDS
 from audit.query.arbitration import RulingSigners
 from audit.query.db import VIEWS, AuditDB
 from audit.query.projection import (
     _KINDS,
     GAME_OPENER,
     HELD_KINDS,
-    SCHEMAS,
     Held,
     OnDisk,
     Projection,
@@ -301,11 +299,7 @@ def extended(root: Path, kept: Kept, held: Held, projection: Projection, built: 
         rows.add(replay_game(decode_stored_array(stored), rulings=signers.check_array(stored, entries)), entries)
     if on_game:
         on_game(len(touched))
-    kept_events = sources(projection.arrow)["events"]
-    if ongoing:  # a kept game's steps are read again with their events: `events` is read whole
-        heads, first = _grown_heads(projection.arrow["events"], events, size), 0
-    else:  # only the new entries' rows: the kept ones stay in their files, the new ones after them (issue 32.2)
-        heads, first = _new_heads(events, size), size
+    heads = _grown_heads(projection.arrow["events"], events, size)
     held = held.with_entries([(entry, stored) for (entry, stored), event in zip(new, events)
                               if event.stream not in games and event.stream not in new_of or event.kind in _HELD_KINDS], signed.size)
     streams = _held_streams(held)
@@ -313,24 +307,22 @@ def extended(root: Path, kept: Kept, held: Held, projection: Projection, built: 
     fresh = rows.tables()
     arrow = {name: pa.concat_tables([_without(projection.arrow[name], touched, name), fresh[name]]) for name in ("games", "seats", "findings")}
     arrow["findings"] = arrow["findings"].filter(pc.equal(arrow["findings"]["source"], "replay"))  # the orphans are found again
-    steps = _steps_table(fresh["steps"], heads, first)
+    steps = _steps_table(fresh["steps"], heads)
     kept_steps = sources(projection.arrow)["steps"]
     if ongoing:  # a kept game's rows are replaced: `steps` is read whole
         arrow["steps"] = pa.concat_tables([_without(projection.arrow["steps"], touched, "steps"), steps])
-    grown = assemble_others(held, streams, arrow, rows.findings, heads, _held_arbitration(held))
-    if ongoing:
-        grown.arrow["events"] = heads
-    else:  # no kept row changes: the kept `steps` and `events` stay in their files, the new rows after them (issue 32.1)
+    grown = assemble_others(held, streams, arrow, rows.findings, heads.append_column("body", pa.chunked_array([held.body()])))
+    grown.arrow["events"] = heads
+    if not ongoing:  # no kept row changes: the kept `steps` stays in its files, the new rows after it (issue 32.1)
         grown.arrow = OnDisk.of(grown.arrow, projection.arrow)
         grown.arrow.append("steps", kept_steps, steps)
-        grown.arrow.append("events", kept_events, heads)
     kept_found = [(place, f.stream, f) for place, f in zip(projection.places, projection.findings) if f.stream not in new_of]
     found = list(heapq.merge(kept_found, [(place, f.stream, f) for place, f in zip(grown.places, grown.findings)], key=lambda k: k[:2]))
     grown.findings = [f for _, _, f in found] + grown.findings[len(grown.places):]
     grown.places = [place for place, _, _ in found]
     changed = [*touched, *(s for s in firsts if s not in new_of)]
     patched = _patched(built, changed, [s for s in changed if firsts[s].seq > 0], whole, held, streams)
-    kept_rows = {"events": size}  # row i of `events` is entry i
+    kept_rows = {"events": len(projection.arrow["events"])}
     if not ongoing:  # no row of a kept game was dropped: the kept rows lead the new tables unchanged
         kept_rows["steps"] = kept_steps.count_rows() if isinstance(kept_steps, ds.Dataset) else len(kept_steps)
     kept_rows.update({f"{BUILT}{name}": sources(built)[name].count_rows() for name in patched.tails})
@@ -354,21 +346,6 @@ def _proved_streams(root: Path, streams: list[str], size: int, tree_root: bytes)
     except (LedgerError, ProofError, OSError) as exc:
         raise StateRefused(f"the earlier entries of a game under way cannot be proved in the kept tree ({exc})") from None
     return found
-
-
-def _new_heads(events: list[Any], size: int) -> pa.Table:
-    """Returns the new entries' rows of `events` (without `body`), with a stream dictionary of their own."""
-    names: dict[str, int] = {}
-    codes = [names.setdefault(e.stream, len(names)) for e in events]
-    stream = pa.DictionaryArray.from_arrays(pa.array(codes, pa.int32()), pa.array(list(names), pa.string()))
-    columns = [pa.array(range(size, size + len(events)), pa.int64()), stream, *_head_columns(events, [_KINDS[type(e)] for e in events])]
-    return pa.Table.from_arrays(columns, schema=pa.schema([f for f in SCHEMAS["events"] if f.name != "body"]))
-
-
-def _held_arbitration(held: Held) -> array:
-    """Returns the entries of the arbitration's events, which are all held (`HELD_KINDS`)."""
-    heads = _HEADS.decode(held.json_array(held.entries)) if len(held.entries) else []
-    return array("q", (entry for entry, head in zip(held.entries, heads) if head.kind in ARBITRATION_KINDS))
 
 
 def _grown_heads(old: pa.Table, events: list[Any], size: int) -> pa.Table:
@@ -534,14 +511,12 @@ def kept_files(put: Callable[[str, Fill], None], projection: Projection, built: 
     try:  # a table with rows added after its kept files is not read: its new rows are kept as a part; one on disk is copied batch by batch
         tables: dict[str, pa.Table | ds.Dataset | None] = {name: None if name in tails else spilled[name] if name in spilled
                                                            else projection.table(name) for name in projection.arrow}
-        events = tables["events"]
-        if events is None and not isinstance(log, Held):  # only to find the held entries: an extension has them
-            events = projection.table("events")
-        if isinstance(events, pa.Table) and "body" in events.column_names:
-            events = events.drop_columns(["body"])
-        held = log if isinstance(log, Held) else _held_of(events, projection.table("games"), log)
+        events, games = tables["events"] if tables["events"] is not None else projection.table("events"), projection.table("games")
     finally:
         projection.body = reader
+    if isinstance(events, pa.Table) and "body" in events.column_names:
+        events = events.drop_columns(["body"])
+    held = log if isinstance(log, Held) else _held_of(events, games, log)
 
     def whole() -> Iterator[tuple[str, pa.Table | ds.Dataset | None]]:
         yield from ((name, events if name == "events" else table) for name, table in tables.items())
@@ -561,8 +536,6 @@ def kept_files(put: Callable[[str, Fill], None], projection: Projection, built: 
             put(f"{name}+{len(parts)}", _ipc(rest))
         else:
             whole_table = table if table is not None else built[name[len(BUILT):]] if name.startswith(BUILT) else projection.table(name)
-            if isinstance(whole_table, pa.Table) and "body" in whole_table.column_names:  # `events` is kept without it
-                whole_table = whole_table.drop_columns(["body"])
             put(name, _ipc(whole_table))
         del table  # a built table let go before the next is read
     put(FINDINGS, given(msgspec.json.encode(projection.findings)))
