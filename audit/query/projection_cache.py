@@ -321,7 +321,7 @@ def extended(root: Path, kept: Kept, held: Held, projection: Projection, built: 
     grown.findings = [f for _, _, f in found] + grown.findings[len(grown.places):]
     grown.places = [place for place, _, _ in found]
     changed = [*touched, *(s for s in firsts if s not in new_of)]
-    patched = _patched(built, changed, [s for s in changed if firsts[s].seq > 0], whole, held, streams)
+    patched = _patched(built, changed, whole, held, streams)
     kept_rows = {"events": len(projection.arrow["events"])}
     if not ongoing:  # no row of a kept game was dropped: the kept rows lead the new tables unchanged
         kept_rows["steps"] = kept_steps.count_rows() if isinstance(kept_steps, ds.Dataset) else len(kept_steps)
@@ -410,13 +410,12 @@ def _of_streams(column: pa.Array, streams: list[str]) -> pa.BooleanArray:
     return pc.fill_null(mask, False)
 
 
-def _patched(built: dict[str, pa.Table], streams: list[str], earlier: list[str], whole: dict[str, list[tuple[int, bytes]]],
-             held: Held, held_streams: dict[str, tuple[str, array]]) -> OnDisk:
+def _patched(built: dict[str, pa.Table], streams: list[str], whole: dict[str, list[tuple[int, bytes]]], held: Held,
+             held_streams: dict[str, tuple[str, array]]) -> OnDisk:
     """Returns the database's per-stream tables with the rows of some streams built again from
     their events (the games' from `whole`, the others' from the held entries). Where no kept row
-    is of those streams (new games: the usual extension; only the `earlier` streams, which had
-    entries before, can have any), the kept files stay as they are and the new rows follow them
-    (`tails`), so the kept rows are neither read nor written again (issue 32.2)."""
+    is of those streams (new games: the usual extension), the kept files stay as they are and the
+    new rows follow them (`tails`), so the kept rows are neither read nor written again (issue 32.2)."""
     stored: list[tuple[int, bytes]] = []
     for stream in streams:
         if stream in whole:
@@ -436,7 +435,7 @@ def _patched(built: dict[str, pa.Table], streams: list[str], earlier: list[str],
         con.execute(VIEWS[name].sql)
         rows = con.sql(f'SELECT * FROM "{name}"').to_arrow_table()
         kept = sources(built)[name]
-        if isinstance(kept, ds.Dataset) and not _holds_any(kept, earlier):
+        if isinstance(kept, ds.Dataset) and not _holds_any(kept, streams):
             out.append(name, kept, rows.cast(kept.schema))
             continue
         old = built[name]
