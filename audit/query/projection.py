@@ -316,7 +316,8 @@ def assemble_others(log: Any, streams: dict[str, tuple[str, array]], arrow: dict
     """Completes the projection from the games' tables and findings: the other streams (tournaments,
     arbitration, orphans) decoded from `log` (anything with `json_array`: every entry of a stream
     that is not a game's, and the arbitration events and game openings, must be there), given the
-    `events` table and the first kind and entries of those streams and of every stream with a finding."""
+    `events` table (its `body` is read for the games a ruling that does not count touches) and the
+    first kind and entries of those streams and of every stream with a finding."""
     heads = events
     others = {s: decode_stored_array(log.json_array(entries)) for s, (kind, entries) in streams.items() if kind != GAME_OPENER}
     tournament = Rows(["seatings", "players", "tournaments"])

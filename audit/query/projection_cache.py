@@ -172,7 +172,7 @@ def projection_of(root: Path, log: StoredEntries | None = None, on_game: Callabl
         origin = f"extended ({new} entries signed since checkpoint {kept.signed[0]})"
         projection.body = _body_reader(root, (signed.size, signed.root.hex()), log)
         db = database(projection, built, body)
-        return projection, db, _kept(root, projection, db, signed, frontier, origin, held, (kept, kept_rows), built.tails), signed
+        return projection, db, _kept(root, projection, db, signed, frontier, origin, held, (kept, kept_rows)), signed
     except StateRefused as exc:
         why = str(exc)
     except OSError as exc:  # a link or a directory where a file belongs: what someone else put there is not read
@@ -191,12 +191,11 @@ def database(projection: Projection, built: dict[str, pa.Table], body: bool) -> 
     return AuditDB(sources(projection.arrow), built=sources(built), holds=(projection.arrow, built))
 
 
-def _kept(root: Path, projection: Projection, db: AuditDB, signed: Checkpoint, tree: CompactRange, origin: str,
-          log: StoredEntries | Held | None = None, before: tuple[Kept, dict[str, int]] | None = None,
-          built_tails: Mapping[str, pa.Table] | None = None) -> str:
+def _kept(root: Path, projection: Projection, db: AuditDB, signed: Checkpoint, tree: CompactRange,
+          origin: str, log: StoredEntries | Held | None = None, before: tuple[Kept, dict[str, int]] | None = None) -> str:
     """Keeps a projection; returns how it was had, with why it was not kept where it was not."""
     try:
-        keep(DerivedFiles(root, NAME), root, projection, db.built_tables(), signed, tree, log, before, built_tails)
+        keep(DerivedFiles(root, NAME), root, projection, db.built_tables(), signed, tree, log, before)
     except (OSError, LedgerError) as exc:  # a read-only ledger, or no key: nothing is kept
         return f"{origin}; not kept: {exc}"
     return origin
@@ -251,7 +250,7 @@ def _body_reader(root: Path, signed: tuple[int, str], log: StoredEntries | None)
 def extended(root: Path, kept: Kept, held: Held, projection: Projection, built: dict[str, pa.Table], signed: Checkpoint,
               on_game: Callable[[int], None] | None,
               on_new: Callable[[list[tuple[int, bytes]], list[Any]], None] | None = None,
-              ) -> tuple[Projection, OnDisk, CompactRange, Held, int, dict[str, int]]:
+              ) -> tuple[Projection, dict[str, pa.Table], CompactRange, Held, int, dict[str, int]]:
     """Extends a kept projection by the entries signed since its checkpoint; returns it, the
     database's tables it patched (the others are built at load), the new tree's compact range, the
     entries it holds now, how many entries were new, and the tables whose kept rows lead the new
@@ -324,8 +323,9 @@ def extended(root: Path, kept: Kept, held: Held, projection: Projection, built: 
     patched = _patched(built, changed, whole, held, streams)
     kept_rows = {"events": len(projection.arrow["events"])}
     if not ongoing:  # no row of a kept game was dropped: the kept rows lead the new tables unchanged
-        kept_rows["steps"] = kept_steps.count_rows() if isinstance(kept_steps, ds.Dataset) else len(kept_steps)
-    kept_rows.update({f"{BUILT}{name}": sources(built)[name].count_rows() for name in patched.tails})
+        kept_rows.update({"steps": kept_steps.count_rows() if isinstance(kept_steps, ds.Dataset) else len(kept_steps),
+                          **{f"{BUILT}{name}": len(built[name]) for name in PER_STREAM if len(patched[name]) >= len(built[name])
+                             and _without(built[name], changed, name) is built[name]}})
     return grown, patched, tree, held, len(new), kept_rows
 
 
@@ -411,11 +411,9 @@ def _of_streams(column: pa.Array, streams: list[str]) -> pa.BooleanArray:
 
 
 def _patched(built: dict[str, pa.Table], streams: list[str], whole: dict[str, list[tuple[int, bytes]]], held: Held,
-             held_streams: dict[str, tuple[str, array]]) -> OnDisk:
+             held_streams: dict[str, tuple[str, array]]) -> dict[str, pa.Table]:
     """Returns the database's per-stream tables with the rows of some streams built again from
-    their events (the games' from `whole`, the others' from the held entries). Where no kept row
-    is of those streams (new games: the usual extension), the kept files stay as they are and the
-    new rows follow them (`tails`), so the kept rows are neither read nor written again (issue 32.2)."""
+    their events (the games' from `whole`, the others' from the held entries)."""
     stored: list[tuple[int, bytes]] = []
     for stream in streams:
         if stream in whole:
@@ -430,43 +428,25 @@ def _patched(built: dict[str, pa.Table], streams: list[str], whole: dict[str, li
                       "body": pa.array([s.decode() for _, s in stored], pa.large_string())})
     con = duckdb.connect(":memory:")
     con.register("events", table)
-    out = OnDisk.of({}, built)
+    out = {}
     for name in PER_STREAM:
         con.execute(VIEWS[name].sql)
         rows = con.sql(f'SELECT * FROM "{name}"').to_arrow_table()
-        kept = sources(built)[name]
-        if isinstance(kept, ds.Dataset) and not _holds_any(kept, streams):
-            out.append(name, kept, rows.cast(kept.schema))
-            continue
         old = built[name]
         out[name] = pa.concat_tables([_without(old, streams, name), rows.cast(old.schema)]).replace_schema_metadata(old.schema.metadata)
     con.close()
     return out
 
 
-def _holds_any(table: ds.Dataset, streams: list[str]) -> bool:
-    """Tells whether a kept table has rows of some streams, reading only its `stream` column. Every
-    batch is read: a scan left suspended part way holds Arrow's threads, and the next scan waited
-    for them for ever."""
-    if not streams:
-        return False
-    found = False
-    for batch in batches(table, ["stream"]):
-        found = found or bool(pc.any(_of_streams(batch.column("stream"), streams)).as_py())
-    return found
-
-
 # -- keeping and loading ---------------------------------------------------------------------------
 
 def keep(files: DerivedFiles, root: Path, projection: Projection, built: Mapping[str, pa.Table], signed: Checkpoint,
-         tree: CompactRange, log: StoredEntries | Held | None = None, before: tuple[Kept, dict[str, int]] | None = None,
-         built_tails: Mapping[str, pa.Table] | None = None) -> None:
+         tree: CompactRange, log: StoredEntries | Held | None = None, before: tuple[Kept, dict[str, int]] | None = None) -> None:
     """Writes a projection's files and the tables its database built (`AuditDB.built_tables`), then
     their signed state, naming the checkpoint its entries were checked against and that tree's
     compact range (files no state names are removed). The held entries are taken from `log`.
     `before`: the state extended, and the tables whose kept rows lead the new ones unchanged, with
-    how many: their kept files stay, and the rows after them are kept as one more part (for a
-    built table, its rows after them are `built_tails`, or `built`'s own `tails`).
+    how many: their kept files stay, and the rows after them are kept as one more part.
 
     :raises LedgerError: when the ledger's key cannot be read.
     :raises OSError: when the files cannot be written.
@@ -478,7 +458,7 @@ def keep(files: DerivedFiles, root: Path, projection: Projection, built: Mapping
     def put(name: str, fill: Fill) -> None:  # written as made, not held until all are (issue 32.1)
         kept[name], sizes[name] = files.write_named(name, fill)
 
-    reused = kept_files(put, projection, built, log, before, built_tails)
+    reused = kept_files(put, projection, built, log, before)
     kept.update({part: file for part, (file, _) in reused.items()})
     sizes.update({part: size for part, (_, size) in reused.items()})
     state = msgspec.json.encode(Kept(kind=KIND, code=code_fingerprint(), files=kept, sizes=sizes,
@@ -493,8 +473,8 @@ Fill = Callable[[HashingFile], object]
 
 
 def kept_files(put: Callable[[str, Fill], None], projection: Projection, built: Mapping[str, pa.Table],
-               log: StoredEntries | Held | None = None, before: tuple[Kept, dict[str, int]] | None = None,
-               built_tails: Mapping[str, pa.Table] | None = None) -> dict[str, tuple[str, int]]:
+               log: StoredEntries | Held | None = None,
+               before: tuple[Kept, dict[str, int]] | None = None) -> dict[str, tuple[str, int]]:
     """Gives `put` the writer of each file a projection is kept in, by name, one at a time (a built
     table is read from `built` only then: one held at a time), and returns
     the kept parts reused as they are, with their file names and sizes (see `keep`); the incremental
@@ -503,8 +483,7 @@ def kept_files(put: Callable[[str, Fill], None], projection: Projection, built: 
     :raises LedgerError: when `log` is None and the held entries are not the projection's.
     """
     reader, projection.body = projection.body, None  # what is kept is `events` without its body: not read for it
-    built_tails = built_tails if built_tails is not None else getattr(built, "tails", {})
-    tails: dict[str, pa.Table] = {**getattr(projection.arrow, "tails", {}), **{f"{BUILT}{name}": t for name, t in built_tails.items()}}
+    tails: dict[str, pa.Table] = getattr(projection.arrow, "tails", {})
     previous, leading = before if before is not None else (None, {})
     spilled = {name: table for name, table in projection.sources().items() if isinstance(table, ds.Dataset) and name not in leading}
     try:  # a table with rows added after its kept files is not read: its new rows are kept as a part; one on disk is copied batch by batch
@@ -519,7 +498,7 @@ def kept_files(put: Callable[[str, Fill], None], projection: Projection, built: 
 
     def whole() -> Iterator[tuple[str, pa.Table | ds.Dataset | None]]:
         yield from ((name, events if name == "events" else table) for name, table in tables.items())
-        yield from ((f"{BUILT}{name}", None if f"{BUILT}{name}" in tails else built[name]) for name in built)  # a tail's table is not read
+        yield from ((f"{BUILT}{name}", built[name]) for name in built)
 
     reused: dict[str, tuple[str, int]] = {}
     for name, table in whole():
@@ -534,8 +513,7 @@ def kept_files(put: Callable[[str, Fill], None], projection: Projection, built: 
                 rest = table.slice(leading[name])
             put(f"{name}+{len(parts)}", _ipc(rest))
         else:
-            whole_table = table if table is not None else built[name[len(BUILT):]] if name.startswith(BUILT) else projection.table(name)
-            put(name, _ipc(whole_table))
+            put(name, _ipc(table if table is not None else projection.table(name)))
         del table  # a built table let go before the next is read
     put(FINDINGS, given(msgspec.json.encode(projection.findings)))
     put(PLACES, given(array("q", projection.places)))
