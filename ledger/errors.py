@@ -22,7 +22,10 @@ class LedgerCorrupt(LedgerError):
 
     def __init__(self, index: int | None, message: str) -> None:
         super().__init__(message if index is None else f"entry {index}: {message}")
-        self.index = index
+        self.index, self.detail = index, message
+
+    def __reduce__(self) -> tuple[type, tuple[int | None, str]]:  # what crosses to another process is made again whole
+        return type(self), (self.index, self.detail)
 
 
 class ForeignEntries(LedgerCorrupt):
@@ -30,6 +33,9 @@ class ForeignEntries(LedgerCorrupt):
 
     def __init__(self, message: str) -> None:
         super().__init__(None, message)
+
+    def __reduce__(self) -> tuple[type, tuple[str]]:  # type: ignore[override]
+        return type(self), (self.detail,)
 
 
 class KeyFileError(LedgerError):
@@ -47,7 +53,10 @@ class SequenceError(LedgerError):
 
     def __init__(self, line: int, message: str, reason: str = "sequence") -> None:
         super().__init__(f"{at_line(line)}: {message}")
-        self.line, self.reason = line, reason
+        self.line, self.detail, self.reason = line, message, reason
+
+    def __reduce__(self) -> tuple[type, tuple[int, str, str]]:  # a worker process's refusal reaches its parent whole
+        return type(self), (self.line, self.detail, self.reason)
 
 
 class DiskError(LedgerError):

@@ -32,6 +32,9 @@ class ContractError(ValueError):
         self.line = line
         self.detail = message
 
+    def __reduce__(self) -> tuple[type, tuple[int, str]]:  # a worker process's refusal reaches its parent whole
+        return type(self), (self.line, self.detail)
+
 
 @functools.cache
 def _decoder() -> msgspec.json.Decoder[Any]:
