@@ -74,10 +74,13 @@ def best_rate(run: Callable[[], int], repeat: int, clock: Callable[[], float] = 
 def event_plan(game: str, games: int, seed: int):  # noqa: ANN201 - audit.simulator's TournamentPlan
     """Returns the plan of a simulated tournament of about `games` games: Junqi or Paohuzi in
     bench/audit.py's duplicate shape (5 rounds of 8 boards, movement groups of 8 tables), checkers
-    as a Swiss event of 5 rounds of two-game matches; the tournament's id follows from the seed."""
+    as a Swiss event of two-game matches, 5 rounds and up to 20 as it grows, so that no round's seating
+    passes the ledger's event size limit (1,000 tables of 10,000 games in 5 rounds made a 122 kB
+    `tournament.round_seated`, refused); the tournament's id follows from the seed."""
     from audit.simulator.tournament import TournamentPlan
 
     if game == "checkers":
-        return TournamentPlan(game, players=2 * max(5, games // 10), rounds=5, games_per_round=2, seed=seed)
+        rounds = max(5, min(20, games // 500))
+        return TournamentPlan(game, players=2 * max(5, games // (2 * rounds)), rounds=rounds, games_per_round=2, seed=seed)
     seats = {"junqi": 4, "paohuzi": 3}[game]
     return TournamentPlan(game, players=seats * max(2, games // 40), rounds=5, games_per_round=8, seed=seed, group_tables=8)

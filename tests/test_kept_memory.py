@@ -7,11 +7,13 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pytest
 
-from audit.query.projection import project_ledger
+from audit.query import kept_read, projection
+from audit.query.projection import SCHEMAS, project_ledger
 from audit.query.session import open_session
 from audit.query.standings import standings
 
@@ -26,8 +28,8 @@ def season(cup_and_deals: Callable[[str, int, int], Path]) -> Path:
 def test_the_kept_steps_are_scanned_from_their_file_not_read_whole(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 32.1: `standings` from a kept projection held the season's `steps` (0.64 GB of the
     3.1 M-entry event) and `events` whole in Arrow memory (1.26 GB peak). Now no kept file is read
-    whole (`pa.ipc.open_file(…).read_all()` is refused here), and what the Arrow pool holds after
-    the answer is less than half of `steps` alone."""
+    whole (reading `steps` or `events` whole is refused here), and what the Arrow pool holds after
+    the answer is less than half of `steps` alone (`audit/query/kept_read.py` is how any is read)."""
     fresh = project_ledger(root).tables()
     tournament = fresh["tournaments"]["tournament"][0].as_py()
     built = open_session(root)
@@ -35,10 +37,16 @@ def test_the_kept_steps_are_scanned_from_their_file_not_read_whole(root: Path, m
     assert open_session(root, kept=True, body=False).origin.startswith("built")
     gc.collect()
 
-    def refused(*args: object, **kwargs: object) -> None:
-        raise AssertionError("a kept table was read whole into memory (issue 32.1)")
+    whole_read = kept_read.read
+    large = {name: set(SCHEMAS[name].names) - {"body"} for name in ("steps", "events")}
 
-    monkeypatch.setattr(pa.ipc, "open_file", refused)
+    def refused(table: Any, columns: list[str] | None = None) -> pa.Table:
+        if columns is None and set(table.schema.names) in large.values():
+            raise AssertionError("a kept table was read whole into memory (issue 32.1)")
+        return whole_read(table, columns)  # the small ones (tournaments, games) are read whole, as asked
+
+    monkeypatch.setattr(kept_read, "read", refused)
+    monkeypatch.setattr(projection, "read", refused)
     before = pa.total_allocated_bytes()
     session = open_session(root, kept=True, body=False)
     assert session.origin == "reused"

@@ -40,7 +40,8 @@ from audit.certification.certificate import CertificateError, CheckedCertificate
 from audit.certification.certify import Certification, certify_session
 from audit.certification.scoped import ROWS, Rows, Touched, recording, scoping, touched_games
 from audit.query.db import AuditDB
-from audit.query.projection import GAME_OPENER, batches
+from audit.query.kept_read import batches, take
+from audit.query.projection import GAME_OPENER
 from audit.query.projection_cache import (
     HELD,
     HELD_ENDS,
@@ -216,7 +217,7 @@ def _projected(session: Session) -> _Projected:
     if projection.held is not None and not isinstance(events, pa.Table):
         kinds = projection.column("events", "kind")  # row i is entry i: the bodies read are those kept, not the whole log
         wanted = pc.indices_nonzero(pc.is_in(kinds, value_set=pa.array(KEPT_BODIES)))
-        stored = events.take(wanted, columns=["body"])["body"].to_pylist()
+        stored = take(events, wanted, ["body"])["body"].to_pylist()
         bodies = Held(len(kinds), array("q"), b"", array("q", [0])).with_entries(
             [(i, s.encode()) for i, s in zip(wanted.to_pylist(), stored)], len(kinds))
 

@@ -28,8 +28,8 @@ import pyarrow.parquet as pq
 from audit.lake.layout import LAKE, NONE, PARTITIONS, Limits, Places, Written, partitioned, with_timestamps, write_batches
 from audit.lake.trino import TRINO_FILE, registration_sql
 from audit.presentation.dictionary import BY_NAME, meaning
+from audit.query.kept_read import batches as read_batches
 from audit.query.projection import SCHEMAS, Projection
-from audit.query.projection import batches as read_batches
 from ledger import Checkpoint, LogReader, Signer, Verifier, newest_checkpoint
 from ledger.errors import LedgerCorrupt, SignatureError
 from ledger.fastscan import extend, leaf_hashes

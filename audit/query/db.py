@@ -22,6 +22,8 @@ import duckdb
 import pyarrow as pa
 import pyarrow.dataset as ds
 
+from audit.query.kept_read import batches
+
 SQL_DIR = Path(__file__).parent / "sql"
 _HEADER = re.compile(r"^--\s*(\w+):\s*(.*)$")
 _PARAM = re.compile(r"\$([a-z_]\w*)")
@@ -225,7 +227,7 @@ class AuditDB:
         types = json.loads((table.schema.metadata or {})[_TYPES.encode()])
         columns = ", ".join(f'CAST("{column}" AS {kind}) AS "{column}"' for column, kind in types)
         # a kept table's file read as one stream of batches, in its order (a dataset's scan may come in any)
-        self._con.register("_built", table if isinstance(table, pa.Table) else table.scanner(batch_size=_BATCH_ROWS).to_reader())
+        self._con.register("_built", table if isinstance(table, pa.Table) else pa.RecordBatchReader.from_batches(table.schema, batches(table)))
         self._con.execute(f'CREATE TABLE "{name}" AS SELECT {columns} FROM _built')
         self._con.unregister("_built")
 

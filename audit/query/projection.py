@@ -48,6 +48,7 @@ from audit.query.arbitration import KINDS as ARBITRATION_KINDS
 from audit.query.arbitration import RulingSigners, arbitration_rows
 from audit.query.checks import check_of
 from audit.query.jsonsplit import split
+from audit.query.kept_read import read
 from ledger import LogReader
 from ledger.fastscan import gather
 from ledger.reader import StoredEntries
@@ -183,7 +184,7 @@ class Projection:
     def column(self, table: str, name: str) -> pa.ChunkedArray:
         """Returns one column of a table, reading no other column of a table on disk."""
         held = sources(self.arrow)[table]
-        return held.to_table(columns=[name])[name] if isinstance(held, ds.Dataset) and not self.rows[table] else self._table(table)[name]
+        return read(held, [name])[name] if isinstance(held, ds.Dataset) and not self.rows[table] else self._table(table)[name]
 
     def _table(self, name: str) -> pa.Table:
         table = self.arrow[name]
@@ -289,17 +290,30 @@ def project_replayed(log: StoredEntries, events: list[Event], games: Iterable[tu
     rows = _GameRows()
     for replay, entries in games:
         rows.add(replay, entries)
-    return _assemble(log, streams, _heads_of(events, streams), [rows.tables()], rows.findings)
+    return _assemble(log, streams, heads_table(events), [rows.tables()], rows.findings)
 
 
-def _heads_of(events: list[Event], streams: dict[str, tuple[str, array]]) -> pa.Table:
-    """Returns the `events` columns other than `body` of a log's decoded entries, streams by name."""
-    codes = {stream: code for code, stream in enumerate(streams)}
-    stream = pa.DictionaryArray.from_arrays(pa.array(map(codes.__getitem__, map(_stream_of, events)), pa.int32()),
-                                            pa.array(list(streams), pa.string()))
+def heads_table(events: list[Event], first: int = 0, names: list[str] | None = None) -> pa.Table:
+    """Returns the `events` columns other than `body` of some decoded entries, the first of them entry
+    `first`; `stream` is coded by `names` (streams by code; a new one is appended to it), or by a
+    dictionary of their own in the order they come."""
+    names = [] if names is None else names
+    codes = {name: code for code, name in enumerate(names)}
+    indices = array("i")
+    for event in events:
+        code = codes.get(event.stream)
+        if code is None:
+            code = codes[event.stream] = len(names)
+            names.append(event.stream)
+        indices.append(code)
+    stream = pa.DictionaryArray.from_arrays(pa.array(indices, pa.int32()), pa.array(names, pa.string()))
     kinds = list(map(_KINDS.__getitem__, map(type, events)))
-    return pa.Table.from_arrays([pa.array(range(len(events)), pa.int64()), stream, *_head_columns(events, kinds)],
-                                schema=pa.schema([f for f in SCHEMAS["events"] if f.name != "body"]))
+    return pa.Table.from_arrays([pa.array(range(first, first + len(events)), pa.int64()), stream, *_head_columns(events, kinds)],
+                                schema=HEADS_SCHEMA)
+
+
+HEADS_SCHEMA = pa.schema([f for f in SCHEMAS["events"] if f.name != "body"])
+"""`events` as kept: without `body`, which is read from the log."""
 
 
 def _assemble(log: StoredEntries, streams: dict[str, tuple[str, array]], heads: pa.Table, games: list[dict[str, pa.Table]],
@@ -312,13 +326,12 @@ def _assemble(log: StoredEntries, streams: dict[str, tuple[str, array]], heads: 
 
 
 def assemble_others(log: Any, streams: dict[str, tuple[str, array]], arrow: dict[str, pa.Table], findings: list[Finding],
-                    events: pa.Table) -> Projection:
+                    events: pa.Table, arbitration: array | None = None) -> Projection:
     """Completes the projection from the games' tables and findings: the other streams (tournaments,
     arbitration, orphans) decoded from `log` (anything with `json_array`: every entry of a stream
     that is not a game's, and the arbitration events and game openings, must be there), given the
-    `events` table (its `body` is read for the games a ruling that does not count touches) and the
-    first kind and entries of those streams and of every stream with a finding."""
-    heads = events
+    `events` table and the first kind and entries of those streams and of every stream with a finding;
+    the entries of the arbitration's events are found in `events` unless given (`arbitration`)."""
     others = {s: decode_stored_array(log.json_array(entries)) for s, (kind, entries) in streams.items() if kind != GAME_OPENER}
     tournament = Rows(["seatings", "players", "tournaments"])
     tournament_events = [e for events in others.values() for e in events if e.kind.startswith("tournament.")]
@@ -328,7 +341,8 @@ def assemble_others(log: Any, streams: dict[str, tuple[str, array]], arrow: dict
     arrow["findings"] = pa.concat_tables([arrow["findings"], findings_table(orphans, streams)])
     arrow.update({name: tournament.table(name) for name in tournament.columns})
     arrow["events"] = events
-    arrow.update(_arbitration_tables(log, heads, [e for e in tournament_events if isinstance(e, TournamentOpened)]))
+    opened = [e for e in tournament_events if isinstance(e, TournamentOpened)]
+    arrow.update(_arbitration_tables(log, arbitration if arbitration is not None else arbitration_entries(events), opened))
     placed = sorted(((log_place(f, streams[f.stream][1]), f.stream, n) for n, f in enumerate(findings)))  # whichever pass found them
     found = [findings[n] for _, _, n in placed]
     return Projection(arrow, findings=found + orphans, tournament_events=tournament_events, places=[p for p, _, _ in placed])
@@ -341,11 +355,15 @@ def events_table(heads: pa.Table, log: StoredEntries) -> pa.Table:
     return heads.append_column("body", pa.chunked_array([body]))
 
 
-def _arbitration_tables(log: Any, heads: pa.Table, opened: list[TournamentOpened]) -> dict[str, pa.Table]:
-    """Returns the arbiters, appeals, decisions and rulings, decoded from their entries (few of them)."""
+def arbitration_entries(heads: pa.Table) -> array:
+    """Returns the entries of the arbitration's events among the rows of `events`."""
     kinds = heads["kind"].combine_chunks()  # one dictionary: the kind names of every event class, in order
     codes = [code for code, name in enumerate(kinds.dictionary.to_pylist()) if name in ARBITRATION_KINDS]
-    entries = array("q", pc.filter(heads["entry"], pc.is_in(kinds.indices, value_set=pa.array(codes, pa.int32()))).to_pylist())
+    return array("q", pc.filter(heads["entry"], pc.is_in(kinds.indices, value_set=pa.array(codes, pa.int32()))).to_pylist())
+
+
+def _arbitration_tables(log: Any, entries: array, opened: list[TournamentOpened]) -> dict[str, pa.Table]:
+    """Returns the arbiters, appeals, decisions and rulings, decoded from their entries (few of them)."""
     stored_array = log.json_array(entries) if entries else b"[]"
     events = decode_stored_array(stored_array) if entries else []
     data, ends = split(stored_array)  # each entry's stored bytes, whatever holds them
@@ -365,10 +383,10 @@ def log_place(finding: Finding, entries: array) -> int:
     return entries[-1] + 1 if entry is None else entry
 
 
-def _steps_table(steps: pa.Table, events: pa.Table) -> pa.Table:
+def _steps_table(steps: pa.Table, events: pa.Table, first: int = 0) -> pa.Table:
     """Returns the workers' `steps` rows with the columns of their events taken from `events`,
-    whose row i is entry i."""
-    taken = events.select(_STEP_EVENT).take(steps["entry"])
+    whose row i is entry first + i."""
+    taken = events.select(_STEP_EVENT).take(pc.subtract(steps["entry"], first) if first else steps["entry"])
     columns = {**{name: steps[name] for name in steps.column_names}, **{name: taken[name] for name in _STEP_EVENT}}
     return pa.Table.from_arrays([columns[name] for name in SCHEMAS["steps"].names], schema=SCHEMAS["steps"])
 
@@ -444,6 +462,14 @@ class OnDisk(dict):  # type: ignore[type-arg]
         else:
             super().__setitem__(name, pa.concat_tables([source, tail]))
 
+    def __setitem__(self, name: str, value: pa.Table) -> None:
+        """Sets a table; where it had rows added after its kept files (`tails`), the same last rows of
+        the new table are its tail now (`with_body` joins `body` to `events`: its tail gets its own)."""
+        tail = self.tails.get(name)
+        if tail is not None and isinstance(value, pa.Table):
+            self.tails[name] = value.slice(value.num_rows - tail.num_rows)
+        super().__setitem__(name, value)
+
     def adopt(self, name: str, other: OnDisk, old: str) -> None:
         """Takes a table from another of these under a new name."""
         self._files += other._files
@@ -452,7 +478,7 @@ class OnDisk(dict):  # type: ignore[type-arg]
     def __getitem__(self, name: str) -> pa.Table:
         value = super().__getitem__(name)
         if isinstance(value, ds.Dataset):
-            value = value.to_table()
+            value = read(value)
             super().__setitem__(name, value)
         return value
 
@@ -468,25 +494,6 @@ class OnDisk(dict):  # type: ignore[type-arg]
     def sources(self) -> dict[str, pa.Table | ds.Dataset]:
         """Returns every table as it is: read already, or a dataset over its files."""
         return dict(super().items())
-
-
-def batches(table: ds.Dataset, columns: list[str]) -> Iterator[pa.RecordBatch]:
-    """Yields a kept or spilled table's columns a file and a batch at a time, as they were written. A
-    dataset's own scan of an Arrow IPC file reads ahead without bound: copying the 3.1 M-entry
-    event's `steps` so peaked at 676 MB, against 143 MB a batch at a time (issue 32.1)."""
-    if isinstance(table, ds.UnionDataset):
-        for child in table.children:
-            yield from batches(child, columns)
-    elif isinstance(table, ds.FileSystemDataset) and isinstance(table.format, ds.IpcFileFormat):
-        wanted = pa.schema([table.schema.field(c) for c in columns])
-        for path in table.files:
-            with table.filesystem.open_input_file(path) as file:
-                reader = pa.ipc.open_file(file)
-                for i in range(reader.num_record_batches):
-                    batch = reader.get_batch(i).select(columns)
-                    yield batch if batch.schema == wanted else batch.cast(wanted)
-    else:
-        yield from table.to_batches(columns=columns, batch_readahead=1, fragment_readahead=1)
 
 
 def sources(tables: dict[str, pa.Table]) -> dict[str, pa.Table | ds.Dataset]:

@@ -43,20 +43,20 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
+from audit.query.arbitration import KINDS as ARBITRATION_KINDS
 from audit.query.arbitration import RulingSigners
 from audit.query.db import VIEWS, AuditDB
+from audit.query.kept_read import batches, count_rows, read
 from audit.query.projection import (
-    _KINDS,
     GAME_OPENER,
     HELD_KINDS,
     Held,
     OnDisk,
     Projection,
     _GameRows,
-    _head_columns,
     _steps_table,
     assemble_others,
-    batches,
+    heads_table,
     project,
     sources,
 )
@@ -172,7 +172,7 @@ def projection_of(root: Path, log: StoredEntries | None = None, on_game: Callabl
         origin = f"extended ({new} entries signed since checkpoint {kept.signed[0]})"
         projection.body = _body_reader(root, (signed.size, signed.root.hex()), log)
         db = database(projection, built, body)
-        return projection, db, _kept(root, projection, db, signed, frontier, origin, held, (kept, kept_rows)), signed
+        return projection, db, _kept(root, projection, db, signed, frontier, origin, held, (kept, kept_rows), built.tails), signed
     except StateRefused as exc:
         why = str(exc)
     except OSError as exc:  # a link or a directory where a file belongs: what someone else put there is not read
@@ -191,11 +191,12 @@ def database(projection: Projection, built: dict[str, pa.Table], body: bool) -> 
     return AuditDB(sources(projection.arrow), built=sources(built), holds=(projection.arrow, built))
 
 
-def _kept(root: Path, projection: Projection, db: AuditDB, signed: Checkpoint, tree: CompactRange,
-          origin: str, log: StoredEntries | Held | None = None, before: tuple[Kept, dict[str, int]] | None = None) -> str:
+def _kept(root: Path, projection: Projection, db: AuditDB, signed: Checkpoint, tree: CompactRange, origin: str,
+          log: StoredEntries | Held | None = None, before: tuple[Kept, dict[str, int]] | None = None,
+          built_tails: Mapping[str, pa.Table] | None = None) -> str:
     """Keeps a projection; returns how it was had, with why it was not kept where it was not."""
     try:
-        keep(DerivedFiles(root, NAME), root, projection, db.built_tables(), signed, tree, log, before)
+        keep(DerivedFiles(root, NAME), root, projection, db.built_tables(), signed, tree, log, before, built_tails)
     except (OSError, LedgerError) as exc:  # a read-only ledger, or no key: nothing is kept
         return f"{origin}; not kept: {exc}"
     return origin
@@ -250,7 +251,7 @@ def _body_reader(root: Path, signed: tuple[int, str], log: StoredEntries | None)
 def extended(root: Path, kept: Kept, held: Held, projection: Projection, built: dict[str, pa.Table], signed: Checkpoint,
               on_game: Callable[[int], None] | None,
               on_new: Callable[[list[tuple[int, bytes]], list[Any]], None] | None = None,
-              ) -> tuple[Projection, dict[str, pa.Table], CompactRange, Held, int, dict[str, int]]:
+              ) -> tuple[Projection, OnDisk, CompactRange, Held, int, dict[str, int]]:
     """Extends a kept projection by the entries signed since its checkpoint; returns it, the
     database's tables it patched (the others are built at load), the new tree's compact range, the
     entries it holds now, how many entries were new, and the tables whose kept rows lead the new
@@ -298,7 +299,11 @@ def extended(root: Path, kept: Kept, held: Held, projection: Projection, built: 
         rows.add(replay_game(decode_stored_array(stored), rulings=signers.check_array(stored, entries)), entries)
     if on_game:
         on_game(len(touched))
-    heads = _grown_heads(projection.arrow["events"], events, size)
+    kept_events = sources(projection.arrow)["events"]
+    if ongoing:  # a kept game's steps are read again with their events: `events` is read whole
+        heads, first = _grown_heads(projection.arrow["events"], events, size), 0
+    else:  # only the new entries' rows: the kept ones stay in their files, the new ones after them (issue 32.2)
+        heads, first = heads_table(events, size), size
     held = held.with_entries([(entry, stored) for (entry, stored), event in zip(new, events)
                               if event.stream not in games and event.stream not in new_of or event.kind in _HELD_KINDS], signed.size)
     streams = _held_streams(held)
@@ -306,26 +311,27 @@ def extended(root: Path, kept: Kept, held: Held, projection: Projection, built: 
     fresh = rows.tables()
     arrow = {name: pa.concat_tables([_without(projection.arrow[name], touched, name), fresh[name]]) for name in ("games", "seats", "findings")}
     arrow["findings"] = arrow["findings"].filter(pc.equal(arrow["findings"]["source"], "replay"))  # the orphans are found again
-    steps = _steps_table(fresh["steps"], heads)
+    steps = _steps_table(fresh["steps"], heads, first)
     kept_steps = sources(projection.arrow)["steps"]
     if ongoing:  # a kept game's rows are replaced: `steps` is read whole
         arrow["steps"] = pa.concat_tables([_without(projection.arrow["steps"], touched, "steps"), steps])
-    grown = assemble_others(held, streams, arrow, rows.findings, heads.append_column("body", pa.chunked_array([held.body()])))
-    grown.arrow["events"] = heads
-    if not ongoing:  # no kept row changes: the kept `steps` stays in its files, the new rows after it (issue 32.1)
+    grown = assemble_others(held, streams, arrow, rows.findings, heads, _held_arbitration(held))
+    if ongoing:
+        grown.arrow["events"] = heads
+    else:  # no kept row changes: the kept `steps` and `events` stay in their files, the new rows after them (issue 32.1)
         grown.arrow = OnDisk.of(grown.arrow, projection.arrow)
         grown.arrow.append("steps", kept_steps, steps)
+        grown.arrow.append("events", kept_events, heads)
     kept_found = [(place, f.stream, f) for place, f in zip(projection.places, projection.findings) if f.stream not in new_of]
     found = list(heapq.merge(kept_found, [(place, f.stream, f) for place, f in zip(grown.places, grown.findings)], key=lambda k: k[:2]))
     grown.findings = [f for _, _, f in found] + grown.findings[len(grown.places):]
     grown.places = [place for place, _, _ in found]
     changed = [*touched, *(s for s in firsts if s not in new_of)]
-    patched = _patched(built, changed, whole, held, streams)
-    kept_rows = {"events": len(projection.arrow["events"])}
+    patched = _patched(built, changed, [s for s in changed if firsts[s].seq > 0], whole, held, streams)
+    kept_rows = {"events": size}  # row i of `events` is entry i
     if not ongoing:  # no row of a kept game was dropped: the kept rows lead the new tables unchanged
-        kept_rows.update({"steps": kept_steps.count_rows() if isinstance(kept_steps, ds.Dataset) else len(kept_steps),
-                          **{f"{BUILT}{name}": len(built[name]) for name in PER_STREAM if len(patched[name]) >= len(built[name])
-                             and _without(built[name], changed, name) is built[name]}})
+        kept_rows["steps"] = count_rows(kept_steps)
+    kept_rows.update({f"{BUILT}{name}": count_rows(sources(built)[name]) for name in patched.tails})
     return grown, patched, tree, held, len(new), kept_rows
 
 
@@ -348,24 +354,21 @@ def _proved_streams(root: Path, streams: list[str], size: int, tree_root: bytes)
     return found
 
 
+def _held_arbitration(held: Held) -> array:
+    """Returns the entries of the arbitration's events, which are all held (`HELD_KINDS`)."""
+    heads = _HEADS.decode(held.json_array(held.entries)) if len(held.entries) else []
+    return array("q", (entry for entry, head in zip(held.entries, heads) if head.kind in ARBITRATION_KINDS))
+
+
 def _grown_heads(old: pa.Table, events: list[Any], size: int) -> pa.Table:
     """Returns `events` (without `body`) with the new entries' rows after the kept ones, one stream dictionary for all."""
     old = old.unify_dictionaries()  # kept in parts, each with its own dictionary: one for all, indices remapped
     stream = old["stream"]
     names = stream.chunk(0).dictionary.to_pylist() if stream.num_chunks else []
-    codes = {name: code for code, name in enumerate(names)}
-    for event in events:
-        if event.stream not in codes:
-            codes[event.stream] = len(names)
-            names.append(event.stream)
-    dictionary = pa.array(names, pa.string())
-    kinds = [_KINDS[type(e)] for e in events]
-    tail = [pa.array(range(size, size + len(events)), pa.int64()),
-            pa.DictionaryArray.from_arrays(pa.array([codes[e.stream] for e in events], pa.int32()), dictionary),
-            *_head_columns(events, kinds)]
+    tail = heads_table(events, size, names)  # `names` grows by the new streams
+    dictionary = tail["stream"].chunk(0).dictionary
     column = pa.chunked_array([pa.DictionaryArray.from_arrays(c.indices, dictionary) for c in stream.chunks], stream.type)
-    head = old.set_column(1, old.schema.field("stream"), column)
-    return pa.concat_tables([head, pa.Table.from_arrays(tail, schema=head.schema)])
+    return pa.concat_tables([old.set_column(1, old.schema.field("stream"), column), tail])
 
 
 class _Head(msgspec.Struct, frozen=True):
@@ -397,7 +400,8 @@ def _without(table: pa.Table, streams: list[str], name: str) -> pa.Table:
 
 def only_streams(table: pa.Table | ds.Dataset, streams: list[str]) -> pa.Table:
     """Returns the rows of some streams of a table, or of a kept one read batch by batch (never whole)."""
-    return pa.Table.from_batches([b.filter(_of_streams(b.column("stream"), streams)) for b in table.to_batches()], schema=table.schema)
+    parts = table.to_batches() if isinstance(table, pa.Table) else batches(table)
+    return pa.Table.from_batches([b.filter(_of_streams(b.column("stream"), streams)) for b in parts], schema=table.schema)
 
 
 def _of_streams(column: pa.Array, streams: list[str]) -> pa.BooleanArray:
@@ -410,10 +414,13 @@ def _of_streams(column: pa.Array, streams: list[str]) -> pa.BooleanArray:
     return pc.fill_null(mask, False)
 
 
-def _patched(built: dict[str, pa.Table], streams: list[str], whole: dict[str, list[tuple[int, bytes]]], held: Held,
-             held_streams: dict[str, tuple[str, array]]) -> dict[str, pa.Table]:
+def _patched(built: dict[str, pa.Table], streams: list[str], earlier: list[str], whole: dict[str, list[tuple[int, bytes]]],
+             held: Held, held_streams: dict[str, tuple[str, array]]) -> OnDisk:
     """Returns the database's per-stream tables with the rows of some streams built again from
-    their events (the games' from `whole`, the others' from the held entries)."""
+    their events (the games' from `whole`, the others' from the held entries). Where no kept row
+    is of those streams (new games: the usual extension; only the `earlier` streams, which had
+    entries before, can have any), the kept files stay as they are and the new rows follow them
+    (`tails`), so the kept rows are neither read nor written again (issue 32.2)."""
     stored: list[tuple[int, bytes]] = []
     for stream in streams:
         if stream in whole:
@@ -428,25 +435,38 @@ def _patched(built: dict[str, pa.Table], streams: list[str], whole: dict[str, li
                       "body": pa.array([s.decode() for _, s in stored], pa.large_string())})
     con = duckdb.connect(":memory:")
     con.register("events", table)
-    out = {}
+    out = OnDisk.of({}, built)
     for name in PER_STREAM:
         con.execute(VIEWS[name].sql)
         rows = con.sql(f'SELECT * FROM "{name}"').to_arrow_table()
+        kept = sources(built)[name]
+        if isinstance(kept, ds.Dataset) and not _holds_any(kept, earlier):
+            out.append(name, kept, rows.cast(kept.schema))
+            continue
         old = built[name]
         out[name] = pa.concat_tables([_without(old, streams, name), rows.cast(old.schema)]).replace_schema_metadata(old.schema.metadata)
     con.close()
     return out
 
 
+def _holds_any(table: ds.Dataset, streams: list[str]) -> bool:
+    """Tells whether a kept table has rows of some streams, reading only its `stream` column."""
+    if not streams:
+        return False
+    return any(pc.any(_of_streams(batch.column("stream"), streams)).as_py() for batch in batches(table, ["stream"]))
+
+
 # -- keeping and loading ---------------------------------------------------------------------------
 
 def keep(files: DerivedFiles, root: Path, projection: Projection, built: Mapping[str, pa.Table], signed: Checkpoint,
-         tree: CompactRange, log: StoredEntries | Held | None = None, before: tuple[Kept, dict[str, int]] | None = None) -> None:
+         tree: CompactRange, log: StoredEntries | Held | None = None, before: tuple[Kept, dict[str, int]] | None = None,
+         built_tails: Mapping[str, pa.Table] | None = None) -> None:
     """Writes a projection's files and the tables its database built (`AuditDB.built_tables`), then
     their signed state, naming the checkpoint its entries were checked against and that tree's
     compact range (files no state names are removed). The held entries are taken from `log`.
     `before`: the state extended, and the tables whose kept rows lead the new ones unchanged, with
-    how many: their kept files stay, and the rows after them are kept as one more part.
+    how many: their kept files stay, and the rows after them are kept as one more part (for a
+    built table, its rows after them are `built_tails`, or `built`'s own `tails`).
 
     :raises LedgerError: when the ledger's key cannot be read.
     :raises OSError: when the files cannot be written.
@@ -458,7 +478,7 @@ def keep(files: DerivedFiles, root: Path, projection: Projection, built: Mapping
     def put(name: str, fill: Fill) -> None:  # written as made, not held until all are (issue 32.1)
         kept[name], sizes[name] = files.write_named(name, fill)
 
-    reused = kept_files(put, projection, built, log, before)
+    reused = kept_files(put, projection, built, log, before, built_tails)
     kept.update({part: file for part, (file, _) in reused.items()})
     sizes.update({part: size for part, (_, size) in reused.items()})
     state = msgspec.json.encode(Kept(kind=KIND, code=code_fingerprint(), files=kept, sizes=sizes,
@@ -473,8 +493,8 @@ Fill = Callable[[HashingFile], object]
 
 
 def kept_files(put: Callable[[str, Fill], None], projection: Projection, built: Mapping[str, pa.Table],
-               log: StoredEntries | Held | None = None,
-               before: tuple[Kept, dict[str, int]] | None = None) -> dict[str, tuple[str, int]]:
+               log: StoredEntries | Held | None = None, before: tuple[Kept, dict[str, int]] | None = None,
+               built_tails: Mapping[str, pa.Table] | None = None) -> dict[str, tuple[str, int]]:
     """Gives `put` the writer of each file a projection is kept in, by name, one at a time (a built
     table is read from `built` only then: one held at a time), and returns
     the kept parts reused as they are, with their file names and sizes (see `keep`); the incremental
@@ -483,22 +503,25 @@ def kept_files(put: Callable[[str, Fill], None], projection: Projection, built: 
     :raises LedgerError: when `log` is None and the held entries are not the projection's.
     """
     reader, projection.body = projection.body, None  # what is kept is `events` without its body: not read for it
-    tails: dict[str, pa.Table] = getattr(projection.arrow, "tails", {})
+    built_tails = built_tails if built_tails is not None else getattr(built, "tails", {})
+    tails: dict[str, pa.Table] = {**getattr(projection.arrow, "tails", {}), **{f"{BUILT}{name}": t for name, t in built_tails.items()}}
     previous, leading = before if before is not None else (None, {})
     spilled = {name: table for name, table in projection.sources().items() if isinstance(table, ds.Dataset) and name not in leading}
     try:  # a table with rows added after its kept files is not read: its new rows are kept as a part; one on disk is copied batch by batch
         tables: dict[str, pa.Table | ds.Dataset | None] = {name: None if name in tails else spilled[name] if name in spilled
                                                            else projection.table(name) for name in projection.arrow}
-        events, games = tables["events"] if tables["events"] is not None else projection.table("events"), projection.table("games")
+        events = tables["events"]
+        if events is None and not isinstance(log, Held):  # only to find the held entries: an extension has them
+            events = projection.table("events")
+        if isinstance(events, pa.Table) and "body" in events.column_names:
+            events = events.drop_columns(["body"])
+        held = log if isinstance(log, Held) else _held_of(events, projection.table("games"), log)
     finally:
         projection.body = reader
-    if isinstance(events, pa.Table) and "body" in events.column_names:
-        events = events.drop_columns(["body"])
-    held = log if isinstance(log, Held) else _held_of(events, games, log)
 
     def whole() -> Iterator[tuple[str, pa.Table | ds.Dataset | None]]:
         yield from ((name, events if name == "events" else table) for name, table in tables.items())
-        yield from ((f"{BUILT}{name}", built[name]) for name in built)
+        yield from ((f"{BUILT}{name}", None if f"{BUILT}{name}" in tails else built[name]) for name in built)  # a tail's table is not read
 
     reused: dict[str, tuple[str, int]] = {}
     for name, table in whole():
@@ -513,7 +536,10 @@ def kept_files(put: Callable[[str, Fill], None], projection: Projection, built: 
                 rest = table.slice(leading[name])
             put(f"{name}+{len(parts)}", _ipc(rest))
         else:
-            put(name, _ipc(table if table is not None else projection.table(name)))
+            whole_table = table if table is not None else built[name[len(BUILT):]] if name.startswith(BUILT) else projection.table(name)
+            if isinstance(whole_table, pa.Table) and "body" in whole_table.column_names:  # `events` is kept without it
+                whole_table = whole_table.drop_columns(["body"])
+            put(name, _ipc(whole_table))
         del table  # a built table let go before the next is read
     put(FINDINGS, given(msgspec.json.encode(projection.findings)))
     put(PLACES, given(array("q", projection.places)))
@@ -619,7 +645,7 @@ def _held_of(events: pa.Table, games: pa.Table, log: StoredEntries | None) -> He
     if log is None:
         raise LedgerError("the projection's entries were not read: nothing to keep")
     if isinstance(events, ds.Dataset):
-        events = events.to_table(columns=["entry", "stream", "kind"])
+        events = read(events, ["entry", "stream", "kind"])
     stream = events["stream"].combine_chunks()
     if not isinstance(stream, pa.DictionaryArray):
         stream = stream.dictionary_encode()

@@ -1,0 +1,72 @@
+"""The one way matchledger reads a kept table (an Arrow dataset over the IPC files a projection is
+kept or spilled in, perhaps followed by rows an extension holds in memory): a file and a batch at a
+time, in the caller's thread. Arrow's own dataset scans read ahead without bound and run on its
+thread pools; a scan left suspended part way there held the threads a later one waited for, for
+ever (a CI run hung so, issue 32.2). DuckDB's scans of the datasets registered as views are its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
+
+
+def batches(table: ds.Dataset, columns: list[str] | None = None) -> Iterator[pa.RecordBatch]:
+    """Yields a kept or spilled table's columns (all by default) a file and a batch at a time, as they
+    were written (a dataset's own scan of the 3.1 M-entry event's `steps` peaked at 676 MB, against
+    143 MB so: issue 32.1); rows held in memory (an extension's tail) are scanned in this thread."""
+    columns = table.schema.names if columns is None else columns
+    if isinstance(table, ds.UnionDataset):
+        for child in table.children:
+            yield from batches(child, columns)
+    elif isinstance(table, ds.FileSystemDataset) and isinstance(table.format, ds.IpcFileFormat):
+        wanted = pa.schema([table.schema.field(c) for c in columns])
+        for path in table.files:
+            with table.filesystem.open_input_file(path) as file:
+                reader = pa.ipc.open_file(file)
+                for i in range(reader.num_record_batches):
+                    batch = reader.get_batch(i).select(columns)
+                    yield batch if batch.schema == wanted else batch.cast(wanted)
+    else:  # in memory: scanned in this thread (use_threads=False), no read-ahead to leave behind
+        yield from table.to_batches(columns=columns, use_threads=False)
+
+
+def read(table: pa.Table | ds.Dataset, columns: list[str] | None = None) -> pa.Table:
+    """Returns a table, or a kept one read whole (some columns only, if given) through `batches`."""
+    if isinstance(table, pa.Table):
+        return table if columns is None else table.select(columns)
+    schema = table.schema if columns is None else pa.schema([table.schema.field(c) for c in columns])
+    return pa.Table.from_batches(list(batches(table, columns)), schema)
+
+
+def take(table: pa.Table | ds.Dataset, indices: pa.Array, columns: list[str]) -> pa.Table:
+    """Returns some rows (sorted indices) of a table's columns; a kept one's read a batch at a time,
+    each batch's rows taken before the next is read."""
+    if isinstance(table, pa.Table):
+        return table.select(columns).take(indices)
+    schema, taken, start = pa.schema([table.schema.field(c) for c in columns]), [], 0
+    for batch in batches(table, columns):
+        end = start + batch.num_rows
+        inside = pc.filter(indices, pc.and_(pc.greater_equal(indices, start), pc.less(indices, end)))
+        if len(inside):
+            taken.append(batch.take(pc.subtract(inside, start)))
+        start = end
+    return pa.Table.from_batches(taken, schema)
+
+
+def count_rows(table: pa.Table | ds.Dataset) -> int:
+    """Returns how many rows a table has; a kept one's are counted from its files' batches' headers."""
+    if isinstance(table, pa.Table):
+        return table.num_rows
+    if isinstance(table, ds.UnionDataset):
+        return sum(map(count_rows, table.children))
+    if isinstance(table, ds.FileSystemDataset) and isinstance(table.format, ds.IpcFileFormat):
+        rows = 0
+        for path in table.files:
+            with table.filesystem.open_input_file(path) as file:
+                rows += pa.ipc.open_file(file).count_rows()
+        return rows
+    return sum(b.num_rows for b in batches(table, []))
