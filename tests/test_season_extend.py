@@ -205,3 +205,31 @@ def test_query_reads_body_only_when_it_names_it(entries: list[bytes], tmp_path: 
     assert ended.exit_code == 0, ended.output
     assert whole["n"] == 1
     assert json.loads(ended.stdout)["rows"] == [[_kinds(entries).count("game.ended")]]
+
+
+@pytest.mark.parametrize("game", ["junqi", "paohuzi"])
+def test_a_game_under_way_keeps_its_kept_steps(game: str, tmp_path: Path) -> None:
+    """Differential (issue 32.2), the other two games: an extension that adds entries to games under
+    way keeps their kept steps and adds only the new entries' (a fold never reads ahead), and the
+    projection equals one built from the whole log, cut inside games at random points."""
+    from tests.ledger_support import cli
+
+    source = tmp_path / "source"
+    done = cli("simulate", game, "--tournament", "--players", {"junqi": "8", "paohuzi": "6"}[game], "--rounds", "2",
+               "--seed", str(SEED % 1000), "--ledger", str(source), "--json")
+    assert done.exit_code == 0, done.output
+    stored = _stored(source)
+    kinds = _kinds(stored)
+    rng = random.Random(SEED)
+    print(f"MATCHLEDGER_SEASON_SEED={SEED}")
+    starts = [i for i, k in enumerate(kinds) if k == "game.started"]
+    cuts = sorted({starts[0] + 3, starts[-1] + 7, *(rng.randrange(starts[0] + 1, len(stored)) for _ in range(CUTS + 2))})
+    root = tmp_path / "ledger"
+    init(root)
+    done_at = 0
+    for cut in [*cuts, len(stored)]:
+        _recorded(root, stored[done_at:cut])
+        done_at = cut
+        session = open_session(root, kept=True, body=False)
+        assert session.origin.startswith("built" if cut == cuts[0] else "extended"), (cut, session.origin)
+        same_projection(session, open_session(root))

@@ -300,10 +300,7 @@ def extended(root: Path, kept: Kept, held: Held, projection: Projection, built: 
     if on_game:
         on_game(len(touched))
     kept_events = sources(projection.arrow)["events"]
-    if ongoing:  # a kept game's steps are read again with their events: `events` is read whole
-        heads, first = _grown_heads(projection.arrow["events"], events, size), 0
-    else:  # only the new entries' rows: the kept ones stay in their files, the new ones after them (issue 32.2)
-        heads, first = heads_table(events, size), size
+    heads = heads_table(events, size)  # only the new entries' rows: the kept ones stay in their files (issue 32.2)
     held = held.with_entries([(entry, stored) for (entry, stored), event in zip(new, events)
                               if event.stream not in games and event.stream not in new_of or event.kind in _HELD_KINDS], signed.size)
     streams = _held_streams(held)
@@ -311,26 +308,22 @@ def extended(root: Path, kept: Kept, held: Held, projection: Projection, built: 
     fresh = rows.tables()
     arrow = {name: pa.concat_tables([_without(projection.arrow[name], touched, name), fresh[name]]) for name in ("games", "seats", "findings")}
     arrow["findings"] = arrow["findings"].filter(pc.equal(arrow["findings"]["source"], "replay"))  # the orphans are found again
-    steps = _steps_table(fresh["steps"], heads, first)
+    # A fold's step for an entry depends on that entry and those before it only (a fold never reads
+    # ahead: replay/fold.py), so a game under way keeps its kept steps; the new entries' are added.
+    new_steps = fresh["steps"].filter(pc.greater_equal(fresh["steps"]["entry"], size)) if ongoing else fresh["steps"]
+    steps = _steps_table(new_steps, heads, size)
     kept_steps = sources(projection.arrow)["steps"]
-    if ongoing:  # a kept game's rows are replaced: `steps` is read whole
-        arrow["steps"] = pa.concat_tables([_without(projection.arrow["steps"], touched, "steps"), steps])
     grown = assemble_others(held, streams, arrow, rows.findings, heads, _held_arbitration(held))
-    if ongoing:
-        grown.arrow["events"] = heads
-    else:  # no kept row changes: the kept `steps` and `events` stay in their files, the new rows after them (issue 32.1)
-        grown.arrow = OnDisk.of(grown.arrow, projection.arrow)
-        grown.arrow.append("steps", kept_steps, steps)
-        grown.arrow.append("events", kept_events, heads)
+    grown.arrow = OnDisk.of(grown.arrow, projection.arrow)  # the kept `steps` and `events` stay in their files (issue 32.1)
+    grown.arrow.append("steps", kept_steps, steps)
+    grown.arrow.append("events", kept_events, heads)
     kept_found = [(place, f.stream, f) for place, f in zip(projection.places, projection.findings) if f.stream not in new_of]
     found = list(heapq.merge(kept_found, [(place, f.stream, f) for place, f in zip(grown.places, grown.findings)], key=lambda k: k[:2]))
     grown.findings = [f for _, _, f in found] + grown.findings[len(grown.places):]
     grown.places = [place for place, _, _ in found]
     changed = [*touched, *(s for s in firsts if s not in new_of)]
     patched = _patched(built, changed, [s for s in changed if firsts[s].seq > 0], whole, held, streams)
-    kept_rows = {"events": size}  # row i of `events` is entry i
-    if not ongoing:  # no row of a kept game was dropped: the kept rows lead the new tables unchanged
-        kept_rows["steps"] = count_rows(kept_steps)
+    kept_rows = {"events": size, "steps": count_rows(kept_steps)}  # row i of `events` is entry i; no kept step changes
     kept_rows.update({f"{BUILT}{name}": count_rows(sources(built)[name]) for name in patched.tails})
     return grown, patched, tree, held, len(new), kept_rows
 
@@ -358,17 +351,6 @@ def _held_arbitration(held: Held) -> array:
     """Returns the entries of the arbitration's events, which are all held (`HELD_KINDS`)."""
     heads = _HEADS.decode(held.json_array(held.entries)) if len(held.entries) else []
     return array("q", (entry for entry, head in zip(held.entries, heads) if head.kind in ARBITRATION_KINDS))
-
-
-def _grown_heads(old: pa.Table, events: list[Any], size: int) -> pa.Table:
-    """Returns `events` (without `body`) with the new entries' rows after the kept ones, one stream dictionary for all."""
-    old = old.unify_dictionaries()  # kept in parts, each with its own dictionary: one for all, indices remapped
-    stream = old["stream"]
-    names = stream.chunk(0).dictionary.to_pylist() if stream.num_chunks else []
-    tail = heads_table(events, size, names)  # `names` grows by the new streams
-    dictionary = tail["stream"].chunk(0).dictionary
-    column = pa.chunked_array([pa.DictionaryArray.from_arrays(c.indices, dictionary) for c in stream.chunks], stream.type)
-    return pa.concat_tables([old.set_column(1, old.schema.field("stream"), column), tail])
 
 
 class _Head(msgspec.Struct, frozen=True):
