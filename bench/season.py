@@ -15,8 +15,9 @@ built again. The event ledger kept is the first; the others go once recorded int
 
 Each command runs on a scratch copy (the commands keep derived files in the ledger), as a child
 process under `/usr/bin/time` (wall seconds, peak RSS, CPU seconds), in this order: `verify`,
-`replay`, `audit --certificate` (full, signed by a bench auditor key), `record` of one more game
-(a free Junqi game), `standings` of the first tournament (the first command to see that game),
+`replay`, `audit --certificate` (full, signed by a bench auditor key), `standings (first)` of the
+first tournament (it builds the projection and keeps it), `record` of one more game (a free Junqi
+game), `standings` again (the first command to see that game: the kept projection extended),
 `audit --since` the certificate (skipped with a note when `audit --help` has no `--since`), `audit`
 again (the full peer of `--since` at the same size), `export --parquet`, and `serve` start-up to
 `/healthz` saying `live: ready` (bench/serve_start.py, no kept live files). MATCHLEDGER_BENCH_SEASON_SKIP
@@ -61,7 +62,7 @@ CLI = (sys.executable, "-c", "from audit.cli import main; main()")
 BUILT = "season.json"
 """The build's record, written last: a season directory without it is an interrupted build."""
 
-LINEAR = {"verify", "replay", "audit", "audit (again)", "export --parquet"}
+LINEAR = {"verify", "replay", "audit", "standings (first)", "audit (again)", "export --parquet"}
 """The commands that read the whole log by design: their time may follow the season (linearly)."""
 
 
@@ -247,6 +248,7 @@ def measure(ledger: Path, work: Path, tournament: str, since: bool) -> dict[str,
         ("verify", ["verify", "--ledger", str(ledger), "--json"]),
         ("replay", ["replay", "--ledger", str(ledger), "--json"]),
         ("audit", ["audit", "--ledger", str(ledger), "--certificate", str(cert), "--auditor-key", str(key), "--json"]),
+        ("standings (first)", ["standings", "--ledger", str(ledger), "--tournament", tournament, "--json"]),
         ("record", ["record", "--ledger", str(ledger), str(work / "extra.jsonl"), "--json"]),
         ("standings", ["standings", "--ledger", str(ledger), "--tournament", tournament, "--json"]),
         ("audit --since", ["audit", "--ledger", str(ledger), "--since", str(cert), "--certificate", str(work / "since.cert"),
