@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import random
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -81,10 +82,18 @@ def _cuts(entries: list[bytes], rng: random.Random) -> list[int]:
 def test_extended_equals_built_at_random_cuts(entries: list[bytes], tmp_path: Path) -> None:
     """Differential (issue 32.2): a projection kept at each cut and extended to the next answers as
     one built from the whole log: tables, findings, tournament events, the database's tables, standings."""
-    rng = random.Random(SEED)
     print(f"MATCHLEDGER_SEASON_SEED={SEED}")
-    cuts = _cuts(entries, rng)
     root = tmp_path / "ledger"
+    for cut, session, fresh in _extended_at(entries, _cuts(entries, random.Random(SEED)), root):
+        for row in fresh.projection.tournaments:
+            assert standings(session, row["tournament"]).rows == standings(fresh, row["tournament"]).rows, cut
+    assert open_session(root, kept=True).origin == "reused"
+
+
+def _extended_at(entries: list[bytes], cuts: list[int], root: Path) -> Iterator[tuple[int, Any, Any]]:
+    """Records a log cut by cut into a new ledger at `root`; after each, yields the cut, the session of
+    the projection kept before and extended (built at the first), and one built from the whole log,
+    having asserted that they hold the same projection."""
     init(root)
     done = 0
     for cut in [*cuts, len(entries)]:
@@ -94,9 +103,7 @@ def test_extended_equals_built_at_random_cuts(entries: list[bytes], tmp_path: Pa
         assert session.origin.startswith("built" if cut == cuts[0] else "extended"), (cut, session.origin)
         fresh = open_session(root)
         same_projection(session, fresh)
-        for row in fresh.projection.tournaments:
-            assert standings(session, row["tournament"]).rows == standings(fresh, row["tournament"]).rows, cut
-    assert open_session(root, kept=True).origin == "reused"
+        yield cut, session, fresh
 
 
 def test_one_more_game_reads_and_hashes_only_its_entries(entries: list[bytes], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -224,12 +231,4 @@ def test_a_game_under_way_keeps_its_kept_steps(game: str, tmp_path: Path) -> Non
     print(f"MATCHLEDGER_SEASON_SEED={SEED}")
     starts = [i for i, k in enumerate(kinds) if k == "game.started"]
     cuts = sorted({starts[0] + 3, starts[-1] + 7, *(rng.randrange(starts[0] + 1, len(stored)) for _ in range(CUTS + 2))})
-    root = tmp_path / "ledger"
-    init(root)
-    done_at = 0
-    for cut in [*cuts, len(stored)]:
-        _recorded(root, stored[done_at:cut])
-        done_at = cut
-        session = open_session(root, kept=True, body=False)
-        assert session.origin.startswith("built" if cut == cuts[0] else "extended"), (cut, session.origin)
-        same_projection(session, open_session(root))
+    assert len(list(_extended_at(stored, cuts, tmp_path / "ledger"))) == len(cuts) + 1
