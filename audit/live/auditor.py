@@ -135,8 +135,9 @@ class LiveGame:
                           kept.findings, end.state, kept.step_events, end.derived, end.rulings)
 
     def folded_entries(self) -> array:
-        """Returns the entries of the events folded (a stopped engine's game, as far as it went)."""
-        return self.entries[:len(self.events)]
+        """Returns the entries of the steps folded (a stopped engine's game, as far as it went), one
+        per step: a ruling set aside has its step, though it is not among the events folded."""
+        return array("q", (self.entries[e.seq] for e in self.kept.step_events))
 
     def holder(self, seat: int | None) -> str | None:
         """Returns who holds a seat of the game (a player, or `program@version`)."""
