@@ -13,8 +13,9 @@ as each round close finds them, so that the next one reads them instead of foldi
 The rows keep the log's entry numbers (a round close's projection numbers its entries among those
 it reads: `LiveAuditor._project`); a game the projection reads gets its rows renumbered into it.
 No check compares the entry of a game it does not read (a game whose result a ruling changes is
-read: `ruled`). What is kept lives in memory: a restarted auditor has none, and its first round
-close of each tournament reads and folds every game of it once, as every close did before.
+read: `ruled`). The service keeps them in `derived/live/` with its other state (audit/live/store.py,
+`encode`): a restart goes on from them; an auditor without them (`from_ledger`, or a rebuilt
+store) reads and folds every game of a tournament at its first round close, as every close did before.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -71,6 +73,40 @@ class RoundRows:
     def of(cls, fresh: Mapping[str, pa.Table], last_ts: dict[str, int], ruled: set[str], tournament: list[dict[str, Any]]) -> RoundRows:
         """Returns the rows of a tournament whose every game is in `fresh`."""
         return cls({name: _by_start(fresh[name], name) for name in (*KEPT_TABLES, *KEPT_BUILT)}, dict(last_ts), frozenset(ruled), tournament)
+
+
+class _Stored(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """RoundRows as a file holds them: each table in Arrow's IPC stream format (its schema's metadata, the DuckDB types, kept)."""
+
+    tables: dict[str, bytes]
+    last_ts: dict[str, int]
+    ruled: list[str]
+    tournament: list[dict[str, Any]]
+
+
+def encode(rows: RoundRows) -> bytes:
+    """Returns the rows as a file holds them (MessagePack)."""
+    return msgspec.msgpack.encode(_Stored({name: _ipc(t) for name, t in rows.tables.items()}, rows.last_ts, sorted(rows.ruled),
+                                          rows.tournament))
+
+
+def decode(data: bytes) -> RoundRows:
+    """Returns the rows `encode` gave these bytes for.
+
+    :raises msgspec.DecodeError, pyarrow.ArrowInvalid: when they are not such bytes.
+    """
+    stored = msgspec.msgpack.decode(data, type=_Stored)
+    if set(stored.tables) != {*KEPT_TABLES, *KEPT_BUILT}:
+        raise msgspec.DecodeError(f"kept rows of tables {sorted(stored.tables)}")
+    tables = {name: pa.ipc.open_stream(pa.py_buffer(b)).read_all() for name, b in stored.tables.items()}
+    return RoundRows(tables, dict(stored.last_ts), frozenset(stored.ruled), stored.tournament)
+
+
+def _ipc(table: pa.Table) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return sink.getvalue().to_pybytes()
 
 
 def without(table: pa.Table, streams: set[str]) -> pa.Table:
