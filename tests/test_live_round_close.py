@@ -139,10 +139,12 @@ def ledgers() -> dict[str, Path]:
     return {}
 
 
-def recorded(cache: dict[str, Path], base: Path, case: str) -> Path:
+def recorded_case(cache: dict[str, Path], base: Path, case: str) -> Path:
     """Records (once) a case's tournament, edited as the case says; returns its ledger."""
     if case not in cache:
         game, fault, rounds, edit = CASES[case]
+        base = base / "round-close"  # beside tests/test_live_audit.py's tournaments, named as these
+        base.mkdir(exist_ok=True)
         root = base / case
         init(root)
         simulate_tournament(root, TournamentPlan(game=game, players=PLAYERS[game], rounds=rounds, games_per_round=2, seed=7,
@@ -163,7 +165,7 @@ def test_round_closes_publish_what_closes_over_every_game_publish(ledgers: dict[
     the kept rows of the others), yet publishes the very findings, in the same order with the same
     numbers, entries and messages, that a close reading and folding every game publishes; both equal
     the batch replay's and audit's; a restart (`from_ledger`) publishes them again."""
-    root = recorded(ledgers, tmp_path_factory.getbasetemp(), case)
+    root = recorded_case(ledgers, tmp_path_factory.getbasetemp(), case)
     events = list(LogReader(root).events())
     reference = EveryGame()
     for entry, event in enumerate(events):
@@ -188,7 +190,7 @@ def test_a_round_close_folds_only_the_games_touched_since_the_last(ledgers: dict
                                                                    monkeypatch: pytest.MonkeyPatch, case: str) -> None:
     """The k-th round close folds again exactly the finished games with an entry after the (k−1)-th
     (the first folds every game of the tournament): none that ended before the (k−1)-th close."""
-    root = recorded(ledgers, tmp_path_factory.getbasetemp(), case)
+    root = recorded_case(ledgers, tmp_path_factory.getbasetemp(), case)
     events = list(LogReader(root).events())
     closes: list[int] = []
     folded: list[set[str]] = []
@@ -220,3 +222,35 @@ def test_a_round_close_folds_only_the_games_touched_since_the_last(ledgers: dict
         assert folded[k] == since, k
         print(f"{case}: close {k + 1} at entry {closes[k]} folded {len(folded[k])} games again "
               f"({len([s for s in ended if ended[s] < closes[k]])} ended by then)")
+
+
+@pytest.mark.parametrize("case", ["junqi-wrong-seating", "checkers-overruled"])
+def test_a_restarted_service_goes_on_from_the_rows_kept(ledgers: dict[str, Path], tmp_path_factory: pytest.TempPathFactory,
+                                                        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str) -> None:
+    """The rows kept at each round close are kept in `derived/live/` with the service's state: the
+    service stopped in the middle of round 3 and restarted folds again at round 3's close only the
+    games touched since round 2's, and publishes the findings of one audit fed the whole log."""
+    from tests.test_serve_open import Service, recorded, reference
+
+    events = list(LogReader(recorded_case(ledgers, tmp_path_factory.getbasetemp(), case)).events())
+    closes = [i for i, e in enumerate(events) if isinstance(e, RoundClosed)]
+    cut = (closes[1] + closes[2]) // 2
+    first = Service(recorded(tmp_path / "l", events[:closes[0] // 2]))
+    first.record(events[closes[0] // 2:cut])
+    first.stop()
+    second = Service(tmp_path / "l")
+    assert second.opened.resumed and set(second.auditor.rounds) == {_tournament_stream(events)}
+    folded: set[str] = set()
+    refold = LiveAuditor.refold
+
+    def counted_refold(self: LiveAuditor, view: Any) -> Any:
+        folded.add(view.events[0].stream)
+        return refold(self, view)
+
+    monkeypatch.setattr(LiveAuditor, "refold", counted_refold)
+    second.record(events[cut:closes[2] + 1])
+    ended = {e.stream: entry for entry, e in enumerate(events) if isinstance(e, GameEnded)}
+    assert folded and all(ended[s] > closes[1] for s in folded), folded
+    second.record(events[closes[2] + 1:])
+    second.stop()
+    assert second.auditor.findings == reference(events)
