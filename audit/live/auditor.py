@@ -13,8 +13,10 @@ start-up (`from_ledger`, or `open` from what the service persisted).
 The service's auditor keeps in memory only what is still open: the games under way (each game's
 fold is dropped at its `game.ended`, and taken up again from its entries, read through the stream
 index, should a later event of the game arrive) and the few streams that are not games
-(tournaments, sources, appeals). A round close reads the games of its tournament through the index
-(`LedgerLog`, over `audit/live/follow.py`'s reader): nothing keeps every entry's bytes or events. In the
+(tournaments, sources, appeals). A round close reads through the index (`LedgerLog`, over
+`audit/live/follow.py`'s reader) only the games of its tournament touched since its last close, and
+runs the tournament checks over every game's small rows kept from that close (audit/live/rounds.py,
+issue 32.2): nothing keeps every entry's bytes or events, nor folds a finished game again at every close. In the
 service the auditor follows the log: told only that it grew, it reads the new entries itself
 (`catch_up`). What it has published, and how far it read, is kept in the ledger by
 `audit/live/store.py`, so that a restart reads the open games and the entries recorded since, not

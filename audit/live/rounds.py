@@ -102,9 +102,12 @@ def decode(data: bytes) -> RoundRows:
     return RoundRows(tables, dict(stored.last_ts), frozenset(stored.ruled), stored.tournament)
 
 
+_IPC = pa.ipc.IpcWriteOptions(compression="zstd")
+
+
 def _ipc(table: pa.Table) -> bytes:
     sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, table.schema) as writer:
+    with pa.ipc.new_stream(sink, table.schema, options=_IPC) as writer:
         writer.write_table(table)
     return sink.getvalue().to_pybytes()
 
