@@ -19,7 +19,7 @@ import msgspec
 import pytest
 
 from audit.live.auditor import LiveAuditor, LiveFinding
-from audit.live.store import FINDINGS, GAMES, KEYS, STATE, LiveStore, Opened, open_auditor
+from audit.live.store import FINDINGS, GAMES, KEYS, ROUNDS, STATE, LiveStore, Opened, open_auditor
 from audit.query.session import movement_ranking
 from audit.simulator import faults
 from audit.simulator.client import Client
@@ -201,13 +201,22 @@ def damage(live: Path, how: str) -> None:
         data, _, _ = (live / STATE).read_bytes().partition(b"\n")
         other = Signer.generate(load_verifier(live.parent.parent).name)  # the log's name, another key
         (live / STATE).write_bytes(sign_state(other, SIGNED_FORMAT, data))
+    elif how in ("rounds missing", "rounds edited"):  # a tournament's rows kept for its next round close
+        [rows] = live.glob(f"{ROUNDS}-*")
+        if how == "rounds missing":
+            rows.unlink()
+        else:
+            edited = bytearray(rows.read_bytes())
+            edited[len(edited) // 2] ^= 0x01
+            rows.write_bytes(bytes(edited))
     elif how == "published after the state":  # a crash between writing findings and the state: not a damage
         (live / FINDINGS).write_bytes((live / FINDINGS).read_bytes() + b'{"id": 99, "half a line')
 
 
 @pytest.mark.parametrize("how", ["findings missing", "findings torn", "findings edited", "state missing", "state torn",
                                  "state of another log", "keys torn", "games missing", "keys edited", "games edited",
-                                 "findings forged, state re-hashed", "state signed by another key", "published after the state"])
+                                 "findings forged, state re-hashed", "state signed by another key", "rounds missing", "rounds edited",
+                                 "published after the state"])
 def test_missing_torn_or_foreign_files_are_rebuilt(sources: dict, tmp_path: Path, how: str) -> None:
     """The kept files are derived data: whatever of them is missing, torn, edited or made from
     another log is detected at the restart (the reason is logged) and rebuilt from the log, to the
@@ -220,7 +229,9 @@ def test_missing_torn_or_foreign_files_are_rebuilt(sources: dict, tmp_path: Path
     first.stop()
     want = reference(events)
     live = tmp_path / "l" / "derived" / "live"
-    assert {p.name for p in live.iterdir()} == {FINDINGS, KEYS, GAMES, STATE} and (live / KEYS).stat().st_size
+    names = {p.name for p in live.iterdir()}
+    assert {n for n in names if not n.startswith(f"{ROUNDS}-")} == {FINDINGS, KEYS, GAMES, STATE} and (live / KEYS).stat().st_size
+    assert len(names) == 5  # one tournament's rows kept for its next round close (audit/live/rounds.py)
     damage(live, how)
     again = Service(tmp_path / "l")
     rebuilt = how != "published after the state"

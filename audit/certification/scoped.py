@@ -70,13 +70,31 @@ def scoping(db: AuditDB, projection: Projection, built: dict[str, Any], touched:
         elif name == COUNTS:
             got = [_counts(earlier[name][0], touched_db().run(name, **params)[0] if streams else None)]
         else:
-            fresh = [r for r in touched_db().run(name, **params) if r["stream"] in streams] if streams else []
+            fresh = of_streams(touched_db().run(name, **params), streams) if streams else []
             got = list(heapq.merge([r for r in earlier[name] if r["stream"] not in streams], fresh, key=lambda r: r["stream"]))
         if name in RECORDED and params.get("tournament") is None:
             rows[name] = got
         return got
 
     db.run = scoped  # type: ignore[method-assign]
+
+
+def answering(db: AuditDB, touched: AuditDB, streams: set[str]) -> None:
+    """Makes `db` answer each scoped query by a run over `touched`, a database of some games' rows,
+    giving the rows of `streams` only; the other queries it runs itself. The live audit's round close
+    (audit/live/auditor.py) runs them so: the rows of the games with no entry since the tournament's
+    last round close were published then, and are the same now (each rests on its game's rows alone)."""
+    run = db.run
+
+    def scoped(name: str, **params: Any) -> list[dict[str, Any]]:
+        return of_streams(touched.run(name, **params), streams) if name in SCOPED else run(name, **params)
+
+    db.run = scoped  # type: ignore[method-assign]
+
+
+def of_streams(rows: list[dict[str, Any]], streams: set[str]) -> list[dict[str, Any]]:
+    """Returns the rows of a scoped query that are of some streams, in their order."""
+    return [r for r in rows if r["stream"] in streams]
 
 
 def _counts(before: dict[str, Any], fresh: dict[str, Any] | None) -> dict[str, Any]:

@@ -13,8 +13,10 @@ start-up (`from_ledger`, or `open` from what the service persisted).
 The service's auditor keeps in memory only what is still open: the games under way (each game's
 fold is dropped at its `game.ended`, and taken up again from its entries, read through the stream
 index, should a later event of the game arrive) and the few streams that are not games
-(tournaments, sources, appeals). A round close reads the games of its tournament through the index
-(`LedgerLog`, over `audit/live/follow.py`'s reader): nothing keeps every entry's bytes or events. In the
+(tournaments, sources, appeals). A round close reads through the index (`LedgerLog`, over
+`audit/live/follow.py`'s reader) only the games of its tournament touched since its last close, and
+runs the tournament checks over every game's small rows kept from that close (audit/live/rounds.py,
+issue 32.2): nothing keeps every entry's bytes or events, nor folds a finished game again at every close. In the
 service the auditor follows the log: told only that it grew, it reads the new entries itself
 (`catch_up`). What it has published, and how far it read, is kept in the ledger by
 `audit/live/store.py`, so that a restart reads the open games and the entries recorded since, not
@@ -26,12 +28,16 @@ from __future__ import annotations
 import threading
 from array import array
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import msgspec
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from audit.live.follow import CountingReader
+from audit.live.rounds import KEPT_BUILT, KEPT_TABLES, RoundRows, of_streams, renumbered
 from audit.query.arbitration import RulingSigners
 from audit.query.jsonsplit import split
 from ledger.derived import indexed_size
@@ -135,8 +141,9 @@ class LiveGame:
                           kept.findings, end.state, kept.step_events, end.derived, end.rulings)
 
     def folded_entries(self) -> array:
-        """Returns the entries of the events folded (a stopped engine's game, as far as it went)."""
-        return self.entries[:len(self.events)]
+        """Returns the entries of the steps folded (a stopped engine's game, as far as it went), one
+        per step: a ruling set aside has its step, though it is not among the events folded."""
+        return array("q", (self.entries[e.seq] for e in self.kept.step_events))
 
     def holder(self, seat: int | None) -> str | None:
         """Returns who holds a seat of the game (a player, or `program@version`)."""
@@ -346,6 +353,10 @@ class LiveAuditor:
         self.tournaments: set[str] = set()
         self.refolded = 0
         """Events folded again to take up a game whose fold was dropped (or to check a round)."""
+        self.rounds: dict[str, RoundRows] = {}
+        """What each tournament's last round close kept of its games for the next (audit/live/rounds.py)."""
+        self.touched: dict[str, set[str]] = {}
+        """Each tournament's games with an entry folded since its last round close whose checks ran."""
         self._folded = 0
         self._current: Event | None = None
         self._found: list[LiveFinding] = []
@@ -439,6 +450,8 @@ class LiveAuditor:
             game = game or self._open_stream(entry, event)
             if game is None:
                 return
+        if game.start.tournament is not None:
+            self.touched.setdefault(game.start.tournament, set()).add(stream)
         game.entries.append(entry)
         pulls = game.inbox.pulls
         found = game.push(event)
@@ -511,40 +524,117 @@ class LiveAuditor:
 
     def _close_round(self, event: RoundClosed) -> None:
         """Runs the audit's SQL and tournament checks of the tournament over its data so far, and
-        publishes the findings no earlier round close published (the engines' are published as they occur)."""
+        publishes the findings no earlier round close published (the engines' are published as they
+        occur). The per-game checks run over the games touched since the tournament's last round
+        close, the tournament-level ones over every game's small rows kept from it (`_closing`)."""
         from audit.certification.certify import collect_findings
-        from audit.query.db import AuditDB
-        from audit.query.session import Session
 
-        streams, projection = self.round_projection(event.stream)
-        rows = collect_findings(Session(projection, AuditDB(projection.tables())), event.stream)
+        tournament = event.stream
+        closing = self._closing(tournament, self.rounds.get(tournament))
+        rows = collect_findings(closing.session, tournament)
+        streams, games = closing.streams, set(closing.kept.streams())
         for row in rows:
             key = (row["code"], row["stream"], row["seq"])
             if row["source"] != "replay" and key not in self.book.published:
                 view = streams.get(row["stream"])
+                if view is None and row["stream"] in games:  # a game of the tournament this close did not read
+                    view = self._views([row["stream"]]).get(row["stream"])
                 last = len(view.entries) - 1 if view is not None else 0
                 seq = int(row["seq"]) if row["seq"] is not None else last  # a whole game's or pairing's: its last event
                 self._publish(Finding(stream=row["stream"], seq=seq, code=row["code"], article=row["article"],
                                       message=row["message"], severity=row["severity"]), view, key)
+        self.rounds[tournament] = closing.kept
+        self.touched.pop(tournament, None)
+
+    def _closing(self, tournament: str, kept: RoundRows | None) -> Closing:
+        """Returns what a round close checks: with nothing kept of the tournament (its first close, or
+        the first since a restart) every game read back and folded, as `round_projection`; else the
+        games touched since its last close (a finished one folded again, one under way with its own
+        fold), the games the tournament checks read the events of (those with a ruling, and the
+        Paohuzi tables of a board one of them played), unfolded, and every other game's small rows as
+        kept (audit/live/rounds.py). The per-game check queries then run over the games touched only
+        (audit/certification/scoped.py `answering`), the others over the whole tournament. A game not
+        touched whose events hold the competition's latest timestamp (which `game_status` and the
+        appeal deadlines read) is read too, unfolded.
+
+        Where the rows kept would not give the very rows of the whole tournament's projection (its
+        rules changed, or a ruling recorded after a round was seated makes the seating check build the
+        tables again from every game's events, `_seating_as_of`) the close reads and folds every game instead."""
+        from audit.certification.scoped import answering
+        from audit.query.db import AuditDB
+        from audit.query.session import Session
+
+        touched = list(dict.fromkeys(self.book.games_of(tournament))) if kept is None else sorted(self.touched.get(tournament, ()))
+        streams, games = self._games_folded(touched)
+        if kept is not None:
+            boards = {g.start.board for g in games if game_of(g.start) == "paohuzi" and g.start.board}
+            read = [s for s, board in kept.boards(kept.streams()).items() if board in boards and s not in streams]
+            streams.update(self._views(read + sorted(kept.ruled - streams.keys() - set(read))))
+        streams.update(self.log.streams(sorted(self.others - {BATCHES_STREAM}), self.size))
+        if kept is not None:  # the competition's clock is the latest event's (`game_status`): a game not read may hold it
+            clock = max((e.ts for s, view in streams.items() if not s.startswith("log.") for e in view.events), default=None)
+            streams.update(self._views(kept.later_than(clock, streams)))
+        projection, entries = self._project(streams, games)
+        db = AuditDB(projection.tables())
+        folded = {g.start.stream for g in games if g.events}
+        fresh = {name: _logged(projection.table(name), entries) for name in KEPT_TABLES}
+        built = db.built_tables()
+        fresh.update({name: of_streams(built[name], folded) for name in KEPT_BUILT})
+        last_ts = {s: max(e.ts for e in streams[s].events) for s in folded}
+        ruled = folded & set(projection.table("rulings")["stream"].to_pylist())
+        rules = [t for t in projection.tournaments if t["tournament"] == tournament]
+        if kept is None:
+            return Closing(Session(projection, db), streams, RoundRows.of(fresh, last_ts, ruled, rules))
+        if rules != kept.tournament or _seating_as_of(projection, tournament):
+            return self._closing(tournament, None)
+        rows = kept.updated(fresh, last_ts, ruled, rules)
+        numbers = {entry: n for n, entry in enumerate(entries)}
+        tournament_wide = replace(projection, arrow={**projection.arrow, **{name: renumbered(rows.tables[name], numbers) for name in KEPT_TABLES}})
+        checked = AuditDB(tournament_wide.tables(), built={**{name: rows.tables[name] for name in KEPT_BUILT}, "timings": built["timings"]})
+        answering(checked, db, folded)
+        return Closing(Session(tournament_wide, checked), streams, rows)
 
     def round_projection(self, tournament: str) -> tuple[dict[str, View], Any]:
-        """Returns the streams a tournament's round checks read (its games and every stream that is
-        not a game but the batch records, which no check reads: one per batch, they grow with the
-        season), read back through the index, and their projection, built from the games' folds (a
-        game under way's own, a finished game's folded again) without keeping the log.
+        """Returns the streams a tournament's round checks read when nothing is kept of it (its games
+        and every stream that is not a game but the batch records, which no check reads: one per
+        batch, they grow with the season), read back through the index, and their projection, built
+        from the games' folds (a game under way's own, a finished game's folded again) without
+        keeping the log.
 
         The projection's entries are those streams' entries, renumbered in log order."""
-        from audit.query.projection import project_replayed
+        streams, games = self._games_folded(list(dict.fromkeys(self.book.games_of(tournament))))
+        streams.update(self.log.streams(sorted(self.others - {BATCHES_STREAM}), self.size))
+        return streams, self._project(streams, games)[0]
 
+    def _games_folded(self, games: list[str]) -> tuple[dict[str, View], list[LiveGame]]:
+        """Reads some games back through the index with their folds: a game under way's own, a
+        finished game's folded again."""
         streams: dict[str, View] = {}
-        games = []
-        for stream, view in self.log.streams(list(dict.fromkeys(self.book.games_of(tournament))), self.size).items():
+        folded = []
+        for stream, view in self.log.streams(games, self.size).items():
             if view.events:
                 game = self.games.get(stream) or self.refold(view)
                 view.start = game.start
                 streams[stream] = view
-                games.append(game)
-        streams.update(self.log.streams(sorted(self.others - {BATCHES_STREAM}), self.size))
+                folded.append(game)
+        return streams, folded
+
+    def _views(self, streams: list[str]) -> dict[str, View]:
+        """Reads some streams back through the index, folding none (a game's start noted)."""
+        found = {}
+        for stream, view in (self.log.streams(streams, self.size).items() if streams else ()):
+            if view.events:
+                view.start = view.events[0] if isinstance(view.events[0], GameStarted) else None
+                found[stream] = view
+        return found
+
+    @staticmethod
+    def _project(streams: dict[str, View], games: list[LiveGame]) -> tuple[Any, array]:
+        """Returns the projection of some streams (`project_replayed`), the games among them of
+        `games` with their folds, and the log's entry of each of its entries (it numbers them in log
+        order among those of the streams)."""
+        from audit.query.projection import project_replayed
+
         placed = sorted((entry, n, seq) for n, view in enumerate(streams.values()) for seq, entry in enumerate(view.entries))
         views = list(streams.values())
         renumbered = {entry: row for row, (entry, _, _) in enumerate(placed)}
@@ -555,7 +645,7 @@ class LiveAuditor:
         log = StoredEntries(b"".join(data), ends)
         events = [views[n].events[seq] for _, n, seq in placed]
         folded = [(g.replay(), array("q", (renumbered[e] for e in g.folded_entries()))) for g in games if g.events]
-        return streams, project_replayed(log, events, folded)
+        return project_replayed(log, events, folded), array("q", (entry for entry, _, _ in placed))
 
     def _publish(self, finding: Finding, view: View | None, key: tuple[str, str, int | None] | None = None) -> None:
         seq = finding.seq
@@ -574,6 +664,29 @@ class LiveAuditor:
         )
         self.book.add(published, key)
         self._found.append(published)
+
+
+class Closing(NamedTuple):
+    """What a round close checks: the session its checks run on, the streams it read (by stream), and
+    what the tournament's next round close keeps of its games."""
+
+    session: Any
+    streams: dict[str, View]
+    kept: RoundRows
+
+
+def _logged(table: pa.Table, entries: array) -> pa.Table:
+    """Returns a projection's table with its entries the log's (`entries`: the log's entry of each of the projection's)."""
+    at = table.schema.get_field_index("entry")
+    return table.set_column(at, table.schema.field(at), pc.take(pa.array(entries, pa.int64()), table["entry"]))
+
+
+def _seating_as_of(projection: Any, tournament: str) -> bool:
+    """Tells whether the seating check builds a round's tables again from every game's events: a
+    ruling recorded at or after a later round's seating (audit/query/tournament_checks.py `as_of`)."""
+    seated = {r["round"]: r["entry"] for r in projection.arrow["seatings"].to_pylist() if r["tournament"] == tournament}
+    rulings = [e for e in projection.table("rulings")["entry"].to_pylist() if e is not None]
+    return any(rnd != 1 and at is not None and any(e >= at for e in rulings) for rnd, at in seated.items())
 
 
 def holder(start: GameStarted, seat: int | None) -> str | None:

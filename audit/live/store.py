@@ -1,16 +1,19 @@
 """What the live service has published, kept in the ledger (`derived/live/`) so that a restart reads
 the games still open and the entries recorded since, not the whole season.
 
-Four files, written only by the service (which holds the writer lock) through `ledger.DerivedFiles`:
+These files, written only by the service (which holds the writer lock) through `ledger.DerivedFiles`:
 
 - `findings`: every published finding, one JSON line each, in id order (`GET /findings` reads them);
 - `keys`: the round findings' keys (code, stream, seq as the audit gives it), so that a round close
   after a restart publishes only what no earlier one did;
 - `games`: each tournament game's stream as it starts (a round close reads its tournament's games
   through the stream index);
+- `rounds-<sha256>`: what a tournament's last round close kept of its games for the next
+  (audit/live/rounds.py: each game's small rows), one file per tournament, named by its content;
 - `state`: how far the log was folded when the files were last consistent: its size and Merkle root
   there, the findings' count, byte length and SHA-256, the lengths and SHA-256 of `keys` and `games`,
-  the games under way, the streams that are not games and which of them are tournaments, signed by
+  the games under way, the streams that are not games and which of them are tournaments, each
+  tournament's `rounds-` file and its games touched since its last round close, signed by
   the log's key (a C2SP signed note over the state's SHA-256, on the lines after it). It is replaced
   whole about once a second and when the service stops.
 
@@ -39,14 +42,15 @@ from typing import Any
 import msgspec
 
 from audit.live.auditor import LedgerLog, LiveAuditor, LiveFinding
+from audit.live.rounds import RoundRows, decode, encode
 from audit.query.signed_state import StateRefused, code_fingerprint, load_signer, open_state, sign_state
 from ledger import LedgerCorrupt, LedgerError, Signer
 from ledger.derived import DerivedFiles, tree_root
 
 NAME = "live"
-FINDINGS, KEYS, GAMES, STATE = "findings", "keys", "games", "state"
-FORMAT = 2
-SIGNED_FORMAT = "matchledger-live-state/2"
+FINDINGS, KEYS, GAMES, STATE, ROUNDS = "findings", "keys", "games", "state", "rounds"
+FORMAT = 3
+SIGNED_FORMAT = "matchledger-live-state/3"
 """The second line of the note that signs a state (the first is the log's origin)."""
 SAVE_EVERY_S = 1.0
 """How often the state is written while entries arrive (the entries since are folded again after a crash)."""
@@ -70,6 +74,10 @@ class State(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     open: list[str]
     others: list[str]
     tournaments: list[str]
+    rounds: dict[str, str]
+    """Each tournament's `rounds-<sha256>` file (audit/live/rounds.py)."""
+    touched: dict[str, list[str]]
+    """Each tournament's games with an entry folded since its last round close."""
 
 
 class Opened(msgspec.Struct, frozen=True):
@@ -110,6 +118,10 @@ class LiveStore:
         self._pending_games: list[bytes] = []
         self._saved_at = 0.0
         self._known_root: tuple[int, bytes] = (-1, b"")
+        self.rounds: dict[str, RoundRows] = {}
+        """The rows each tournament's last round close kept, as read at a resume."""
+        self._rounds: dict[str, tuple[RoundRows, str]] = {}
+        """The rows last written for each tournament, and their file."""
 
     # -- the book ----------------------------------------------------------------------------------
 
@@ -184,14 +196,26 @@ class LiveStore:
             root = (known if size == auditor.size else tree_root(self.root, auditor.size)).hex()
         except LedgerError:  # the tiles do not reach that far yet: the state written before stands
             return
+        rounds = {t: self._rounds_file(t, rows) for t, rows in sorted(auditor.rounds.items())}
         state = State(format=FORMAT, version=code_fingerprint(), size=auditor.size, root=root, findings=len(self._offsets) - 1,
                       findings_bytes=self._offsets[-1], findings_sha256=self._sha.hexdigest(), keys_bytes=self._keys_bytes,
                       keys_sha256=self._keys_sha.hexdigest(), games_bytes=self._games_bytes, games_sha256=self._games_sha.hexdigest(),
-                      open=sorted(auditor.games), others=sorted(auditor.others), tournaments=sorted(auditor.tournaments))
+                      open=sorted(auditor.games), others=sorted(auditor.others), tournaments=sorted(auditor.tournaments),
+                      rounds=rounds, touched={t: sorted(games) for t, games in sorted(auditor.touched.items()) if games})
         if self._signer is None:
             self._signer = load_signer(self.root)  # the service holds it: it signs the checkpoints
         self.files.replace(STATE, sign_state(self._signer, SIGNED_FORMAT, msgspec.json.encode(state)))
         self._saved_at = time.monotonic()
+        for stale in {n for n in self.files.names() if n.startswith(f"{ROUNDS}-")} - set(rounds.values()):
+            self.files.remove(stale)  # rows a later round close replaced, once the state names their successor
+
+    def _rounds_file(self, tournament: str, rows: RoundRows) -> str:
+        """Returns the file of a tournament's kept rows, written when they are not the rows written last (a round closed since)."""
+        written = self._rounds.get(tournament)
+        if written is None or written[0] is not rows:
+            data = encode(rows)
+            written = self._rounds[tournament] = (rows, self.files.write_named(ROUNDS, lambda out: out.write(data))[0])
+        return written[1]
 
     # -- opening -------------------------------------------------------------------------------------
 
@@ -229,6 +253,15 @@ class LiveStore:
         offsets = _line_ends(data)
         if len(offsets) - 1 != state.findings:
             return f"the findings file holds {len(offsets) - 1} findings, its state says {state.findings}"
+        rounds = {}
+        for tournament, name in state.rounds.items():
+            held = self.files.read(name) if name.startswith(f"{ROUNDS}-") and "/" not in name else b""
+            if hashlib.sha256(held).hexdigest() != name.removeprefix(f"{ROUNDS}-"):
+                return f"the kept rows of {tournament} ({name}) do not match their name"
+            try:
+                rounds[tournament] = decode(held)
+            except (msgspec.DecodeError, ValueError) as exc:
+                return f"the kept rows of {tournament} are unreadable ({exc})"
         for name, length in ((FINDINGS, state.findings_bytes), (KEYS, state.keys_bytes), (GAMES, state.games_bytes)):
             self.files.truncate(name, length)  # what was published after the state is published again
         self._offsets, self._sha = offsets, hashlib.sha256(data)
@@ -236,6 +269,8 @@ class LiveStore:
         self._keys_bytes, self._games_bytes = state.keys_bytes, state.games_bytes
         self._keys_sha, self._games_sha = hashlib.sha256(keys), hashlib.sha256(games)
         self.published = {_key.decode(line) for line in keys.splitlines()}
+        self.rounds = rounds
+        self._rounds = {t: (rows, state.rounds[t]) for t, rows in rounds.items()}
         return state
 
 
@@ -265,6 +300,7 @@ def open_auditor(root: Path, size: int) -> tuple[LiveAuditor, Opened]:
         return auditor, Opened(False, state, 0, 0, 0, 0)
     log.prime(state.size)
     auditor.others, auditor.tournaments = set(state.others), set(state.tournaments)
+    auditor.rounds, auditor.touched = dict(store.rounds), {t: set(games) for t, games in state.touched.items()}
     for stream in state.open:
         auditor.games[stream] = auditor.refold(log.stream(stream, state.size))
     auditor.size = state.size
