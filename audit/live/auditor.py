@@ -558,8 +558,9 @@ class LiveAuditor:
         appeal deadlines read) is read too, unfolded.
 
         Where the rows kept would not give the very rows of the whole tournament's projection (its
-        rules changed, or a ruling recorded after a round was seated makes the seating check build the
-        tables again from every game's events, `_seating_as_of`) the close reads and folds every game instead."""
+        rules changed) the close reads and folds every game instead. A ruling recorded after a round
+        was seated is no such case: the seating check's database as of then (`tournament_checks.as_of`)
+        takes `seat_times`, as every table resting on one stream's events alone, as it was built."""
         from audit.certification.scoped import answering
         from audit.query.db import AuditDB
         from audit.query.session import Session
@@ -585,7 +586,7 @@ class LiveAuditor:
         rules = [t for t in projection.tournaments if t["tournament"] == tournament]
         if kept is None:
             return Closing(Session(projection, db), streams, RoundRows.of(fresh, last_ts, ruled, rules))
-        if rules != kept.tournament or _seating_as_of(projection, tournament):
+        if rules != kept.tournament:
             return self._closing(tournament, None)
         rows = kept.updated(fresh, last_ts, ruled, rules)
         numbers = {entry: n for n, entry in enumerate(entries)}
@@ -679,14 +680,6 @@ def _logged(table: pa.Table, entries: array) -> pa.Table:
     """Returns a projection's table with its entries the log's (`entries`: the log's entry of each of the projection's)."""
     at = table.schema.get_field_index("entry")
     return table.set_column(at, table.schema.field(at), pc.take(pa.array(entries, pa.int64()), table["entry"]))
-
-
-def _seating_as_of(projection: Any, tournament: str) -> bool:
-    """Tells whether the seating check builds a round's tables again from every game's events: a
-    ruling recorded at or after a later round's seating (audit/query/tournament_checks.py `as_of`)."""
-    seated = {r["round"]: r["entry"] for r in projection.arrow["seatings"].to_pylist() if r["tournament"] == tournament}
-    rulings = [e for e in projection.table("rulings")["entry"].to_pylist() if e is not None]
-    return any(rnd != 1 and at is not None and any(e >= at for e in rulings) for rnd, at in seated.items())
 
 
 def holder(start: GameStarted, seat: int | None) -> str | None:

@@ -84,7 +84,7 @@ the tournament events in the projection's order (int64), kept beside the tables.
 HELD, HELD_ENDS, HELD_ENTRIES = "held.data", "held.ends", "held.entries"
 """The stored bytes of the entries the projection decodes beside the games, back to back, their
 boundaries and their entry numbers (int64)."""
-PER_STREAM = ("claims", "timings")
+PER_STREAM = ("claims", "timings", "seat_times")
 """The tables the database builds at load whose rows each rest on one stream's events alone: an
 extension patches them stream by stream (the others are built again from the tables, by SQL)."""
 _HELD_KINDS = HELD_KINDS
