@@ -293,20 +293,12 @@ def project_replayed(log: StoredEntries, events: list[Event], games: Iterable[tu
     return _assemble(log, streams, heads_table(events), [rows.tables()], rows.findings)
 
 
-def heads_table(events: list[Event], first: int = 0, names: list[str] | None = None) -> pa.Table:
+def heads_table(events: list[Event], first: int = 0) -> pa.Table:
     """Returns the `events` columns other than `body` of some decoded entries, the first of them entry
-    `first`; `stream` is coded by `names` (streams by code; a new one is appended to it), or by a
-    dictionary of their own in the order they come."""
-    names = [] if names is None else names
-    codes = {name: code for code, name in enumerate(names)}
-    indices = array("i")
-    for event in events:
-        code = codes.get(event.stream)
-        if code is None:
-            code = codes[event.stream] = len(names)
-            names.append(event.stream)
-        indices.append(code)
-    stream = pa.DictionaryArray.from_arrays(pa.array(indices, pa.int32()), pa.array(names, pa.string()))
+    `first`, `stream` coded by a dictionary of their own in the order the streams come."""
+    codes: dict[str, int] = {}
+    indices = array("i", (codes.setdefault(stream, len(codes)) for stream in map(_stream_of, events)))
+    stream = pa.DictionaryArray.from_arrays(pa.array(indices, pa.int32()), pa.array(list(codes), pa.string()))
     kinds = list(map(_KINDS.__getitem__, map(type, events)))
     return pa.Table.from_arrays([pa.array(range(first, first + len(events)), pa.int64()), stream, *_head_columns(events, kinds)],
                                 schema=HEADS_SCHEMA)
