@@ -22,8 +22,6 @@ import duckdb
 import pyarrow as pa
 import pyarrow.dataset as ds
 
-from audit.query.kept_read import batches
-
 SQL_DIR = Path(__file__).parent / "sql"
 _HEADER = re.compile(r"^--\s*(\w+):\s*(.*)$")
 _PARAM = re.compile(r"\$([a-z_]\w*)")
@@ -226,8 +224,11 @@ class AuditDB:
         """Creates a table of `audit/query/sql/views/` from its rows as `built_tables` gave them, with its own types."""
         types = json.loads((table.schema.metadata or {})[_TYPES.encode()])
         columns = ", ".join(f'CAST("{column}" AS {kind}) AS "{column}"' for column, kind in types)
-        # a kept table's file read as one stream of batches, in its order (a dataset's scan may come in any)
-        self._con.register("_built", table if isinstance(table, pa.Table) else pa.RecordBatchReader.from_batches(table.schema, batches(table)))
+        if isinstance(table, ds.Dataset):  # a kept table is scanned from its files, like `events`: not copied (issue 32.1)
+            self._con.register(f"_built_{name}", table)
+            self._con.execute(f'CREATE VIEW "{name}" AS SELECT {columns} FROM "_built_{name}"')
+            return
+        self._con.register("_built", table)
         self._con.execute(f'CREATE TABLE "{name}" AS SELECT {columns} FROM _built')
         self._con.unregister("_built")
 

@@ -154,6 +154,8 @@ class Projection:
     """Every engine finding, as the engines reported it."""
     tournament_events: list[Event] = field(default_factory=list)
     """Every event of a tournament stream (openings, registrations, seatings, round closings)."""
+    tournament_entries: list[int] | None = None
+    """The entry of each of `tournament_events`, where the projection knew them (kept with it)."""
     places: list[int] = field(default_factory=list)
     """The place in the log (`log_place`) of each engine finding, the first of `findings`: what an extension merges by."""
     body: Callable[[], pa.Array] | None = None
@@ -337,7 +339,8 @@ def assemble_others(log: Any, streams: dict[str, tuple[str, array]], arrow: dict
     arrow.update(_arbitration_tables(log, arbitration if arbitration is not None else arbitration_entries(events), opened))
     placed = sorted(((log_place(f, streams[f.stream][1]), f.stream, n) for n, f in enumerate(findings)))  # whichever pass found them
     found = [findings[n] for _, _, n in placed]
-    return Projection(arrow, findings=found + orphans, tournament_events=tournament_events, places=[p for p, _, _ in placed])
+    return Projection(arrow, findings=found + orphans, tournament_events=tournament_events, places=[p for p, _, _ in placed],
+                      tournament_entries=[streams[e.stream][1][e.seq] for e in tournament_events])
 
 
 def events_table(heads: pa.Table, log: StoredEntries) -> pa.Table:
@@ -530,11 +533,10 @@ class Held:
     def with_entries(self, new: list[tuple[int, bytes]], size: int) -> Held:
         """Returns these held entries followed by some later ones."""
         ends = array("q", self.ends)
-        data = bytearray(self.data)
         for _, stored in new:
-            data += stored
-            ends.append(len(data))
-        return Held(size, self.entries + array("q", [e for e, _ in new]), bytes(data), ends)
+            ends.append(ends[-1] + len(stored))
+        data = b"".join([self.data, *(stored for _, stored in new)])  # one copy of the held bytes, not two
+        return Held(size, self.entries + array("q", [e for e, _ in new]), data, ends)
 
 
 SPILL_ROWS = 1 << 14

@@ -276,7 +276,7 @@ def extended(root: Path, kept: Kept, held: Held, projection: Projection, built: 
     events = decode_stored_array(b"[" + b",".join(stored for _, stored in new) + b"]")
     if on_new is not None:
         on_new(new, events)
-    games = set(projection.arrow["games"]["stream"].to_pylist())
+    games = set(projection.column("games", "stream").to_pylist())
     firsts: dict[str, Any] = {}
     for event in events:
         firsts.setdefault(event.stream, event)
@@ -303,20 +303,28 @@ def extended(root: Path, kept: Kept, held: Held, projection: Projection, built: 
     heads = heads_table(events, size)  # only the new entries' rows: the kept ones stay in their files (issue 32.2)
     held = held.with_entries([(entry, stored) for (entry, stored), event in zip(new, events)
                               if event.stream not in games and event.stream not in new_of or event.kind in _HELD_KINDS], signed.size)
-    streams = _held_streams(held)
+    held_heads = _held_heads(held)
+    streams = _held_streams(held, held_heads)
     streams.update({s: (GAME_OPENER, array("q", [e for e, _ in whole[s]])) for s in touched})
     fresh = rows.tables()
-    arrow = {name: pa.concat_tables([_without(projection.arrow[name], touched, name), fresh[name]]) for name in ("games", "seats", "findings")}
+    # Where every game touched is new, the kept games and seats lead unchanged: they stay in their
+    # files and the new games' rows follow them (issue 32.2), neither read nor written again.
+    kept_games = {name: sources(projection.arrow)[name] for name in ("games", "seats")}
+    appended = [name for name, table in kept_games.items() if isinstance(table, ds.Dataset) and games.isdisjoint(touched)]
+    arrow = {name: fresh[name] if name in appended else pa.concat_tables([_without(projection.arrow[name], touched, name), fresh[name]])
+             for name in ("games", "seats", "findings")}  # (an appended table's kept rows are joined below, in its place)
     arrow["findings"] = arrow["findings"].filter(pc.equal(arrow["findings"]["source"], "replay"))  # the orphans are found again
     # A fold's step for an entry depends on that entry and those before it only (a fold never reads
     # ahead: replay/fold.py), so a game under way keeps its kept steps; the new entries' are added.
     new_steps = fresh["steps"].filter(pc.greater_equal(fresh["steps"]["entry"], size)) if ongoing else fresh["steps"]
     steps = _steps_table(new_steps, heads, size)
     kept_steps = sources(projection.arrow)["steps"]
-    grown = assemble_others(held, streams, arrow, rows.findings, heads, _held_arbitration(held))
+    grown = assemble_others(held, streams, arrow, rows.findings, heads, _held_arbitration(held, held_heads))
     grown.arrow = OnDisk.of(grown.arrow, projection.arrow)  # the kept `steps` and `events` stay in their files (issue 32.1)
     grown.arrow.append("steps", kept_steps, steps)
     grown.arrow.append("events", kept_events, heads)
+    for name in appended:
+        grown.arrow.append(name, kept_games[name], fresh[name])
     kept_found = [(place, f.stream, f) for place, f in zip(projection.places, projection.findings) if f.stream not in new_of]
     found = list(heapq.merge(kept_found, [(place, f.stream, f) for place, f in zip(grown.places, grown.findings)], key=lambda k: k[:2]))
     grown.findings = [f for _, _, f in found] + grown.findings[len(grown.places):]
@@ -324,6 +332,7 @@ def extended(root: Path, kept: Kept, held: Held, projection: Projection, built: 
     changed = [*touched, *(s for s in firsts if s not in new_of)]
     patched = _patched(built, changed, [s for s in changed if firsts[s].seq > 0], whole, held, streams)
     kept_rows = {"events": size, "steps": count_rows(kept_steps)}  # row i of `events` is entry i; no kept step changes
+    kept_rows.update({name: count_rows(kept_games[name]) for name in appended})
     kept_rows.update({f"{BUILT}{name}": count_rows(sources(built)[name]) for name in patched.tails})
     return grown, patched, tree, held, len(new), kept_rows
 
@@ -347,14 +356,8 @@ def _proved_streams(root: Path, streams: list[str], size: int, tree_root: bytes)
     return found
 
 
-def _held_arbitration(held: Held) -> array:
-    """Returns the entries of the arbitration's events, which are all held (`HELD_KINDS`)."""
-    heads = _HEADS.decode(held.json_array(held.entries)) if len(held.entries) else []
-    return array("q", (entry for entry, head in zip(held.entries, heads) if head.kind in ARBITRATION_KINDS))
-
-
 class _Head(msgspec.Struct, frozen=True):
-    """An entry's kind and stream: all `_held_streams` reads of each held entry (not the whole event)."""
+    """An entry's kind and stream: all an extension reads of each held entry (not the whole event)."""
 
     kind: str
     stream: str
@@ -363,11 +366,20 @@ class _Head(msgspec.Struct, frozen=True):
 _HEADS = msgspec.json.Decoder(list[_Head])
 
 
-def _held_streams(held: Held) -> dict[str, tuple[str, array]]:
+def _held_heads(held: Held) -> list[_Head]:
+    """Returns the kind and stream of every held entry, decoded once for `_held_streams` and `_held_arbitration`."""
+    return _HEADS.decode(held.json_array(held.entries)) if len(held.entries) else []
+
+
+def _held_arbitration(held: Held, heads: list[_Head]) -> array:
+    """Returns the entries of the arbitration's events, which are all held (`HELD_KINDS`)."""
+    return array("q", (entry for entry, head in zip(held.entries, heads) if head.kind in ARBITRATION_KINDS))
+
+
+def _held_streams(held: Held, heads: list[_Head]) -> dict[str, tuple[str, array]]:
     """Returns the first kind and held entries of every stream with a held entry, in order of first appearance."""
-    events = _HEADS.decode(held.json_array(held.entries)) if len(held.entries) else []
     streams: dict[str, tuple[str, array]] = {}
-    for entry, event in zip(held.entries, events):
+    for entry, event in zip(held.entries, heads):
         if event.stream not in streams:
             streams[event.stream] = (event.kind, array("q"))
         streams[event.stream][1].append(entry)
@@ -588,7 +600,8 @@ def load(files: DerivedFiles, kept: Kept) -> tuple[Projection, dict[str, pa.Tabl
     ends.frombytes(held[HELD_ENDS])
     stored = Held(kept.signed[0], entries, held[HELD], ends)
     return Projection(opened, findings=msgspec.json.decode(held[FINDINGS], type=list[Finding]), places=list(places),
-                      tournament_events=decode_stored_array(stored.json_array(tournament)) if tournament else []), built
+                      tournament_events=decode_stored_array(stored.json_array(tournament)) if tournament else [],
+                      tournament_entries=list(tournament)), built
 
 
 def _opened(files: DerivedFiles, kept: Kept, name: str) -> tuple[str, Any]:
@@ -645,9 +658,12 @@ def _held_of(events: pa.Table, games: pa.Table, log: StoredEntries | None) -> He
 
 
 def _tournament_entries(held: Held, projection: Projection) -> list[int]:
-    """Returns the entry of each of the projection's tournament events, in its order (they are held)."""
+    """Returns the entry of each of the projection's tournament events, in its order (they are held):
+    as the projection knew them, or found among the held entries (every held entry's key decoded)."""
     if not projection.tournament_events:
         return []
+    if projection.tournament_entries is not None and len(projection.tournament_entries) == len(projection.tournament_events):
+        return projection.tournament_entries
     keys = decode_keys([held.stored(k) for k in range(len(held.entries))], 0)
     where = {(key.stream, key.seq): entry for key, entry in zip(keys, held.entries)}
     return [where[(e.stream, e.seq)] for e in projection.tournament_events]
@@ -669,6 +685,17 @@ def _ipc(table: pa.Table | ds.Dataset) -> Fill:
             return
         unified = table.unify_dictionaries()
         with pa.ipc.new_file(sink, unified.schema, options=_IPC) as writer:
-            writer.write_table(unified, max_chunksize=BATCH_ROWS)
+            for batch in _coalesced(unified):
+                writer.write_batch(batch)
 
     return fill
+
+
+def _coalesced(table: pa.Table) -> Iterator[pa.RecordBatch]:
+    """Yields a table's rows in batches of `BATCH_ROWS` (the last fewer): a table made of many small
+    chunks (a game's rows each, as the workers gave them) is written in few batches, for DuckDB's
+    scans of the file read a batch and each column of it at a time; one batch is held at a time."""
+    if not table.num_rows:
+        yield from table.to_batches()
+    for start in range(0, table.num_rows, BATCH_ROWS):
+        yield from table.slice(start, BATCH_ROWS).combine_chunks().to_batches()
