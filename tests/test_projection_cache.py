@@ -178,3 +178,34 @@ def test_a_kept_file_swapped_for_a_huge_one_is_not_read(root: Path) -> None:
     with open(files.directory / name, "ab") as f:
         f.truncate(1 << 34)  # 16 GiB, sparse: read whole, it would exhaust the memory
     assert "steps file is missing or does not match" in open_session(root, kept=True).origin
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_competition_clock_is_extended_as_the_sql_builds_it(seed: int) -> None:
+    """Junqi 第十八条 2: a game's status (its appeal window) is judged at the competition's latest
+    event, the log's own log.* streams left out. An extension takes the later of the kept clock and
+    the new events' (`_clock`); that equals `competition_clock` built by its SQL from every event."""
+    import random
+    from types import SimpleNamespace
+
+    import duckdb
+    import pyarrow as pa
+
+    from audit.query.db import VIEWS
+
+    rng = random.Random(seed)
+    print(f"seed {seed}")
+    events = [SimpleNamespace(stream=rng.choice(["junqi/g1", "cup", "log.batches", "log.arbiters"]), ts=rng.randrange(1000))
+              for _ in range(rng.randrange(0, 12))]
+    cut = rng.randrange(0, len(events) + 1)
+
+    def built(rows: list[SimpleNamespace]) -> pa.Table:
+        con = duckdb.connect()
+        con.register("events", pa.table({"stream": pa.array([e.stream for e in rows], pa.string()),
+                                         "ts": pa.array([e.ts for e in rows], pa.int64())}))
+        con.execute(VIEWS[cache.CLOCK].sql)
+        return con.sql(f"SELECT * FROM {cache.CLOCK}").to_arrow_table().replace_schema_metadata({"types": "kept"})
+
+    extended = cache._clock(built(events[:cut]), events[cut:])
+    assert extended["now_ts"].to_pylist() == built(events)["now_ts"].to_pylist()
+    assert extended.schema.metadata == {b"types": b"kept"}  # the kept DuckDB types go with it

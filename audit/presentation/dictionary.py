@@ -106,6 +106,8 @@ RELATIONS = [
         "termination": "claimed termination", "winners": "claimed winning seats", "points": "claimed points per seat"}),
     Relation("timings", "derived", "game.move_time claim", {
         "move_seq": "seq of the move the time was used for", "gap_ms": "timestamp gap of that move: what the claim should equal"}),
+    Relation("competition_clock", "derived", "the competition: the time of its latest event", {
+        "now_ts": "ts of the latest event not of the log's own log.* streams: the time `game_status` judges at"}),
     Relation("game_status", "derived", "game: what its result is worth as of the log's last timestamp", {
         "termination": "how the game ended after its rulings", "ruled_by": "seq of the last ruling that changed the result",
         "end_ts": "ts of the game's end", "window_end_ts": "when the appeal window closes (24 h online, 3 h at a venue)",

@@ -87,6 +87,9 @@ boundaries and their entry numbers (int64)."""
 PER_STREAM = ("claims", "timings", "seat_times")
 """The tables the database builds at load whose rows each rest on one stream's events alone: an
 extension patches them stream by stream (the others are built again from the tables, by SQL)."""
+CLOCK = "competition_clock"
+"""The database's table of the competition's latest event time: an extension takes the later of the
+kept one and the new entries' (`_clock`) instead of having it built again from every event."""
 _HELD_KINDS = HELD_KINDS
 MAX_PARTS = 16
 """Parts a kept table may have (one per extension that only added rows); then it is written whole again."""
@@ -331,6 +334,8 @@ def extended(root: Path, kept: Kept, held: Held, projection: Projection, built: 
     grown.places = [place for place, _, _ in found]
     changed = [*touched, *(s for s in firsts if s not in new_of)]
     patched = _patched(built, changed, [s for s in changed if firsts[s].seq > 0], whole, held, streams)
+    if CLOCK in built:
+        patched[CLOCK] = _clock(built[CLOCK], events)
     kept_rows = {"events": size, "steps": count_rows(kept_steps)}  # row i of `events` is entry i; no kept step changes
     kept_rows.update({name: count_rows(kept_games[name]) for name in appended})
     kept_rows.update({f"{BUILT}{name}": count_rows(sources(built)[name]) for name in patched.tails})
@@ -441,6 +446,13 @@ def _patched(built: dict[str, pa.Table], streams: list[str], earlier: list[str],
         out[name] = pa.concat_tables([_without(old, streams, name), rows.cast(old.schema)]).replace_schema_metadata(old.schema.metadata)
     con.close()
     return out
+
+
+def _clock(kept: pa.Table, events: list[Any]) -> pa.Table:
+    """Returns `competition_clock` (`audit/query/sql/views/10_clock.sql`) after some new events: the
+    later of its kept time and theirs, the log's own log.* streams left out as the SQL leaves them."""
+    times = [t for t in [*kept["now_ts"].to_pylist(), *(e.ts for e in events if not e.stream.startswith("log."))] if t is not None]
+    return pa.table({"now_ts": pa.array([max(times, default=None)], pa.int64())}).replace_schema_metadata(kept.schema.metadata)
 
 
 def _holds_any(table: ds.Dataset, streams: list[str]) -> bool:

@@ -13,7 +13,7 @@
 CREATE TABLE game_status AS
 WITH clock AS (  -- as of the time asked (`as_of`), else the competition's latest event: the log's own streams
                 -- (an arbiter's registration, a source's batch) are not the competition and move no status
-    SELECT coalesce((SELECT max(ts) FROM as_of), (SELECT max(ts) FROM events WHERE stream NOT LIKE 'log.%')) AS now_ts
+    SELECT coalesce((SELECT max(ts) FROM as_of), (SELECT now_ts FROM competition_clock)) AS now_ts
 ),
 ended AS (SELECT stream, ts AS end_ts FROM claims),
 windows AS (
