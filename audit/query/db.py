@@ -312,9 +312,11 @@ _TYPES = "matchledger.duckdb_types"
 """The schema metadata key of a built table's DuckDB column types (see `AuditDB.built_tables`)."""
 _BATCH_ROWS = 1 << 16
 """Rows per batch of a relation read batch by batch (`each_derived`)."""
-_CHUNKS = 1024
-"""Above this many chunks a table is merged before DuckDB reads it: DuckDB pays per chunk on every
-scan, and a projection table can arrive in one chunk per replayed game."""
+_CHUNKS, _CHUNK_ROWS = 1024, 4096
+"""Above this many chunks, of fewer rows than this on average, a table is merged before DuckDB reads
+it: DuckDB pays per chunk on every scan, and a projection table can arrive in one chunk per replayed
+game. A table read from its kept files comes in batches of thousands of rows: merging the season's
+`events` with its bodies copied them all again (12 s and 1 GB of `audit --since`, issue 32.1)."""
 
 
 def word_tables() -> dict[str, pa.Table]:
@@ -334,4 +336,5 @@ def word_tables() -> dict[str, pa.Table]:
 def _few_chunks(table: pa.Table | ds.Dataset) -> pa.Table | ds.Dataset:
     if isinstance(table, ds.Dataset):  # its files' batches are of a bounded size already
         return table
-    return table.combine_chunks() if table.num_columns and table.column(0).num_chunks > _CHUNKS else table
+    chunks = table.column(0).num_chunks if table.num_columns else 0
+    return table.combine_chunks() if chunks > _CHUNKS and table.num_rows < _CHUNK_ROWS * chunks else table

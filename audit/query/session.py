@@ -48,13 +48,19 @@ class Session:
 
     def game_counts(self, tournament: str | None = None) -> Counter[tuple[str, str, str]]:
         """Counts the games (of one tournament, or all) by tournament ('' for none), game and profile."""
-        return Counter((g["tournament"] or "", g["game"], g["profile"]) for g in self.projection.games
+        return Counter((g["tournament"] or "", g["game"], g["profile"]) for g in self._games("tournament", "game", "profile")
                        if tournament is None or g["tournament"] == tournament)
 
     def games_of(self, streams: Iterable[str | None]) -> dict[str, dict[str, Any]]:
         """Returns the game and tournament of each of `streams` that is a game's."""
         wanted = set(streams)
-        return {g["stream"]: {"game": g["game"], "tournament": g["tournament"]} for g in self.projection.games if g["stream"] in wanted}
+        return {g["stream"]: {"game": g["game"], "tournament": g["tournament"]} for g in self._games("stream", "game", "tournament")
+                if g["stream"] in wanted}
+
+    def _games(self, *columns: str) -> list[dict[str, Any]]:
+        """Returns some columns of the games table as rows (a season's games are 100,000 rows: the
+        other columns are not made Python objects)."""
+        return self.projection.table("games").select(list(columns)).to_pylist()
 
     def tournament_game(self, tournament: str) -> tuple[str, str]:
         """Returns a tournament's game and format.
