@@ -275,6 +275,30 @@ def test_a_state_of_other_code_is_not_continued(half: Path, auditor: tuple[Signe
                     ledger_anchor.log_key(half).verifier, half.parent / "n.json")
 
 
+@pytest.mark.parametrize("seed", range(40))
+def test_the_bodies_merged_with_the_held_entries_are_each_entry_once_in_order(seed: int) -> None:
+    """The checks read the held entries and the kept bodies as one `body` column (deal_events.sql,
+    第五条; huxi_claims.sql): `Held.merged` gives every entry either holds, once, in entry order,
+    with its stored bytes, as a merge entry by entry does."""
+    from array import array
+
+    from audit.query.projection import Held
+
+    rng = random.Random(seed)
+    print(f"seed {seed}")
+    log = {e: json.dumps({"entry": e, "pad": "x" * rng.randrange(8)}).encode() for e in range(rng.randrange(1, 300))}
+
+    def holding(entries: list[int]) -> Held:
+        return Held(len(log), array("q"), b"", array("q", [0])).with_entries([(e, log[e]) for e in sorted(entries)], len(log))
+
+    a, b = (holding(rng.sample(sorted(log), rng.randrange(0, len(log) + 1))) for _ in range(2))
+    merged = a.merged(b)
+    want = sorted(set(a.entries) | set(b.entries))
+    assert list(merged.entries) == want
+    assert [merged.stored(k) for k in range(len(want))] == [log[e] for e in want]
+    assert merged.ends[0] == 0 and len(merged.data) == merged.ends[-1]
+
+
 def test_the_state_holds_every_body_a_check_reads() -> None:
     """The state keeps the stored bytes of `BODY_KINDS` only: every certification query that reads
     `body` (the checks, and deal_events.sql of the deal check, 第五条) reads events of those kinds."""

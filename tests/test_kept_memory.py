@@ -136,7 +136,7 @@ def test_a_kept_built_table_is_loaded_in_its_kept_order(root: Path, monkeypatch:
     open_session(root, kept=True, body=False)
     files = DerivedFiles(root, cache.NAME)
     state = msgspec.json.decode(files.read(cache.STATE).partition(b"\n")[0], type=cache.Kept)
-    _, built = cache.load(files, state)
+    _, built, _ = cache.load(files, state)
     kept = open_session(root, kept=True, body=False).db
     for name in ("claims", "timings"):
         assert kept_read.count_rows(cache.sources(built)[name]) > 3, name  # more than one batch

@@ -42,22 +42,8 @@ from audit.certification.scoped import ROWS, Rows, Touched, recording, scoping, 
 from audit.query.db import AuditDB
 from audit.query.kept_read import batches, take
 from audit.query.projection import GAME_OPENER
-from audit.query.projection_cache import (
-    HELD,
-    HELD_ENDS,
-    HELD_ENTRIES,
-    Fill,
-    Held,
-    Kept,
-    database,
-    extended,
-    given,
-    kept_file,
-    kept_files,
-    load,
-    tree_of,
-)
 from audit.query.projection_cache import KIND as PROJECTION_KIND
+from audit.query.projection_cache import Fill, Held, Kept, database, extended, given, kept_file, kept_files, load, tree_of
 from audit.query.session import Session, open_verified_session
 from audit.query.signed_state import StateRefused, code_fingerprint
 from ledger import Checkpoint, LedgerError, LogReader, Verifier, VerifyReport
@@ -440,8 +426,7 @@ def _loaded(state: AuditState, files: StateFiles) -> tuple[Any, dict[str, pa.Tab
     """
     kept = state.projection
     try:
-        projection, built = load(files, kept)
-        held = _held(kept.signed[0], *(kept_file(files, kept, n) for n in (HELD_ENTRIES, HELD, HELD_ENDS)))
+        projection, built, held = load(files, kept)
         bodies = _held(kept.signed[0], *(kept_file(files, state, n) for n in (BODIES_ENTRIES, BODIES, BODIES_ENDS)))
         rows = msgspec.json.decode(kept_file(files, state, ROWS), type=Rows)
     except (StateRefused, OSError, msgspec.DecodeError) as exc:
@@ -490,7 +475,7 @@ def _certified(root: Path, projection: Any, built: dict[str, pa.Table], held: He
     """Runs every check over the extended projection, its log proved to the newest signed checkpoint
     (and failed, as in full, when the stream index does not list the new entries: `problem`); the
     per-game queries over the touched games only (`scope`: them, the earlier rows, the rows given)."""
-    both = _merged(held, bodies)
+    both = held.merged(bodies)
     projection.body = both.body  # the stored bytes the checks read: the held entries and the bodies
     db = database(projection, built, body=True)  # the kept tables scanned in their files
     scoping(db, projection, built, *scope)
@@ -498,11 +483,3 @@ def _certified(root: Path, projection: Any, built: dict[str, pa.Table], held: He
     report = VerifyReport(ok=problem is None, size=signed.size, root=signed.root.hex(), checkpoints=1, signed=signed.size,
                           unsigned=LogReader(root).unsigned(), error=None if problem is None else f"stream index: {problem}")
     return certify_session(report, session, tournament)
-
-
-def _merged(a: Held, b: Held) -> Held:
-    """Returns the entries two holds hold, in entry order (each once)."""
-    ours = {e: a.stored(k) for k, e in enumerate(a.entries)}
-    ours.update({e: b.stored(k) for k, e in enumerate(b.entries) if e not in ours})
-    order = sorted(ours)
-    return Held(a.size, array("q"), b"", array("q", [0])).with_entries([(e, ours[e]) for e in order], a.size)

@@ -81,9 +81,9 @@ BUILT = "built."
 FINDINGS, PLACES, TOURNAMENT = "engine.findings", "engine.places", "engine.tournament_entries"
 """The findings (JSON), the log place of each engine finding among them (int64), and the entries of
 the tournament events in the projection's order (int64), kept beside the tables."""
-HELD, HELD_ENDS, HELD_ENTRIES = "held.data", "held.ends", "held.entries"
+HELD, HELD_ENDS, HELD_ENTRIES, HELD_HEADS = "held.data", "held.ends", "held.entries", "held.heads"
 """The stored bytes of the entries the projection decodes beside the games, back to back, their
-boundaries and their entry numbers (int64)."""
+boundaries, their entry numbers (int64), and each one's kind and stream (JSON)."""
 PER_STREAM = ("claims", "timings", "seat_times")
 """The tables the database builds at load whose rows each rest on one stream's events alone: an
 extension patches them stream by stream (the others are built again from the tables, by SQL)."""
@@ -164,10 +164,10 @@ def projection_of(root: Path, log: StoredEntries | None = None, on_game: Callabl
     signed = LogReader(root).signed()
     try:
         files = DerivedFiles(root, NAME)
-        kept, held = _open(files, root)
+        kept = _open(files, root)
         if kept.signed[0] > signed.size:
             raise StateRefused(f"it was derived at checkpoint {kept.signed[0]}; the newest is {signed.size}")
-        projection, built = load(files, kept)
+        projection, built, held = load(files, kept)
         if tuple(kept.signed) == (signed.size, signed.root.hex()):
             projection.body = _body_reader(root, kept.signed, log)
             return projection, database(projection, built, body), "reused", signed
@@ -304,8 +304,10 @@ def extended(root: Path, kept: Kept, held: Held, projection: Projection, built: 
         on_game(len(touched))
     kept_events = sources(projection.arrow)["events"]
     heads = heads_table(events, size)  # only the new entries' rows: the kept ones stay in their files (issue 32.2)
-    held = held.with_entries([(entry, stored) for (entry, stored), event in zip(new, events)
-                              if event.stream not in games and event.stream not in new_of or event.kind in _HELD_KINDS], signed.size)
+    now_held = [(entry, stored, event) for (entry, stored), event in zip(new, events)
+                if event.stream not in games and event.stream not in new_of or event.kind in _HELD_KINDS]
+    held = held.with_entries([(entry, stored) for entry, stored, _ in now_held], signed.size,
+                             [(event.kind, event.stream) for _, _, event in now_held])
     held_heads = _held_heads(held)
     streams = _held_streams(held, held_heads)
     streams.update({s: (GAME_OPENER, array("q", [e for e, _ in whole[s]])) for s in touched})
@@ -371,23 +373,25 @@ class _Head(msgspec.Struct, frozen=True):
 _HEADS = msgspec.json.Decoder(list[_Head])
 
 
-def _held_heads(held: Held) -> list[_Head]:
-    """Returns the kind and stream of every held entry, decoded once for `_held_streams` and `_held_arbitration`."""
-    return _HEADS.decode(held.json_array(held.entries)) if len(held.entries) else []
+def _held_heads(held: Held) -> list[tuple[str, str]]:
+    """Returns the kind and stream of every held entry: as kept, or decoded (then kept with them)."""
+    if held.heads is None:
+        held.heads = [(h.kind, h.stream) for h in _HEADS.decode(held.json_array(held.entries))] if len(held.entries) else []
+    return held.heads
 
 
-def _held_arbitration(held: Held, heads: list[_Head]) -> array:
+def _held_arbitration(held: Held, heads: list[tuple[str, str]]) -> array:
     """Returns the entries of the arbitration's events, which are all held (`HELD_KINDS`)."""
-    return array("q", (entry for entry, head in zip(held.entries, heads) if head.kind in ARBITRATION_KINDS))
+    return array("q", (entry for entry, (kind, _) in zip(held.entries, heads) if kind in ARBITRATION_KINDS))
 
 
-def _held_streams(held: Held, heads: list[_Head]) -> dict[str, tuple[str, array]]:
+def _held_streams(held: Held, heads: list[tuple[str, str]]) -> dict[str, tuple[str, array]]:
     """Returns the first kind and held entries of every stream with a held entry, in order of first appearance."""
     streams: dict[str, tuple[str, array]] = {}
-    for entry, event in zip(held.entries, heads):
-        if event.stream not in streams:
-            streams[event.stream] = (event.kind, array("q"))
-        streams[event.stream][1].append(entry)
+    for entry, (kind, stream) in zip(held.entries, heads):
+        if stream not in streams:
+            streams[stream] = (kind, array("q"))
+        streams[stream][1].append(entry)
     return streams
 
 
@@ -552,6 +556,7 @@ def kept_files(put: Callable[[str, Fill], None], projection: Projection, built: 
     put(TOURNAMENT, given(array("q", _tournament_entries(held, projection))))
     for name, data in ((HELD, held.data), (HELD_ENDS, held.ends), (HELD_ENTRIES, held.entries)):
         put(name, given(data))
+    put(HELD_HEADS, given(msgspec.json.encode(_held_heads(held))))
     return reused
 
 
@@ -560,8 +565,8 @@ def given(data: bytes | memoryview | array) -> Fill:
     return lambda out: out.write(memoryview(data))
 
 
-def _open(files: DerivedFiles, root: Path) -> tuple[Kept, Held]:
-    """Returns the kept state, signed by the log's key and of this code, and the entries it holds.
+def _open(files: DerivedFiles, root: Path) -> Kept:
+    """Returns the kept state, signed by the log's key and of this code.
 
     :raises StateRefused: naming why it cannot be used.
     """
@@ -571,10 +576,7 @@ def _open(files: DerivedFiles, root: Path) -> tuple[Kept, Held]:
         raise StateRefused(f"the state is unreadable ({exc})") from None
     if kept.code != code_fingerprint():
         raise StateRefused(f"it was derived by other code ({kept.code}; this is {code_fingerprint()})")
-    ends, entries = array("q"), array("q")
-    ends.frombytes(kept_file(files, kept, HELD_ENDS))
-    entries.frombytes(kept_file(files, kept, HELD_ENTRIES))
-    return kept, Held(kept.signed[0], entries, kept_file(files, kept, HELD), ends)
+    return kept
 
 
 def kept_file(files: DerivedFiles, kept: Named, name: str) -> bytes:
@@ -589,14 +591,15 @@ def kept_file(files: DerivedFiles, kept: Named, name: str) -> bytes:
     return data
 
 
-def load(files: DerivedFiles, kept: Kept) -> tuple[Projection, dict[str, pa.Table]]:
-    """Returns the kept projection (its `events` without `body`) and the tables its database built,
-    each table opened from its files (`OnDisk`): DuckDB scans them there, and a table is read whole
-    only where an extension asks for it by name.
+def load(files: DerivedFiles, kept: Kept) -> tuple[Projection, OnDisk, Held]:
+    """Returns the kept projection (its `events` without `body`), the tables its database built, each
+    table opened from its files (`OnDisk`): DuckDB scans them there, and a table is read whole only
+    where an extension asks for it by name; and the entries it holds (read and checked once: the
+    season's are 155 MB).
 
     :raises StateRefused: naming why it cannot be used.
     """
-    others = (FINDINGS, PLACES, TOURNAMENT, HELD, HELD_ENDS, HELD_ENTRIES)
+    others = (FINDINGS, PLACES, TOURNAMENT, HELD, HELD_ENDS, HELD_ENTRIES, HELD_HEADS)
     held = {name: kept_file(files, kept, name) for name in others}
     names = [name for name in kept.files if name not in others and "+" not in name]
     opened = OnDisk()
@@ -610,10 +613,16 @@ def load(files: DerivedFiles, kept: Kept) -> tuple[Projection, dict[str, pa.Tabl
     tournament.frombytes(held[TOURNAMENT])
     entries.frombytes(held[HELD_ENTRIES])
     ends.frombytes(held[HELD_ENDS])
-    stored = Held(kept.signed[0], entries, held[HELD], ends)
+    try:
+        heads = msgspec.json.decode(held[HELD_HEADS], type=list[tuple[str, str]])
+    except msgspec.DecodeError as exc:
+        raise StateRefused(f"its {HELD_HEADS} file is unreadable ({exc})") from None
+    if len(heads) != len(entries):
+        raise StateRefused(f"its {HELD_HEADS} file names {len(heads)} entries, not the {len(entries)} held")
+    stored = Held(kept.signed[0], entries, held[HELD], ends, heads)
     return Projection(opened, findings=msgspec.json.decode(held[FINDINGS], type=list[Finding]), places=list(places),
                       tournament_events=decode_stored_array(stored.json_array(tournament)) if tournament else [],
-                      tournament_entries=list(tournament)), built
+                      tournament_entries=list(tournament)), built, stored
 
 
 def _opened(files: DerivedFiles, kept: Kept, name: str) -> tuple[str, Any]:
