@@ -220,3 +220,20 @@ def test_the_held_entries_kinds_and_streams_are_kept_as_decoded(root: Path) -> N
     _, _, held = cache.load(DerivedFiles(root, cache.NAME), _state(root))
     kept, held.heads = held.heads, None
     assert kept and kept == cache._held_heads(held)
+
+
+def test_the_held_bytes_are_kept_in_parts_and_read_whole(root: Path) -> None:
+    """The held entries' bytes lead an extension's unchanged: the kept file stays and the new ones
+    are a part beside it (the season's 155 MB are not written again for one game), read back whole."""
+    open_session(root, kept=True)
+    first = _state(root).files[cache.HELD]
+    simulate_games(root, "checkers", 1, SEED + 4)
+    again = open_session(root, kept=True)
+    state = _state(root)
+    assert state.files[cache.HELD] == first and f"{cache.HELD}+1" in state.files
+    _, _, held = cache.load(DerivedFiles(root, cache.NAME), state)
+    assert held.data == b"".join(held.stored(k) for k in range(len(held.entries)))
+    reused = open_session(root, kept=True)
+    assert reused.origin == "reused"
+    same_projection(reused, open_session(root))
+    assert reused.projection.tournament_events and again.projection.tournament_events == reused.projection.tournament_events

@@ -304,6 +304,7 @@ def extended(root: Path, kept: Kept, held: Held, projection: Projection, built: 
         on_game(len(touched))
     kept_events = sources(projection.arrow)["events"]
     heads = heads_table(events, size)  # only the new entries' rows: the kept ones stay in their files (issue 32.2)
+    kept_held = len(held.data)  # the held bytes lead the new ones unchanged: kept as they are (`kept_files`)
     now_held = [(entry, stored, event) for (entry, stored), event in zip(new, events)
                 if event.stream not in games and event.stream not in new_of or event.kind in _HELD_KINDS]
     held = held.with_entries([(entry, stored) for entry, stored, _ in now_held], signed.size,
@@ -341,6 +342,7 @@ def extended(root: Path, kept: Kept, held: Held, projection: Projection, built: 
     kept_rows = {"events": size, "steps": count_rows(kept_steps)}  # row i of `events` is entry i; no kept step changes
     kept_rows.update({name: count_rows(kept_games[name]) for name in appended})
     kept_rows.update({f"{BUILT}{name}": count_rows(sources(built)[name]) for name in patched.tails})
+    kept_rows[HELD] = kept_held
     return grown, patched, tree, held, len(new), kept_rows
 
 
@@ -554,7 +556,15 @@ def kept_files(put: Callable[[str, Fill], None], projection: Projection, built: 
     put(FINDINGS, given(msgspec.json.encode(projection.findings)))
     put(PLACES, given(array("q", projection.places)))
     put(TOURNAMENT, given(array("q", _tournament_entries(held, projection))))
-    for name, data in ((HELD, held.data), (HELD_ENDS, held.ends), (HELD_ENTRIES, held.entries)):
+    held_parts = _parts(previous.files, HELD) if previous is not None else []
+    if HELD in leading and 0 < len(held_parts) < MAX_PARTS:  # the season's 155 MB not written again for a game's few entries
+        assert previous is not None
+        reused.update({part: (previous.files[part], previous.sizes[part]) for part in held_parts})
+        if len(held.data) > leading[HELD]:
+            put(f"{HELD}+{len(held_parts)}", given(memoryview(held.data)[leading[HELD]:]))
+    else:
+        put(HELD, given(held.data))
+    for name, data in ((HELD_ENDS, held.ends), (HELD_ENTRIES, held.entries)):
         put(name, given(data))
     put(HELD_HEADS, given(msgspec.json.encode(_held_heads(held))))
     return reused
@@ -600,7 +610,8 @@ def load(files: DerivedFiles, kept: Kept) -> tuple[Projection, OnDisk, Held]:
     :raises StateRefused: naming why it cannot be used.
     """
     others = (FINDINGS, PLACES, TOURNAMENT, HELD, HELD_ENDS, HELD_ENTRIES, HELD_HEADS)
-    held = {name: kept_file(files, kept, name) for name in others}
+    held = {name: kept_file(files, kept, name) for name in others if name != HELD}
+    held[HELD] = b"".join(kept_file(files, kept, part) for part in _parts(kept.files, HELD))  # its first file, then each extension's
     names = [name for name in kept.files if name not in others and "+" not in name]
     opened = OnDisk()
     for name in names:
@@ -652,7 +663,7 @@ def _opened(files: DerivedFiles, kept: Kept, name: str) -> tuple[str, Any]:
 
 
 def _parts(files: dict[str, str], name: str) -> list[str]:
-    """Returns the kept parts of a table, in order: its first file, then the rows added by each extension."""
+    """Returns the kept parts of a table (or of the held bytes), in order: its first file, then what each extension added."""
     return [name, *(f"{name}+{k}" for k in range(1, MAX_PARTS + 1) if f"{name}+{k}" in files)] if name in files else []
 
 
