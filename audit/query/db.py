@@ -4,7 +4,8 @@ The database is in memory. It reads the projection's Arrow tables where they are
 Arrow memory or, for a kept projection, over its Arrow files batch by batch (copying them into
 DuckDB's own storage would cost more than every check scanning them), and holds what
 `audit/query/sql/views/` derives from them (views, and tables such as `timings` that several checks
-read and are built once at load). After loading, external access is switched
+read and are built once at load; a kept projection's are views over their kept files, not copied:
+the season's `timings` is 11 M rows). After loading, external access is switched
 off and locked, so no SQL can read or write files, let alone the ledger.
 """
 

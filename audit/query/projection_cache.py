@@ -5,7 +5,10 @@ What is kept: each projection table as an Arrow IPC file (zstd), `events` withou
 log's own bytes), the tables the database builds from them at load (the `CREATE TABLE`s of
 `audit/query/sql/views/`), the engines' findings and their places in the log, and the stored bytes of the
 few entries the projection decodes beside the games (every entry of a stream that is no game's,
-the arbitration events, the games' openings). The state (see `audit.query.signed_state`) names the code
+the arbitration events, the games' openings), with each one's kind and stream. A table whose kept
+rows lead an extension's unchanged (`events`, `steps`, a new game's `games` and `seats`, the
+per-stream built tables), and the held bytes, keep their files: what the extension adds is one more
+part beside them (up to `MAX_PARTS`). The state (see `audit.query.signed_state`) names the code
 that derived them, the signed checkpoint (size, root) the entries were checked against, that
 tree's compact range (its right frontier), and each file's name and SHA-256; it is signed by the
 log's key. Nothing unsigned is projected: the kept projection is of the signed entries only.

@@ -26,11 +26,15 @@ from ledger.layout import PRIVATE_KEY
 from ledger.notes import sign_note, verify_note
 
 _PACKAGE = Path(__file__).resolve().parents[2]
-_DERIVING = ("replay", "schemas", "audit/query/sql", "audit/query/projection.py", "audit/query/arbitration.py", "audit/query/checks.py",
-             "audit/query/db.py", "audit/live/auditor.py", "audit/certification/certify.py", "audit/query/tournament_checks.py", "replay/seating.py")
+_DERIVING = ("replay", "schemas", "audit/query/sql", "audit/query/projection.py", "audit/query/projection_cache.py",
+             "audit/query/arbitration.py", "audit/query/checks.py", "audit/query/db.py", "audit/live/auditor.py",
+             "audit/certification/certify.py", "audit/certification/since.py", "audit/certification/scoped.py",
+             "audit/query/tournament_checks.py", "replay/seating.py")
 """What derives the kept files (relative to the source tree): the engines, the contract, the SQL, the
-projection and the live fold with the checks it runs at a round close. A change in any of them
-rebuilds every kind of kept file (more often than each kind needs, never less)."""
+projection, its extension and the incremental audit's state, and the live fold with the checks it
+runs at a round close. A change in any of them rebuilds every kind of kept file (more often than each
+kind needs, never less: an extension's code was missing here, so a change to it kept using files it
+had not made)."""
 
 
 class StateRefused(Exception):
