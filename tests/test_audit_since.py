@@ -31,7 +31,8 @@ CUTS = int(os.environ.get("MATCHLEDGER_SINCE_CUTS", "2"))
 
 @dataclass
 class Season:
-    """The arbitrated checkers cup followed by a Paohuzi tournament with a wrong score claimed."""
+    """The arbitrated checkers cup followed by a Paohuzi tournament with a wrong score claimed, and
+    one of three rounds whose second round is seated against the rules (附录三: audit.W04)."""
 
     entries: list[bytes]
     kinds: list[str]
@@ -44,6 +45,9 @@ def season(cup: Any, tmp_path_factory: pytest.TempPathFactory) -> Season:
     shutil.copytree(cup.root, root)
     shutil.rmtree(root / "derived", ignore_errors=True)
     done = cli("simulate", "paohuzi", "--tournament", "--players", "6", "--rounds", "1", "--seed", "11", "--inject", "wrong-score",
+               "--ledger", str(root), "--json")
+    assert done.exit_code == 0, done.output
+    done = cli("simulate", "paohuzi", "--tournament", "--players", "6", "--rounds", "3", "--seed", "12", "--inject", "wrong-seating",
                "--ledger", str(root), "--json")
     assert done.exit_code == 0, done.output
     log = LogReader(root).packed()
@@ -72,7 +76,9 @@ def _cuts(s: Season, rng: random.Random) -> list[int]:
     ruling = kinds.index("game.ruling")
     late_seating = max(i for i, k in enumerate(kinds) if k == "tournament.round_seated" and s.streams[i] == s.streams[between])
     paohuzi = kinds.index("paohuzi.dealt") + 3
-    picked = {inside, between, ruling, late_seating, paohuzi, *(rng.randrange(1, len(kinds)) for _ in range(CUTS))}
+    seated = [i for i, k in enumerate(kinds) if k == "tournament.round_seated" and s.streams[i] == s.streams[-1]]
+    misseated, last_round = seated[1] + 1, seated[-1] + 1  # after the wrong seating; after the last round's
+    picked = {inside, between, ruling, late_seating, paohuzi, misseated, last_round, *(rng.randrange(1, len(kinds)) for _ in range(CUTS))}
     return sorted(picked)
 
 
@@ -110,6 +116,38 @@ def test_incremental_equals_full_at_random_cuts(season: Season, auditor: tuple[S
         data = _certificate(root, earlier, since.cert, since.state, signer)
     assert not _verdict(certify(root))["ok"]  # the wrong score is found, by both
     assert any(f["code"] == "paohuzi.E01" for f in since.cert.findings)  # the claimed score, found false by the engine
+    assert any(f["code"] == "audit.W04" for f in since.cert.findings)  # the wrong seating, judged before a cut and kept
+
+
+def test_a_round_seated_before_the_earlier_audit_is_not_judged_again(season: Season, auditor: tuple[Signer, Path], tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A round's seating is judged on the standings before it was seated (附录三, tournament.md §4): a
+    later game of its own round cannot change it. `--since` takes every round seated before the earlier
+    certificate from its state, judging none again (no standings as of a seating), and states the
+    findings a full audit states, the wrong seating (audit.W04) among them."""
+    import audit.query.tournament_checks as checks
+
+    signer = auditor[0]
+    root = tmp_path / "ledger"
+    init(root)
+    cut = len(season.entries) - 5  # inside the last game of the last round
+    _recorded(root, season.entries[:cut])
+    cert, state = audit_keeping_state(root, tmp_path / "c0.json")
+    data = _certificate(root, tmp_path / "c0.json", cert, state, signer)
+    _recorded(root, season.entries[cut:])
+    judged: list[int | None] = []
+    original = checks.as_of
+    def counted(session: Any, entry: int | None) -> Any:
+        judged.append(entry)
+        return original(session, entry)
+
+    monkeypatch.setattr(checks, "as_of", counted)
+    since = audit_since(root, data, tmp_path / "c0.json", signer.verifier, ledger_anchor.log_key(root).verifier, tmp_path / "c1.json")
+    assert judged == []
+    full = certify(root)
+    assert judged, "the full audit judges every round after the first as of its seating"
+    assert _verdict(since.cert) == _verdict(full)
+    assert any(f["code"] == "audit.W04" for f in since.cert.findings)
 
 
 def _state_rows(certificate: Path) -> dict[str, Any]:

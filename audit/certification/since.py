@@ -39,6 +39,7 @@ import pyarrow.compute as pc
 from audit.certification.certificate import CertificateError, CheckedCertificate, Resource, check_certificate, log_uri, state_path
 from audit.certification.certify import Certification, certify_session
 from audit.certification.scoped import ROWS, Rows, Touched, recording, scoping, touched_games
+from audit.query.arbitration import KINDS as ARBITRATION_KINDS
 from audit.query.db import AuditDB
 from audit.query.kept_read import batches, take
 from audit.query.projection import GAME_OPENER
@@ -46,6 +47,7 @@ from audit.query.projection_cache import KIND as PROJECTION_KIND
 from audit.query.projection_cache import Fill, Held, Kept, database, extended, given, kept_file, kept_files, load, tree_of
 from audit.query.session import Session, open_verified_session
 from audit.query.signed_state import StateRefused, code_fingerprint
+from audit.query.tournament_checks import SeatingRounds
 from ledger import Checkpoint, LedgerError, LogReader, Verifier, VerifyReport
 from ledger.checkpoints import checkpoint_sizes, stored_checkpoint
 from ledger.derived import DerivedFiles
@@ -57,6 +59,8 @@ from ledger.reader import StoredEntries
 from ledger.tiles import TileReader
 
 KIND = "matchledger-audit-state/2"
+SEATING = "seating.rounds"
+"""The key of the state's rows that keeps each round's seating findings (`SeatingRounds`)."""
 BODY_KINDS = ("game.started", "paohuzi.board_created", "paohuzi.board_revealed", "paohuzi.dealt", "paohuzi.liangzhang",
               "paohuzi.drawn", "paohuzi.hu")
 """The kinds whose stored bytes the checks read from `events.body` on game streams (deal_events.sql,
@@ -181,7 +185,9 @@ def audit_keeping_state(root: Path, certificate: Path, tournament: str | None = 
     assert isinstance(session.db, AuditDB)
     rows: Rows = {}
     recording(session.db, rows)
-    cert = certify_session(report, session, tournament)
+    rounds = SeatingRounds()
+    cert = certify_session(report, session, tournament, rounds)
+    rows[SEATING] = rounds.rows()  # (an `--tournament` audit judges every tournament's seatings too)
     return cert, _state(session, log, checkpoint, TileReader(root).edge(checkpoint.size), files, rows)
 
 
@@ -295,6 +301,7 @@ def audit_since(root: Path, earlier: bytes, where: Path, auditor: Verifier, log:
     before, streams = projection, set[str]()
     new: list[tuple[int, bytes]] = []
     read: list[bool] = []
+    kinds: list[tuple[str, str, int | None]] = []  # each new entry's kind, stream and round (a seating's)
     games, problem = 0, None
     leading: dict[str, int] = {}  # the tables whose earlier rows lead the new ones unchanged
     if state.projection.signed[0] < signed.size:
@@ -309,6 +316,7 @@ def audit_since(root: Path, earlier: bytes, where: Path, auditor: Verifier, log:
             new.extend(entries)
             read.extend(event.kind in KEPT_BODIES for event in events)
             streams.update(event.stream for event in events)
+            kinds.extend((event.kind, event.stream, getattr(event, "round", None)) for event in events)
             problem = _index_problem(root, state.projection.signed[0], entries, events)
 
         projection, built, held, tree, leading = _extend(root, state.projection, held, projection, built, signed, told, kept_bodies)
@@ -318,7 +326,9 @@ def audit_since(root: Path, earlier: bytes, where: Path, auditor: Verifier, log:
         tree = _frontier(state.projection)
     rows: Rows = {}
     touched = touched_games(before, projection, streams) if projection is not before else (set(), True)
-    cert = _certified(root, projection, built, held, bodies, signed, tournament, problem, (touched, earlier_rows, rows))
+    rounds = SeatingRounds.of_rows(earlier_rows.get(SEATING, []), state.projection.signed[0], _fresh_from(projection, touched[0], kinds))
+    cert = _certified(root, projection, built, held, bodies, signed, tournament, problem, (touched, earlier_rows, rows), rounds)
+    rows[SEATING] = rounds.rows()
     if problem is not None:  # as the full audit: a log that does not verify leaves no state
         return Since(cert, None, checked, signed.size - state.projection.signed[0], games)
     writer = _Writer(out, files)
@@ -471,10 +481,11 @@ def _extend(root: Path, kept: Kept, held: Held, projection: Any, built: dict[str
 
 
 def _certified(root: Path, projection: Any, built: dict[str, pa.Table], held: Held, bodies: Held, signed: Checkpoint,
-               tournament: str | None, problem: str | None, scope: tuple[Touched, Rows, Rows]) -> Certification:
+               tournament: str | None, problem: str | None, scope: tuple[Touched, Rows, Rows], rounds: SeatingRounds) -> Certification:
     """Runs every check over the extended projection, its log proved to the newest signed checkpoint
     (and failed, as in full, when the stream index does not list the new entries: `problem`); the
-    per-game queries over the touched games only (`scope`: them, the earlier rows, the rows given)."""
+    per-game queries over the touched games only (`scope`: them, the earlier rows, the rows given),
+    and the seating check over the rounds a new entry can change (`rounds`)."""
     both = held.merged(bodies)
     projection.body = both.body  # the stored bytes the checks read: the held entries and the bodies
     db = database(projection, built, body=True)  # the kept tables scanned in their files
@@ -482,4 +493,24 @@ def _certified(root: Path, projection: Any, built: dict[str, pa.Table], held: He
     session = Session(projection, db, "extended", signed)
     report = VerifyReport(ok=problem is None, size=signed.size, root=signed.root.hex(), checkpoints=1, signed=signed.size,
                           unsigned=LogReader(root).unsigned(), error=None if problem is None else f"stream index: {problem}")
-    return certify_session(report, session, tournament)
+    return certify_session(report, session, tournament, rounds)
+
+
+def _fresh_from(projection: Any, touched: set[str], kinds: list[tuple[str, str, int | None]]) -> dict[str, int]:
+    """Returns, by tournament, the first round whose seating a new entry can change (its standings
+    are judged on the entries before it was seated, the later rulings left out: tournament_checks.as_of):
+    the round after a touched game's, a new seating's own round, round 1 after a registration or an
+    opening (the draw's players); a round's closing adds no row a seating check reads. After a new
+    arbitration event (an appeal, a decision, a ruling) every round of every tournament is judged again,
+    as a full audit judges them."""
+    tournaments = [t["tournament"] for t in projection.tournaments]
+    if any(kind in ARBITRATION_KINDS for kind, _, _ in kinds):
+        return {t: 1 for t in tournaments}
+    fresh: dict[str, int] = {}
+    for game in projection.table("games").select(["stream", "tournament", "round"]).to_pylist():
+        if game["stream"] in touched and game["tournament"] is not None:
+            fresh[game["tournament"]] = min(fresh.get(game["tournament"], 1 << 30), (game["round"] or 0) + 1)
+    for kind, stream, rnd in kinds:
+        if kind.startswith("tournament.") and kind != "tournament.round_closed":
+            fresh[stream] = min(fresh.get(stream, 1 << 30), rnd if kind == "tournament.round_seated" and rnd is not None else 1)
+    return fresh

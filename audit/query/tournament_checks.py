@@ -21,10 +21,63 @@ from schemas import decode_stored
 from schemas.common import RoundSeated, TournamentRules
 
 
-def seating_findings(session: Session) -> Iterator[Finding]:
+@dataclass
+class SeatingRounds:
+    """Each round's seating findings, by tournament and round, with the entry that seated it: what an
+    audit keeps in its state, and what an incremental audit takes again for a round seated before
+    the earlier checkpoint whose standings no new entry can change (`fresh_from`), instead of
+    judging it again as of its seating (the season's 11 s of `audit --since`, issue 32)."""
+
+    earlier: dict[tuple[str, int], tuple[int | None, list[Finding]]] = field(default_factory=dict)
+    """The earlier audit's rounds: (tournament, round) → (the entry that seated it, its findings)."""
+    before: int = 0
+    """The earlier audit's checkpoint size: a round seated at or after it is judged again."""
+    fresh_from: dict[str, int] = field(default_factory=dict)
+    """By tournament, the first round a new entry can change (a game of round k changes the
+    standings after k, so round k + 1 on; a registration, round 1); its later rounds are judged again."""
+    found: dict[tuple[str, int], tuple[int | None, list[Finding]]] = field(default_factory=dict)
+    """This audit's rounds, as `earlier`."""
+
+    def reused(self, tid: str, rnd: int, entry: int | None) -> list[Finding] | None:
+        """Returns the earlier findings of a round that nothing new can change, else None."""
+        kept = self.earlier.get((tid, rnd))
+        if kept is None or entry is None or kept[0] != entry or entry >= self.before or rnd >= self.fresh_from.get(tid, rnd + 1):
+            return None
+        return kept[1]
+
+    def rows(self) -> list[dict[str, object]]:
+        """Returns this audit's rounds as rows an audit state keeps (JSON)."""
+        kept = [_Round(tid, rnd, entry, found) for (tid, rnd), (entry, found) in sorted(self.found.items())]
+        return msgspec.to_builtins(kept)  # type: ignore[no-any-return]
+
+    @classmethod
+    def of_rows(cls, rows: list[dict[str, object]], before: int, fresh_from: dict[str, int]) -> SeatingRounds:
+        """Returns the rounds an earlier audit kept (`rows`), to be taken again where nothing new changes them."""
+        earlier = {(r.tournament, r.round): (r.entry, r.findings) for r in msgspec.convert(rows, list[_Round])}
+        return cls(earlier=earlier, before=before, fresh_from=fresh_from)
+
+
+class _Round(msgspec.Struct, frozen=True):
+    """One round's seating findings as an audit state keeps them."""
+
+    tournament: str
+    round: int
+    entry: int | None
+    findings: list[Finding]
+
+
+def seating_findings(session: Session, rounds: SeatingRounds | None = None) -> Iterator[Finding]:
     """Yields a finding for every round whose recorded seating differs from what the rules give
     from the standings as known when the round was seated (tournament.md §4, checkers.md §12.2): a
-    ruling recorded after that changes later standings, not the seating's correctness."""
+    ruling recorded after that changes later standings, not the seating's correctness. With
+    `rounds`, each round's findings are kept there, and an earlier audit's taken again where they hold."""
+    for (tid, rnd, entry), found in _each_round(session, rounds):
+        if rounds is not None:
+            rounds.found[(tid, rnd)] = (entry, found)
+        yield from found
+
+
+def _each_round(session: Session, rounds: SeatingRounds | None) -> Iterator[tuple[tuple[str, int, int | None], list[Finding]]]:
     projection = session.projection
     registered = projection.arrow["players"].to_pylist()
     seatings = projection.arrow["seatings"].to_pylist()
@@ -39,15 +92,20 @@ def seating_findings(session: Session) -> Iterator[Finding]:
         for rnd in sorted(recorded):
             tables = recorded[rnd]
             event = draws.get(rnd)
-            if rnd == 1:
-                yield from _check_draw(tid, event, players, tables, SEATS[game])
+            key = (tid, rnd, seated.get(rnd))
+            found = rounds.reused(*key) if rounds is not None else None
+            if found is not None:
+                yield key, found
+            elif rnd == 1:
+                yield key, list(_check_draw(tid, event, players, tables, SEATS[game]))
             else:
+                found = []
                 if t["format"] == "swiss" and event is not None and event.pairing not in (None, pairing):
-                    yield _finding(tid, event.seq, "audit.W02", f"第{rnd}轮记录的编排算法为「{event.pairing}」，赛事规则规定为「{pairing}」 "
-                                   f"round {rnd} records pairing {event.pairing}; the tournament rules give {pairing}", "第十八条")
+                    found.append(_finding(tid, event.seq, "audit.W02", f"第{rnd}轮记录的编排算法为「{event.pairing}」，赛事规则规定为「{pairing}」 "
+                                          f"round {rnd} records pairing {event.pairing}; the tournament rules give {pairing}", "第十八条"))
                 db = as_of(session, seated.get(rnd))
                 expected = _expected(db, tid, t["format"], rnd, frozenset(had_bye))
-                yield from _compare(tid, event.seq if event else None, rnd, expected, tables, t["format"])
+                yield key, found + list(_compare(tid, event.seq if event else None, rnd, expected, tables, t["format"]))
             had_bye.update(row[0] for row in tables if len(row) == 1)
 
 
