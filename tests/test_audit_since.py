@@ -31,8 +31,9 @@ CUTS = int(os.environ.get("MATCHLEDGER_SINCE_CUTS", "2"))
 
 @dataclass
 class Season:
-    """The arbitrated checkers cup followed by a Paohuzi tournament with a wrong score claimed, and
-    one of three rounds whose second round is seated against the rules (附录三: audit.W04)."""
+    """The arbitrated checkers cup followed by Paohuzi tournaments: one with a wrong score claimed, one
+    of three rounds whose second round is seated against the rules (附录三: audit.W04), one of two rounds
+    with a table of its first board dealt another deck (第五条: paohuzi.D06)."""
 
     entries: list[bytes]
     kinds: list[str]
@@ -47,9 +48,10 @@ def season(cup: Any, tmp_path_factory: pytest.TempPathFactory) -> Season:
     done = cli("simulate", "paohuzi", "--tournament", "--players", "6", "--rounds", "1", "--seed", "11", "--inject", "wrong-score",
                "--ledger", str(root), "--json")
     assert done.exit_code == 0, done.output
-    done = cli("simulate", "paohuzi", "--tournament", "--players", "6", "--rounds", "3", "--seed", "12", "--inject", "wrong-seating",
-               "--ledger", str(root), "--json")
-    assert done.exit_code == 0, done.output
+    for rounds, seed, fault in (("3", "12", "wrong-seating"), ("2", "13", "tampered-deal")):
+        done = cli("simulate", "paohuzi", "--tournament", "--players", "6", "--rounds", rounds, "--seed", seed, "--inject", fault,
+                   "--ledger", str(root), "--json")
+        assert done.exit_code == 0, done.output
     log = LogReader(root).packed()
     entries = [bytes(log.data[log.ends[i]:log.ends[i + 1]]) for i in range(len(log))]
     events = decode_stored(entries)
@@ -76,9 +78,11 @@ def _cuts(s: Season, rng: random.Random) -> list[int]:
     ruling = kinds.index("game.ruling")
     late_seating = max(i for i, k in enumerate(kinds) if k == "tournament.round_seated" and s.streams[i] == s.streams[between])
     paohuzi = kinds.index("paohuzi.dealt") + 3
-    seated = [i for i, k in enumerate(kinds) if k == "tournament.round_seated" and s.streams[i] == s.streams[-1]]
+    seated = [i for i, k in enumerate(kinds) if k == "tournament.round_seated" and s.streams[i] == "paohuzi-cup-12"]
     misseated, last_round = seated[1] + 1, seated[-1] + 1  # after the wrong seating; after the last round's
-    picked = {inside, between, ruling, late_seating, paohuzi, misseated, last_round, *(rng.randrange(1, len(kinds)) for _ in range(CUTS))}
+    dealt = max(i for i, k in enumerate(kinds) if k == "tournament.round_seated" and s.streams[i] == "paohuzi-cup-13")  # its 2nd round
+    picked = {inside, between, ruling, late_seating, paohuzi, misseated, last_round, dealt, dealt + 40,
+              *(rng.randrange(1, len(kinds)) for _ in range(CUTS))}
     return sorted(picked)
 
 
@@ -117,14 +121,16 @@ def test_incremental_equals_full_at_random_cuts(season: Season, auditor: tuple[S
     assert not _verdict(certify(root))["ok"]  # the wrong score is found, by both
     assert any(f["code"] == "paohuzi.E01" for f in since.cert.findings)  # the claimed score, found false by the engine
     assert any(f["code"] == "audit.W04" for f in since.cert.findings)  # the wrong seating, judged before a cut and kept
+    assert any(f["code"] == "paohuzi.D06" for f in since.cert.findings)  # the other deck, on a board judged before a cut
 
 
-def test_a_round_seated_before_the_earlier_audit_is_not_judged_again(season: Season, auditor: tuple[Signer, Path], tmp_path: Path,
-                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_round_seated_or_a_board_dealt_before_the_earlier_audit_is_not_judged_again(
+        season: Season, auditor: tuple[Signer, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A round's seating is judged on the standings before it was seated (附录三, tournament.md §4): a
-    later game of its own round cannot change it. `--since` takes every round seated before the earlier
-    certificate from its state, judging none again (no standings as of a seating), and states the
-    findings a full audit states, the wrong seating (audit.W04) among them."""
+    later game of its own round cannot change it; a board's deals are compared among its own tables
+    (第五条). `--since` takes every round seated before the earlier certificate, and every board
+    without a touched game, from its state: it judges no seating again (no standings as of a seating)
+    and one board, and states the findings a full audit states (audit.W04, paohuzi.D06 among them)."""
     import audit.query.tournament_checks as checks
 
     signer = auditor[0]
@@ -136,18 +142,27 @@ def test_a_round_seated_before_the_earlier_audit_is_not_judged_again(season: Sea
     data = _certificate(root, tmp_path / "c0.json", cert, state, signer)
     _recorded(root, season.entries[cut:])
     judged: list[int | None] = []
-    original = checks.as_of
+    dealt: list[str] = []
+    as_of, board = checks.as_of, checks.board_deal_findings
+
     def counted(session: Any, entry: int | None) -> Any:
         judged.append(entry)
-        return original(session, entry)
+        return as_of(session, entry)
+
+    def compared(rows: list[dict[str, Any]]) -> Any:
+        dealt.append(rows[0]["board"])
+        return board(rows)
 
     monkeypatch.setattr(checks, "as_of", counted)
+    monkeypatch.setattr(checks, "board_deal_findings", compared)
     since = audit_since(root, data, tmp_path / "c0.json", signer.verifier, ledger_anchor.log_key(root).verifier, tmp_path / "c1.json")
-    assert judged == []
+    assert judged == [] and len(dealt) == 1, (judged, dealt)
+    judged.clear()
+    dealt.clear()
     full = certify(root)
-    assert judged, "the full audit judges every round after the first as of its seating"
+    assert judged and len(dealt) > 1, "the full audit judges every round after the first as of its seating, and every board"
     assert _verdict(since.cert) == _verdict(full)
-    assert any(f["code"] == "audit.W04" for f in since.cert.findings)
+    assert {"audit.W04", "paohuzi.D06"} <= {f["code"] for f in since.cert.findings}
 
 
 def _state_rows(certificate: Path) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from audit.query.checks import CHECKS, check_of
 from audit.query.db import QUERIES
 from audit.query.findings import finding_text
 from audit.query.session import Session, open_verified_session
-from audit.query.tournament_checks import SeatingRounds, deal_findings, seating_findings
+from audit.query.tournament_checks import BoardDeals, SeatingRounds, deal_findings, seating_findings
 from ledger import VerifyReport
 from ledger.codes import V01 as LEDGER_UNVERIFIED
 from replay.protocol import Finding
@@ -88,10 +88,11 @@ def certify(root: Path, tournament: str | None = None, progress: Callable[[int],
 
 
 def certify_session(report: VerifyReport, session: Session | None, tournament: str | None = None,
-                    rounds: SeatingRounds | None = None) -> Certification:
+                    rounds: SeatingRounds | None = None, boards: BoardDeals | None = None) -> Certification:
     """Runs every check over a session (None when its log did not verify, which stops the audit
     after the log check): a ledger's in DuckDB, or an export's on Spark (audit/spark/session.py).
-    `rounds` keeps each round's seating findings (an audit's state), and gives an earlier audit's."""
+    `rounds` and `boards` keep each round's seating and each board's deal findings (an audit's
+    state), and give an earlier audit's."""
     results = {c.name: CheckResult(c.name, c.title) for c in CHECKS}
     failed = 0 if report.ok else 1  # the entries verified, and the one that did not: passed + failed = checked
     results["log"].checked, results["log"].failed = report.size + failed, failed
@@ -105,7 +106,7 @@ def certify_session(report: VerifyReport, session: Session | None, tournament: s
         return Certification(report, list(results.values()), [finding], [], tournament=tournament)
     if tournament is not None:
         session.tournament_game(tournament)
-    rows = collect_findings(session, tournament, rounds)
+    rows = collect_findings(session, tournament, rounds, boards)
     errors = [r for r in rows if r["severity"] == "error"]
     for row in errors:
         result = results[row["check"]]
@@ -129,7 +130,8 @@ def profiles_in_force(session: Session, tournament: str | None) -> list[dict[str
                      for (t, game, profile), n in sorted(played.items())]
 
 
-def collect_findings(session: Session, tournament: str | None, rounds: SeatingRounds | None = None) -> list[dict[str, Any]]:
+def collect_findings(session: Session, tournament: str | None, rounds: SeatingRounds | None = None,
+                     boards: BoardDeals | None = None) -> list[dict[str, Any]]:
     """Gathers engine, SQL and tournament findings (of one tournament's streams, or of all), one per
     fault: per (check, stream, seq, code), and a claim the engine found false (with its article,
     as `replay` reports it) not again as the SQL's audit.C01."""
@@ -141,7 +143,7 @@ def collect_findings(session: Session, tournament: str | None, rounds: SeatingRo
             for row in session.db.run(query.name, tournament=tournament):
                 if row["code"] != "audit.C01" or (row["stream"], row["seq"]) not in claims:
                     rows.append({**row, "check": query.check, "severity": "error", "source": f"sql:{query.name}"})
-    python = [("seating", f) for f in seating_findings(session, rounds)] + [("deals", f) for f in deal_findings(session)]
+    python = [("seating", f) for f in seating_findings(session, rounds)] + [("deals", f) for f in deal_findings(session, boards)]
     rows += [_row(f, check, "tournament") for check, f in python]
     owners = session.games_of({row["stream"] for row in rows})  # the games found at fault, not every game
     books = _rule_books(session, owners)

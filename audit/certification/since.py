@@ -47,7 +47,7 @@ from audit.query.projection_cache import KIND as PROJECTION_KIND
 from audit.query.projection_cache import Fill, Held, Kept, database, extended, given, kept_file, kept_files, load, tree_of
 from audit.query.session import Session, open_verified_session
 from audit.query.signed_state import StateRefused, code_fingerprint
-from audit.query.tournament_checks import SeatingRounds
+from audit.query.tournament_checks import BoardDeals, SeatingRounds
 from ledger import Checkpoint, LedgerError, LogReader, Verifier, VerifyReport
 from ledger.checkpoints import checkpoint_sizes, stored_checkpoint
 from ledger.derived import DerivedFiles
@@ -59,8 +59,9 @@ from ledger.reader import StoredEntries
 from ledger.tiles import TileReader
 
 KIND = "matchledger-audit-state/2"
-SEATING = "seating.rounds"
-"""The key of the state's rows that keeps each round's seating findings (`SeatingRounds`)."""
+SEATING, DEALS = "seating.rounds", "deals.boards"
+"""The keys of the state's rows that keep each round's seating findings (`SeatingRounds`) and each
+Paohuzi board's deal findings (`BoardDeals`)."""
 BODY_KINDS = ("game.started", "paohuzi.board_created", "paohuzi.board_revealed", "paohuzi.dealt", "paohuzi.liangzhang",
               "paohuzi.drawn", "paohuzi.hu")
 """The kinds whose stored bytes the checks read from `events.body` on game streams (deal_events.sql,
@@ -185,9 +186,9 @@ def audit_keeping_state(root: Path, certificate: Path, tournament: str | None = 
     assert isinstance(session.db, AuditDB)
     rows: Rows = {}
     recording(session.db, rows)
-    rounds = SeatingRounds()
-    cert = certify_session(report, session, tournament, rounds)
-    rows[SEATING] = rounds.rows()  # (an `--tournament` audit judges every tournament's seatings too)
+    rounds, boards = SeatingRounds(), BoardDeals()
+    cert = certify_session(report, session, tournament, rounds, boards)
+    rows[SEATING], rows[DEALS] = rounds.rows(), boards.rows()  # (an `--tournament` audit judges every tournament's too)
     return cert, _state(session, log, checkpoint, TileReader(root).edge(checkpoint.size), files, rows)
 
 
@@ -327,8 +328,9 @@ def audit_since(root: Path, earlier: bytes, where: Path, auditor: Verifier, log:
     rows: Rows = {}
     touched = touched_games(before, projection, streams) if projection is not before else (set(), True)
     rounds = SeatingRounds.of_rows(earlier_rows.get(SEATING, []), state.projection.signed[0], _fresh_from(projection, touched[0], kinds))
-    cert = _certified(root, projection, built, held, bodies, signed, tournament, problem, (touched, earlier_rows, rows), rounds)
-    rows[SEATING] = rounds.rows()
+    boards = BoardDeals.of_rows(earlier_rows[DEALS], _boards_of(projection, touched[0])) if DEALS in earlier_rows else BoardDeals()
+    cert = _certified(root, projection, built, held, bodies, signed, tournament, problem, (touched, earlier_rows, rows), (rounds, boards))
+    rows[SEATING], rows[DEALS] = rounds.rows(), boards.rows()
     if problem is not None:  # as the full audit: a log that does not verify leaves no state
         return Since(cert, None, checked, signed.size - state.projection.signed[0], games)
     writer = _Writer(out, files)
@@ -481,11 +483,12 @@ def _extend(root: Path, kept: Kept, held: Held, projection: Any, built: dict[str
 
 
 def _certified(root: Path, projection: Any, built: dict[str, pa.Table], held: Held, bodies: Held, signed: Checkpoint,
-               tournament: str | None, problem: str | None, scope: tuple[Touched, Rows, Rows], rounds: SeatingRounds) -> Certification:
+               tournament: str | None, problem: str | None, scope: tuple[Touched, Rows, Rows],
+               kept: tuple[SeatingRounds, BoardDeals]) -> Certification:
     """Runs every check over the extended projection, its log proved to the newest signed checkpoint
     (and failed, as in full, when the stream index does not list the new entries: `problem`); the
     per-game queries over the touched games only (`scope`: them, the earlier rows, the rows given),
-    and the seating check over the rounds a new entry can change (`rounds`)."""
+    and the seating and deal checks over the rounds and boards a new entry can change (`kept`)."""
     both = held.merged(bodies)
     projection.body = both.body  # the stored bytes the checks read: the held entries and the bodies
     db = database(projection, built, body=True)  # the kept tables scanned in their files
@@ -493,7 +496,14 @@ def _certified(root: Path, projection: Any, built: dict[str, pa.Table], held: He
     session = Session(projection, db, "extended", signed)
     report = VerifyReport(ok=problem is None, size=signed.size, root=signed.root.hex(), checkpoints=1, signed=signed.size,
                           unsigned=LogReader(root).unsigned(), error=None if problem is None else f"stream index: {problem}")
-    return certify_session(report, session, tournament, rounds)
+    return certify_session(report, session, tournament, *kept)
+
+
+def _boards_of(projection: Any, touched: set[str]) -> set[tuple[str, str]]:
+    """Returns the Paohuzi boards (tournament, board) a touched game is played on (第五条: a board's
+    tables are compared with each other only)."""
+    games = projection.table("games").select(["stream", "game", "tournament", "board"]).to_pylist()
+    return {(g["tournament"] or "", g["board"] or "") for g in games if g["stream"] in touched and g["game"] == "paohuzi" and g["board"]}
 
 
 def _fresh_from(projection: Any, touched: set[str], kinds: list[tuple[str, str, int | None]]) -> dict[str, int]:
