@@ -153,10 +153,27 @@ def test_a_round_seated_or_a_board_dealt_before_the_earlier_audit_is_not_judged_
         dealt.append(rows[0]["board"])
         return board(rows)
 
+    import audit.certification.since as since_module
+
+    read: list[tuple[int, int, set[str]]] = []  # the bodies the state kept, those the checks read, and their streams
+    bodies_read = since_module._bodies_read
+
+    def reading(bodies: Any, projection: Any, *args: Any) -> Any:
+        got = bodies_read(bodies, projection, *args)
+        read.append((len(bodies.entries), len(got.entries), {season.streams[e] for e in got.entries if e < len(season.streams)}))
+        return got
+
     monkeypatch.setattr(checks, "as_of", counted)
     monkeypatch.setattr(checks, "board_deal_findings", compared)
+    monkeypatch.setattr(since_module, "_bodies_read", reading)
     since = audit_since(root, data, tmp_path / "c0.json", signer.verifier, ledger_anchor.log_key(root).verifier, tmp_path / "c1.json")
     assert judged == [] and len(dealt) == 1, (judged, dealt)
+    (kept, taken, streams), = read  # only the bodies of the games on the touched game's board (第五条), not every kept one
+    starts = decode_stored([e for e, k in zip(season.entries, season.kinds) if k == "game.started"])
+    boards = {start.stream: (getattr(start, "tournament"), getattr(start, "board")) for start in starts}  # noqa: B009 (game.started's)
+    last = next(s for s in reversed(season.streams) if s in boards)  # the game the cut is inside
+    on_board = {stream for stream, on in boards.items() if on == boards[last]}
+    assert last in streams and streams <= on_board and 0 < taken < kept, (streams, on_board, taken, kept)
     judged.clear()
     dealt.clear()
     full = certify(root)

@@ -60,7 +60,7 @@ def scoping(db: AuditDB, projection: Projection, built: dict[str, Any], touched:
 
     def touched_db() -> AuditDB:
         if not small:
-            small.append(_touched_db(projection, built, sorted(streams), new_only))
+            small.append(_touched_db(projection, built, sorted(streams), new_only, db.bodies))
         return small[0]
 
     def scoped(name: str, **params: Any) -> list[dict[str, Any]]:
@@ -129,10 +129,12 @@ def _by_stream(table: pa.Table, key: str = "stream") -> dict[str, list[dict[str,
     return out
 
 
-def _touched_db(projection: Projection, built: dict[str, Any], touched: list[str], new_only: bool) -> AuditDB:
+def _touched_db(projection: Projection, built: dict[str, Any], touched: list[str], new_only: bool,
+                bodies: pa.Table | None) -> AuditDB:
     """Returns a database of the touched games' rows of the large tables, the others whole; the
-    rows of new games only are in the rows an extension added after a kept table's files (`tails`)."""
+    rows of new games only are in the rows an extension added after a kept table's files (`tails`);
+    `bodies`, the stored bytes its `events` gives, where they are not in its column (`AuditDB`)."""
     tails = getattr(projection.arrow, "tails", {}) if new_only else {}
     tables = {name: only_streams(tails.get(name, t), touched) if name in FILTERED else t for name, t in sources(projection.arrow).items()}
     cut = {name: only_streams(t, touched) for name, t in sources(built).items() if name in FILTERED_BUILT}
-    return AuditDB(tables, built=cut)
+    return AuditDB(tables, built=cut, bodies=bodies)

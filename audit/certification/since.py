@@ -38,13 +38,13 @@ import pyarrow.compute as pc
 
 from audit.certification.certificate import CertificateError, CheckedCertificate, Resource, check_certificate, log_uri, state_path
 from audit.certification.certify import Certification, certify_session
-from audit.certification.scoped import ROWS, Rows, Touched, recording, scoping, touched_games
+from audit.certification.scoped import ROWS, SCOPED, Rows, Touched, recording, scoping, touched_games
 from audit.query.arbitration import KINDS as ARBITRATION_KINDS
 from audit.query.db import AuditDB
 from audit.query.kept_read import batches, take
 from audit.query.projection import GAME_OPENER
 from audit.query.projection_cache import KIND as PROJECTION_KIND
-from audit.query.projection_cache import Fill, Held, Kept, database, extended, given, kept_file, kept_files, load, tree_of
+from audit.query.projection_cache import Fill, Held, Kept, database, extended, given, kept_file, kept_files, load, only_streams, tree_of
 from audit.query.session import Session, open_verified_session
 from audit.query.signed_state import StateRefused, code_fingerprint
 from audit.query.tournament_checks import BoardDeals, SeatingRounds
@@ -489,14 +489,29 @@ def _certified(root: Path, projection: Any, built: dict[str, pa.Table], held: He
     (and failed, as in full, when the stream index does not list the new entries: `problem`); the
     per-game queries over the touched games only (`scope`: them, the earlier rows, the rows given),
     and the seating and deal checks over the rounds and boards a new entry can change (`kept`)."""
-    both = held.merged(bodies)
-    projection.body = both.body  # the stored bytes the checks read: the held entries and the bodies
-    db = database(projection, built, body=True)  # the kept tables scanned in their files
+    both = held.merged(_bodies_read(bodies, projection, tournament, scope, kept[1]))
+    projection.body = both.body  # what `tables()` gives (a round judged as of an earlier ruling reads the held rulings)
+    db = database(projection, built, body=True, bodies=both.table())  # the kept tables scanned in their files, `events` too
     scoping(db, projection, built, *scope)
     session = Session(projection, db, "extended", signed)
     report = VerifyReport(ok=problem is None, size=signed.size, root=signed.root.hex(), checkpoints=1, signed=signed.size,
                           unsigned=LogReader(root).unsigned(), error=None if problem is None else f"stream index: {problem}")
     return certify_session(report, session, tournament, *kept)
+
+
+def _bodies_read(bodies: Held, projection: Any, tournament: str | None, scope: tuple[Touched, Rows, Rows], boards: BoardDeals) -> Held:
+    """Returns the bodies the checks read: the touched games' (the scoped queries, huxi_claims among
+    them) and those of every game on a touched board (the deal check compares a board's tables), not
+    the season's (issue 32.1); all of them where a check runs over every game (an audit of one
+    tournament, an earlier state without a scoped query's rows or the boards' findings)."""
+    (streams, _), earlier, _ = scope
+    if tournament is not None or boards.touched is None or any(name not in earlier for name in SCOPED):
+        return bodies
+    games = projection.table("games").select(["stream", "tournament", "board"]).to_pylist()
+    read = streams | {g["stream"] for g in games if g["board"] and (g["tournament"] or "", g["board"]) in boards.touched}
+    if not read:
+        return bodies.only(pa.array([], pa.int64()))
+    return bodies.only(only_streams(projection.sources()["events"], sorted(read), ["entry"])["entry"].combine_chunks())
 
 
 def _boards_of(projection: Any, touched: set[str]) -> set[tuple[str, str]]:

@@ -123,17 +123,29 @@ class AuditDB:
 
     def __init__(self, tables: dict[str, pa.Table | ds.Dataset], memory_limit: str = MEMORY_LIMIT,
                  built: dict[str, pa.Table | ds.Dataset] | None = None,
-                 as_of: int | None = None, holds: Any = None) -> None:
+                 as_of: int | None = None, holds: Any = None, bodies: pa.Table | None = None) -> None:
         """Loads the projection's tables (Arrow tables, or datasets over a kept projection's files);
         `built` holds the tables of `audit/query/sql/views/` as an earlier load built them from the same
         tables (`built_tables`), read instead of built again; `as_of` (ms) is the time the games'
         status is judged at (`game_status`), by default the competition's latest event; `holds`, what
-        must live as long as the database (the open files its datasets read)."""
-        self._holds = holds
+        must live as long as the database (the open files its datasets read); `bodies` (entry, body),
+        the stored bytes of some entries, where `events` comes without its `body` column: `events`
+        is then a view that gives those entries' bytes and NULL elsewhere (an incremental audit's,
+        which reads only the bytes its checks read and never the whole of `events`, issue 32.1)."""
+        if bodies is not None and "body" in tables["events"].schema.names:
+            bodies = None  # `events` has every entry's bytes already
+        self._holds, self.bodies = holds, bodies
         self._con = duckdb.connect(":memory:")
         self._con.execute("SET enable_progress_bar = false")  # DuckDB's own bar, on stdout, broke the JSON of a long query
         for name, table in tables.items():
-            self._con.register(name, _few_chunks(table))
+            self._con.register(_BODILESS if name == "events" and bodies is not None else name, _few_chunks(table))
+        if bodies is not None:
+            self._con.register(_BODIES, bodies)
+            # A scalar subquery, not a LEFT JOIN: DuckDB estimates a dataset at a row or so and would
+            # build the join's hash table over every event (850 MB of a 4.4 M-entry --since); the
+            # subquery's single join always builds over the bodies and streams `events` past them.
+            self._con.execute(f"CREATE VIEW events AS SELECT e.*, (SELECT b.body FROM {_BODIES} b WHERE b.entry = e.entry) AS body "
+                              f"FROM {_BODILESS} e")
         for name, words in word_tables().items():  # the checks' messages name terminations in words
             self._con.register(name, words)
         self._con.execute("CREATE TABLE as_of (ts BIGINT)")
@@ -159,11 +171,12 @@ class AuditDB:
         columns, rows = self._execute(_named(name), params)
         return [dict(zip(columns, row)) for row in rows]
 
-    def per_group(self, name: str, keys: tuple[str, ...], check: Callable[[list[dict[str, Any]]], list[Any]]) -> Iterator[Any]:
-        """Runs a named query and `check` on each group of its rows with the same `keys` (NULL as
-        ''), in the keys' order; yields what each call returns (Spark runs the groups on its executors)."""
+    def per_group(self, name: str, keys: tuple[str, ...], check: Callable[[list[dict[str, Any]]], list[Any]], **params: Any) -> Iterator[Any]:
+        """Runs a named query (with its parameters, as `run`) and `check` on each group of its rows with
+        the same `keys` (NULL as ''), in the keys' order; yields what each call returns (Spark runs the
+        groups on its executors)."""
         groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
-        for row in self.run(name):
+        for row in self.run(name, **params):
             groups.setdefault(tuple("" if row[k] is None else row[k] for k in keys), []).append(row)
         for _, rows in sorted(groups.items()):
             yield from check(rows)
@@ -311,6 +324,8 @@ _READ_ONLY = {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN, duckdb.
 _EXPLAIN = re.compile(r"^\s*EXPLAIN\s+(ANALY[SZ]E\s+)?", re.IGNORECASE)
 _TYPES = "matchledger.duckdb_types"
 """The schema metadata key of a built table's DuckDB column types (see `AuditDB.built_tables`)."""
+_BODILESS, _BODIES = "_events_bodiless", "_event_bodies"
+"""Where `events` comes without `body`, the names of it and of the bodies given (`AuditDB`'s `bodies`)."""
 _BATCH_ROWS = 1 << 16
 """Rows per batch of a relation read batch by batch (`each_derived`)."""
 _CHUNKS, _CHUNK_ROWS = 1024, 4096

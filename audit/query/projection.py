@@ -547,6 +547,17 @@ class Held:
         stored = pa.concat_arrays([self._binary(), other._binary()]).take(picked)
         return Held(self.size, _array_of(entries.take(picked)), *_bytes_and_ends(stored))
 
+    def only(self, entries: pa.Array) -> Held:
+        """Returns the held entries whose numbers are among `entries` (int64), in entry order."""
+        mine = _int64s(self.entries)
+        picked = pc.indices_nonzero(pc.is_in(mine, value_set=entries))
+        return Held(self.size, _array_of(mine.take(picked)), *_bytes_and_ends(self._binary().take(picked)))
+
+    def table(self) -> pa.Table:
+        """Returns the held entries as a table (entry, body) over their bytes (no copy): what an
+        `AuditDB` given `bodies` joins to `events`."""
+        return pa.table({"entry": _int64s(self.entries), "body": self._binary().view(pa.large_string())})
+
     def _binary(self) -> pa.LargeBinaryArray:
         """Returns the held entries' stored bytes as one Arrow array (no copy)."""
         return pa.LargeBinaryArray.from_buffers(pa.large_binary(), len(self.entries),

@@ -190,11 +190,13 @@ def projection_of(root: Path, log: StoredEntries | None = None, on_game: Callabl
     return projection, db, _kept(root, projection, db, signed, tree, f"built ({why})", projection.held or log), signed
 
 
-def database(projection: Projection, built: dict[str, pa.Table], body: bool) -> AuditDB:
-    """Returns the database of a kept projection: `events` without `body` unless it is asked for."""
-    if body:
+def database(projection: Projection, built: dict[str, pa.Table], body: bool, bodies: pa.Table | None = None) -> AuditDB:
+    """Returns the database of a kept projection: `events` without `body` unless it is asked for,
+    and then, with `bodies` (entry, body), only those entries' bytes, joined in DuckDB (`AuditDB`):
+    `events` itself is scanned from its files, never read whole."""
+    if body and bodies is None:
         projection.with_body()
-    return AuditDB(sources(projection.arrow), built=sources(built), holds=(projection.arrow, built))
+    return AuditDB(sources(projection.arrow), built=sources(built), holds=(projection.arrow, built), bodies=bodies if body else None)
 
 
 def _kept(root: Path, projection: Projection, db: AuditDB, signed: Checkpoint, tree: CompactRange, origin: str,
@@ -406,10 +408,13 @@ def _without(table: pa.Table, streams: list[str], name: str) -> pa.Table:
     return table.filter(pc.invert(mask)) if pc.any(mask).as_py() else table  # a new game has no rows to drop: nothing copied
 
 
-def only_streams(table: pa.Table | ds.Dataset, streams: list[str]) -> pa.Table:
-    """Returns the rows of some streams of a table, or of a kept one read batch by batch (never whole)."""
-    parts = table.to_batches() if isinstance(table, pa.Table) else batches(table)
-    return pa.Table.from_batches([b.filter(_of_streams(b.column("stream"), streams)) for b in parts], schema=table.schema)
+def only_streams(table: pa.Table | ds.Dataset, streams: list[str], columns: list[str] | None = None) -> pa.Table:
+    """Returns the rows of some streams of a table (some columns, if given, beside `stream`), or of a
+    kept one read batch by batch (never whole)."""
+    columns = table.schema.names if columns is None else [*columns, *(["stream"] if "stream" not in columns else [])]
+    parts = table.select(columns).to_batches() if isinstance(table, pa.Table) else batches(table, columns)
+    schema = pa.schema([table.schema.field(c) for c in columns], metadata=table.schema.metadata)  # a built table's types
+    return pa.Table.from_batches([b.filter(_of_streams(b.column("stream"), streams)) for b in parts], schema=schema)
 
 
 def _of_streams(column: pa.Array, streams: list[str]) -> pa.BooleanArray:

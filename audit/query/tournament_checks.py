@@ -161,26 +161,34 @@ def deal_findings(session: Session, boards: BoardDeals | None = None) -> Iterato
     board by board (on Spark's executors, each board where its rows are). With `boards`, each board's
     findings are kept there, and where it names the touched boards only those are read and judged."""
     if boards is None:
-        yield from session.db.per_group("deal_events", ("tournament", "board"), board_deal_findings)
+        yield from session.db.per_group("deal_events", _BOARD, board_deal_findings)
         return
-    if boards.touched is None:
-        groups = _deal_groups(session.db.run("deal_events"))
-    else:  # the untouched boards' findings are the earlier audit's; the touched ones' tournaments are read
-        boards.found.update({key: found for key, found in boards.earlier.items() if key not in boards.touched})
-        groups = {}
-        for tournament in sorted({t for t, _ in boards.touched}):
-            groups.update({key: rows for key, rows in _deal_groups(session.db.run("deal_events", tournament=tournament or None)).items()
-                           if key in boards.touched})
-    boards.found.update({key: board_deal_findings(rows) for key, rows in groups.items()})
+
+    touched = boards.touched
+
+    def judged(rows: list[dict]) -> list[tuple[tuple[str, str], list[Finding]]]:
+        # Pure, as it may run on Spark's executors: the board and its findings go back to the driver.
+        key = _board_of(rows[0])
+        if touched is not None and key not in touched:
+            return []  # an untouched board of a touched board's tournament: the earlier audit's findings stand
+        return [(key, board_deal_findings(rows))]
+
+    if touched is None:
+        boards.found.update(session.db.per_group("deal_events", _BOARD, judged))
+    else:  # the untouched boards' findings are the earlier audit's; only the touched boards' tournaments are read
+        boards.found.update({key: found for key, found in boards.earlier.items() if key not in touched})
+        for tournament in sorted({t for t, _ in touched}):
+            boards.found.update(session.db.per_group("deal_events", _BOARD, judged, tournament=tournament or None))
     for _, found in sorted(boards.found.items()):  # in per_group's order: by tournament, then board
         yield from found
 
 
-def _deal_groups(rows: list[dict]) -> dict[tuple[str, str], list[dict]]:
-    groups: dict[tuple[str, str], list[dict]] = {}
-    for row in rows:
-        groups.setdefault((row["tournament"] or "", row["board"] or ""), []).append(row)
-    return groups
+_BOARD = ("tournament", "board")
+
+
+def _board_of(row: dict) -> tuple[str, str]:
+    """Returns a `deal_events` row's board as `per_group` keys it (NULL as '')."""
+    return (row["tournament"] or "", row["board"] or "")
 
 
 def board_deal_findings(rows: list[dict]) -> list[Finding]:

@@ -188,10 +188,10 @@ class SparkDB:
         check_call(name, params)
         return self._named(name, params)
 
-    def per_group(self, name: str, keys: tuple[str, ...], check: Callable[[list[dict[str, Any]]], list[Any]]) -> Iterator[Any]:
-        """Runs a named query and `check` on each group of its rows with the same `keys`, on the
-        executors (a grouped map: the rows stay there); yields what each call returned, in the keys'
-        order (NULL as ''), as `AuditDB.per_group` does.
+    def per_group(self, name: str, keys: tuple[str, ...], check: Callable[[list[dict[str, Any]]], list[Any]], **params: Any) -> Iterator[Any]:
+        """Runs a named query (with its parameters) and `check` on each group of its rows with the same
+        `keys`, on the executors (a grouped map: the rows stay there); yields what each call returned,
+        in the keys' order (NULL as ''), as `AuditDB.per_group` does.
 
         :raises AuditError: when the query does not translate or fails.
         """
@@ -200,7 +200,7 @@ class SparkDB:
         from pyspark.errors import PySparkException
 
         try:
-            steps = spark_query(name, {})
+            steps = spark_query(name, params)
         except TranslationError as exc:
             raise AuditError(f"query {name}: {exc}") from None
         try:
