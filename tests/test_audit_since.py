@@ -367,6 +367,8 @@ def test_the_bodies_merged_with_the_held_entries_are_each_entry_once_in_order(se
     assert list(merged.entries) == want
     assert [merged.stored(k) for k in range(len(want))] == [log[e] for e in want]
     assert merged.ends[0] == 0 and len(merged.data) == merged.ends[-1]
+    joined = a.table(b).to_pydict()  # what `audit --since` gives DuckDB to join to `events`: the same, each entry once
+    assert sorted(zip(joined["entry"], joined["body"])) == [(e, log[e].decode()) for e in want]
 
 
 def test_the_state_holds_every_body_a_check_reads() -> None:

@@ -489,9 +489,9 @@ def _certified(root: Path, projection: Any, built: dict[str, pa.Table], held: He
     (and failed, as in full, when the stream index does not list the new entries: `problem`); the
     per-game queries over the touched games only (`scope`: them, the earlier rows, the rows given),
     and the seating and deal checks over the rounds and boards a new entry can change (`kept`)."""
-    both = held.merged(_bodies_read(bodies, projection, tournament, scope, kept[1]))
-    projection.body = both.body  # what `tables()` gives (a round judged as of an earlier ruling reads the held rulings)
-    db = database(projection, built, body=True, bodies=both.table())  # the kept tables scanned in their files, `events` too
+    read = _bodies_read(bodies, projection, tournament, scope, kept[1])
+    projection.body = lambda: held.merged(read).body()  # what `tables()` gives, only if asked (a round judged as of a later ruling)
+    db = database(projection, built, body=True, bodies=held.table(read))  # the kept tables scanned in their files, `events` too
     scoping(db, projection, built, *scope)
     session = Session(projection, db, "extended", signed)
     report = VerifyReport(ok=problem is None, size=signed.size, root=signed.root.hex(), checkpoints=1, signed=signed.size,

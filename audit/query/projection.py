@@ -553,10 +553,14 @@ class Held:
         picked = pc.indices_nonzero(pc.is_in(mine, value_set=entries))
         return Held(self.size, _array_of(mine.take(picked)), *_bytes_and_ends(self._binary().take(picked)))
 
-    def table(self) -> pa.Table:
-        """Returns the held entries as a table (entry, body) over their bytes (no copy): what an
-        `AuditDB` given `bodies` joins to `events`."""
-        return pa.table({"entry": _int64s(self.entries), "body": self._binary().view(pa.large_string())})
+    def table(self, other: Held | None = None) -> pa.Table:
+        """Returns the held entries as a table (entry, body) over their bytes (no copy), with those
+        of `other` these do not hold after them (copied: few): what an `AuditDB` given `bodies` joins to `events`."""
+        mine = pa.table({"entry": _int64s(self.entries), "body": self._binary().view(pa.large_string())})
+        if other is None or not len(other.entries):
+            return mine
+        theirs = _int64s(other.entries)
+        return pa.concat_tables([mine, other.only(theirs.filter(pc.invert(pc.is_in(theirs, value_set=mine["entry"])))).table()])
 
     def _binary(self) -> pa.LargeBinaryArray:
         """Returns the held entries' stored bytes as one Arrow array (no copy)."""

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import msgspec
+import pyarrow.compute as pc
 
 from audit.query.db import AuditDB
 from audit.query.projection import Projection, project_ledger
@@ -47,9 +48,14 @@ class Session:
     """The signed checkpoint the entries read were checked against (readers say the size they verified to)."""
 
     def game_counts(self, tournament: str | None = None) -> Counter[tuple[str, str, str]]:
-        """Counts the games (of one tournament, or all) by tournament ('' for none), game and profile."""
-        return Counter((g["tournament"] or "", g["game"], g["profile"]) for g in self._games("tournament", "game", "profile")
-                       if tournament is None or g["tournament"] == tournament)
+        """Counts the games (of one tournament, or all) by tournament ('' for none), game and profile,
+        grouped by Arrow: a season's 100,000 profiles are not made Python strings (116 MB of `audit --since`)."""
+        keys = ["tournament", "game", "profile"]
+        games = self.projection.table("games").select(keys)
+        if tournament is not None:
+            games = games.filter(pc.equal(games["tournament"], tournament))
+        grouped = games.group_by(keys, use_threads=False).aggregate([([], "count_all")])
+        return Counter({(t or "", g, p): n for t, g, p, n in zip(*(grouped[c].to_pylist() for c in [*keys, "count_all"]))})
 
     def games_of(self, streams: Iterable[str | None]) -> dict[str, dict[str, Any]]:
         """Returns the game and tournament of each of `streams` that is a game's."""
