@@ -507,17 +507,24 @@ def _bodies_read(bodies: Held, projection: Any, tournament: str | None, scope: t
     (streams, _), earlier, _ = scope
     if tournament is not None or boards.touched is None or any(name not in earlier for name in SCOPED):
         return bodies
-    games = projection.table("games").select(["stream", "tournament", "board"]).to_pylist()
+    games = _games_where(projection, ["stream", "tournament", "board"], "board", {b for _, b in boards.touched})
     read = streams | {g["stream"] for g in games if g["board"] and (g["tournament"] or "", g["board"]) in boards.touched}
     if not read:
         return bodies.only(pa.array([], pa.int64()))
     return bodies.only(only_streams(projection.sources()["events"], sorted(read), ["entry"])["entry"].combine_chunks())
 
 
+def _games_where(projection: Any, columns: list[str], key: str, values: set[str]) -> list[dict[str, Any]]:
+    """Returns some columns of the games whose `key` is among `values`, as rows: filtered by Arrow,
+    so that a season's 100,000 games are not made Python objects for the few a new entry touches."""
+    games = projection.table("games").select(columns if key in columns else [*columns, key])
+    return games.filter(pc.is_in(games[key], value_set=pa.array(sorted(values), pa.string()))).select(columns).to_pylist()
+
+
 def _boards_of(projection: Any, touched: set[str]) -> set[tuple[str, str]]:
     """Returns the Paohuzi boards (tournament, board) a touched game is played on (第五条: a board's
     tables are compared with each other only)."""
-    games = projection.table("games").select(["stream", "game", "tournament", "board"]).to_pylist()
+    games = _games_where(projection, ["stream", "game", "tournament", "board"], "stream", touched)
     return {(g["tournament"] or "", g["board"] or "") for g in games if g["stream"] in touched and g["game"] == "paohuzi" and g["board"]}
 
 
@@ -532,7 +539,7 @@ def _fresh_from(projection: Any, touched: set[str], kinds: list[tuple[str, str, 
     if any(kind in ARBITRATION_KINDS for kind, _, _ in kinds):
         return {t: 1 for t in tournaments}
     fresh: dict[str, int] = {}
-    for game in projection.table("games").select(["stream", "tournament", "round"]).to_pylist():
+    for game in _games_where(projection, ["stream", "tournament", "round"], "stream", touched):
         if game["stream"] in touched and game["tournament"] is not None:
             fresh[game["tournament"]] = min(fresh.get(game["tournament"], 1 << 30), (game["round"] or 0) + 1)
     for kind, stream, rnd in kinds:
