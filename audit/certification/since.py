@@ -490,7 +490,8 @@ def _certified(root: Path, projection: Any, built: dict[str, pa.Table], held: He
     per-game queries over the touched games only (`scope`: them, the earlier rows, the rows given),
     and the seating and deal checks over the rounds and boards a new entry can change (`kept`)."""
     read = _bodies_read(bodies, projection, tournament, scope, kept[1])
-    projection.body = lambda: held.merged(read).body()  # what `tables()` gives, only if asked (a round judged as of a later ruling)
+    projection.body = lambda: held.merged(read).body()  # what `tables()` gives, only if asked
+    projection.held = held  # a round judged as of a later ruling reads the rulings and the games' openings there (as_of)
     db = database(projection, built, body=True, bodies=held.table(read))  # the kept tables scanned in their files, `events` too
     scoping(db, projection, built, *scope)
     session = Session(projection, db, "extended", signed)

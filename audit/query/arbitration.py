@@ -230,11 +230,14 @@ def _backs(vote: str, decision: str) -> bool:
     return {"uphold": "upheld", "reject": "rejected", "void": "void_late"}[vote] == decision
 
 
-def honoured(tables: dict[str, pa.Table], keep: Callable[[dict[str, Any]], bool] | None = None) -> dict[str, pa.Table]:
+def honoured(tables: dict[str, pa.Table], keep: Callable[[dict[str, Any]], bool] | None = None,
+             stored: Callable[[list[int]], list[bytes]] | None = None) -> dict[str, pa.Table]:
     """Returns the `games` and `seats` tables with each game's result after only the signed rulings
     `keep` keeps (a ruling recorded after a round was seated, say); empty when it keeps them all.
     A ruling no registered arbiter of its role signed never counted: the fold set it aside
-    (replay/fold.py), so the result of play (`derived_*`) is the starting point, as in the replay."""
+    (replay/fold.py), so the result of play (`derived_*`) is the starting point, as in the replay.
+    The games' openings and the rulings are read by `stored` (entries to their stored bytes), or
+    from `tables["events"]`' body."""
     if keep is None:
         return {}
     rulings = [r for r in tables["rulings"].to_pylist() if r["ruling"] in RESULT_KINDS and r["signature"] == "valid"]
@@ -242,7 +245,10 @@ def honoured(tables: dict[str, pa.Table], keep: Callable[[dict[str, Any]], bool]
     if not hit:
         return {}
     games, seats = tables["games"].to_pylist(), tables["seats"].to_pylist()
-    outcomes = {g["stream"]: _reruled(tables["events"], g, [s for s in seats if s["stream"] == g["stream"]],
+    if stored is None:
+        def stored(entries: list[int]) -> list[bytes]:
+            return [body.encode() for body in tables["events"]["body"].take(entries).to_pylist()]
+    outcomes = {g["stream"]: _reruled(stored, g, [s for s in seats if s["stream"] == g["stream"]],
                                       [r["entry"] for r in rulings if r["stream"] == g["stream"] and keep(r)])
                 for g in games if g["stream"] in hit}
     for g in games:
@@ -258,9 +264,10 @@ def honoured(tables: dict[str, pa.Table], keep: Callable[[dict[str, Any]], bool]
             "seats": pa.Table.from_pylist(seats, schema=tables["seats"].schema)}
 
 
-def _reruled(events: pa.Table, game: dict[str, Any], seats: list[dict[str, Any]], kept: list[int]) -> tuple[Outcome | None, int | None]:
+def _reruled(stored: Callable[[list[int]], list[bytes]], game: dict[str, Any], seats: list[dict[str, Any]],
+             kept: list[int]) -> tuple[Outcome | None, int | None]:
     """Returns a game's result after the rulings at entries `kept`, and the seq of the last that changed it."""
-    start, *ruled = decode_stored([body.encode() for body in events["body"].take([game["entry"], *kept]).to_pylist()])
+    start, *ruled = decode_stored(stored([game["entry"], *kept]))
     points = [s["derived_points"] for s in sorted(seats, key=lambda s: s["seat"])]
     derived = None if game["derived_termination"] is None or None in points else Outcome(
         termination=game["derived_termination"], winners=tuple(game["derived_winners"] or ()), points=tuple(points))

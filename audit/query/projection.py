@@ -513,13 +513,20 @@ class Held:
 
         :raises IndexError: when an entry is not held.
         """
-        at = array("q")
-        for entry in indexes:
-            k = bisect.bisect_left(self.entries, entry)
-            if k == len(self.entries) or self.entries[k] != entry:
-                raise IndexError(f"entry {entry} is not held")
-            at.append(k)
-        return gather(self.data, self.ends, at)
+        return gather(self.data, self.ends, array("q", map(self._place, indexes)))
+
+    def stored_of(self, entries: list[int]) -> list[bytes]:
+        """Returns the stored bytes of some held entries, by entry number.
+
+        :raises IndexError: when an entry is not held.
+        """
+        return [self.stored(self._place(entry)) for entry in entries]
+
+    def _place(self, entry: int) -> int:
+        k = bisect.bisect_left(self.entries, entry)
+        if k == len(self.entries) or self.entries[k] != entry:
+            raise IndexError(f"entry {entry} is not held")
+        return k
 
     def stored(self, k: int) -> bytes:
         return bytes(self.data[self.ends[k]:self.ends[k + 1]])

@@ -81,6 +81,7 @@ def _each_round(session: Session, rounds: SeatingRounds | None) -> Iterator[tupl
     projection = session.projection
     registered = projection.arrow["players"].to_pylist()
     seatings = projection.arrow["seatings"].to_pylist()
+    dbs: dict[tuple[int, ...], Database] = {}
     for t in projection.tournaments:
         tid, game = t["tournament"], t["game"]
         players = [p["player"] for p in registered if p["tournament"] == tid]
@@ -103,10 +104,22 @@ def _each_round(session: Session, rounds: SeatingRounds | None) -> Iterator[tupl
                 if t["format"] == "swiss" and event is not None and event.pairing not in (None, pairing):
                     found.append(_finding(tid, event.seq, "audit.W02", f"第{rnd}轮记录的编排算法为「{event.pairing}」，赛事规则规定为「{pairing}」 "
                                           f"round {rnd} records pairing {event.pairing}; the tournament rules give {pairing}", "第十八条"))
-                db = as_of(session, seated.get(rnd))
+                db = _as_of_once(session, seated.get(rnd), dbs)
                 expected = _expected(db, tid, t["format"], rnd, frozenset(had_bye))
                 yield key, found + list(_compare(tid, event.seq if event else None, rnd, expected, tables, t["format"]))
             had_bye.update(row[0] for row in tables if len(row) == 1)
+
+
+def _as_of_once(session: Session, entry: int | None, last: dict[tuple[int, ...], Database]) -> Database:
+    """Returns `as_of(session, entry)`, the database `last` holds when it left out the same rulings:
+    rounds seated before the same rulings are judged on the same standings (the 50 rounds of a
+    season before one ruling: one database, not 50 built over the season's tables, issue 32)."""
+    rulings = session.projection.table("rulings")["entry"].to_pylist()
+    key = tuple(sorted(e for e in rulings if e is not None and entry is not None and e >= entry))
+    if key not in last:
+        last.clear()  # one kept at a time: the rounds come in order, a tournament's cuts only narrowing
+        last[key] = as_of(session, entry)
+    return last[key]
 
 
 def as_of(session: Session, entry: int | None) -> Database:
@@ -116,15 +129,23 @@ def as_of(session: Session, entry: int | None) -> Database:
     rulings = session.projection.table("rulings")  # the others are read only where a ruling asks (kept ones stay in their files)
     if entry is None or not any(e is not None and e >= entry for e in rulings["entry"].to_pylist()):
         return session.db
-    tables = session.projection.tables()  # only now: on Spark, the driver holds no game's rows until asked
-    tables.update(honoured(tables, keep=lambda r: r["entry"] < entry))
+    projection, keep = session.projection, lambda r: r["entry"] < entry
+    if isinstance(session.db, AuditDB) and projection.held is not None:
+        # The kept or spilled tables are scanned where they lie, not read whole for every round (a
+        # season's steps); the rulings and the games' openings are among the held entries.
+        tables = dict(projection.sources())
+        tables.update(honoured({name: projection.table(name) for name in ("games", "seats", "rulings")}, keep, projection.held.stored_of))
+    else:
+        tables = projection.tables()  # only now: on Spark, the driver holds no game's rows until asked
+        tables.update(honoured(tables, keep))
     tables["rulings"] = rulings.filter(pc.less(rulings["entry"], entry))
     # The tables resting on each stream's events alone are the session's: no ruling changes them, and
     # an incremental audit's `events` holds only the stored bytes its checks read (audit/certification/since.py).
     from audit.query.projection_cache import PER_STREAM
 
     built = session.db.built_tables() if isinstance(session.db, AuditDB) else {}
-    return AuditDB(tables, built={name: built[name] for name in PER_STREAM if name in built} or None)
+    bodies = session.db.bodies if isinstance(session.db, AuditDB) else None
+    return AuditDB(tables, built={name: built[name] for name in PER_STREAM if name in built} or None, bodies=bodies)
 
 
 @dataclass
