@@ -110,3 +110,28 @@ def test_appendix_3_a_late_void_does_not_make_earlier_duplicate_seatings_wrong(c
     assert cert.ok, cert.findings
     monkeypatch.setattr(tournament_checks, "as_of", lambda session, entry: session.db)
     assert "audit.W04" in {f["code"] for f in certify(c.root, "paohuzi-cup-5").findings}
+
+
+def test_rounds_seated_before_the_same_rulings_are_judged_on_one_database(cup: Cup, tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tournament.md §4, checkers §12.2: rounds 2 and 3, both seated before the same late rulings, are
+    judged on the standings without those rulings: one database as it stood, built once for both
+    (a season's rounds before one ruling had each built their own over the season's tables), and
+    the verdict the same as when each round has its own."""
+    c = Cup(tmp_path / "ledger", cup.keys)
+    shutil.copytree(cup.root, c.root)
+    for game in _played(c.root, 1)[1:]:
+        _late_override(c, game)
+    built: list[int | None] = []
+    as_of = tournament_checks.as_of
+
+    def counted(session: object, entry: int | None) -> object:
+        built.append(entry)
+        return as_of(session, entry)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(tournament_checks, "as_of", counted)
+    once = certify(c.root, T)
+    assert len(built) == 1, built
+    monkeypatch.setattr(tournament_checks, "_as_of_once", lambda session, entry, last: counted(session, entry))
+    each = certify(c.root, T)
+    assert len(built) == 3 and once.ok and each.ok and once.findings == each.findings, built
