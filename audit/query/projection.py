@@ -542,17 +542,12 @@ class Held:
 
     def merged(self, other: Held) -> Held:
         """Returns the entries these and another hold, in entry order, each once (these where both
-        hold it: the same entry of the same log). Gathered by Arrow, not entry by entry: `audit
-        --since` merges the season's 3 M bodies with the held entries (issue 32.1)."""
-        entries = pa.concat_arrays([_int64s(self.entries), _int64s(other.entries)])
-        order = pc.sort_indices(entries)  # stable: of two equal entries, this one's first
-        ordered = entries.take(order)
-        if not len(ordered):
+        hold it: the same entry of the same log): `table`'s rows, sorted. Gathered by Arrow, not entry
+        by entry: `audit --since` merges the season's bodies with the held entries (issue 32.1)."""
+        table = self.table(other).sort_by("entry")
+        if not table.num_rows:
             return Held(self.size, array("q"), b"", array("q", [0]))
-        first = pa.concat_arrays([pa.array([True]), pc.not_equal(ordered.slice(1), ordered.slice(0, len(ordered) - 1))])
-        picked = order.filter(first)
-        stored = pa.concat_arrays([self._binary(), other._binary()]).take(picked)
-        return Held(self.size, _array_of(entries.take(picked)), *_bytes_and_ends(stored))
+        return Held(self.size, _array_of(table["entry"].combine_chunks()), *_bytes_and_ends(table["body"].combine_chunks().view(pa.large_binary())))
 
     def only(self, entries: pa.Array) -> Held:
         """Returns the held entries whose numbers are among `entries` (int64), in entry order."""
@@ -562,7 +557,8 @@ class Held:
 
     def table(self, other: Held | None = None) -> pa.Table:
         """Returns the held entries as a table (entry, body) over their bytes (no copy), with those
-        of `other` these do not hold after them (copied: few): what an `AuditDB` given `bodies` joins to `events`."""
+        of `other` these do not hold after them (copied), each entry once: what an `AuditDB` given
+        `bodies` joins to `events`, and what `merged` sorts."""
         mine = pa.table({"entry": _int64s(self.entries), "body": self._binary().view(pa.large_string())})
         if other is None or not len(other.entries):
             return mine
