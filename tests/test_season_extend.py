@@ -15,7 +15,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
+import audit.query.db as db
 import audit.query.projection_cache as cache
+from audit.query.kept_read import read
 from audit.query.session import open_session
 from audit.query.standings import standings
 from ledger import LogReader, init, record
@@ -57,7 +59,7 @@ def same_projection(got: Any, want: Any) -> None:
     assert got.projection.tournament_events == want.projection.tournament_events
     built, rebuilt = got.db.built_tables(), want.db.built_tables()
     for name in built:
-        assert _plain(built[name]) == _plain(rebuilt[name]), name
+        assert _plain(read(built[name])) == _plain(read(rebuilt[name])), name  # a kept one is its files' dataset
 
 
 @pytest.fixture(scope="module")
@@ -232,3 +234,20 @@ def test_a_game_under_way_keeps_its_kept_steps(game: str, tmp_path: Path) -> Non
     starts = [i for i, k in enumerate(kinds) if k == "game.started"]
     cuts = sorted({starts[0] + 3, starts[-1] + 7, *(rng.randrange(starts[0] + 1, len(stored)) for _ in range(CUTS + 2))})
     assert len(list(_extended_at(stored, cuts, tmp_path / "ledger"))) == len(cuts) + 1
+
+
+def test_the_per_stream_tables_built_in_shares_are_those_built_at_once(cup: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tournament.md §3 (move times re-derived from timing events, each game's alone): `claims`,
+    `timings` and `seat_times` built a share of the streams at a time (every stream's events in one
+    share, a season's window never over every event, issue 32) hold the rows built over every event at once."""
+    session = open_session(cup.root)
+    events = session.projection.tables()["events"]
+    once = {name: _plain(table) for name, table in db.per_stream_rows(events).items()}
+    assert once["timings"] and once["claims"], "the cup has move-time and result claims to build"
+    counts = pc.value_counts(events["stream"].combine_chunks()).to_pylist()
+    monkeypatch.setattr(db, "SHARE_EVENTS", 40)
+    shares = db._shares([c["counts"] for c in sorted(counts, key=lambda c: str(c["values"]))])
+    assert max(shares) > 3, shares  # many shares, streams of the same game never split
+    shared = db.AuditDB(session.projection.sources(), holds=session.projection.arrow)
+    for name in db.PER_STREAM:
+        assert _plain(read(shared.built_tables()[name])) == once[name], name

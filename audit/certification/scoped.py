@@ -15,8 +15,9 @@ from typing import Any
 import pyarrow as pa
 
 from audit.query.db import AuditDB
+from audit.query.kept_read import rows_where
 from audit.query.projection import Projection
-from audit.query.projection_cache import only_streams, sources
+from audit.query.projection_cache import sources
 
 SCOPED = ("claim_mismatches", "huxi_claims", "junqi_quiet", "junqi_step_limit", "leave_camp", "move_time_gaps",
           "move_time_totals", "points", "timeouts")
@@ -135,6 +136,6 @@ def _touched_db(projection: Projection, built: dict[str, Any], touched: list[str
     rows of new games only are in the rows an extension added after a kept table's files (`tails`);
     `bodies`, the stored bytes its `events` gives, where they are not in its column (`AuditDB`)."""
     tails = getattr(projection.arrow, "tails", {}) if new_only else {}
-    tables = {name: only_streams(tails.get(name, t), touched) if name in FILTERED else t for name, t in sources(projection.arrow).items()}
-    cut = {name: only_streams(t, touched) for name, t in sources(built).items() if name in FILTERED_BUILT}
+    tables = {name: rows_where(tails.get(name, t), "stream", touched) if name in FILTERED else t for name, t in sources(projection.arrow).items()}
+    cut = {name: rows_where(t, "stream", touched) for name, t in sources(built).items() if name in FILTERED_BUILT}
     return AuditDB(tables, built=cut, bodies=bodies)

@@ -41,10 +41,10 @@ from audit.certification.certify import Certification, certify_session
 from audit.certification.scoped import ROWS, SCOPED, Rows, Touched, recording, scoping, touched_games
 from audit.query.arbitration import KINDS as ARBITRATION_KINDS
 from audit.query.db import AuditDB
-from audit.query.kept_read import batches, take
+from audit.query.kept_read import batches, rows_where, take
 from audit.query.projection import GAME_OPENER
 from audit.query.projection_cache import KIND as PROJECTION_KIND
-from audit.query.projection_cache import Fill, Held, Kept, database, extended, given, kept_file, kept_files, load, only_streams, tree_of
+from audit.query.projection_cache import Fill, Held, Kept, database, extended, given, kept_file, kept_files, load, tree_of
 from audit.query.session import Session, open_verified_session
 from audit.query.signed_state import StateRefused, code_fingerprint
 from audit.query.tournament_checks import BoardDeals, SeatingRounds
@@ -512,14 +512,12 @@ def _bodies_read(bodies: Held, projection: Any, tournament: str | None, scope: t
     read = streams | {g["stream"] for g in games if g["board"] and (g["tournament"] or "", g["board"]) in boards.touched}
     if not read:
         return bodies.only(pa.array([], pa.int64()))
-    return bodies.only(only_streams(projection.sources()["events"], sorted(read), ["entry"])["entry"].combine_chunks())
+    return bodies.only(rows_where(projection.sources()["events"], "stream", read, ["entry"])["entry"].combine_chunks())
 
 
 def _games_where(projection: Any, columns: list[str], key: str, values: set[str]) -> list[dict[str, Any]]:
-    """Returns some columns of the games whose `key` is among `values`, as rows: filtered by Arrow,
-    so that a season's 100,000 games are not made Python objects for the few a new entry touches."""
-    games = projection.table("games").select(columns if key in columns else [*columns, key])
-    return games.filter(pc.is_in(games[key], value_set=pa.array(sorted(values), pa.string()))).select(columns).to_pylist()
+    """Returns some columns of the games whose `key` is among `values`, as rows (`rows_where`)."""
+    return rows_where(projection.sources()["games"], key, values, columns).select(columns).to_pylist()
 
 
 def _boards_of(projection: Any, touched: set[str]) -> set[tuple[str, str]]:

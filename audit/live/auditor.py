@@ -37,9 +37,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from audit.live.follow import CountingReader
-from audit.live.rounds import KEPT_BUILT, KEPT_TABLES, RoundRows, of_streams, renumbered
+from audit.live.rounds import KEPT_BUILT, KEPT_TABLES, RoundRows, renumbered
 from audit.query.arbitration import RulingSigners
 from audit.query.jsonsplit import split
+from audit.query.kept_read import rows_where
 from ledger.derived import indexed_size
 from ledger.reader import LogReader, StoredEntries
 from replay.fold import GameFold, RulingCheck
@@ -580,7 +581,7 @@ class LiveAuditor:
         folded = {g.start.stream for g in games if g.events}
         fresh = {name: _logged(projection.table(name), entries) for name in KEPT_TABLES}
         built = db.built_tables()
-        fresh.update({name: of_streams(built[name], folded) for name in KEPT_BUILT})
+        fresh.update({name: rows_where(built[name], "stream", folded) for name in KEPT_BUILT})
         last_ts = {s: max(e.ts for e in streams[s].events) for s in folded}
         ruled = folded & set(projection.table("rulings")["stream"].to_pylist())
         rules = [t for t in projection.tournaments if t["tournament"] == tournament]

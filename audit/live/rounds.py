@@ -119,11 +119,6 @@ def without(table: pa.Table, streams: set[str]) -> pa.Table:
     return table.filter(pc.invert(pc.is_in(table["stream"], value_set=pa.array(sorted(streams), pa.string()))))
 
 
-def of_streams(table: pa.Table, streams: set[str]) -> pa.Table:
-    """Returns the rows of some streams of a table."""
-    return table.filter(pc.is_in(table["stream"], value_set=pa.array(sorted(streams), pa.string())))
-
-
 def renumbered(table: pa.Table, entries: Mapping[int, int]) -> pa.Table:
     """Returns a kept table with the entries the projection reads renumbered as it numbers them
     (`entries`: the log's entry to the projection's); the others are left as the log's."""

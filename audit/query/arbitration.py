@@ -14,7 +14,9 @@ from typing import Any
 
 import msgspec
 import pyarrow as pa
+import pyarrow.compute as pc
 
+from audit.query.kept_read import among, rows_where
 from ledger import LedgerError, Signer, Verifier
 from replay.fold import RulingCheck
 from replay.protocol import Outcome
@@ -237,31 +239,41 @@ def honoured(tables: dict[str, pa.Table], keep: Callable[[dict[str, Any]], bool]
     A ruling no registered arbiter of its role signed never counted: the fold set it aside
     (replay/fold.py), so the result of play (`derived_*`) is the starting point, as in the replay.
     The games' openings and the rulings are read by `stored` (entries to their stored bytes), or
-    from `tables["events"]`' body."""
+    from `tables["events"]`' body. Only the ruled games' rows are read as rows and replaced, in
+    place: a season's games and seats are not made Python objects for a ruling (issue 32)."""
     if keep is None:
         return {}
     rulings = [r for r in tables["rulings"].to_pylist() if r["ruling"] in RESULT_KINDS and r["signature"] == "valid"]
-    hit = {r["stream"] for r in rulings if not keep(r)}
+    hit = sorted({r["stream"] for r in rulings if not keep(r)})
     if not hit:
         return {}
-    games, seats = tables["games"].to_pylist(), tables["seats"].to_pylist()
+    games, seats = (rows_where(tables[name], "stream", hit).to_pylist() for name in ("games", "seats"))
     if stored is None:
         def stored(entries: list[int]) -> list[bytes]:
             return [body.encode() for body in tables["events"]["body"].take(entries).to_pylist()]
     outcomes = {g["stream"]: _reruled(stored, g, [s for s in seats if s["stream"] == g["stream"]],
                                       [r["entry"] for r in rulings if r["stream"] == g["stream"] and keep(r)])
-                for g in games if g["stream"] in hit}
+                for g in games}
     for g in games:
-        if g["stream"] in outcomes:
-            outcome, ruled_by = outcomes[g["stream"]]
-            g.update(termination=outcome.termination if outcome else None, winners=list(outcome.winners) if outcome else None,
-                     ruled_by=ruled_by)
-    for seat in seats:
-        if seat["stream"] in outcomes:
-            outcome = outcomes[seat["stream"]][0]
-            seat["points"] = outcome.points[seat["seat"]] if outcome and seat["seat"] < len(outcome.points) else None
-    return {"games": pa.Table.from_pylist(games, schema=tables["games"].schema),
-            "seats": pa.Table.from_pylist(seats, schema=tables["seats"].schema)}
+        outcome, ruled_by = outcomes[g["stream"]]
+        g.update(termination=outcome.termination if outcome else None, winners=list(outcome.winners) if outcome else None,
+                 ruled_by=ruled_by)
+    for seat in (s for s in seats if s["stream"] in outcomes):
+        outcome = outcomes[seat["stream"]][0]
+        seat["points"] = outcome.points[seat["seat"]] if outcome and seat["seat"] < len(outcome.points) else None
+    return {"games": _replaced(tables["games"], hit, games), "seats": _replaced(tables["seats"], hit, seats)}
+
+
+def _replaced(table: pa.Table, streams: list[str], rows: list[dict[str, Any]]) -> pa.Table:
+    """Returns a table with its rows of some streams replaced, in their places, by `rows` (as many, in
+    the same order); the rows between them are the table's own, not copied."""
+    places = pc.indices_nonzero(among(table["stream"], pa.array(streams, pa.string()))).to_pylist()
+    new = pa.Table.from_pylist(rows, schema=table.schema)
+    parts, start = [], 0
+    for i, place in enumerate(places):
+        parts += [table.slice(start, place - start), new.slice(i, 1)]
+        start = place + 1
+    return pa.concat_tables([*parts, table.slice(start)])
 
 
 def _reruled(stored: Callable[[list[int]], list[bytes]], game: dict[str, Any], seats: list[dict[str, Any]],

@@ -15,13 +15,18 @@ import json
 import re
 import threading
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.dataset as ds
+
+from audit.query.kept_read import batches
+from audit.query.spill import Spill
 
 SQL_DIR = Path(__file__).parent / "sql"
 _HEADER = re.compile(r"^--\s*(\w+):\s*(.*)$")
@@ -31,6 +36,13 @@ _CREATES = re.compile(r"^CREATE\s+(VIEW|TABLE|MACRO)\b", re.IGNORECASE | re.MULT
 
 MEMORY_LIMIT = "4GB"
 """DuckDB's memory limit for a user's query: a runaway query fails instead of exhausting the machine."""
+PER_STREAM = ("claims", "timings", "seat_times")
+"""The tables of `audit/query/sql/views/` whose rows each rest on one stream's events alone (built
+from `events` only, in this order): built a share of the streams at a time (`per_stream_rows`), and
+patched stream by stream by an extension."""
+SHARE_EVENTS = 1 << 20
+"""Events per share of the streams the per-stream tables are built over: a window over a season's
+every event held 750 MB of a 4.4 M-entry audit (`timings`, issue 32); a share's, some tens."""
 
 
 class AuditError(Exception):
@@ -95,18 +107,19 @@ def catalogue() -> list[tuple[str, str, str, str, str, str]]:
     return [(q.name, q.kind, ", ".join(q.params), q.check or "", q.computes, q.implements) for q in [*VIEWS.values(), *QUERIES.values()]]
 
 
-class _Built(Mapping[str, pa.Table]):
-    """The tables a database built at load, by name, each read from it when asked for (`built_tables`)."""
+class _Built(Mapping[str, pa.Table | ds.Dataset]):
+    """The tables a database built at load, by name, each read from it when asked for (`built_tables`);
+    one it was given as a dataset (a kept table's files) is that dataset, not read out of DuckDB whole."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, names: list[str]) -> None:
-        self._con, self._names = con, names
+    def __init__(self, con: duckdb.DuckDBPyConnection, names: list[str], given: dict[str, ds.Dataset]) -> None:
+        self._con, self._names, self._given = con, names, given
 
-    def __getitem__(self, name: str) -> pa.Table:
+    def __getitem__(self, name: str) -> pa.Table | ds.Dataset:
         if name not in self._names:
             raise KeyError(name)
-        table = self._con.sql(f'SELECT * FROM "{name}"').to_arrow_table()
-        types = self._con.execute(f'DESCRIBE "{name}"').fetchall()
-        return table.replace_schema_metadata({_TYPES: json.dumps([[row[0], row[1]] for row in types])})
+        if name in self._given:
+            return self._given[name]
+        return _typed(self._con, name)
 
     def __contains__(self, name: object) -> bool:  # not Mapping's, which would read the table
         return name in self._names
@@ -134,7 +147,8 @@ class AuditDB:
         which reads only the bytes its checks read and never the whole of `events`, issue 32.1)."""
         if bodies is not None and "body" in tables["events"].schema.names:
             bodies = None  # `events` has every entry's bytes already
-        self._holds, self.bodies = holds, bodies
+        self._holds, self.bodies, self._events = holds, bodies, tables["events"]
+        self._given_built: dict[str, ds.Dataset] = {}
         self._con = duckdb.connect(":memory:")
         self._con.execute("SET enable_progress_bar = false")  # DuckDB's own bar, on stdout, broke the JSON of a long query
         for name, table in tables.items():
@@ -153,9 +167,14 @@ class AuditDB:
             if built is not None:
                 raise AuditError("a status as of a given time is built afresh, not read from a kept projection")
             self._con.execute("INSERT INTO as_of VALUES (?)", [as_of])
+        shares: dict[str, ds.Dataset] = {}
+        in_shares = built is None or not any(name in built for name in PER_STREAM)  # else built on those given, by SQL
         for view in VIEWS.values():
             if built is not None and view.kind == "table" and view.name in built:  # the others are built here
                 self._load_built(view.name, built[view.name])
+            elif view.name in PER_STREAM and in_shares:
+                shares = shares or self._in_shares()
+                self._load_built(view.name, shares[view.name])
             else:
                 self._con.execute(view.sql)
         self._con.execute(f"SET memory_limit = '{memory_limit}'")
@@ -227,12 +246,51 @@ class AuditDB:
             if view.kind in ("view", "table"):
                 yield view.name, self._con.sql(f'SELECT * FROM "{view.name}"').to_arrow_reader(_BATCH_ROWS)
 
-    def built_tables(self) -> Mapping[str, pa.Table]:
+    def built_tables(self) -> Mapping[str, pa.Table | ds.Dataset]:
         """Returns the tables of `audit/query/sql/views/` built at load (what `built` takes), each read
         from DuckDB when it is asked for (keeping them holds one at a time, issue 32.1), with its
         columns' DuckDB types in its schema's metadata: Arrow has no HUGEINT, say, and a sum read
         back as DECIMAL(38,0) would print and compare otherwise."""
-        return _Built(self._con, [view.name for view in VIEWS.values() if view.kind == "table"])
+        return _Built(self._con, [view.name for view in VIEWS.values() if view.kind == "table"], self._given_built)
+
+    def _in_shares(self) -> dict[str, ds.Dataset]:
+        """Builds the per-stream tables (`PER_STREAM`) a share of the streams at a time: `events` is
+        read once and its rows written to a spill file per share (streams in name order, about
+        `SHARE_EVENTS` events a share), then each share's tables are built (`per_stream_rows`) and
+        added to the tables' own spill files, which the database scans where they lie."""
+        counts = self._con.sql("SELECT stream, count(*) AS n FROM events GROUP BY stream ORDER BY stream").to_arrow_table()
+        streams, share = counts["stream"].combine_chunks(), _shares(counts["n"].to_pylist())
+        schema, events = self._event_batches()
+        of_stream, looked = pa.array(share, pa.int32()), list[pa.Array]()
+        with ExitStack() as stack:
+            spills = [stack.enter_context(Spill(schema)) for _ in range(max(share, default=0) + 1)]
+            for batch in events:
+                of = _share_of(batch.column("stream"), streams, of_stream, looked)
+                batch = batch.cast(schema)
+                for i in pc.unique(of).to_pylist():
+                    spills[i].write(pa.Table.from_batches([batch.filter(pc.equal(of, i))]))
+                pa.default_memory_pool().release_unused()  # the batch written: its memory back to the system
+        with ExitStack() as stack:
+            out: dict[str, Spill] = {}
+            for spill in spills:
+                for name, rows in per_stream_rows(ds.dataset(spill.file[0], format="ipc")).items():
+                    if name not in out:
+                        out[name] = stack.enter_context(Spill(rows.schema))
+                    out[name].write(rows.cast(out[name].schema))
+        self._spills = list(out.values())  # their open files: the datasets read them while the database lives (the shares' go now)
+        return {name: ds.dataset(spill.file[0], format="ipc", schema=spill.schema) for name, spill in out.items()}
+
+    def _event_batches(self) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
+        """Returns `events`' columns (dictionary-coded ones decoded) and its batches: a kept or spilled
+        one's read a batch at a time (Arrow's own scan of a season's, DuckDB's, held hundreds of MB
+        ahead), one in memory as it is, one whose bodies DuckDB joins as DuckDB gives it."""
+        if self.bodies is not None:
+            reader = self._con.sql("SELECT * FROM events").to_arrow_reader(_BATCH_ROWS)
+            return reader.schema, iter(reader)
+        plain = pa.schema([pa.field(f.name, f.type.value_type if pa.types.is_dictionary(f.type) else f.type) for f in self._events.schema])
+        if isinstance(self._events, ds.Dataset):
+            return plain, batches(self._events)
+        return plain, iter(self._events.to_batches(max_chunksize=_BATCH_ROWS))
 
     def _load_built(self, name: str, table: pa.Table | ds.Dataset) -> None:
         """Creates a table of `audit/query/sql/views/` from its rows as `built_tables` gave them, with its own types."""
@@ -240,6 +298,7 @@ class AuditDB:
         columns = ", ".join(f'CAST("{column}" AS {kind}) AS "{column}"' for column, kind in types)
         if isinstance(table, ds.Dataset):  # a kept table is scanned from its files, like `events`: not copied (issue 32.1)
             self._con.register(f"_built_{name}", table)
+            self._given_built[name] = table
             self._con.execute(f'CREATE VIEW "{name}" AS SELECT {columns} FROM "_built_{name}"')
             return
         self._con.register("_built", table)
@@ -347,6 +406,52 @@ def word_tables() -> dict[str, pa.Table]:
         return pa.table({"name": list(words), "zh": [w[0] for w in words.values()], "en": [w[1] for w in words.values()]})
 
     return {"termination_words": table(TERMINATION_WORDS), "signature_words": table(IGNORED), "decision_words": table(DECISIONS)}
+
+
+def per_stream_rows(events: pa.Table | ds.Dataset) -> dict[str, pa.Table]:
+    """Returns the per-stream tables (`PER_STREAM`) built over some events, all of each of their
+    streams, with their columns' DuckDB types in their schemas' metadata (as `built_tables` gives
+    them): the one way they are built, for a database (a share of the streams at a time) and for
+    an extension (the streams it touched)."""
+    con = duckdb.connect(":memory:")
+    try:
+        con.execute("SET enable_progress_bar = false")
+        con.register("events", events)
+        for name in PER_STREAM:
+            con.execute(VIEWS[name].sql)
+        return {name: _typed(con, name) for name in PER_STREAM}
+    finally:
+        con.close()
+
+
+def _typed(con: duckdb.DuckDBPyConnection, name: str) -> pa.Table:
+    """Returns a table of a connection with its columns' DuckDB types in its schema's metadata."""
+    table = con.sql(f'SELECT * FROM "{name}"').to_arrow_table()
+    types = con.execute(f'DESCRIBE "{name}"').fetchall()
+    return table.replace_schema_metadata({_TYPES: json.dumps([[row[0], row[1]] for row in types])})
+
+
+def _share_of(column: pa.Array, streams: pa.Array, share: pa.Array, last: list[pa.Array]) -> pa.Array:
+    """Returns the share of each row's stream (`share`: of each of `streams`); a dictionary-coded
+    column's streams are looked up once for all the batches with the same dictionary (a kept file's
+    every batch: `last` holds the last dictionary and its shares), not once a batch."""
+    if isinstance(column, pa.DictionaryArray):
+        if not last or not column.dictionary.equals(last[0]):
+            last[:] = [column.dictionary, _share_of(column.dictionary, streams, share, [])]
+        return pc.fill_null(pc.take(last[1], column.indices), 0)
+    return pc.fill_null(pc.take(share, pc.index_in(column, value_set=streams.cast(column.type))), 0)
+
+
+def _shares(counts: list[int]) -> list[int]:
+    """Returns the share each stream (with so many events, in order) is built in: consecutive streams
+    together, a share closed once it holds `SHARE_EVENTS` events or more."""
+    share, held, out = 0, 0, []
+    for n in counts:
+        if held >= SHARE_EVENTS:
+            share, held = share + 1, 0
+        out.append(share)
+        held += n
+    return out
 
 
 def _few_chunks(table: pa.Table | ds.Dataset) -> pa.Table | ds.Dataset:

@@ -31,7 +31,6 @@ import operator
 import os
 import shutil
 import tempfile
-import weakref
 from array import array
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -49,6 +48,7 @@ from audit.query.arbitration import RulingSigners, arbitration_rows
 from audit.query.checks import check_of
 from audit.query.jsonsplit import split
 from audit.query.kept_read import read
+from audit.query.spill import Spill
 from ledger import LogReader
 from ledger.fastscan import gather
 from ledger.reader import StoredEntries
@@ -218,7 +218,7 @@ def project(log: StoredEntries, on_game: Callable[[int], None] | None = None, wo
     ruling counts only when `signers` shows it signed (none do without them: nothing unsigned counts)."""
     expect = getattr(on_game, "expect", None)
     _few_io_threads()
-    with _quiet_gc(), _Workers(log, workers, signers or RulingSigners(())) as pool, _Spill(SCHEMAS["events"]) as events:
+    with _quiet_gc(), _Workers(log, workers, signers or RulingSigners(())) as pool, Spill(SCHEMAS["events"]) as events:
         first = _FirstPass(log, events, release=pool.forked)
         parts = pool.map(_read_range, [(lo, min(lo + RANGE_ENTRIES, len(log))) for lo in range(0, len(log), RANGE_ENTRIES)])
         if expect is not None:  # counted while the workers start on the ranges, not before them
@@ -242,11 +242,11 @@ def _few_io_threads() -> None:
         pa.set_io_thread_count(wanted)
 
 
-def _assemble_spilled(first: _FirstPass, events: _Spill, games: list[dict[str, pa.Table]], findings: list[Finding]) -> Projection:
+def _assemble_spilled(first: _FirstPass, events: Spill, games: list[dict[str, pa.Table]], findings: list[Finding]) -> Projection:
     """Builds the projection of a log whose `events` the first pass wrote, releasing it as it went: the
     other streams are decoded from the entries it held, `steps` written a task's rows at a time."""
     heads = first.heads()
-    with _Spill(SCHEMAS["steps"]) as steps:
+    with Spill(SCHEMAS["steps"]) as steps:
         for tables in games:
             steps.write(_steps_table(tables.pop("steps"), heads))  # the task's mapped rows let go once written
     arrow = {name: pa.concat_tables([schema.empty_table(), *(t[name] for t in games)]) for name, schema in GAME_TABLES.items() if name != "steps"}
@@ -605,50 +605,6 @@ def _bytes_and_ends(stored: pa.LargeBinaryArray) -> tuple[bytes, array]:
     return (bytes(data[start:start + ends[-1]]) if data is not None else b""), ends
 
 
-SPILL_ROWS = 1 << 14
-"""Rows per record batch of a spilled table: what a scan of it holds at a time."""
-
-
-class _Spill:
-    """An Arrow IPC file in the temp directory written a batch at a time; once closed, `file` is the path that reads it and the open
-    file: it has no name left where /proc gives its descriptor's, and is gone with the last reader."""
-
-    def __init__(self, schema: pa.Schema) -> None:
-        self.schema = schema
-        self.file: tuple[str, Any] = ("", None)
-
-    def __enter__(self) -> _Spill:
-        fd, self._path = tempfile.mkstemp(prefix="matchledger-", suffix=".arrow")
-        os.close(fd)
-        self._sink = pa.OSFile(self._path, "wb")
-        self._writer = pa.ipc.new_file(self._sink, self.schema, options=_SPILL_IPC)
-        return self
-
-    def write(self, table: pa.Table) -> None:
-        self._writer.write_table(table, max_chunksize=SPILL_ROWS)
-
-    def __exit__(self, kind: object, *exc: object) -> None:
-        try:
-            self._writer.close()
-            self._sink.close()
-            if kind is None:
-                reader = open(self._path, "rb")
-                proc = f"/proc/self/fd/{reader.fileno()}"
-                if os.path.exists(proc):
-                    self.file = (proc, reader)
-                else:
-                    self.file = (self._path, reader)
-                    weakref.finalize(reader, os.unlink, self._path)
-                    return
-        finally:
-            if self.file[0] != self._path:
-                os.unlink(self._path)
-
-
-_SPILL_IPC = pa.ipc.IpcWriteOptions()
-"""No dictionary deltas: every batch of a spilled table has its columns' one dictionary."""
-
-
 # -- the worker processes ---------------------------------------------------------------------
 
 _LOG = StoredEntries(b"", array("q", [0]))
@@ -803,7 +759,7 @@ class _FirstPass:
     entries. `write_events` then writes `events` range by range, copying out the entries decoded
     beside the games and (`release`: the log is shared with forked workers) releasing each range."""
 
-    def __init__(self, log: StoredEntries, events: _Spill, release: bool = False) -> None:
+    def __init__(self, log: StoredEntries, events: Spill, release: bool = False) -> None:
         self.streams: dict[str, tuple[str, array]] = {}
         """Every stream's first kind and entries in log order (log order is seq order: the writer
         keeps every stream's seqs dense and increasing)."""

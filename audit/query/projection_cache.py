@@ -40,7 +40,6 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
-import duckdb
 import msgspec
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -48,8 +47,8 @@ import pyarrow.dataset as ds
 
 from audit.query.arbitration import KINDS as ARBITRATION_KINDS
 from audit.query.arbitration import RulingSigners
-from audit.query.db import VIEWS, AuditDB
-from audit.query.kept_read import batches, count_rows, read
+from audit.query.db import AuditDB, per_stream_rows
+from audit.query.kept_read import among, batches, count_rows, read
 from audit.query.projection import (
     GAME_OPENER,
     HELD_KINDS,
@@ -64,6 +63,7 @@ from audit.query.projection import (
     sources,
 )
 from audit.query.signed_state import StateRefused, code_fingerprint, load_signer, open_state, sign_state
+from audit.query.spill import Spill
 from ledger import Checkpoint, LedgerCorrupt, LedgerError, LogReader
 from ledger.derived import DerivedFiles, HashingFile
 from ledger.fastscan import extend, leaf_hashes
@@ -87,9 +87,6 @@ the tournament events in the projection's order (int64), kept beside the tables.
 HELD, HELD_ENDS, HELD_ENTRIES, HELD_HEADS = "held.data", "held.ends", "held.entries", "held.heads"
 """The stored bytes of the entries the projection decodes beside the games, back to back, their
 boundaries, their entry numbers (int64), and each one's kind and stream (JSON)."""
-PER_STREAM = ("claims", "timings", "seat_times")
-"""The tables the database builds at load whose rows each rest on one stream's events alone: an
-extension patches them stream by stream (the others are built again from the tables, by SQL)."""
 CLOCK = "competition_clock"
 """The database's table of the competition's latest event time: an extension takes the later of the
 kept one and the new entries' (`_clock`) instead of having it built again from every event."""
@@ -404,27 +401,8 @@ def _held_streams(held: Held, heads: list[tuple[str, str]]) -> dict[str, tuple[s
 
 def _without(table: pa.Table, streams: list[str], name: str) -> pa.Table:
     """Returns a table without the rows of some streams."""
-    mask = _of_streams(table["stream"].combine_chunks(), streams)
+    mask = among(table["stream"], pa.array(streams, pa.string()))
     return table.filter(pc.invert(mask)) if pc.any(mask).as_py() else table  # a new game has no rows to drop: nothing copied
-
-
-def only_streams(table: pa.Table | ds.Dataset, streams: list[str], columns: list[str] | None = None) -> pa.Table:
-    """Returns the rows of some streams of a table (some columns, if given, beside `stream`), or of a
-    kept one read batch by batch (never whole)."""
-    columns = table.schema.names if columns is None else [*columns, *(["stream"] if "stream" not in columns else [])]
-    parts = table.select(columns).to_batches() if isinstance(table, pa.Table) else batches(table, columns)
-    schema = pa.schema([table.schema.field(c) for c in columns], metadata=table.schema.metadata)  # a built table's types
-    return pa.Table.from_batches([b.filter(_of_streams(b.column("stream"), streams)) for b in parts], schema=schema)
-
-
-def _of_streams(column: pa.Array, streams: list[str]) -> pa.BooleanArray:
-    """Returns which rows of a `stream` column (dictionary-coded or not) are of some streams."""
-    wanted = pa.array(streams, pa.string())
-    if isinstance(column, pa.DictionaryArray):
-        mask = pc.take(pc.is_in(column.dictionary, value_set=wanted), column.indices)
-    else:
-        mask = pc.is_in(column, value_set=wanted)
-    return pc.fill_null(mask, False)
 
 
 def _patched(built: dict[str, pa.Table], streams: list[str], earlier: list[str], whole: dict[str, list[tuple[int, bytes]]],
@@ -446,20 +424,29 @@ def _patched(built: dict[str, pa.Table], streams: list[str], earlier: list[str],
                       "seq": pa.array([e.seq for e in events], pa.int64()), "ts": pa.array([e.ts for e in events], pa.int64()),
                       "kind": pa.array([e.kind for e in events], pa.string()), "seat": pa.array([e.seat for e in events], pa.int8()),
                       "body": pa.array([s.decode() for _, s in stored], pa.large_string())})
-    con = duckdb.connect(":memory:")
-    con.register("events", table)
     out = OnDisk.of({}, built)
-    for name in PER_STREAM:
-        con.execute(VIEWS[name].sql)
-        rows = con.sql(f'SELECT * FROM "{name}"').to_arrow_table()
+    for name, rows in per_stream_rows(table).items():
         kept = sources(built)[name]
         if isinstance(kept, ds.Dataset) and not _holds_any(kept, earlier):
             out.append(name, kept, rows.cast(kept.schema))
             continue
+        if isinstance(kept, ds.Dataset):  # a ruled earlier game's: the other kept rows copied a batch at a time, never read whole (issue 32)
+            out.open(name, [_spilled_without(kept, streams, rows.cast(kept.schema))])
+            continue
         old = built[name]
         out[name] = pa.concat_tables([_without(old, streams, name), rows.cast(old.schema)]).replace_schema_metadata(old.schema.metadata)
-    con.close()
     return out
+
+
+def _spilled_without(kept: ds.Dataset, streams: list[str], rows: pa.Table) -> tuple[str, Any]:
+    """Returns a spill file (path, open file) of a kept table's rows but those of some streams, followed by `rows`."""
+    wanted = pa.array(streams, pa.string())
+    with Spill(kept.schema) as spill:
+        for batch in batches(kept):
+            spill.write(pa.Table.from_batches([batch.filter(pc.invert(among(batch.column("stream"), wanted)))], kept.schema))
+            pa.default_memory_pool().release_unused()
+        spill.write(rows)
+    return spill.file
 
 
 def _clock(kept: pa.Table, events: list[Any]) -> pa.Table:
@@ -473,7 +460,8 @@ def _holds_any(table: ds.Dataset, streams: list[str]) -> bool:
     """Tells whether a kept table has rows of some streams, reading only its `stream` column."""
     if not streams:
         return False
-    return any(pc.any(_of_streams(batch.column("stream"), streams)).as_py() for batch in batches(table, ["stream"]))
+    wanted = pa.array(streams, pa.string())
+    return any(pc.any(among(batch.column("stream"), wanted)).as_py() for batch in batches(table, ["stream"]))
 
 
 # -- keeping and loading ---------------------------------------------------------------------------
@@ -541,7 +529,8 @@ def kept_files(put: Callable[[str, Fill], None], projection: Projection, built: 
 
     def whole() -> Iterator[tuple[str, pa.Table | ds.Dataset | None]]:
         yield from ((name, events if name == "events" else table) for name, table in tables.items())
-        yield from ((f"{BUILT}{name}", None if f"{BUILT}{name}" in tails else built[name]) for name in built)  # a tail's table is not read
+        kept_built = built.sources() if isinstance(built, OnDisk) else built  # one on disk is copied batch by batch, not read whole
+        yield from ((f"{BUILT}{name}", None if f"{BUILT}{name}" in tails else kept_built[name]) for name in built)  # a tail's table is not read
 
     reused: dict[str, tuple[str, int]] = {}
     for name, table in whole():
@@ -718,7 +707,8 @@ def _ipc(table: pa.Table | ds.Dataset) -> Fill:
         sink = pa.PythonFile(out, mode="w")
         if isinstance(table, ds.Dataset):
             columns = [name for name in table.schema.names if name != "body"]
-            with pa.ipc.new_file(sink, pa.schema([table.schema.field(c) for c in columns]), options=_IPC) as writer:
+            schema = pa.schema([table.schema.field(c) for c in columns], metadata=table.schema.metadata)  # a built table's types
+            with pa.ipc.new_file(sink, schema, options=_IPC) as writer:
                 for batch in batches(table, columns):
                     writer.write_batch(batch)
                     pa.default_memory_pool().release_unused()  # the batch read and compressed: its memory back to the system

@@ -12,7 +12,7 @@ import msgspec
 import pyarrow.compute as pc
 
 from audit.query.arbitration import honoured
-from audit.query.db import AuditDB
+from audit.query.db import PER_STREAM, AuditDB
 from audit.query.session import Database, Session
 from replay import seating
 from replay.protocol import Finding
@@ -114,21 +114,27 @@ def _as_of_once(session: Session, entry: int | None, last: dict[tuple[int, ...],
     """Returns `as_of(session, entry)`, the database `last` holds when it left out the same rulings:
     rounds seated before the same rulings are judged on the same standings (the 50 rounds of a
     season before one ruling: one database, not 50 built over the season's tables, issue 32)."""
-    rulings = session.projection.table("rulings")["entry"].to_pylist()
-    key = tuple(sorted(e for e in rulings if e is not None and entry is not None and e >= entry))
+    key = _left_out(session, entry)
     if key not in last:
         last.clear()  # one kept at a time: the rounds come in order, a tournament's cuts only narrowing
         last[key] = as_of(session, entry)
     return last[key]
 
 
+def _left_out(session: Session, entry: int | None) -> tuple[int, ...]:
+    """Returns the entries of the rulings recorded at or after log entry `entry` (none when it is None)."""
+    if entry is None:
+        return ()
+    return tuple(sorted(e for e in session.projection.table("rulings")["entry"].to_pylist() if e is not None and e >= entry))
+
+
 def as_of(session: Session, entry: int | None) -> Database:
     """Returns the session's database as it stood before log entry `entry`: the rulings recorded at
     or after it left out (their games' results recomputed without them), or the session's own when
     there are none."""
-    rulings = session.projection.table("rulings")  # the others are read only where a ruling asks (kept ones stay in their files)
-    if entry is None or not any(e is not None and e >= entry for e in rulings["entry"].to_pylist()):
+    if not _left_out(session, entry):
         return session.db
+    rulings = session.projection.table("rulings")  # the others are read only where a ruling asks (kept ones stay in their files)
     projection, keep = session.projection, lambda r: r["entry"] < entry
     if isinstance(session.db, AuditDB) and projection.held is not None:
         # The kept or spilled tables are scanned where they lie, not read whole for every round (a
@@ -141,8 +147,6 @@ def as_of(session: Session, entry: int | None) -> Database:
     tables["rulings"] = rulings.filter(pc.less(rulings["entry"], entry))
     # The tables resting on each stream's events alone are the session's: no ruling changes them, and
     # an incremental audit's `events` holds only the stored bytes its checks read (audit/certification/since.py).
-    from audit.query.projection_cache import PER_STREAM
-
     built = session.db.built_tables() if isinstance(session.db, AuditDB) else {}
     bodies = session.db.bodies if isinstance(session.db, AuditDB) else None
     return AuditDB(tables, built={name: built[name] for name in PER_STREAM if name in built} or None, bodies=bodies)
