@@ -246,6 +246,7 @@ def test_the_per_stream_tables_built_in_shares_are_those_built_at_once(cup: Any,
     assert once["timings"] and once["claims"], "the cup has move-time and result claims to build"
     counts = pc.value_counts(events["stream"].combine_chunks()).to_pylist()
     monkeypatch.setattr(db, "SHARE_EVENTS", 40)
+    monkeypatch.setattr(db, "AT_ONCE_EVENTS", 40)
     shares = db._shares([c["counts"] for c in sorted(counts, key=lambda c: str(c["values"]))])
     assert max(shares) > 3, shares  # many shares, streams of the same game never split
     shared = db.AuditDB(session.projection.sources(), holds=session.projection.arrow)

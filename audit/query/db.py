@@ -25,7 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
-from audit.query.kept_read import batches
+from audit.query.kept_read import batches, count_rows
 from audit.query.spill import Spill
 
 SQL_DIR = Path(__file__).parent / "sql"
@@ -43,6 +43,10 @@ patched stream by stream by an extension."""
 SHARE_EVENTS = 1 << 20
 """Events per share of the streams the per-stream tables are built over: a window over a season's
 every event held 750 MB of a 4.4 M-entry audit (`timings`, issue 32); a share's, some tens."""
+AT_ONCE_EVENTS = 1 << 22
+"""Up to how many events the per-stream tables are built in one go, by their SQL over `events`: an
+event's (3.1 M) as fast as before (the shares' pass cost its full audit 7 s of CPU, 18 %), a
+season's in shares, so that its window is never larger than an event's."""
 
 
 class AuditError(Exception):
@@ -168,7 +172,8 @@ class AuditDB:
                 raise AuditError("a status as of a given time is built afresh, not read from a kept projection")
             self._con.execute("INSERT INTO as_of VALUES (?)", [as_of])
         shares: dict[str, ds.Dataset] = {}
-        in_shares = built is None or not any(name in built for name in PER_STREAM)  # else built on those given, by SQL
+        # Given some per-stream tables, the others are built on them by their SQL; a season's are built in shares.
+        in_shares = (built is None or not any(name in built for name in PER_STREAM)) and count_rows(self._events) > AT_ONCE_EVENTS
         for view in VIEWS.values():
             if built is not None and view.kind == "table" and view.name in built:  # the others are built here
                 self._load_built(view.name, built[view.name])
@@ -250,7 +255,8 @@ class AuditDB:
         """Returns the tables of `audit/query/sql/views/` built at load (what `built` takes), each read
         from DuckDB when it is asked for (keeping them holds one at a time, issue 32.1), with its
         columns' DuckDB types in its schema's metadata: Arrow has no HUGEINT, say, and a sum read
-        back as DECIMAL(38,0) would print and compare otherwise."""
+        back as DECIMAL(38,0) would print and compare otherwise. A table the database scans from
+        files (kept, or built in shares and spilled) is the dataset over them, not read out whole."""
         return _Built(self._con, [view.name for view in VIEWS.values() if view.kind == "table"], self._given_built)
 
     def _in_shares(self) -> dict[str, ds.Dataset]:
