@@ -174,7 +174,9 @@ def iter_records(index: StreamIndex, start: int = 0) -> Iterator[tuple[int, int]
 def load_stream(root: Path, stream: str) -> StreamIndex:
     """Opens a stream's index (an empty index when the stream has no events): checks the file's
     header and counts its records from its size, reading none of them. A torn last record (a crash
-    during its append) is not counted; recovery rewrites it (`truncate_from`, `flush`).
+    during its append) is not counted; recovery rewrites it (`truncate_from`, `flush`). A file
+    holding only part of its header (a crash between its creation and its first write) is an empty
+    index: `flush` writes it anew.
 
     :raises LedgerCorrupt: when the file is not a regular file or names another stream.
     """
@@ -190,11 +192,12 @@ def load_stream(root: Path, stream: str) -> StreamIndex:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise LedgerCorrupt(None, f"index of stream {stream!r}: {path} is not a regular file")
-        if os.pread(fd, len(header), 0) != header:
+        start = os.pread(fd, len(header), 0)
+        if start != header[:len(start)]:
             raise LedgerCorrupt(None, f"index file {path} does not belong to stream {stream!r}")
     finally:
         os.close(fd)
-    return StreamIndex(stream, path, (info.st_size - len(header)) // RECORD.size)
+    return StreamIndex(stream, path, max(info.st_size - len(header), 0) // RECORD.size)
 
 
 def _header(stream: str) -> bytes:
