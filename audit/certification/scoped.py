@@ -12,11 +12,13 @@ from __future__ import annotations
 import heapq
 from typing import Any
 
+import duckdb
 import pyarrow as pa
+import pyarrow.dataset as ds
 
 from audit.query.db import AuditDB
 from audit.query.kept_read import rows_where
-from audit.query.projection import Projection
+from audit.query.projection import SCHEMAS, Projection
 from audit.query.projection_cache import sources
 
 SCOPED = ("claim_mismatches", "huxi_claims", "junqi_quiet", "junqi_step_limit", "leave_camp", "move_time_gaps",
@@ -111,23 +113,32 @@ def touched_games(before: Projection, after: Projection, streams: set[str]) -> T
     on a stream that is no game's: a tournament's or the arbitration's, whose rulings change
     results), and whether every touched game is new."""
     touched = set(streams)
-    earlier = set(before.table("games")["stream"].to_pylist())
-    games = after.table("games")
-    if not streams <= set(games["stream"].to_pylist()):
+    earlier = set(before.column("games", "stream").to_pylist())
+    games = after.column("games", "stream").to_pylist()
+    if not streams <= set(games):
         for name in COMPARED:
-            old, new = _by_stream(before.table(name)), _by_stream(after.table(name))
-            touched.update(s for s in old.keys() | new.keys() if old.get(s) != new.get(s))
-        old, new = _by_stream(before.table("tournaments"), "tournament"), _by_stream(after.table("tournaments"), "tournament")
-        changed = {t for t in old.keys() | new.keys() if old.get(t) != new.get(t)}  # a game's checks read its tournament's rules
-        touched.update(g for g, t in zip(games["stream"].to_pylist(), games["tournament"].to_pylist()) if t in changed)
+            touched |= _differing(before.sources()[name], after.sources()[name], name, "stream")
+        changed = _differing(before.sources()["tournaments"], after.sources()["tournaments"], "tournaments", "tournament")
+        if changed:  # a game's checks read its tournament's rules
+            touched.update(g for g, t in zip(games, after.column("games", "tournament").to_pylist()) if t in changed)
     return touched, not touched & earlier
 
 
-def _by_stream(table: pa.Table, key: str = "stream") -> dict[str, list[dict[str, Any]]]:
-    out: dict[str, list[dict[str, Any]]] = {}
-    for row in table.to_pylist():
-        out.setdefault(row[key], []).append(row)
-    return out
+def _differing(old: pa.Table | ds.Dataset, new: pa.Table | ds.Dataset, name: str, key: str) -> set[str]:
+    """Returns the keys whose rows differ between two versions of a table, compared as multisets by
+    DuckDB over the tables where they lie (a season's seats and findings are not made Python rows
+    for the few a ruling changes, issue 32)."""
+    columns = ", ".join(f'"{c}"' for c in SCHEMAS[name].names)
+    con = duckdb.connect(":memory:")
+    try:
+        con.execute("SET enable_progress_bar = false")
+        con.register("old", old)
+        con.register("new", new)
+        rows = con.execute(f'SELECT DISTINCT "{key}" FROM ((SELECT {columns} FROM old EXCEPT ALL SELECT {columns} FROM new) '
+                           f'UNION ALL (SELECT {columns} FROM new EXCEPT ALL SELECT {columns} FROM old)) WHERE "{key}" IS NOT NULL').fetchall()
+    finally:
+        con.close()
+    return {row[0] for row in rows}
 
 
 def _touched_db(projection: Projection, built: dict[str, Any], touched: list[str], new_only: bool,
