@@ -15,7 +15,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pytest
 
-from audit.query.kept_read import batches, count_rows, read, take
+from audit.query.kept_read import batches, count_rows, matching, read, rows_where, rows_without, take
 
 READS = 300
 """Reads in the child process: the Arrow scan it replaces hung within 35 on a 2-core machine."""
@@ -50,6 +50,22 @@ def test_reads_what_arrow_reads(tmp_path: Path) -> None:
     wanted = pa.array([0, 8191, 8192, 50_000, 199_999, 200_000], pa.int64())
     assert take(kept, wanted, ["entry"])["entry"].to_pylist() == wanted.to_pylist()
     assert pc.all(pc.equal(take(kept, wanted, ["stream", "entry"])["entry"], wanted)).as_py()
+
+
+def test_the_filter_by_a_key_splits_a_kept_table_and_one_in_memory_alike(tmp_path: Path) -> None:
+    """`matching` is the one filter by a key: its rows and its others' partition a table, kept or
+    in memory, in order; `rows_without` leaves a table with none of the keys as it is (not copied)."""
+    kept, whole = _kept_and_rows(tmp_path, parts=2, rows=20_000)
+    keys = ["g0-3", "g1-36", "new", "absent"]
+    for table in (kept, whole):
+        inside = pa.Table.from_batches(matching(table, "stream", keys), read(kept).schema if table is kept else whole.schema)
+        outside = pa.Table.from_batches(matching(table, "stream", keys, keep=False), inside.schema)
+        assert set(pc.unique(inside["stream"].cast(pa.string())).to_pylist()) == set(keys) - {"absent"}
+        assert not set(outside["stream"].cast(pa.string()).to_pylist()) & set(keys)
+        assert sorted([*inside["entry"].to_pylist(), *outside["entry"].to_pylist()]) == whole["entry"].to_pylist()
+        assert rows_where(table, "stream", keys, ["entry"])["entry"].to_pylist() == inside["entry"].to_pylist()
+    assert rows_without(whole, "stream", ["absent"]) is whole
+    assert rows_without(whole, "stream", keys)["entry"].to_pylist() == outside["entry"].to_pylist()
 
 
 def test_reads_with_two_io_threads_never_wait_for_ever(tmp_path: Path) -> None:

@@ -116,9 +116,10 @@ def touched_games(before: Projection, after: Projection, streams: set[str]) -> T
     earlier = set(before.column("games", "stream").to_pylist())
     games = after.column("games", "stream").to_pylist()
     if not streams <= set(games):
+        old, new = before.sources(), after.sources()
         for name in COMPARED:
-            touched |= _differing(before.sources()[name], after.sources()[name], name, "stream")
-        changed = _differing(before.sources()["tournaments"], after.sources()["tournaments"], "tournaments", "tournament")
+            touched |= _differing(old[name], new[name], name, "stream")
+        changed = _differing(old["tournaments"], new["tournaments"], "tournaments", "tournament")
         if changed:  # a game's checks read its tournament's rules
             touched.update(g for g, t in zip(games, after.column("games", "tournament").to_pylist()) if t in changed)
     return touched, not touched & earlier

@@ -22,7 +22,6 @@ from urllib.parse import urlsplit
 import msgspec
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from audit.lake.layout import LAKE, NONE, PARTITIONS, Limits, Places, Written, partitioned, with_timestamps, write_batches
@@ -119,25 +118,14 @@ def export_parquet(root: Path, projection: Projection, out: Path, db: AuditDB | 
     return manifest
 
 
-_BATCH = 1 << 16
-"""Rows a table is handed to the writer in at most (issue 32.1: no table is reshaped whole)."""
-
-
 def _base(root: Path, projection: Projection, checkpoint: Checkpoint | None) -> Iterator[tuple[str, pa.Schema, Iterator[pa.RecordBatch]]]:
     """Yields each projection table's schema and batches, in `SCHEMAS`' order: a kept table's read
     from its files as they are written (`projection_cache.OnDisk`), never whole; `events` kept
     without `body` gets it from the log batch by batch (`_with_body`)."""
-    from audit.query.projection_cache import sources
-
-    held = sources(projection.arrow)
+    held = projection.sources()  # a kept table read a batch at a time, one in memory handed over in slices
     order = list(SCHEMAS)
     for name in sorted(held, key=lambda name: order.index(name) if name in order else len(order)):  # one order, however the projection was had
-        source = held[name]
-        if isinstance(source, ds.Dataset) and not projection.rows[name]:  # a batch in memory at a time
-            schema, batches = source.schema, read_batches(source, source.schema.names)
-        else:
-            table = projection.table(name)
-            schema, batches = table.schema, iter(table.to_batches(max_chunksize=_BATCH))
+        schema, batches = held[name].schema, read_batches(held[name])
         if name == "events" and "body" not in schema.names:
             schema, batches = schema.append(SCHEMAS["events"].field("body")), _with_body(root, batches, checkpoint)
         yield name, schema, batches

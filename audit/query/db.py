@@ -274,8 +274,7 @@ class AuditDB:
                 of = _share_of(batch.column("stream"), streams, of_stream, looked)
                 batch = batch.cast(schema)
                 for i in pc.unique(of).to_pylist():
-                    spills[i].write(pa.Table.from_batches([batch.filter(pc.equal(of, i))]))
-                pa.default_memory_pool().release_unused()  # the batch written: its memory back to the system
+                    spills[i].write_batches([batch.filter(pc.equal(of, i))])
         with ExitStack() as stack:
             out: dict[str, Spill] = {}
             for spill in spills:
@@ -287,16 +286,14 @@ class AuditDB:
         return {name: ds.dataset(spill.file[0], format="ipc", schema=spill.schema) for name, spill in out.items()}
 
     def _event_batches(self) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
-        """Returns `events`' columns (dictionary-coded ones decoded) and its batches: a kept or spilled
-        one's read a batch at a time (Arrow's own scan of a season's, DuckDB's, held hundreds of MB
-        ahead), one in memory as it is, one whose bodies DuckDB joins as DuckDB gives it."""
+        """Returns `events`' columns (dictionary-coded ones decoded) and its batches (`kept_read.batches`:
+        Arrow's own scan of a season's, DuckDB's, held hundreds of MB ahead), or, where DuckDB joins
+        its bodies, as DuckDB gives it."""
         if self.bodies is not None:
             reader = self._con.sql("SELECT * FROM events").to_arrow_reader(_BATCH_ROWS)
             return reader.schema, iter(reader)
         plain = pa.schema([pa.field(f.name, f.type.value_type if pa.types.is_dictionary(f.type) else f.type) for f in self._events.schema])
-        if isinstance(self._events, ds.Dataset):
-            return plain, batches(self._events)
-        return plain, iter(self._events.to_batches(max_chunksize=_BATCH_ROWS))
+        return plain, batches(self._events)
 
     def _load_built(self, name: str, table: pa.Table | ds.Dataset) -> None:
         """Creates a table of `audit/query/sql/views/` from its rows as `built_tables` gave them, with its own types."""

@@ -14,13 +14,19 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.fs
 
+TABLE_BATCH_ROWS = 1 << 16
+"""Rows per batch at most of a table in memory read through `batches`: no step holds a copy of it whole."""
 
-def batches(table: ds.Dataset, columns: list[str] | None = None) -> Iterator[pa.RecordBatch]:
-    """Yields a kept or spilled table's columns (all by default) a file and a batch at a time, as they
-    were written (a dataset's own scan of the 3.1 M-entry event's `steps` peaked at 676 MB, against
-    143 MB so: issue 32.1); rows held in memory (an extension's tail) are scanned in this thread."""
+
+def batches(table: pa.Table | ds.Dataset, columns: list[str] | None = None) -> Iterator[pa.RecordBatch]:
+    """Yields a table's columns (all by default) a batch at a time: a kept or spilled one's a file
+    and a batch at a time, as they were written (a dataset's own scan of the 3.1 M-entry event's
+    `steps` peaked at 676 MB, against 143 MB so: issue 32.1); rows held in memory (a table, an
+    extension's tail) in this thread, `TABLE_BATCH_ROWS` at most at a time."""
     columns = table.schema.names if columns is None else columns
-    if isinstance(table, ds.UnionDataset):
+    if isinstance(table, pa.Table):
+        yield from table.select(columns).to_batches(max_chunksize=TABLE_BATCH_ROWS)
+    elif isinstance(table, ds.UnionDataset):
         for child in table.children:
             yield from batches(child, columns)
     elif isinstance(table, ds.FileSystemDataset) and isinstance(table.format, ds.IpcFileFormat):
@@ -62,10 +68,25 @@ def rows_where(table: pa.Table | ds.Dataset, key: str, values: Iterable[str], co
     (a game's stream, a board) of the tables an extension or an incremental audit reads a few rows of:
     a season's 100,000 games are not made Python objects for the few a new entry touches (issue 32)."""
     columns = table.schema.names if columns is None else [*columns, *([key] if key not in columns else [])]
-    parts = table.select(columns).to_batches() if isinstance(table, pa.Table) else batches(table, columns)
     schema = pa.schema([table.schema.field(c) for c in columns], metadata=table.schema.metadata)  # a built table's types
+    return pa.Table.from_batches(matching(table, key, values, columns), schema=schema)
+
+
+def rows_without(table: pa.Table, key: str, values: Iterable[str]) -> pa.Table:
+    """Returns a table without its rows whose `key` is among `values`: the table itself, not copied,
+    when it has none (a new game's streams, the usual extension's)."""
+    mask = among(table[key], pa.array(sorted(set(values)), pa.string()))
+    return table.filter(pc.invert(mask)) if pc.any(mask).as_py() else table
+
+
+def matching(table: pa.Table | ds.Dataset, key: str, values: Iterable[str], columns: list[str] | None = None,
+             keep: bool = True) -> Iterator[pa.RecordBatch]:
+    """Yields a table's batches (`batches`) with only their rows whose `key` is among `values`, or
+    with `keep` false only the others."""
     wanted = pa.array(sorted(set(values)), pa.string())
-    return pa.Table.from_batches([b.filter(among(b.column(key), wanted)) for b in parts], schema=schema)
+    for batch in batches(table, columns):
+        mask = among(batch.column(key), wanted)
+        yield batch.filter(mask if keep else pc.invert(mask))
 
 
 def among(column: pa.Array | pa.ChunkedArray, values: pa.Array) -> pa.BooleanArray:

@@ -48,7 +48,7 @@ import pyarrow.dataset as ds
 from audit.query.arbitration import KINDS as ARBITRATION_KINDS
 from audit.query.arbitration import RulingSigners
 from audit.query.db import AuditDB, per_stream_rows
-from audit.query.kept_read import among, batches, count_rows, read
+from audit.query.kept_read import batches, count_rows, matching, read, rows_without
 from audit.query.projection import (
     GAME_OPENER,
     HELD_KINDS,
@@ -319,7 +319,7 @@ def extended(root: Path, kept: Kept, held: Held, projection: Projection, built: 
     # files and the new games' rows follow them (issue 32.2), neither read nor written again.
     kept_games = {name: sources(projection.arrow)[name] for name in ("games", "seats")}
     appended = [name for name, table in kept_games.items() if isinstance(table, ds.Dataset) and games.isdisjoint(touched)]
-    arrow = {name: fresh[name] if name in appended else pa.concat_tables([_without(projection.arrow[name], touched, name), fresh[name]])
+    arrow = {name: fresh[name] if name in appended else pa.concat_tables([rows_without(projection.arrow[name], "stream", touched), fresh[name]])
              for name in ("games", "seats", "findings")}  # (an appended table's kept rows are joined below, in its place)
     arrow["findings"] = arrow["findings"].filter(pc.equal(arrow["findings"]["source"], "replay"))  # the orphans are found again
     # A fold's step for an entry depends on that entry and those before it only (a fold never reads
@@ -399,12 +399,6 @@ def _held_streams(held: Held, heads: list[tuple[str, str]]) -> dict[str, tuple[s
     return streams
 
 
-def _without(table: pa.Table, streams: list[str], name: str) -> pa.Table:
-    """Returns a table without the rows of some streams."""
-    mask = among(table["stream"], pa.array(streams, pa.string()))
-    return table.filter(pc.invert(mask)) if pc.any(mask).as_py() else table  # a new game has no rows to drop: nothing copied
-
-
 def _patched(built: dict[str, pa.Table], streams: list[str], earlier: list[str], whole: dict[str, list[tuple[int, bytes]]],
              held: Held, held_streams: dict[str, tuple[str, array]]) -> OnDisk:
     """Returns the database's per-stream tables with the rows of some streams built again from
@@ -434,17 +428,14 @@ def _patched(built: dict[str, pa.Table], streams: list[str], earlier: list[str],
             out.open(name, [_spilled_without(kept, streams, rows.cast(kept.schema))])
             continue
         old = built[name]
-        out[name] = pa.concat_tables([_without(old, streams, name), rows.cast(old.schema)]).replace_schema_metadata(old.schema.metadata)
+        out[name] = pa.concat_tables([rows_without(old, "stream", streams), rows.cast(old.schema)]).replace_schema_metadata(old.schema.metadata)
     return out
 
 
 def _spilled_without(kept: ds.Dataset, streams: list[str], rows: pa.Table) -> tuple[str, Any]:
     """Returns a spill file (path, open file) of a kept table's rows but those of some streams, followed by `rows`."""
-    wanted = pa.array(streams, pa.string())
     with Spill(kept.schema) as spill:
-        for batch in batches(kept):
-            spill.write(pa.Table.from_batches([batch.filter(pc.invert(among(batch.column("stream"), wanted)))], kept.schema))
-            pa.default_memory_pool().release_unused()
+        spill.write_batches(matching(kept, "stream", streams, keep=False))
         spill.write(rows)
     return spill.file
 
@@ -458,10 +449,7 @@ def _clock(kept: pa.Table, events: list[Any]) -> pa.Table:
 
 def _holds_any(table: ds.Dataset, streams: list[str]) -> bool:
     """Tells whether a kept table has rows of some streams, reading only its `stream` column."""
-    if not streams:
-        return False
-    wanted = pa.array(streams, pa.string())
-    return any(pc.any(among(batch.column("stream"), wanted)).as_py() for batch in batches(table, ["stream"]))
+    return bool(streams) and any(batch.num_rows for batch in matching(table, "stream", streams, ["stream"]))
 
 
 # -- keeping and loading ---------------------------------------------------------------------------

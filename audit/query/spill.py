@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import tempfile
 import weakref
+from collections.abc import Iterable
 from typing import Any
 
 import pyarrow as pa
@@ -31,6 +32,13 @@ class Spill:
 
     def write(self, table: pa.Table) -> None:
         self._writer.write_table(table, max_chunksize=SPILL_ROWS)
+
+    def write_batches(self, batches: Iterable[pa.RecordBatch]) -> None:
+        """Writes batches as they come, each one's memory given back once written (a season's table
+        copied a batch at a time never grows the process)."""
+        for batch in batches:
+            self.write(pa.Table.from_batches([batch], self.schema))
+            pa.default_memory_pool().release_unused()
 
     def __exit__(self, kind: object, *exc: object) -> None:
         try:
