@@ -299,7 +299,10 @@ CASES = ["clean", *FAULTS]
 @pytest.mark.slow
 @pytest.mark.parametrize("fault", CASES)
 def test_spark_audit_gives_the_duckdb_audits_json(tmp_path: Path, fault: str, spark_ready: None) -> None:
-    """A tournament of each game in one ledger, the fault planted in every game it applies to."""
+    """A tournament of each game in one ledger, the fault planted in every game it applies to. The
+    standings are compared for every tournament when clean and, with a fault, for one tournament
+    taken in turn (each game's standings under two faults): each Spark command opens the export
+    again, and CI's time goes on that, not on what the comparison shows."""
     root, out = tmp_path / "l", tmp_path / "pq"
     for game in sorted(PLAYERS):
         planted = () if fault == "clean" or (fault == "tampered-deal" and game != "paohuzi") else ("--inject", fault)
@@ -309,7 +312,8 @@ def test_spark_audit_gives_the_duckdb_audits_json(tmp_path: Path, fault: str, sp
     local = _json("audit", *pinned(root))
     assert _json("audit", *spark) == local
     assert (local[0] == 0) == (fault == "clean"), local[1]["reason"]  # a Swiss round seated wrongly is an error, not a warning
-    for game in sorted(PLAYERS):
+    games = sorted(PLAYERS) if fault == "clean" else [sorted(PLAYERS)[CASES.index(fault) % len(PLAYERS)]]
+    for game in games:
         tournament = f"{game}-cup-{SEED}"  # the simulator names a tournament after its game and seed
         assert _json("standings", "--tournament", tournament, *spark) == _json("standings", "--tournament", tournament, *pinned(root))
 
