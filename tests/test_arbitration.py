@@ -341,6 +341,22 @@ def test_an_undecided_appeal_puts_its_game_under_appeal(cup: Cup, tmp_path: Path
     assert [a["game"] for a in c.run("appeals", "--open")["appeals"]] == [game]
 
 
+def test_an_appeal_left_undecided_is_late_by_the_competitions_clock(cup: Cup, tmp_path: Path) -> None:
+    """第十九条 1 (须在2个工作日内给予答复): an appeal still undecided is late once the competition's
+    latest event (`competition_clock`, the "now" a game's appeal window is judged at) is past its
+    deadline. A registration on the log's own stream dated a month later is not the competition:
+    it leaves the appeal in time; an appeal filed on another game a month later makes it late."""
+    c = _copy(cup, tmp_path)
+    game, other = c.games["rejected"], c.games["upheld"]
+    filed = _end(c.root, game) + 7 * HOUR
+    _file(c, game, filed, "pending")
+    c.run("appeal", "register", "--pub", str(c.keys / "stranger.pub"), "--role", "committee", "--name", "Wu", "--at", str(filed + 30 * 24 * HOUR))
+    assert "audit.A03" not in _codes(c.root)
+    _file(c, other, filed + 30 * 24 * HOUR, "much later", ANYWAY)
+    late = [f for f in certify(c.root, T).findings if f["code"] == "audit.A03"]
+    assert len(late) == 1 and "逾期未决" in late[0]["message"] and game in late[0]["message"], late
+
+
 # -- pieces ----------------------------------------------------------------------------------------
 
 def test_an_old_ruling_without_a_kind_still_decodes_and_means_what_it_meant() -> None:
