@@ -64,6 +64,7 @@ def test_the_filter_by_a_key_splits_a_kept_table_and_one_in_memory_alike(tmp_pat
         assert not set(outside["stream"].cast(pa.string()).to_pylist()) & set(keys)
         assert sorted([*inside["entry"].to_pylist(), *outside["entry"].to_pylist()]) == whole["entry"].to_pylist()
         assert rows_where(table, "stream", keys, ["entry"])["entry"].to_pylist() == inside["entry"].to_pylist()
+        assert all(b.num_rows for b in matching(table, "stream", keys)), "a batch without rows holds its file's dictionaries"
     assert rows_without(whole, "stream", ["absent"]) is whole
     assert rows_without(whole, "stream", keys)["entry"].to_pylist() == outside["entry"].to_pylist()
 

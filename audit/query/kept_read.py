@@ -82,11 +82,15 @@ def rows_without(table: pa.Table, key: str, values: Iterable[str]) -> pa.Table:
 def matching(table: pa.Table | ds.Dataset, key: str, values: Iterable[str], columns: list[str] | None = None,
              keep: bool = True) -> Iterator[pa.RecordBatch]:
     """Yields a table's batches (`batches`) with only their rows whose `key` is among `values`, or
-    with `keep` false only the others."""
+    with `keep` false only the others; a batch left without rows is not yielded. Each would hold its
+    file's dictionaries, and a table of them, combined, unified them all: the touched games'
+    database of a 22 M-entry season's `--since` grew by 640 MB so, for 238 rows (issue 32)."""
     wanted = pa.array(sorted(set(values)), pa.string())
     for batch in batches(table, columns):
         mask = among(batch.column(key), wanted)
-        yield batch.filter(mask if keep else pc.invert(mask))
+        kept = batch.filter(mask if keep else pc.invert(mask))
+        if kept.num_rows:
+            yield kept
 
 
 def among(column: pa.Array | pa.ChunkedArray, values: pa.Array) -> pa.BooleanArray:
