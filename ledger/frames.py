@@ -469,6 +469,23 @@ def new_aside(root: Path) -> Path:
     return aside
 
 
+def move_derived_aside(root: Path, aside: Path, names: Iterable[str]) -> list[str]:
+    """Moves the files and directories `names` (relative to the ledger's root) that exist into
+    `aside`, durably; returns those moved. For what the entries determine and are rebuilt from
+    (tiles, the stream index): the old files are evidence, so they are kept, not deleted."""
+    aside.mkdir(parents=True, mode=0o750, exist_ok=True)
+    moved = []
+    for name in names:
+        if (root / name).exists():
+            (aside / name).parent.mkdir(parents=True, exist_ok=True)
+            os.replace(root / name, aside / name)
+            moved.append(name)
+    for directory in {root, *((root / name).parent for name in moved), aside.parent}:
+        if directory.exists():
+            fsync_dir(directory)
+    return moved
+
+
 def move_aside_from(root: Path, segment: int, offset: int) -> tuple[Path, list[str]]:
     """Moves the log's bytes from byte `offset` of segment `segment` on into a new directory under
     `repaired/` (a whole segment file from its start, else its tail as `<name>.from-<offset>`),

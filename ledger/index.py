@@ -6,6 +6,11 @@ the offset of its frame in its segment (u64 little-endian each). A stream's next
 record count, so the writer learns it from the file's size; a re-send is judged by reading the
 one entry the index points to. `index/head` names the tree size up to which tiles and index
 were made durable and where that entry starts, so the writer resumes there without reading the log.
+
+Nobody signs the index, so the writer does not believe a file's size on its word: the head also
+carries the index's seal (`Seal`), a MAC by the writer's key over every file's name and size,
+folded per directory. An index file emptied, cut or planted by someone without the key would
+otherwise reset a stream's count and let the writer sign a second event at a used number.
 """
 
 from __future__ import annotations
@@ -39,11 +44,89 @@ NAME_LEN = struct.Struct("<H")
 
 class Head(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Tiles and index are durable for the first `size` entries; entry `size` starts at byte
-    `offset` of the segment whose first entry is `segment`."""
+    `offset` of the segment whose first entry is `segment`; `seal` is the stream index files'
+    seal then (`Seal.encoded`) and `mac` binds all four to the writer's key (empty in a head
+    written before seals: the writer builds that index again from the entries)."""
 
     size: int
     segment: int
     offset: int
+    seal: str = ""
+    mac: str = ""
+
+
+DIRECTORIES = 256
+"""The index files are spread over `streams/00` … `streams/ff` by their name's first two hex digits."""
+SEAL_BYTES = 16
+
+
+def seal_key(origin_key: bytes) -> bytes:
+    """Returns the key of the index's seal, derived from the writer's proof-of-origin key (domain-separated)."""
+    return hmac.new(origin_key, b"matchledger/stream-index/v1", hashlib.sha256).digest()
+
+
+class Seal:
+    """What the writer knows the stream index files to be: per directory, the XOR of a keyed
+    hash of each file's (name, size). Only the key's holder can compute it, so a directory whose
+    files were added, removed, cut or grown by anyone else no longer matches. The writer keeps it
+    current as it writes (`changed`), checks a directory the first time it opens an index there
+    (`check`: one listing, the files' sizes only), and writes it in the head with a MAC."""
+
+    def __init__(self, key: bytes, encoded: str = "") -> None:
+        self._key = key
+        raw = bytes.fromhex(encoded) if encoded else bytes(DIRECTORIES * SEAL_BYTES)
+        self._dirs = [int.from_bytes(raw[i:i + SEAL_BYTES], "big") for i in range(0, len(raw), SEAL_BYTES)]
+        self._checked: set[int] = set()
+
+    def _item(self, name: str, size: int) -> int:
+        digest = hmac.new(self._key, f"{name} {size}".encode(), hashlib.sha256).digest()
+        return int.from_bytes(digest[:SEAL_BYTES], "big")
+
+    def changed(self, path: Path, old: int, new: int) -> None:
+        """Records that the writer took a file from `old` to `new` bytes (0: no file)."""
+        slot = int(path.parent.name, 16)
+        for size in (old, new):
+            if size:
+                self._dirs[slot] ^= self._item(path.name, size)
+
+    def check(self, path: Path) -> None:
+        """Checks the directory of index file `path` against the seal, once per writer.
+
+        :raises LedgerCorrupt: when its files are not those the writer left.
+        """
+        slot = int(path.parent.name, 16)
+        if slot in self._checked:
+            return
+        folded = 0
+        try:
+            with os.scandir(path.parent) as listing:
+                for entry in listing:
+                    size = entry.stat(follow_symlinks=False).st_size if entry.is_file(follow_symlinks=False) else -1
+                    if size:
+                        folded ^= self._item(entry.name, size)
+        except FileNotFoundError:
+            pass
+        if folded != self._dirs[slot]:
+            raise LedgerCorrupt(None, f"流索引目录 {path.parent} 的文件不是写入者留下的（有人无密钥地增删、截短或加长了索引文件）/ "
+                                f"the stream index files in {path.parent} are not those the writer left: someone without "
+                                f"its key added, removed, cut or grew one; run `matchledger repair` to build the index again "
+                                f"from the entries (the files are kept as evidence)")
+        self._checked.add(slot)
+
+    def encoded(self) -> str:
+        return b"".join(d.to_bytes(SEAL_BYTES, "big") for d in self._dirs).hex()
+
+    def head(self, size: int, segment: int, offset: int) -> Head:
+        """Returns the index head of this size and position with this seal, MACed."""
+        seal = self.encoded()
+        return Head(size, segment, offset, seal, self._mac(size, segment, offset, seal))
+
+    def _mac(self, size: int, segment: int, offset: int, seal: str) -> str:
+        return hmac.new(self._key, f"{size} {segment} {offset} {seal}".encode(), hashlib.sha256).hexdigest()
+
+    def vouches(self, head: Head) -> bool:
+        """Tells whether the head was written by this key's holder."""
+        return bool(head.mac) and hmac.compare_digest(self._mac(head.size, head.segment, head.offset, head.seal), head.mac)
 
 
 def stream_path(root: Path, stream: str) -> Path:
@@ -93,6 +176,11 @@ class StreamIndex:
 
     def __len__(self) -> int:
         return self.stored + len(self.new_entries)
+
+    @property
+    def file_size(self) -> int:
+        """The size of the file holding the stored records (0: none, and no file)."""
+        return self.header + self.stored * RECORD.size if self.stored else 0
 
     def append(self, entry: int, offset: int) -> None:
         self.new_entries.append(entry)

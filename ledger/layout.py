@@ -94,9 +94,11 @@ def write_atomic(path: Path, data: bytes) -> None:
     try:
         write_all(fd, data)
         os.fsync(fd)
-    except BaseException:
+    except BaseException as exc:
         os.close(fd)
         tmp.unlink(missing_ok=True)
+        if isinstance(exc, OSError) and exc.filename is None:  # a full disk: the file named
+            raise OSError(exc.errno, exc.strerror, str(path)) from None
         raise
     os.close(fd)
     os.replace(tmp, path)

@@ -22,9 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ledger.frames import new_aside
+from ledger.frames import move_derived_aside, new_aside
 from ledger.index import HEAD, INDEX, STREAMS
-from ledger.segments import fsync_dir
 from ledger.store import Ledger, lock_ledger
 from ledger.tiles import TILES
 from ledger.verify import VerifyReport, verify
@@ -56,7 +55,7 @@ def repair(root: Path, step: Callable[[str], object] = lambda _label: None) -> R
     lock = lock_ledger(root)
     try:
         aside = new_aside(root)
-        moved = _move_aside(root, aside)
+        moved = move_derived_aside(root, aside, DERIVED)
         step("rebuilding from the entries")
         try:
             with Ledger(root, lock=lock) as led:
@@ -73,20 +72,6 @@ def repair(root: Path, step: Callable[[str], object] = lambda _label: None) -> R
     step("verifying")
     report.verified = verify(root)
     return report
-
-
-def _move_aside(root: Path, aside: Path) -> list[str]:
-    aside.mkdir(parents=True, mode=0o750)
-    moved = []
-    for name in DERIVED:
-        if (root / name).exists():
-            (aside / name).parent.mkdir(parents=True, exist_ok=True)
-            os.replace(root / name, aside / name)
-            moved.append(name)
-    for directory in {root, root / INDEX, aside.parent}:
-        if directory.exists():
-            fsync_dir(directory)
-    return moved
 
 
 def _put_back(root: Path, aside: Path, moved: list[str]) -> None:

@@ -38,8 +38,8 @@ from ledger.checkpoints import (
 from ledger.commitments import UNKNOWN, HistoryWriter, StreamHead, append_history, heads_line, history_path, open_history
 from ledger.errors import CheckpointError, DiskError, ForeignEntries, LedgerCorrupt, LedgerError, LedgerLocked
 from ledger.fastscan import extend, frame_batch, leaf_hashes
-from ledger.frames import Tail, decode_key, move_aside_from, read_frame, read_tail
-from ledger.index import HEAD, INDEX, Head, StreamIndex, flush, load_stream, read_head, truncate_from
+from ledger.frames import Tail, decode_key, move_aside_from, move_derived_aside, new_aside, read_frame, read_tail
+from ledger.index import HEAD, INDEX, STREAMS, Head, Seal, StreamIndex, flush, load_stream, read_head, seal_key, truncate_from
 from ledger.layout import CHECKPOINTS, CONFIG, LOCK, PRIVATE_KEY, PUBLIC_KEY, SEGMENTS, LedgerConfig, config_digest, load_config, write_atomic
 from ledger.merkle import CompactRange
 from ledger.notelog import NoteWriter
@@ -156,6 +156,8 @@ class Ledger:
             self._served_behind = False  # the `checkpoint` file and the partial tiles lag the newest note (see `checkpoint`)
             self._indexing = False  # an IndexJob is out (see `start_index`)
             self._signed_at: tuple[int, int] | None = None  # (segment, offset) where the newest checkpoint's last entry ends
+            self._seal: Seal  # what the writer knows the stream index files to be (set by `_sealed_head`)
+            self._rebuilt = False  # the index carried no seal of this writer's: built again from the entries
             self._config_digest = config_digest(root)
             if self._notes.cut_torn():
                 self.recovered = ("截去了崩溃留在 checkpoints/notes 末尾的残缺检查点记录 / "
@@ -215,10 +217,12 @@ class Ledger:
         """Returns the log index of a stream's event `seq` (which must be recorded)."""
         return self._stream(stream).entry(seq)
 
-    def _stream(self, stream: str) -> StreamIndex:
+    def _stream(self, stream: str, check: bool = True) -> StreamIndex:
         """Returns a stream's index: an open one, else opened (its file's size read) among the
         clean ones, of which the least recently used beyond OPEN_INDEXES are let go (a clean index
-        is all on disk, so opening it again gives it back as it was)."""
+        is all on disk, so opening it again gives it back as it was). Its directory is checked
+        against the seal first (`check=False`: recovery, which checks it once it cut the records
+        beyond the head)."""
         index = self._dirty.get(stream)
         if index is not None:
             return index
@@ -227,6 +231,8 @@ class Ledger:
             self._streams.move_to_end(stream)
             return index  # (a StreamIndex is falsy when empty: callers test `is None`)
         index = self._streams[stream] = load_stream(self.root, stream)
+        if check:
+            self._seal.check(index.path)
         while len(self._streams) > OPEN_INDEXES:
             self._streams.popitem(last=False)
         return index
@@ -243,7 +249,7 @@ class Ledger:
 
     def _open(self) -> None:
         signed = self.checkpoint_size
-        head = read_head(self.root)
+        head = self._sealed_head()
         reader = TileReader(self.root)
         self._segment_starts = [first for first, _ in list_segments(self.root / SEGMENTS)] or [0]
         if head is None:  # a ledger written before tiles and index: build them from the entries
@@ -266,7 +272,7 @@ class Ledger:
             self.recovered = _join(self.recovered, "由条目重写了崩溃留下的不完整部分瓦片 / "
                                    "rewrote the partial tiles a crash left short (derived from the entries)")
         self._segment_starts = [first for first, _ in list_segments(self.root / SEGMENTS)] or [0]  # recovery may drop some
-        if legacy and added:
+        if legacy and added and not self._rebuilt:
             self.recovered = _join(self.recovered, f"为早于瓦片和索引写入的 {added} 个条目建立了瓦片和索引 / "
                                    f"built tiles and index for {added} entries written before they existed")
         self._open_writer()
@@ -277,6 +283,28 @@ class Ledger:
             self._make_durable()
             self._serve()
             self._write_head()
+
+    def _sealed_head(self) -> Head | None:
+        """Returns the index head, with the seal it carries in force, or None (the index is built
+        from the entries) when there is none or it is not this writer's: a head without a MAC
+        (written before seals) or with a wrong one. Then the old index is moved aside as
+        evidence, under `repaired/`."""
+        key = seal_key(self.signer.origin_key())
+        head = read_head(self.root)
+        if head is not None and Seal(key).vouches(head):
+            self._seal = Seal(key, head.seal)
+            return head
+        self._seal = Seal(key)
+        if head is None:
+            return None
+        aside = new_aside(self.root)
+        moved = move_derived_aside(self.root, aside, (f"{INDEX}/{HEAD}", f"{INDEX}/{STREAMS}"))
+        self.recovered = _join(self.recovered, f"流索引没有本写入者的封印（写于封印之前，或被无密钥者改动）：已移至 "
+                               f"{aside.relative_to(self.root)}/ 作为证据，并由条目重建 / the stream index carried no seal of "
+                               f"this writer's (written before seals, or changed by someone without the key): moved aside to "
+                               f"{aside.relative_to(self.root)}/ ({', '.join(moved)}) and built again from the entries")
+        self._rebuilt = True
+        return None
 
     def _check_signed_edge(self, reader: TileReader, signed: int) -> None:
         if self._checkpoint is None or not signed:
@@ -293,8 +321,9 @@ class Ledger:
             self.recovered = _join(self.recovered, tail.recovered)
         if not tail.entries:
             return 0
-        for stream in {key.stream for key in tail.keys}:
-            truncate_from(self._stream(stream), head.size)
+        for index in [self._stream(stream, check=False) for stream in {key.stream for key in tail.keys}]:
+            truncate_from(index, head.size)  # records a crash left beyond the head: now the files are the head's
+            self._seal.check(index.path)
         leaves = leaf_hashes(tail.entries)
         _compare_stored_tiles(reader, head.size, leaves)
         self._check_origin(head.size, signed, tail, leaves)
@@ -605,7 +634,10 @@ class Ledger:
         tiles = self._tiles
         files, entries = [], [d for d in tiles.new_dirs if index or not d.name.endswith(".p")]
         for stream in sorted(self._dirty) if index else ():
-            if (written := flush(self._dirty[stream])) is not None:
+            held = self._dirty[stream]
+            size = held.file_size
+            if (written := flush(held)) is not None:
+                self._seal.changed(written[0], size, held.file_size)
                 files.append(written[0])
                 entries += written[1]
         if index:
@@ -649,7 +681,7 @@ class Ledger:
             files, directories = self._durable_files(True)
         except OSError as exc:
             raise DiskError(f"the stream index could not be written ({os.strerror(exc.errno or 0) if exc.errno else exc})") from None
-        job = IndexJob(self.root, files, directories, self._checkpoint, Head(self.size, *self._end()), self._tiles.take_filled())
+        job = IndexJob(self.root, files, directories, self._checkpoint, self._seal.head(self.size, *self._end()), self._tiles.take_filled())
         self._forget_durable(True)
         self._indexing = True
         return job
@@ -668,7 +700,7 @@ class Ledger:
     def _write_head(self) -> None:
         """Records where tiles and index are durable (the caller made them so)."""
         assert self._writer is not None
-        head = Head(self.size, *self._end())
+        head = self._seal.head(self.size, *self._end())
         (self.root / INDEX).mkdir(exist_ok=True, mode=0o750)
         write_atomic(self.root / INDEX / HEAD, msgspec.json.encode(head))
 
