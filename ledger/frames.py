@@ -14,7 +14,7 @@ import os
 import stat
 import time
 from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -352,11 +352,24 @@ class Tail:
     recovered: str | None = None
     commits: list[int] = field(default_factory=list)
     """The entry after each commit mark among them: where each committed batch ends."""
+    first: int = 0
+    """The entry index of the first of them."""
+
+    def take_below(self, end: int) -> Tail:
+        """Removes and returns those before entry `end`."""
+        k = max(0, min(len(self.entries), end - self.first))
+        taken = Tail(self.entries[:k], self.keys[:k], self.offsets[:k], None, [c for c in self.commits if c <= self.first + k], self.first)
+        del self.entries[:k], self.keys[:k], self.offsets[:k]
+        self.commits = [c for c in self.commits if c > self.first + k]
+        self.first += k
+        return taken
 
 
-def read_tail(root: Path, segment: int, offset: int, size: int, signed: int) -> Tail:
+def read_tail(root: Path, segment: int, offset: int, size: int, signed: int, signed_part: Callable[[Tail], None]) -> Tail:
     """Reads the frames after entry `size - 1` (which ends at `offset` of segment `segment`), dropping
-    a torn or unfinished last batch that no checkpoint covers (in every segment it reached).
+    a torn or unfinished last batch that no checkpoint covers (in every segment it reached), and
+    returns those after entry `signed - 1`. Those before it are handed to `signed_part` a segment
+    at a time as they are read, so that rebuilding the index of a whole season holds one segment.
 
     :raises LedgerCorrupt: on damage within the first `signed` entries, or anywhere but the end.
     """
@@ -364,7 +377,7 @@ def read_tail(root: Path, segment: int, offset: int, size: int, signed: int) -> 
     if size and (not found or found[0][0] != segment):
         raise LedgerCorrupt(size - 1, f"segment {segment_path(root / SEGMENTS, segment).name}, which holds it, is missing")
     horizon = committed_end([(first, path, path.stat().st_size) for first, path in found])
-    tail, expected, cut = Tail(), size, None
+    tail, expected, cut = Tail(first=size), size, None
     for n, (first, path) in enumerate(found):
         start = offset if first == segment else 0
         if first != segment:
@@ -374,7 +387,9 @@ def read_tail(root: Path, segment: int, offset: int, size: int, signed: int) -> 
         expected, end, why = _read_segment_tail(tail, path, start, expected, signed, len(found) - n - 1, horizon)
         if end is not None and cut is None:
             cut = (n, end, why)
-    committed = size + len(tail.entries)
+        if tail.first < signed and tail.entries:
+            signed_part(tail.take_below(signed))
+    committed = tail.first + len(tail.entries)
     if committed < signed:
         raise LedgerCorrupt(committed, f"log holds {committed} entries but checkpoint {signed} covers more")
     if cut is not None:

@@ -315,26 +315,36 @@ class Ledger:
                                 f"the signed checkpoint {self._checkpoint.root.hex()}")
 
     def _catch_up(self, head: Head, signed: int, reader: TileReader) -> int:
-        """Indexes and hashes what the log holds beyond the head, dropping a torn tail; returns how many entries."""
-        tail = read_tail(self.root, head.segment, head.offset, head.size, signed)
+        """Indexes and hashes what the log holds beyond the head, dropping a torn tail, a segment at a
+        time up to the signed size; returns how many entries. The index files of the streams it
+        touches are cut back to the head first (a crash may have left records beyond it), and only
+        then checked against the seal."""
+        cut: dict[str, StreamIndex] = {}
+        tail = read_tail(self.root, head.segment, head.offset, head.size, signed,
+                         lambda part: self._take(part, head.size, signed, reader, cut))
         if tail.recovered:
             self.recovered = _join(self.recovered, tail.recovered)
-        if not tail.entries:
-            return 0
-        for index in [self._stream(stream, check=False) for stream in {key.stream for key in tail.keys}]:
-            truncate_from(index, head.size)  # records a crash left beyond the head: now the files are the head's
+        if tail.entries:
+            self._take(tail, head.size, signed, reader, cut)
+        for index in cut.values():
             self._seal.check(index.path)
+        return tail.first + len(tail.entries) - head.size
+
+    def _take(self, tail: Tail, size: int, signed: int, reader: TileReader, cut: dict[str, StreamIndex]) -> None:
+        """Indexes and hashes a run of the entries beyond the head (of size `size`), which follows those taken before."""
+        for stream in {key.stream for key in tail.keys} - cut.keys():
+            truncate_from(index := self._stream(stream, check=False), size)  # now the file is the head's
+            cut[stream] = index
         leaves = leaf_hashes(tail.entries)
-        _compare_stored_tiles(reader, head.size, leaves)
-        self._check_origin(head.size, signed, tail, leaves)
+        _compare_stored_tiles(reader, tail.first, leaves)
+        self._check_origin(tail.first, signed, tail, leaves)
         for i, key in enumerate(tail.keys):
-            self._add_record(head.size + i, key.stream, key.seq, tail.offsets[i], signed)
-        if head.size < signed <= head.size + len(tail.entries):  # where the signed range's last entry ends
-            k = signed - 1 - head.size
+            self._add_record(tail.first + i, key.stream, key.seq, tail.offsets[i], signed)
+        if tail.first < signed <= tail.first + len(tail.entries):  # where the signed range's last entry ends
+            k = signed - 1 - tail.first
             segment = self._segment_starts[bisect.bisect_right(self._segment_starts, signed - 1) - 1]
             self._signed_at = (segment, tail.offsets[k] + OVERHEAD + len(tail.entries[k]))
         self._grow(leaves, signed)
-        return len(tail.entries)
 
     def _check_origin(self, start: int, signed: int, tail: Tail, leaves: bytes) -> None:
         """Lets the writer sign only the entries after the newest note that it can show it wrote:
