@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import os
+import re
 from collections.abc import Iterable
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
@@ -78,6 +79,10 @@ def checkpoint_path(root: Path, size: int) -> Path:
     return root / CHECKPOINTS / f"{size:020d}.note"
 
 
+NOTE_NAME = re.compile(r"[0-9]{20}\.note")
+"""A kept note's file name (`checkpoint_path`)."""
+
+
 def list_checkpoint_names(root: Path) -> list[tuple[int, str]]:
     """Returns the stored checkpoints as (size, file name in the checkpoints directory), smallest first."""
     try:
@@ -122,13 +127,29 @@ def logged_sizes(root: Path) -> list[int]:
         return [note.size for note in notes]
 
 
+def _newest_note_name(names: list[str]) -> str | None:
+    """Returns the name of the newest note among a directory's names: the greatest, as they are
+    zero-padded, found without a pass in Python over every name (every open asks, and a season
+    keeps a note per game); the notes file and any other name above the notes are set aside."""
+    for _ in range(3):
+        newest = max(names, default=None)
+        if newest is None or NOTE_NAME.fullmatch(newest):
+            return newest
+        names.remove(newest)
+    return max(filter(NOTE_NAME.fullmatch, names), default=None)  # more names than the notes file above them
+
+
 def newest_size(root: Path) -> int:
     """Returns the largest tree size a kept note states (0 when none): the newest note's file or
     the notes file's last note."""
-    names = list_checkpoint_names(root)
+    try:
+        names = os.listdir(root / CHECKPOINTS)
+    except FileNotFoundError:
+        names = []
+    newest = _newest_note_name(names) or "0.note"
     with NoteFile(root) as notes:
         last = notes.last(1)
-    return max(names[-1][0] if names else 0, last[-1].size if last else 0)
+    return max(int(newest[:-5]), last[-1].size if last else 0)
 
 
 def log_checkpoint(root: Path, notes: NoteWriter, signer: Signer, size: int, tree_root: bytes, config_digest: str,

@@ -268,3 +268,23 @@ def test_proofs_receipts_and_consistency_find_the_logged_notes(tmp_path: Path) -
     old, new = check_consistency(proof, verifier)
     assert (old.size, new.size) == (sizes[1], sizes[3])
     assert stored_checkpoint(root, sizes[2], verifier).note == kept_note(root, sizes[2])
+
+
+@pytest.mark.parametrize("others", [0, 2, 5], ids=["notes-file-only", "two-more-names", "five-more-names"])
+def test_the_newest_kept_note_is_found_past_the_notes_file_and_other_names(tmp_path: Path, others: int) -> None:
+    """The rollback check at every open (a kept note newer than the served checkpoint refuses the
+    writer) finds the newest note without sorting the directory: names above the notes, the
+    notes file's and any an insider left (temporary files, junk), never hide the newest note."""
+    from ledger.checkpoints import newest_size
+
+    root = tmp_path / "ledger"
+    sizes = _live(root)
+    newest_file = max(int(p.name[:-5]) for p in checkpoint_path(root, 0).parent.glob("*.note"))
+    assert newest_size(root) == max(sizes[-1], newest_file)
+    for n in range(others):
+        (checkpoint_path(root, 0).parent / f"zz-{n}.tmp").write_bytes(b"")
+    assert newest_size(root) == max(sizes[-1], newest_file)
+    (checkpoint_path(root, 10**12)).write_bytes(b"")  # a note of a size never signed, planted
+    assert newest_size(root) == 10**12
+    with pytest.raises(Exception, match="rolled back"):
+        store.Ledger.open(root)
