@@ -12,11 +12,10 @@ from __future__ import annotations
 import heapq
 from typing import Any
 
-import duckdb
 import pyarrow as pa
 import pyarrow.dataset as ds
 
-from audit.query.db import AuditDB
+from audit.query.db import AuditDB, scratch_connection
 from audit.query.kept_read import rows_where
 from audit.query.projection import SCHEMAS, Projection
 from audit.query.projection_cache import sources
@@ -130,9 +129,8 @@ def _differing(old: pa.Table | ds.Dataset, new: pa.Table | ds.Dataset, name: str
     DuckDB over the tables where they lie (a season's seats and findings are not made Python rows
     for the few a ruling changes, issue 32)."""
     columns = ", ".join(f'"{c}"' for c in SCHEMAS[name].names)
-    con = duckdb.connect(":memory:")
+    con = scratch_connection()
     try:
-        con.execute("SET enable_progress_bar = false")
         con.register("old", old)
         con.register("new", new)
         rows = con.execute(f'SELECT DISTINCT "{key}" FROM ((SELECT {columns} FROM old EXCEPT ALL SELECT {columns} FROM new) '

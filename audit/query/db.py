@@ -153,8 +153,7 @@ class AuditDB:
             bodies = None  # `events` has every entry's bytes already
         self._holds, self.bodies, self._events = holds, bodies, tables["events"]
         self._given_built: dict[str, ds.Dataset] = {}
-        self._con = duckdb.connect(":memory:")
-        self._con.execute("SET enable_progress_bar = false")  # DuckDB's own bar, on stdout, broke the JSON of a long query
+        self._con = scratch_connection()
         for name, table in tables.items():
             self._con.register(_BODILESS if name == "events" and bodies is not None else name, _few_chunks(table))
         if bodies is not None:
@@ -411,14 +410,21 @@ def word_tables() -> dict[str, pa.Table]:
     return {"termination_words": table(TERMINATION_WORDS), "signature_words": table(IGNORED), "decision_words": table(DECISIONS)}
 
 
+def scratch_connection() -> duckdb.DuckDBPyConnection:
+    """Returns a new in-process DuckDB connection for the audit's own work, set up alike: the one
+    way the audit's database, the per-stream tables and an incremental audit's comparisons open one."""
+    con = duckdb.connect(":memory:")
+    con.execute("SET enable_progress_bar = false")  # DuckDB's own bar, on stdout, broke the JSON of a long query
+    return con
+
+
 def per_stream_rows(events: pa.Table | ds.Dataset) -> dict[str, pa.Table]:
     """Returns the per-stream tables (`PER_STREAM`) built over some events, all of each of their
     streams, with their columns' DuckDB types in their schemas' metadata (as `built_tables` gives
     them): the one way they are built, for a database (a share of the streams at a time) and for
     an extension (the streams it touched)."""
-    con = duckdb.connect(":memory:")
+    con = scratch_connection()
     try:
-        con.execute("SET enable_progress_bar = false")
         con.register("events", events)
         for name in PER_STREAM:
             con.execute(VIEWS[name].sql)
