@@ -70,13 +70,16 @@ class Seal:
     hash of each file's (name, size). Only the key's holder can compute it, so a directory whose
     files were added, removed, cut or grown by anyone else no longer matches. The writer keeps it
     current as it writes (`changed`), checks a directory the first time it opens an index there
-    (`check`: one listing, the files' sizes only), and writes it in the head with a MAC."""
+    (`check`: one listing, the files' sizes only), and writes it in the head with a MAC. An index
+    it let go and opens again is checked by its file's size then (`let_go`): someone who changed
+    that file meanwhile, while the writer ran, is refused too."""
 
     def __init__(self, key: bytes, encoded: str = "") -> None:
         self._key = key
         raw = bytes.fromhex(encoded) if encoded else bytes(DIRECTORIES * SEAL_BYTES)
         self._dirs = [int.from_bytes(raw[i:i + SEAL_BYTES], "big") for i in range(0, len(raw), SEAL_BYTES)]
         self._checked: set[int] = set()
+        self._let_go: dict[str, int] = {}  # file name -> size, of the indexes the writer let go since it checked them
 
     def _item(self, name: str, size: int) -> int:
         digest = hmac.new(self._key, f"{name} {size}".encode(), hashlib.sha256).digest()
@@ -89,7 +92,22 @@ class Seal:
             if size:
                 self._dirs[slot] ^= self._item(path.name, size)
 
-    def check(self, path: Path) -> None:
+    def let_go(self, index: StreamIndex) -> None:
+        """Notes the size of the file of an index the writer lets go (all on disk), for `check` when it is opened again."""
+        self._let_go[index.path.name] = index.file_size
+
+    def check(self, index: StreamIndex) -> None:
+        """Checks a stream index just opened: its directory against the seal, once per writer, and
+        an index the writer let go by its file's size.
+
+        :raises LedgerCorrupt: when the files are not those the writer left.
+        """
+        size = self._let_go.pop(index.path.name, None)
+        if size is not None and size != index.file_size:
+            raise _tampered(index.path.parent)
+        self.check_directory(index.path)
+
+    def check_directory(self, path: Path) -> None:
         """Checks the directory of index file `path` against the seal, once per writer.
 
         :raises LedgerCorrupt: when its files are not those the writer left.
@@ -107,10 +125,7 @@ class Seal:
         except FileNotFoundError:
             pass
         if folded != self._dirs[slot]:
-            raise LedgerCorrupt(None, f"流索引目录 {path.parent} 的文件不是写入者留下的（有人无密钥地增删、截短或加长了索引文件）/ "
-                                f"the stream index files in {path.parent} are not those the writer left: someone without "
-                                f"its key added, removed, cut or grew one; run `matchledger repair` to build the index again "
-                                f"from the entries (the files are kept as evidence)")
+            raise _tampered(path.parent)
         self._checked.add(slot)
 
     def encoded(self) -> str:
@@ -127,6 +142,13 @@ class Seal:
     def vouches(self, head: Head) -> bool:
         """Tells whether the head was written by this key's holder."""
         return bool(head.mac) and hmac.compare_digest(self._mac(head.size, head.segment, head.offset, head.seal), head.mac)
+
+
+def _tampered(directory: Path) -> LedgerCorrupt:
+    return LedgerCorrupt(None, f"流索引目录 {directory} 的文件不是写入者留下的（有人无密钥地增删、截短或加长了索引文件）/ "
+                         f"the stream index files in {directory} are not those the writer left: someone without "
+                         f"its key added, removed, cut or grew one; run `matchledger repair` to build the index again "
+                         f"from the entries (the files are kept as evidence)")
 
 
 def stream_path(root: Path, stream: str) -> Path:

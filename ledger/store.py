@@ -158,6 +158,7 @@ class Ledger:
             self._signed_at: tuple[int, int] | None = None  # (segment, offset) where the newest checkpoint's last entry ends
             self._seal: Seal  # what the writer knows the stream index files to be (set by `_sealed_head`)
             self._rebuilt = False  # the index carried no seal of this writer's: built again from the entries
+            self._recovering = False  # reading the log beyond the index head (`_catch_up`)
             self._config_digest = config_digest(root)
             if self._notes.cut_torn():
                 self.recovered = ("截去了崩溃留在 checkpoints/notes 末尾的残缺检查点记录 / "
@@ -217,12 +218,12 @@ class Ledger:
         """Returns the log index of a stream's event `seq` (which must be recorded)."""
         return self._stream(stream).entry(seq)
 
-    def _stream(self, stream: str, check: bool = True) -> StreamIndex:
+    def _stream(self, stream: str) -> StreamIndex:
         """Returns a stream's index: an open one, else opened (its file's size read) among the
         clean ones, of which the least recently used beyond OPEN_INDEXES are let go (a clean index
-        is all on disk, so opening it again gives it back as it was). Its directory is checked
-        against the seal first (`check=False`: recovery, which checks it once it cut the records
-        beyond the head)."""
+        is all on disk, so opening it again gives it back as it was). It is checked against the
+        seal first, but in recovery, which checks the directories once it cut the records a crash
+        left beyond the head (`_catch_up`)."""
         index = self._dirty.get(stream)
         if index is not None:
             return index
@@ -231,11 +232,14 @@ class Ledger:
             self._streams.move_to_end(stream)
             return index  # (a StreamIndex is falsy when empty: callers test `is None`)
         index = self._streams[stream] = load_stream(self.root, stream)
-        if check:
-            self._seal.check(index.path)
-        while len(self._streams) > OPEN_INDEXES:
-            self._streams.popitem(last=False)
+        if not self._recovering:
+            self._seal.check(index)
+        self._let_go_unused()
         return index
+
+    def _let_go_unused(self) -> None:
+        while len(self._streams) > OPEN_INDEXES:
+            self._seal.let_go(self._streams.popitem(last=False)[1])
 
     def _dirty_stream(self, stream: str) -> StreamIndex:
         """Returns a stream's index to add records to; it stays open until they are flushed."""
@@ -320,20 +324,24 @@ class Ledger:
         touches are cut back to the head first (a crash may have left records beyond it), and only
         then checked against the seal."""
         cut: dict[str, StreamIndex] = {}
-        tail = read_tail(self.root, head.segment, head.offset, head.size, signed,
-                         lambda part: self._take(part, head.size, signed, reader, cut))
-        if tail.recovered:
-            self.recovered = _join(self.recovered, tail.recovered)
-        if tail.entries:
-            self._take(tail, head.size, signed, reader, cut)
+        self._recovering = True
+        try:
+            tail = read_tail(self.root, head.segment, head.offset, head.size, signed,
+                             lambda part: self._take(part, head.size, signed, reader, cut))
+            if tail.recovered:
+                self.recovered = _join(self.recovered, tail.recovered)
+            if tail.entries:
+                self._take(tail, head.size, signed, reader, cut)
+        finally:
+            self._recovering = False
         for index in cut.values():
-            self._seal.check(index.path)
+            self._seal.check_directory(index.path)
         return tail.first + len(tail.entries) - head.size
 
     def _take(self, tail: Tail, size: int, signed: int, reader: TileReader, cut: dict[str, StreamIndex]) -> None:
         """Indexes and hashes a run of the entries beyond the head (of size `size`), which follows those taken before."""
         for stream in {key.stream for key in tail.keys} - cut.keys():
-            truncate_from(index := self._stream(stream, check=False), size)  # now the file is the head's
+            truncate_from(index := self._stream(stream), size)  # now the file is the head's
             cut[stream] = index
         leaves = leaf_hashes(tail.entries)
         _compare_stored_tiles(reader, tail.first, leaves)
@@ -654,8 +662,7 @@ class Ledger:
             for stream, flushed in self._dirty.items():  # now clean: back among the indexes let go when unused
                 self._streams[stream] = flushed
             self._dirty.clear()
-            while len(self._streams) > OPEN_INDEXES:
-                self._streams.popitem(last=False)
+            self._let_go_unused()
             tiles.write_partials()
             entries += [d for d in tiles.new_dirs if d.name.endswith(".p") and d not in entries]
         synced = tiles.dirty | set(tiles.partials.values()) if index else tiles.dirty

@@ -20,6 +20,7 @@ import msgspec
 import pytest
 
 from ledger import Ledger, Pending, init
+from ledger import store as ledger_store
 from ledger.errors import LedgerCorrupt, SequenceError
 from ledger.frames import REPAIRED
 from ledger.index import HEAD, INDEX, RECORD, read_head, stream_path
@@ -100,6 +101,30 @@ def test_an_index_file_changed_without_the_key_never_lets_a_used_seq_be_signed_a
         led.append([_timing(GAME, 2, ms=999)])
     assert refused.value.reason == "seq-conflict"
     assert committed_entries(root) == before
+
+
+def test_an_index_file_changed_while_the_writer_runs_is_refused_when_opened_again(ledger: Path,
+                                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The writer keeps OPEN_INDEXES indexes open and lets the others go; one it opens again is
+    checked by its file's size: an insider who cut it meanwhile (the live service runs for days)
+    is refused, as at the writer's start."""
+    monkeypatch.setattr(ledger_store, "OPEN_INDEXES", 2)
+    before = committed_entries(ledger)
+    with Ledger.open(ledger) as led:
+        others = iter(f"t1/x{n}" for n in range(100))
+
+        def let_go() -> None:
+            for stream in (next(others), next(others), next(others)):
+                assert led.next_seq(stream) == 0
+        assert led.next_seq(GAME) == 4
+        let_go()
+        assert led.next_seq(GAME) == 4  # opened again as it was
+        let_go()
+        path = stream_path(ledger, GAME)
+        path.write_bytes(path.read_bytes()[:-2 * RECORD.size])
+        with pytest.raises(LedgerCorrupt, match="matchledger repair"):
+            led.append([_timing(GAME, 2, ms=999)])
+    assert committed_entries(ledger) == before
 
 
 def test_an_index_file_planted_for_a_new_stream_is_refused(ledger: Path) -> None:
