@@ -291,16 +291,16 @@ class Ledger:
     def _sealed_head(self) -> Head | None:
         """Returns the index head, with the seal it carries in force, or None (the index is built
         from the entries) when there is none or it is not this writer's: a head without a MAC
-        (written before seals) or with a wrong one. Then the old index is moved aside as
-        evidence, under `repaired/`."""
+        (written before seals) or with a wrong one, or index files without a head. Then the old
+        index is moved aside as evidence, under `repaired/`."""
         key = seal_key(self.signer.origin_key())
         head = read_head(self.root)
         if head is not None and Seal(key).vouches(head):
             self._seal = Seal(key, head.seal)
             return head
         self._seal = Seal(key)
-        if head is None:
-            return None
+        if head is None and not (self.root / INDEX / STREAMS).exists():
+            return None  # no writer has indexed this ledger yet
         aside = new_aside(self.root)
         moved = move_derived_aside(self.root, aside, (f"{INDEX}/{HEAD}", f"{INDEX}/{STREAMS}"))
         self.recovered = _join(self.recovered, f"流索引没有本写入者的封印（写于封印之前，或被无密钥者改动）：已移至 "

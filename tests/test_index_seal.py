@@ -149,18 +149,21 @@ def test_the_cli_refuses_to_record_on_a_tampered_index_and_the_log_is_unchanged(
     assert committed_entries(ledger) == before
 
 
-@pytest.mark.parametrize("edit", ["mac", "seal", "size", "pre-seal"])
+@pytest.mark.parametrize("edit", ["mac", "seal", "size", "pre-seal", "deleted"])
 def test_a_head_the_writer_did_not_write_is_not_believed(ledger: Path, edit: str) -> None:
-    """An index head with a wrong MAC, an edited seal or size, or none (a head from before seals,
-    or one an insider stripped to make the writer trust the files) makes the writer build the
-    index from the entries, moving the old one aside as evidence and saying so."""
+    """An index head with a wrong MAC, an edited seal or size, without a seal (a head from before
+    seals, or one an insider stripped to make the writer trust the files), or deleted, makes the
+    writer build the index from the entries, moving the old one aside as evidence and saying so."""
     head = read_head(ledger)
     assert head is not None and head.mac and head.seal
     flipped = ("1" if head.seal[0] == "0" else "0") + head.seal[1:]
     edits: dict[str, dict[str, object]] = {"mac": {"mac": "0" * 64}, "seal": {"seal": flipped}, "size": {"size": head.size - 1},
-                                           "pre-seal": {"seal": "", "mac": ""}}
+                                           "pre-seal": {"seal": "", "mac": ""}, "deleted": {}}
     changed = edits[edit]
-    (ledger / INDEX / HEAD).write_bytes(msgspec.json.encode(msgspec.structs.replace(head, **changed)))
+    if edit == "deleted":
+        (ledger / INDEX / HEAD).unlink()
+    else:
+        (ledger / INDEX / HEAD).write_bytes(msgspec.json.encode(msgspec.structs.replace(head, **changed)))
     stream_path(ledger, GAME).write_bytes(b"")  # what such a head would cover
     with Ledger.open(ledger) as led:
         assert led.recovered is not None and "no seal of this writer's" in led.recovered
@@ -168,7 +171,8 @@ def test_a_head_the_writer_did_not_write_is_not_believed(ledger: Path, edit: str
         with pytest.raises(SequenceError):
             led.append([_timing(GAME, 0, ms=999)])
     aside = [p for p in (ledger / REPAIRED).rglob("*") if p.is_file()]
-    assert any(p.name == HEAD for p in aside)
+    assert any(p.name == HEAD for p in aside) == (edit != "deleted")
+    assert any(p.name == stream_path(ledger, GAME).name for p in aside)
     assert verify(ledger).ok
     with Ledger.open(ledger) as led:
         assert led.recovered is None
