@@ -139,17 +139,30 @@ def _newest_note_name(names: list[str]) -> str | None:
     return max(filter(NOTE_NAME.fullmatch, names), default=None)  # more names than the notes file above them
 
 
-def newest_size(root: Path) -> int:
-    """Returns the largest tree size a kept note states (0 when none): the newest note's file or
-    the notes file's last note."""
+def newest_size(root: Path, files: int | None = None) -> int:
+    """Returns the largest tree size a kept note states (0 when none): the newest note's file
+    (`files`, when the caller knows it: `newest_note_file`) or the notes file's last note."""
+    with NoteFile(root) as notes:
+        last = notes.last(1)
+    return max(newest_note_file(root) if files is None else files, last[-1].size if last else 0)
+
+
+def newest_note_file(root: Path) -> int:
+    """Returns the tree size of the newest note kept in its own file (0 when none), listing `checkpoints/`."""
     try:
         names = os.listdir(root / CHECKPOINTS)
     except FileNotFoundError:
-        names = []
-    newest = _newest_note_name(names) or "0.note"
-    with NoteFile(root) as notes:
-        last = notes.last(1)
-    return max(int(newest[:-5]), last[-1].size if last else 0)
+        return 0
+    return int((_newest_note_name(names) or "0.note")[:-5])
+
+
+def notes_changed(root: Path) -> int:
+    """Returns when `checkpoints/` last gained or lost a name (its ctime, in ns; no process can set
+    it back), so that a listing of it can be kept for as long as this stays the same."""
+    try:
+        return os.stat(root / CHECKPOINTS).st_ctime_ns
+    except FileNotFoundError:
+        return 0
 
 
 def log_checkpoint(root: Path, notes: NoteWriter, signer: Signer, size: int, tree_root: bytes, config_digest: str,

@@ -53,6 +53,10 @@ class Head(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     offset: int
     seal: str = ""
     mac: str = ""
+    notes_changed: int = 0
+    notes_newest: int = -1
+    """The newest note kept in its own file when `checkpoints/` last changed (its ctime: `notes_changed`),
+    which spares the writer's rollback check a listing of every note while it stays so (-1: not known)."""
 
 
 DIRECTORIES = 256
@@ -131,17 +135,21 @@ class Seal:
     def encoded(self) -> str:
         return b"".join(d.to_bytes(SEAL_BYTES, "big") for d in self._dirs).hex()
 
-    def head(self, size: int, segment: int, offset: int) -> Head:
-        """Returns the index head of this size and position with this seal, MACed."""
-        seal = self.encoded()
-        return Head(size, segment, offset, seal, self._mac(size, segment, offset, seal))
+    def head(self, size: int, segment: int, offset: int, notes: tuple[int, int] = (0, -1)) -> Head:
+        """Returns the index head of this size and position with this seal and what is known of
+        `checkpoints/` (`Head.notes_changed`, `Head.notes_newest`), MACed."""
+        unmacked = Head(size, segment, offset, self.encoded(), "", *notes)
+        return msgspec.structs.replace(unmacked, mac=self._mac(unmacked))
 
-    def _mac(self, size: int, segment: int, offset: int, seal: str) -> str:
-        return hmac.new(self._key, f"{size} {segment} {offset} {seal}".encode(), hashlib.sha256).hexdigest()
+    def _mac(self, head: Head) -> str:
+        text = f"{head.size} {head.segment} {head.offset} {head.seal}"
+        if head.notes_newest >= 0:
+            text += f" notes {head.notes_changed} {head.notes_newest}"
+        return hmac.new(self._key, text.encode(), hashlib.sha256).hexdigest()
 
     def vouches(self, head: Head) -> bool:
         """Tells whether the head was written by this key's holder."""
-        return bool(head.mac) and hmac.compare_digest(self._mac(head.size, head.segment, head.offset, head.seal), head.mac)
+        return bool(head.mac) and hmac.compare_digest(self._mac(head), head.mac)
 
 
 def _tampered(directory: Path) -> LedgerCorrupt:

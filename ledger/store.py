@@ -30,7 +30,9 @@ from ledger.checkpoints import (
     list_checkpoint_names,
     log_checkpoint,
     newest_checkpoint,
+    newest_note_file,
     newest_size,
+    notes_changed,
     repair_latest,
     serves,
     write_checkpoint,
@@ -165,7 +167,8 @@ class Ledger:
                                   "cut the checkpoint note a crash left cut short at the end of checkpoints/notes")
             self._proofs = OriginProofs(root, self.signer.origin_key())
             self._checkpoint = newest_checkpoint(root, self.signer.verifier)
-            _check_not_rolled_back(root, self._checkpoint)
+            self._notes_known = self._known_notes()
+            _check_not_rolled_back(root, self._checkpoint, self._notes_known[1])
             _check_config_bound(self._checkpoint, self._config_digest)
             self._served_behind = self._checkpoint is not None and not serves(root, self._checkpoint)
             if self._served_behind:
@@ -288,13 +291,30 @@ class Ledger:
             self._serve()
             self._write_head()
 
+    def _known_notes(self) -> tuple[int, int]:
+        """Returns when `checkpoints/` last changed and the size of the newest note kept there in
+        its own file: from the index head when this writer wrote it and the directory has not
+        changed since, else by listing it (the change noted first: one meanwhile is seen next time)."""
+        changed = notes_changed(self.root)
+        try:
+            head = read_head(self.root)
+        except LedgerCorrupt:
+            head = None
+        if head is not None and head.notes_newest >= 0 and head.notes_changed == changed \
+                and Seal(seal_key(self.signer.origin_key())).vouches(head):
+            return changed, head.notes_newest
+        return changed, newest_note_file(self.root)
+
     def _sealed_head(self) -> Head | None:
         """Returns the index head, with the seal it carries in force, or None (the index is built
         from the entries) when there is none or it is not this writer's: a head without a MAC
         (written before seals) or with a wrong one, or index files without a head. Then the old
         index is moved aside as evidence, under `repaired/`."""
         key = seal_key(self.signer.origin_key())
-        head = read_head(self.root)
+        try:
+            head = read_head(self.root)
+        except LedgerCorrupt:  # not even a head: someone without the key wrote it
+            head = Head(0, 0, 0)
         if head is not None and Seal(key).vouches(head):
             self._seal = Seal(key, head.seal)
             return head
@@ -613,6 +633,7 @@ class Ledger:
             if index:
                 self._checkpoint = write_checkpoint(self.root, self.signer, self.size, self.root_hash(), self._config_digest,
                                                     heads_line(heads))
+                self._notes_known = (notes_changed(self.root), self.size)
             else:
                 self._checkpoint = log_checkpoint(self.root, self._notes, self.signer, self.size, self.root_hash(),
                                                   self._config_digest, heads_line(heads))
@@ -698,7 +719,8 @@ class Ledger:
             files, directories = self._durable_files(True)
         except OSError as exc:
             raise DiskError(f"the stream index could not be written ({os.strerror(exc.errno or 0) if exc.errno else exc})") from None
-        job = IndexJob(self.root, files, directories, self._checkpoint, self._seal.head(self.size, *self._end()), self._tiles.take_filled())
+        job = IndexJob(self.root, files, directories, self._checkpoint, self._seal.head(self.size, *self._end(), self._notes_known),
+                     self._tiles.take_filled())
         self._forget_durable(True)
         self._indexing = True
         return job
@@ -717,7 +739,7 @@ class Ledger:
     def _write_head(self) -> None:
         """Records where tiles and index are durable (the caller made them so)."""
         assert self._writer is not None
-        head = self._seal.head(self.size, *self._end())
+        head = self._seal.head(self.size, *self._end(), self._notes_known)
         (self.root / INDEX).mkdir(exist_ok=True, mode=0o750)
         write_atomic(self.root / INDEX / HEAD, msgspec.json.encode(head))
 
@@ -817,14 +839,14 @@ def _check_config_bound(checkpoint: Checkpoint | None, digest: str) -> None:
                             f"(sha256 {bound}, now {digest})")
 
 
-def _check_not_rolled_back(root: Path, checkpoint: Checkpoint | None) -> None:
+def _check_not_rolled_back(root: Path, checkpoint: Checkpoint | None, files: int) -> None:
     """Refuses a log whose newest checkpoint is older than a note it keeps: the `checkpoint` file or
     `index/checkpoints` was rolled back, and signing on would sign a second root for a size; and one
     with entries but no note at all (every note removed).
 
     :raises LedgerCorrupt: naming both sizes, or the missing notes.
     """
-    kept, served = newest_size(root), checkpoint.size if checkpoint else 0
+    kept, served = newest_size(root, files), checkpoint.size if checkpoint else 0
     if checkpoint is None and any(path.stat().st_size for _, path in list_segments(root / SEGMENTS)):  # init signs size 0
         raise LedgerCorrupt(None, "账本有条目却没有任何检查点签名记录：签名记录被删除，拒绝重新签署 / the ledger holds entries but no "
                             "checkpoint note (init signs the empty tree's): the notes were removed; the writer refuses to open "

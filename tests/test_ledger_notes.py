@@ -288,3 +288,31 @@ def test_the_newest_kept_note_is_found_past_the_notes_file_and_other_names(tmp_p
     assert newest_size(root) == 10**12
     with pytest.raises(Exception, match="rolled back"):
         store.Ledger.open(root)
+
+
+def test_the_rollback_check_lists_the_notes_only_when_their_directory_changed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A one-event `record` costs the same on the first day and at the end of a season: the
+    writer keeps, in its MACed index head, the newest note kept in its own file and when
+    `checkpoints/` last changed, and lists the notes again only when the directory changed since
+    (a note added or removed by anyone), so a planted newer note is still seen and refused."""
+    from ledger import checkpoints as checkpoints_module
+    from ledger import store as store_module
+
+    root = tmp_path / "ledger"
+    store.init(root)
+    with store.Ledger.open(root) as led:
+        led.append(validate_lines(game_lines(2, 3), led.config.max_entry_bytes))
+        led.checkpoint()
+    listed: list[Path] = []
+    original = checkpoints_module.newest_note_file
+    def counted(at: Path) -> int:
+        listed.append(at)
+        return original(at)
+    monkeypatch.setattr(store_module, "newest_note_file", counted)
+    with store.Ledger.open(root) as led:
+        signed = led.checkpoint_size
+    assert listed == []  # nothing changed in checkpoints/ since the head was written
+    checkpoint_path(root, signed + 10).write_bytes(b"")  # a newer note kept while the served one is older
+    with pytest.raises(Exception, match="rolled back"):
+        store.Ledger.open(root)
+    assert listed == [root]
