@@ -149,19 +149,21 @@ def test_the_cli_refuses_to_record_on_a_tampered_index_and_the_log_is_unchanged(
     assert committed_entries(ledger) == before
 
 
-@pytest.mark.parametrize("edit", ["mac", "seal", "size", "pre-seal", "deleted"])
+@pytest.mark.parametrize("edit", ["mac", "seal", "size", "pre-seal", "deleted", "garbage"])
 def test_a_head_the_writer_did_not_write_is_not_believed(ledger: Path, edit: str) -> None:
     """An index head with a wrong MAC, an edited seal or size, without a seal (a head from before
-    seals, or one an insider stripped to make the writer trust the files), or deleted, makes the
+    seals, or one an insider stripped to make the writer trust the files), deleted or not JSON, makes the
     writer build the index from the entries, moving the old one aside as evidence and saying so."""
     head = read_head(ledger)
     assert head is not None and head.mac and head.seal
     flipped = ("1" if head.seal[0] == "0" else "0") + head.seal[1:]
     edits: dict[str, dict[str, object]] = {"mac": {"mac": "0" * 64}, "seal": {"seal": flipped}, "size": {"size": head.size - 1},
-                                           "pre-seal": {"seal": "", "mac": ""}, "deleted": {}}
+                                           "pre-seal": {"seal": "", "mac": ""}, "deleted": {}, "garbage": {}}
     changed = edits[edit]
     if edit == "deleted":
         (ledger / INDEX / HEAD).unlink()
+    elif edit == "garbage":
+        (ledger / INDEX / HEAD).write_bytes(b"not a head")
     else:
         (ledger / INDEX / HEAD).write_bytes(msgspec.json.encode(msgspec.structs.replace(head, **changed)))
     stream_path(ledger, GAME).write_bytes(b"")  # what such a head would cover
