@@ -153,7 +153,8 @@ class Seal:
 
 
 def _tampered(directory: Path) -> LedgerCorrupt:
-    return LedgerCorrupt(None, f"流索引目录 {directory} 的文件不是写入者留下的（有人无密钥地增删、截短或加长了索引文件）/ "
+    return LedgerCorrupt(None, f"流索引目录 {directory} 的文件不是写入者留下的（有人无密钥地增删、截短或加长了索引文件）；"
+                         f"请运行 `matchledger repair` 由条目重建索引（原文件留作证据）/ "
                          f"the stream index files in {directory} are not those the writer left: someone without "
                          f"its key added, removed, cut or grew one; run `matchledger repair` to build the index again "
                          f"from the entries (the files are kept as evidence)")

@@ -167,7 +167,9 @@ class Ledger:
                                   "cut the checkpoint note a crash left cut short at the end of checkpoints/notes")
             self._proofs = OriginProofs(root, self.signer.origin_key())
             self._checkpoint = newest_checkpoint(root, self.signer.verifier)
-            self._notes_known = self._known_notes()
+            self._seal_key = seal_key(self.signer.origin_key())
+            head, own = self._own_head()
+            self._notes_known = self._known_notes(head if own else None)
             _check_not_rolled_back(root, self._checkpoint, self._notes_known[1])
             _check_config_bound(self._checkpoint, self._config_digest)
             self._served_behind = self._checkpoint is not None and not serves(root, self._checkpoint)
@@ -175,7 +177,7 @@ class Ledger:
                 size = self._checkpoint.size  # type: ignore[union-attr]
                 self.recovered = _join(self.recovered, f"重写了落后于最新检查点（大小 {size}）的 `checkpoint` 文件及其部分瓦片 / "
                                        f"rewrote the `checkpoint` file, which lagged the newest note (size {size}), with its partial tiles")
-            self._open()
+            self._open(head, own)
         except BaseException:
             self.close()
             raise
@@ -254,9 +256,9 @@ class Ledger:
 
     # -- opening and recovery --------------------------------------------------------------
 
-    def _open(self) -> None:
+    def _open(self, found: Head | None, own: bool) -> None:
         signed = self.checkpoint_size
-        head = self._sealed_head()
+        head = self._sealed_head(found, own)
         reader = TileReader(self.root)
         self._segment_starts = [first for first, _ in list_segments(self.root / SEGMENTS)] or [0]
         if head is None:  # a ledger written before tiles and index: build them from the entries
@@ -291,34 +293,33 @@ class Ledger:
             self._serve()
             self._write_head()
 
-    def _known_notes(self) -> tuple[int, int]:
-        """Returns when `checkpoints/` last changed and the size of the newest note kept there in
-        its own file: from the index head when this writer wrote it and the directory has not
-        changed since, else by listing it (the change noted first: one meanwhile is seen next time)."""
-        changed = notes_changed(self.root)
-        try:
-            head = read_head(self.root)
-        except LedgerCorrupt:
-            head = None
-        if head is not None and head.notes_newest >= 0 and head.notes_changed == changed \
-                and Seal(seal_key(self.signer.origin_key())).vouches(head):
-            return changed, head.notes_newest
-        return changed, newest_note_file(self.root)
-
-    def _sealed_head(self) -> Head | None:
-        """Returns the index head, with the seal it carries in force, or None (the index is built
-        from the entries) when there is none or it is not this writer's: a head without a MAC
-        (written before seals) or with a wrong one, or index files without a head. Then the old
-        index is moved aside as evidence, under `repaired/`."""
-        key = seal_key(self.signer.origin_key())
+    def _own_head(self) -> tuple[Head | None, bool]:
+        """Returns the index head (None: there is none; an empty one: not even JSON) and whether
+        this writer wrote it (its MAC), read once per open."""
         try:
             head = read_head(self.root)
         except LedgerCorrupt:  # not even a head: someone without the key wrote it
-            head = Head(0, 0, 0)
-        if head is not None and Seal(key).vouches(head):
-            self._seal = Seal(key, head.seal)
+            return Head(0, 0, 0), False
+        return head, head is not None and Seal(self._seal_key).vouches(head)
+
+    def _known_notes(self, head: Head | None) -> tuple[int, int]:
+        """Returns when `checkpoints/` last changed and the size of the newest note kept there in
+        its own file: from this writer's index head (`head`) when the directory has not changed
+        since, else by listing it (the change noted first: one meanwhile is seen next time)."""
+        changed = notes_changed(self.root)
+        if head is not None and head.notes_newest >= 0 and head.notes_changed == changed:
+            return changed, head.notes_newest
+        return changed, newest_note_file(self.root)
+
+    def _sealed_head(self, head: Head | None, own: bool) -> Head | None:
+        """Returns the index head, with the seal it carries in force, or None (the index is built
+        from the entries) when there is none or it is not this writer's (`own`): a head without a
+        MAC (written before seals) or with a wrong one, or index files without a head. Then the
+        old index is moved aside as evidence, under `repaired/`."""
+        if head is not None and own:
+            self._seal = Seal(self._seal_key, head.seal)
             return head
-        self._seal = Seal(key)
+        self._seal = Seal(self._seal_key)
         if head is None and not (self.root / INDEX / STREAMS).exists():
             return None  # no writer has indexed this ledger yet
         aside = new_aside(self.root)
