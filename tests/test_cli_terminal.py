@@ -179,7 +179,7 @@ LEAKS = {
     "a Python tuple": re.compile(r"\('[^']*', "),
     "True/False/None": re.compile(r"\b(True|False|None)\b"),
     "an enum name": re.compile(r"\b(?!MATCHLEDGER_)[A-Z]+(?:_[A-Z]+)+\b|\b(" + "|".join(TERMINATIONS) + r")\b"),
-    "a card code": re.compile(r"\b[xd](?:10|[1-9])\b"),
+    "a card code": re.compile(r"(?<![\w/+=])[xd](?:10|[1-9])(?![\w/+=])"),  # not inside a base64 key or signature
     "a JSON list": re.compile(r"\[\s*[\"{\d]"),
 }
 """What a person never reads in a terminal: the enum names include the rules files' code names (`E_OCCUPIED`)."""
