@@ -57,6 +57,11 @@ class Head(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     notes_newest: int = -1
     """The newest note kept in its own file when `checkpoints/` last changed (its ctime: `notes_changed`),
     which spares the writer's rollback check a listing of every note while it stays so (-1: not known)."""
+    state: str = ""
+    state_note: str = ""
+    """The 256 directory digests of the streams' state at `size` (base64, `ledger/state.py`) and
+    the note of that size that signs them: a reader checks a stream's records against them with the
+    public key (empty: not known, a ledger whose newest note predates states)."""
 
 
 DIRECTORIES = 256
@@ -135,10 +140,11 @@ class Seal:
     def encoded(self) -> str:
         return b"".join(d.to_bytes(SEAL_BYTES, "big") for d in self._dirs).hex()
 
-    def head(self, size: int, segment: int, offset: int, notes: tuple[int, int] = (0, -1)) -> Head:
-        """Returns the index head of this size and position with this seal and what is known of
-        `checkpoints/` (`Head.notes_changed`, `Head.notes_newest`), MACed."""
-        unmacked = Head(size, segment, offset, self.encoded(), "", *notes)
+    def head(self, size: int, segment: int, offset: int, notes: tuple[int, int] = (0, -1), state: tuple[str, str] = ("", "")) -> Head:
+        """Returns the index head of this size and position with this seal, what is known of
+        `checkpoints/` (`Head.notes_changed`, `Head.notes_newest`) and the signed state (`Head.state`,
+        `Head.state_note`: signed, so not MACed), MACed."""
+        unmacked = Head(size, segment, offset, self.encoded(), "", *notes, *state)
         return msgspec.structs.replace(unmacked, mac=self._mac(unmacked))
 
     def _mac(self, head: Head) -> str:

@@ -33,6 +33,7 @@ from ledger.index import count_below, list_stream_files, load_stream, read_head,
 from ledger.layout import load_config
 from ledger.merkle import CompactRange
 from ledger.notes import Verifier
+from ledger.state import check_stream_state
 from ledger.tiles import WIDTH, TileReader
 from schemas import decode_stored, decode_stored_array
 from schemas.envelope import Event
@@ -397,6 +398,7 @@ class LogReader:
         newest = self.signed()
         index = load_stream(self.root, name)
         if not index or index.entry(0) >= newest.size:  # its first event is not signed yet (records are in log order)
+            check_stream_state(self.root, name, [], self.verifier, newest)  # and no index file was deleted
             return [], newest
         bundle = prove(self.root, name)
         try:
@@ -404,6 +406,7 @@ class LogReader:
         except LedgerError as exc:
             raise LedgerCorrupt(None, f"账本已签名部分被改动，拒绝显示 / stream {name!r} does not match the signed tree: {exc} "
                                 f"(run `matchledger verify`)") from None
+        check_stream_state(self.root, name, [item.index for item in bundle.entries], self.verifier, newest)  # none cut away after them
         return [item.entry.encode() for item in bundle.entries], checked.checkpoint
 
     def checked_events(self, stream: str | None = None) -> tuple[list[Event], Checkpoint]:

@@ -33,12 +33,13 @@ from ledger.checkpoints import (
     newest_note_file,
     newest_size,
     notes_changed,
+    parse_checkpoint,
     repair_latest,
     serves,
     write_checkpoint,
 )
 from ledger.commitments import UNKNOWN, HistoryWriter, StreamHead, append_history, heads_line, history_path, open_history
-from ledger.errors import CheckpointError, DiskError, ForeignEntries, LedgerCorrupt, LedgerError, LedgerLocked
+from ledger.errors import CheckpointError, DiskError, ForeignEntries, LedgerCorrupt, LedgerError, LedgerLocked, SignatureError
 from ledger.fastscan import extend, frame_batch, leaf_hashes
 from ledger.frames import Tail, decode_key, move_aside_from, move_derived_aside, new_aside, read_frame, read_tail
 from ledger.index import HEAD, INDEX, STREAMS, Head, Seal, StreamIndex, flush, load_stream, read_head, seal_key, truncate_from
@@ -48,6 +49,7 @@ from ledger.notelog import NoteWriter
 from ledger.notes import Signer, Verifier
 from ledger.outputs import OutputRefused, ledger_holding
 from ledger.segments import OVERHEAD, FileOps, OriginProofs, SegmentWriter, fsync_dir, list_segments, segment_path, sync_file
+from ledger.state import StreamState, decode_digests, encode_digests, read_state_line, state_line
 from ledger.tiles import WIDTH, TileReader, TileWriter
 from schemas import decode, encode
 from schemas.log import WITNESS_STREAM, WitnessAdded
@@ -159,6 +161,7 @@ class Ledger:
             self._indexing = False  # an IndexJob is out (see `start_index`)
             self._signed_at: tuple[int, int] | None = None  # (segment, offset) where the newest checkpoint's last entry ends
             self._seal: Seal  # what the writer knows the stream index files to be (set by `_sealed_head`)
+            self._state: StreamState  # the signed state of every stream, kept current (set by `_sealed_head`)
             self._rebuilt = False  # the index carried no seal of this writer's: built again from the entries
             self._recovering = False  # reading the log beyond the index head (`_catch_up`)
             self._config_digest = config_digest(root)
@@ -318,8 +321,10 @@ class Ledger:
         old index is moved aside as evidence, under `repaired/`."""
         if head is not None and own:
             self._seal = Seal(self._seal_key, head.seal)
+            self._state = self._signed_state(head)
             return head
         self._seal = Seal(self._seal_key)
+        self._state = StreamState(self.root, None, 0)
         if head is None and not (self.root / INDEX / STREAMS).exists():
             return None  # no writer has indexed this ledger yet
         aside = new_aside(self.root)
@@ -330,6 +335,22 @@ class Ledger:
                                f"{aside.relative_to(self.root)}/ ({', '.join(moved)}) and built again from the entries")
         self._rebuilt = True
         return None
+
+    def _signed_state(self, head: Head) -> StreamState:
+        """Returns the streams' state the head carries when its note signs it at the head's size, else
+        one to build from the index files (a ledger from before states, or a crash between them)."""
+        digests = decode_digests(head.state)
+        if digests is None:
+            return StreamState(self.root, None, 0)
+        try:
+            note = parse_checkpoint(head.state_note, self.signer.verifier)
+        except (SignatureError, LedgerError, ValueError):
+            return StreamState(self.root, None, 0)
+        line = read_state_line(note.extensions)
+        streams = int(line.split(" ")[1]) if line is not None else 0
+        if note.size != head.size or line is None or line != state_line(streams, digests):
+            return StreamState(self.root, None, 0)
+        return StreamState(self.root, digests, streams)
 
     def _check_signed_edge(self, reader: TileReader, signed: int) -> None:
         if self._checkpoint is None or not signed:
@@ -361,9 +382,11 @@ class Ledger:
 
     def _take(self, tail: Tail, size: int, signed: int, reader: TileReader, cut: dict[str, StreamIndex]) -> None:
         """Indexes and hashes a run of the entries beyond the head (of size `size`), which follows those taken before."""
-        for stream in {key.stream for key in tail.keys} - cut.keys():
+        touched = {key.stream for key in tail.keys}
+        for stream in touched - cut.keys():
             truncate_from(index := self._stream(stream), size)  # now the file is the head's
             cut[stream] = index
+        self._state.touch(touched)
         leaves = leaf_hashes(tail.entries)
         _compare_stored_tiles(reader, tail.first, leaves)
         self._check_origin(tail.first, signed, tail, leaves)
@@ -591,6 +614,7 @@ class Ledger:
         for stream, records in plan.streams.items():
             self._dirty_stream(stream).extend(records.entries, records.offsets)
         self._since.update(plan.streams)
+        self._state.touch(plan.streams)
 
     def _roll_segment(self, first: int) -> None:
         """Starts segment `first`, the current one synced first: a segment is complete on disk
@@ -627,17 +651,17 @@ class Ledger:
             return self._checkpoint
         assert self._writer is not None
         heads = [StreamHead(s, len(held), held.entry(-1)) for s in self._since for held in (self._stream(s),)]
+        lines = (heads_line(heads), self._state.line(self._stream, self._seal.check_directory))
         try:
             self._make_durable(index)
             # the history record first: a record beyond the newest note is a crash's and is cut at open
             self._history.append([(self.size, *self._end())], keep=self._history_len)
             if index:
-                self._checkpoint = write_checkpoint(self.root, self.signer, self.size, self.root_hash(), self._config_digest,
-                                                    heads_line(heads))
+                self._checkpoint = write_checkpoint(self.root, self.signer, self.size, self.root_hash(), self._config_digest, *lines)
                 self._notes_known = (notes_changed(self.root), self.size)
             else:
                 self._checkpoint = log_checkpoint(self.root, self._notes, self.signer, self.size, self.root_hash(),
-                                                  self._config_digest, heads_line(heads))
+                                                  self._config_digest, *lines)
             self._history_len += 1  # (after the note: a record whose note failed is cut by the next checkpoint)
             self._served_behind = not index
             if index:
@@ -720,8 +744,7 @@ class Ledger:
             files, directories = self._durable_files(True)
         except OSError as exc:
             raise DiskError(f"the stream index could not be written ({os.strerror(exc.errno or 0) if exc.errno else exc})") from None
-        job = IndexJob(self.root, files, directories, self._checkpoint, self._seal.head(self.size, *self._end(), self._notes_known),
-                     self._tiles.take_filled())
+        job = IndexJob(self.root, files, directories, self._checkpoint, self._head(), self._tiles.take_filled())
         self._forget_durable(True)
         self._indexing = True
         return job
@@ -737,10 +760,21 @@ class Ledger:
             raise DiskError(f"the stream index could not be made durable at size {job.head.size} ({job.error})")
         self._tiles.drop(job.filled)
 
+    def _head(self) -> Head:
+        """Returns the index head at the current size: the seal, what is known of the notes, and the
+        streams' state with the note that signs it, when the newest note is of this size and signs it."""
+        state = ("", "")
+        checkpoint = self._checkpoint
+        line = read_state_line(checkpoint.extensions) if checkpoint is not None and checkpoint.size == self.size else None
+        if checkpoint is not None and line is not None and line == self._state.line(self._stream, self._seal.check_directory):
+            assert self._state.digests is not None
+            state = (encode_digests(self._state.digests), checkpoint.note)
+        return self._seal.head(self.size, *self._end(), self._notes_known, state)
+
     def _write_head(self) -> None:
         """Records where tiles and index are durable (the caller made them so)."""
         assert self._writer is not None
-        head = self._seal.head(self.size, *self._end(), self._notes_known)
+        head = self._head()
         (self.root / INDEX).mkdir(exist_ok=True, mode=0o750)
         write_atomic(self.root / INDEX / HEAD, msgspec.json.encode(head))
 

@@ -50,6 +50,7 @@ from ledger.merkle import EMPTY_ROOT, CompactRange
 from ledger.notelog import NOTES, NoteFile
 from ledger.notes import Verifier, split_note
 from ledger.segments import list_segments
+from ledger.state import check_state
 from ledger.store import load_verifier
 from ledger.tiles import TileAudit
 from schemas import decode
@@ -251,14 +252,14 @@ def _indexed(root: Path, signed: int, tail: list[str]) -> int:
 
 
 def _check_index(root: Path, checkpoints: list[Checkpoint], indexed: int) -> None:
-    """Checks the stream index against the first `indexed` entries and every checkpoint's stream
-    commitment against the entries the newest checkpoint covers."""
+    """Checks the stream index against the first `indexed` entries, every checkpoint's stream
+    commitment against the entries the newest checkpoint covers, and the newest's state of all streams."""
 
     coded, starts = stream_codes(root, checkpoints[-1].size)
     problem = check_index(root, coded, indexed, starts)
     if problem:
         raise _Failed(None, f"stream index: {problem}")
-    problem = check_heads(coded, commitments(checkpoints))
+    problem = check_heads(coded, commitments(checkpoints)) or check_state(coded, checkpoints[-1])
     if problem:
         raise _Failed(None, problem)
 

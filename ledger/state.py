@@ -1,0 +1,224 @@
+"""The signed state of every stream: what lets a reader prove it holds a stream's *newest* entries.
+
+A checkpoint's stream commitment (`ledger/commitments.py`) names only the streams that gained
+entries in its interval, so an index file cut back to an earlier checkpoint's boundary still gives
+a stream that checks out, as it was then. Each checkpoint therefore also signs, in an extension
+line, the state of all streams at its size: the streams are spread over the index's 256
+directories (`streams/<hh>`), each directory's heads are hashed into a digest, and the line holds
+the SHA-256 of the 256 digests. A directory's digest covers the canonical JSON line
+`[stream, count, last]` of each of its streams, sorted bytewise (`bucket_digest`).
+
+The writer keeps the digests current (`StreamState`), loading a directory's heads the first time
+one of its streams changes, and writes the 256 digests with the note they were signed in into the
+index head (`Head.state`, `Head.state_note`). A reader of stream S then recomputes S's directory
+from the index files at that note's size, takes the other 255 digests from the head and checks
+the signed line: nobody without the key can cut, drop or add a record of any stream there.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+from array import array
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from ledger.checkpoints import Checkpoint, parse_checkpoint
+from ledger.commitments import StreamHead
+from ledger.errors import LedgerCorrupt, LedgerError, SignatureError
+from ledger.index import DIRECTORIES, INDEX, STREAMS, StreamIndex, count_below, load_stream, read_head, stream_of_file
+from ledger.notes import Verifier
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+STATE_LINE = "matchledger-state "
+"""The checkpoint extension line: `matchledger-state <streams> <base64 SHA-256 of the 256 directory digests>`."""
+_BUCKET_DOMAIN = b"matchledger-state/v1\n"
+
+
+def slot_of(stream: str) -> int:
+    """Returns the index directory (0–255) a stream's index file lives in."""
+    return hashlib.sha256(stream.encode()).digest()[0]
+
+
+def head_line(stream: str, count: int, last: int) -> bytes:
+    """Returns a stream head's canonical line: its JSON array and a newline."""
+    return msgspec.json.encode(StreamHead(stream, count, last)) + b"\n"
+
+
+def bucket_digest(lines: Iterable[bytes]) -> bytes:
+    """Returns the digest of one directory's stream heads (their lines in any order)."""
+    return hashlib.sha256(_BUCKET_DOMAIN + b"".join(sorted(lines))).digest()
+
+
+EMPTY = bucket_digest(())
+
+
+def state_line(streams: int, digests: list[bytes]) -> str:
+    """Returns the extension line committing to these 256 directory digests."""
+    return f"{STATE_LINE}{streams} {base64.b64encode(hashlib.sha256(b''.join(digests)).digest()).decode()}"
+
+
+def read_state_line(extensions: tuple[str, ...]) -> str | None:
+    """Returns a checkpoint's state line, or None when it has none (signed before states existed)."""
+    return next((line for line in extensions if line.startswith(STATE_LINE)), None)
+
+
+def encode_digests(digests: list[bytes]) -> str:
+    return base64.b64encode(b"".join(digests)).decode()
+
+
+def decode_digests(text: str) -> list[bytes] | None:
+    """Returns the 256 digests a head carries, or None when the text is not that."""
+    try:
+        raw = base64.b64decode(text, validate=True)
+    except ValueError:
+        return None
+    if len(raw) != 32 * DIRECTORIES:
+        return None
+    return [raw[i:i + 32] for i in range(0, len(raw), 32)]
+
+
+def directory_heads(root: Path, slot: int, size: int | None = None) -> dict[str, bytes]:
+    """Returns the head line of every stream whose index file is in directory `slot`, from the
+    files: all their records, or (given `size`) those of entries below `size` (a binary search each).
+
+    :raises LedgerCorrupt: when a file is malformed.
+    """
+    directory = root / INDEX / STREAMS / f"{slot:02x}"
+    try:
+        names = sorted(entry.name for entry in os.scandir(directory))
+    except FileNotFoundError:
+        return {}
+    heads: dict[str, bytes] = {}
+    for name in names:
+        stream = stream_of_file(directory / name)
+        index = load_stream(root, stream)
+        count = len(index) if size is None else count_below(index, size)
+        if count:
+            heads[stream] = head_line(stream, count, index.entry(count - 1))
+    return heads
+
+
+class StreamState:
+    """The writer's copy of the signed state: the 256 digests as of the last checkpoint, the heads
+    of the directories it has loaded, and the streams changed since (`touch`). `line` brings it to
+    the current size, reading a directory's index files the first time one of its streams changed;
+    without digests it can trust (a ledger from before states, or a head it did not write) it
+    builds all 256 once."""
+
+    def __init__(self, root: Path, digests: list[bytes] | None, streams: int) -> None:
+        self.root = root
+        self.digests = digests
+        self.streams = streams
+        self._loaded: dict[int, dict[str, bytes]] = {}
+        self._pending: set[str] = set()
+
+    def touch(self, streams: Iterable[str]) -> None:
+        """Notes streams that gained entries."""
+        self._pending.update(streams)
+
+    def line(self, current: Callable[[str], StreamIndex], check: Callable[[Path], None]) -> str:
+        """Returns the state line at the writer's current size: `current` gives a stream's index as
+        the writer holds it (records not yet on disk included), `check` checks an index directory
+        against the writer's seal before its files are believed.
+
+        :raises LedgerCorrupt: from `check`, or when an index file is malformed.
+        """
+        if self.digests is None:
+            self._build(current, check)
+        assert self.digests is not None
+        touched: set[int] = set()
+        for stream in self._pending:
+            slot = slot_of(stream)
+            heads = self._load(slot, check)
+            index = current(stream)
+            if stream not in heads:
+                self.streams += 1
+            heads[stream] = head_line(stream, len(index), index.entry(-1))
+            touched.add(slot)
+        self._pending.clear()
+        for slot in touched:
+            self.digests[slot] = bucket_digest(self._loaded[slot].values())
+        return state_line(self.streams, self.digests)
+
+    def _load(self, slot: int, check: Callable[[Path], None]) -> dict[str, bytes]:
+        heads = self._loaded.get(slot)
+        if heads is None:
+            check(self.root / INDEX / STREAMS / f"{slot:02x}" / "_")
+            heads = self._loaded[slot] = directory_heads(self.root, slot)
+        return heads
+
+    def _build(self, current: Callable[[str], StreamIndex], check: Callable[[Path], None]) -> None:
+        """Loads every directory (the pending streams are applied after, from `current`)."""
+        for slot in range(DIRECTORIES):
+            self._load(slot, check)
+        self.streams = sum(map(len, self._loaded.values()))
+        self.digests = [bucket_digest(self._loaded[slot].values()) for slot in range(DIRECTORIES)]
+
+
+
+def check_stream_state(root: Path, stream: str, entries: list[int], verifier: Verifier, newest: Checkpoint) -> int | None:
+    """Checks the log indexes of a stream's entries a reader found (`entries`, in log order) against
+    the streams' state the index head carries (`newest`: the newest signed checkpoint): the stream's directory is recomputed from the index
+    files at the size of the note that signs the state, the 255 other digests are the head's, and
+    their hash must be that note's state line. Returns that size, or None for a ledger whose newest
+    note predates states (nothing to check against).
+
+    :raises LedgerCorrupt: when the index does not give the signed state, or the entries are not
+        the stream's records there (an index file cut, rolled back, planted or deleted).
+    """
+    if read_state_line(newest.extensions) is None:
+        return None
+    head = read_head(root)
+    digests = decode_digests(head.state) if head is not None else None
+    try:
+        note = parse_checkpoint(head.state_note, verifier) if head is not None and digests is not None else None
+    except (SignatureError, LedgerError, ValueError):
+        note = None
+    line = read_state_line(note.extensions) if note is not None else None
+    if head is None or digests is None or note is None or line is None or note.size != head.size:
+        raise LedgerCorrupt(None, "流索引没有签名的状态（索引头缺失或被改动）；请运行 `matchledger repair` / the stream index head carries "
+                                  "no signed state of its size (missing or changed by someone without the key): run `matchledger repair`")
+    slot = slot_of(stream)
+    heads = directory_heads(root, slot, note.size)
+    digests[slot] = bucket_digest(heads.values())
+    if state_line(int(line.split(" ")[1]), digests) != line:
+        raise LedgerCorrupt(None, f"流索引目录 {slot:02x} 与大小 {note.size} 的签名状态不符（索引文件被截短、回滚、删除或加入）；"
+                                  f"请运行 `matchledger verify` / the stream index files in streams/{slot:02x} do not give the state "
+                                  f"signed at size {note.size}: one was cut, rolled back, deleted or planted (run `matchledger verify`)")
+    below = [entry for entry in entries if entry < note.size]
+    found = head_line(stream, len(below), below[-1]) if below else None
+    if heads.get(stream) != found:
+        raise LedgerCorrupt(None, f"流 {stream} 的条目与大小 {note.size} 的签名状态不符 / the entries of stream {stream!r} read "
+                                  f"({len(below)} below size {note.size}) are not those the state signed there")
+    return note.size
+
+
+def check_state(coded: pa.DictionaryArray, checkpoint: Checkpoint) -> str | None:
+    """Re-derives the state a checkpoint signs from the streams of the entries (in log order,
+    dictionary-coded) and compares it with its state line; returns the difference, if any."""
+    import pyarrow as pa
+
+    line = read_state_line(checkpoint.extensions)
+    if line is None:
+        return None
+    size = checkpoint.size
+    table = pa.table({"code": coded.slice(0, size).indices,
+                      "i": pa.Array.from_buffers(pa.int64(), size, [None, pa.py_buffer(array("q", range(size)))])})
+    groups = table.group_by("code").aggregate([("i", "max"), ("i", "count")])
+    names = coded.dictionary.to_pylist()
+    buckets: list[list[bytes]] = [[] for _ in range(DIRECTORIES)]
+    for code, last, count in zip(*(groups.column(c).to_pylist() for c in ("code", "i_max", "i_count"))):
+        stream = names[code]
+        buckets[slot_of(stream)].append(head_line(stream, count, last))
+    derived = state_line(groups.num_rows, [bucket_digest(b) for b in buckets])
+    if derived != line:
+        return (f"检查点 {size} 所签的流状态与条目不符 / checkpoint {size} signs a state of all streams ({line.split(' ')[1]}) "
+                f"that the {groups.num_rows} streams of its entries do not give")
+    return None

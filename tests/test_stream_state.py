@@ -1,0 +1,185 @@
+"""Every checkpoint signs the state of all streams; a reader proves a stream's newest records with it
+(issue 32's trust mend; DESIGN.md "Nothing unsigned counts": a result shown is a result verified).
+
+Readers (`show --game`, `replay --game`, `report --game`) find a stream's entries through the stream
+index, which nobody signs. The stream commitment of the checkpoint that first covers the last entry
+the index names proves the stream complete *as it was then*; an index file cut back to an earlier
+checkpoint's boundary therefore used to show a shorter game as whole. The signed state (the heads
+of all streams, hashed per index directory, in an extension line of every note; `ledger/state.py`)
+closes that: the reader recomputes the stream's directory from the files and checks the signed line.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from ledger import Ledger, LogReader, Pending, init
+from ledger.checkpoints import newest_checkpoint, parse_checkpoint
+from ledger.errors import LedgerCorrupt
+from ledger.index import HEAD, INDEX, RECORD, read_head, stream_path
+from ledger.repair import repair
+from ledger.state import decode_digests, read_state_line, slot_of, state_line
+from ledger.store import load_verifier
+from ledger.verify import verify
+from schemas import encode
+from schemas.common import MoveTimeUsed
+from tests.ledger_support import cli
+
+GAME = "t1/g1"
+
+
+def _timing(stream: str, seq: int, ms: int = 500) -> Pending:
+    event = MoveTimeUsed(stream=stream, seq=seq, ts=1_000 + seq, seat=0, ms=ms)
+    return Pending(0, event, encode(event))
+
+
+def _neighbour() -> str:
+    """A stream whose index file shares GAME's directory (a planted or deleted file there counts)."""
+    return next(s for s in (f"t1/n{n}" for n in range(10_000)) if slot_of(s) == slot_of(GAME))
+
+
+@pytest.fixture
+def ledger(tmp_path: Path) -> tuple[Path, bytes]:
+    """A ledger whose game `t1/g1` holds seqs 0–3 over two checkpoints beside other streams, and
+    the game's index file as it was after the first checkpoint."""
+    root = tmp_path / "ledger"
+    init(root)
+    with Ledger.open(root) as led:
+        led.append([_timing(GAME, 0), _timing(GAME, 1), _timing("t1/g2", 0), _timing(_neighbour(), 0)])
+        led.checkpoint()
+    old = stream_path(root, GAME).read_bytes()
+    with Ledger.open(root) as led:
+        led.append([_timing(GAME, 2), _timing(GAME, 3), _timing("t1/g3", 0)])
+        led.checkpoint()
+    return root, old
+
+
+def _shown(root: Path) -> list[int]:
+    events, _ = LogReader(root).checked_events(GAME)
+    return [e.seq for e in events]
+
+
+def test_each_note_signs_the_state_and_the_head_carries_it(ledger: tuple[Path, bytes]) -> None:
+    """The newest note has a state line; the index head holds the 256 digests and the note of its
+    size that signs them; `verify` re-derives the state from the entries and agrees."""
+    root, _ = ledger
+    newest = newest_checkpoint(root, load_verifier(root))
+    assert newest is not None
+    line = read_state_line(newest.extensions)
+    assert line is not None and line.split(" ")[1] == "4"  # four streams
+    head = read_head(root)
+    assert head is not None and head.size == newest.size
+    digests = decode_digests(head.state)
+    assert digests is not None and state_line(4, digests) == line
+    assert parse_checkpoint(head.state_note, load_verifier(root)).size == head.size
+    assert _shown(root) == [0, 1, 2, 3]
+    assert verify(root).ok
+
+
+def _rolled_back(path: Path, old: bytes) -> None:
+    path.write_bytes(old)  # GAME as the writer left it after the first checkpoint: a prefix the old check believed
+
+
+def _deleted(path: Path, _old: bytes) -> None:
+    path.unlink()
+
+
+def _planted(path: Path, _old: bytes) -> None:
+    other = stream_path(path.parents[3], "t1/g9")  # a stream the log does not hold, in the same directory or not
+    other.parent.mkdir(parents=True, exist_ok=True)
+    other.write_bytes(len(b"t1/g9").to_bytes(2, "little") + b"t1/g9" + RECORD.pack(0, 0))
+    neighbour = stream_path(path.parents[3], _neighbour())
+    neighbour.unlink()  # and GAME's neighbour's file gone: the directory changed, GAME's own file not
+
+
+@pytest.mark.parametrize("tamper", [_rolled_back, _deleted, _planted], ids=["rolled-back", "deleted", "neighbour-deleted"])
+def test_a_reader_refuses_a_stream_whose_index_is_not_the_signed_state(
+        ledger: tuple[Path, bytes], tamper: Callable[[Path, bytes], None]) -> None:
+    """Signed state of all streams: a game read through an index file rolled back to an earlier
+    checkpoint (which showed seqs 0–1 as the whole game before), deleted (which showed no game), or
+    whose directory was changed, is refused, not shown; after `repair` it reads whole again."""
+    root, old = ledger
+    tamper(stream_path(root, GAME), old)
+    with pytest.raises(LedgerCorrupt, match="signed state|签名状态"):
+        _shown(root)
+    report = repair(root)
+    assert report.refused is None and report.verified is not None and report.verified.ok
+    assert _shown(root) == [0, 1, 2, 3]
+
+
+@pytest.mark.parametrize("edit", ["other-digest", "no-state", "older-note"])
+def test_a_reader_refuses_a_head_whose_state_is_not_signed(ledger: tuple[Path, bytes], edit: str) -> None:
+    """The head's digests are believed only as far as the note they come with signs them: an edited
+    digest, a head stripped of its state, or a note of another size is refused, naming `repair`
+    (the writer builds the state again from the files it has sealed)."""
+    root, _ = ledger
+    head = read_head(root)
+    assert head is not None
+    raw = bytearray(head.state.encode())
+    raw[0:4] = b"AAAA" if raw[0:4] != b"AAAA" else b"BBBB"
+    older = next(p for p in sorted((root / "checkpoints").iterdir()) if p.name.endswith(".note") and int(p.stem) < head.size)
+    changed = {"other-digest": {"state": raw.decode()}, "no-state": {"state": "", "state_note": ""},
+               "older-note": {"state_note": older.read_text()}}[edit]
+    (root / INDEX / HEAD).write_bytes(msgspec.json.encode(msgspec.structs.replace(head, **changed)))
+    with pytest.raises(LedgerCorrupt, match="repair|verify"):
+        _shown(root)
+    with Ledger.open(root) as led:  # the writer's own head (MAC), its state rebuilt: readers are served again
+        led.append([_timing(GAME, 4)])
+        led.checkpoint()
+    assert _shown(root) == [0, 1, 2, 3, 4]
+
+
+def test_the_cli_refuses_to_show_a_game_cut_back_to_an_earlier_checkpoint(ledger: tuple[Path, bytes]) -> None:
+    """`matchledger show --game` exits non-zero instead of printing two moves as the whole game."""
+    root, old = ledger
+    stream_path(root, GAME).write_bytes(old)
+    result = cli("show", "--game", GAME, "--ledger", str(root))
+    assert result.exit_code != 0, result.output
+    assert "streams/" in result.output
+
+
+def test_the_live_services_commits_and_index_job_keep_the_state(tmp_path: Path) -> None:
+    """Group commits sign a note per commit without the index (each with the state at its size);
+    the index job writes the head with the newest state; a reader checks against it and reads the
+    commits after the head from the log."""
+    root = tmp_path / "ledger"
+    init(root)
+    with Ledger.open(root) as led:
+        led.append([_timing(GAME, 0)])
+        led.checkpoint()
+        for seq in range(1, 4):
+            led.append([_timing(GAME, seq), _timing(f"t1/x{seq}", 0)])
+            led.checkpoint(index=False)
+        job = led.start_index()
+        job.run()
+        led.finish_index(job)
+        led.append([_timing(GAME, 4)])
+        led.checkpoint(index=False)
+        assert _shown(root) == [0, 1, 2, 3, 4]  # 0–3 through the index at the head, 4 from the log after it
+        head = read_head(root)
+        assert head is not None and head.size == 7 and head.state
+    assert verify(root).ok
+
+
+def test_a_ledger_signed_before_states_gains_one_at_its_next_record(tmp_path: Path) -> None:
+    """Upgrade: a head without a state (written before states) is built once from the sealed index
+    files at the next checkpoint; until then the newest note has no state line and readers are as before."""
+    root = tmp_path / "ledger"
+    init(root)
+    with Ledger.open(root) as led:
+        led.append([_timing(GAME, 0), _timing("t1/g2", 0)])
+        led.checkpoint()
+    head = read_head(root)
+    assert head is not None
+    (root / INDEX / HEAD).write_bytes(msgspec.json.encode(msgspec.structs.replace(head, state="", state_note="")))
+    with Ledger.open(root) as led:
+        led.append([_timing(GAME, 1)])
+        led.checkpoint()
+    head = read_head(root)
+    assert head is not None and head.state and _shown(root) == [0, 1]
+    assert os.path.exists(root / INDEX / HEAD) and verify(root).ok
