@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from ledger.checkpoints import Checkpoint, parse_checkpoint
-from ledger.commitments import StreamHead
 from ledger.errors import LedgerCorrupt, LedgerError, SignatureError
 from ledger.index import DIRECTORIES, INDEX, STREAMS, StreamIndex, count_below, load_stream, read_head, stream_of_file
 from ledger.notes import Verifier
@@ -46,9 +45,13 @@ def slot_of(stream: str) -> int:
     return hashlib.sha256(stream.encode()).digest()[0]
 
 
+_ENCODER = msgspec.json.Encoder()
+
+
 def head_line(stream: str, count: int, last: int) -> bytes:
-    """Returns a stream head's canonical line: its JSON array and a newline."""
-    return msgspec.json.encode(StreamHead(stream, count, last)) + b"\n"
+    """Returns a stream head's canonical line: its JSON array (a `StreamHead`'s, as the stream
+    commitment's leaves) and a newline."""
+    return _ENCODER.encode((stream, count, last)) + b"\n"
 
 
 def bucket_digest(lines: Iterable[bytes]) -> bytes:
@@ -118,6 +121,8 @@ class StreamState:
         self.streams = streams
         self._loaded: dict[int, dict[str, bytes]] = {}
         self._pending: set[str] = set()
+        self._slots: dict[str, int] = {}  # (a commit touches the same streams again and again: one hash each)
+        self._line = ""  # the line as of the last call (nothing pending since: the same)
 
     def touch(self, streams: Iterable[str]) -> None:
         """Notes streams that gained entries."""
@@ -132,20 +137,27 @@ class StreamState:
         """
         if self.digests is None:
             self._build(current, check)
+        elif self._line and not self._pending:
+            return self._line
         assert self.digests is not None
         touched: set[int] = set()
+        slots = self._slots
         for stream in self._pending:
-            slot = slot_of(stream)
+            slot = slots.get(stream)
+            if slot is None:
+                slot = slots[stream] = slot_of(stream)
             heads = self._load(slot, check)
             index = current(stream)
             if stream not in heads:
                 self.streams += 1
-            heads[stream] = head_line(stream, len(index), index.entry(-1))
+            count = len(index)
+            heads[stream] = head_line(stream, count, index.entry(count - 1))
             touched.add(slot)
         self._pending.clear()
         for slot in touched:
             self.digests[slot] = bucket_digest(self._loaded[slot].values())
-        return state_line(self.streams, self.digests)
+        self._line = state_line(self.streams, self.digests)
+        return self._line
 
     def _load(self, slot: int, check: Callable[[Path], None]) -> dict[str, bytes]:
         heads = self._loaded.get(slot)
