@@ -31,7 +31,7 @@ from ledger.fastscan import extend, gather, leaf_hashes
 from ledger.frames import committed_end, committed_streams, decode_keys, iter_packed, packed_segments, segment_sizes
 from ledger.index import count_below, list_stream_files, load_stream, read_head, stream_of_file
 from ledger.layout import load_config
-from ledger.merkle import CompactRange
+from ledger.merkle import CompactRange, ProofError, consistency_proof, verify_consistency
 from ledger.notes import Verifier
 from ledger.state import check_stream_state
 from ledger.tiles import WIDTH, TileReader
@@ -406,8 +406,28 @@ class LogReader:
         except LedgerError as exc:
             raise LedgerCorrupt(None, f"账本已签名部分被改动，拒绝显示 / stream {name!r} does not match the signed tree: {exc} "
                                 f"(run `matchledger verify`)") from None
-        check_stream_state(self.root, name, [item.index for item in bundle.entries], self.verifier, newest)  # none cut away after them
-        return [item.entry.encode() for item in bundle.entries], checked.checkpoint
+        entries = [item.entry.encode() for item in bundle.entries]
+        if check_stream_state(self.root, name, [item.index for item in bundle.entries], self.verifier, newest) is None:
+            return entries, checked.checkpoint  # a ledger whose newest note predates states: complete as of the covering note
+        return entries, self._extended(checked.checkpoint, newest)
+
+    def _extended(self, proved: Checkpoint, newest: Checkpoint) -> Checkpoint:
+        """Returns the newest checkpoint, once the tiles prove the one the entries were proved against a
+        prefix of it: the signed state showed the stream has no entries after them, so they are the
+        stream as of the newest size, and that is the size a reader names.
+
+        :raises LedgerCorrupt: when the stored tiles give no such consistency proof.
+        """
+        if proved.size == newest.size:
+            return newest
+        tiles = TileReader(self.root)
+        try:
+            verify_consistency(proved.size, newest.size, proved.root, newest.root,
+                               consistency_proof(proved.size, newest.size, tiles.subtree))
+        except (ProofError, LedgerError, OSError) as exc:
+            raise LedgerCorrupt(None, f"账本已签名部分被改动 / checkpoint {proved.size} is not a prefix of checkpoint {newest.size} "
+                                      f"by the stored tiles: {exc} (run `matchledger verify`)") from None
+        return newest
 
     def checked_events(self, stream: str | None = None) -> tuple[list[Event], Checkpoint]:
         """Returns the events a reader shows, decoded from the very bytes checked against the signed

@@ -12,6 +12,7 @@ closes that: the reader recomputes the stream's directory from the files and che
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -20,15 +21,16 @@ import pytest
 
 from ledger import Ledger, LogReader, Pending, init
 from ledger.checkpoints import newest_checkpoint, parse_checkpoint
+from ledger.commitments import open_history
 from ledger.errors import LedgerCorrupt
-from ledger.index import HEAD, INDEX, RECORD, read_head, stream_path
+from ledger.index import HEAD, INDEX, RECORD, count_below, load_stream, read_head, stream_path
 from ledger.repair import repair
 from ledger.state import decode_digests, read_state_line, slot_of, state_line
 from ledger.store import load_verifier
 from ledger.verify import verify
 from schemas import encode
 from schemas.common import MoveTimeUsed
-from tests.ledger_support import cli
+from tests.ledger_support import cli, flat
 
 GAME = "t1/g1"
 
@@ -79,6 +81,47 @@ def test_each_note_signs_the_state_and_the_head_carries_it(ledger: tuple[Path, b
     assert parse_checkpoint(head.state_note, load_verifier(root)).size == head.size
     assert _shown(root) == [0, 1, 2, 3]
     assert verify(root).ok
+
+
+def test_a_game_finished_earlier_is_named_as_of_the_newest_checkpoint(ledger: tuple[Path, bytes]) -> None:
+    """A result shown says to which size it is verified: `t1/g2` ended in the first checkpoint (size
+    4); the state signed at the newest (size 7) shows it has no later entry, and the tiles prove size
+    4 a prefix of 7, so the reader names 7, not the older note its entries were proved against."""
+    root, _ = ledger
+    events, checkpoint = LogReader(root).checked_events("t1/g2")
+    assert [e.seq for e in events] == [0] and checkpoint.size == 7
+
+
+@pytest.fixture(scope="module")
+def cup(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A two-round checkers tournament from `matchledger simulate` (round 1's games end before round 2's notes)."""
+    root = tmp_path_factory.mktemp("cup") / "ledger"
+    made = cli("simulate", "checkers", "--tournament", "--players", "4", "--rounds", "2", "--games-per-round", "1",
+               "--seed", "3", "--ledger", str(root), "--json")
+    assert made.exit_code == 0, made.output
+    return root
+
+
+def test_the_cli_shows_a_round_one_game_as_of_the_newest_size_and_refuses_it_cut_back(cup: Path, tmp_path: Path) -> None:
+    """`matchledger show --game` of a first-round game names the newest signed size; with the game's
+    index file cut back to the checkpoint before it ended it exits non-zero naming the directory,
+    instead of saying there is no such game (or printing its opening moves as the whole game)."""
+    root = tmp_path / "ledger"
+    shutil.copytree(cup, root)
+    game = "checkers-cup-3/r1/t1/g1"
+    newest = LogReader(root).signed().size
+    shown = cli("show", "--game", game, "--ledger", str(root))
+    assert shown.exit_code == 0, shown.output
+    assert f"size {newest}" in flat(shown.output)
+    index = load_stream(root, game)
+    with open_history(root) as history:  # the newest checkpoint before the game's last move (simulate signs at game end: before its first)
+        assert history is not None
+        kept = max(k for k in (count_below(index, history.size(n)) for n in range(len(history))) if k < len(index))
+    path = stream_path(root, game)
+    path.write_bytes(path.read_bytes()[:2 + len(game.encode()) + RECORD.size * kept])
+    result = cli("show", "--game", game, "--ledger", str(root))
+    assert result.exit_code != 0, result.output
+    assert "streams/" in flat(result.output)
 
 
 def _rolled_back(path: Path, old: bytes) -> None:
@@ -132,15 +175,6 @@ def test_a_reader_refuses_a_head_whose_state_is_not_signed(ledger: tuple[Path, b
         led.append([_timing(GAME, 4)])
         led.checkpoint()
     assert _shown(root) == [0, 1, 2, 3, 4]
-
-
-def test_the_cli_refuses_to_show_a_game_cut_back_to_an_earlier_checkpoint(ledger: tuple[Path, bytes]) -> None:
-    """`matchledger show --game` exits non-zero instead of printing two moves as the whole game."""
-    root, old = ledger
-    stream_path(root, GAME).write_bytes(old)
-    result = cli("show", "--game", GAME, "--ledger", str(root))
-    assert result.exit_code != 0, result.output
-    assert "streams/" in result.output
 
 
 def test_the_live_services_commits_and_index_job_keep_the_state(tmp_path: Path) -> None:
