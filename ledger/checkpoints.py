@@ -83,13 +83,17 @@ NOTE_NAME = re.compile(r"[0-9]{20}\.note")
 """A kept note's file name (`checkpoint_path`)."""
 
 
-def list_checkpoint_names(root: Path) -> list[tuple[int, str]]:
-    """Returns the stored checkpoints as (size, file name in the checkpoints directory), smallest first."""
+def list_checkpoint_names(root: Path, strays: list[str] | None = None) -> list[tuple[int, str]]:
+    """Returns the stored checkpoints as (size, file name in the checkpoints directory), smallest
+    first: the names `checkpoint_path` gives (`NOTE_NAME`), the one rule every reader and the writer
+    go by. Other names ending in `.note` (none a writer made) are added to `strays`, for `verify`."""
     try:
         names = os.listdir(root / CHECKPOINTS)
     except FileNotFoundError:
         return []
-    return sorted((int(name[:-5]), name) for name in names if name.endswith(".note") and name[:-5].isdigit())
+    if strays is not None:
+        strays += sorted(name for name in names if name.endswith(".note") and not NOTE_NAME.fullmatch(name))
+    return sorted((int(name[:-5]), name) for name in names if NOTE_NAME.fullmatch(name))
 
 
 def kept_note(root: Path, size: int) -> str:

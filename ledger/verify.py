@@ -104,7 +104,12 @@ def verify(root: Path, index: bool = True, witness_keys: Sequence[Verifier] = ()
     with ThreadPoolExecutor(max_workers=WORKERS) as pool, ThreadPoolExecutor(max_workers=1) as signing:
         checks = SignatureChecks()
         tail: list[str] = []
-        readings = _read_checkpoints(root, verifier, witnesses, checks, signing, tail)
+        strays: list[str] = []
+        readings = _read_checkpoints(root, verifier, witnesses, checks, signing, tail, strays)
+        if strays:  # named so by no writer: planted, or copied by hand (the readers and the writer pass it by)
+            checks.wait()
+            return _note_failure(f"checkpoints/ 中有写入者不会使用的检查点文件名 / checkpoints/ holds {len(strays)} file(s) named like "
+                                 f"a note but not as the writer names one (a 20-digit size): {', '.join(strays[:5])}", [])
         found = list_segments(root / SEGMENTS)
         segments = _Scans(pool, found)
         if not readings or any(r.malformed or r.checkpoint is None or r.checkpoint.size != r.size for r in readings):
@@ -265,13 +270,14 @@ def _check_index(root: Path, checkpoints: list[Checkpoint], indexed: int) -> Non
 
 
 def _read_checkpoints(root: Path, verifier: Verifier, witnesses: list[Verifier], checks: SignatureChecks,
-                      signing: ThreadPoolExecutor, tail: list[str]) -> list[CheckpointReading]:
+                      signing: ThreadPoolExecutor, tail: list[str], strays: list[str]) -> list[CheckpointReading]:
     """Reads every stored checkpoint note, in their own files and in the notes file, queueing its
-    signatures in `checks` and starting them in `signing` a batch at a time; returns them by size.
+    signatures in `checks` and starting them in `signing` a batch at a time; returns them by size
+    (other names ending in `.note` go to `strays`).
     A note of a size that also has its own file (co-signed later) must state the same body; the
     file's is the one judged."""
     readings: list[CheckpointReading] = []
-    names = list_checkpoint_names(root)
+    names = list_checkpoint_names(root, strays)
     if names:
         directory = os.open(root / CHECKPOINTS, os.O_RDONLY | os.O_DIRECTORY)
         try:

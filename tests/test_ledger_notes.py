@@ -316,3 +316,23 @@ def test_the_rollback_check_lists_the_notes_only_when_their_directory_changed(tm
     with pytest.raises(Exception, match="rolled back"):
         store.Ledger.open(root)
     assert listed == [root]
+
+
+def test_one_rule_names_a_note_and_verify_refuses_a_note_named_otherwise(tmp_path: Path) -> None:
+    """A kept note's name is `checkpoint_path`'s (20-digit size): `checkpoint_sizes`, the readers, the
+    rollback check and `verify` all go by `NOTE_NAME`. A copy of a real note planted under a short
+    name (`5.note`) is then seen by none of them as a note, and `verify` fails naming the file."""
+    from ledger.checkpoints import list_checkpoint_names, newest_size
+
+    root = tmp_path / "ledger"
+    sizes = _live(root)
+    before = (checkpoint_sizes(root), newest_size(root))
+    real = next(p for p in checkpoint_path(root, 0).parent.glob("*.note"))
+    (real.parent / "5.note").write_bytes(real.read_bytes())
+    strays: list[str] = []
+    assert (checkpoint_sizes(root), newest_size(root)) == before and 5 not in dict(list_checkpoint_names(root, strays))
+    assert strays == ["5.note"] and sizes[-1] == before[1]
+    report = verify(root)
+    assert not report.ok and "5.note" in (report.error or "")
+    (real.parent / "5.note").unlink()
+    assert verify(root).ok
