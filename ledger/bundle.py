@@ -18,14 +18,15 @@ from ledger.frames import committed_streams, decode_key, interval_keys
 from ledger.merkle import ProofError, consistency_proof, inclusion_proof, leaf_hash, verify_consistency, verify_inclusion
 from ledger.notes import Verifier, split_note
 from ledger.sources import expand_runs, note_identity, old_message, parse_signature, signed_message
+from ledger.state import StateError, StateProof, check_state_proof, state_proof
 from ledger.store import load_verifier
 from ledger.tiles import TileReader
 from schemas import decode
 from schemas.log import BATCHES_STREAM, BatchReceived
 
-FORMAT = "matchledger-evidence/2"
-FORMATS = ("matchledger-evidence/1", FORMAT)
-"""Bundles of format 1 carry no stream head: they prove inclusion only."""
+FORMAT = "matchledger-evidence/3"
+FORMATS = ("matchledger-evidence/1", "matchledger-evidence/2", FORMAT)
+"""Bundles of format 1 carry no stream head: they prove inclusion only; format 2 no state proof."""
 
 
 class BundleEntry(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -58,6 +59,9 @@ class EvidenceBundle(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     head: HeadProof | None = None
     senders: list[BundleEntry] = []
     anchor: Anchor | None = None
+    state: StateProof | None = None
+    """The state of all streams signed at the index head's size (`ledger/state.py`): the stream's
+    records there, so that a later note than the covering one proves the bundle still whole."""
 
 
 @dataclass(frozen=True)
@@ -67,10 +71,19 @@ class BundleCheck:
 
     checkpoint: Checkpoint
     complete: bool
+    as_of: Checkpoint | None = None
+    """A later checkpoint whose signed state shows the stream had these entries and no more (None: none)."""
 
     def statement(self, bundle: EvidenceBundle) -> str:
         """Says in words what was proved, zh-Hans first, then English."""
         cp, n = self.checkpoint, len(bundle.entries)
+        if self.complete and self.as_of is not None and self.as_of.size > cp.size:
+            later = self.as_of
+            return (f"流 {bundle.stream} 在大小为 {later.size}、由 {later.origin} 签名的日志中恰有 {n} 个条目（第 0–{n - 1} 号），本证明包含全部"
+                    f"（条目证明于大小 {cp.size}，其后签名的流状态表明此后没有该流的条目）/ stream {bundle.stream} had exactly {n} "
+                    f"{'entry' if n == 1 else 'entries'} (seq 0–{n - 1}) in the log of size {later.size} (root {later.root.hex()}), "
+                    f"signed by {later.origin}; the bundle holds {'it' if n == 1 else 'all of them'} (proved included at size "
+                    f"{cp.size}; the state signed at {later.size} shows none after). Entries appended after size {later.size} are not covered")
         where_zh = f"大小为 {cp.size}、由 {cp.origin} 签名的日志"
         where = f"the log of size {cp.size} (root {cp.root.hex()}), signed by {cp.origin}"
         if self.complete:
@@ -129,7 +142,20 @@ def prove(root: Path, stream: str, size: int | None = None, cosigned: bool = Fal
     if anchor_of is not None:
         proof = consistency_proof(anchor_of.size, checkpoint.size, tiles.subtree)
         anchor = Anchor(anchor_of.note, [base64.b64encode(h).decode() for h in proof])
-    return EvidenceBundle(FORMAT, stream, checkpoint.note, [proved(i, d) for i, d in mine], head, senders, anchor)
+    state = _state_of(root, stream, verifier, newest, checkpoint, tiles)
+    return EvidenceBundle(FORMAT, stream, checkpoint.note, [proved(i, d) for i, d in mine], head, senders, anchor, state)
+
+
+def _state_of(root: Path, stream: str, verifier: Verifier, newest: Checkpoint, checkpoint: Checkpoint, tiles: TileReader) -> StateProof | None:
+    """Returns the stream's state proof at the index head's size, with the consistency proof between
+    that size and the bundle's checkpoint (None: the ledger's notes predate states)."""
+    proof = state_proof(root, stream, verifier, newest)
+    if proof is None:
+        return None
+    size = parse_checkpoint(proof.checkpoint, verifier).size
+    low, high = sorted((size, checkpoint.size))
+    consistency = consistency_proof(low, high, tiles.subtree) if low != high else []
+    return msgspec.structs.replace(proof, consistency=[base64.b64encode(h).decode() for h in consistency])
 
 
 def _chosen_checkpoint(root: Path, verifier: Verifier, last: int, newest: Checkpoint, size: int | None, cosigned: bool) -> Checkpoint | None:
@@ -201,7 +227,25 @@ def check_bundle(bundle: EvidenceBundle, verifier: Verifier) -> BundleCheck:
             raise BundleError(f"entry {item.index}: {exc}") from None
         last = item.index
     _check_senders(bundle, checkpoint)
-    return BundleCheck(checkpoint, _check_complete(bundle, _anchor(bundle, checkpoint, verifier), last))
+    complete = _check_complete(bundle, _anchor(bundle, checkpoint, verifier), last)
+    return BundleCheck(checkpoint, complete, _check_state(bundle, checkpoint, verifier))
+
+
+def _check_state(bundle: EvidenceBundle, checkpoint: Checkpoint, verifier: Verifier) -> Checkpoint | None:
+    """Checks the bundle's state proof: its note consistent with the bundle's checkpoint, and the
+    stream's records there those of the bundle. Returns that note (None: the bundle has no state).
+
+    :raises BundleError: when the proof fails.
+    """
+    if bundle.state is None:
+        return None
+    try:
+        note = check_state_proof(bundle.state, bundle.stream, [item.index for item in bundle.entries], verifier)
+        (low, low_root), (high, high_root) = sorted(((note.size, note.root), (checkpoint.size, checkpoint.root)))
+        verify_consistency(low, high, low_root, high_root, [base64.b64decode(h) for h in bundle.state.consistency])
+    except (StateError, ProofError, ValueError) as exc:
+        raise BundleError(f"state: {exc}") from None
+    return note
 
 
 def _anchor(bundle: EvidenceBundle, checkpoint: Checkpoint, verifier: Verifier) -> Checkpoint:

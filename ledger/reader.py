@@ -33,7 +33,7 @@ from ledger.index import count_below, list_stream_files, load_stream, read_head,
 from ledger.layout import load_config
 from ledger.merkle import CompactRange, ProofError, consistency_proof, verify_consistency
 from ledger.notes import Verifier
-from ledger.state import check_stream_state
+from ledger.state import StateError, check_state_proof, state_proof
 from ledger.tiles import WIDTH, TileReader
 from schemas import decode_stored, decode_stored_array
 from schemas.envelope import Event
@@ -385,8 +385,9 @@ class LogReader:
 
     def proved_stream(self, name: str) -> tuple[list[bytes], Checkpoint]:
         """Returns a stream's entries under the newest signed checkpoint, each proved included in the
-        signed tree with the stream's head under its commitment (the evidence bundle's check), and the
-        checkpoint they are proved against (no entries: the newest).
+        signed tree with the stream's head under its commitment and its records under the signed
+        state (the evidence bundle's check), and the checkpoint they are proved against: the newest
+        once the state shows nothing after them (a ledger whose notes predate states: the covering one).
 
         :raises LedgerCorrupt: when an entry, a tile or the stream's head does not match the signed root.
         """
@@ -398,7 +399,7 @@ class LogReader:
         newest = self.signed()
         index = load_stream(self.root, name)
         if not index or index.entry(0) >= newest.size:  # its first event is not signed yet (records are in log order)
-            check_stream_state(self.root, name, [], self.verifier, newest)  # and no index file was deleted
+            self._check_absent(name, newest)  # and no index file was deleted
             return [], newest
         bundle = prove(self.root, name)
         try:
@@ -407,9 +408,21 @@ class LogReader:
             raise LedgerCorrupt(None, f"账本已签名部分被改动，拒绝显示 / stream {name!r} does not match the signed tree: {exc} "
                                 f"(run `matchledger verify`)") from None
         entries = [item.entry.encode() for item in bundle.entries]
-        if check_stream_state(self.root, name, [item.index for item in bundle.entries], self.verifier, newest) is None:
+        if checked.as_of is None:
             return entries, checked.checkpoint  # a ledger whose newest note predates states: complete as of the covering note
         return entries, self._extended(checked.checkpoint, newest)
+
+    def _check_absent(self, name: str, newest: Checkpoint) -> None:
+        """Checks that the signed state gives a stream the index has no signed entry of none either.
+
+        :raises LedgerCorrupt: when it does (its index file was deleted or emptied).
+        """
+        proof = state_proof(self.root, name, self.verifier, newest)
+        try:
+            if proof is not None:
+                check_state_proof(proof, name, [], self.verifier)
+        except StateError as exc:
+            raise LedgerCorrupt(None, f"{exc}") from None
 
     def _extended(self, proved: Checkpoint, newest: Checkpoint) -> Checkpoint:
         """Returns the newest checkpoint, once the tiles prove the one the entries were proved against a

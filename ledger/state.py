@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from ledger.checkpoints import Checkpoint, parse_checkpoint
+from ledger.commitments import StreamHead
 from ledger.errors import LedgerCorrupt, LedgerError, SignatureError
 from ledger.index import DIRECTORIES, INDEX, STREAMS, StreamIndex, count_below, load_stream, read_head, stream_of_file
 from ledger.notes import Verifier
@@ -87,8 +88,8 @@ def decode_digests(text: str) -> list[bytes] | None:
     return [raw[i:i + 32] for i in range(0, len(raw), 32)]
 
 
-def directory_heads(root: Path, slot: int, size: int | None = None) -> dict[str, bytes]:
-    """Returns the head line of every stream whose index file is in directory `slot`, from the
+def directory_heads(root: Path, slot: int, size: int | None = None) -> dict[str, tuple[int, int]]:
+    """Returns (count, last entry) of every stream whose index file is in directory `slot`, from the
     files: all their records, or (given `size`) those of entries below `size` (a binary search each).
 
     :raises LedgerCorrupt: when a file is malformed.
@@ -98,13 +99,13 @@ def directory_heads(root: Path, slot: int, size: int | None = None) -> dict[str,
         names = sorted(entry.name for entry in os.scandir(directory))
     except FileNotFoundError:
         return {}
-    heads: dict[str, bytes] = {}
+    heads: dict[str, tuple[int, int]] = {}
     for name in names:
         stream = stream_of_file(directory / name)
         index = load_stream(root, stream)
         count = len(index) if size is None else count_below(index, size)
         if count:
-            heads[stream] = head_line(stream, count, index.entry(count - 1))
+            heads[stream] = (count, index.entry(count - 1))
     return heads
 
 
@@ -163,7 +164,7 @@ class StreamState:
         heads = self._loaded.get(slot)
         if heads is None:
             check(self.root / INDEX / STREAMS / f"{slot:02x}" / "_")
-            heads = self._loaded[slot] = directory_heads(self.root, slot)
+            heads = self._loaded[slot] = {s: head_line(s, *head) for s, head in directory_heads(self.root, slot).items()}
         return heads
 
     def _build(self, current: Callable[[str], StreamIndex], check: Callable[[Path], None]) -> None:
@@ -175,15 +176,28 @@ class StreamState:
 
 
 
-def check_stream_state(root: Path, stream: str, entries: list[int], verifier: Verifier, newest: Checkpoint) -> int | None:
-    """Checks the log indexes of a stream's entries a reader found (`entries`, in log order) against
-    the streams' state the index head carries (`newest`: the newest signed checkpoint): the stream's directory is recomputed from the index
-    files at the size of the note that signs the state, the 255 other digests are the head's, and
-    their hash must be that note's state line. Returns that size, or None for a ledger whose newest
-    note predates states (nothing to check against).
+class StateProof(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """What shows a stream's records at a signed size: the note that signs the state, the 256
+    directory digests (base64) and every stream head of the stream's directory there (from which its
+    digest is recomputed, and which holds the stream's own head, or none: it had no entries then),
+    and the consistency proof between that note and the one its entries were proved against."""
 
-    :raises LedgerCorrupt: when the index does not give the signed state, or the entries are not
-        the stream's records there (an index file cut, rolled back, planted or deleted).
+    checkpoint: str
+    digests: str
+    heads: list[StreamHead]
+    consistency: list[str] = []
+
+
+class StateError(ValueError):
+    """A state proof does not show what it claims (the message says what differs)."""
+
+
+def state_proof(root: Path, stream: str, verifier: Verifier, newest: Checkpoint) -> StateProof | None:
+    """Returns the state proof of a stream from the index head and the files of its directory, at
+    the head's size (`newest`: the newest signed checkpoint), or None for a ledger whose newest note
+    predates states (nothing to prove against).
+
+    :raises LedgerCorrupt: when the head carries no state its note signs at its size.
     """
     if read_state_line(newest.extensions) is None:
         return None
@@ -193,23 +207,41 @@ def check_stream_state(root: Path, stream: str, entries: list[int], verifier: Ve
         note = parse_checkpoint(head.state_note, verifier) if head is not None and digests is not None else None
     except (SignatureError, LedgerError, ValueError):
         note = None
-    line = read_state_line(note.extensions) if note is not None else None
-    if head is None or digests is None or note is None or line is None or note.size != head.size:
+    if head is None or note is None or read_state_line(note.extensions) is None or note.size != head.size:
         raise LedgerCorrupt(None, "流索引没有签名的状态（索引头缺失或被改动）；请运行 `matchledger repair` / the stream index head carries "
                                   "no signed state of its size (missing or changed by someone without the key): run `matchledger repair`")
-    slot = slot_of(stream)
-    heads = directory_heads(root, slot, note.size)
-    digests[slot] = bucket_digest(heads.values())
+    heads = directory_heads(root, slot_of(stream), note.size)
+    return StateProof(note.note, head.state, [StreamHead(s, *heads[s]) for s in sorted(heads)])
+
+
+def check_state_proof(proof: StateProof, stream: str, entries: list[int], verifier: Verifier) -> Checkpoint:
+    """Checks a state proof of `stream` whose entries (log indexes, in order) were found: the note's
+    signature, the directory's digest recomputed from the heads, the 256 digests' hash against the
+    note's state line, and the stream's head against the entries below its size. Returns the note.
+
+    :raises StateError: naming what differs (an index cut, rolled back, deleted or planted, or a
+        proof edited).
+    """
+    try:
+        note = parse_checkpoint(proof.checkpoint, verifier)
+    except (SignatureError, LedgerError, ValueError) as exc:
+        raise StateError(f"the state's note: {exc}") from None
+    line, digests, slot = read_state_line(note.extensions), decode_digests(proof.digests), slot_of(stream)
+    if line is None or digests is None or any(slot_of(h.stream) != slot for h in proof.heads):
+        raise StateError(f"the proof at size {note.size} is not a state of streams/{slot:02x}")
+    digests[slot] = bucket_digest(head_line(h.stream, h.count, h.last) for h in proof.heads)
     if state_line(int(line.split(" ")[1]), digests) != line:
-        raise LedgerCorrupt(None, f"流索引目录 {slot:02x} 与大小 {note.size} 的签名状态不符（索引文件被截短、回滚、删除或加入）；"
-                                  f"请运行 `matchledger verify` / the stream index files in streams/{slot:02x} do not give the state "
-                                  f"signed at size {note.size}: one was cut, rolled back, deleted or planted (run `matchledger verify`)")
+        raise StateError(f"流索引目录 {slot:02x} 与大小 {note.size} 的签名状态不符（索引文件被截短、回滚、删除或加入）/ the stream heads "
+                         f"of streams/{slot:02x} do not give the state signed at size {note.size}: an index file there was cut, "
+                         f"rolled back, deleted or planted (run `matchledger verify`)")
     below = [entry for entry in entries if entry < note.size]
-    found = head_line(stream, len(below), below[-1]) if below else None
-    if heads.get(stream) != found:
-        raise LedgerCorrupt(None, f"流 {stream} 的条目与大小 {note.size} 的签名状态不符 / the entries of stream {stream!r} read "
-                                  f"({len(below)} below size {note.size}) are not those the state signed there")
-    return note.size
+    mine = next((h for h in proof.heads if h.stream == stream), None)
+    signed = (mine.count, mine.last) if mine is not None else (0, -1)
+    if signed != (len(below), below[-1] if below else -1):
+        raise StateError(f"流 {stream} 在大小 {note.size} 有 {mine.count if mine else 0} 个条目，此处只有 {len(below)} 个 / the signed "
+                         f"state at size {note.size} gives stream {stream!r} {mine.count if mine else 0} entries, the last at entry "
+                         f"{mine.last if mine else '–'}; {len(below)} were found below that size: entries were removed")
+    return note
 
 
 def check_state(coded: pa.DictionaryArray, checkpoint: Checkpoint) -> str | None:

@@ -19,7 +19,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from ledger import Ledger, LogReader, Pending, init
+from ledger import BundleError, Ledger, LogReader, Pending, check_bundle, init, prove
 from ledger.checkpoints import newest_checkpoint, parse_checkpoint
 from ledger.commitments import open_history
 from ledger.errors import LedgerCorrupt
@@ -217,3 +217,27 @@ def test_a_ledger_signed_before_states_gains_one_at_its_next_record(tmp_path: Pa
     head = read_head(root)
     assert head is not None and head.state and _shown(root) == [0, 1]
     assert os.path.exists(root / INDEX / HEAD) and verify(root).ok
+
+
+def test_an_evidence_bundle_proves_a_finished_stream_whole_as_of_the_heads_size(ledger: tuple[Path, bytes], tmp_path: Path) -> None:
+    """`prove` adds the state proof (format 3): `check-proof`, with the public key alone, says `t1/g2`
+    had exactly one entry in the log of size 7, not only at size 4 where its entry was proved; a
+    proof whose heads were edited, or a bundle of a cut index, does not verify."""
+    root, old = ledger
+    bundle = prove(root, "t1/g2")
+    assert bundle.format == "matchledger-evidence/3" and bundle.state is not None
+    checked = check_bundle(bundle, load_verifier(root))
+    assert checked.complete and checked.checkpoint.size == 4 and checked.as_of is not None and checked.as_of.size == 7
+    assert "exactly 1 entry" in checked.statement(bundle) and "size 7" in checked.statement(bundle)
+    out = tmp_path / "g2.json"
+    assert cli("prove", "--ledger", str(root), "--stream", "t1/g2", "--out", str(out)).exit_code == 0
+    said = cli("check-proof", str(out), "--key", str(root / "signer.pub"))
+    assert said.exit_code == 0 and "size 7" in flat(said.output), said.output
+    state = bundle.state
+    edited = msgspec.structs.replace(bundle, state=msgspec.structs.replace(
+        state, heads=[msgspec.structs.replace(h, count=h.count + 1) if h.stream == "t1/g2" else h for h in state.heads]))
+    with pytest.raises(BundleError, match="state"):
+        check_bundle(edited, load_verifier(root))
+    stream_path(root, GAME).write_bytes(old)  # GAME cut back to the first checkpoint: its bundle carries the state that says so
+    with pytest.raises(BundleError, match="do not give the state signed at size 7"):
+        check_bundle(prove(root, GAME), load_verifier(root))
