@@ -131,19 +131,24 @@ def profiles_in_force(session: Session, tournament: str | None) -> list[dict[str
 
 
 def collect_findings(session: Session, tournament: str | None, rounds: SeatingRounds | None = None,
-                     boards: BoardDeals | None = None) -> list[dict[str, Any]]:
+                     boards: BoardDeals | None = None, per_game: set[str] | None = None) -> list[dict[str, Any]]:
     """Gathers engine, SQL and tournament findings (of one tournament's streams, or of all), one per
     fault: per (check, stream, seq, code), and a claim the engine found false (with its article,
-    as `replay` reports it) not again as the SQL's audit.C01."""
+    as `replay` reports it) not again as the SQL's audit.C01. With `per_game`, only the per-game
+    check queries' (`SCOPED`) findings of those games, and the engines': a share of the live audit's
+    first round close, whose tournament checks run once over every game's kept rows."""
+    from audit.certification.scoped import SCOPED
+
     engine = session.projection.findings
     rows = [_row(f, check_of(f.code), "replay") for f in engine]
     claims = {(r["stream"], r["seq"]) for r in rows if r["check"] == "claims"}
     for query in QUERIES.values():
-        if query.check:
+        if query.check and (per_game is None or query.name in SCOPED):
             for row in session.db.run(query.name, tournament=tournament):
-                if row["code"] != "audit.C01" or (row["stream"], row["seq"]) not in claims:
+                if (row["code"] != "audit.C01" or (row["stream"], row["seq"]) not in claims) and (per_game is None or row["stream"] in per_game):
                     rows.append({**row, "check": query.check, "severity": "error", "source": f"sql:{query.name}"})
-    python = [("seating", f) for f in seating_findings(session, rounds)] + [("deals", f) for f in deal_findings(session, boards)]
+    python = [] if per_game is not None else [("seating", f) for f in seating_findings(session, rounds)] + \
+        [("deals", f) for f in deal_findings(session, boards)]
     rows += [_row(f, check, "tournament") for check, f in python]
     owners = session.games_of({row["stream"] for row in rows})  # the games found at fault, not every game
     books = _rule_books(session, owners)

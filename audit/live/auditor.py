@@ -342,6 +342,12 @@ class LiveAuditor:
     round's games and the entries since a restart are read back through `log`; `book` keeps the findings.
     """
 
+    first_close_share = 500
+    """Games a tournament's first round close (nothing kept of it: the first, or the first since a
+    start without kept state) reads, folds and projects at once: their per-game checks run a share at
+    a time, and the tournament's over the small rows kept of them all, so the close's memory follows
+    a share, not the tournament (a 2,000-game round of the 3 M event took the service past 1.4 GB)."""
+
     def __init__(self, log: ReadBack | None = None, book: FindingBook | None = None) -> None:
         self.log: ReadBack = log if log is not None else MemoryLog()
         self.book: FindingBook = book if book is not None else MemoryBook()
@@ -531,8 +537,33 @@ class LiveAuditor:
         from audit.certification.certify import collect_findings
 
         tournament = event.stream
-        closing = self._closing(tournament, self.rounds.get(tournament))
-        rows = collect_findings(closing.session, tournament)
+        kept = self.rounds.get(tournament)
+        games = list(dict.fromkeys(self.book.games_of(tournament))) if kept is None else []
+        if len(games) > self.first_close_share:
+            closing = self._closing(tournament, self._kept_in_shares(tournament, games), [])
+        else:
+            closing = self._closing(tournament, kept)
+        self._publish_rows(collect_findings(closing.session, tournament), closing)
+        self.rounds[tournament] = closing.kept
+        self.touched.pop(tournament, None)
+
+    def _kept_in_shares(self, tournament: str, games: list[str]) -> RoundRows:
+        """Runs the per-game checks of a tournament's games a share at a time (`first_close_share`),
+        publishing their findings, and returns the small rows kept of them all: the round close then
+        runs the tournament's checks over those, as a close with no game touched since the last."""
+        from audit.certification.certify import collect_findings
+
+        kept: RoundRows | None = None
+        for at in range(0, len(games), self.first_close_share):
+            share = games[at:at + self.first_close_share]
+            closing = self._closing(tournament, kept, share)
+            self._publish_rows(collect_findings(closing.session, tournament, per_game=set(share)), closing)
+            kept = closing.kept
+        assert kept is not None
+        return kept
+
+    def _publish_rows(self, rows: list[dict[str, Any]], closing: Closing) -> None:
+        """Publishes the check rows of a round close that no earlier close published (the engines' are published as they occur)."""
         streams, games = closing.streams, set(closing.kept.streams())
         for row in rows:
             key = (row["code"], row["stream"], row["seq"])
@@ -544,19 +575,18 @@ class LiveAuditor:
                 seq = int(row["seq"]) if row["seq"] is not None else last  # a whole game's or pairing's: its last event
                 self._publish(Finding(stream=row["stream"], seq=seq, code=row["code"], article=row["article"],
                                       message=row["message"], severity=row["severity"]), view, key)
-        self.rounds[tournament] = closing.kept
-        self.touched.pop(tournament, None)
 
-    def _closing(self, tournament: str, kept: RoundRows | None) -> Closing:
+    def _closing(self, tournament: str, kept: RoundRows | None, touched: list[str] | None = None) -> Closing:
         """Returns what a round close checks: with nothing kept of the tournament (its first close, or
         the first since a restart) every game read back and folded, as `round_projection`; else the
         games touched since its last close (a finished one folded again, one under way with its own
-        fold), the games the tournament checks read the events of (those with a ruling, and the
-        Paohuzi tables of a board one of them played), unfolded, and every other game's small rows as
-        kept (audit/live/rounds.py). The per-game check queries then run over the games touched only
-        (audit/certification/scoped.py `answering`), the others over the whole tournament. A game not
-        touched whose events hold the competition's latest timestamp (which `game_status` and the
-        appeal deadlines read) is read too, unfolded.
+        fold; `touched`, when given, instead of either: a share of a first close), the games the
+        tournament checks read the events of (those with a ruling, and the Paohuzi tables of a board
+        one of them played), unfolded, and every other game's small rows as kept (audit/live/rounds.py).
+        The per-game check queries then run over the games touched only (audit/certification/scoped.py
+        `answering`), the others over the whole tournament. A game not touched whose events hold the
+        competition's latest timestamp (which `game_status` and the appeal deadlines read) is read
+        too, unfolded.
 
         Where the rows kept would not give the very rows of the whole tournament's projection (its
         rules changed) the close reads and folds every game instead. A ruling recorded after a round
@@ -566,7 +596,8 @@ class LiveAuditor:
         from audit.query.db import AuditDB
         from audit.query.session import Session
 
-        touched = list(dict.fromkeys(self.book.games_of(tournament))) if kept is None else sorted(self.touched.get(tournament, ()))
+        if touched is None:
+            touched = list(dict.fromkeys(self.book.games_of(tournament))) if kept is None else sorted(self.touched.get(tournament, ()))
         streams, games = self._games_folded(touched)
         if kept is not None:
             boards = {g.start.board for g in games if game_of(g.start) == "paohuzi" and g.start.board}
