@@ -37,7 +37,8 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 STATE_LINE = "matchledger-state "
-"""The checkpoint extension line: `matchledger-state <streams> <base64 SHA-256 of the 256 directory digests>`."""
+"""The checkpoint extension line: `matchledger-state <base64 SHA-256 of the 256 directory digests>` (no
+count of streams: the writer would need every directory's to keep one, and a reader gains nothing by it)."""
 _BUCKET_DOMAIN = b"matchledger-state/v1\n"
 
 
@@ -63,9 +64,9 @@ def bucket_digest(lines: Iterable[bytes]) -> bytes:
 EMPTY = bucket_digest(())
 
 
-def state_line(streams: int, digests: list[bytes]) -> str:
+def state_line(digests: list[bytes]) -> str:
     """Returns the extension line committing to these 256 directory digests."""
-    return f"{STATE_LINE}{streams} {base64.b64encode(hashlib.sha256(b''.join(digests)).digest()).decode()}"
+    return f"{STATE_LINE}{base64.b64encode(hashlib.sha256(b''.join(digests)).digest()).decode()}"
 
 
 def read_state_line(extensions: tuple[str, ...]) -> str | None:
@@ -116,10 +117,9 @@ class StreamState:
     without digests it can trust (a ledger from before states, or a head it did not write) it
     builds all 256 once."""
 
-    def __init__(self, root: Path, digests: list[bytes] | None, streams: int) -> None:
+    def __init__(self, root: Path, digests: list[bytes] | None) -> None:
         self.root = root
         self.digests = digests
-        self.streams = streams
         self._loaded: dict[int, dict[str, bytes]] = {}
         self._pending: set[str] = set()
         self._slots: dict[str, int] = {}  # (a commit touches the same streams again and again: one hash each)
@@ -149,15 +149,13 @@ class StreamState:
                 slot = slots[stream] = slot_of(stream)
             heads = self._load(slot, check)
             index = current(stream)
-            if stream not in heads:
-                self.streams += 1
             count = len(index)
             heads[stream] = head_line(stream, count, index.entry(count - 1))
             touched.add(slot)
         self._pending.clear()
         for slot in touched:
             self.digests[slot] = bucket_digest(self._loaded[slot].values())
-        self._line = state_line(self.streams, self.digests)
+        self._line = state_line(self.digests)
         return self._line
 
     def _load(self, slot: int, check: Callable[[Path], None]) -> dict[str, bytes]:
@@ -171,7 +169,6 @@ class StreamState:
         """Loads every directory (the pending streams are applied after, from `current`)."""
         for slot in range(DIRECTORIES):
             self._load(slot, check)
-        self.streams = sum(map(len, self._loaded.values()))
         self.digests = [bucket_digest(self._loaded[slot].values()) for slot in range(DIRECTORIES)]
 
 
@@ -230,7 +227,7 @@ def check_state_proof(proof: StateProof, stream: str, entries: list[int], verifi
     if line is None or digests is None or any(slot_of(h.stream) != slot for h in proof.heads):
         raise StateError(f"the proof at size {note.size} is not a state of streams/{slot:02x}")
     digests[slot] = bucket_digest(head_line(h.stream, h.count, h.last) for h in proof.heads)
-    if state_line(int(line.split(" ")[1]), digests) != line:
+    if state_line(digests) != line:
         raise StateError(f"流索引目录 {slot:02x} 与大小 {note.size} 的签名状态不符（索引文件被截短、回滚、删除或加入）/ the stream heads "
                          f"of streams/{slot:02x} do not give the state signed at size {note.size}: an index file there was cut, "
                          f"rolled back, deleted or planted (run `matchledger verify`)")
@@ -261,8 +258,7 @@ def check_state(coded: pa.DictionaryArray, checkpoint: Checkpoint) -> str | None
     for code, last, count in zip(*(groups.column(c).to_pylist() for c in ("code", "i_max", "i_count"))):
         stream = names[code]
         buckets[slot_of(stream)].append(head_line(stream, count, last))
-    derived = state_line(groups.num_rows, [bucket_digest(b) for b in buckets])
-    if derived != line:
-        return (f"检查点 {size} 所签的流状态与条目不符 / checkpoint {size} signs a state of all streams ({line.split(' ')[1]}) "
-                f"that the {groups.num_rows} streams of its entries do not give")
+    if state_line([bucket_digest(b) for b in buckets]) != line:
+        return (f"检查点 {size} 所签的流状态与条目不符 / checkpoint {size} signs a state of all streams that the {groups.num_rows} "
+                f"streams of its entries do not give")
     return None

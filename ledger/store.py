@@ -324,7 +324,7 @@ class Ledger:
             self._state = self._signed_state(head)
             return head
         self._seal = Seal(self._seal_key)
-        self._state = StreamState(self.root, None, 0)
+        self._state = StreamState(self.root, None)
         if head is None and not (self.root / INDEX / STREAMS).exists():
             return None  # no writer has indexed this ledger yet
         aside = new_aside(self.root)
@@ -341,16 +341,14 @@ class Ledger:
         one to build from the index files (a ledger from before states, or a crash between them)."""
         digests = decode_digests(head.state)
         if digests is None:
-            return StreamState(self.root, None, 0)
+            return StreamState(self.root, None)
         try:
             note = parse_checkpoint(head.state_note, self.signer.verifier)
         except (SignatureError, LedgerError, ValueError):
-            return StreamState(self.root, None, 0)
-        line = read_state_line(note.extensions)
-        streams = int(line.split(" ")[1]) if line is not None else 0
-        if note.size != head.size or line is None or line != state_line(streams, digests):
-            return StreamState(self.root, None, 0)
-        return StreamState(self.root, digests, streams)
+            return StreamState(self.root, None)
+        if note.size != head.size or read_state_line(note.extensions) != state_line(digests):
+            return StreamState(self.root, None)
+        return StreamState(self.root, digests)
 
     def _check_signed_edge(self, reader: TileReader, signed: int) -> None:
         if self._checkpoint is None or not signed:
