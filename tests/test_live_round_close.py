@@ -43,20 +43,20 @@ Edit = Callable[[list[Event]], list[Event]]
 class EveryGame(LiveAuditor):
     """The reference: every round close reads and folds every game of its tournament at once (the live audit before issue 32.2)."""
 
-    first_close_share = 1 << 30
+    close_share = 1 << 30
 
-    def _closing(self, tournament: str, kept: RoundRows | None, touched: list[str] | None = None) -> Any:
+    def _closing(self, tournament: str, kept: RoundRows | None, touched: list[str] | None = None, boards: set[str] | None = None) -> Any:
         return super()._closing(tournament, None)
 
 
 class OneGameAtATime(LiveAuditor):
-    """A tournament's first round close in shares of one game (its per-game checks game by game)."""
+    """Round closes in shares of one game (the per-game checks game by game, the tournament's once after)."""
 
-    first_close_share = 1
+    close_share = 1
 
 
 def _published(finding: Any) -> tuple[Any, ...]:
-    """A finding as published, but for its number: a first close in shares publishes each share's
+    """A finding as published, but for its number: a close in shares publishes each share's
     per-game findings before the tournament's, so the same findings may come in another order."""
     return tuple(str(value) for field, value in msgspec.structs.asdict(finding).items() if field != "id")
 

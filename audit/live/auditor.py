@@ -342,11 +342,12 @@ class LiveAuditor:
     round's games and the entries since a restart are read back through `log`; `book` keeps the findings.
     """
 
-    first_close_share = 500
-    """Games a tournament's first round close (nothing kept of it: the first, or the first since a
-    start without kept state) reads, folds and projects at once: their per-game checks run a share at
-    a time, and the tournament's over the small rows kept of them all, so the close's memory follows
-    a share, not the tournament (a 2,000-game round of the 3 M event took the service past 1.4 GB)."""
+    close_share = 500
+    """Games a round close reads, folds and projects at once: when more are to be folded (every game
+    of a tournament at its first close, or the first since a start without kept state; a round's
+    games at the next) their per-game checks run a share at a time, and the tournament's over the
+    small rows kept of them all, so a close's memory follows a share, not the round (a 2,000-game
+    round of the 3 M event took the service past 1.4 GB)."""
 
     def __init__(self, log: ReadBack | None = None, book: FindingBook | None = None) -> None:
         self.log: ReadBack = log if log is not None else MemoryLog()
@@ -538,24 +539,25 @@ class LiveAuditor:
 
         tournament = event.stream
         kept = self.rounds.get(tournament)
-        games = list(dict.fromkeys(self.book.games_of(tournament))) if kept is None else []
-        if len(games) > self.first_close_share:
-            closing = self._closing(tournament, self._kept_in_shares(tournament, games), [])
+        touched = list(dict.fromkeys(self.book.games_of(tournament))) if kept is None else sorted(self.touched.get(tournament, ()))
+        if len(touched) > self.close_share:
+            kept = self._kept_in_shares(tournament, kept, touched)
+            closing = self._closing(tournament, kept, [], set(kept.boards(touched).values()))
         else:
             closing = self._closing(tournament, kept)
         self._publish_rows(collect_findings(closing.session, tournament), closing)
         self.rounds[tournament] = closing.kept
         self.touched.pop(tournament, None)
 
-    def _kept_in_shares(self, tournament: str, games: list[str]) -> RoundRows:
-        """Runs the per-game checks of a tournament's games a share at a time (`first_close_share`),
-        publishing their findings, and returns the small rows kept of them all: the round close then
-        runs the tournament's checks over those, as a close with no game touched since the last."""
+    def _kept_in_shares(self, tournament: str, kept: RoundRows | None, games: list[str]) -> RoundRows:
+        """Runs the per-game checks of a round close's games a share at a time (`close_share`),
+        publishing their findings, and returns the small rows kept of the tournament's games with
+        theirs: the close then runs the tournament's checks over those, reading the games of the
+        Paohuzi boards they played, as a close with no game touched since the last."""
         from audit.certification.certify import collect_findings
 
-        kept: RoundRows | None = None
-        for at in range(0, len(games), self.first_close_share):
-            share = games[at:at + self.first_close_share]
+        for at in range(0, len(games), self.close_share):
+            share = games[at:at + self.close_share]
             closing = self._closing(tournament, kept, share)
             self._publish_rows(collect_findings(closing.session, tournament, per_game=set(share)), closing)
             kept = closing.kept
@@ -576,13 +578,14 @@ class LiveAuditor:
                 self._publish(Finding(stream=row["stream"], seq=seq, code=row["code"], article=row["article"],
                                       message=row["message"], severity=row["severity"]), view, key)
 
-    def _closing(self, tournament: str, kept: RoundRows | None, touched: list[str] | None = None) -> Closing:
+    def _closing(self, tournament: str, kept: RoundRows | None, touched: list[str] | None = None,
+                 boards: set[str] | None = None) -> Closing:
         """Returns what a round close checks: with nothing kept of the tournament (its first close, or
         the first since a restart) every game read back and folded, as `round_projection`; else the
         games touched since its last close (a finished one folded again, one under way with its own
-        fold; `touched`, when given, instead of either: a share of a first close), the games the
+        fold; `touched`, when given, instead of either: a share of a close), the games the
         tournament checks read the events of (those with a ruling, and the Paohuzi tables of a board
-        one of them played), unfolded, and every other game's small rows as kept (audit/live/rounds.py).
+        one of them played, or of `boards`), unfolded, and every other game's small rows as kept (audit/live/rounds.py).
         The per-game check queries then run over the games touched only (audit/certification/scoped.py
         `answering`), the others over the whole tournament. A game not touched whose events hold the
         competition's latest timestamp (which `game_status` and the appeal deadlines read) is read
@@ -600,8 +603,8 @@ class LiveAuditor:
             touched = list(dict.fromkeys(self.book.games_of(tournament))) if kept is None else sorted(self.touched.get(tournament, ()))
         streams, games = self._games_folded(touched)
         if kept is not None:
-            boards = {g.start.board for g in games if game_of(g.start) == "paohuzi" and g.start.board}
-            read = [s for s, board in kept.boards(kept.streams()).items() if board in boards and s not in streams]
+            played = (boards or set()) | {g.start.board for g in games if game_of(g.start) == "paohuzi" and g.start.board}
+            read = [s for s, board in kept.boards(kept.streams()).items() if board in played and s not in streams]
             streams.update(self._views(read + sorted(kept.ruled - streams.keys() - set(read))))
         streams.update(self.log.streams(sorted(self.others - {BATCHES_STREAM}), self.size))
         if kept is not None:  # the competition's clock is the latest event's (`game_status`): a game not read may hold it
