@@ -558,7 +558,7 @@ class LiveAuditor:
 
         for at in range(0, len(games), self.close_share):
             share = games[at:at + self.close_share]
-            closing = self._closing(tournament, kept, share)
+            closing = self._closing(tournament, kept, share, per_game=True)
             self._publish_rows(collect_findings(closing.session, tournament, per_game=set(share)), closing)
             kept = closing.kept
         assert kept is not None
@@ -579,15 +579,17 @@ class LiveAuditor:
                                       message=row["message"], severity=row["severity"]), view, key)
 
     def _closing(self, tournament: str, kept: RoundRows | None, touched: list[str] | None = None,
-                 boards: set[str] | None = None) -> Closing:
+                 boards: set[str] | None = None, per_game: bool = False) -> Closing:
         """Returns what a round close checks: with nothing kept of the tournament (its first close, or
         the first since a restart) every game read back and folded, as `round_projection`; else the
         games touched since its last close (a finished one folded again, one under way with its own
         fold; `touched`, when given, instead of either: a share of a close), the games the
         tournament checks read the events of (those with a ruling, and the Paohuzi tables of a board
-        one of them played, or of `boards`), unfolded, and every other game's small rows as kept (audit/live/rounds.py).
-        The per-game check queries then run over the games touched only (audit/certification/scoped.py
-        `answering`), the others over the whole tournament. A game not touched whose events hold the
+        one of them played, or of `boards`), unfolded, and every other game's small rows as kept
+        (audit/live/rounds.py); with `per_game` (a share, whose per-game checks alone run) none of those
+        other games is read: each of those checks rests on its game's own rows. The per-game check
+        queries then run over the games touched only (audit/certification/scoped.py `answering`), the
+        others over the whole tournament. A game not touched whose events hold the
         competition's latest timestamp (which `game_status` and the appeal deadlines read) is read
         too, unfolded.
 
@@ -602,12 +604,12 @@ class LiveAuditor:
         if touched is None:
             touched = list(dict.fromkeys(self.book.games_of(tournament))) if kept is None else sorted(self.touched.get(tournament, ()))
         streams, games = self._games_folded(touched)
-        if kept is not None:
+        if kept is not None and not per_game:
             played = (boards or set()) | {g.start.board for g in games if game_of(g.start) == "paohuzi" and g.start.board}
             read = [s for s, board in kept.boards(kept.streams()).items() if board in played and s not in streams]
             streams.update(self._views(read + sorted(kept.ruled - streams.keys() - set(read))))
         streams.update(self.log.streams(sorted(self.others - {BATCHES_STREAM}), self.size))
-        if kept is not None:  # the competition's clock is the latest event's (`game_status`): a game not read may hold it
+        if kept is not None and not per_game:  # the competition's clock is the latest event's (`game_status`): a game not read may hold it
             clock = max((e.ts for s, view in streams.items() if not s.startswith("log.") for e in view.events), default=None)
             streams.update(self._views(kept.later_than(clock, streams)))
         projection, entries = self._project(streams, games)
