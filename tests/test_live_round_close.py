@@ -45,7 +45,8 @@ class EveryGame(LiveAuditor):
 
     close_share = 1 << 30
 
-    def _closing(self, tournament: str, kept: RoundRows | None, touched: list[str] | None = None, boards: set[str] | None = None) -> Any:
+    def _closing(self, tournament: str, kept: RoundRows | None, touched: list[str] | None = None, boards: set[str] | None = None,
+                 per_game: bool = False) -> Any:
         return super()._closing(tournament, None)
 
 
