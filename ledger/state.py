@@ -61,9 +61,6 @@ def bucket_digest(lines: Iterable[bytes]) -> bytes:
     return hashlib.sha256(_BUCKET_DOMAIN + b"".join(sorted(lines))).digest()
 
 
-EMPTY = bucket_digest(())
-
-
 def state_line(digests: list[bytes]) -> str:
     """Returns the extension line committing to these 256 directory digests."""
     return f"{STATE_LINE}{base64.b64encode(hashlib.sha256(b''.join(digests)).digest()).decode()}"
@@ -222,10 +219,11 @@ def check_state_proof(proof: StateProof, stream: str, entries: list[int], verifi
     try:
         note = parse_checkpoint(proof.checkpoint, verifier)
     except (SignatureError, LedgerError, ValueError) as exc:
-        raise StateError(f"the state's note: {exc}") from None
+        raise StateError(f"流状态所附的检查点无效 / the state's note: {exc}") from None
     line, digests, slot = read_state_line(note.extensions), decode_digests(proof.digests), slot_of(stream)
     if line is None or digests is None or any(slot_of(h.stream) != slot for h in proof.heads):
-        raise StateError(f"the proof at size {note.size} is not a state of streams/{slot:02x}")
+        raise StateError(f"该证明不是大小 {note.size} 时流索引目录 {slot:02x} 的状态 / the proof at size {note.size} is not a state of "
+                         f"streams/{slot:02x}")
     digests[slot] = bucket_digest(head_line(h.stream, h.count, h.last) for h in proof.heads)
     if state_line(digests) != line:
         raise StateError(f"流索引目录 {slot:02x} 与大小 {note.size} 的签名状态不符（索引文件被截短、回滚、删除或加入）/ the stream heads "
