@@ -149,10 +149,10 @@ def prove(root: Path, stream: str, size: int | None = None, cosigned: bool = Fal
 def _state_of(root: Path, stream: str, verifier: Verifier, newest: Checkpoint, checkpoint: Checkpoint, tiles: TileReader) -> StateProof | None:
     """Returns the stream's state proof at the index head's size, with the consistency proof between
     that size and the bundle's checkpoint (None: the ledger's notes predate states)."""
-    proof = state_proof(root, stream, verifier, newest)
-    if proof is None:
+    proved = state_proof(root, stream, verifier, newest)
+    if proved is None:
         return None
-    size = parse_checkpoint(proof.checkpoint, verifier).size
+    proof, size = proved[0], proved[1].size
     low, high = sorted((size, checkpoint.size))
     consistency = consistency_proof(low, high, tiles.subtree) if low != high else []
     return msgspec.structs.replace(proof, consistency=[base64.b64encode(h).decode() for h in consistency])

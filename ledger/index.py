@@ -408,14 +408,19 @@ def list_stream_files(root: Path) -> list[Path]:
             for entry in sorted(os.scandir(sub.path), key=lambda e: e.name)]
 
 
-def stream_of_file(path: Path) -> str:
-    """Returns the stream a stream index file holds, reading its header only.
+def open_stream_file(path: Path) -> StreamIndex:
+    """Opens the stream index a file in the index holds, whatever its stream (one open: its header
+    read, its records counted from its size, as `load_stream`).
 
-    :raises LedgerCorrupt: when the header is malformed or names a stream whose index lives elsewhere.
+    :raises LedgerCorrupt: when it is not a regular file, its header is malformed, or it names a
+        stream whose index lives elsewhere.
     """
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
         try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                raise LedgerCorrupt(None, f"index file {path} is not a regular file")
             head = os.pread(fd, NAME_LEN.size, 0)
             name = os.pread(fd, NAME_LEN.unpack(head)[0], NAME_LEN.size) if len(head) == NAME_LEN.size else b""
         finally:
@@ -430,7 +435,7 @@ def stream_of_file(path: Path) -> str:
         raise LedgerCorrupt(None, f"index file {path} has a malformed stream id") from None
     if hashlib.sha256(stream.encode()).hexdigest()[:32] != path.name:
         raise LedgerCorrupt(None, f"index file {path} holds stream {stream!r}, whose index lives elsewhere")
-    return stream
+    return StreamIndex(stream, path, (info.st_size - NAME_LEN.size - len(name)) // RECORD.size)
 
 
 def read_stream_file(path: Path) -> tuple[str, array]:

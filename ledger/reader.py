@@ -29,7 +29,7 @@ from ledger.entries import EntryReader
 from ledger.errors import LedgerCorrupt, LedgerError
 from ledger.fastscan import extend, gather, leaf_hashes
 from ledger.frames import committed_end, committed_streams, decode_keys, iter_packed, packed_segments, segment_sizes
-from ledger.index import count_below, list_stream_files, load_stream, read_head, stream_of_file
+from ledger.index import count_below, list_stream_files, load_stream, open_stream_file, read_head
 from ledger.layout import load_config
 from ledger.merkle import CompactRange, ProofError, consistency_proof, verify_consistency
 from ledger.notes import Verifier
@@ -369,9 +369,9 @@ class LogReader:
             return {}
         last: dict[str, int] = {}
         for path in list_stream_files(self.root):
-            index = load_stream(self.root, stream := stream_of_file(path))
+            index = open_stream_file(path)
             if below := count_below(index, size):  # a binary search: no stream's records read whole
-                last[stream] = index.entry(below - 1)
+                last[index.stream] = index.entry(below - 1)
         return last
 
     def _first_changed(self, leaves: bytes, size: int) -> int | None:
@@ -417,10 +417,10 @@ class LogReader:
 
         :raises LedgerCorrupt: when it does (its index file was deleted or emptied).
         """
-        proof = state_proof(self.root, name, self.verifier, newest)
+        proved = state_proof(self.root, name, self.verifier, newest)
         try:
-            if proof is not None:
-                check_state_proof(proof, name, [], self.verifier)
+            if proved is not None:
+                check_state_proof(proved[0], name, [], self.verifier)
         except StateError as exc:
             raise LedgerCorrupt(None, f"{exc}") from None
 

@@ -30,7 +30,7 @@ import msgspec
 from ledger.checkpoints import Checkpoint, parse_checkpoint
 from ledger.commitments import StreamHead
 from ledger.errors import LedgerCorrupt, LedgerError, SignatureError
-from ledger.index import DIRECTORIES, INDEX, STREAMS, StreamIndex, count_below, load_stream, read_head, stream_of_file
+from ledger.index import DIRECTORIES, INDEX, STREAMS, Head, StreamIndex, count_below, open_stream_file, read_head
 from ledger.notes import Verifier
 
 if TYPE_CHECKING:
@@ -99,11 +99,10 @@ def directory_heads(root: Path, slot: int, size: int | None = None) -> dict[str,
         return {}
     heads: dict[str, tuple[int, int]] = {}
     for name in names:
-        stream = stream_of_file(directory / name)
-        index = load_stream(root, stream)
+        index = open_stream_file(directory / name)
         count = len(index) if size is None else count_below(index, size)
         if count:
-            heads[stream] = (count, index.entry(count - 1))
+            heads[index.stream] = (count, index.entry(count - 1))
     return heads
 
 
@@ -186,26 +185,39 @@ class StateError(ValueError):
     """A state proof does not show what it claims (the message says what differs)."""
 
 
-def state_proof(root: Path, stream: str, verifier: Verifier, newest: Checkpoint) -> StateProof | None:
+def signed_head_state(head: Head, verifier: Verifier) -> tuple[list[bytes], Checkpoint] | None:
+    """Returns the 256 digests an index head carries and the note that signs them, when that note
+    is valid, of the head's size, and its state line is theirs; else None (a head from before
+    states, a crash between them, or one changed by someone without the key)."""
+    digests = decode_digests(head.state)
+    if digests is None:
+        return None
+    try:
+        note = parse_checkpoint(head.state_note, verifier)
+    except (SignatureError, LedgerError, ValueError):
+        return None
+    if note.size != head.size or read_state_line(note.extensions) != state_line(digests):
+        return None
+    return digests, note
+
+
+def state_proof(root: Path, stream: str, verifier: Verifier, newest: Checkpoint) -> tuple[StateProof, Checkpoint] | None:
     """Returns the state proof of a stream from the index head and the files of its directory, at
-    the head's size (`newest`: the newest signed checkpoint), or None for a ledger whose newest note
-    predates states (nothing to prove against).
+    the head's size, with the note that signs it (`newest`: the newest signed checkpoint), or None
+    for a ledger whose newest note predates states (nothing to prove against).
 
     :raises LedgerCorrupt: when the head carries no state its note signs at its size.
     """
     if read_state_line(newest.extensions) is None:
         return None
     head = read_head(root)
-    digests = decode_digests(head.state) if head is not None else None
-    try:
-        note = parse_checkpoint(head.state_note, verifier) if head is not None and digests is not None else None
-    except (SignatureError, LedgerError, ValueError):
-        note = None
-    if head is None or note is None or read_state_line(note.extensions) is None or note.size != head.size:
+    signed = signed_head_state(head, verifier) if head is not None else None
+    if head is None or signed is None:
         raise LedgerCorrupt(None, "流索引没有签名的状态（索引头缺失或被改动）；请运行 `matchledger repair` / the stream index head carries "
                                   "no signed state of its size (missing or changed by someone without the key): run `matchledger repair`")
+    note = signed[1]
     heads = directory_heads(root, slot_of(stream), note.size)
-    return StateProof(note.note, head.state, [StreamHead(s, *heads[s]) for s in sorted(heads)])
+    return StateProof(note.note, head.state, [StreamHead(s, *heads[s]) for s in sorted(heads)]), note
 
 
 def check_state_proof(proof: StateProof, stream: str, entries: list[int], verifier: Verifier) -> Checkpoint:

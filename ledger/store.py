@@ -33,13 +33,12 @@ from ledger.checkpoints import (
     newest_note_file,
     newest_size,
     notes_changed,
-    parse_checkpoint,
     repair_latest,
     serves,
     write_checkpoint,
 )
 from ledger.commitments import UNKNOWN, HistoryWriter, StreamHead, append_history, heads_line, history_path, open_history
-from ledger.errors import CheckpointError, DiskError, ForeignEntries, LedgerCorrupt, LedgerError, LedgerLocked, SignatureError
+from ledger.errors import CheckpointError, DiskError, ForeignEntries, LedgerCorrupt, LedgerError, LedgerLocked
 from ledger.fastscan import extend, frame_batch, leaf_hashes
 from ledger.frames import Tail, decode_key, move_aside_from, move_derived_aside, new_aside, read_frame, read_tail
 from ledger.index import HEAD, INDEX, STREAMS, Head, Seal, StreamIndex, flush, load_stream, read_head, seal_key, truncate_from
@@ -49,7 +48,7 @@ from ledger.notelog import NoteWriter
 from ledger.notes import Signer, Verifier
 from ledger.outputs import OutputRefused, ledger_holding
 from ledger.segments import OVERHEAD, FileOps, OriginProofs, SegmentWriter, fsync_dir, list_segments, segment_path, sync_file
-from ledger.state import StreamState, decode_digests, encode_digests, read_state_line, state_line
+from ledger.state import StreamState, encode_digests, read_state_line, signed_head_state
 from ledger.tiles import WIDTH, TileReader, TileWriter
 from schemas import decode, encode
 from schemas.log import WITNESS_STREAM, WitnessAdded
@@ -339,16 +338,8 @@ class Ledger:
     def _signed_state(self, head: Head) -> StreamState:
         """Returns the streams' state the head carries when its note signs it at the head's size, else
         one to build from the index files (a ledger from before states, or a crash between them)."""
-        digests = decode_digests(head.state)
-        if digests is None:
-            return StreamState(self.root, None)
-        try:
-            note = parse_checkpoint(head.state_note, self.signer.verifier)
-        except (SignatureError, LedgerError, ValueError):
-            return StreamState(self.root, None)
-        if note.size != head.size or read_state_line(note.extensions) != state_line(digests):
-            return StreamState(self.root, None)
-        return StreamState(self.root, digests)
+        signed = signed_head_state(head, self.signer.verifier)
+        return StreamState(self.root, signed[0] if signed is not None else None)
 
     def _check_signed_edge(self, reader: TileReader, signed: int) -> None:
         if self._checkpoint is None or not signed:
