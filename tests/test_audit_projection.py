@@ -123,13 +123,13 @@ def test_a_game_reaching_beyond_its_range_is_replayed_whole(ledger: Path, monkey
     with the same rows as when one range holds the whole log."""
     whole = project_ledger(ledger, workers=1)
     dropped: list[set[str]] = []
-    keep = projection._without
+    keep = projection._FirstPass.dropped
 
-    def without(tables: dict[str, pa.Table], streams: set[str], entries: set[int]) -> dict[str, pa.Table]:
-        dropped.append(streams)
-        return keep(tables, streams, entries)
+    def seen(self: projection._FirstPass) -> set[str]:
+        dropped.append(keep(self))
+        return dropped[-1]
 
-    monkeypatch.setattr(projection, "_without", without)
+    monkeypatch.setattr(projection._FirstPass, "dropped", seen)
     monkeypatch.setattr(projection, "RANGE_ENTRIES", 400)
     split = project_ledger(ledger, workers=1)
     assert dropped == [{LATE}]

@@ -47,7 +47,7 @@ from audit.query.arbitration import KINDS as ARBITRATION_KINDS
 from audit.query.arbitration import RulingSigners, arbitration_rows
 from audit.query.checks import check_of
 from audit.query.jsonsplit import split
-from audit.query.kept_read import read
+from audit.query.kept_read import read, rows_without
 from audit.query.spill import Spill
 from ledger import LogReader
 from ledger.fastscan import gather
@@ -218,19 +218,22 @@ def project(log: StoredEntries, on_game: Callable[[int], None] | None = None, wo
     ruling counts only when `signers` shows it signed (none do without them: nothing unsigned counts)."""
     expect = getattr(on_game, "expect", None)
     _few_io_threads()
-    with _quiet_gc(), _Workers(log, workers, signers or RulingSigners(())) as pool, Spill(SCHEMAS["events"]) as events:
-        first = _FirstPass(log, events, release=pool.forked)
+    with _quiet_gc(), _Workers(log, workers, signers or RulingSigners(())) as pool:
+        first = _FirstPass(log, release=pool.forked)
         parts = pool.map(_read_range, [(lo, min(lo + RANGE_ENTRIES, len(log))) for lo in range(0, len(log), RANGE_ENTRIES)])
         if expect is not None:  # counted while the workers start on the ranges, not before them
             expect(count_games(log))
         for part in parts:
             first.add(part, on_game)
         late, late_findings = _replay_games(pool, first.left_over(), on_game, first.replayed)
-        first.write_events()
+        with Spill(SCHEMAS["steps"]) as steps:
+            with Spill(SCHEMAS["events"]) as events:
+                first.write(events, steps)
+            first.write_steps(steps, [tables.pop("steps") for tables in late], events)
     if pool.forked:
         log.release(len(log))  # the workers are gone: the pages themselves
     kept, findings = first.game_tables()
-    return _assemble_spilled(first, events, [*kept, *late], findings + late_findings)
+    return _assemble_spilled(first, events, steps, [*kept, *late], findings + late_findings)
 
 
 def _few_io_threads() -> None:
@@ -242,17 +245,14 @@ def _few_io_threads() -> None:
         pa.set_io_thread_count(wanted)
 
 
-def _assemble_spilled(first: _FirstPass, events: Spill, games: list[dict[str, pa.Table]], findings: list[Finding]) -> Projection:
-    """Builds the projection of a log whose `events` the first pass wrote, releasing it as it went: the
-    other streams are decoded from the entries it held, `steps` written a task's rows at a time."""
-    heads = first.heads()
-    with Spill(SCHEMAS["steps"]) as steps:
-        for tables in games:
-            steps.write(_steps_table(tables.pop("steps"), heads))  # the task's mapped rows let go once written
+def _assemble_spilled(first: _FirstPass, events: Spill, steps: Spill, games: list[dict[str, pa.Table]], findings: list[Finding]) -> Projection:
+    """Builds the projection of a log whose `events` and `steps` the first pass wrote (`steps`: the
+    file): the other streams are decoded from the entries it held."""
     arrow = {name: pa.concat_tables([schema.empty_table(), *(t[name] for t in games)]) for name, schema in GAME_TABLES.items() if name != "steps"}
     arrow["steps"] = SCHEMAS["steps"].empty_table()
     held = first.held
-    projection = assemble_others(held, first.streams, arrow, findings, heads.append_column("body", pa.chunked_array([held.body()])))
+    # `events` is the spill written already (bodies and all): no table of the log's length stands in for it
+    projection = assemble_others(held, first.streams, arrow, findings, HEADS_SCHEMA.empty_table(), first.arbitration)
     spilled = OnDisk()
     for name, table in projection.arrow.items():
         dict.__setitem__(spilled, name, table)
@@ -315,7 +315,7 @@ def _assemble(log: StoredEntries, streams: dict[str, tuple[str, array]], heads: 
     """Builds the projection from the replayed games' tables and findings, every stream's first kind
     and entries, and the `events` columns but `body`: the other streams are decoded and tabled here."""
     arrow = {name: pa.concat_tables([schema.empty_table(), *(t[name] for t in games)]) for name, schema in GAME_TABLES.items()}
-    arrow["steps"] = _steps_table(arrow["steps"], heads)
+    arrow["steps"] = _steps_table(arrow["steps"], events_of_steps(arrow["steps"], heads))
     return assemble_others(log, streams, arrow, findings, events_table(heads, log))
 
 
@@ -351,10 +351,15 @@ def events_table(heads: pa.Table, log: StoredEntries) -> pa.Table:
 
 
 def arbitration_entries(heads: pa.Table) -> array:
-    """Returns the entries of the arbitration's events among the rows of `events`."""
-    kinds = heads["kind"].combine_chunks()  # one dictionary: the kind names of every event class, in order
-    codes = [code for code, name in enumerate(kinds.dictionary.to_pylist()) if name in ARBITRATION_KINDS]
-    return array("q", pc.filter(heads["entry"], pc.is_in(kinds.indices, value_set=pa.array(codes, pa.int32()))).to_pylist())
+    """Returns the entries of the arbitration's events among the rows of `events`, a batch at a
+    time (each batch's kinds by its own dictionary: no column of a season's length is combined)."""
+    found = array("q")
+    for batch in heads.select(["entry", "kind"]).to_batches():
+        kinds = batch.column(1)
+        codes = [code for code, name in enumerate(kinds.dictionary.to_pylist()) if name in ARBITRATION_KINDS]
+        if codes:
+            found.extend(pc.filter(batch.column(0), pc.is_in(kinds.indices, value_set=pa.array(codes, kinds.indices.type))).to_pylist())
+    return found
 
 
 def _arbitration_tables(log: Any, entries: array, opened: list[TournamentOpened]) -> dict[str, pa.Table]:
@@ -378,12 +383,16 @@ def log_place(finding: Finding, entries: array) -> int:
     return entries[-1] + 1 if entry is None else entry
 
 
-def _steps_table(steps: pa.Table, events: pa.Table, first: int = 0) -> pa.Table:
-    """Returns the workers' `steps` rows with the columns of their events taken from `events`,
-    whose row i is entry first + i."""
-    taken = events.select(_STEP_EVENT).take(pc.subtract(steps["entry"], first) if first else steps["entry"])
+def _steps_table(steps: pa.Table, taken: pa.Table) -> pa.Table:
+    """Returns the workers' `steps` rows with the columns of their events (`_STEP_EVENT`), row for row
+    in `taken` (`events_of_steps`)."""
     columns = {**{name: steps[name] for name in steps.column_names}, **{name: taken[name] for name in _STEP_EVENT}}
     return pa.Table.from_arrays([columns[name] for name in SCHEMAS["steps"].names], schema=SCHEMAS["steps"])
+
+
+def events_of_steps(steps: pa.Table, events: pa.Table, first: int = 0) -> pa.Table:
+    """Returns the `_STEP_EVENT` columns of each step's event, from `events` whose row i is entry first + i."""
+    return events.select(_STEP_EVENT).take(pc.subtract(steps["entry"], first) if first else steps["entry"])
 
 
 def is_orphan(stream: str, first_kind: str) -> bool:
@@ -754,29 +763,35 @@ def _head_columns(events: list[Event], kinds: list[int]) -> list[pa.Array]:
 
 
 class _FirstPass:
-    """The first pass's ranges, merged as they arrive in log order: every stream's entries, the
-    `events` columns, and the games replayed, which stand when no other range holds any of their
-    entries. `write_events` then writes `events` range by range, copying out the entries decoded
-    beside the games and (`release`: the log is shared with forked workers) releasing each range."""
+    """The first pass's ranges, merged as they arrive in log order: every stream's entries, and the
+    games replayed, which stand when no other range holds any of their entries. What a range's
+    worker spooled of its length (its `events` columns, its games' `steps`) stays in the spool,
+    unread, until `write` takes the ranges one at a time: it writes `events` (every stream's name
+    known by then: one dictionary for the file) and the standing games' `steps`, copies out the
+    entries decoded beside the games (the other streams' and `HELD_KINDS`) and (`release`: the log
+    is shared with forked workers) releases the range. Nothing of the log's length is held at once."""
 
-    def __init__(self, log: StoredEntries, events: Spill, release: bool = False) -> None:
+    def __init__(self, log: StoredEntries, release: bool = False) -> None:
         self.streams: dict[str, tuple[str, array]] = {}
         """Every stream's first kind and entries in log order (log order is seq order: the writer
         keeps every stream's seqs dense and increasing)."""
         self.spanning: set[str] = set()
         """The streams with entries in more than one range."""
         self.replayed: set[str] = set()
+        self.arbitration = array("q")
+        """The entries of the arbitration's events (`write` finds them)."""
         self._codes: dict[str, int] = {}
-        self._heads: list[pa.Table] = []
+        self._names = pa.array([], pa.string())
+        self._ranges: list[tuple[array, str, str | None, list[str]]] = []  # codes, spooled heads and steps, games replayed
         self._games: list[tuple[dict[str, pa.Table], list[Finding], list[str]]] = []
-        self._log, self._events, self._release = log, events, release
+        self._log, self._release = log, release
         self._body = pa.LargeStringArray.from_buffers(len(log), pa.py_buffer(log.ends), pa.py_buffer(log.data))
         self._others: set[int] = set()  # the codes of the streams that are no game's
         self._held = (array("q"), bytearray(), array("q", [0]))
 
     def add(self, part: _RangeRows, on_game: Callable[[int], None] | None) -> None:
-        """Merges one range's results."""
-        codes = array("i")
+        """Merges one range's streams and games; its spooled rows are left for `write`."""
+        codes = array("i")  # the range's stream codes made global
         for stream, kind, entries in part.streams:
             if stream in self.streams:
                 self.spanning.add(stream)
@@ -787,31 +802,51 @@ class _FirstPass:
                     self._others.add(self._codes[stream])
             self.streams[stream][1].frombytes(entries)
             codes.append(self._codes[stream])
-        heads = _unspool(part.files["heads"])  # its stream codes are the range's own: made global here
-        heads = heads.set_column(1, "stream", pc.take(pa.array(codes, pa.int32()), heads["stream"]))
-        kinds = pa.chunked_array([pa.DictionaryArray.from_arrays(c.indices, _KIND_NAMES) for c in heads["kind"].chunks], _CODED)
-        self._heads.append(heads.set_column(4, SCHEMAS["events"].field("kind"), kinds))  # one dictionary for every range
+        self._ranges.append((codes, part.files["heads"], part.files.get("steps"), part.replayed))
         if part.replayed:
-            self._games.append(({name: _unspool(part.files[name]) for name in GAME_TABLES}, part.findings, part.replayed))
+            self._games.append(({name: _unspool(part.files[name]) for name in GAME_TABLES if name != "steps"}, part.findings, part.replayed))
             self.replayed.update(part.replayed)
             if on_game:
                 on_game(len(part.replayed))
 
-    def write_events(self) -> None:
-        """Writes `events` range by range, every stream's name known (one dictionary for the file), copying
-        out each range's entries decoded beside the games (the other streams' and `HELD_KINDS`) and
-        releasing it: this process's pages, the workers still reading theirs."""
-        names = pa.array(list(self._codes), pa.string())
-        for heads in self._heads:
-            if heads.num_rows:
-                self._write_range(heads, names)
-
-    def _write_range(self, heads: pa.Table, names: pa.Array) -> None:
-        lo, hi = heads["entry"][0].as_py(), heads["entry"][-1].as_py() + 1
-        stream = pa.chunked_array([pa.DictionaryArray.from_arrays(c, names) for c in heads["stream"].chunks], _CODED)
-        self._events.write(heads.set_column(1, SCHEMAS["events"].field("stream"), stream).append_column("body", self._body.slice(lo, hi - lo)))
+    def write(self, events: Spill, steps: Spill) -> None:
+        """Writes `events` and the standing games' `steps` range by range (see the class)."""
+        self._names = pa.array(list(self._codes), pa.string())
         others = pa.array(sorted(self._others), pa.int32())
-        held = pc.or_(pc.is_in(heads["kind"].cast(pa.string()), value_set=_HELD_NAMES), pc.is_in(heads["stream"], value_set=others))
+        dropped = self.dropped()
+        for codes, heads_file, steps_file, replayed in self._ranges:
+            heads = _unspool(heads_file)  # its stream codes are the range's own: made global here
+            coded = pc.take(pa.array(codes, pa.int32()), heads["stream"])
+            stream = pa.chunked_array([pa.DictionaryArray.from_arrays(c, self._names) for c in coded.chunks], _CODED)
+            kinds = pa.chunked_array([pa.DictionaryArray.from_arrays(c.indices, _KIND_NAMES) for c in heads["kind"].chunks], _CODED)
+            heads = heads.set_column(1, SCHEMAS["events"].field("stream"), stream).set_column(4, SCHEMAS["events"].field("kind"), kinds)
+            if steps_file is not None:
+                worked = _unspool(steps_file)
+                if gone := dropped.intersection(replayed):
+                    worked = worked.filter(pc.invert(pc.is_in(worked["entry"], value_set=self._entries_of(gone))))
+                steps.write(_steps_table(worked, events_of_steps(worked, heads, heads["entry"][0].as_py())))
+            if heads.num_rows:
+                self._write_range(events, heads, coded, others)
+        self._ranges.clear()
+
+    def write_steps(self, steps: Spill, tables: list[pa.Table], events: Spill) -> None:
+        """Writes the `steps` of games replayed whole (the left-overs), the columns of their events
+        read back from `events` (written: row i is entry i), a task's rows at a time."""
+        written = ds.dataset(events.file[0], format="ipc")
+        for table in tables:
+            if table.num_rows:
+                taken = written.take(table["entry"], columns=list(_STEP_EVENT))
+                stream = pa.chunked_array([pa.DictionaryArray.from_arrays(c.indices, self._names) for c in taken["stream"].chunks], _CODED)
+                steps.write(_steps_table(table, taken.set_column(0, "stream", stream)))  # the file's one dictionary
+
+    def _entries_of(self, streams: set[str]) -> pa.Array:
+        return pa.array(sorted(e for s in streams for e in self.streams[s][1]), pa.int64())
+
+    def _write_range(self, events: Spill, heads: pa.Table, coded: pa.ChunkedArray, others: pa.Array) -> None:
+        lo, hi = heads["entry"][0].as_py(), heads["entry"][-1].as_py() + 1
+        events.write(heads.append_column("body", self._body.slice(lo, hi - lo)))
+        self.arbitration.extend(arbitration_entries(heads))
+        held = pc.or_(pc.is_in(heads["kind"].cast(pa.string()), value_set=_HELD_NAMES), pc.is_in(coded, value_set=others))
         entries, data, ends = self._held
         data_of, bounds = self._log.data, self._log.ends
         for entry in pc.filter(heads["entry"], held).to_pylist():
@@ -832,34 +867,21 @@ class _FirstPass:
         return [(s, entries) for s, (kind, entries) in self.streams.items()
                 if kind == GAME_OPENER and (s not in self.replayed or s in self.spanning)]
 
-    def heads(self) -> pa.Table:
-        """Returns the `events` columns other than `body`, in log order, streams by name (a chunk per
-        range, not joined: the ranges' rows stay where the workers left them)."""
-        names = pa.array(list(self._codes), pa.string())
-        table = pa.concat_tables([_HEADS.empty_table(), *self._heads])
-        stream = pa.chunked_array([pa.DictionaryArray.from_arrays(c, names) for c in table["stream"].chunks], _CODED)
-        return table.set_column(1, SCHEMAS["events"].field("stream"), stream)
+    def dropped(self) -> set[str]:
+        """The games replayed in a range that another range holds entries of (replayed whole later)."""
+        return self.spanning.intersection(self.replayed)
 
     def game_tables(self) -> tuple[list[dict[str, pa.Table]], list[Finding]]:
-        """Returns the rows of the games replayed that stand, and their findings."""
+        """Returns the `games`, `seats` and `findings` rows of the games replayed that stand, and their findings."""
         kept: list[dict[str, pa.Table]] = []
         findings: list[Finding] = []
         for tables, found, replayed in self._games:
             dropped = self.spanning.intersection(replayed)
             if dropped:
-                tables = _without(tables, dropped, {e for s in dropped for e in self.streams[s][1]})
+                tables = {name: rows_without(table, "stream", dropped) for name, table in tables.items()}
             kept.append(tables)
             findings += [f for f in found if f.stream not in dropped]
         return kept, findings
-
-
-def _without(tables: dict[str, pa.Table], streams: set[str], entries: set[int]) -> dict[str, pa.Table]:
-    """Returns the game tables without the rows of some streams (`steps` by their entries)."""
-    out = {}
-    for name, table in tables.items():
-        column, values = ("entry", pa.array(entries, pa.int64())) if name == "steps" else ("stream", pa.array(streams))
-        out[name] = table.filter(pc.invert(pc.is_in(table[column], value_set=values)))
-    return out
 
 
 def _replay_games(pool: _Workers, games: list[tuple[str, array]], on_game: Callable[[int], None] | None,

@@ -58,6 +58,7 @@ from audit.query.projection import (
     _GameRows,
     _steps_table,
     assemble_others,
+    events_of_steps,
     heads_table,
     project,
     sources,
@@ -325,7 +326,7 @@ def extended(root: Path, kept: Kept, held: Held, projection: Projection, built: 
     # A fold's step for an entry depends on that entry and those before it only (a fold never reads
     # ahead: replay/fold.py), so a game under way keeps its kept steps; the new entries' are added.
     new_steps = fresh["steps"].filter(pc.greater_equal(fresh["steps"]["entry"], size)) if ongoing else fresh["steps"]
-    steps = _steps_table(new_steps, heads, size)
+    steps = _steps_table(new_steps, events_of_steps(new_steps, heads, size))
     kept_steps = sources(projection.arrow)["steps"]
     grown = assemble_others(held, streams, arrow, rows.findings, heads, _held_arbitration(held, held_heads))
     grown.arrow = OnDisk.of(grown.arrow, projection.arrow)  # the kept `steps` and `events` stay in their files (issue 32.1)
