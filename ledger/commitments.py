@@ -238,36 +238,64 @@ def commitments(checkpoints: Sequence[Signed]) -> list[Commitment]:
     return [(c.size, read_heads_line(c.extensions)) for c in checkpoints]
 
 
-def check_heads(coded: pa.DictionaryArray, signed: list[Commitment]) -> str | None:
+HEADS_WINDOW = 1 << 20
+"""Entries grouped at a time by `check_heads` (whole checkpoint intervals): what it holds is a
+window's groups, not a season's."""
+
+
+def check_heads(coded: pa.DictionaryArray, signed: list[Commitment], final: dict[str, tuple[int, int]] | None = None) -> str | None:
     """Re-derives every checkpoint's stream commitment from the streams of the entries (in log
     order, dictionary-coded) and compares it with the signed one; returns the first difference.
-    The entries are grouped by (checkpoint interval, stream) in Arrow, so the Python work is per
-    stream and interval, not per entry."""
-    import pyarrow as pa
-
+    The entries are grouped by (checkpoint interval, stream) in Arrow, a window of whole intervals
+    at a time, so the Python work is per stream and interval, not per entry. Given `final`, it is
+    filled with every stream's (count, last entry) at the newest size: the state that checkpoint
+    signs (`ledger.state.check_state`)."""
     sizes = [size for size, _ in signed]
     count = sizes[-1] if sizes else 0
-    coded = coded.slice(0, count)
-    interval = b"".join(struct.pack("<i", k) * (hi - lo) for k, (lo, hi) in enumerate(zip(sizes, sizes[1:]), 1))
-    table = pa.table({
-        "j": pa.Array.from_buffers(pa.int32(), count, [None, pa.py_buffer(interval)]),
-        "code": coded.indices,
-        "i": pa.Array.from_buffers(pa.int64(), count, [None, pa.py_buffer(array("q", range(count)))]),
-    })
+    codes = coded.slice(0, count).indices
     names = coded.dictionary.to_pylist()
+    bounds = [0, *sizes]  # interval j holds entries bounds[j]…bounds[j + 1] − 1; the first, before any note, signs nothing
+    seen: dict[int, tuple[int, int]] = {}
+    first = 0
+    while first < len(sizes):
+        end = first + 1
+        while end < len(sizes) and bounds[end + 1] - bounds[first] <= HEADS_WINDOW:
+            end += 1
+        problem = _check_window(codes, names, bounds, signed, first, end, seen)
+        if problem:
+            return problem
+        first = end
+    if final is not None:
+        final.update((names[code], head) for code, head in seen.items())
+    return None
+
+
+def _check_window(codes: pa.Array, names: list[str], bounds: list[int], signed: list[Commitment], first: int, end: int,
+                  seen: dict[int, tuple[int, int]]) -> str | None:
+    """Checks intervals first…end − 1, carrying every stream's (count, last entry) on in `seen`."""
+    import pyarrow as pa
+
+    lo, hi = bounds[first], bounds[end]
+    interval = b"".join(struct.pack("<i", j) * (bounds[j + 1] - bounds[j]) for j in range(first, end))
+    table = pa.table({
+        "j": pa.Array.from_buffers(pa.int32(), hi - lo, [None, pa.py_buffer(interval)]),
+        "code": codes.slice(lo, hi - lo),
+        "i": pa.Array.from_buffers(pa.int64(), hi - lo, [None, pa.py_buffer(array("q", range(lo, hi)))]),
+    })
     groups = table.group_by(["j", "code"]).aggregate([("i", "max"), ("i", "count")]).sort_by([("j", "ascending")])
-    seen: dict[int, int] = {}
     heads: dict[int, list[StreamHead]] = {}
     for j, code, last, n in zip(*(groups.column(c).to_pylist() for c in ("j", "code", "i_max", "i_count"))):
-        seen[code] = seen.get(code, 0) + n
-        heads.setdefault(j, []).append(StreamHead(names[code], seen[code], last))
-    for j, (size, committed) in enumerate(signed):
-        if committed is None or not j:
+        total = seen.get(code, (0, -1))[0] + n
+        seen[code] = (total, last)
+        heads.setdefault(j, []).append(StreamHead(names[code], total, last))
+    for j in range(max(first, 1), end):
+        size, committed = signed[j]
+        if committed is None:
             continue
         ordered = sorted(heads.get(j, []), key=lambda h: h.stream.encode())
         if (len(ordered), root_of([head_leaf(h) for h in ordered])) != committed:
             return (f"checkpoint {size} signs a commitment to {committed[0]} stream heads that the "
-                    f"{len(ordered)} streams of entries {sizes[j - 1]}–{size - 1} do not give")
+                    f"{len(ordered)} streams of entries {bounds[j]}–{size - 1} do not give")
     return None
 
 

@@ -20,10 +20,8 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
-from array import array
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -32,9 +30,6 @@ from ledger.commitments import StreamHead
 from ledger.errors import LedgerCorrupt, LedgerError, SignatureError
 from ledger.index import DIRECTORIES, INDEX, STREAMS, Head, StreamIndex, count_below, open_stream_file, read_head
 from ledger.notes import Verifier
-
-if TYPE_CHECKING:
-    import pyarrow as pa
 
 STATE_LINE = "matchledger-state "
 """The checkpoint extension line: `matchledger-state <base64 SHA-256 of the 256 directory digests>` (no
@@ -251,24 +246,16 @@ def check_state_proof(proof: StateProof, stream: str, entries: list[int], verifi
     return note
 
 
-def check_state(coded: pa.DictionaryArray, checkpoint: Checkpoint) -> str | None:
-    """Re-derives the state a checkpoint signs from the streams of the entries (in log order,
-    dictionary-coded) and compares it with its state line; returns the difference, if any."""
-    import pyarrow as pa
-
-    line = read_state_line(checkpoint.extensions)
+def check_state(heads: dict[str, tuple[int, int]], line: str | None, size: int) -> str | None:
+    """Compares the state a checkpoint of `size` signs (its state line: None, one signed before
+    states, signs none) with every stream's (count, last entry) at that size, as the entries give
+    them (`ledger.commitments.check_heads` fills `heads`); returns the difference, if any."""
     if line is None:
         return None
-    size = checkpoint.size
-    table = pa.table({"code": coded.slice(0, size).indices,
-                      "i": pa.Array.from_buffers(pa.int64(), size, [None, pa.py_buffer(array("q", range(size)))])})
-    groups = table.group_by("code").aggregate([("i", "max"), ("i", "count")])
-    names = coded.dictionary.to_pylist()
     buckets: list[list[bytes]] = [[] for _ in range(DIRECTORIES)]
-    for code, last, count in zip(*(groups.column(c).to_pylist() for c in ("code", "i_max", "i_count"))):
-        stream = names[code]
+    for stream, (count, last) in heads.items():
         buckets[slot_of(stream)].append(head_line(stream, count, last))
     if state_line([bucket_digest(b) for b in buckets]) != line:
-        return (f"检查点 {size} 所签的流状态与条目不符 / checkpoint {size} signs a state of all streams that the {groups.num_rows} "
+        return (f"检查点 {size} 所签的流状态与条目不符 / checkpoint {size} signs a state of all streams that the {len(heads)} "
                 f"streams of its entries do not give")
     return None

@@ -50,7 +50,7 @@ from ledger.merkle import EMPTY_ROOT, CompactRange
 from ledger.notelog import NOTES, NoteFile
 from ledger.notes import Verifier, split_note
 from ledger.segments import list_segments
-from ledger.state import check_state
+from ledger.state import check_state, read_state_line
 from ledger.store import load_verifier
 from ledger.tiles import TileAudit
 from schemas import decode
@@ -77,6 +77,8 @@ class VerifyReport:
     """Committed entries after the newest checkpoint: checked for damage, verified by no signature, never counted."""
     commitments: list[Commitment] = field(default_factory=list)
     """Each checkpoint's stream commitment, for a caller that checks the index itself (`verify(index=False)`)."""
+    state: str | None = None
+    """The newest checkpoint's state of all streams (its line), for the same caller."""
 
 
 class _Failed(Exception):
@@ -161,7 +163,8 @@ def verify(root: Path, index: bool = True, witness_keys: Sequence[Verifier] = ()
     if unsigned:
         notes.append(unsigned_note(newest.size, unsigned))
     return VerifyReport(True, newest.size, newest.root.hex(), len(checkpoints), notes=notes, signed=newest.size,
-                        commitments=commitments(checkpoints), unsigned=unsigned)
+                        commitments=commitments(checkpoints), state=read_state_line(newest.extensions),
+                        unsigned=unsigned)
 
 
 def unsigned_note(signed: int, unsigned: int) -> str:
@@ -264,7 +267,9 @@ def _check_index(root: Path, checkpoints: list[Checkpoint], indexed: int) -> Non
     problem = check_index(root, coded, indexed, starts)
     if problem:
         raise _Failed(None, f"stream index: {problem}")
-    problem = check_heads(coded, commitments(checkpoints)) or check_state(coded, checkpoints[-1])
+    heads: dict[str, tuple[int, int]] = {}
+    newest = checkpoints[-1]
+    problem = check_heads(coded, commitments(checkpoints), heads) or check_state(heads, read_state_line(newest.extensions), newest.size)
     if problem:
         raise _Failed(None, problem)
 

@@ -276,3 +276,44 @@ def test_the_state_after_a_crash_beyond_the_head_is_the_entries(tmp_path: Path) 
         led.checkpoint()
     assert verify(root).ok
     assert [e.seq for e in LogReader(root).checked_events("b")[0]] == [0]
+
+
+def test_verify_and_the_audit_refuse_a_note_signing_a_state_its_entries_do_not_give(ledger: tuple[Path, bytes],
+                                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A writer holding the key but signing a wrong state (a defect, not a forgery): `verify` and
+    the audit's own index check (`audit` verifies beside its replay) both re-derive the newest
+    note's state from the entries and fail on it, the same check by the same path."""
+    from audit.query.session import open_verified_session
+    from ledger.state import StreamState
+
+    root, _ = ledger
+    monkeypatch.setattr(StreamState, "line", lambda self, current, check: state_line([bytes(32)] * 256))
+    with Ledger.open(root) as led:
+        led.append([_timing(GAME, 4)])
+        led.checkpoint()
+    monkeypatch.undo()
+    report = verify(root)
+    assert not report.ok and "signs a state of all streams" in (report.error or "")
+    audited, session = open_verified_session(root)
+    assert not audited.ok and "signs a state of all streams" in (audited.error or "") and session is not None
+
+
+@pytest.mark.parametrize("window", [1, 3])
+def test_the_stream_commitments_checked_a_window_at_a_time_give_the_same_verdicts(ledger: tuple[Path, bytes], window: int,
+                                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """`check_heads` groups whole checkpoint intervals a window of entries at a time (a season's groups
+    are never held at once): with windows of one entry or three, every commitment and the state still
+    check out, and a commitment the entries do not give is still found."""
+    from ledger import commitments
+    from ledger.frames import stream_codes
+
+    root, _ = ledger
+    monkeypatch.setattr(commitments, "HEADS_WINDOW", window)
+    assert verify(root).ok
+    signed = verify(root, index=False).commitments
+    coded, _ = stream_codes(root, signed[-1][0])
+    size, committed = signed[-1]
+    assert committed is not None
+    count, top = committed
+    assert commitments.check_heads(coded, signed) is None
+    assert "do not give" in (commitments.check_heads(coded, [*signed[:-1], (size, (count + 1, top))]) or "")

@@ -21,6 +21,7 @@ from audit.query.projection_cache import projection_of
 from ledger import Checkpoint, LogReader, VerifyReport, verify
 from ledger.commitments import check_heads
 from ledger.index import check_index
+from ledger.state import check_state
 from schemas import decode_stored_array
 
 
@@ -143,7 +144,8 @@ def _with_index_checked(root: Path, report: VerifyReport, projection: Projection
     problem = check_index(root, streams, report.signed)
     if problem is not None:
         return replace(report, ok=False, error=f"stream index: {problem}")
-    problem = check_heads(streams, report.commitments)
+    heads: dict[str, tuple[int, int]] = {}
+    problem = check_heads(streams, report.commitments, heads) or check_state(heads, report.state, report.signed)
     return report if problem is None else replace(report, ok=False, error=problem)
 
 
