@@ -508,7 +508,7 @@ def sources(tables: dict[str, pa.Table]) -> dict[str, pa.Table | ds.Dataset]:
 class Held:
     """The stored bytes of some entries of a log of `size` entries, found by entry number."""
 
-    def __init__(self, size: int, entries: array, data: bytes, ends: array, heads: list[tuple[str, str]] | None = None) -> None:
+    def __init__(self, size: int, entries: array, data: bytes | memoryview, ends: array, heads: list[tuple[str, str]] | None = None) -> None:
         self.size, self.entries, self.data, self.ends = size, entries, data, ends
         self.heads = heads
         """Each held entry's kind and stream, where known (kept beside them: an extension does not
@@ -858,9 +858,10 @@ class _FirstPass:
 
     @property
     def held(self) -> Held:
-        """Returns the entries copied out as the ranges were written."""
+        """Returns the entries copied out as the ranges were written (their bytes not copied again: a
+        season's openings are 150 MB)."""
         entries, data, ends = self._held
-        return Held(len(self._log), entries, bytes(data), ends)
+        return Held(len(self._log), entries, memoryview(data).toreadonly(), ends)
 
     def left_over(self) -> list[tuple[str, array]]:
         """Returns the games the first pass could not replay whole, with their entries."""
