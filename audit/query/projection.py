@@ -72,6 +72,8 @@ RANGE_ENTRIES = 1 << 14
 that few games reach beyond their range."""
 CHUNK = 64
 """Games per second-pass task."""
+LATE_STEPS = 1 << 20
+"""Steps of the games replayed whole whose events' columns are read back in one pass over `events`."""
 
 _CODED = pa.dictionary(pa.int32(), pa.string())
 _WHERE = [("entry", pa.int64()), ("stream", pa.string()), ("seq", pa.int64()), ("ts", pa.int64())]
@@ -831,14 +833,21 @@ class _FirstPass:
 
     def write_steps(self, steps: Spill, tables: list[pa.Table], events: Spill) -> None:
         """Writes the `steps` of games replayed whole (the left-overs), the columns of their events
-        read back from `events` (written: row i is entry i) in one pass over four of its columns,
-        a task's rows at a time."""
+        read back from `events` (written: row i is entry i) in one pass over four of its columns
+        per `LATE_STEPS` of them (an interleaved log replays most games whole), a task's rows at a time."""
         tables = [t for t in tables if t.num_rows]
-        if not tables:
-            return
+        while tables:
+            share: list[pa.Table] = []
+            rows = 0
+            while tables and (not share or rows + tables[0].num_rows <= LATE_STEPS):
+                share.append(tables.pop(0))
+                rows += share[-1].num_rows
+            self._write_share(steps, share, events.file[0])
+
+    def _write_share(self, steps: Spill, tables: list[pa.Table], events: str) -> None:
         entries = pa.chunked_array([t["entry"] for t in tables]).combine_chunks()  # each step's own entry: no two alike
         order = pc.sort_indices(entries)
-        found = _rows_of_entries(events.file[0], entries.take(order)).take(pc.sort_indices(order))  # back in the tables' order
+        found = _rows_of_entries(events, entries.take(order)).take(pc.sort_indices(order))  # back in the tables' order
         at = 0
         for table in tables:
             taken = found.slice(at, table.num_rows)
@@ -899,15 +908,16 @@ def _rows_of_entries(path: str, entries: pa.Int64Array) -> pa.Table:
     wanted = array("q")
     wanted.frombytes(entries.buffers()[1][entries.offset * 8:(entries.offset + len(entries)) * 8])
     dataset = ds.dataset(path, format="ipc")
-    parts = []
+    parts, starts = [], []
     for batch in dataset.to_batches(columns=["entry", *_STEP_EVENT]):
         if batch.num_rows:
             lo = batch.column(0)[0].as_py()
             a, b = bisect.bisect_left(wanted, lo), bisect.bisect_left(wanted, lo + batch.num_rows)
             if a < b:
                 parts.append(batch.take(pc.subtract(entries.slice(a, b - a), lo)))
-    schema = pa.schema([dataset.schema.field(name) for name in ("entry", *_STEP_EVENT)])
-    return pa.Table.from_batches(parts, schema).sort_by("entry")
+                starts.append(lo)
+    found = pa.Table.from_batches(parts, pa.schema([dataset.schema.field(name) for name in ("entry", *_STEP_EVENT)]))
+    return found if starts == sorted(starts) else found.sort_by("entry")  # a scan may hand its batches on out of order
 
 
 def _replay_games(pool: _Workers, games: list[tuple[str, array]], on_game: Callable[[int], None] | None,
