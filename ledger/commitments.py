@@ -294,7 +294,8 @@ def _check_window(codes: pa.Array, names: list[str], bounds: list[int], signed: 
             continue
         ordered = sorted(heads.get(j, []), key=lambda h: h.stream.encode())
         if (len(ordered), root_of([head_leaf(h) for h in ordered])) != committed:
-            return (f"checkpoint {size} signs a commitment to {committed[0]} stream heads that the "
+            return (f"检查点 {size} 所签的流承诺（{committed[0]} 个流）与第 {bounds[j]}–{size - 1} 号条目的 {len(ordered)} 个流不符 / "
+                    f"checkpoint {size} signs a commitment to {committed[0]} stream heads that the "
                     f"{len(ordered)} streams of entries {bounds[j]}–{size - 1} do not give")
     return None
 
