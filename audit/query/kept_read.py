@@ -7,6 +7,8 @@ ever (a CI run hung so, issue 32.2). DuckDB's scans of the datasets registered a
 
 from __future__ import annotations
 
+import bisect
+from array import array
 from collections.abc import Iterable, Iterator
 
 import pyarrow as pa
@@ -53,11 +55,13 @@ def take(table: pa.Table | ds.Dataset, indices: pa.Array, columns: list[str]) ->
     if isinstance(table, pa.Table):
         return table.select(columns).take(indices)
     schema, taken, start = pa.schema([table.schema.field(c) for c in columns]), [], 0
+    indices = indices.cast(pa.int64())
+    sorted_ = array("q", indices.to_pylist())  # each batch's share found by bisection, not by a pass over them all
     for batch in batches(table, columns):
         end = start + batch.num_rows
-        inside = pc.filter(indices, pc.and_(pc.greater_equal(indices, start), pc.less(indices, end)))
-        if len(inside):
-            taken.append(batch.take(pc.subtract(inside, start)))
+        a, b = bisect.bisect_left(sorted_, start), bisect.bisect_left(sorted_, end)
+        if a < b:
+            taken.append(batch.take(pc.subtract(indices.slice(a, b - a), start)))
         start = end
     return pa.Table.from_batches(taken, schema)
 

@@ -47,7 +47,7 @@ from audit.query.arbitration import KINDS as ARBITRATION_KINDS
 from audit.query.arbitration import RulingSigners, arbitration_rows
 from audit.query.checks import check_of
 from audit.query.jsonsplit import split
-from audit.query.kept_read import read, rows_without
+from audit.query.kept_read import read, rows_without, take
 from audit.query.spill import Spill
 from ledger import LogReader
 from ledger.fastscan import gather
@@ -833,8 +833,9 @@ class _FirstPass:
 
     def write_steps(self, steps: Spill, tables: list[pa.Table], events: Spill) -> None:
         """Writes the `steps` of games replayed whole (the left-overs), the columns of their events
-        read back from `events` (written: row i is entry i) in one pass over four of its columns
-        per `LATE_STEPS` of them (an interleaved log replays most games whole), a task's rows at a time."""
+        read back from `events` (written: row i is entry i) through `kept_read.take`, a file and a batch
+        at a time, once per `LATE_STEPS` of them (an interleaved log replays most games whole), a task's
+        rows at a time."""
         tables = [t for t in tables if t.num_rows]
         while tables:
             share: list[pa.Table] = []
@@ -847,13 +848,14 @@ class _FirstPass:
     def _write_share(self, steps: Spill, tables: list[pa.Table], events: str) -> None:
         entries = pa.chunked_array([t["entry"] for t in tables]).combine_chunks()  # each step's own entry: no two alike
         order = pc.sort_indices(entries)
-        found = _rows_of_entries(events, entries.take(order)).take(pc.sort_indices(order))  # back in the tables' order
+        written = ds.dataset(events, format="ipc")  # row i is entry i
+        found = take(written, entries.take(order), list(_STEP_EVENT)).take(pc.sort_indices(order))  # back in the tables' order
         at = 0
         for table in tables:
             taken = found.slice(at, table.num_rows)
             at += table.num_rows
             stream = pa.chunked_array([pa.DictionaryArray.from_arrays(c.indices, self._names) for c in taken["stream"].chunks], _CODED)
-            steps.write(_steps_table(table, taken.set_column(1, "stream", stream)))  # the file's one dictionary
+            steps.write(_steps_table(table, taken.set_column(0, "stream", stream)))  # the file's one dictionary
 
     def _entries_of(self, streams: set[str]) -> pa.Array:
         return pa.array(sorted(e for s in streams for e in self.streams[s][1]), pa.int64())
@@ -899,25 +901,6 @@ class _FirstPass:
             kept.append(tables)
             findings += [f for f in found if f.stream not in dropped]
         return kept, findings
-
-
-def _rows_of_entries(path: str, entries: pa.Int64Array) -> pa.Table:
-    """Returns the `entry` and `_STEP_EVENT` columns of the rows of some entries (sorted, each once)
-    of a written `events` file whose batches are each a run of consecutive entries, in their order:
-    those columns only are read, a batch at a time."""
-    wanted = array("q")
-    wanted.frombytes(entries.buffers()[1][entries.offset * 8:(entries.offset + len(entries)) * 8])
-    dataset = ds.dataset(path, format="ipc")
-    parts, starts = [], []
-    for batch in dataset.to_batches(columns=["entry", *_STEP_EVENT]):
-        if batch.num_rows:
-            lo = batch.column(0)[0].as_py()
-            a, b = bisect.bisect_left(wanted, lo), bisect.bisect_left(wanted, lo + batch.num_rows)
-            if a < b:
-                parts.append(batch.take(pc.subtract(entries.slice(a, b - a), lo)))
-                starts.append(lo)
-    found = pa.Table.from_batches(parts, pa.schema([dataset.schema.field(name) for name in ("entry", *_STEP_EVENT)]))
-    return found if starts == sorted(starts) else found.sort_by("entry")  # a scan may hand its batches on out of order
 
 
 def _replay_games(pool: _Workers, games: list[tuple[str, array]], on_game: Callable[[int], None] | None,
