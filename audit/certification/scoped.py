@@ -15,7 +15,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.dataset as ds
 
-from audit.query.db import AuditDB, scratch_connection
+from audit.query.db import AuditDB, register, scratch_connection
 from audit.query.kept_read import rows_where
 from audit.query.projection import SCHEMAS, Projection
 from audit.query.projection_cache import sources
@@ -131,8 +131,8 @@ def _differing(old: pa.Table | ds.Dataset, new: pa.Table | ds.Dataset, name: str
     columns = ", ".join(f'"{c}"' for c in SCHEMAS[name].names)
     con = scratch_connection()
     try:
-        con.register("old", old)
-        con.register("new", new)
+        register(con, "old", old)
+        register(con, "new", new)
         rows = con.execute(f'SELECT DISTINCT "{key}" FROM ((SELECT {columns} FROM old EXCEPT ALL SELECT {columns} FROM new) '
                            f'UNION ALL (SELECT {columns} FROM new EXCEPT ALL SELECT {columns} FROM old)) WHERE "{key}" IS NOT NULL').fetchall()
     finally:

@@ -25,7 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
-from audit.query.kept_read import batches, count_rows
+from audit.query.kept_read import batches, count_rows, paced
 from audit.query.spill import Spill
 
 SQL_DIR = Path(__file__).parent / "sql"
@@ -155,16 +155,16 @@ class AuditDB:
         self._given_built: dict[str, ds.Dataset] = {}
         self._con = scratch_connection()
         for name, table in tables.items():
-            self._con.register(_BODILESS if name == "events" and bodies is not None else name, _few_chunks(table))
+            register(self._con, _BODILESS if name == "events" and bodies is not None else name, _few_chunks(table))
         if bodies is not None:
-            self._con.register(_BODIES, bodies)
+            register(self._con, _BODIES, bodies)
             # A scalar subquery, not a LEFT JOIN: DuckDB estimates a dataset at a row or so and would
             # build the join's hash table over every event (850 MB of a 4.4 M-entry --since); the
             # subquery's single join always builds over the bodies and streams `events` past them.
             self._con.execute(f"CREATE VIEW events AS SELECT e.*, (SELECT b.body FROM {_BODIES} b WHERE b.entry = e.entry) AS body "
                               f"FROM {_BODILESS} e")
         for name, words in word_tables().items():  # the checks' messages name terminations in words
-            self._con.register(name, words)
+            register(self._con, name, words)
         self._con.execute("CREATE TABLE as_of (ts BIGINT)")
         if as_of is not None:
             if built is not None:
@@ -299,11 +299,11 @@ class AuditDB:
         types = json.loads((table.schema.metadata or {})[_TYPES.encode()])
         columns = ", ".join(f'CAST("{column}" AS {kind}) AS "{column}"' for column, kind in types)
         if isinstance(table, ds.Dataset):  # a kept table is scanned from its files, like `events`: not copied (issue 32.1)
-            self._con.register(f"_built_{name}", table)
+            register(self._con, f"_built_{name}", table)
             self._given_built[name] = table
             self._con.execute(f'CREATE VIEW "{name}" AS SELECT {columns} FROM "_built_{name}"')
             return
-        self._con.register("_built", table)
+        register(self._con, "_built", table)
         self._con.execute(f'CREATE TABLE "{name}" AS SELECT {columns} FROM _built')
         self._con.unregister("_built")
 
@@ -418,6 +418,12 @@ def scratch_connection() -> duckdb.DuckDBPyConnection:
     return con
 
 
+def register(con: duckdb.DuckDBPyConnection, name: str, table: pa.Table | ds.Dataset) -> None:
+    """Gives a connection a table by name: a kept one's files as DuckDB scans them a batch at a time
+    (`kept_read.paced`). The one way a table is registered with the audit's connections."""
+    con.register(name, paced(table))
+
+
 def per_stream_rows(events: pa.Table | ds.Dataset) -> dict[str, pa.Table]:
     """Returns the per-stream tables (`PER_STREAM`) built over some events, all of each of their
     streams, with their columns' DuckDB types in their schemas' metadata (as `built_tables` gives
@@ -425,7 +431,7 @@ def per_stream_rows(events: pa.Table | ds.Dataset) -> dict[str, pa.Table]:
     an extension (the streams it touched)."""
     con = scratch_connection()
     try:
-        con.register("events", events)
+        register(con, "events", events)
         for name in PER_STREAM:
             con.execute(VIEWS[name].sql)
         return {name: _typed(con, name) for name in PER_STREAM}

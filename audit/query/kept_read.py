@@ -2,7 +2,8 @@
 kept or spilled in, perhaps followed by rows an extension holds in memory): a file and a batch at a
 time, in the caller's thread. Arrow's own dataset scans read ahead without bound and run on its
 thread pools; a scan left suspended part way there held the threads a later one waited for, for
-ever (a CI run hung so, issue 32.2). DuckDB's scans of the datasets registered as views are its own.
+ever (a CI run hung so, issue 32.2). DuckDB scans a dataset registered with it through that scan,
+by the dataset's own `scanner`: it is given one that reads so too (`paced`).
 """
 
 from __future__ import annotations
@@ -64,6 +65,38 @@ def take(table: pa.Table | ds.Dataset, indices: pa.Array, columns: list[str]) ->
             taken.append(batch.take(pc.subtract(indices.slice(a, b - a), start)))
         start = end
     return pa.Table.from_batches(taken, schema)
+
+
+PACED = {"batch_readahead": 0, "fragment_readahead": 0, "use_threads": False}
+"""How DuckDB's scans of a kept table read it: a batch at a time, in the scanning thread. With
+Arrow's defaults (16 batches and 4 files ahead, on its pools) each scan of a 22 M-entry season's
+`steps` held hundreds of MB ahead of DuckDB: `points` and `junqi_quiet` peaked 410–580 MB over the
+audit's base (issue 32)."""
+
+
+class _PacedFiles(ds.FileSystemDataset):
+    """A kept table's files whose `scanner` (DuckDB's way in, with its columns and filter) reads `PACED`."""
+
+    def scanner(self, **options: object) -> ds.Scanner:  # type: ignore[override]
+        return super().scanner(**{**options, **PACED})
+
+
+class _PacedUnion(ds.UnionDataset):
+    """A kept table's files followed by rows an extension holds, whose `scanner` reads `PACED`."""
+
+    def scanner(self, **options: object) -> ds.Scanner:  # type: ignore[override]
+        return super().scanner(**{**options, **PACED})
+
+
+def paced(table: pa.Table | ds.Dataset) -> pa.Table | ds.Dataset:
+    """Returns a table as DuckDB is given it: a kept one as a dataset over the same files and rows
+    that DuckDB's scans read `PACED`, columns and filters still pushed down to the files; a table
+    in memory as it is."""
+    if isinstance(table, ds.FileSystemDataset):
+        return _PacedFiles(list(table.get_fragments()), table.schema, table.format, table.filesystem)
+    if isinstance(table, ds.UnionDataset):
+        return _PacedUnion(table.schema, [paced(child) for child in table.children])
+    return table
 
 
 def rows_where(table: pa.Table | ds.Dataset, key: str, values: Iterable[str], columns: list[str] | None = None) -> pa.Table:
