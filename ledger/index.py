@@ -500,21 +500,27 @@ def check_index(root: Path, coded: pa.DictionaryArray, size: int, starts: pa.UIn
         offsets, frame_starts = pa.array(pairs[1::2][:len(have)], pa.uint64()), starts.take(want)
         if not offsets.equals(frame_starts):
             seq = pc.index(pc.not_equal(offsets, frame_starts), True).as_py()
-            return (f"the index gives offset {offsets[seq].as_py()} for seq {seq} of stream {stream!r} (entry {have[seq]}), "
+            return (f"索引给出流 {stream!r} 第 {seq} 号事件（第 {have[seq]} 号条目）的偏移为 {offsets[seq].as_py()}，"
+                    f"其帧始于 {frame_starts[seq].as_py()} / "
+                    f"the index gives offset {offsets[seq].as_py()} for seq {seq} of stream {stream!r} (entry {have[seq]}), "
                     f"its frame starts at {frame_starts[seq].as_py()}")
     missing = sorted(s for s in set(where) - seen if where[s][1])  # a stream with no entry in range needs no file yet
     if missing:
-        return f"the index has no file for stream {missing[0]!r} ({where[missing[0]][1]} entries)"
+        return (f"索引缺少流 {missing[0]!r} 的文件（{where[missing[0]][1]} 个条目） / "
+                f"the index has no file for stream {missing[0]!r} ({where[missing[0]][1]} entries)")
     return None
 
 
 def _first_difference(stream: str, have: array, want: array) -> str:
     for seq, (h, w) in enumerate(zip(have, want)):
         if h != w:
-            return f"the index gives entry {h} for seq {seq} of stream {stream!r}, the log has it at entry {w}"
+            return (f"索引给出流 {stream!r} 第 {seq} 号事件在第 {h} 号条目，日志中它在第 {w} 号条目 / "
+                    f"the index gives entry {h} for seq {seq} of stream {stream!r}, the log has it at entry {w}")
     if len(have) < len(want):
-        return f"the index of stream {stream!r} stops at seq {len(have) - 1}, the log holds seq {len(want) - 1} at entry {want[len(have)]}"
-    return f"the index of stream {stream!r} lists {len(have)} entries, the log holds {len(want)}"
+        return (f"流 {stream!r} 的索引止于第 {len(have) - 1} 号事件，日志在第 {want[len(have)]} 号条目有第 {len(want) - 1} 号事件 / "
+                f"the index of stream {stream!r} stops at seq {len(have) - 1}, the log holds seq {len(want) - 1} at entry {want[len(have)]}")
+    return (f"流 {stream!r} 的索引列出 {len(have)} 个条目，日志中有 {len(want)} 个 / "
+            f"the index of stream {stream!r} lists {len(have)} entries, the log holds {len(want)}")
 
 
 # -- the source book's index: what the re-send and ownership checks need, without the log's history --

@@ -215,13 +215,16 @@ def _check_served(root: Path, verifier: Verifier, signed: int) -> None:
     except LedgerCorrupt as exc:
         raise _Failed(None, str(exc)) from None
     if served is not None and served.size > signed:
-        raise _Failed(None, f"the `checkpoint` file holds size {served.size}, beyond the newest note ({signed})")
+        raise _Failed(None, f"`checkpoint` 文件的大小 {served.size} 超出最新的检查点说明（{signed}） / "
+                      f"the `checkpoint` file holds size {served.size}, beyond the newest note ({signed})")
     if served is not None and served.size < signed:
-        raise _Failed(None, f"the newest checkpoint the log serves is of size {served.size}, older than the kept note of size "
+        raise _Failed(None, f"日志提供的最新检查点大小为 {served.size}，早于保存的检查点说明（{signed}）：`checkpoint` 文件或 "
+                      f"index/checkpoints 被回滚 / the newest checkpoint the log serves is of size {served.size}, older than the kept note of size "
                       f"{signed}: the `checkpoint` file or index/checkpoints was rolled back")
     head = read_head(root)
     if head is not None and head.size > signed:
-        raise _Failed(None, f"the index records a checkpoint of size {head.size}, but the newest checkpoint note is of "
+        raise _Failed(None, f"索引记录的检查点大小为 {head.size}，但最新的检查点说明只到 {signed}：检查点说明被删除或回滚 / "
+                      f"the index records a checkpoint of size {head.size}, but the newest checkpoint note is of "
                       f"size {signed}: checkpoint notes were removed or rolled back")
 
 
@@ -387,7 +390,8 @@ def _check_entries(tree: CompactRange, checkpoints: list[Checkpoint], found: lis
                          f"unacknowledged tail after entry {tree.size - 1} ({part.error or 'no commit mark'}); the next writer drops it")
         expected = first + part.frames
     if tree.size < covered:
-        raise _Failed(tree.size, f"log ends after {tree.size} entries, but a checkpoint covers {covered}: entries were removed")
+        raise _Failed(tree.size, f"日志在第 {tree.size} 个条目后结束，但检查点覆盖 {covered} 个：条目被删除 / "
+                      f"log ends after {tree.size} entries, but a checkpoint covers {covered}: entries were removed")
     problem = tiles.finish()
     if problem:
         raise _Failed(None, problem)
@@ -464,5 +468,6 @@ class _Walk:
         cp = reached[bad]
         tree._stack[:], tree.size = saved, start  # the report gives the tree at the failing checkpoint
         extend_roots(tree, blob[: 32 * (cp.size - start)], [])
-        raise _Failed(self.proven, f"entries {self.proven}–{cp.size - 1} do not match checkpoint {cp.size}: "
+        raise _Failed(self.proven, f"第 {self.proven}–{cp.size - 1} 号条目与检查点 {cp.size} 不符（其根为 {cp.root.hex()}，"
+                      f"条目给出 {tree.root().hex()}） / entries {self.proven}–{cp.size - 1} do not match checkpoint {cp.size}: "
                       f"it has root {cp.root.hex()}, the entries give {tree.root().hex()}")

@@ -162,7 +162,7 @@ def test_a_flipped_byte_in_the_index_is_named_by_verify(ledger: Path) -> None:
     data[-16] ^= 1  # the entry index of the stream's last record
     path.write_bytes(bytes(data))
     report = verify(ledger)
-    assert not report.ok and (report.error or "").startswith("stream index: the index gives entry ")
+    assert not report.ok and (report.error or "").startswith("stream index: 索引给出流 ") and "/ the index gives entry " in (report.error or "")
 
 
 def test_an_index_pointing_elsewhere_never_acknowledges_a_different_event(ledger: Path) -> None:
