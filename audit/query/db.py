@@ -199,7 +199,7 @@ class AuditDB:
         the same `keys` (NULL as ''), in the keys' order; yields what each call returns (Spark runs the
         groups on its executors). The query gives its rows in that order (`deal_events` does): they
         are read a batch at a time and each group is checked as it ends, so a season's rows are never
-        Python objects all at once (its Paohuzi deals' bodies, 600 MB of a 22 M-entry audit, issue 32).
+        Python objects all at once (its Paohuzi deals' bodies, 650 MB of a 22 M-entry audit, issue 32).
         `check` does not query this database: its rows are still being read.
 
         :raises AuditError: when the query fails or gives a group after a later one.
@@ -445,8 +445,8 @@ def scratch_connection() -> duckdb.DuckDBPyConnection:
 
 
 def register(con: duckdb.DuckDBPyConnection, name: str, table: pa.Table | ds.Dataset) -> None:
-    """Gives a connection a table by name: a kept one's files as DuckDB scans them a batch at a time
-    (`kept_read.paced`). The one way a table is registered with the audit's connections."""
+    """Gives a connection a table by name: a kept one's files as DuckDB scans them, at most a batch
+    ahead (`kept_read.paced`). The one way a table is registered with the audit's connections."""
     con.register(name, paced(table))
 
 

@@ -71,7 +71,7 @@ PACED = {"batch_readahead": 1, "fragment_readahead": 1}
 """How far DuckDB's scans of a kept table read ahead: a batch, of one file. With Arrow's defaults (16
 batches and 4 files ahead) each scan of a 22 M-entry season's `steps` held hundreds of MB ahead of
 DuckDB (issue 32). One batch ahead, on Arrow's threads as before, keeps DuckDB's two threads fed:
-none ahead, read in the scanning thread, made the 3.1 M event's load 25 % slower."""
+none ahead, read in the scanning thread, held as little and was slower (bench/README, stop 48)."""
 
 
 class _PacedFiles(ds.FileSystemDataset):
@@ -90,8 +90,8 @@ class _PacedUnion(ds.UnionDataset):
 
 def paced(table: pa.Table | ds.Dataset) -> pa.Table | ds.Dataset:
     """Returns a table as DuckDB is given it: a kept one as a dataset over the same files and rows
-    that DuckDB's scans read ahead `PACED` only, columns and filters still pushed down to the files; a table
-    in memory as it is."""
+    that DuckDB's scans read ahead `PACED` only, columns and filters still pushed down to the
+    files; a table in memory as it is."""
     if isinstance(table, ds.FileSystemDataset):
         return _PacedFiles(list(table.get_fragments()), table.schema, table.format, table.filesystem)
     if isinstance(table, ds.UnionDataset):
