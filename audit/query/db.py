@@ -11,11 +11,12 @@ off and locked, so no SQL can read or write files, let alone the ledger.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import threading
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -204,31 +205,20 @@ class AuditDB:
 
         :raises AuditError: when the query fails or gives a group after a later one.
         """
-        query = _named(name)
-        group: list[dict[str, Any]] = []
         last: tuple[Any, ...] | None = None
-        for row in self._rows(query, params):
-            key = tuple("" if row[k] is None else row[k] for k in keys)
-            if last is not None and key != last:
-                if key < last:
-                    raise AuditError(f"query {name}: its rows are not in the order of {', '.join(keys)}")
-                yield from check(group)
-                group = []
+        for key, group in itertools.groupby(self._rows(_named(name), params), lambda row: tuple("" if row[k] is None else row[k] for k in keys)):
+            if last is not None and key < last:
+                raise AuditError(f"查询 {name} 的行未按 {'、'.join(keys)} 排序 / query {name}: its rows are not in the order of {', '.join(keys)}")
             last = key
-            group.append(row)
-        if group:
-            yield from check(group)
+            yield from check(list(group))
 
     def _rows(self, query: NamedQuery, params: dict[str, Any]) -> Iterator[dict[str, Any]]:
         """Yields a named query's rows as dicts, a batch at a time."""
-        try:
-            values = {p: params.get(p) for p in query.params}
-            cursor = self._con.execute(query.sql, values) if values else self._con.execute(query.sql)
+        with self._failing(query):
+            cursor = self._cursor(query, params)
             columns = [d[0] for d in cursor.description or []]
             while batch := cursor.fetchmany(_BATCH_ROWS):
                 yield from (dict(zip(columns, row)) for row in batch)
-        except duckdb.Error as exc:
-            raise AuditError(f"query {query.name}: {exc}") from None
 
     def run_named(self, name: str, params: dict[str, Any]) -> tuple[list[str], list[tuple[Any, ...]]]:
         """Runs a named query of `audit/query/sql/` for a user, with the parameters given (the others
@@ -258,10 +248,21 @@ class AuditDB:
         return (columns if "tournament" in columns else ["tournament", *columns]), rows
 
     def _execute(self, query: NamedQuery, params: dict[str, Any]) -> tuple[list[str], list[tuple[Any, ...]]]:
-        try:
-            values = {p: params.get(p) for p in query.params}
-            cursor = self._con.execute(query.sql, values) if values else self._con.execute(query.sql)
+        with self._failing(query):
+            cursor = self._cursor(query, params)
             return [d[0] for d in cursor.description or []], cursor.fetchall()
+
+    def _cursor(self, query: NamedQuery, params: dict[str, Any]) -> duckdb.DuckDBPyConnection:
+        """Starts a named query with its parameters (those it does not take ignored, the others NULL)."""
+        values = {p: params.get(p) for p in query.params}
+        return self._con.execute(query.sql, values) if values else self._con.execute(query.sql)
+
+    @staticmethod
+    @contextmanager
+    def _failing(query: NamedQuery) -> Iterator[None]:
+        """Turns DuckDB's error in a named query into the `AuditError` that names it."""
+        try:
+            yield
         except duckdb.Error as exc:
             raise AuditError(f"query {query.name}: {exc}") from None
 
