@@ -14,7 +14,10 @@ from __future__ import annotations
 import itertools
 import json
 import re
+import shutil
+import tempfile
 import threading
+import weakref
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
@@ -35,8 +38,13 @@ _PARAM = re.compile(r"\$([a-z_]\w*)")
 _CREATES = re.compile(r"^CREATE\s+(VIEW|TABLE|MACRO)\b", re.IGNORECASE | re.MULTILINE)
 
 
-MEMORY_LIMIT = "4GB"
-"""DuckDB's memory limit for a user's query: a runaway query fails instead of exhausting the machine."""
+MEMORY_LIMIT = "256MB"
+"""What DuckDB's sorts, windows and hash tables hold of a connection's memory before they spill to its
+temp directory (`scratch_connection`). At 4 GB a 22 M-entry season's windows (`junqi_quiet`,
+`leave_camp`) held 600–900 MB; at 256 MB they spill and the audit's peak is its load's. The 3.1 M
+event's audit took as long (issue 32, bench/README)."""
+SPILL_LIMIT = "64GB"
+"""How much a connection may spill: a runaway query fails instead of filling the disk."""
 PER_STREAM = ("claims", "timings", "seat_times")
 """The tables of `audit/query/sql/views/` whose rows each rest on one stream's events alone (built
 from `events` only, in this order): built a share of the streams at a time (`per_stream_rows`), and
@@ -154,7 +162,7 @@ class AuditDB:
             bodies = None  # `events` has every entry's bytes already
         self._holds, self.bodies, self._events = holds, bodies, tables["events"]
         self._given_built: dict[str, ds.Dataset] = {}
-        self._con = scratch_connection()
+        self._con = scratch_connection(memory_limit)
         for name, table in tables.items():
             register(self._con, _BODILESS if name == "events" and bodies is not None else name, _few_chunks(table))
         if bodies is not None:
@@ -182,7 +190,6 @@ class AuditDB:
                 self._load_built(view.name, shares[view.name])
             else:
                 self._con.execute(view.sql)
-        self._con.execute(f"SET memory_limit = '{memory_limit}'")
         self._con.execute("SET enable_external_access = false")
         self._con.execute("SET lock_configuration = true")
 
@@ -437,10 +444,13 @@ def word_tables() -> dict[str, pa.Table]:
     return {"termination_words": table(TERMINATION_WORDS), "signature_words": table(IGNORED), "decision_words": table(DECISIONS)}
 
 
-def scratch_connection() -> duckdb.DuckDBPyConnection:
+def scratch_connection(memory_limit: str = MEMORY_LIMIT) -> duckdb.DuckDBPyConnection:
     """Returns a new in-process DuckDB connection for the audit's own work, set up alike: the one
     way the audit's database, the per-stream tables and an incremental audit's comparisons open one."""
-    con = duckdb.connect(":memory:")
+    spill = tempfile.mkdtemp(prefix="matchledger-duckdb-")
+    con = duckdb.connect(":memory:", config={"memory_limit": memory_limit, "max_temp_directory_size": SPILL_LIMIT,
+                                             "temp_directory": str(Path(spill) / "spill")})  # DuckDB's own, made and removed by it
+    weakref.finalize(con, shutil.rmtree, spill, True)  # what is left of it when the connection goes
     con.execute("SET enable_progress_bar = false")  # DuckDB's own bar, on stdout, broke the JSON of a long query
     return con
 
