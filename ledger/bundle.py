@@ -132,7 +132,8 @@ def prove(root: Path, stream: str, size: int | None = None, cosigned: bool = Fal
     mine = [(i, d) for i, d in committed[stream] if i < checkpoint.size]
     tiles = TileReader(root)
     if tiles.edge(checkpoint.size).root() != checkpoint.root:
-        raise LedgerCorrupt(None, f"the stored tiles do not give the root of checkpoint {checkpoint.size}")
+        raise LedgerCorrupt(None, f"存储的哈希瓦片算不出大小 {checkpoint.size} 的检查点的根 / "
+                            f"the stored tiles do not give the root of checkpoint {checkpoint.size}")
     def proved(index: int, data: bytes) -> BundleEntry:
         return BundleEntry(index, data.decode(), [base64.b64encode(h).decode() for h in inclusion_proof(index, checkpoint.size, tiles.subtree)])
 

@@ -114,7 +114,8 @@ def kept_note(root: Path, size: int) -> str:
     try:
         return found.data.decode()
     except UnicodeDecodeError:
-        raise LedgerCorrupt(None, f"{CHECKPOINTS}/notes: the note at byte {found.offset} is not UTF-8 text") from None
+        raise LedgerCorrupt(None, f"{CHECKPOINTS}/notes 第 {found.offset} 字节处的签名记录不是 UTF-8 文本 / "
+                            f"{CHECKPOINTS}/notes: the note at byte {found.offset} is not UTF-8 text") from None
 
 
 def has_note(root: Path, size: int) -> bool:
@@ -207,7 +208,8 @@ def _kept_of_size(root: Path, size: int, tree_root: bytes, verifier: Verifier) -
     try:
         kept = parse_checkpoint(read_note_file(path), verifier)
     except SignatureError as exc:
-        raise LedgerCorrupt(None, f"{CHECKPOINTS}/{path.name} already exists and does not verify ({exc}); a kept note is never "
+        raise LedgerCorrupt(None, f"{CHECKPOINTS}/{path.name} 已存在且验证不通过，已保存的签名记录绝不覆盖 / "
+                            f"{CHECKPOINTS}/{path.name} already exists and does not verify ({exc}); a kept note is never "
                             f"overwritten") from None
     if kept.root != tree_root:
         raise LedgerCorrupt(None, f"已签署的大小 {size} 的检查点根为 {kept.root.hex()}，现在的条目给出 {tree_root.hex()}：同一大小绝不签署第二个根 / "
@@ -227,7 +229,8 @@ def cosign_note(root: Path, signer: Signer, size: int, log: Verifier) -> Checkpo
         note = kept_note(root, size)
     except FileNotFoundError:
         sizes = checkpoint_sizes(root)
-        raise LedgerCorrupt(None, f"no checkpoint of size {size}; stored sizes end with {', '.join(map(str, sizes[-5:]))}") from None
+        raise LedgerCorrupt(None, f"没有大小为 {size} 的检查点 / "
+                            f"no checkpoint of size {size}; stored sizes end with {', '.join(map(str, sizes[-5:]))}") from None
     try:
         parse_checkpoint(note, log)  # first: an arbiter never co-signs what the log's key did not sign
     except SignatureError as exc:
@@ -260,7 +263,7 @@ def latest_checkpoint(root: Path, verifier: Verifier) -> Checkpoint | None:
     except FileNotFoundError:
         return None
     except SignatureError as exc:
-        raise LedgerCorrupt(None, f"checkpoint of size {size}: {exc}") from None
+        raise LedgerCorrupt(None, f"大小为 {size} 的检查点签名无效 / checkpoint of size {size}: {exc}") from None
 
 
 def newest_checkpoint(root: Path, verifier: Verifier) -> Checkpoint | None:
@@ -277,16 +280,18 @@ def newest_checkpoint(root: Path, verifier: Verifier) -> Checkpoint | None:
     except FileNotFoundError:
         return latest_checkpoint(root, verifier)  # none served yet: a ledger cut short at init
     except SignatureError as exc:
-        raise LedgerCorrupt(None, f"the `checkpoint` file does not verify: {exc}") from None
+        raise LedgerCorrupt(None, f"`checkpoint` 文件的签名无效 / the `checkpoint` file does not verify: {exc}") from None
     try:
         kept = parse_checkpoint(kept_note(root, served.size), verifier)
     except FileNotFoundError:
-        raise LedgerCorrupt(None, f"the note of the served checkpoint (size {served.size}) is missing from "
+        raise LedgerCorrupt(None, f"当前检查点（大小 {served.size}）的签名记录不在 {CHECKPOINTS}/ 中：检查点签名记录被删除 / "
+                            f"the note of the served checkpoint (size {served.size}) is missing from "
                             f"{CHECKPOINTS}/: checkpoint notes were removed") from None
     except SignatureError as exc:
-        raise LedgerCorrupt(None, f"checkpoint of size {served.size}: {exc}") from None
+        raise LedgerCorrupt(None, f"大小为 {served.size} 的检查点签名无效 / checkpoint of size {served.size}: {exc}") from None
     if kept.body != served.body:
-        raise LedgerCorrupt(None, f"the `checkpoint` file and the kept note of size {served.size} differ")
+        raise LedgerCorrupt(None, f"`checkpoint` 文件与已保存的大小 {served.size} 的签名记录不一致 / "
+                            f"the `checkpoint` file and the kept note of size {served.size} differ")
     return _newer_kept(root, verifier, served.size) or kept
 
 
@@ -308,14 +313,17 @@ def _newer_kept(root: Path, verifier: Verifier, served: int) -> Checkpoint | Non
         try:
             newer = parse_checkpoint(kept_note(root, size), verifier)
             if newer.size != size:
-                raise LedgerCorrupt(None, f"{checkpoint_path(root, size).name} holds the checkpoint of size {newer.size}")
+                raise LedgerCorrupt(None, f"检查点文件 {checkpoint_path(root, size).name} 存放的是大小 {newer.size} 的检查点 / "
+                                    f"{checkpoint_path(root, size).name} holds the checkpoint of size {newer.size}")
             return newer
         except FileNotFoundError:
             if last:
-                raise LedgerCorrupt(None, f"index/checkpoints records a checkpoint of size {size}, beyond the `checkpoint` file's "
+                raise LedgerCorrupt(None, f"index/checkpoints 记录了大小 {size} 的检查点（超出 `checkpoint` 文件的 {served}），"
+                                    f"但其签名记录不在 {CHECKPOINTS}/ 中：检查点签名记录被删除 / "
+                                    f"index/checkpoints records a checkpoint of size {size}, beyond the `checkpoint` file's "
                                     f"{served}, but its note is missing from {CHECKPOINTS}/: checkpoint notes were removed") from None
         except SignatureError as exc:
-            raise LedgerCorrupt(None, f"checkpoint of size {size}: {exc}") from None
+            raise LedgerCorrupt(None, f"大小为 {size} 的检查点签名无效 / checkpoint of size {size}: {exc}") from None
     return None
 
 
@@ -356,11 +364,11 @@ def read_note_file(path: Path) -> str:
     if not path.exists() and not path.is_symlink():
         raise FileNotFoundError(path)
     if path.is_symlink() or not path.is_file():
-        raise LedgerCorrupt(None, f"{path.name} is not a regular file")
+        raise LedgerCorrupt(None, f"{path.name} 不是普通文件 / {path.name} is not a regular file")
     try:
         return path.read_bytes().decode()
     except UnicodeDecodeError:
-        raise LedgerCorrupt(None, f"{path.name} is not UTF-8 text") from None
+        raise LedgerCorrupt(None, f"{path.name} 不是 UTF-8 文本 / {path.name} is not UTF-8 text") from None
 
 
 class SignatureChecks:

@@ -92,7 +92,8 @@ def prove_head(heads: list[StreamHead], stream: str, committed: tuple[int, bytes
     ordered = sorted(heads, key=lambda h: h.stream.encode())
     leaves = [head_leaf(h) for h in ordered]
     if (len(leaves), root_of(leaves)) != committed:
-        raise LedgerCorrupt(None, f"the entries before the checkpoint do not give its signed stream commitment ({committed[0]} heads)")
+        raise LedgerCorrupt(None, f"检查点之前的条目与其签名的流承诺（{committed[0]} 个流头）不符 / "
+                            f"the entries before the checkpoint do not give its signed stream commitment ({committed[0]} heads)")
     at = next(i for i, h in enumerate(ordered) if h.stream == stream)
     path = inclusion_proof(at, len(leaves), SubtreeHasher(leaves))
     return HeadProof(ordered[at].count, ordered[at].last, at, [base64.b64encode(h).decode() for h in path])
@@ -323,7 +324,7 @@ def check_history(root: Path, sizes: list[int], starts: list[int]) -> str | None
             path = segment_path(root / "segments", segment)
             try:
                 if segment not in starts:
-                    raise LedgerCorrupt(None, "no such segment")
+                    raise LedgerCorrupt(None, "没有这个段文件 / no such segment")
                 if segment not in opened:
                     opened[segment] = stack.enter_context(open_regular(path))
                 committed = check_frame_ends(path, offset, size - 1, opened[segment])

@@ -71,7 +71,7 @@ class EntryReader:
         starts = [s for s, _ in segments]
         at = bisect.bisect_right(starts, first) - 1
         if at < 0:
-            raise LedgerCorrupt(first, "no segment holds this entry")
+            raise LedgerCorrupt(first, "没有段文件存放此条目 / no segment holds this entry")
         segment, path = segments[at]
         with self._lock:
             known = self._starts.get(first // WIDTH)
@@ -89,7 +89,7 @@ class EntryReader:
                     break
                 chunk *= 4
         if not found:
-            raise LedgerCorrupt(first, f"{path.name} does not hold this entry")
+            raise LedgerCorrupt(first, f"{path.name} 中没有此条目 / {path.name} does not hold this entry")
         return found
 
     def _scan(self, data: bytes, index: int, offset: int, segment: int, first: int, count: int) -> list[bytes]:

@@ -48,7 +48,7 @@ def decode_key(data: bytes | memoryview, entry: int) -> EntryKey:
     try:
         return _key.decode(data)
     except msgspec.DecodeError as exc:
-        raise LedgerCorrupt(entry, f"entry is not a readable event: {exc}") from None
+        raise LedgerCorrupt(entry, f"条目不是可读的事件 / entry is not a readable event: {exc}") from None
 
 
 def decode_keys(payloads: list[bytes], first: int) -> list[EntryKey]:
@@ -171,7 +171,8 @@ def check_segment_start(path: Path, first: int, expected: int) -> None:
     :raises LedgerCorrupt: when a segment is missing, inserted or renamed.
     """
     if first != expected:
-        raise LedgerCorrupt(expected, f"segment {path.name} starts at entry {first}, expected {expected}")
+        raise LedgerCorrupt(expected, f"段文件 {path.name} 从第 {first} 号条目开始，应从第 {expected} 号开始 / "
+                            f"segment {path.name} starts at entry {first}, expected {expected}")
 
 
 # -- one frame -----------------------------------------------------------------------------------
@@ -189,13 +190,13 @@ def read_frame(path: Path, offset: int, entry: int, opened: BinaryIO | None = No
             length = int.from_bytes(head[:4], "little") & LENGTH_MASK if len(head) == HEADER.size else 0
             data = head + f.read(length + TRAILER.size)
     except OSError as exc:
-        raise LedgerCorrupt(entry, f"cannot read {path.name}: {exc.strerror or exc}") from None
+        raise LedgerCorrupt(entry, f"无法读取 {path.name} / cannot read {path.name}: {exc.strerror or exc}") from None
     try:
         found = next(iter_frames(data, entry), None)
     except FrameError as exc:
-        raise LedgerCorrupt(entry, f"{exc} ({path.name}, offset {offset})") from None
+        raise LedgerCorrupt(entry, f"帧已损坏或错位（{path.name}，偏移 {offset}） / {exc} ({path.name}, offset {offset})") from None
     if found is None:
-        raise LedgerCorrupt(entry, f"no frame at offset {offset} of {path.name}")
+        raise LedgerCorrupt(entry, f"{path.name} 的偏移 {offset} 处没有帧 / no frame at offset {offset} of {path.name}")
     return bytes(found[2])
 
 
@@ -238,7 +239,8 @@ def indexed_streams(root: Path, streams: Iterable[str], size: int) -> dict[str, 
                 data = _frame_at(files[first], offset, entry)
                 key = decode_key(data, entry)
                 if (key.stream, key.seq) != (stream, seq):
-                    raise LedgerCorrupt(entry, f"the index gives seq {seq} of stream {stream!r} here, "
+                    raise LedgerCorrupt(entry, f"索引指此处为流 {stream!r} 的序号 {seq}，条目却是流 {key.stream!r} 的序号 {key.seq} / "
+                                               f"the index gives seq {seq} of stream {stream!r} here, "
                                                f"the entry is seq {key.seq} of {key.stream!r}")
                 entries.append((entry, data))
     finally:
@@ -255,11 +257,11 @@ def _frame_at(fd: int, offset: int, entry: int) -> bytes:
         data = head + os.pread(fd, length + TRAILER.size, offset + HEADER.size)
         frame = next(iter_frames(data, entry), None)
     except OSError as exc:
-        raise LedgerCorrupt(entry, f"cannot read its segment: {exc.strerror or exc}") from None
+        raise LedgerCorrupt(entry, f"无法读取其段文件 / cannot read its segment: {exc.strerror or exc}") from None
     except FrameError as exc:
-        raise LedgerCorrupt(entry, f"{exc} (offset {offset})") from None
+        raise LedgerCorrupt(entry, f"帧已损坏或错位（偏移 {offset}） / {exc} (offset {offset})") from None
     if frame is None:
-        raise LedgerCorrupt(entry, f"no frame at offset {offset}")
+        raise LedgerCorrupt(entry, f"偏移 {offset} 处没有帧 / no frame at offset {offset}")
     return bytes(frame[2])
 
 
@@ -281,7 +283,8 @@ def committed_streams(root: Path, streams: list[str], size: int) -> dict[str, li
         key = decode_key(data, entry)
         if key.stream in found:
             if key.seq != len(found[key.stream]):
-                raise LedgerCorrupt(entry, f"entry {entry} is seq {key.seq} of stream {key.stream!r}, "
+                raise LedgerCorrupt(entry, f"第 {entry} 号条目是流 {key.stream!r} 的序号 {key.seq}，应为序号 {len(found[key.stream])} / "
+                                           f"entry {entry} is seq {key.seq} of stream {key.stream!r}, "
                                            f"seq {len(found[key.stream])} was due")
             found[key.stream].append((entry, data))
     return found
@@ -307,9 +310,10 @@ def _frames_from(root: Path, head: Head, count: int) -> list[tuple[int, bytes]]:
                 if len(found) == count:
                     break
         except FrameError as exc:
-            raise LedgerCorrupt(head.size + len(found), f"{exc} in {path.name}") from None
+            raise LedgerCorrupt(head.size + len(found), f"{path.name} 中的帧已损坏或错位 / {exc} in {path.name}") from None
     if len(found) < count:
-        raise LedgerCorrupt(head.size + len(found), f"the log ends before entry {head.size + count - 1}")
+        raise LedgerCorrupt(head.size + len(found), f"日志在第 {head.size + count - 1} 号条目之前就结束了 / "
+                            f"the log ends before entry {head.size + count - 1}")
     return found
 
 
@@ -333,10 +337,10 @@ def interval_keys(root: Path, segment: int, offset: int, first: int, count: int)
                 if len(keys) + len(payloads) == count:
                     break
         except FrameError as exc:
-            raise LedgerCorrupt(expected + len(payloads), f"{exc} in {path.name}") from None
+            raise LedgerCorrupt(expected + len(payloads), f"{path.name} 中的帧已损坏或错位 / {exc} in {path.name}") from None
         keys += decode_keys(payloads, expected)
     if len(keys) < count:
-        raise LedgerCorrupt(first + len(keys), f"the log ends before entry {first + count - 1}")
+        raise LedgerCorrupt(first + len(keys), f"日志在第 {first + count - 1} 号条目之前就结束了 / the log ends before entry {first + count - 1}")
     return keys
 
 
@@ -375,7 +379,8 @@ def read_tail(root: Path, segment: int, offset: int, size: int, signed: int, sig
     """
     found = [(first, path) for first, path in list_segments(root / SEGMENTS) if first >= segment]
     if size and (not found or found[0][0] != segment):
-        raise LedgerCorrupt(size - 1, f"segment {segment_path(root / SEGMENTS, segment).name}, which holds it, is missing")
+        raise LedgerCorrupt(size - 1, f"存放该条目的段文件 {segment_path(root / SEGMENTS, segment).name} 缺失 / "
+                            f"segment {segment_path(root / SEGMENTS, segment).name}, which holds it, is missing")
     horizon = committed_end([(first, path, path.stat().st_size) for first, path in found])
     tail, expected, cut = Tail(first=size), size, None
     for n, (first, path) in enumerate(found):
@@ -391,7 +396,8 @@ def read_tail(root: Path, segment: int, offset: int, size: int, signed: int, sig
             signed_part(tail.take_below(signed))
     committed = tail.first + len(tail.entries)
     if committed < signed:
-        raise LedgerCorrupt(committed, f"log holds {committed} entries but checkpoint {signed} covers more")
+        raise LedgerCorrupt(committed, f"日志只有 {committed} 个条目，但大小为 {signed} 的检查点覆盖更多 / "
+                            f"log holds {committed} entries but checkpoint {signed} covers more")
     if cut is not None:
         dropped = _drop_after(found, cut[0], cut[1])
         tail.recovered = (f"已恢复：丢弃第 {committed - 1} 号条目之后未确认的 {dropped} 字节残尾（写入中断） / "
@@ -404,10 +410,12 @@ def check_frame_ends(path: Path, end: int, entry: int, opened: BinaryIO | None =
     commit mark (a checkpoint's last entry always does: a note follows a commit). `opened`: the
     segment already open (verify checks ten thousand checkpoints' positions with one open a segment)."""
     if end < OVERHEAD:
-        raise LedgerCorrupt(entry, f"no frame of entry {entry} can end at byte {end} of {path.name}")
+        raise LedgerCorrupt(entry, f"第 {entry} 号条目的帧不可能结束于 {path.name} 的第 {end} 字节 / "
+                            f"no frame of entry {entry} can end at byte {end} of {path.name}")
     with open_regular(path) if opened is None else nullcontext(opened) as f:
         if end > os.fstat(f.fileno()).st_size:
-            raise LedgerCorrupt(entry, f"{path.name} is shorter than the index head says: entries were removed")
+            raise LedgerCorrupt(entry, f"{path.name} 比索引头记录的短：条目被删除 / "
+                                f"{path.name} is shorter than the index head says: entries were removed")
         f.seek(end - TRAILER.size)
         word = int.from_bytes(f.read(TRAILER.size), "little")
         read_frame(path, end - OVERHEAD - (word & LENGTH_MASK), entry, f)
@@ -433,7 +441,8 @@ def _read_segment_tail(tail: Tail, path: Path, start: int, expected: int, signed
         _refuse_unless_torn(error, expected + len(frames), path, start, data, signed, later)
     committed = min(len(frames), max(0, horizon - expected))
     if committed < len(frames) and expected + committed < signed:
-        raise LedgerCorrupt(expected + committed, f"unfinished batch in {path.name} inside the checkpointed range")
+        raise LedgerCorrupt(expected + committed, f"检查点覆盖范围内 {path.name} 中有未完成的批次 / "
+                            f"unfinished batch in {path.name} inside the checkpointed range")
     for k, (off, payload, commit) in enumerate(frames[:committed], expected + 1):
         tail.entries.append(bytes(payload))
         tail.offsets.append(start + off)
@@ -535,11 +544,13 @@ def _refuse_unless_torn(error: FrameError, index: int, path: Path, start: int, d
     :raises LedgerCorrupt: naming the entry.
     """
     if index < signed:
-        raise LedgerCorrupt(index, f"{error} inside the checkpointed range (size {signed}; {path.name}, offset {start + error.offset})")
+        raise LedgerCorrupt(index, f"检查点覆盖范围（大小 {signed}）内的帧已损坏（{path.name}，偏移 {start + error.offset}） / "
+                            f"{error} inside the checkpointed range (size {signed}; {path.name}, offset {start + error.offset})")
     if later:
-        raise LedgerCorrupt(index, f"{error} in {path.name}, with later segments after it")
+        raise LedgerCorrupt(index, f"{path.name} 中的帧已损坏，且其后还有段文件 / {error} in {path.name}, with later segments after it")
     if frame_follows(data, error.offset, index + 1):
-        raise LedgerCorrupt(index, f"{error}, and acknowledged entries follow it: damage, not a torn tail")
+        raise LedgerCorrupt(index, f"帧已损坏，且其后还有已确认的条目：是损坏，不是写入中断留下的残尾 / "
+                            f"{error}, and acknowledged entries follow it: damage, not a torn tail")
 
 
 def frame_follows(data: bytes, offset: int, index: int) -> bool:
@@ -601,5 +612,6 @@ def packed_segments(segments: list[tuple[int, Path, int]], checkpointed: int, ba
         if part.error is not None or part.last_commit < part.frames:
             if expected < checkpointed:
                 why = part.error or "an unfinished batch"
-                raise LedgerCorrupt(first + part.frames, f"{why} inside the checkpointed range (size {checkpointed})")
+                raise LedgerCorrupt(first + part.frames, f"检查点覆盖范围（大小 {checkpointed}）内有损坏的帧或未完成的批次 / "
+                                    f"{why} inside the checkpointed range (size {checkpointed})")
             return

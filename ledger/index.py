@@ -184,7 +184,7 @@ def read_head(root: Path) -> Head | None:
     try:
         return msgspec.json.decode(_read_regular(path), type=Head)
     except (msgspec.DecodeError, OSError) as exc:
-        raise LedgerCorrupt(None, f"index head {path}: {exc}") from None
+        raise LedgerCorrupt(None, f"索引头 {path} 无法读取或解析 / index head {path}: {exc}") from None
 
 
 def _read_regular(path: Path) -> bytes:
@@ -313,14 +313,14 @@ def load_stream(root: Path, stream: str) -> StreamIndex:
     except FileNotFoundError:
         return StreamIndex(stream, path)
     except OSError as exc:
-        raise LedgerCorrupt(None, f"index of stream {stream!r}: {path}: {exc.strerror or exc}") from None
+        raise LedgerCorrupt(None, f"流 {stream!r} 的索引文件无法读取 / index of stream {stream!r}: {path}: {exc.strerror or exc}") from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise LedgerCorrupt(None, f"index of stream {stream!r}: {path} is not a regular file")
+            raise LedgerCorrupt(None, f"流 {stream!r} 的索引文件 {path} 不是普通文件 / index of stream {stream!r}: {path} is not a regular file")
         start = os.pread(fd, len(header), 0)
         if start != header[:len(start)]:
-            raise LedgerCorrupt(None, f"index file {path} does not belong to stream {stream!r}")
+            raise LedgerCorrupt(None, f"索引文件 {path} 不属于流 {stream!r} / index file {path} does not belong to stream {stream!r}")
     finally:
         os.close(fd)
     return StreamIndex(stream, path, max(info.st_size - len(header), 0) // RECORD.size)
@@ -421,21 +421,22 @@ def open_stream_file(path: Path) -> StreamIndex:
         try:
             info = os.fstat(fd)
             if not stat.S_ISREG(info.st_mode):
-                raise LedgerCorrupt(None, f"index file {path} is not a regular file")
+                raise LedgerCorrupt(None, f"索引文件 {path} 不是普通文件 / index file {path} is not a regular file")
             head = os.pread(fd, NAME_LEN.size, 0)
             name = os.pread(fd, NAME_LEN.unpack(head)[0], NAME_LEN.size) if len(head) == NAME_LEN.size else b""
         finally:
             os.close(fd)
     except OSError as exc:
-        raise LedgerCorrupt(None, f"index file {path}: {exc.strerror or exc}") from None
+        raise LedgerCorrupt(None, f"索引文件 {path} 无法读取 / index file {path}: {exc.strerror or exc}") from None
     if len(head) < NAME_LEN.size or len(name) != NAME_LEN.unpack(head)[0]:
-        raise LedgerCorrupt(None, f"index file {path} is truncated")
+        raise LedgerCorrupt(None, f"索引文件 {path} 被截短 / index file {path} is truncated")
     try:
         stream = name.decode()
     except UnicodeDecodeError:
-        raise LedgerCorrupt(None, f"index file {path} has a malformed stream id") from None
+        raise LedgerCorrupt(None, f"索引文件 {path} 中的流标识格式错误 / index file {path} has a malformed stream id") from None
     if hashlib.sha256(stream.encode()).hexdigest()[:32] != path.name:
-        raise LedgerCorrupt(None, f"index file {path} holds stream {stream!r}, whose index lives elsewhere")
+        raise LedgerCorrupt(None, f"索引文件 {path} 存放的是流 {stream!r}，而该流的索引不在此处 / "
+                            f"index file {path} holds stream {stream!r}, whose index lives elsewhere")
     return StreamIndex(stream, path, (info.st_size - NAME_LEN.size - len(name)) // RECORD.size)
 
 
@@ -447,18 +448,19 @@ def read_stream_file(path: Path) -> tuple[str, array]:
     """
     data = _read_regular(path)
     if len(data) < NAME_LEN.size:
-        raise LedgerCorrupt(None, f"index file {path} is truncated")
+        raise LedgerCorrupt(None, f"索引文件 {path} 被截短 / index file {path} is truncated")
     (length,) = NAME_LEN.unpack_from(data)
     try:
         stream = data[2:2 + length].decode()
     except UnicodeDecodeError:
-        raise LedgerCorrupt(None, f"index file {path} has a malformed stream id") from None
+        raise LedgerCorrupt(None, f"索引文件 {path} 中的流标识格式错误 / index file {path} has a malformed stream id") from None
     if hashlib.sha256(stream.encode()).hexdigest()[:32] != path.name:
-        raise LedgerCorrupt(None, f"index file {path} holds stream {stream!r}, whose index lives elsewhere")
+        raise LedgerCorrupt(None, f"索引文件 {path} 存放的是流 {stream!r}，而该流的索引不在此处 / "
+                            f"index file {path} holds stream {stream!r}, whose index lives elsewhere")
     pairs = array("Q")
     body = data[2 + length:]
     if len(body) % RECORD.size:
-        raise LedgerCorrupt(None, f"index file of stream {stream!r} ends inside a record")
+        raise LedgerCorrupt(None, f"流 {stream!r} 的索引文件在一条记录中间结束 / index file of stream {stream!r} ends inside a record")
     pairs.frombytes(body)
     return stream, pairs
 

@@ -42,7 +42,7 @@ def load_config(root: Path) -> LedgerConfig:
     try:
         return msgspec.json.decode(read_config_bytes(root), type=LedgerConfig)
     except msgspec.DecodeError as exc:
-        raise LedgerCorrupt(None, f"{root / CONFIG} is not valid ledger settings: {exc}") from None
+        raise LedgerCorrupt(None, f"{root / CONFIG} 不是有效的账本设置 / {root / CONFIG} is not valid ledger settings: {exc}") from None
 
 
 def read_config_bytes(root: Path) -> bytes:
@@ -55,7 +55,7 @@ def read_config_bytes(root: Path) -> bytes:
     if not path.exists() and not path.is_symlink():
         raise LedgerNotFound(f"{root} is not a ledger (no {CONFIG}); run `matchledger init --ledger {root}`")
     if path.is_symlink() or not path.is_file():
-        raise LedgerCorrupt(None, f"{path} is not a regular file")
+        raise LedgerCorrupt(None, f"{path} 不是普通文件 / {path} is not a regular file")
     return path.read_bytes()
 
 

@@ -288,7 +288,8 @@ class LogReader:
         """
         checkpoint = self.newest()
         if checkpoint is None:
-            raise LedgerCorrupt(None, f"{self.root} holds no signed checkpoint: nothing it holds can be shown as fact")
+            raise LedgerCorrupt(None, f"{self.root} 没有已签名的检查点：其中的内容都不能作为事实出示 / "
+                                f"{self.root} holds no signed checkpoint: nothing it holds can be shown as fact")
         return checkpoint
 
     def check(self, log: StoredEntries) -> Checkpoint:
@@ -299,7 +300,8 @@ class LogReader:
         checkpoint = self.signed()
         size = checkpoint.size
         if len(log) < size:
-            raise LedgerCorrupt(len(log), f"the log holds {len(log)} entries, but checkpoint {size} signs {size}: entries were removed")
+            raise LedgerCorrupt(len(log), f"日志只有 {len(log)} 个条目，但大小为 {size} 的检查点签署了 {size} 个：条目被删除 / "
+                                f"the log holds {len(log)} entries, but checkpoint {size} signs {size}: entries were removed")
         tree = CompactRange()
         for low in range(0, size, HASHED):  # a piece at a time: every entry copied at once doubled the log (issue 32.1)
             extend(tree, _leaves(log, low, min(low + HASHED, size)))
@@ -353,7 +355,8 @@ class LogReader:
             if read >= size:
                 break
         if read < size:
-            raise LedgerCorrupt(read, f"the log holds {read} entries, but checkpoint {size} signs {size}: entries were removed")
+            raise LedgerCorrupt(read, f"日志只有 {read} 个条目，但大小为 {size} 的检查点签署了 {size} 个：条目被删除 / "
+                                f"the log holds {read} entries, but checkpoint {size} signs {size}: entries were removed")
         yield from sorted(open_streams.items())  # streams the index does not end (an index behind the signed size)
         tree_root = tree.root()
         if tree_root != checkpoint.root:

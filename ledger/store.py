@@ -268,7 +268,8 @@ class Ledger:
             head = Head(0, 0, 0)
         else:
             if head.size > signed:
-                raise LedgerCorrupt(None, f"the index records a checkpoint of size {head.size}, but the newest checkpoint "
+                raise LedgerCorrupt(None, f"索引记录了大小 {head.size} 的检查点，但最新的检查点签名记录大小为 {signed}：签名记录被删除或回滚 / "
+                                    f"the index records a checkpoint of size {head.size}, but the newest checkpoint "
                                     f"note is of size {signed}: checkpoint notes were removed or rolled back")
             if head.size == signed:  # else the tiles of the signed size may be a crash's (not synced): the entries decide
                 self._check_signed_edge(reader, signed)
@@ -346,7 +347,8 @@ class Ledger:
             return
         stored = reader.edge(signed).root()
         if stored != self._checkpoint.root:
-            raise LedgerCorrupt(None, f"the stored tiles give root {stored.hex()} at size {signed}, "
+            raise LedgerCorrupt(None, f"存储的哈希瓦片在大小 {signed} 算出的根与签名检查点的根不符 / "
+                                f"the stored tiles give root {stored.hex()} at size {signed}, "
                                 f"the signed checkpoint {self._checkpoint.root.hex()}")
 
     def _catch_up(self, head: Head, signed: int, reader: TileReader) -> int:
@@ -422,7 +424,8 @@ class Ledger:
     def _add_record(self, entry: int, stream: str, seq: int, offset: int, signed: int) -> None:
         index = self._dirty_stream(stream)
         if seq != len(index):
-            raise LedgerCorrupt(entry, f"stream {stream!r} has seq {seq} where {len(index)} was due")
+            raise LedgerCorrupt(entry, f"流 {stream!r} 此处的序号为 {seq}，应为 {len(index)} / "
+                                       f"stream {stream!r} has seq {seq} where {len(index)} was due")
         if entry >= signed:
             self._since.add(stream)
         index.append(entry, offset)
@@ -459,7 +462,8 @@ class Ledger:
             extend(self._tree, leaves[:32 * cut])
             assert self._checkpoint is not None
             if self._tree.root() != self._checkpoint.root:
-                raise LedgerCorrupt(None, f"the entries give root {self._tree.root().hex()} at size {signed}, "
+                raise LedgerCorrupt(None, f"条目在大小 {signed} 算出的根与签名检查点的根不符 / "
+                                    f"the entries give root {self._tree.root().hex()} at size {signed}, "
                                     f"the signed checkpoint {self._checkpoint.root.hex()}")
             extend(self._tree, leaves[32 * cut:])
         else:
@@ -800,7 +804,8 @@ class Ledger:
         data = read_frame(segment_path(self.root / SEGMENTS, self._segment_starts[n]), offset, entry)
         key = decode_key(data, entry)
         if (key.stream, key.seq) != (stream, seq):
-            raise LedgerCorrupt(entry, f"the index gives seq {seq} of stream {stream!r} here, the entry is seq {key.seq} of {key.stream!r}")
+            raise LedgerCorrupt(entry, f"索引指此处为流 {stream!r} 的序号 {seq}，条目却是流 {key.stream!r} 的序号 {key.seq} / "
+                                f"the index gives seq {seq} of stream {stream!r} here, the entry is seq {key.seq} of {key.stream!r}")
         return data
 
     def close(self) -> None:
@@ -859,7 +864,8 @@ def _check_config_bound(checkpoint: Checkpoint | None, digest: str) -> None:
     """
     bound = checkpoint.config_digest if checkpoint else None
     if bound is not None and bound != digest:
-        raise LedgerCorrupt(None, f"{CONFIG} was changed after checkpoint {checkpoint.size} signed it "  # type: ignore[union-attr]
+        raise LedgerCorrupt(None, f"{CONFIG} 在大小 {checkpoint.size} 的检查点签署之后被改动 / "  # type: ignore[union-attr]
+                            f"{CONFIG} was changed after checkpoint {checkpoint.size} signed it "  # type: ignore[union-attr]
                             f"(sha256 {bound}, now {digest})")
 
 
@@ -876,7 +882,9 @@ def _check_not_rolled_back(root: Path, checkpoint: Checkpoint | None, files: int
                             "checkpoint note (init signs the empty tree's): the notes were removed; the writer refuses to open "
                             "rather than sign the log again as if a crash had left it unsigned")
     if kept > served:
-        raise LedgerCorrupt(None, f"{CHECKPOINTS}/ keeps a note of size {kept}, newer than the newest checkpoint the log "
+        raise LedgerCorrupt(None, f"{CHECKPOINTS}/ 保存了大小 {kept} 的签名记录，比日志当前的最新检查点（大小 {served}）更新："
+                            f"`checkpoint` 文件或 index/checkpoints 被回滚；同一大小绝不签署第二个根，写入者拒绝打开 / "
+                            f"{CHECKPOINTS}/ keeps a note of size {kept}, newer than the newest checkpoint the log "
                             f"serves (size {served}): the `checkpoint` file or index/checkpoints was rolled back; "
                             f"a second root is never signed for a size, so the writer refuses to open")
 
@@ -903,7 +911,8 @@ def _compare_stored_tiles(reader: TileReader, start: int, leaves: bytes) -> None
             have = stored[32 * (i - n * WIDTH):32 * (i - n * WIDTH + 1)]
             want = leaves[32 * (i - start):32 * (i - start + 1)]
             if have != want and have != bytes(32):
-                raise LedgerCorrupt(i, "the entry differs from the hash stored for it in its tile: it was changed after it was recorded")
+                raise LedgerCorrupt(i, "条目与其哈希瓦片中存放的哈希不符：条目在记录之后被改动 / "
+                                    "the entry differs from the hash stored for it in its tile: it was changed after it was recorded")
 
 
 def lock_ledger(root: Path) -> int:

@@ -101,7 +101,8 @@ class TileReader:
         if (data is None or len(data) < width * HASH) and width < WIDTH:
             data = self._compute(level, n, width)
         if data is None or len(data) < width * HASH or len(data) % HASH:
-            raise LedgerCorrupt(None, f"tile {level}/{index_path(n)} with {width} hashes is missing or short")
+            raise LedgerCorrupt(None, f"哈希瓦片 {level}/{index_path(n)}（{width} 个哈希）缺失或过短 / "
+                                f"tile {level}/{index_path(n)} with {width} hashes is missing or short")
         return data
 
     def _compute(self, level: int, n: int, width: int) -> bytes:

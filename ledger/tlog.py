@@ -62,6 +62,7 @@ def entry_bundle(reader: EntryReader, n: int, width: int) -> bytes:
     parts = []
     for i, data in enumerate(reader.read(n * WIDTH, width), n * WIDTH):
         if len(data) > ENTRY_LIMIT:
-            raise LedgerCorrupt(i, f"the entry is {len(data)} bytes; an entry bundle holds at most {ENTRY_LIMIT}")
+            raise LedgerCorrupt(i, f"条目有 {len(data)} 字节，条目包最多容纳 {ENTRY_LIMIT} 字节 / "
+                                f"the entry is {len(data)} bytes; an entry bundle holds at most {ENTRY_LIMIT}")
         parts += [len(data).to_bytes(2, "big"), data]
     return b"".join(parts)

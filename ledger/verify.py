@@ -182,11 +182,11 @@ def recorded_witnesses(root: Path) -> list[tuple[Verifier, int, int]]:
     for entry, data in indexed_streams(root, [WITNESS_STREAM], 2**63)[WITNESS_STREAM]:
         event = decode(data)
         if not isinstance(event, WitnessAdded):
-            raise LedgerCorrupt(entry, f"{event.kind} in the witness stream")
+            raise LedgerCorrupt(entry, f"见证流中出现了 {event.kind} 事件 / {event.kind} in the witness stream")
         try:
             found.append((Verifier.parse(event.verifier), event.size, entry))
         except KeyFileError as exc:
-            raise LedgerCorrupt(entry, str(exc)) from None
+            raise LedgerCorrupt(entry, f"见证流中的验证公钥无效 / {exc}") from None
     return found
 
 

@@ -139,7 +139,7 @@ def test_damage_followed_by_acknowledged_entries_is_refused_not_truncated(root: 
     """Only a torn tail is dropped: a damaged frame with acknowledged entries after it is evidence."""
     frames = _unsealed_batches(root)
     _flip(root, frames[21][0] + 18)  # a payload byte of the first unsealed batch
-    with pytest.raises(LedgerCorrupt, match=r"^entry 21: CRC mismatch.*acknowledged entries follow it"):
+    with pytest.raises(LedgerCorrupt, match=r"^entry 21: 帧已损坏，且其后还有已确认的条目.* / CRC mismatch.*acknowledged entries follow it"):
         store.Ledger.open(root)
     report = verify(root)
     assert not report.ok and report.index == 21

@@ -154,7 +154,8 @@ def test_writer_refuses_to_open_damaged_checkpointed_range(ledger: Path) -> None
     _splice(ledger, lambda f: f[:10])
     before = snapshot(ledger)
     result = cli("record", "--ledger", str(ledger), "-", input=game_lines(1, 1)[0])
-    assert result.exit_code == 1 and "entry 23: 00000000000000000000.seg is shorter than the index head says: entries were removed" in result.stderr
+    assert result.exit_code == 1 and "entry 23: 00000000000000000000.seg 比索引头记录的短" in result.stderr
+    assert "/ 00000000000000000000.seg is shorter than the index head says: entries were removed" in result.stderr
     assert snapshot(ledger) == before
 
 

@@ -201,7 +201,7 @@ def test_signature_laundering_is_refused(ledger: Path, tmp_path: Path) -> None:
     report = verify(ledger)
     assert not report.ok and "checkpoint notes were removed or rolled back" in (report.error or "")
     (ledger / "index" / "head").unlink()  # the insider removes the head too: the stored tiles still know entry 450
-    with pytest.raises(LedgerCorrupt, match="entry 450: the entry differs from the hash stored for it in its tile"):
+    with pytest.raises(LedgerCorrupt, match="entry 450: 条目与其哈希瓦片.* / the entry differs from the hash stored for it in its tile"):
         record_mod.record(ledger, [event_line("late", 0)])
 
 
